@@ -1,0 +1,1 @@
+"""Stockade: analyzer stage."""

@@ -1,0 +1,1 @@
+"""Stockade: cli stage."""

@@ -1,0 +1,347 @@
+"""The backend-neutral intermediate representation (IR) of a compiled policy.
+
+The IR is the contract between stages: the compiler produces it, the backends render it,
+the analyzer judges effects against it and the runtime executes under it.  It is a closed
+set of frozen dataclasses, JSON-serialisable both ways (:meth:`PolicyIR.to_json` /
+:meth:`PolicyIR.from_json`) and described by ``ir.schema.json`` beside this file.
+
+Every rule keeps its :class:`Origin` (file, line, column, layer) so that every decision can
+be explained back to source; origins are excluded from equality, like spans in the AST.
+
+Decisions (path access, command verdicts, network, environment) are answered by the query
+API in :mod:`stockade.compiler.query`, reachable as methods on :class:`PolicyIR`.
+
+This module is on the hot path of ``stockade run``: it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.query import CommandDecision, NetworkDecision, PathDecision, PolicyIndex
+
+IR_VERSION = 1
+
+Verdict = Literal["allow", "confirm", "deny"]
+#: Strictness of verdicts: the strictest matching rule wins.
+VERDICT_RANK: dict[str, int] = {"allow": 0, "confirm": 1, "deny": 2}
+
+FsKind = Literal["read", "write", "readonly", "deny"]
+#: On equal specificity the stricter filesystem rule wins: deny > readonly > write > read.
+FS_KIND_RANK: dict[str, int] = {"read": 0, "write": 1, "readonly": 2, "deny": 3}
+#: What each filesystem rule grants.
+FS_KIND_ACCESS: dict[str, str] = {"read": "read", "write": "write", "readonly": "read", "deny": "none"}
+#: How much access grants, for comparisons (tighten-only, conformance).
+ACCESS_RANK: dict[str, int] = {"none": 0, "read": 1, "write": 2}
+
+HostKind = Literal["any", "localhost", "host", "domain", "cidr"]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an IR rule came from: the source file, position and layer (0 = lowest)."""
+
+    file: str
+    line: int
+    column: int
+    layer: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+def _origin() -> Any:
+    return field(default=None, compare=False, hash=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One policy file in the include stack, lowest layer first."""
+
+    index: int
+    name: str
+    file: str
+    enforced: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The concrete machine facts a policy was compiled against."""
+
+    workspace: str
+    home: str
+    tmpdir: str
+    platform: str = "linux"
+
+
+@dataclass(frozen=True, slots=True)
+class FsRule:
+    """A filesystem rule on a canonical absolute path or path glob.
+
+    ``pattern`` is absolute; when ``is_glob`` it may contain ``*`` (within one component),
+    ``?`` and ``**`` (any number of components).  A rule applies to the path it names and
+    everything below it.
+    """
+
+    kind: FsKind
+    pattern: str
+    is_glob: bool = False
+    locked: bool = False
+    source_text: str = ""
+    origin: Origin | None = _origin()
+
+    @property
+    def access(self) -> str:
+        """What the rule grants: ``none``, ``read`` or ``write``."""
+        return FS_KIND_ACCESS[self.kind]
+
+
+@dataclass(frozen=True, slots=True)
+class HostPattern:
+    """A network destination: ``any``, ``localhost``, an exact ``host``, a ``domain``
+    wildcard (``*.example.com``: subdomains only) or an IPv4/IPv6 ``cidr``; ``port`` None
+    means every port."""
+
+    kind: HostKind
+    value: str = ""
+    port: int | None = None
+
+    def __str__(self) -> str:
+        host = {"any": "*", "localhost": "localhost", "domain": f"*.{self.value}"}.get(self.kind, self.value)
+        if self.port is None:
+            return host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class NetRule:
+    """Allow or deny contact with the destinations of a :class:`HostPattern`."""
+
+    action: Literal["allow", "deny"]
+    host: HostPattern
+    locked: bool = False
+    origin: Origin | None = _origin()
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """The network block: a default and explicit rules (most specific wins, ties deny)."""
+
+    default: Literal["allow", "deny"] = "deny"
+    rules: tuple[NetRule, ...] = ()
+    default_locked: bool = False
+    default_origin: Origin | None = _origin()
+
+
+@dataclass(frozen=True, slots=True)
+class EnvRule:
+    """``keep`` (allow-list glob), ``drop`` (deny-list glob, beats keep) or ``set`` NAME=value."""
+
+    action: Literal["keep", "drop", "set"]
+    name: str
+    value: str | None = None
+    locked: bool = False
+    origin: Origin | None = _origin()
+
+
+@dataclass(frozen=True, slots=True)
+class LimitRule:
+    """One resource limit: ``timeout``/``cpu`` in seconds, ``memory``/``output`` in bytes,
+    ``processes`` as a count."""
+
+    name: Literal["timeout", "memory", "processes", "output", "cpu"]
+    value: float
+    locked: bool = False
+    origin: Origin | None = _origin()
+
+
+@dataclass(frozen=True, slots=True)
+class PatternToken:
+    """One word of a command pattern: alternatives, each an fnmatch-style word.
+
+    The special alternative ``**`` (alone) matches any number of positional words.
+    """
+
+    alternatives: tuple[str, ...]
+
+    @property
+    def is_flag(self) -> bool:
+        return all(a.startswith("-") and a not in ("-", "--") for a in self.alternatives)
+
+    @property
+    def is_rest(self) -> bool:
+        return self.alternatives == ("**",)
+
+    def __str__(self) -> str:
+        return "|".join(self.alternatives)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRule:
+    """An argv-prefix pattern with a verdict; the strictest matching rule wins."""
+
+    verdict: Verdict
+    pattern: tuple[PatternToken, ...]
+    reason: str | None = None
+    locked: bool = False
+    origin: Origin | None = _origin()
+
+    @property
+    def text(self) -> str:
+        """The pattern as written in canonical policy syntax."""
+        return " ".join(str(t) for t in self.pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictSetting:
+    """A policy-wide verdict (``unknown-effects``, ``unparsable``) and where it was set."""
+
+    verdict: Verdict
+    locked: bool = False
+    origin: Origin | None = _origin()
+
+
+@dataclass(frozen=True, slots=True)
+class TestCase:
+    """An expected verdict for a command, from a ``test`` block or a YAML suite."""
+
+    suite: str
+    expect: Verdict
+    command: str
+    origin: Origin | None = _origin()
+
+
+@dataclass(frozen=True)
+class PolicyIR:
+    """A compiled policy: every rule of every layer, merged tighten-only.
+
+    Decisions are methods (:meth:`path_access`, :meth:`command_verdict`,
+    :meth:`network_access`, :meth:`filter_environment`), answered from an index built on
+    first use.
+    """
+
+    name: str
+    context: Context
+    layers: tuple[Layer, ...] = ()
+    filesystem: tuple[FsRule, ...] = ()
+    network: Network = field(default_factory=Network)
+    environment: tuple[EnvRule, ...] = ()
+    limits: tuple[LimitRule, ...] = ()
+    commands: tuple[CommandRule, ...] = ()
+    unknown_effects: VerdictSetting = field(default_factory=lambda: VerdictSetting("confirm"))
+    unparsable: VerdictSetting = field(default_factory=lambda: VerdictSetting("deny"))
+    tests: tuple[TestCase, ...] = ()
+    source_hash: str = ""
+
+    # -- the query API ---------------------------------------------------------------
+
+    @cached_property
+    def index(self) -> "PolicyIndex":
+        """The lookup index behind every decision (built once, on first use)."""
+        from stockade.compiler.query import PolicyIndex
+
+        return PolicyIndex(self)
+
+    def path_access(self, path: str, cwd: str | None = None) -> "PathDecision":
+        """Access to ``path`` (``none``/``read``/``write``) and the rule that decided.
+
+        Most specific path wins; on equal specificity the stricter rule wins.  ``~`` and
+        relative paths (against ``cwd``, default the workspace) are resolved lexically.
+        """
+        return self.index.path_access(path, cwd)
+
+    def command_verdict(self, argv: Sequence[str]) -> "CommandDecision":
+        """The verdict of the command rules for ``argv`` (strictest match wins), if any."""
+        return self.index.command_verdict(argv)
+
+    def network_access(self, host: str, port: int | None = None) -> "NetworkDecision":
+        """Whether ``host``:``port`` may be contacted, and the rule that decided."""
+        return self.index.network_access(host, port)
+
+    def filter_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The environment a confined command sees, built from ``environ`` by the policy."""
+        return self.index.filter_environment(environ)
+
+    def limit(self, name: str) -> float | None:
+        """The value of a resource limit (tightest across layers), or None."""
+        values = [rule.value for rule in self.limits if rule.name == name]
+        return min(values) if values else None
+
+    # -- serialisation ---------------------------------------------------------------
+
+    def to_json(self) -> dict:
+        """The IR as a JSON-compatible dict (validated by ``ir.schema.json``)."""
+        out = {"ir_version": IR_VERSION}
+        out.update(_to_json(self))
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "PolicyIR":
+        """Rebuild the IR from :meth:`to_json` output."""
+        if data.get("ir_version") != IR_VERSION:
+            raise ValueError(f"unsupported ir version `{data.get('ir_version')}`")
+        return _from_json(cls, data)
+
+
+# -- JSON conversion (generic over the closed set of dataclasses above) -------------------
+
+def _to_json(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _to_json(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def _from_json(cls: type, data: Mapping[str, Any]) -> Any:
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        kwargs[f.name] = _decode(_FIELD_SPEC[cls][f.name], data[f.name])
+    return cls(**kwargs)
+
+
+def _decode(spec: Any, raw: Any) -> Any:
+    if raw is None:
+        return None
+    if isinstance(spec, tuple):  # ("tuple", element-spec)
+        return tuple(_decode(spec[1], item) for item in raw)
+    if isinstance(spec, type) and hasattr(spec, "__dataclass_fields__"):
+        return _from_json(spec, raw)
+    return raw
+
+
+# Field decoding specs: which fields hold nested nodes or tuples of them.
+_FIELD_SPEC: dict[type, dict[str, Any]] = {
+    Origin: {"file": str, "line": int, "column": int, "layer": int},
+    Layer: {"index": int, "name": str, "file": str, "enforced": bool},
+    Context: {"workspace": str, "home": str, "tmpdir": str, "platform": str},
+    FsRule: {"kind": str, "pattern": str, "is_glob": bool, "locked": bool, "source_text": str, "origin": Origin},
+    HostPattern: {"kind": str, "value": str, "port": int},
+    NetRule: {"action": str, "host": HostPattern, "locked": bool, "origin": Origin},
+    Network: {"default": str, "rules": ("tuple", NetRule), "default_locked": bool, "default_origin": Origin},
+    EnvRule: {"action": str, "name": str, "value": str, "locked": bool, "origin": Origin},
+    LimitRule: {"name": str, "value": float, "locked": bool, "origin": Origin},
+    PatternToken: {"alternatives": ("tuple", str)},
+    CommandRule: {"verdict": str, "pattern": ("tuple", PatternToken), "reason": str, "locked": bool, "origin": Origin},
+    VerdictSetting: {"verdict": str, "locked": bool, "origin": Origin},
+    TestCase: {"suite": str, "expect": str, "command": str, "origin": Origin},
+    PolicyIR: {
+        "name": str,
+        "context": Context,
+        "layers": ("tuple", Layer),
+        "filesystem": ("tuple", FsRule),
+        "network": Network,
+        "environment": ("tuple", EnvRule),
+        "limits": ("tuple", LimitRule),
+        "commands": ("tuple", CommandRule),
+        "unknown_effects": VerdictSetting,
+        "unparsable": VerdictSetting,
+        "tests": ("tuple", TestCase),
+        "source_hash": str,
+    },
+}

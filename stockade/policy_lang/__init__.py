@@ -1,0 +1,1 @@
+"""Stockade: policy_lang stage."""
