@@ -1,0 +1,7 @@
+"""``python -m stockade`` runs the CLI."""
+
+import sys
+
+from stockade.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,92 @@
+"""The ``stockade`` command: parse arguments, call one stage function, render, exit.
+
+Each subcommand lives in ``stockade/cli/cmd_<name>.py`` with ``register(subparsers)`` (adds
+its parser, ``set_defaults(handler=run)``) and ``run(args) -> int``.  Only the invoked
+subcommand's module is imported, so ``stockade run`` stays fast.
+
+Exit codes (DESIGN.md): 0 ok/allow, 1 policy violation or failed test (``deny``),
+2 usage or input error, 3 environment problem (e.g. sandbox tool missing),
+4 ``confirm`` (the analyzer wants a human to approve).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+EXIT_ENVIRONMENT = 3
+EXIT_CONFIRM = 4
+
+#: subcommand → module suffix (``stockade.cli.cmd_<suffix>``)
+COMMANDS: dict[str, str] = {
+    "check": "check",
+    "fmt": "fmt",
+    "test": "test",
+    "compile": "compile",
+    "analyze": "analyze",
+    "run": "run",
+    "audit": "audit",
+    "hook": "hook",
+    "export": "export",
+    "import": "import_",
+}
+
+
+def _load(name: str):
+    try:
+        return importlib.import_module(f"stockade.cli.cmd_{COMMANDS[name]}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"stockade.cli.cmd_{COMMANDS[name]}":
+            return None  # not built yet
+        raise
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``only``, just that subcommand's module is imported."""
+    parser = argparse.ArgumentParser(
+        prog="stockade",
+        description="Declarative policy compiler and static analyzer for AI-agent sandboxes.",
+    )
+    from stockade import __version__
+
+    parser.add_argument("--version", action="version", version=f"stockade {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        if only is not None and name != only:
+            continue
+        module = _load(name)
+        if module is not None:
+            module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args_list if not a.startswith("-")), None)
+    only = first if first in COMMANDS else None
+    parser = build_parser(only)
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
+        return int(exc.code or 0)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(handler(args))
+    except KeyboardInterrupt:
+        print("stockade: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

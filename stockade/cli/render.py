@@ -1,0 +1,109 @@
+"""Rendering of diagnostics at the CLI edge: human text (colour on a terminal) or JSON.
+
+The human form is::
+
+    examples/bad.policy:3:5: error[P101]: unknown keyword `wrte`
+      3 |     wrte /tmp
+        |     ^^^^
+      = help: did you mean `write`?
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import IO, Iterable
+
+from stockade.diagnostics import Diagnostic, Span, StockadeError
+
+_COLOURS = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
+
+
+def use_colour(stream: IO[str]) -> bool:
+    """Colour only on a terminal, and never with ``NO_COLOR`` set."""
+    return hasattr(stream, "isatty") and stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def _source_line(span: Span, sources: dict[str, str]) -> str | None:
+    text = sources.get(span.file)
+    if text is None:
+        try:
+            with open(span.file, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            return None
+        sources[span.file] = text
+    lines = text.splitlines()
+    if 1 <= span.line <= len(lines):
+        return lines[span.line - 1]
+    return None
+
+
+def _caret(span: Span, line: str) -> str:
+    start = max(span.column - 1, 0)
+    if span.end_line in (0, span.line) and span.end_column > span.column:
+        width = span.end_column - span.column
+    else:
+        width = 1
+    width = max(1, min(width, max(len(line) - start, 1)))
+    prefix = "".join(ch if ch == "\t" else " " for ch in line[:start])
+    return prefix + "^" * width
+
+
+def format_diagnostic(diag: Diagnostic, sources: dict[str, str] | None = None) -> list[tuple[str, str | None]]:
+    """The lines of one diagnostic, each with an optional rich style."""
+    sources = sources if sources is not None else {}
+    out: list[tuple[str, str | None]] = []
+    where = f"{diag.span}: " if diag.span else "stockade: "
+    out.append((f"{where}{diag.severity}[{diag.code}]: {diag.message}", _COLOURS.get(diag.severity)))
+    if diag.span:
+        line = _source_line(diag.span, sources)
+        if line is not None:
+            gutter = str(diag.span.line)
+            out.append((f"  {gutter} | {line}", None))
+            out.append((f"  {' ' * len(gutter)} | {_caret(diag.span, line)}", _COLOURS.get(diag.severity)))
+    for related in diag.related:
+        out.append((f"  = note: {related.message} at {related.span}", "cyan"))
+        line = _source_line(related.span, sources)
+        if line is not None:
+            gutter = str(related.span.line)
+            out.append((f"  {gutter} | {line}", None))
+            out.append((f"  {' ' * len(gutter)} | {_caret(related.span, line)}", "cyan"))
+    if diag.help:
+        out.append((f"  = help: {diag.help}", "green"))
+    return out
+
+
+def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str] | None = None,
+                      stream: IO[str] | None = None) -> None:
+    """Print diagnostics for a person, with colour when ``stream`` is a terminal."""
+    stream = stream or sys.stderr
+    colour = use_colour(stream)
+    console = None
+    if colour:
+        from rich.console import Console
+
+        console = Console(file=stream, highlight=False, soft_wrap=True)
+    for diag in diagnostics:
+        for text, style in format_diagnostic(diag, sources):
+            if console is not None:
+                from rich.text import Text
+
+                console.print(Text(text, style=style or ""))
+            else:
+                print(text, file=stream)
+
+
+def diagnostics_json(diagnostics: Iterable[Diagnostic]) -> list[dict]:
+    """Diagnostics as JSON objects."""
+    return [d.to_json() for d in diagnostics]
+
+
+def report_error(error: StockadeError, fmt: str = "text", stream: IO[str] | None = None) -> None:
+    """Render a stage's :class:`StockadeError` in the chosen format."""
+    if fmt == "json":
+        json.dump({"ok": False, "diagnostics": diagnostics_json(error.diagnostics)}, stream or sys.stdout, indent=2)
+        print(file=stream or sys.stdout)
+    else:
+        print_diagnostics(error.diagnostics, error.sources, stream)
