@@ -1,0 +1,389 @@
+"""Build the typed AST from Lark's concrete tree, checking sections, keywords and values.
+
+The grammar only knows the shape ``SECTION { [locked] KEYWORD ARG* [because "…"] }``; this
+module knows which keywords each section takes and what their arguments look like, so
+mistakes get precise messages ("unknown keyword `wrte` in `filesystem`, did you mean
+`write`?") and every rule is checked even after an earlier one failed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from stockade.diagnostics import Diagnostic, Span
+from stockade.policy_lang import values
+from stockade.policy_lang.ast import (
+    Block, CommandRuleNode, Comment, EnvAssignment, EnvNamesNode, EnvSetNode, FsRuleNode, HostNode, Include,
+    LimitNode, NetDefaultNode, NetRuleNode, PatternNode, PolicyFile, Rule, TestCaseNode, VerdictSettingNode, Word,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lark import Token, Tree
+
+VERDICTS = ("allow", "confirm", "deny")
+#: The keywords each section accepts.
+SECTION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "filesystem": ("read", "write", "readonly", "deny"),
+    "network": ("default", "allow", "deny"),
+    "environment": ("keep", "drop", "set"),
+    "limits": ("timeout", "memory", "processes", "output", "cpu"),
+    "commands": ("allow", "confirm", "deny", "unknown-effects", "unparsable"),
+    "test": VERDICTS,
+}
+_LIMIT_PARSERS: dict[str, Callable[[str], float]] = {
+    "timeout": values.parse_duration,
+    "cpu": values.parse_duration,
+    "memory": values.parse_size,
+    "output": values.parse_size,
+    "processes": values.parse_count,
+}
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """A "did you mean" hint for a misspelt keyword, or None."""
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean `{match[0]}`?" if match else None
+
+
+def code_lines(tree: "Tree") -> set[int]:
+    """The line numbers that hold code (to tell trailing comments from leading ones)."""
+    lines: set[int] = set()
+    for token in tree.scan_values(lambda v: hasattr(v, "line")):
+        lines.update(range(token.line, (token.end_line or token.line) + 1))
+    return lines
+
+
+class _Builder:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.diagnostics: list[Diagnostic] = []
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def span_of_token(self, token: "Token") -> Span:
+        text = str(token)
+        return Span(self.filename, token.line, token.column, token.end_line or token.line,
+                    token.end_column or token.column + len(text))
+
+    def span_of_tree(self, tree: "Tree") -> Span:
+        meta = tree.meta
+        return Span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def error(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic(code, message, span, help))
+
+    def word(self, token: "Token") -> Word:
+        span = self.span_of_token(token)
+        if token.type == "STRING":
+            return Word(self.decode_string(str(token), span), True, span)
+        return Word(str(token), False, span)
+
+    def decode_string(self, raw: str, span: Span) -> str:
+        body = raw[1:-1]
+        if "\\" not in body:
+            return body
+        out: list[str] = []
+        i = 0
+        while i < len(body):
+            char = body[i]
+            if char == "\\" and i + 1 < len(body):
+                escaped = body[i + 1]
+                if escaped in _ESCAPES:
+                    out.append(_ESCAPES[escaped])
+                else:
+                    column = span.column + 1 + i
+                    self.error("P101", f"unknown escape `\\{escaped}` in string",
+                               Span(self.filename, span.line, column, span.line, column + 2),
+                               'strings know `\\"`, `\\\\`, `\\n`, `\\t` and `\\r`')
+                    out.append(escaped)
+                i += 2
+                continue
+            out.append(char)
+            i += 1
+        return "".join(out)
+
+    # -- the file --------------------------------------------------------------------
+
+    def build(self, tree: "Tree", comments: tuple[Comment, ...]) -> PolicyFile:
+        name: str | None = None
+        name_span: Span | None = None
+        enforced = False
+        enforced_span: Span | None = None
+        includes: list[Include] = []
+        blocks: list[Block] = []
+        for item in tree.children:
+            kind = item.data
+            if kind == "policy_decl":
+                token = item.children[0]
+                span = self.span_of_tree(item)
+                if name is not None:
+                    self.error("P103", "the policy is named twice", span, f"it was named `{name}` at {name_span}")
+                    continue
+                name = self.word(token).text
+                name_span = span
+                if not name.strip():
+                    self.error("P104", "the policy name is empty", span, 'e.g. `policy "coding-agent"`')
+            elif kind == "enforced_decl":
+                if enforced:
+                    self.error("P103", "`enforced` is given twice", self.span_of_tree(item))
+                enforced = True
+                enforced_span = self.span_of_tree(item)
+            elif kind == "include_decl":
+                token = item.children[0]
+                path = self.word(token).text
+                span = self.span_of_token(token)
+                if not path:
+                    self.error("P104", "the include path is empty", span)
+                    continue
+                includes.append(Include(path, span))
+            else:
+                block = self.block(item)
+                if block is not None:
+                    blocks.append(block)
+        span = Span(self.filename, 1, 1)
+        return PolicyFile(name, enforced, tuple(includes), tuple(blocks), self.filename, comments,
+                          name_span, enforced_span, span)
+
+    def block(self, tree: "Tree") -> Block | None:
+        children = list(tree.children)
+        head = children.pop(0)
+        label_token = children.pop(0) if children and getattr(children[0], "type", None) == "STRING" else None
+        section = str(head)
+        span = self.span_of_tree(tree)
+        if section not in SECTION_KEYWORDS:
+            self.error("P102", f"unknown section `{section}`", self.span_of_token(head),
+                       did_you_mean(section, SECTION_KEYWORDS) or
+                       "sections are " + ", ".join(f"`{s}`" for s in SECTION_KEYWORDS))
+            return None
+        label = self.word(label_token).text if label_token is not None else None
+        if section == "test" and label is None:
+            self.error("P104", "a test block needs a name", self.span_of_token(head), 'e.g. `test "pushes" {`')
+        elif section != "test" and label_token is not None:
+            self.error("P105", f"a `{section}` block takes no name", self.span_of_token(label_token),
+                       f"write `{section} {{`")
+        rules: list[Rule] = []
+        for rule_tree in children:
+            rule = self.rule(section, rule_tree)
+            if rule is not None:
+                rules.append(rule)
+        return Block(section, tuple(rules), label, span)  # type: ignore[arg-type]
+
+    # -- rules -------------------------------------------------------------------------
+
+    def rule(self, section: str, tree: "Tree") -> Rule | None:
+        children = list(tree.children)
+        locked = False
+        if getattr(children[0], "type", None) == "LOCKED":
+            locked = True
+            locked_token = children.pop(0)
+            if section == "test":
+                self.error("P106", "`locked` has no meaning in a test block", self.span_of_token(locked_token))
+        keyword_token = children.pop(0)
+        keyword = str(keyword_token)
+        reason: str | None = None
+        reason_span: Span | None = None
+        if children and getattr(children[-1], "data", None) == "because":
+            because = children.pop()
+            reason = self.word(because.children[0]).text
+            reason_span = self.span_of_tree(because)
+        span = self.span_of_tree(tree)
+        if keyword not in SECTION_KEYWORDS[section]:
+            elsewhere = [s for s, kws in SECTION_KEYWORDS.items() if keyword in kws]
+            hint = did_you_mean(keyword, SECTION_KEYWORDS[section])
+            if hint is None and elsewhere:
+                hint = f"`{keyword}` belongs in the `{elsewhere[0]}` section"
+            if hint is None:
+                hint = f"`{section}` takes " + ", ".join(f"`{k}`" for k in SECTION_KEYWORDS[section])
+            self.error("P107", f"unknown keyword `{keyword}` in `{section}`", self.span_of_token(keyword_token), hint)
+            return None
+        if reason is not None and section != "commands":
+            self.error("P106", "`because` is only for command rules", reason_span)
+        if reason is not None and not reason.strip():
+            self.error("P104", "the reason after `because` is empty", reason_span)
+        method = getattr(self, f"rule_{section}")
+        return method(keyword, children, locked, span, keyword_token, reason)
+
+    def _words(self, tokens: list, keyword_token: "Token", allow_commas: bool = False) -> list[Word] | None:
+        words: list[Word] = []
+        ok = True
+        for token in tokens:
+            if token.type == "COMMA" and not allow_commas:
+                self.error("P108", "unexpected `,`", self.span_of_token(token), "separate values with spaces")
+                ok = False
+            elif token.type != "COMMA":
+                words.append(self.word(token))
+        if not words and ok:
+            self.error("P109", f"`{keyword_token}` needs at least one value", self.span_of_token(keyword_token))
+            return None
+        return words if ok else None
+
+    def _single(self, tokens: list, keyword_token: "Token", what: str) -> Word | None:
+        words = self._words(tokens, keyword_token)
+        if words is None:
+            return None
+        if len(words) != 1:
+            self.error("P109", f"`{keyword_token}` takes one {what}", words[1].span if len(words) > 1 else None)
+            return None
+        return words[0]
+
+    def rule_filesystem(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+        words = self._words(tokens, keyword_token)
+        if words is None:
+            return None
+        for word in words:
+            if not word.text:
+                self.error("P104", "empty path", word.span)
+                return None
+            if "\n" in word.text or "\x00" in word.text:
+                self.error("P104", "a path cannot hold a newline or NUL", word.span)
+                return None
+        return FsRuleNode(keyword, tuple(words), locked, span)
+
+    def rule_network(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+        if keyword == "default":
+            word = self._single(tokens, keyword_token, "of `allow` or `deny`")
+            if word is None:
+                return None
+            if word.text not in ("allow", "deny"):
+                self.error("P109", f"`default` takes `allow` or `deny`, not `{word.text}`", word.span,
+                           did_you_mean(word.text, ("allow", "deny")))
+                return None
+            return NetDefaultNode(word.text, locked, span)  # type: ignore[arg-type]
+        words = self._words(tokens, keyword_token)
+        if words is None:
+            return None
+        hosts: list[HostNode] = []
+        for word in words:
+            try:
+                kind, value, port = values.parse_host(word.text)
+            except values.ValueProblem as problem:
+                self.error(problem.code, problem.message, word.span, problem.help)
+                continue
+            hosts.append(HostNode(kind, value, port, word))
+        if len(hosts) != len(words):
+            return None
+        return NetRuleNode(keyword, tuple(hosts), locked, span)
+
+    def rule_environment(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+        if keyword == "set":
+            return self._env_set(tokens, locked, span, keyword_token)
+        words = self._words(tokens, keyword_token)
+        if words is None:
+            return None
+        for word in words:
+            try:
+                values.check_env_name(word.text, allow_glob=True)
+            except values.ValueProblem as problem:
+                self.error(problem.code, problem.message, word.span, problem.help)
+                return None
+        return EnvNamesNode(keyword, tuple(words), locked, span)
+
+    def _env_set(self, tokens, locked, span, keyword_token) -> Rule | None:  # type: ignore[no-untyped-def]
+        # NAME=value, NAME="quoted value" (two adjacent tokens) or NAME "value"
+        assignments: list[EnvAssignment] = []
+        pending: list["Token"] = list(tokens)
+        if not pending:
+            self.error("P109", "`set` needs at least one `NAME=value`", self.span_of_token(keyword_token))
+            return None
+        while pending:
+            token = pending.pop(0)
+            if token.type != "WORD":
+                self.error("P109", "expected `NAME=value`", self.span_of_token(token), 'e.g. `set CI=1` or `set GREETING="hi"`')
+                return None
+            text = str(token)
+            name, eq, value = text.partition("=")
+            word = self.word(token)
+            if eq and value == "" and pending and pending[0].type == "STRING" and \
+                    pending[0].line == token.line and pending[0].column == token.end_column:
+                value_token = pending.pop(0)
+                value = self.word(value_token).text
+                word = Word(f"{name}={value}", True, Span(self.filename, token.line, token.column,
+                                                        value_token.end_line, value_token.end_column))
+            elif not eq:
+                if pending and pending[0].type == "STRING":
+                    value_token = pending.pop(0)
+                    value = self.word(value_token).text
+                    word = Word(f"{name}={value}", True, Span(self.filename, token.line, token.column,
+                                                            value_token.end_line, value_token.end_column))
+                else:
+                    self.error("P109", f"`{text}` has no value", word.span, f"write `{text}=value`")
+                    return None
+            try:
+                values.check_env_name(name, allow_glob=False)
+            except values.ValueProblem as problem:
+                self.error(problem.code, problem.message, word.span, problem.help)
+                return None
+            assignments.append(EnvAssignment(name, value, word))
+        return EnvSetNode(tuple(assignments), locked, span)
+
+    def rule_limits(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+        word = self._single(tokens, keyword_token, "value")
+        if word is None:
+            return None
+        try:
+            value = _LIMIT_PARSERS[keyword](word.text)
+        except values.ValueProblem as problem:
+            self.error(problem.code, problem.message, word.span, problem.help)
+            return None
+        return LimitNode(keyword, value, word, locked, span)
+
+    def rule_commands(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+        if keyword in ("unknown-effects", "unparsable"):
+            word = self._single(tokens, keyword_token, "verdict")
+            if word is None:
+                return None
+            if word.text not in VERDICTS:
+                self.error("P109", f"`{keyword}` takes `allow`, `confirm` or `deny`, not `{word.text}`", word.span,
+                           did_you_mean(word.text, VERDICTS))
+                return None
+            if reason is not None:
+                self.error("P106", f"`because` is not allowed on `{keyword}`", span)
+            return VerdictSettingNode(keyword, word.text, locked, span)  # type: ignore[arg-type]
+        patterns: list[PatternNode] = []
+        current: list[Word] = []
+        ok = True
+        for token in [*tokens, None]:
+            if token is None or token.type == "COMMA":
+                if not current:
+                    where = self.span_of_token(token) if token is not None else self.span_of_token(keyword_token)
+                    self.error("P109", "empty command pattern", where, "patterns are separated by `,`")
+                    ok = False
+                else:
+                    first, last = current[0].span, current[-1].span
+                    patterns.append(PatternNode(tuple(current), Span(self.filename, first.line, first.column,
+                                                                     last.end_line, last.end_column)))
+                current = []
+                continue
+            word = self.word(token)
+            if not word.text:
+                self.error("P104", "empty word in a command pattern", word.span)
+                ok = False
+            current.append(word)
+        if not ok:
+            return None
+        return CommandRuleNode(keyword, tuple(patterns), reason, locked, span)  # type: ignore[arg-type]
+
+    def rule_test(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+        words = self._words(tokens, keyword_token)
+        if words is None:
+            return None
+        if len(words) != 1 or not words[0].quoted:
+            first = words[0].span
+            self.error("P109", "a test case takes one quoted command", first,
+                       f'e.g. `{keyword} "git push --force origin main"`')
+            return None
+        if not words[0].text.strip():
+            self.error("P104", "the test command is empty", words[0].span)
+            return None
+        return TestCaseNode(keyword, words[0], span)  # type: ignore[arg-type]
+
+
+def build_ast(tree: "Tree", filename: str, comments: tuple[Comment, ...] = ()) -> tuple[PolicyFile | None, list[Diagnostic]]:
+    """Build the AST of one file; the AST is None when any rule was malformed."""
+    builder = _Builder(filename)
+    policy = builder.build(tree, comments)
+    if builder.diagnostics:
+        return None, builder.diagnostics
+    return policy, []
