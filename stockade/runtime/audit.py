@@ -1,0 +1,145 @@
+"""The audit trail: one JSON line per decision and per run, appended safely.
+
+Each record is a JSON object on one line with at least ``time`` (ISO 8601 UTC), ``event``
+(``decision`` or ``run``), ``policy`` and ``policy_hash``, ``command``; decisions add
+``verdict``, ``reasons`` and ``approved_by``; runs add ``backend``, ``sandbox_argv``,
+``exit_status``, ``duration``, ``bytes_out``/``bytes_err``/``bytes_shown``, ``limits_hit``
+and, for previews, ``preview`` (the change summary and whether it was applied).
+
+Appends are atomic with respect to each other: the file is opened ``O_APPEND``, locked
+with ``flock(LOCK_EX)`` and each record is written with a single ``write``.  Environment
+values are never recorded (the sandbox argv carries no environment: it is passed to the
+sandbox tool directly).
+
+The default file is ``$STOCKADE_AUDIT``, else ``$XDG_STATE_HOME/stockade/audit.jsonl``
+(``~/.local/state/stockade/audit.jsonl``); ``stockade run --audit FILE`` overrides it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Mapping
+
+from stockade.diagnostics import Diagnostic, StockadeError
+
+
+def default_audit_path(environ: Mapping[str, str] | None = None) -> str:
+    """Where audit records go when neither the policy nor ``--audit`` names a file."""
+    env = os.environ if environ is None else environ
+    if env.get("STOCKADE_AUDIT"):
+        return env["STOCKADE_AUDIT"]
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "stockade", "audit.jsonl")
+
+
+def now_iso() -> str:
+    """The current time, ISO 8601 in UTC with milliseconds."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def append_record(path: str, record: Mapping[str, Any]) -> None:
+    """Append one record as a JSON line, under an exclusive lock (raises R530 on failure)."""
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+    try:
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StockadeError(Diagnostic("R530", f"cannot open the audit file `{path}`: {exc.strerror}",
+                                       help="pass a writable file with `--audit FILE`")) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise StockadeError(Diagnostic("R530", f"cannot write the audit file `{path}`: {exc.strerror}")) from None
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFilter:
+    """Which records :func:`read_records` keeps (every field optional)."""
+
+    verdict: str | None = None
+    event: str | None = None
+    since: _dt.datetime | None = None
+    grep: str | None = None
+
+    def keep(self, record: Mapping[str, Any]) -> bool:
+        """Whether a record passes the filter."""
+        if self.verdict is not None and record.get("verdict") != self.verdict:
+            return False
+        if self.event is not None and record.get("event") != self.event:
+            return False
+        if self.since is not None:
+            when = parse_time(str(record.get("time", "")))
+            if when is None or when < self.since:
+                return False
+        if self.grep is not None:
+            haystack = json.dumps(record, ensure_ascii=False).lower()
+            if self.grep.lower() not in haystack:
+                return False
+        return True
+
+
+def parse_time(text: str) -> _dt.datetime | None:
+    """An ISO 8601 time (``Z`` accepted; naive times are UTC), or None."""
+    try:
+        value = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(text: str, now: _dt.datetime | None = None) -> _dt.datetime:
+    """``--since`` values: an ISO time/date, or a duration ago (``90s``, ``15m``, ``2h``,
+    ``3d``, ``1w``).  Raises ValueError with a message for anything else."""
+    text = text.strip()
+    if len(text) >= 2 and text[-1] in _UNITS and text[:-1].replace(".", "", 1).isdigit():
+        now = now or _dt.datetime.now(_dt.timezone.utc)
+        return now - _dt.timedelta(seconds=float(text[:-1]) * _UNITS[text[-1]])
+    value = parse_time(text)
+    if value is None:
+        raise ValueError(f"cannot read `{text}` as a time: use an ISO date like `2025-01-31T12:00` "
+                         "or a duration like `2h`")
+    return value
+
+
+def read_records(path: str, where: AuditFilter | None = None) -> Iterator[dict]:
+    """The records of an audit file, oldest first; unreadable lines become
+    ``{"event": "corrupt", "line": N}`` records instead of stopping the reader."""
+    try:
+        handle = open(path, encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise StockadeError(Diagnostic("R531", f"cannot read the audit file `{path}`: {exc.strerror}")) from None
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not an object")
+            except ValueError:
+                record = {"event": "corrupt", "line": number}
+            if where is None or where.keep(record):
+                yield record
+
+
+def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Counts by verdict and event, for the table footer."""
+    out: dict[str, int] = {}
+    for record in records:
+        key = str(record.get("verdict") or record.get("event"))
+        out[key] = out.get(key, 0) + 1
+    return out

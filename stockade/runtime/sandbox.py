@@ -1,0 +1,200 @@
+"""Locate and check the platform's sandbox tool, and shape the sandbox argv.
+
+Linux uses bubblewrap (``bwrap``); macOS uses ``sandbox-exec`` with the Seatbelt profile
+the ``seatbelt`` backend generates.  Either way the runtime builds a *prefix* argv that ends
+with ``--``; the command is appended after it.
+
+Fail closed: if the tool is missing, user namespaces are disabled, or a probe run of the
+tool fails, :func:`require_sandbox` raises :class:`~stockade.diagnostics.StockadeError`
+with an ``R5xx`` code that says what is missing and how to fix it (the CLI exits 3).
+There is deliberately **no opt-out**: the IR has no "unconfined" setting, so nothing ever
+runs without the sandbox.  (If a policy ever gains an explicit, source-visible
+``unconfined`` setting, that would be the only way; no flag or environment variable
+exists.)
+
+Probing is cheap: reading three ``/proc/sys`` files on every run, and one real
+``bwrap … true`` run whose success is remembered in the cache directory, keyed by the
+bwrap binary (path, size, mtime), the kernel boot id and the uid.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from stockade.diagnostics import Diagnostic, StockadeError
+
+#: bwrap options the runtime needs whatever the backend emitted: a pid namespace (so a
+#: timeout kills the whole tree, even processes that called setsid), death with the
+#: parent (so nothing outlives ``stockade``), and a new session (no TIOCSTI injection
+#: into the calling terminal).
+RUNTIME_BWRAP_FLAGS: tuple[str, ...] = ("--unshare-pid", "--die-with-parent", "--new-session")
+
+_INSTALL_HELP = ("install bubblewrap: `apt-get install bubblewrap` (Debian/Ubuntu), "
+                 "`dnf install bubblewrap` (Fedora), `pacman -S bubblewrap` (Arch)")
+_USERNS_HELP = ("enable unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` "
+                "(Debian), `sysctl -w user.max_user_namespaces=15000`, or on Ubuntu 24.04+ "
+                "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`")
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxTool:
+    """The sandbox tool found on this machine."""
+
+    backend: str  # "bwrap" or "seatbelt"
+    path: str
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> str:
+    """Stockade's cache directory (``$STOCKADE_CACHE_DIR``, ``$XDG_CACHE_HOME/stockade``,
+    or ``~/.cache/stockade``)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("STOCKADE_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "stockade")
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, "rb") as handle:
+            return int(handle.read().strip() or b"0")
+    except (OSError, ValueError):
+        return None
+
+
+def userns_problem() -> str | None:
+    """Why unprivileged user namespaces are unavailable, or None if the sysctls allow them."""
+    if _read_int("/proc/sys/kernel/unprivileged_userns_clone") == 0 and os.geteuid() != 0:
+        return "unprivileged user namespaces are disabled (`kernel.unprivileged_userns_clone` is 0)"
+    if _read_int("/proc/sys/user/max_user_namespaces") == 0:
+        return "user namespaces are disabled (`user.max_user_namespaces` is 0)"
+    if _read_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1 and os.geteuid() != 0:
+        return ("unprivileged user namespaces are restricted by apparmor "
+                "(`kernel.apparmor_restrict_unprivileged_userns` is 1)")
+    return None
+
+
+def find_bwrap(environ: Mapping[str, str] | None = None) -> str:
+    """The path of ``bwrap`` on ``PATH`` (raises R501 if there is none)."""
+    env = os.environ if environ is None else environ
+    path = shutil.which("bwrap", path=env.get("PATH", os.defpath))
+    if path is None:
+        raise StockadeError(Diagnostic(
+            "R501", "bubblewrap (`bwrap`) is not installed or not on PATH; refusing to run unconfined",
+            help=_INSTALL_HELP))
+    return path
+
+
+def _probe_key(bwrap: str) -> str:
+    st = os.stat(bwrap)
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            boot = handle.read().strip()
+    except OSError:
+        boot = "unknown"
+    return f"{bwrap}|{st.st_size}|{st.st_mtime_ns}|{boot}|{os.getuid()}"
+
+
+def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache: bool = True) -> None:
+    """Check that ``bwrap`` can really build a sandbox here (raises R502/R503 otherwise).
+
+    A success is cached; a failure never is.
+    """
+    problem = userns_problem()
+    if problem is not None:
+        raise StockadeError(Diagnostic("R502", problem + "; bubblewrap cannot build a sandbox", help=_USERNS_HELP))
+    stamp = os.path.join(cache_dir(environ), "bwrap-probe")
+    key = _probe_key(bwrap)
+    if use_cache:
+        try:
+            with open(stamp, encoding="utf-8") as handle:
+                if handle.read() == key:
+                    return
+        except OSError:
+            pass
+    try:
+        done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+                               "--dev", "/dev", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StockadeError(Diagnostic("R503", f"bubblewrap at `{bwrap}` cannot be run: {exc}",
+                                       help=_INSTALL_HELP)) from None
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise StockadeError(Diagnostic(
+            "R503", f"bubblewrap cannot create a sandbox here: `{detail[-1] if detail else done.returncode}`",
+            help=_USERNS_HELP))
+    if use_cache:
+        try:
+            os.makedirs(os.path.dirname(stamp), exist_ok=True)
+            tmp = f"{stamp}.{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(key)
+            os.replace(tmp, stamp)
+        except OSError:
+            pass
+
+
+def require_sandbox(platform: str | None = None, environ: Mapping[str, str] | None = None) -> SandboxTool:
+    """The sandbox tool for this platform, checked to work (raises R5xx otherwise)."""
+    platform = platform or sys.platform
+    if platform.startswith("linux"):
+        path = find_bwrap(environ)
+        probe_bwrap(path, environ)
+        return SandboxTool("bwrap", path)
+    if platform == "darwin":
+        path = "/usr/bin/sandbox-exec"
+        if not os.path.exists(path):
+            raise StockadeError(Diagnostic("R504", "`/usr/bin/sandbox-exec` is missing; refusing to run unconfined",
+                                           help="sandbox-exec ships with macOS; check the system installation"))
+        return SandboxTool("seatbelt", path)
+    raise StockadeError(Diagnostic(
+        "R505", f"`stockade run` cannot confine commands on `{platform}` yet; refusing to run unconfined",
+        help="use `stockade compile --target windows` to produce a plan and apply it with your own tooling"))
+
+
+def _option_present(argv: Sequence[str], option: str) -> bool:
+    end = argv.index("--") if "--" in argv else len(argv)
+    return option in argv[1:end]
+
+
+def harden_bwrap_argv(argv: Sequence[str], cwd: str | None = None, bwrap: str | None = None) -> list[str]:
+    """A bwrap prefix argv (ending with ``--``) with the runtime's required flags added.
+
+    Adds :data:`RUNTIME_BWRAP_FLAGS` that are absent and ``--chdir cwd`` when the argv has no
+    ``--chdir``; replaces ``argv[0]`` with ``bwrap`` when given.  Raises R510 when the argv
+    is not a bwrap prefix ending with ``--``.
+    """
+    argv = list(argv)
+    if not argv or os.path.basename(argv[0]) != "bwrap" or argv[-1] != "--":
+        raise StockadeError(Diagnostic("R510", "the bwrap artifact is not a bwrap argv ending with `--`; "
+                                               "refusing to run"))
+    extra: list[str] = [flag for flag in RUNTIME_BWRAP_FLAGS if not _option_present(argv, flag)]
+    if cwd is not None and not _option_present(argv, "--chdir"):
+        extra += ["--chdir", cwd]
+    head = bwrap or argv[0]
+    return [head, *extra, *argv[1:]]
+
+
+def seatbelt_argv(profile: str, params: Mapping[str, str] | None = None,
+                  sandbox_exec: str = "/usr/bin/sandbox-exec") -> list[str]:
+    """The ``sandbox-exec`` prefix argv (ending with ``--``) for an SBPL profile text.
+
+    ``params`` become ``-D KEY=VALUE`` definitions readable in the profile with ``(param
+    "KEY")``.  Raises R510 for an empty profile (sandbox-exec would reject it, but failing
+    here is clearer).
+    """
+    if not profile.strip():
+        raise StockadeError(Diagnostic("R510", "the seatbelt profile is empty; refusing to run"))
+    argv = [sandbox_exec, "-p", profile]
+    for key, value in sorted((params or {}).items()):
+        if not key or "=" in key:
+            raise StockadeError(Diagnostic("R510", f"bad seatbelt parameter name `{key}`"))
+        argv += ["-D", f"{key}={value}"]
+    argv.append("--")
+    return argv
