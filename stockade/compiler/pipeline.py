@@ -8,12 +8,15 @@ tighten-only and returns the IR with any warnings.  Errors raise
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from stockade.compiler.ir import PolicyIR
-from stockade.diagnostics import Diagnostic
+from stockade.compiler.ir import Context, PolicyIR
+from stockade.diagnostics import Diagnostic, DiagnosticSink, StockadeError
 
 
 @dataclass
@@ -25,6 +28,26 @@ class CompileResult:
     sources: dict[str, str] = field(default_factory=dict)
 
 
+def _platform_name() -> str:
+    return {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
+
+
+def make_context(workspace: str | None = None, home: str | None = None, tmpdir: str | None = None,
+                 environ: Mapping[str, str] | None = None, platform: str | None = None) -> Context:
+    """The compile context: defaults are the current directory, ``$HOME`` and ``$TMPDIR``/``/tmp``.
+
+    POSIX paths are made absolute and their symlinks resolved, like every path of a policy.
+    """
+    environ = os.environ if environ is None else environ
+    platform = platform or _platform_name()
+    workspace = workspace or os.getcwd()
+    home = home or environ.get("HOME") or os.path.expanduser("~")
+    tmpdir = tmpdir or environ.get("TMPDIR") or "/tmp"
+    if platform != "windows":
+        workspace, home, tmpdir = (os.path.realpath(os.path.abspath(p)) for p in (workspace, home, tmpdir))
+    return Context(workspace=workspace, home=home, tmpdir=tmpdir, platform=platform)
+
+
 def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | None = None,
                    workspace: str | None = None, home: str | None = None, tmpdir: str | None = None,
                    environ: Mapping[str, str] | None = None, platform: str | None = None) -> CompileResult:
@@ -32,5 +55,26 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
 
     ``workspace`` defaults to the current directory, ``home`` to ``$HOME``, ``tmpdir`` to
     ``$TMPDIR`` or ``/tmp``; ``environ`` (default ``os.environ``) supplies other variables.
+    Raises :class:`StockadeError` with every error found.
     """
-    raise NotImplementedError("being written")
+    from stockade.compiler.layers import merge_layers
+    from stockade.compiler.loader import load_layers
+    from stockade.compiler.lower import PathResolver, lower_layer
+
+    environ = os.environ if environ is None else environ
+    sink = DiagnosticSink()
+    context = make_context(workspace, home, tmpdir, environ, platform)
+    files = load_layers(os.fspath(path) if path is not None else None, text, sink)
+    if sink.has_errors or not files:
+        if not sink.has_errors:
+            sink.error("C202", "no policy to compile")
+        raise StockadeError(sink.items, sink.sources)
+    resolver = PathResolver(context, environ)
+    layers = [lower_layer(loaded.ast, index, resolver, sink) for index, loaded in enumerate(files)]
+    digest = hashlib.sha256()
+    for loaded in files:
+        digest.update(loaded.path.encode() + b"\0" + loaded.text.encode() + b"\0")
+    digest.update(json.dumps([context.workspace, context.home, context.tmpdir, context.platform]).encode())
+    ir = merge_layers(layers, context, sink, digest.hexdigest())
+    sink.raise_if_errors()
+    return CompileResult(ir, sink.warnings, sink.sources)

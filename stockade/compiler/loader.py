@@ -1,0 +1,125 @@
+"""Load a policy file and its includes into layers, lowest layer first.
+
+``include "x.policy"`` is relative to the including file.  A file included twice (a
+diamond) is one layer; an include cycle is an error that shows the whole chain; a missing
+include points at the ``include`` line.  The built-in default policy lives in the package.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+
+from stockade.diagnostics import DiagnosticSink, Related, Span
+from stockade.policy_lang import parse
+from stockade.policy_lang.ast import Include, PolicyFile
+
+#: The name under which the built-in default policy is reported.
+BUILTIN_DEFAULT = "<builtin>/default.policy"
+MAX_INCLUDE_DEPTH = 32
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """One parsed policy file of the include stack."""
+
+    path: str
+    text: str
+    ast: PolicyFile
+
+
+def builtin_default_text() -> str:
+    """The text of the built-in default policy."""
+    return resources.files("stockade.compiler").joinpath("builtin/default.policy").read_text(encoding="utf-8")
+
+
+def _display(path: str) -> str:
+    if path.startswith("<"):
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return relative if not relative.startswith("../../") else path
+
+
+class _Loader:
+    def __init__(self, sink: DiagnosticSink):
+        self.sink = sink
+        self.loaded: dict[str, LoadedFile | None] = {}
+        self.order: list[LoadedFile] = []
+
+    def read(self, path: str, include: Include | None) -> str | None:
+        if path == BUILTIN_DEFAULT:
+            return builtin_default_text()
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            message = f"policy file `{_display(path)}` not found"
+            help_text = "paths in `include` are relative to the including file" if include else None
+            self.sink.error("C202", message, include.span if include else None, help_text)
+        except IsADirectoryError:
+            self.sink.error("C202", f"`{_display(path)}` is a directory, not a policy file",
+                            include.span if include else None)
+        except UnicodeDecodeError as exc:
+            self.sink.error("C204", f"`{_display(path)}` is not UTF-8 text (byte {exc.start})",
+                            include.span if include else None)
+        except OSError as exc:
+            self.sink.error("C204", f"cannot read `{_display(path)}`: {exc.strerror or exc}",
+                            include.span if include else None)
+        return None
+
+    def visit(self, path: str, include: Include | None, ancestors: list[tuple[str, Include | None]],
+              text: str | None = None) -> None:
+        """Load ``path`` (reached through ``include``) below its ``ancestors`` (file, include)."""
+        stack = [p for p, _ in ancestors]
+        if path in stack:
+            cycle = ancestors[stack.index(path):] + [(path, include)]
+            names = " → ".join(_display(p) for p, _ in cycle)
+            related = tuple(Related(f"`{_display(p)}` is included here", inc.span)
+                            for p, inc in cycle[1:-1] if inc is not None and inc.span is not None)
+            self.sink.error("C203", f"include cycle: {names}", include.span if include else None,
+                            "a policy cannot include itself, directly or through other files", related)
+            return
+        if path in self.loaded:
+            return
+        if len(ancestors) >= MAX_INCLUDE_DEPTH:
+            self.sink.error("C203", f"includes nested deeper than {MAX_INCLUDE_DEPTH} files",
+                            include.span if include else None)
+            return
+        self.loaded[path] = None
+        if text is None:
+            text = self.read(path, include)
+            if text is None:
+                return
+        display = _display(path)
+        self.sink.sources[display] = text
+        ast, diagnostics = parse(text, display)
+        self.sink.extend(diagnostics)
+        if ast is None:
+            return
+        if path.startswith("<builtin>"):
+            base = str(resources.files("stockade.compiler").joinpath("builtin"))
+        else:
+            base = os.path.dirname(path)
+        for child in ast.includes:
+            child_path = os.path.normpath(os.path.join(base, os.path.expanduser(child.path)))
+            self.visit(child_path, child, ancestors + [(path, include)])
+        loaded = LoadedFile(display, text, ast)
+        self.loaded[path] = loaded
+        self.order.append(loaded)
+
+
+def load_layers(path: str | None, text: str | None, sink: DiagnosticSink) -> list[LoadedFile]:
+    """Parse a policy and everything it includes; the list is ordered lowest layer first."""
+    loader = _Loader(sink)
+    if path is None and text is None:
+        loader.visit(BUILTIN_DEFAULT, None, [], builtin_default_text())
+    elif text is not None:
+        root = os.path.abspath(path) if path else os.path.abspath("<policy>")
+        loader.visit(root, None, [], text)
+    else:
+        loader.visit(os.path.abspath(path), None, [])  # type: ignore[arg-type]
+    return loader.order
