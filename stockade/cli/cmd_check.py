@@ -1,0 +1,66 @@
+"""``stockade check POLICY…``: compile each policy, show warnings, run its ``test`` blocks.
+
+Exit 0 when every policy compiles and its tests pass, 1 when a test fails, 2 on errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stockade.cli.common import add_context_args, add_format_arg, compile_from_args, dump_json, print_warnings
+from stockade.cli.main import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from stockade.diagnostics import StockadeError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``check`` parser."""
+    parser = sub.add_parser("check", help="check policies: syntax, layers, conflicts and their tests",
+                            description="Compile each policy, report every problem, and run its test blocks.")
+    parser.add_argument("policies", nargs="*", metavar="POLICY", help="policy files (default: the built-in policy)")
+    add_context_args(parser)
+    add_format_arg(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check every policy named (or the built-in default)."""
+    from stockade.cli.judging import best_judge
+    from stockade.cli.render import diagnostics_json, print_diagnostics
+    from stockade.compiler.policy_tests import run_tests
+
+    judge = best_judge()
+    status = EXIT_OK
+    results = []
+    for path in args.policies or [None]:
+        name = path or "<builtin>/default.policy"
+        try:
+            compiled = compile_from_args(path, args)
+        except StockadeError as error:
+            status = EXIT_USAGE
+            if args.format == "json":
+                results.append({"policy": name, "ok": False, "diagnostics": diagnostics_json(error.diagnostics)})
+            else:
+                print_diagnostics(error.diagnostics, error.sources, sys.stderr)
+            continue
+        print_warnings(compiled.warnings, compiled.sources, args.format)
+        outcomes = run_tests(compiled.ir, judge=judge)
+        failed = [o for o in outcomes if not o.passed]
+        if failed and status == EXIT_OK:
+            status = EXIT_VIOLATION
+        ir = compiled.ir
+        if args.format == "json":
+            results.append({"policy": name, "ok": not failed, "name": ir.name, "layers": len(ir.layers),
+                            "warnings": diagnostics_json(compiled.warnings),
+                            "tests": [o.to_json() for o in outcomes]})
+            continue
+        from stockade.cli.cmd_test import print_failures
+
+        print_failures(failed)
+        rules = len(ir.filesystem) + len(ir.network.rules) + len(ir.environment) + len(ir.limits) + len(ir.commands)
+        verdict = "ok" if not failed else "FAILED"
+        print(f"{verdict}: {name}: policy `{ir.name}`, {len(ir.layers)} layer(s), {rules} rules, "
+              f"{len(outcomes) - len(failed)}/{len(outcomes)} tests passed")
+    if args.format == "json":
+        print(dump_json({"ok": status == EXIT_OK, "results": results}))
+    return status

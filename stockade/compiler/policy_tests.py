@@ -1,0 +1,161 @@
+"""Run a policy's tests: ``test`` blocks and YAML suites of expected verdicts.
+
+A test case is judged by a *judge*: a function ``(ir, command) -> Judgement``.  The CLI
+passes the analyzer's judge; :func:`command_rules_judge` (command rules alone, on a plain
+split of the command line) is the fallback that needs nothing beyond the compiler.  A
+failing case names its location, the verdict it got, and the rule that decided.
+
+YAML suites are lists of ``{command, expect[, name]}`` (or ``{tests: [...]}``); problems in
+them are diagnostics with the YAML file's line and column.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from stockade.compiler.ir import VERDICT_RANK, Origin, PolicyIR, TestCase
+from stockade.diagnostics import DiagnosticSink, Span, StockadeError
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A judge's answer: the decision, a short reason, and the rule that decided (if any)."""
+
+    decision: str
+    reason: str = ""
+    rule: Origin | None = None
+
+
+Judge = Callable[[PolicyIR, str], Judgement]
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One test case and what the judge said of it."""
+
+    case: TestCase
+    got: Judgement
+
+    @property
+    def passed(self) -> bool:
+        return self.got.decision == self.case.expect
+
+    def to_json(self) -> dict:
+        """The outcome as a JSON object."""
+        origin = self.case.origin
+        return {
+            "suite": self.case.suite,
+            "command": self.case.command,
+            "expect": self.case.expect,
+            "got": self.got.decision,
+            "passed": self.passed,
+            "reason": self.got.reason,
+            "rule": str(self.got.rule) if self.got.rule else None,
+            "location": str(origin) if origin else None,
+        }
+
+
+_OPERATORS = {";", "&&", "||", "|", "&", "|&", ";;", "\n", "(", ")"}
+
+
+def command_rules_judge(ir: PolicyIR, command: str) -> Judgement:
+    """Judge a command line by the command rules alone (no effects): each simple command
+    split at shell operators is matched; the strictest verdict wins; no match is allow."""
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|()")
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError as exc:
+        return Judgement(ir.unparsable.verdict, f"cannot split the command: {exc}", ir.unparsable.origin)
+    best = Judgement("allow", "no command rule matches")
+    segment: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in _OPERATORS or set(token) <= set(";&|()"):
+            if segment:
+                decision = ir.command_verdict(segment)
+                if decision.verdict is not None and VERDICT_RANK[decision.verdict] >= VERDICT_RANK[best.decision] \
+                        and (best.rule is None or VERDICT_RANK[decision.verdict] > VERDICT_RANK[best.decision]):
+                    rule = decision.rule
+                    reason = f"`{rule.verdict} {rule.text}` matches" + (f": {rule.reason}" if rule.reason else "")
+                    best = Judgement(decision.verdict, reason, rule.origin)
+            segment = []
+        else:
+            segment.append(token)
+    return best
+
+
+def run_tests(ir: PolicyIR, cases: Sequence[TestCase] | None = None, judge: Judge | None = None) -> list[TestOutcome]:
+    """Judge every case (default: the policy's own ``test`` blocks)."""
+    judge = judge or command_rules_judge
+    return [TestOutcome(case, judge(ir, case.command)) for case in (ir.tests if cases is None else cases)]
+
+
+def load_yaml_suite(path: str) -> list[TestCase]:
+    """Read a YAML suite of test cases; raises :class:`StockadeError` with located problems."""
+    import yaml
+
+    sink = DiagnosticSink()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise StockadeError(sink.items + [_error("C230", f"cannot read test suite `{path}`: {exc.strerror or exc}")])
+    sink.sources[path] = text
+
+    def span(node: yaml.Node) -> Span:
+        mark = node.start_mark
+        return Span(path, mark.line + 1, mark.column + 1)
+
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = Span(path, mark.line + 1, mark.column + 1) if mark else Span(path, 1, 1)
+        sink.error("C230", f"the test suite is not valid yaml: {getattr(exc, 'problem', None) or exc}", where)
+        raise StockadeError(sink.items, sink.sources) from None
+    if root is None:
+        return []
+    if isinstance(root, yaml.MappingNode):
+        tests = [value for key, value in root.value if isinstance(key, yaml.ScalarNode) and key.value == "tests"]
+        if not tests:
+            sink.error("C230", "a test suite is a list of cases, or a mapping with `tests:`", span(root))
+            raise StockadeError(sink.items, sink.sources)
+        root = tests[0]
+    if not isinstance(root, yaml.SequenceNode):
+        sink.error("C230", "a test suite is a list of cases", span(root), "e.g. `- command: git status`")
+        raise StockadeError(sink.items, sink.sources)
+    suite_name = path
+    cases: list[TestCase] = []
+    for item in root.value:
+        if not isinstance(item, yaml.MappingNode):
+            sink.error("C230", "a test case is a mapping with `command` and `expect`", span(item))
+            continue
+        fields = {key.value: value for key, value in item.value if isinstance(key, yaml.ScalarNode)}
+        unknown = sorted(set(fields) - {"command", "expect", "name"})
+        for name in unknown:
+            sink.error("C230", f"unknown field `{name}` in a test case", span(item), "fields: `command`, `expect`, `name`")
+        command = fields.get("command")
+        expect = fields.get("expect")
+        if not isinstance(command, yaml.ScalarNode) or not command.value.strip():
+            sink.error("C230", "a test case needs a `command`", span(item))
+            continue
+        if not isinstance(expect, yaml.ScalarNode) or expect.value not in VERDICT_RANK:
+            where = span(expect) if expect is not None else span(item)
+            got = f" (got `{expect.value}`)" if isinstance(expect, yaml.ScalarNode) else ""
+            sink.error("C230", f"`expect` must be `allow`, `confirm` or `deny`{got}", where)
+            continue
+        name = fields.get("name")
+        label = name.value if isinstance(name, yaml.ScalarNode) else suite_name
+        where = span(item)
+        cases.append(TestCase(label, expect.value, command.value,  # type: ignore[arg-type]
+                              Origin(path, where.line, where.column)))
+    sink.raise_if_errors()
+    return cases
+
+
+def _error(code: str, message: str):  # type: ignore[no-untyped-def]
+    from stockade.diagnostics import Diagnostic
+
+    return Diagnostic(code, message)
