@@ -67,6 +67,8 @@ class _Merger:
         return any(regex.match("/".join(parts[:i]) or "/") for i in range(1, len(parts) + 1))
 
     def check_filesystem(self, higher: Sequence[FsRule], locked: Sequence[FsRule]) -> None:
+        # name the most specific locked rule that is loosened
+        locked = sorted(locked, key=lambda guard: len(guard.pattern), reverse=True)
         for rule in higher:
             for guard in locked:
                 if ACCESS_RANK[rule.access] > ACCESS_RANK[guard.access] and self._fs_overlaps(rule, guard):
