@@ -77,7 +77,8 @@ class _Loader:
         stack = [p for p, _ in ancestors]
         if path in stack:
             cycle = ancestors[stack.index(path):] + [(path, include)]
-            names = " → ".join(_display(p) for p, _ in cycle)
+            start = os.path.dirname(cycle[0][0])
+            names = " → ".join(os.path.relpath(p, start) for p, _ in cycle)
             related = tuple(Related(f"`{_display(p)}` is included here", inc.span)
                             for p, inc in cycle[1:-1] if inc is not None and inc.span is not None)
             self.sink.error("C203", f"include cycle: {names}", include.span if include else None,

@@ -114,6 +114,8 @@ class _SyntaxErrors:
             help_text = None
             if token.type == "STRING" and "WORD" in error.expected and "STRING" not in error.expected:
                 help_text = "a section name is a bare word, e.g. `filesystem {`"
+            elif token.type == "RBRACE" and "_NL" in error.expected:
+                help_text = "put `}` on a line of its own"
             elif token.type == "RBRACE":
                 help_text = "there is no block open here"
             elif token.type == "LBRACE":
