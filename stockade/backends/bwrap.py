@@ -1,0 +1,551 @@
+"""The bubblewrap (Linux) backend: a policy IR becomes a deterministic ``bwrap`` argv.
+
+How the policy is realised
+==========================
+
+**Filesystem.**  Every literal rule path is canonicalised (symlinks resolved, so a rule
+cannot be dodged through another name) and becomes a *decision point*; the access at a
+point is the IR's decision for the canonical path — and, when a rule named the path
+through a symlink, never more than the IR's decision for that name either (a path reached
+under several names gets the strictest of their accesses, with a warning).  Points are
+mounted shallow → deep, so later (deeper) mounts cover earlier ones and the most specific
+rule wins, as in the IR:
+
+* ``/`` readable → ``--ro-bind / /``; otherwise a *minimal root*: bubblewrap's own empty
+  tmpfs, into which only readable and writable points are bound, made read-only
+  (``--remount-ro /``) and search-only (``--chmod 0111``) at the end.  Top-level
+  symlinks a process needs to start (``/bin`` → ``usr/bin`` …) are recreated when their
+  target is readable; every start path the policy leaves unreadable is warned about.
+* a point whose access differs from its enclosing mount: ``--ro-bind`` (read),
+  ``--bind`` (write), an empty read-only tmpfs (denied directory; mode ``0000``, or
+  ``0111`` when a deeper point inside must stay reachable) or ``--ro-bind /dev/null``
+  (denied file: bubblewrap mounts it ``nodev``, so opening it fails).
+* **pins**: every directory between a writable mount and a protected mount inside it is
+  bound onto itself (same access).  A mount point cannot be renamed or removed, so a
+  sandboxed process cannot move ``.git`` aside and recreate an unprotected ``.git/hooks``.
+* **protected paths that do not exist yet** under a writable mount: an empty read-only
+  placeholder directory is mounted at the first missing component (mode ``0000`` for a
+  denied path, ``0555`` otherwise), which stops the path from being created.  bubblewrap
+  creates the placeholder on the host; the list is in ``data["placeholders"]`` so that the
+  runtime can remove what stays empty after the run.  When the first missing component
+  is an ancestor of the protected path, the placeholder is stricter than the policy (the
+  whole ancestor is read-only) and a warning says so.
+* **symlinks that point out** need no special case: mounts sit at canonical paths and a
+  symlink is resolved inside the sandbox, so it reaches exactly what its target allows.
+* **globs** cannot be expressed by mounts.  They are expanded at compile time by a bounded
+  walk of the trees an agent is most likely to reach — the workspace, the home directory
+  and every writable rule path (or ``glob_roots`` when given) — and each existing match
+  becomes a point.  Files created later, and matches outside the walked trees, are
+  protected only by the analyzer: every glob rule gets a warning saying so.  A walk that
+  exceeds ``glob_walk_limit`` directories is an error (fail closed, never a silent gap).
+
+**Network.**  ``--unshare-net`` unless the policy allows all network.  bubblewrap cannot
+filter hosts, so an allow-list becomes *no network* (a warning per allow rule);
+``allow localhost`` reaches only the namespace's own loopback (a warning).
+
+**Process.**  New user (nested user namespaces disabled), pid, ipc, uts and cgroup
+namespaces, every capability dropped, ``--die-with-parent``, ``--new-session``, a private
+``/dev`` and ``/proc`` (unless a rule explicitly denies them), ``--chdir`` to the canonical
+workspace.  **Environment**: ``--clearenv`` then ``--setenv`` for every variable the policy
+keeps or sets from ``environ``; without ``environ``, only ``set`` variables and a minimal
+``PATH``.
+
+The argv ends with ``--``; the runtime appends the command.  Resource limits are not
+enforced by bubblewrap (the runtime applies them).  The backend reads the filesystem
+(existence, symlinks, glob walk) but never writes to it and never runs anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable, Mapping
+
+from stockade.backends import paths as P
+from stockade.backends.base import Artifact, Backend
+from stockade.compiler.ir import ACCESS_RANK, FsRule, Network, Origin, PolicyIR
+from stockade.compiler.query import glob_to_regex
+from stockade.diagnostics import Diagnostic, StockadeError
+
+#: What a dynamically linked process needs to start, checked in a minimal root.
+START_PATHS: tuple[str, ...] = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+)
+#: Pseudo filesystems bubblewrap creates fresh (they expose no host files).
+PSEUDO_MOUNTS: dict[str, str] = {"/dev": "--dev", "/proc": "--proc"}
+#: Not walked when expanding globs.
+GLOB_SKIP: tuple[str, ...] = ("/proc", "/sys", "/dev")
+#: PATH inside the sandbox when no environment is given.
+MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
+#: Default bound on the directories visited to expand globs.
+GLOB_WALK_LIMIT = 100_000
+
+NAMESPACE_ARGS: tuple[tuple[str, ...], ...] = (
+    ("--unshare-user",), ("--disable-userns",), ("--unshare-ipc",), ("--unshare-pid",),
+    ("--unshare-uts",), ("--unshare-cgroup-try",),
+)
+PROCESS_ARGS: tuple[tuple[str, ...], ...] = (("--die-with-parent",), ("--new-session",), ("--cap-drop", "ALL"))
+
+_ENV_NAME = re.compile(r"[^=\x00]+\Z")
+
+
+def _min_access(*accesses: str) -> str:
+    return min(accesses, key=ACCESS_RANK.__getitem__)
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A canonical path where the policy's access may change, and the rules behind it."""
+
+    path: str
+    access: str
+    rules: tuple[FsRule, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """What the sandbox shows at and below a point: its access and what backs it
+    (``host`` bind, ``hidden`` empty tmpfs, ``masked`` file, ``pseudo`` fresh /dev or
+    /proc), and the path of the mount that established it."""
+
+    access: str
+    backing: str
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class MountOp:
+    """One filesystem operation of the argv, at ``dest``; ``perms`` precedes tmpfs."""
+
+    args: tuple[str, ...]
+    dest: str
+    perms: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FsPlan:
+    """The filesystem part of the argv, in order, and what bubblewrap creates on the host."""
+
+    mounts: tuple[MountOp, ...]
+    chmods: tuple[tuple[str, str], ...]
+    remounts: tuple[str, ...]
+    placeholders: tuple[str, ...]
+    minimal_root: bool
+
+
+class _FsPlanner:
+    """Turns the filesystem rules of an IR into an :class:`FsPlan` (see the module doc)."""
+
+    def __init__(self, backend: "BwrapBackend"):
+        self.backend = backend
+        self.ir: PolicyIR = backend.ir
+        self.access: dict[str, str] = {}
+        self.rules: dict[str, list[FsRule]] = {}
+        self.mounts: list[MountOp] = []
+        self.tmpfs_perms: dict[str, str] = {}
+        self.remounts: list[str] = []
+        self.chmods: dict[str, str] = {}
+        self.placeholders: list[str] = []
+        self.state: dict[str, State] = {}
+        self.mounted: set[str] = set()
+
+    # -- decision points ---------------------------------------------------------------
+
+    def _ir_access(self, path: str) -> str:
+        return self.ir.path_access(path).access
+
+    def add_point(self, name: str, rule: FsRule | None) -> None:
+        """Add the canonical form of ``name`` as a decision point."""
+        path = P.canonical(name)
+        access = self._ir_access(path)
+        if path != name and os.path.lexists(name):
+            # reached under another name: never grant more than that name is allowed
+            named = self._ir_access(name)
+            if ACCESS_RANK[named] < ACCESS_RANK[access]:
+                origin = rule.origin if rule else None
+                self.backend.warn(f"`{name}` resolves to `{path}`; the stricter access `{named}` applies "
+                                  f"to `{path}` (the policy gives it `{access}`)", origin, code="B307")
+                access = named
+        self.access[path] = _min_access(access, self.access.get(path, access))
+        if rule is not None:
+            self.rules.setdefault(path, []).append(rule)
+
+    def collect(self) -> None:
+        """Collect every decision point: ``/``, literal rules, pseudo mounts, glob matches."""
+        self.add_point("/", None)
+        for rule in self.ir.filesystem:
+            if not rule.is_glob:
+                self.add_point(P.normalise(rule.pattern), rule)
+        globs = [rule for rule in self.ir.filesystem if rule.is_glob]
+        if globs:
+            _GlobExpander(self, globs).expand()
+
+    # -- planning ------------------------------------------------------------------------
+
+    def plan(self) -> FsPlan:
+        """Walk the points shallow → deep and emit the mounts that realise them."""
+        root_access = self.access["/"]
+        minimal = root_access == "none"
+        if root_access == "read":
+            self._mount(("--ro-bind", "/", "/"), "/")
+        elif root_access == "write":
+            self._mount(("--bind", "/", "/"), "/")
+        self.state["/"] = State(root_access, "hidden" if minimal else "host", "/")
+        if minimal:
+            self.chmods["/"] = "0111"
+            self.remounts.append("/")
+        for pseudo, option in PSEUDO_MOUNTS.items():
+            decision = self.ir.path_access(pseudo)
+            if decision.access == "none" and decision.rule is not None:
+                self.access.setdefault(pseudo, "none")  # explicitly denied: a normal point
+                continue
+            self._mount((option, pseudo), pseudo)
+            self.state[pseudo] = State("pseudo", "pseudo", pseudo)
+            self.access.pop(pseudo, None)
+        for path in sorted(self.access, key=P.order_key):
+            if path != "/" and path not in self.state:
+                self._plan_point(path)
+        if minimal:
+            self._start_paths()
+        mounts = sorted(self.mounts, key=lambda op: P.order_key(op.dest))  # stable: ties keep order
+        return FsPlan(
+            mounts=tuple(MountOp(op.args, op.dest, self.tmpfs_perms.get(op.dest) if op.args[0] == "--tmpfs" else None)
+                         for op in mounts),
+            chmods=tuple(sorted(self.chmods.items(), key=lambda item: P.order_key(item[0]), reverse=True)),
+            remounts=tuple(sorted(set(self.remounts), key=P.order_key, reverse=True)),
+            placeholders=tuple(self.placeholders),
+            minimal_root=minimal,
+        )
+
+    def _origin(self, path: str) -> Origin | None:
+        rules = self.rules.get(path)
+        return rules[0].origin if rules else None
+
+    def _mount(self, args: tuple[str, ...], dest: str) -> None:
+        self.mounts.append(MountOp(args, dest))
+        self.mounted.add(dest)
+
+    def _hide(self, path: str, perms: str) -> None:
+        self._mount(("--tmpfs", path), path)
+        self.tmpfs_perms[path] = perms
+        self.remounts.append(path)
+
+    def _parent_state(self, path: str) -> State:
+        parent = P.nearest(path, self.state)
+        assert parent is not None  # "/" is always in the state
+        return self.state[parent]
+
+    def _reach_into_hidden(self, state: State, dest: str) -> None:
+        """A mount inside a hidden tmpfs: make the tmpfs and the directories bubblewrap
+        creates on the way traversable but not listable."""
+        if state.root in self.tmpfs_perms:
+            self.tmpfs_perms[state.root] = "0111"
+        for ancestor in P.ancestors(dest):
+            if ancestor == state.root or not P.is_within(ancestor, state.root):
+                break
+            self.chmods.setdefault(ancestor, "0111")
+
+    def _pin(self, state: State, dest: str) -> None:
+        """Bind every directory between a writable mount and ``dest`` onto itself."""
+        for ancestor in P.ancestors(dest):
+            if ancestor == state.root or not P.is_within(ancestor, state.root):
+                break
+            if ancestor not in self.mounted:
+                self._mount(("--bind", ancestor, ancestor), ancestor)
+
+    def _plan_point(self, path: str) -> None:
+        access = self.access[path]
+        parent = self._parent_state(path)
+        exists = os.path.lexists(path)
+        if parent.backing == "masked" or (parent.backing == "pseudo" and not exists):
+            self.state[path] = parent
+            return
+        if parent.backing == "hidden":
+            if access == "none" or not exists:
+                if access == "write" and not exists:
+                    self._warn_missing_grant(path)
+                self.state[path] = parent
+                return
+            self._bind(path, access)
+            self._reach_into_hidden(parent, path)
+            return
+        if access == parent.access:
+            self.state[path] = parent
+            return
+        if exists:
+            if access == "none":
+                if os.path.isdir(path):
+                    self._hide(path, "0000")
+                    self.state[path] = State("none", "hidden", path)
+                else:
+                    self._mount(("--ro-bind", "/dev/null", path), path)
+                    self.state[path] = State("none", "masked", path)
+            else:
+                self._bind(path, access)
+            if parent.access == "write" and parent.backing == "host":
+                self._pin(parent, path)
+            return
+        if parent.access == "write" and parent.backing == "host":
+            self._placeholder(path, access, parent)
+        elif access == "write":
+            self._warn_missing_grant(path)
+            self.state[path] = parent
+        else:
+            self.state[path] = State(_min_access(access, parent.access), parent.backing, parent.root)
+
+    def _bind(self, path: str, access: str) -> None:
+        self._mount(("--ro-bind" if access == "read" else "--bind", path, path), path)
+        self.state[path] = State(access, "host", path)
+
+    def _placeholder(self, path: str, access: str, parent: State) -> None:
+        top = path
+        for ancestor in P.ancestors(path):
+            if os.path.lexists(ancestor):
+                break
+            top = ancestor
+        if top not in self.placeholders:
+            perms = "0000" if top == path and access == "none" else "0555"
+            self._hide(top, perms)
+            self.placeholders.append(top)
+            self._pin(parent, top)
+            self.state[top] = State("read" if perms == "0555" else "none", "hidden", top)
+        what = "denied" if access == "none" else "read-only"
+        if top == path:
+            message = (f"{what} path `{path}` does not exist; an empty read-only directory is mounted there "
+                       f"to stop its creation (bubblewrap leaves it on the host)")
+        else:
+            message = (f"{what} path `{path}` does not exist; its missing ancestor `{top}` is mounted as an "
+                       f"empty read-only directory (stricter than the policy; bubblewrap leaves it on the host)")
+        self.backend.warn(message, self._origin(path), code="B303")
+        self.state[path] = self.state[top]
+
+    def _warn_missing_grant(self, path: str) -> None:
+        self.backend.warn(f"`{path}` does not exist and its parent is not writable inside the sandbox, "
+                          f"so it cannot be created there", self._origin(path), code="B303")
+
+    def _start_paths(self) -> None:
+        """In a minimal root: recreate start symlinks whose target is readable; warn about
+        every start path the policy leaves unreadable."""
+        for path in START_PATHS:
+            if not os.path.lexists(path):
+                continue
+            target = P.canonical(path)
+            readable = self._ir_access(target) != "none"
+            if os.path.islink(path) and readable and path not in self.access:
+                state = self._parent_state(path)
+                if state.backing == "hidden":
+                    self._mount(("--symlink", os.readlink(path), path), path)
+                    self._reach_into_hidden(state, path)
+            if not readable:
+                self.backend.warn(f"`{path}` is not readable under the policy; programs may fail to start "
+                                  f"in the minimal root", None, code="B308")
+
+
+class _GlobExpander:
+    """Bounded walk that turns existing matches of glob rules into decision points."""
+
+    def __init__(self, planner: _FsPlanner, globs: list[FsRule]):
+        self.planner = planner
+        self.globs = [(rule, glob_to_regex(P.normalise(rule.pattern)), P.glob_prefix(P.normalise(rule.pattern)))
+                      for rule in globs]
+        options = planner.backend.options
+        self.limit: int = int(options.get("glob_walk_limit") or GLOB_WALK_LIMIT)
+        roots = options.get("glob_roots")
+        if roots is None:
+            ctx = planner.ir.context
+            roots = [ctx.workspace, ctx.home]
+            roots += [r.pattern for r in planner.ir.filesystem if r.kind == "write" and not r.is_glob]
+        self.roots = P.outermost(P.canonical(P.normalise(r)) for r in roots if r)
+        self.visited = 0
+
+    def expand(self) -> None:
+        starts: set[str] = set()
+        for _, _, prefix in self.globs:
+            for root in self.roots:
+                if P.is_within(root, prefix):
+                    starts.add(root)
+                elif P.is_within(prefix, root):
+                    starts.add(prefix)
+        starts_list = [s for s in P.outermost(starts) if os.path.isdir(s) and not os.path.islink(s)]
+        matches: dict[FsRule, int] = {rule: 0 for rule, _, _ in self.globs}
+        for start in starts_list:
+            if not self._walk(start, matches):
+                for rule, _, _ in self.globs:
+                    self.planner.backend.unsupported_rule(
+                        f"glob `{rule.source_text or rule.pattern}` cannot be expanded: more than "
+                        f"{self.limit} directories under `{start}`", rule.origin,
+                        help="narrow the glob, or raise the `glob_walk_limit` option", code="B304")
+                return
+        walked = ", ".join(f"`{s}`" for s in starts_list) or "nothing"
+        for rule, _, _ in self.globs:
+            self.planner.backend.warn(
+                f"bubblewrap cannot express the glob `{rule.source_text or rule.pattern}`: its {matches[rule]} "
+                f"existing match(es) under {walked} are mounted as the rule says; files created later or "
+                f"elsewhere that match it are protected only by the analyzer", rule.origin, code="B304")
+
+    def _walk(self, start: str, matches: dict[FsRule, int]) -> bool:
+        stack = [start]
+        while stack:
+            directory = stack.pop()
+            self.visited += 1
+            if self.visited > self.limit:
+                return False
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                for rule, regex, prefix in self.globs:
+                    if P.is_within(entry.path, prefix) and regex.match(entry.path):
+                        matches[rule] += 1
+                        self.planner.add_point(entry.path, rule)
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if is_dir and entry.path not in GLOB_SKIP:
+                    stack.append(entry.path)
+        return True
+
+
+class BwrapBackend(Backend):
+    """Compile a policy IR to a bubblewrap argv (see the module docstring)."""
+
+    name: ClassVar[str] = "bwrap"
+    # Mounts can hide paths from reads: yes (tmpfs / masked files, minimal root).
+    SUPPORTS_READ_RESTRICTIONS: ClassVar[bool] = True
+    # Globs: no; existing matches are expanded at compile time (bounded), with a warning.
+    SUPPORTS_GLOBS: ClassVar[bool] = False
+    # Host allow-lists: no; the sandbox gets no network instead (warning).
+    SUPPORTS_HOST_FILTERING: ClassVar[bool] = False
+    # Loopback-only: only the network namespace's own loopback (warning), not the host's.
+    SUPPORTS_LOCALHOST_ONLY: ClassVar[bool] = False
+    # Resource limits: no (the runtime enforces them).
+    SUPPORTS_LIMITS: ClassVar[bool] = False
+    # Environment: yes (--clearenv / --setenv).
+    SUPPORTS_ENVIRONMENT: ClassVar[bool] = True
+
+    RENDERERS: ClassVar[dict[type, str]] = {Network: "render_network"}
+
+    def __init__(self, ir: PolicyIR, environ: Mapping[str, str] | None = None, **options: Any):
+        super().__init__(ir, **options)
+        self.environ = environ
+
+    # -- pieces ----------------------------------------------------------------------------
+
+    def _workspace(self) -> str:
+        raw = self.ir.context.workspace
+        try:
+            workspace = P.canonical(P.normalise(raw))
+        except P.BadPath as exc:
+            raise StockadeError(Diagnostic("B305", f"invalid workspace: {exc}")) from None
+        if not os.path.isdir(workspace):
+            raise StockadeError(Diagnostic(
+                "B305", f"workspace `{raw}` does not exist or is not a directory",
+                help="create it, or pass an existing directory with --workspace"))
+        return workspace
+
+    def _check_rules(self) -> bool:
+        ok = True
+        for rule in self.ir.filesystem:
+            try:
+                P.check_path(rule.pattern)
+            except P.BadPath as exc:
+                self.unsupported_rule(f"cannot express filesystem rule: {exc}", rule.origin, code="B306")
+                ok = False
+        return ok
+
+    def render_network(self, network: Network) -> list[tuple[str, ...]]:
+        """``--unshare-net`` unless every destination is allowed; warn per approximated rule."""
+        denies = [r for r in network.rules if r.action == "deny"]
+        allow_any = any(r.action == "allow" and r.host.kind == "any" and r.host.port is None for r in network.rules)
+        if not denies and (network.default == "allow" or allow_any):
+            return []
+        if network.default == "allow":
+            self.warn("bubblewrap cannot filter destinations: the policy allows network except "
+                      f"{len(denies)} denied destination(s), so the sandbox has no network",
+                      network.default_origin, code="B301")
+        for rule in network.rules:
+            if rule.action != "allow":
+                continue
+            if rule.host.kind == "localhost":
+                self.warn(f"`allow {rule.host}` reaches only the sandbox's own loopback, not the host's",
+                          rule.origin, code="B301")
+            else:
+                self.warn(f"`allow {rule.host}` is not enforced by bubblewrap without a filtering proxy: "
+                          f"the sandbox has no network", rule.origin, code="B301")
+        return [("--unshare-net",)]
+
+    def environment(self) -> dict[str, str]:
+        """The environment set inside the sandbox."""
+        if self.environ is not None:
+            env = self.ir.filter_environment(self.environ)
+        else:
+            env = {r.name: r.value or "" for r in self.ir.environment if r.action == "set"}
+            env.setdefault("PATH", MINIMAL_PATH)
+        clean: dict[str, str] = {}
+        for name, value in sorted(env.items()):
+            if not _ENV_NAME.match(name) or "\x00" in value:
+                origin = next((r.origin for r in self.ir.environment if r.name == name), None)
+                self.unsupported_rule(f"cannot set environment variable `{name!r}`: invalid name or value",
+                                      origin, code="B306")
+                continue
+            clean[name] = value
+        return clean
+
+    # -- the driver -------------------------------------------------------------------------
+
+    def render(self) -> Artifact:
+        """Build the argv groups, the environment, and the artifact."""
+        workspace = self._workspace()
+        if not self._check_rules():
+            return Artifact(self.name, "", {})
+        planner = _FsPlanner(self)
+        planner.collect()
+        if self.unsupported:
+            return Artifact(self.name, "", {})
+        plan = planner.plan()
+        groups: list[tuple[str, ...]] = [*NAMESPACE_ARGS]
+        groups += self.dispatch(self.ir.network) or []
+        groups += PROCESS_ARGS
+        for op in plan.mounts:
+            if op.perms is not None:
+                groups.append(("--perms", op.perms, *op.args))
+            else:
+                groups.append(op.args)
+        groups += [("--chmod", mode, path) for path, mode in plan.chmods]
+        groups += [("--remount-ro", path) for path in plan.remounts]
+        env = self.environment()
+        groups.append(("--clearenv",))
+        groups += [("--setenv", name, value) for name, value in env.items()]
+        chdir = workspace
+        if self.ir.path_access(workspace).access == "none":
+            self.warn(f"the workspace `{workspace}` is not readable under the policy; the sandbox starts in `/`",
+                      None, code="B303")
+            chdir = "/"
+        groups.append(("--chdir", chdir))
+        groups.append(("--",))
+        argv = ["bwrap", *(arg for group in groups for arg in group)]
+        data = {
+            "argv": argv,
+            "env": env,
+            "placeholders": list(plan.placeholders),
+            "minimal_root": plan.minimal_root,
+            "unshare_net": "--unshare-net" in argv,
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+        return Artifact(self.name, render_text(self.ir.name, groups), data)
+
+
+def render_text(policy_name: str, groups: Iterable[tuple[str, ...]]) -> str:
+    """The argv as a readable shell command: one option (with its arguments) per line."""
+    name = policy_name.replace("\n", " ").replace("\r", " ")
+    lines = [f"# bubblewrap sandbox for policy `{name}`; append the command after --", "bwrap \\"]
+    items = list(groups)
+    for i, group in enumerate(items):
+        end = "" if i == len(items) - 1 else " \\"
+        lines.append("  " + " ".join(shlex.quote(arg) for arg in group) + end)
+    return "\n".join(lines) + "\n"
