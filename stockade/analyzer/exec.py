@@ -1,0 +1,153 @@
+"""Running one simple command: builtins, functions, and per-tool models.
+
+:func:`run_command` is called by the walker with a resolved argv.  It records an
+:class:`~stockade.analyzer.effects.Execute` (so command rules see every level, e.g. both
+``sudo rm …`` and ``rm …``), then applies the shell builtins that change walker state
+(``cd``, ``pushd``, ``eval``, ``source``, ``trap``, ``alias``…), calls of functions the script
+defined, or the tool's model from :mod:`stockade.analyzer.models`.  Models talk to the walker
+only through :class:`Invocation`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterable
+
+from stockade.analyzer.effects import (UNKNOWN, Delete, Execute, Network, Persistence, Privilege, Read, SpanT,
+                                       Unknown, Write, show)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.walker import Stdin, Walker
+
+MAX_FUNCTION_DEPTH = 16
+
+
+class Invocation:
+    """One command being modelled: its argv (with spans) and the walker's services."""
+
+    __slots__ = ("walker", "argv", "spans", "stdin", "env", "span", "name")
+
+    def __init__(self, walker: "Walker", argv: list[str], spans: list[SpanT], stdin: "Stdin",
+                 env: dict[str, str], span: SpanT):
+        self.walker = walker
+        self.argv = argv
+        self.spans = spans
+        self.stdin = stdin
+        self.env = env
+        self.span = span
+        self.name = os.path.basename(argv[0]) if argv[0] else argv[0]
+
+    # -- spans and paths --------------------------------------------------------------------
+
+    def at(self, index: int | None) -> SpanT:
+        """The span of argv word ``index`` (the whole command when None or out of range)."""
+        if index is None or not 0 <= index < len(self.spans):
+            return self.span
+        return self.spans[index]
+
+    @property
+    def cwd(self) -> str:
+        return self.walker.state.cwd
+
+    def path(self, word: str) -> str:
+        """The absolute path a word names."""
+        return self.walker.resolve(word)
+
+    # -- effects --------------------------------------------------------------------------
+
+    def read(self, word: str, index: int | None, recursive: bool = False) -> None:
+        """The command reads the path ``word``."""
+        if word in ("-", ""):
+            return
+        self.walker.effects.append(Read(self.path(word), self.at(index), recursive))
+
+    def write(self, word: str, index: int | None, recursive: bool = False) -> None:
+        """The command writes the path ``word``."""
+        if word in ("-", ""):
+            return
+        self.walker.effects.append(Write(self.path(word), self.at(index), recursive))
+
+    def delete(self, word: str, index: int | None, recursive: bool = False) -> None:
+        """The command deletes the path ``word``."""
+        if word == "":
+            return
+        self.walker.effects.append(Delete(self.path(word), self.at(index), recursive))
+
+    def network(self, host: str, port: int | None, index: int | None) -> None:
+        """The command contacts ``host``."""
+        self.walker.effects.append(Network(host, port, self.at(index)))
+
+    def unknown(self, why: str, index: int | None = None) -> None:
+        """Code or effects that cannot be seen into."""
+        self.walker.effects.append(Unknown(why, self.at(index)))
+
+    def privilege(self, what: str, index: int | None = None) -> None:
+        """The command escalates privileges."""
+        self.walker.effects.append(Privilege(what, self.at(index)))
+
+    def persistence(self, what: str, index: int | None = None) -> None:
+        """The command installs something that runs later."""
+        self.walker.effects.append(Persistence(what, self.at(index)))
+
+    def output(self, text: str | None, what: str = "") -> None:
+        """What the command writes to stdout, when known (fed to a following pipe)."""
+        from stockade.analyzer.walker import Stdin
+
+        self.walker.set_output(Stdin(text, what or f"the output of `{self.name}`"))
+
+    # -- nested code ----------------------------------------------------------------------
+
+    def run(self, start: int, extra: Iterable[str] = (), stdin: "Stdin | None" = None,
+            argv: list[str] | None = None, spans: list[SpanT] | None = None) -> None:
+        """Run ``argv[start:]`` (plus ``extra`` words) as a command of its own."""
+        sub = list(argv if argv is not None else self.argv[start:])
+        sub_spans = list(spans if spans is not None else self.spans[start:])
+        for word in extra:
+            sub.append(word)
+            sub_spans.append(self.span)
+        if not sub:
+            return
+        run_command(self.walker, sub, sub_spans, self.stdin if stdin is None else stdin, dict(self.env),
+                    sub_spans[0] if sub_spans else self.span)
+
+    def script(self, text: str, index: int | None, positional: list[str] | None = None,
+               stdin: "Stdin | None" = None, what: str = "nested shell code") -> None:
+        """Parse and walk shell code found in an argument (unknown text → unknown effects)."""
+        from stockade.analyzer.walker import TERMINAL
+
+        if UNKNOWN in text:
+            self.unknown(f"{what} is not known before it runs (`{show(text)}`)", index)
+            return
+        self.walker.nested_script(text, self.at(index), exact=True, subshell=True, positional=positional,
+                                  stdin=stdin or TERMINAL)
+
+
+def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: "Stdin",
+                env: dict[str, str], span: SpanT) -> None:
+    """Model one simple command with a resolved argv."""
+    from stockade.analyzer.models import MODELS, builtin_model, default_model
+
+    name = argv[0]
+    if UNKNOWN in name:
+        walker.effects.append(Execute(tuple(argv), spans[0] if spans else span))
+        walker.effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs",
+                                      spans[0] if spans else span))
+        return
+    walker.effects.append(Execute(tuple(argv), spans[0] if spans else span))
+    function = walker.state.functions.get(name)
+    if function is not None and "/" not in name:
+        if walker.function_depth >= MAX_FUNCTION_DEPTH:
+            return  # recursion: the body was already walked at a shallower depth
+        source, body = function
+        saved = walker.state.positional
+        walker.state.positional = [name, *argv[1:]]
+        walker.function_depth += 1
+        try:
+            walker.walk_in(source, body, stdin)
+        finally:
+            walker.function_depth -= 1
+            walker.state.positional = saved
+        return
+    invocation = Invocation(walker, argv, spans, stdin, env, span)
+    model = builtin_model(name) or MODELS.get(os.path.basename(name)) or default_model
+    model(invocation)

@@ -1,0 +1,193 @@
+"""Per-tool command models: what each program's arguments read, write, delete, run, contact.
+
+Most tools are described as data — a :class:`Spec` in :data:`SPECS` saying which options
+take a value, what role positional arguments and option values play, and which flags make
+an operation recursive.  Tools that embed code or have subcommands (git, find, xargs, sed,
+awk, tar, curl, ssh, shells, interpreters, wrappers) have a small model function each, in
+the topic modules of this package.  :data:`MODELS` maps a program's basename to its model.
+
+Roles: ``read``, ``readr`` (recursive read), ``list`` (names only), ``write``, ``writer``,
+``delete``, ``deleter``, ``text`` (no effect), ``url`` (network), ``script`` (shell code),
+``unknown`` (code that cannot be seen into).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from stockade.analyzer.exec import Invocation
+
+Model = Callable[[Invocation], None]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A data-like model of a simple tool."""
+
+    args: str = "read"                      # role of positional arguments
+    first: str | None = None                # role of the first positional (e.g. a pattern)
+    last: str | None = None                 # role of the last positional when there are two or more
+    values: dict[str, str] = field(default_factory=dict)   # value-taking option → role of its value
+    recursive: frozenset[str] = frozenset()  # flags that make reads/writes/deletes recursive
+    flags: dict[str, str] = field(default_factory=dict)    # flag → "writes-args" | "unknown:<why>" | …
+    stdin_out: bool = False                 # passes stdin through to stdout (cat)
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """An argv split into options (name, value, index) and positionals (word, index)."""
+
+    options: tuple[tuple[str, str | None, int], ...]
+    positionals: tuple[tuple[str, int], ...]
+
+    def has(self, *names: str) -> bool:
+        """Whether any of the options is present."""
+        return any(name == option for option, _, _ in self.options for name in names)
+
+    def values_of(self, *names: str) -> list[tuple[str, int]]:
+        """The values given to the options (with the argv index of each)."""
+        return [(value, index) for option, value, index in self.options if option in names and value is not None]
+
+
+def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict[str, str],
+                  start: int = 1, stop_at_first_positional: bool = False) -> Parsed:
+    """Split argv: ``--x=v``, ``--x v``, ``-abc`` clusters, ``-ov``/``-o v`` for value options."""
+    options: list[tuple[str, str | None, int]] = []
+    positionals: list[tuple[str, int]] = []
+    index = start
+    only_positionals = False
+    while index < len(argv):
+        word = argv[index]
+        if only_positionals or not word.startswith("-") or word == "-":
+            positionals.append((word, index))
+            if stop_at_first_positional:
+                only_positionals = True
+            index += 1
+            continue
+        if word == "--":
+            only_positionals = True
+            index += 1
+            continue
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            if eq:
+                options.append((name, value, index))
+            elif name in takes_value and index + 1 < len(argv):
+                options.append((name, argv[index + 1], index + 1))
+                index += 1
+            else:
+                options.append((name, None, index))
+            index += 1
+            continue
+        # short cluster
+        position = 1
+        consumed_next = False
+        while position < len(word):
+            flag = "-" + word[position]
+            if flag in takes_value:
+                rest = word[position + 1:]
+                if rest:
+                    options.append((flag, rest, index))
+                elif index + 1 < len(argv):
+                    options.append((flag, argv[index + 1], index + 1))
+                    consumed_next = True
+                else:
+                    options.append((flag, None, index))
+                break
+            options.append((flag, None, index))
+            position += 1
+        index += 2 if consumed_next else 1
+    return Parsed(tuple(options), tuple(positionals))
+
+
+def apply_role(inv: Invocation, role: str, word: str, index: int) -> None:
+    """Apply one role to one argument."""
+    if role == "text" or role == "list" and False:
+        return
+    if role == "read" or role == "list":
+        inv.read(word, index)
+    elif role == "readr":
+        inv.read(word, index, recursive=True)
+    elif role == "write":
+        inv.write(word, index)
+    elif role == "writer":
+        inv.write(word, index, recursive=True)
+    elif role == "delete":
+        inv.delete(word, index)
+    elif role == "deleter":
+        inv.delete(word, index, recursive=True)
+    elif role == "url":
+        from stockade.analyzer.models.net import contact_url
+
+        contact_url(inv, word, index)
+    elif role == "script":
+        inv.script(word, index)
+    elif role.startswith("unknown"):
+        inv.unknown(role.partition(":")[2] or f"`{inv.name}` runs code from its arguments", index)
+
+
+def spec_model(spec: Spec) -> Model:
+    """A model function from a :class:`Spec`."""
+
+    def model(inv: Invocation) -> None:
+        parsed = parse_options(inv.argv, spec.values)
+        recursive = any(parsed.has(flag) for flag in spec.recursive)
+        args_role = spec.args
+        for option, value, index in parsed.options:
+            effect = spec.flags.get(option)
+            if effect is not None:
+                if effect == "writes-args":
+                    args_role = "write"
+                elif effect.startswith("unknown"):
+                    inv.unknown(effect.partition(":")[2] or f"`{inv.name} {option}` runs code", index)
+                elif effect == "privilege":
+                    inv.privilege(f"`{inv.name} {option}`", index)
+            role = spec.values.get(option)
+            if role is not None and value is not None:
+                apply_role(inv, role, value, index)
+        positionals = list(parsed.positionals)
+        if spec.first is not None and positionals:
+            word, index = positionals.pop(0)
+            apply_role(inv, spec.first, word, index)
+        if spec.last is not None and len(positionals) >= 2:
+            word, index = positionals.pop()
+            apply_role(inv, spec.last + ("r" if recursive and spec.last in ("write",) else ""), word, index)
+        for word, index in positionals:
+            role = args_role
+            if recursive and role in ("read", "write", "delete"):
+                role += "r"
+            apply_role(inv, role, word, index)
+        if spec.stdin_out and not positionals:
+            inv.output(inv.stdin.text, inv.stdin.what)
+
+    return model
+
+
+def default_model(inv: Invocation) -> None:
+    """A program with no model is judged by what is visible: arguments that look like
+    paths outside the working directory are reads; nothing else is assumed."""
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if word.startswith("-"):
+            _, eq, value = word.partition("=")
+            word = value if eq else ""
+        if word.startswith(("/", "~", "./", "../")) or "/" in word and not word.startswith(("http:", "https:")):
+            inv.read(word, index)
+
+
+MODELS: dict[str, Model] = {}
+_BUILTINS: dict[str, Model] = {}
+
+
+def register(names: str, model: Model, builtin: bool = False) -> None:
+    """Register a model under each space-separated name."""
+    for name in names.split():
+        (_BUILTINS if builtin else MODELS)[name] = model
+
+
+def builtin_model(name: str) -> Model | None:
+    """Shell builtins (only by bare name: ``/bin/cd`` is not the builtin)."""
+    return _BUILTINS.get(name)
+
+
+from stockade.analyzer.models import files, net, shells, system, text, vcs, wrappers  # noqa: E402,F401

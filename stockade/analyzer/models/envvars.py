@@ -1,0 +1,39 @@
+"""Environment variables that make later programs run code or load libraries.
+
+A value assigned to one of these (as a command prefix or exported) is shell code (or a
+program) that some tool will run: it is parsed and walked like ``sh -c``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from stockade.analyzer.effects import SpanT, Unknown, show
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.walker import Walker
+
+#: variables whose value is a command line run through a shell
+COMMAND_VARS = frozenset({
+    "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "SUDO_EDITOR",
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND",
+    "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER", "FCEDIT", "RSYNC_RSH",
+    "CVS_RSH", "PERL5DB", "GIT_EXEC_PATH-cmd",
+})
+#: variables that load code the analyzer cannot see
+CODE_VARS = frozenset({
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "BASH_ENV", "ENV",
+    "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR", "GIT_CONFIG_PARAMETERS", "SHELLOPTS", "BASHOPTS", "PS4",
+})
+
+
+def judge_env_var(walker: "Walker", name: str, value: str, span: SpanT) -> None:
+    """Walk the code an environment variable will make some program run."""
+    if name in COMMAND_VARS:
+        if value.strip() in ("", "cat", "less", "more", "less -R", "less -FRX", "vim", "vi", "nano", "code --wait"):
+            return
+        walker.nested_script(value, span, exact=True, subshell=True) if "\x00" not in value else \
+            walker.effects.append(Unknown(f"`{name}` is set to a command that is not known (`{show(value)}`)", span))
+    elif name in CODE_VARS or name.startswith("GIT_CONFIG_KEY_") or name.startswith("GIT_CONFIG_VALUE_"):
+        walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))

@@ -1,0 +1,226 @@
+"""Network tools: curl, wget, ssh, scp, sftp, rsync, nc/ncat/socat, telnet, ftp."""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ssh": 22, "git": 9418, "ws": 80, "wss": 443,
+                  "sftp": 22, "scp": 22, "rsync": 873, "telnet": 23, "ftps": 990, "smb": 445}
+_URL_RE = re.compile(r"^(?:(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://)?(?:[^@/]*@)?"
+                     r"(?P<host>\[[^\]]*\]|[^/:?#\[\]]*)(?::(?P<port>[^/?#]*))?")
+
+
+def split_url(word: str, default_port: int | None = None) -> tuple[str, int | None]:
+    """Host and port of a URL or ``host[:port]`` word (host may contain UNKNOWN)."""
+    match = _URL_RE.match(word)
+    if not match:
+        return word, default_port
+    host = match.group("host").strip("[]")
+    scheme = (match.group("scheme") or "").lower()
+    port_text = match.group("port")
+    port: int | None
+    if port_text and port_text.isdigit():
+        port = int(port_text)
+    elif port_text:
+        port = None
+    else:
+        port = _DEFAULT_PORTS.get(scheme, default_port)
+    return host, port
+
+
+def contact_url(inv: Invocation, word: str, index: int | None, default_port: int | None = None) -> None:
+    """The command contacts the host of a URL (an unknown host is an unknown effect)."""
+    if word.startswith("file://"):
+        inv.read(word[7:], index)
+        return
+    host, port = split_url(word, default_port)
+    if not host or UNKNOWN in host:
+        inv.unknown(f"contacts a host that is not known before it runs (`{show(word)}`)", index)
+        return
+    inv.network(host, port, index)
+
+
+_CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw", "--data-ascii",
+                "--data-urlencode", "--json", "-X", "--request", "-H", "--header", "-T", "--upload-file", "-u",
+                "--user", "-x", "--proxy", "-A", "--user-agent", "-e", "--referer", "-F", "--form", "-K",
+                "--config", "--connect-timeout", "-m", "--max-time", "-b", "--cookie", "-c", "--cookie-jar",
+                "--cacert", "--cert", "--key", "-E", "-w", "--write-out", "--retry", "-r", "--range",
+                "--resolve", "--connect-to", "-D", "--dump-header", "--url", "--output-dir", "--stderr",
+                "--trace", "--trace-ascii", "-z", "--time-cond", "--netrc-file", "-Y", "-y", "-C",
+                "--limit-rate", "--max-filesize", "--proto", "--interface", "-Q", "--quote"}
+
+
+def model_curl(inv: Invocation) -> None:
+    """curl: URLs are contacted; ``-o`` writes, ``-O`` writes into the cwd; ``@file`` data,
+    ``-T``, ``-K`` and ``--netrc-file`` read; ``-x`` contacts the proxy."""
+    parsed = parse_options(inv.argv, _CURL_VALUES)
+    for option, value, index in parsed.options:
+        if value is None:
+            if option in ("-O", "--remote-name", "-J", "--remote-name-all"):
+                inv.write(".", index)
+            if option in ("-n", "--netrc"):
+                inv.read("~/.netrc", index)
+            continue
+        if option in ("-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii",
+                      "--stderr", "--output-dir"):
+            inv.write(value, index, recursive=option == "--output-dir")
+        elif option in ("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "-F", "--form"):
+            payload = value.partition("=")[2] if option in ("-F", "--form", "--data-urlencode") and "=" in value else value
+            if payload.startswith(("@", "<")):
+                inv.read(payload[1:], index)
+        elif option in ("-T", "--upload-file", "-K", "--config", "--cacert", "--cert", "--key", "-E",
+                        "--netrc-file", "-b", "--cookie"):
+            if option not in ("-b", "--cookie") or "=" not in value:
+                inv.read(value, index)
+        elif option in ("-x", "--proxy"):
+            contact_url(inv, value, index, 1080)
+        elif option == "--url":
+            contact_url(inv, value, index, 80)
+    for word, index in parsed.positionals:
+        contact_url(inv, word, index, 80)
+    inv.output(None, f"data downloaded by `{inv.name}`")
+
+
+def model_wget(inv: Invocation) -> None:
+    """wget: URLs contacted; ``-O``/``-o``/``-a`` write; ``-P`` writes a directory; by
+    default it writes into the cwd; ``-i`` reads a URL list (unknown hosts)."""
+    parsed = parse_options(inv.argv, {"-O", "--output-document", "-o", "--output-file", "-a", "--append-output",
+                                      "-P", "--directory-prefix", "-i", "--input-file", "-e", "--execute",
+                                      "-U", "--user-agent", "--header", "--post-data", "--post-file", "-t",
+                                      "--tries", "-T", "--timeout", "-Q", "--quota", "-l", "--level",
+                                      "--user", "--password", "--body-file", "--method"})
+    wrote = False
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
+            inv.write(value, index)
+            wrote = wrote or option in ("-O", "--output-document")
+        elif option in ("-P", "--directory-prefix"):
+            inv.write(value, index, recursive=True)
+            wrote = True
+        elif option in ("-i", "--input-file", "--post-file", "--body-file"):
+            inv.read(value, index)
+            if option in ("-i", "--input-file"):
+                inv.unknown("contacts hosts listed in a file", index)
+        elif option in ("-e", "--execute"):
+            inv.unknown(f"wget runs the command `{value}`", index)
+    if not wrote:
+        inv.write(".", None, recursive=True)
+    for word, index in parsed.positionals:
+        contact_url(inv, word, index, 80)
+    inv.output(None, "data downloaded by `wget`")
+
+
+def _ssh_options(inv: Invocation, value: str, index: int) -> None:
+    key, _, setting = value.partition("=")
+    if not setting:
+        key, _, setting = value.partition(" ")
+    key = key.strip().lower()
+    if key in ("proxycommand", "localcommand", "knownhostscommand", "remotecommand"):
+        if setting.strip().lower() != "none":
+            inv.script(setting.strip(), index, what=f"ssh `{key}`")
+    elif key in ("identityfile", "userknownhostsfile", "certificatefile"):
+        inv.read(setting.strip(), index)
+    elif key == "proxyjump":
+        contact_url(inv, "ssh://" + setting.strip(), index, 22)
+
+
+_SSH_VALUES = {"-o", "-i", "-F", "-p", "-l", "-J", "-L", "-R", "-D", "-W", "-b", "-c", "-E", "-e", "-I", "-m",
+               "-O", "-Q", "-S", "-w", "-B", "-P"}
+
+
+def model_ssh(inv: Invocation) -> None:
+    """ssh: contacts the host (``-p`` port); ``-o ProxyCommand=…`` runs local shell code;
+    ``-F``/``-i`` read; a remote command runs on the other machine."""
+    parsed = parse_options(inv.argv, _SSH_VALUES, stop_at_first_positional=True)
+    port = 22
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option == "-o":
+            _ssh_options(inv, value, index)
+        elif option in ("-i", "-F", "-E"):
+            (inv.write if option == "-E" else inv.read)(value, index)
+        elif option == "-p" and value.isdigit():
+            port = int(value)
+        elif option == "-J":
+            contact_url(inv, "ssh://" + value, index, 22)
+    if parsed.positionals:
+        host, index = parsed.positionals[0]
+        contact_url(inv, "ssh://" + host.rpartition("@")[2] + (f":{port}" if ":" not in host else ""), index, port)
+    inv.output(None, "the output of `ssh`")
+
+
+def model_scp(inv: Invocation) -> None:
+    """scp/rsync/sftp: ``host:path`` arguments contact the host; local sources are read and a
+    local destination written; ``-e``/``--rsh`` (rsync) is a command run locally."""
+    values = {"-o", "-i", "-F", "-P", "-S", "-l", "-J", "-c", "-e", "--rsh", "--rsync-path", "--exclude",
+              "--include", "--exclude-from", "--include-from", "--files-from", "-f", "--filter", "--port",
+              "--password-file", "--log-file", "-T", "--temp-dir", "--backup-dir", "--chmod", "-B"}
+    parsed = parse_options(inv.argv, values)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option == "-o":
+            _ssh_options(inv, value, index)
+        elif option in ("-e", "--rsh"):
+            inv.script(value, index, what="the remote shell command")
+        elif option == "-S" and inv.name == "scp":
+            inv.unknown(f"scp runs the program `{value}` as its transport", index)
+        elif option in ("-i", "-F", "--exclude-from", "--include-from", "--files-from", "--password-file"):
+            inv.read(value, index)
+    words = list(parsed.positionals)
+    remote = re.compile(r"^(?:[a-z]+://|[^/]*[^/\\]:)")
+    for position, (word, index) in enumerate(words):
+        is_dest = position == len(words) - 1 and len(words) > 1
+        if remote.match(word) and not word.startswith("/"):
+            if "://" in word:
+                contact_url(inv, word, index, 22)
+            else:
+                contact_url(inv, "ssh://" + word.split(":", 1)[0].rpartition("@")[2], index, 22)
+        elif is_dest:
+            inv.write(word, index, recursive=True)
+        else:
+            inv.read(word, index, recursive=True)
+
+
+def model_nc(inv: Invocation) -> None:
+    """nc/ncat/netcat/telnet/socat: contacts ``host port``; ``-e``/``-c`` run a program on
+    the connection; listening accepts connections from anywhere."""
+    parsed = parse_options(inv.argv, {"-e", "-c", "-p", "-s", "-w", "-i", "-q", "-x", "-X", "-P", "-O", "-I",
+                                      "--exec", "--sh-exec", "--lua-exec", "-G", "-g", "-T", "-V"})
+    for option, value, index in parsed.options:
+        if option in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") and value is not None:
+            inv.unknown(f"`{inv.name}` runs `{value}` on a network connection", index)
+        if option == "-l":
+            inv.network("0.0.0.0", None, index)
+    words = [(w, i) for w, i in parsed.positionals]
+    if inv.name == "socat":
+        for word, index in words:
+            lower = word.lower()
+            if lower.startswith(("exec:", "system:")):
+                inv.unknown(f"socat runs `{word.split(':', 1)[1]}`", index)
+            elif lower.startswith(("tcp", "udp", "openssl", "ssl")) and ":" in word:
+                parts = word.split(":")
+                if len(parts) >= 3:
+                    inv.network(parts[1], int(parts[2].split(",")[0]) if parts[2].split(",")[0].isdigit() else None, index)
+        return
+    if words:
+        host, index = words[0]
+        port = int(words[1][0]) if len(words) > 1 and words[1][0].isdigit() else None
+        if UNKNOWN in host:
+            inv.unknown("contacts a host that is not known before it runs", index)
+        else:
+            inv.network(host, port, index)
+
+
+register("curl", model_curl)
+register("wget", model_wget)
+register("ssh", model_ssh)
+register("scp rsync sftp", model_scp)
+register("nc ncat netcat telnet socat", model_nc)

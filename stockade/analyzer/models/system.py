@@ -1,0 +1,192 @@
+"""System tools: package and service managers, permissions, processes, cron, disks, docker."""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models.net import contact_url
+
+_PKG_READONLY = {"list", "search", "show", "info", "policy", "depends", "rdepends", "madison", "query",
+                 "-Q", "-Ss", "-Si", "-Qi", "-Ql", "outdated", "why", "view", "ls", "config", "help", "--version",
+                 "freeze", "check", "audit", "doctor", "-l", "--list", "-s", "--status", "-L"}
+_SYSTEM_PKG = {"apt": "/usr", "apt-get": "/usr", "aptitude": "/usr", "dpkg": "/usr", "yum": "/usr",
+               "dnf": "/usr", "zypper": "/usr", "pacman": "/usr", "apk": "/usr", "rpm": "/usr", "snap": "/snap",
+               "flatpak": "/var/lib/flatpak", "port": "/opt/local", "emerge": "/usr", "nix-env": "/nix"}
+
+
+def model_system_pkg(inv: Invocation) -> None:
+    """A system package manager: installing or removing writes system directories (and
+    package scripts run as root); queries only read."""
+    words = inv.argv[1:]
+    if not words or any(w in _PKG_READONLY for w in words[:2]):
+        return
+    inv.write(_SYSTEM_PKG.get(inv.name, "/usr"), 1, recursive=True)
+
+
+def model_pip(inv: Invocation) -> None:
+    """pip install: contacts the package index (``-i``/``--index-url``), reads ``-r`` files,
+    writes ``--target``/``--user`` site directories; a local path is read."""
+    parsed = parse_options(inv.argv, {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url",
+                                      "--extra-index-url", "-t", "--target", "--prefix", "--root", "-e",
+                                      "--editable", "-f", "--find-links", "--cache-dir", "--src", "-d", "--dest"})
+    if not parsed.positionals:
+        return
+    sub = parsed.positionals[0][0]
+    if sub not in ("install", "download", "wheel", "uninstall"):
+        return
+    indexes = [(v, i) for v, i in parsed.values_of("-i", "--index-url", "--extra-index-url", "-f", "--find-links")]
+    if sub != "uninstall":
+        if not parsed.values_of("-i", "--index-url") and not parsed.has("--no-index"):
+            inv.network("pypi.org", 443, parsed.positionals[0][1])
+            inv.network("files.pythonhosted.org", 443, parsed.positionals[0][1])
+        for url, index in indexes:
+            if "://" in url:
+                contact_url(inv, url, index, 443)
+    for path, index in parsed.values_of("-r", "--requirement", "-c", "--constraint"):
+        inv.read(path, index)
+    for path, index in parsed.values_of("-t", "--target", "--prefix", "--root", "-d", "--dest"):
+        inv.write(path, index, recursive=True)
+    if parsed.has("--user"):
+        inv.write("~/.local", None, recursive=True)
+    for word, index in parsed.positionals[1:]:
+        if "://" in word:
+            contact_url(inv, word.split("+", 1)[-1] if word.startswith("git+") else word, index, 443)
+        elif word.startswith((".", "/", "~")):
+            inv.read(word, index)
+
+
+def model_npm(inv: Invocation) -> None:
+    """npm/yarn/pnpm: install contacts the registry; ``-g`` writes the global prefix;
+    ``run``/``test`` run the project's own scripts (judged by what is visible)."""
+    parsed = parse_options(inv.argv, {"--registry", "--prefix", "-C", "--cwd", "-w", "--workspace"})
+    if not parsed.positionals:
+        return
+    sub = parsed.positionals[0][0]
+    if sub in ("install", "i", "add", "ci", "update", "upgrade", "up", "publish", "exec", "dlx", "create", "init"):
+        registry = parsed.values_of("--registry")
+        if registry:
+            contact_url(inv, registry[0][0], registry[0][1], 443)
+        else:
+            inv.network("registry.npmjs.org", 443, parsed.positionals[0][1])
+        if parsed.has("-g", "--global"):
+            inv.write("/usr/local/lib/node_modules", parsed.positionals[0][1], recursive=True)
+        if sub in ("exec", "dlx", "create"):
+            inv.unknown(f"`{inv.name} {sub}` downloads and runs a package", parsed.positionals[0][1])
+
+
+def model_systemctl(inv: Invocation) -> None:
+    """systemctl/service/launchctl: queries read; enabling installs autostart (persistence);
+    other changes to system services need privilege."""
+    words = [w for w in inv.argv[1:] if not w.startswith("-")]
+    user = "--user" in inv.argv
+    verb = words[0] if words else ""
+    if inv.name == "service" and len(words) >= 2:
+        verb = words[1]
+    if verb in ("status", "show", "list-units", "list-unit-files", "is-active", "is-enabled", "cat", "list",
+                "print", "help", ""):
+        return
+    if verb in ("enable", "link", "load", "bootstrap", "add-wants", "preset", "reenable", "set-default"):
+        inv.persistence(f"`{inv.name} {verb}` installs a service that starts automatically", 1)
+    elif not user:
+        inv.privilege(f"`{inv.name} {verb}` changes system services", 1)
+
+
+def model_chmod(inv: Invocation) -> None:
+    """chmod: changes modes (a write); setuid/setgid bits are privilege escalation."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-") or re.match(r"^-[rwxXst]", w)]
+    recursive = any(w in ("-R", "--recursive") for w in inv.argv[1:])
+    if not words:
+        return
+    mode, mode_index = words[0]
+    if re.search(r"[+=][rwxXt]*s", mode) or re.fullmatch(r"[0-7]*[4-7][0-7]{3}", mode):
+        inv.privilege(f"`chmod {mode}` sets the setuid/setgid bit", mode_index)
+    for word, index in words[1:]:
+        inv.write(word, index, recursive=recursive)
+
+
+def model_chown(inv: Invocation) -> None:
+    """chown/chgrp: giving files to another user needs privilege; the files are written."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    recursive = any(w in ("-R", "--recursive") for w in inv.argv[1:])
+    if not words:
+        return
+    inv.privilege(f"`{inv.name}` changes file ownership", words[0][1])
+    for word, index in words[1:]:
+        inv.write(word, index, recursive=recursive)
+
+
+def model_kill(inv: Invocation) -> None:
+    """kill: signalling every process (``-1``) or init (``1``) is out of the command's reach;
+    pkill/killall match processes by name (not visible which)."""
+    if inv.name in ("pkill", "killall", "killall5"):
+        inv.unknown(f"`{inv.name}` signals every process whose name matches", 0)
+        return
+    targets = [w for w in inv.argv[1:] if w.lstrip("-").isdigit() and not w.startswith("-") or w == "-1"]
+    if any(t in ("1", "-1") for t in targets[-len(targets):] if targets):
+        inv.unknown("`kill` signals every process or init", 0)
+
+
+def model_crontab(inv: Invocation) -> None:
+    """crontab: listing reads; installing or editing a table is persistence."""
+    if "-l" in inv.argv[1:]:
+        return
+    inv.persistence("`crontab` installs commands that run on a schedule", 0)
+
+
+def model_at(inv: Invocation) -> None:
+    """at/batch: schedules commands for later (persistence)."""
+    if any(w in ("-l", "-c") for w in inv.argv[1:]) or inv.name == "atq":
+        return
+    inv.persistence(f"`{inv.name}` schedules commands to run later", 0)
+
+
+def model_mkfs(inv: Invocation) -> None:
+    """mkfs/fdisk/wipefs…: write the device named."""
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if word.startswith("/"):
+            inv.write(word, index, recursive=True)
+
+
+def model_mount(inv: Invocation) -> None:
+    """mount/umount/modprobe/insmod/setcap…: need root."""
+    if inv.name in ("mount", "findmnt") and len(inv.argv) == 1:
+        return
+    inv.privilege(f"`{inv.name}` needs administrator rights", 0)
+
+
+def model_docker(inv: Invocation) -> None:
+    """docker/podman: the daemon acts as root — privileged containers, host namespaces and
+    bind mounts of host paths are privilege escalation; other subcommands are visible only."""
+    words = inv.argv[1:]
+    if not words or words[0] not in ("run", "create", "exec", "container"):
+        return
+    for index, word in enumerate(words, start=1):
+        if word in ("--privileged", "--pid=host", "--net=host", "--network=host", "--userns=host",
+                    "--ipc=host") or word.startswith("--cap-add"):
+            inv.privilege(f"`{inv.name} {word}` gives the container host privileges", index)
+        if word in ("-v", "--volume", "--mount") and index < len(inv.argv) - 1:
+            source = inv.argv[index + 1].split(":", 1)[0]
+            if source.startswith(("/", "~", ".")):
+                inv.write(source, index + 1, recursive=True)
+        elif word.startswith(("--volume=", "-v/")):
+            source = word.split("=", 1)[-1].lstrip("-v").split(":", 1)[0]
+            if source.startswith(("/", "~", ".")):
+                inv.write(source, index, recursive=True)
+
+
+register(" ".join(_SYSTEM_PKG), model_system_pkg)
+register("pip pip3 pipx uv-pip", model_pip)
+register("npm yarn pnpm", model_npm)
+register("systemctl service launchctl update-rc.d chkconfig", model_systemctl)
+register("chmod", model_chmod)
+register("chown chgrp", model_chown)
+register("kill pkill killall killall5", model_kill)
+register("crontab", model_crontab)
+register("at batch atq", model_at)
+register("mkfs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.vfat mkfs.btrfs mke2fs fdisk sfdisk parted wipefs mkswap "
+         "shred-dev blkdiscard", model_mkfs)
+register("mount umount modprobe insmod rmmod setcap sysctl iptables nft ufw useradd usermod userdel "
+         "groupadd passwd visudo chpasswd reboot shutdown halt poweroff init", model_mount)
+register("docker podman", model_docker)

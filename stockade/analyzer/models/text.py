@@ -1,0 +1,313 @@
+"""Tools that hide commands in their arguments: find, sed, awk, rg, tar, zip, editors."""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+
+_FIND_VALUE_TESTS = {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-xtype", "-size",
+                     "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-perm", "-user",
+                     "-group", "-maxdepth", "-mindepth", "-uid", "-gid", "-links", "-inum", "-samefile",
+                     "-wholename", "-iwholename", "-lname", "-ilname", "-printf", "-fstype", "-used",
+                     "-regextype", "-context", "-newermt", "-newerct", "-anewer", "-cnewer"}
+
+
+def model_find(inv: Invocation) -> None:
+    """find ROOTS EXPR: roots are listed; ``-delete`` deletes below them; ``-exec``/``-execdir``/
+    ``-ok``/``-okdir`` run a command on each found path (``{}`` = a path below a root);
+    ``-fprint*``/``-fls`` write files."""
+    argv = inv.argv
+    index = 1
+    roots: list[tuple[str, int]] = []
+    while index < len(argv) and argv[index] in ("-H", "-L", "-P") or index < len(argv) and argv[index].startswith("-O"):
+        index += 1
+    while index < len(argv) and not (argv[index].startswith("-") or argv[index] in ("(", "!", ")", ",")):
+        roots.append((argv[index], index))
+        index += 1
+    if not roots:
+        roots = [(".", 0)]
+    for root, root_index in roots:
+        inv.read(root, root_index or None)
+    root_word = roots[0][0] if len(roots) == 1 else UNKNOWN
+    while index < len(argv):
+        word = argv[index]
+        if word in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = index + 1
+            while end < len(argv) and argv[end] not in (";", "+"):
+                end += 1
+            sub = [w.replace("{}", root_word) for w in argv[index + 1:end]]
+            if sub:
+                for root, root_index in roots:
+                    argv_for_root = [w.replace("{}", root) if "{}" in orig else w
+                                     for w, orig in zip(sub, argv[index + 1:end])]
+                    _run_on_tree(inv, argv_for_root, index + 1, end, argv[index + 1:end])
+            index = end + 1
+            continue
+        if word == "-delete":
+            for root, root_index in roots:
+                inv.delete(root, index, recursive=True)
+        elif word in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(argv):
+            inv.write(argv[index + 1], index + 1)
+            index += 1
+        elif word in _FIND_VALUE_TESTS:
+            index += 1
+        index += 1
+
+
+def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, original: list[str]) -> None:
+    # a found path is anything below the root: effects on it are recursive over the root
+    from stockade.analyzer.effects import Delete, Read, Write
+
+    effects = inv.walker.effects
+    mark = len(effects)
+    inv.run(start, argv=argv, spans=inv.spans[start:end])
+    placeholder_paths = {inv.path(w) for w, orig in zip(argv, original) if "{}" in orig and UNKNOWN not in w}
+    for position in range(mark, len(effects)):
+        effect = effects[position]
+        if isinstance(effect, (Delete, Write, Read)) and effect.path in placeholder_paths:
+            effects[position] = type(effect)(effect.path, effect.span, True)
+
+
+_SED_CMD_RE = re.compile(r"\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
+
+
+def sed_script(inv: Invocation, script: str, index: int) -> None:
+    """Scan a sed script for commands that run code (``e``, ``s///e``) or touch files (``w``,
+    ``r``, ``R``, ``W``, ``s///w``)."""
+    if UNKNOWN in script:
+        inv.unknown("the sed script is not known before it runs", index)
+        return
+    for line in re.split(r"[;\n]", script):
+        rest = line
+        match = _SED_CMD_RE.match(rest)
+        if match:
+            rest = rest[match.end():]
+        rest = rest.lstrip("{} \t")
+        if not rest:
+            continue
+        cmd = rest[0]
+        arg = rest[1:].strip()
+        if cmd == "e":
+            if arg:
+                inv.script(arg, index, what="the sed `e` command")
+            else:
+                inv.unknown("sed `e` runs the pattern space as a command", index)
+        elif cmd in "wW" and arg:
+            inv.write(arg, index)
+        elif cmd in "rR" and arg:
+            inv.read(arg, index)
+        elif cmd in "sy" and len(rest) > 1:
+            delim = rest[1]
+            parts = re.split(r"(?<!\\)" + re.escape(delim), rest[2:])
+            if len(parts) >= 3:
+                flags = parts[2]
+                if "e" in re.sub(r"w.*", "", flags) and cmd == "s":
+                    inv.unknown("sed `s///e` runs the result as a command", index)
+                wmatch = re.search(r"w\s*(\S.*)", flags)
+                if wmatch and cmd == "s":
+                    inv.write(wmatch.group(1).strip(), index)
+
+
+def model_sed(inv: Invocation) -> None:
+    """sed: the script is scanned; ``-i`` rewrites the input files; ``-f`` reads a script."""
+    parsed = parse_options(inv.argv, {"-e", "--expression", "-f", "--file", "-l", "--line-length", "-i",
+                                      "--in-place", "-s", "-E"} - {"-i", "-s", "-E"})
+    in_place = any(option in ("-i", "--in-place") or option.startswith("-i") for option, _, _ in parsed.options)
+    scripts = parsed.values_of("-e", "--expression")
+    for path, index in parsed.values_of("-f", "--file"):
+        inv.read(path, index)
+        inv.unknown("the sed script file is not visible", index)
+    words = list(parsed.positionals)
+    if not scripts and not parsed.values_of("-f", "--file") and words:
+        scripts = [words.pop(0)]
+    for script, index in scripts:
+        sed_script(inv, script, index)
+    for word, index in words:
+        inv.read(word, index)
+        if in_place:
+            inv.write(word, index)
+
+
+_AWK_SYSTEM_RE = re.compile(r"\bsystem\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
+_AWK_PIPE_RE = re.compile(r"(?<![|])\|(?![|])\s*(&?)")
+_AWK_OUT_RE = re.compile(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
+_AWK_IN_RE = re.compile(r"\bgetline\b[^;}]*?<\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
+
+
+def awk_program(inv: Invocation, program: str, index: int) -> None:
+    """Scan an awk program: ``system("…")`` with literal code is walked; computed commands,
+    pipes to or from commands are unknown; ``print > "file"`` writes."""
+    if UNKNOWN in program:
+        inv.unknown("the awk program is not known before it runs", index)
+        return
+    for match in _AWK_SYSTEM_RE.finditer(program):
+        literal = match.group(1)
+        rest = program[match.end():].lstrip()
+        if literal and rest.startswith(")"):
+            inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
+                       what="the awk `system()` command")
+        else:
+            inv.unknown("awk `system()` runs a computed command", index)
+    stripped = re.sub(r"\"(?:[^\"\\]|\\.)*\"", '""', program)
+    stripped = re.sub(r"/(?:[^/\\\n]|\\.)+/", "//", stripped)
+    if _AWK_PIPE_RE.search(stripped):
+        inv.unknown("awk pipes to or from a command", index)
+    for match in _AWK_OUT_RE.finditer(program):
+        target = match.group(2)
+        if target.startswith('"'):
+            inv.write(target[1:-1], index)
+        else:
+            inv.unknown("awk writes to a computed file name", index)
+    for match in _AWK_IN_RE.finditer(program):
+        target = match.group(1)
+        if target.startswith('"'):
+            inv.read(target[1:-1], index)
+
+
+def model_awk(inv: Invocation) -> None:
+    """awk PROGRAM FILES: the program is scanned; files are read; ``-f`` reads a program."""
+    parsed = parse_options(inv.argv, {"-F", "-v", "-f", "--file", "-e", "--source", "-i", "--include", "-W"})
+    programs = parsed.values_of("-e", "--source")
+    for path, index in parsed.values_of("-f", "--file", "-i", "--include"):
+        inv.read(path, index)
+        inv.unknown("the awk program file is not visible", index)
+    words = list(parsed.positionals)
+    if not programs and not parsed.values_of("-f", "--file") and words:
+        programs = [words.pop(0)]
+    for program, index in programs:
+        awk_program(inv, program, index)
+    for word, index in words:
+        if "=" in word and not word.startswith("/"):
+            continue  # var=value operand
+        inv.read(word, index)
+
+
+def model_rg(inv: Invocation) -> None:
+    """ripgrep: recursive read; ``--pre`` runs a program on every file searched."""
+    values = {"-e", "--regexp", "-f", "--file", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not",
+              "-m", "--max-count", "-A", "-B", "-C", "--pre", "--pre-glob", "-j", "--threads", "-M",
+              "--max-columns", "--type-add", "--ignore-file", "-E", "--encoding", "--max-depth", "-d",
+              "-r", "--replace", "--sort", "--sortr", "--path-separator", "--colors", "--color"}
+    parsed = parse_options(inv.argv, values)
+    for option, value, index in parsed.options:
+        if option == "--pre" and value:
+            inv.unknown(f"`rg --pre` runs `{show(value)}` on every file it searches", index)
+        elif option in ("-f", "--file", "--ignore-file") and value:
+            inv.read(value, index)
+    words = list(parsed.positionals)
+    if not parsed.values_of("-e", "--regexp", "-f", "--file") and words and not parsed.has("--files"):
+        words.pop(0)
+    for word, index in words or [(".", None)]:
+        inv.read(word, index, recursive=False)
+
+
+def model_tar(inv: Invocation) -> None:
+    """tar: create reads members and writes the archive; extract reads the archive and
+    writes below ``-C`` (or the cwd); ``--to-command``, ``--checkpoint-action=exec``,
+    ``-I``/``--use-compress-program``, ``--rsh-command``, ``--info-script`` run commands."""
+    argv = list(inv.argv)
+    if len(argv) > 1 and not argv[1].startswith("-"):
+        argv[1] = "-" + argv[1]  # old-style: tar cf archive …
+    values = {"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I",
+              "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "-F",
+              "--info-script", "--new-volume-script", "--exclude", "-b", "-N", "--newer", "--transform",
+              "--xform", "--owner", "--group", "--mode", "-H", "--format", "-K", "-V", "--label"}
+    parsed = parse_options(argv, values)
+    mode = "list"
+    for option, _, _ in parsed.options:
+        if option in ("-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate"):
+            mode = "create"
+        elif option in ("-x", "--extract", "--get"):
+            mode = "extract"
+    directory = "."
+    archive: tuple[str, int] | None = None
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-f", "--file"):
+            archive = (value, index)
+        elif option in ("-C", "--directory"):
+            directory = value
+        elif option in ("-T", "--files-from", "-X", "--exclude-from"):
+            inv.read(value, index)
+        elif option in ("--to-command", "--rsh-command", "--info-script", "--new-volume-script", "-F"):
+            inv.script(value, index, what=f"the command given to `tar {option}`")
+        elif option in ("-I", "--use-compress-program"):
+            inv.script(value, index, what="the compression program of `tar`")
+        elif option == "--checkpoint-action":
+            kind, _, command = value.partition("=")
+            if kind == "exec":
+                inv.script(command, index, what="the `tar --checkpoint-action=exec` command")
+    if archive is not None and archive[0] != "-":
+        if mode == "create":
+            inv.write(archive[0], archive[1])
+        else:
+            inv.read(archive[0], archive[1])
+    if mode == "create":
+        for word, index in parsed.positionals:
+            inv.read(word, index, recursive=True)
+    elif mode == "extract":
+        inv.write(directory, None, recursive=True)
+
+
+def model_zip(inv: Invocation) -> None:
+    """zip ARCHIVE FILES: reads files (``-r`` recursive), writes the archive; ``-TT`` runs a
+    command.  unzip ARCHIVE: reads it, writes below ``-d`` or the cwd."""
+    parsed = parse_options(inv.argv, {"-d", "-x", "-i", "-TT", "--unzip-command", "-P", "-n", "-b", "-O"})
+    for option, value, index in parsed.options:
+        if option in ("-TT", "--unzip-command") and value:
+            inv.script(value, index, what="the command given to `zip -TT`")
+    words = list(parsed.positionals)
+    if inv.name in ("unzip", "7z", "bsdtar"):
+        if words:
+            inv.read(words[0][0], words[0][1])
+        target = parsed.values_of("-d")
+        if not parsed.has("-l", "-t", "-p", "-v", "-Z"):
+            inv.write(target[0][0] if target else ".", target[0][1] if target else None, recursive=True)
+        return
+    if words:
+        inv.write(words[0][0], words[0][1])
+        recursive = parsed.has("-r", "--recurse-paths")
+        for word, index in words[1:]:
+            inv.read(word, index, recursive=recursive)
+
+
+def model_editor(inv: Invocation) -> None:
+    """vim/vi/nvim/ex: ``-c CMD``/``+CMD``/``--cmd CMD`` run ex commands (``!`` runs shell
+    code); files given are edited (written)."""
+    parsed = parse_options(inv.argv, {"-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-w", "-W", "-s"})
+    commands = [(v, i) for v, i in parsed.values_of("-c", "--cmd")]
+    files: list[tuple[str, int]] = []
+    for word, index in parsed.positionals:
+        if word.startswith("+"):
+            commands.append((word[1:], index))
+        else:
+            files.append((word, index))
+    for path, index in parsed.values_of("-S", "-u"):
+        inv.read(path, index)
+    for command, index in commands:
+        text = command.lstrip(": ")
+        text = re.sub(r"^(silent!?|exe(cute)?|sil!?)\s+", "", text)
+        if text.startswith("!"):
+            inv.script(text[1:], index, what="the vim `!` command")
+        elif re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!",
+                       text):
+            inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
+        elif re.match(r"(w|wq|x|sav|saveas|wa)\b\s*(\S+)?", text):
+            target = re.match(r"(w|wq|x|sav|saveas|wa)\b\s*(\S+)?", text)
+            if target and target.group(2):
+                inv.write(target.group(2), index)
+    for word, index in files:
+        inv.write(word, index)
+
+
+register("find", model_find)
+register("sed gsed", model_sed)
+register("awk gawk mawk nawk", model_awk)
+register("rg ripgrep", model_rg)
+register("tar gtar bsdtar-x", model_tar)
+register("zip unzip 7z", model_zip)
+register("vim vi nvim ex view gvim", model_editor)

@@ -1,0 +1,141 @@
+"""Wrappers: programs that run another command given in their arguments.
+
+Each wrapper is data — which of its options take a value, how many operands come before the
+wrapped command — plus a note when it changes privilege or runs the command through a shell.
+The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`` is ``rm``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """How a wrapper's argv is laid out."""
+
+    values: frozenset[str] = frozenset()
+    operands: int = 0               # operands before the command (timeout DURATION, flock FILE)
+    privilege: str | None = None    # escalation note
+    shell_joined: bool = False      # the command words are joined and run by ``sh -c`` (watch, su -c)
+    no_exec_flags: frozenset[str] = frozenset()  # flags that only look the command up (command -v)
+    code_flags: frozenset[str] = frozenset()     # options whose value is shell code (su -c, flock -c)
+
+
+WRAPPERS: dict[str, Wrapper] = {
+    "env": Wrapper(frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"})),
+    "command": Wrapper(no_exec_flags=frozenset({"-v", "-V"})),
+    "builtin": Wrapper(),
+    "exec": Wrapper(frozenset({"-a"})),
+    "nice": Wrapper(frozenset({"-n", "--adjustment"})),
+    "nohup": Wrapper(),
+    "setsid": Wrapper(),
+    "time": Wrapper(frozenset({"-f", "--format", "-o", "--output"})),
+    "timeout": Wrapper(frozenset({"-s", "--signal", "-k", "--kill-after"}), operands=1),
+    "stdbuf": Wrapper(frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
+    "flock": Wrapper(frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), operands=1,
+                     code_flags=frozenset({"-c", "--command"})),
+    "watch": Wrapper(frozenset({"-n", "--interval", "-d", "--differences", "-q"}), shell_joined=True),
+    "ionice": Wrapper(frozenset({"-c", "--class", "-n", "--classdata", "-p", "-P", "-u"})),
+    "chrt": Wrapper(frozenset({"-p"}), operands=1),
+    "taskset": Wrapper(frozenset({"-c", "--cpu-list"}), operands=1),
+    "unbuffer": Wrapper(),
+    "caffeinate": Wrapper(frozenset({"-t", "-w"})),
+    "xvfb-run": Wrapper(frozenset({"-a", "-n", "-s", "-f", "-e"})),
+    "strace": Wrapper(frozenset({"-e", "-o", "-p", "-s", "-u"})),
+    "ltrace": Wrapper(frozenset({"-e", "-o", "-p", "-s", "-u"})),
+    "catchsegv": Wrapper(),
+    "sudo": Wrapper(frozenset({"-u", "--user", "-g", "--group", "-C", "-h", "-p", "-r", "-t", "-U", "-D"}),
+                    privilege="`sudo` runs a command as another user", code_flags=frozenset()),
+    "doas": Wrapper(frozenset({"-u", "-C"}), privilege="`doas` runs a command as another user"),
+    "pkexec": Wrapper(frozenset({"--user"}), privilege="`pkexec` runs a command as another user"),
+    "su": Wrapper(frozenset({"-s", "--shell", "-g", "--group", "-G"}), privilege="`su` switches user",
+                  code_flags=frozenset({"-c", "--command", "--session-command"})),
+    "runuser": Wrapper(frozenset({"-u", "--user", "-g", "-G", "-s"}), privilege="`runuser` switches user",
+                       code_flags=frozenset({"-c", "--command"})),
+    "chroot": Wrapper(frozenset({"--userspec", "--groups"}), operands=1, privilege="`chroot` needs root"),
+    "nsenter": Wrapper(frozenset({"-t", "--target"}), privilege="`nsenter` enters other namespaces"),
+    "unshare": Wrapper(frozenset({"--map-user", "--map-group"})),
+}
+
+
+def model_wrapper(inv: Invocation) -> None:
+    """See through a wrapper to the command it runs."""
+    spec = WRAPPERS[inv.name]
+    if spec.privilege:
+        inv.privilege(spec.privilege, 0)
+    values = set(spec.values) | set(spec.code_flags)
+    parsed = parse_options(inv.argv, values, stop_at_first_positional=True)
+    env = dict(inv.env)
+    for option, value, index in parsed.options:
+        if option in spec.no_exec_flags:
+            return
+        if option in spec.code_flags and value is not None:
+            inv.script(value, index, what=f"the code given to `{inv.name} {option}`")
+        if inv.name == "env" and option in ("-S", "--split-string") and value is not None:
+            inv.run(0, argv=value.split() + [w for w, _ in parsed.positionals],
+                    spans=[inv.at(index)] * len(value.split()) + [inv.at(i) for _, i in parsed.positionals])
+            return
+        if inv.name == "env" and option in ("-C", "--chdir") and value is not None:
+            inv.walker.state.cwd = inv.path(value)
+    words = list(parsed.positionals)
+    if inv.name == "env":  # NAME=value operands
+        from stockade.analyzer.models.envvars import judge_env_var
+
+        while words and "=" in words[0][0] and not words[0][0].startswith("="):
+            name, _, value = words[0][0].partition("=")
+            env[name] = value
+            judge_env_var(inv.walker, name, value, inv.at(words[0][1]))
+            words.pop(0)
+    words = words[spec.operands:]
+    if inv.name in ("su", "runuser"):
+        return  # su [user]: an interactive shell as another user (already a privilege)
+    if not words:
+        return
+    start = words[0][1]
+    if spec.shell_joined:
+        inv.script(" ".join(inv.argv[start:]), start, what=f"the command run by `{inv.name}`")
+        return
+    inv.run(start)
+
+
+def model_xargs(inv: Invocation) -> None:
+    """``xargs CMD ARGS``: runs CMD with words read from stdin appended (unknown words);
+    ``-I R`` replaces R in the arguments; ``-a FILE`` reads the words from a file."""
+    parsed = parse_options(inv.argv, {"-I", "-i", "-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-L",
+                                      "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars"},
+                           stop_at_first_positional=True)
+    replace = None
+    for option, value, index in parsed.options:
+        if option in ("-a", "--arg-file") and value:
+            inv.read(value, index)
+        if option in ("-I", "-i"):
+            replace = value or "{}"
+    words = list(parsed.positionals)
+    from stockade.analyzer.walker import Stdin
+
+    no_input = Stdin(None, "the terminal")
+    if not words:
+        inv.run(0, argv=["echo", UNKNOWN], spans=[inv.span, inv.span], stdin=no_input)
+        return
+    start = words[0][1]
+    if replace is not None:
+        argv = [w.replace(replace, UNKNOWN) for w in inv.argv[start:]]
+        inv.run(start, argv=argv, spans=inv.spans[start:], stdin=no_input)
+    else:
+        inv.run(start, extra=[UNKNOWN], stdin=no_input)
+
+
+def model_nested_exec(inv: Invocation) -> None:
+    """Programs that are given a command to run among other arguments (parallel, entr)."""
+    inv.unknown(f"`{inv.name}` runs commands built from its input: `{show(' '.join(inv.argv[1:]))[:60]}`", 0)
+
+
+for _name in WRAPPERS:
+    register(_name, model_wrapper, builtin=_name in ("command", "builtin", "exec"))
+register("xargs", model_xargs)
+register("parallel entr", model_nested_exec)

@@ -1,0 +1,145 @@
+"""Parsing shell text with tree-sitter-bash, aware of the parser's own blind spots.
+
+* **Backslash-newline.** Bash deletes ``\\<newline>`` before splitting words (outside single
+  quotes, quoted heredocs and comments), so ``r\\<newline>m`` is ``rm``; tree-sitter sees two
+  words.  We parse once, find every such pair the shell would join, delete them and parse
+  again, keeping a map back to the original offsets for spans.
+* **Carriage returns.** Bash treats ``\\r`` as an ordinary character; tree-sitter treats it as
+  blank.  Splitting on it only ever makes the analyzer see *more* commands and words than
+  bash would run, which errs on the strict side.
+* **ERROR / MISSING nodes** mean the grammar did not understand the text: the caller fails
+  closed with the ``unparsable`` verdict.
+
+tree-sitter is imported lazily and one :class:`~tree_sitter.Parser` is cached per process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+_PARSER: Any = None
+
+#: Node types inside which a backslash-newline is kept literally.
+_LITERAL_CONTEXTS = frozenset({"raw_string", "comment", "ansi_c_string"})
+
+
+def parser() -> Any:
+    """The cached tree-sitter-bash parser (created on first use)."""
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+@dataclass
+class Source:
+    """Parsed shell text: the tree, the text the parser saw, and the way back to the
+    original character offsets (``base`` is added to every offset; with ``collapse`` set,
+    every span is that one span, for nested code whose text is not verbatim in its parent)."""
+
+    text: str
+    data: bytes
+    tree: Any
+    base: int = 0
+    collapse: tuple[int, int] | None = None
+    _byte_to_orig: list[int] | None = field(default=None, repr=False)
+
+    def offset(self, byte_offset: int) -> int:
+        """The original character offset of a byte offset in :attr:`data`."""
+        if self._byte_to_orig is not None:
+            byte_offset = self._byte_to_orig[min(byte_offset, len(self._byte_to_orig) - 1)]
+        return self.base + byte_offset
+
+    def span(self, node: Any) -> tuple[int, int]:
+        """The original ``(start, end)`` character span of a node."""
+        if self.collapse is not None:
+            return self.collapse
+        return self.offset(node.start_byte), self.offset(node.end_byte)
+
+    def node_text(self, node: Any) -> str:
+        """The text of a node as the parser saw it."""
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def _odd_backslashes(text: str, index: int) -> bool:
+    count = 0
+    while index >= 0 and text[index] == "\\":
+        count += 1
+        index -= 1
+    return count % 2 == 1
+
+
+def _literal_at(tree: Any, byte_offset: int) -> bool:
+    node = tree.root_node.descendant_for_byte_range(byte_offset, byte_offset + 1)
+    while node is not None:
+        kind = node.type
+        if kind in _LITERAL_CONTEXTS:
+            return True
+        if kind == "heredoc_body" or kind == "heredoc_content":
+            start = node.parent.child_by_field_name("start") if node.parent else None
+            for sibling in (node.parent.children if node.parent else ()):
+                if sibling.type == "heredoc_start":
+                    start = sibling
+            if start is not None and start.text[:1] in (b"'", b'"', b"\\"):
+                return True
+        node = node.parent
+    return False
+
+
+def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> Source:
+    """Parse shell text, joining backslash-newlines the way bash does."""
+    data = text.encode("utf-8", "surrogateescape")
+    tree = parser().parse(data)
+    byte_map: list[int] | None = None
+    if not text.isascii():
+        byte_map = []
+        for index, char in enumerate(text):
+            byte_map.extend([index] * len(char.encode("utf-8", "surrogateescape")))
+        byte_map.append(len(text))
+    if "\\\n" not in text:
+        return Source(text, data, tree, base, collapse, byte_map)
+    # which backslash-newlines does bash join?  Those outside literal contexts.
+    joins: list[int] = []
+    position = text.find("\\\n")
+    while position != -1:
+        if _odd_backslashes(text, position):
+            byte_offset = len(text[:position].encode("utf-8", "surrogateescape"))
+            if not _literal_at(tree, byte_offset):
+                joins.append(position)
+        position = text.find("\\\n", position + 2)
+    if not joins:
+        return Source(text, data, tree, base, collapse, byte_map)
+    pieces: list[str] = []
+    orig_index: list[int] = []
+    last = 0
+    for position in joins:
+        pieces.append(text[last:position])
+        orig_index.extend(range(last, position))
+        last = position + 2
+    pieces.append(text[last:])
+    orig_index.extend(range(last, len(text)))
+    joined = "".join(pieces)
+    joined_data = joined.encode("utf-8", "surrogateescape")
+    new_map: list[int] = []
+    for index, char in enumerate(joined):
+        new_map.extend([orig_index[index]] * len(char.encode("utf-8", "surrogateescape")))
+    new_map.append(len(text))
+    return Source(joined, joined_data, parser().parse(joined_data), base, collapse, new_map)
+
+
+def first_error(tree: Any) -> Any | None:
+    """The first ERROR or MISSING node of a tree, if any (iterative: no recursion limit)."""
+    if not tree.root_node.has_error:
+        return None
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            return node
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return tree.root_node

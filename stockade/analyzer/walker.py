@@ -1,0 +1,755 @@
+"""The walk over a parsed shell script: every node that can execute, in order.
+
+:class:`Walker` visits statements (``visit_<kind>`` with a generic fallback that walks
+every named child, so constructs it does not model are still searched for code), tracks
+the shell state that decides what later words mean (variables incl. ``IFS``, the working
+directory through ``cd``/``pushd``/subshells, functions, symlinks made by ``ln -s``), feeds
+known text to commands that read standard input, and hands each simple command's argv to
+:mod:`stockade.analyzer.exec`, which unwraps it and applies the per-tool models.
+
+Lists and pipelines are walked iteratively; nesting deeper than :data:`MAX_DEPTH` is
+reported as unparsable rather than risking the interpreter's recursion limit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from stockade.analyzer.effects import (UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
+                                       Write)
+from stockade.analyzer.parse import Source, first_error, parse
+from stockade.analyzer.words import WordExpander
+from stockade.compiler.ir import Context
+
+MAX_DEPTH = 100
+MAX_NESTED_SCRIPTS = 2000
+
+_ASSIGN_WORD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
+_DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
+
+WORD_TYPES = frozenset({
+    "word", "string", "raw_string", "ansi_c_string", "concatenation", "simple_expansion", "expansion",
+    "command_substitution", "process_substitution", "arithmetic_expansion", "number", "translated_string",
+    "brace_expression", "extglob_pattern", "regex", "string_content", "special_variable_name",
+})
+
+
+@dataclass
+class State:
+    """The shell state that decides what later words mean."""
+
+    variables: dict[str, str]
+    cwd: str
+    functions: dict[str, tuple[Source, Any]] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    positional: list[str] | None = None
+    dirstack: list[str] = field(default_factory=list)
+    exported: set[str] = field(default_factory=set)
+
+    def copy(self) -> "State":
+        """A copy for a subshell: changes inside do not leak out."""
+        return State(dict(self.variables), self.cwd, dict(self.functions), dict(self.links),
+                     None if self.positional is None else list(self.positional), list(self.dirstack),
+                     set(self.exported))
+
+
+@dataclass(frozen=True, slots=True)
+class Stdin:
+    """What a command reads on standard input: known text, or None (unknown data)."""
+
+    text: str | None
+    what: str
+
+
+TERMINAL = Stdin(None, "the terminal")
+
+
+class Walker:
+    """Walks one command or script and collects its effects."""
+
+    def __init__(self, context: Context, command: str, cwd: str | None = None):
+        self.context = context
+        self.command = command
+        self.effects: list[Effect] = []
+        variables = {"HOME": context.home, "WORKSPACE": context.workspace, "TMPDIR": context.tmpdir,
+                     "IFS": " \t\n"}
+        self.state = State(variables, cwd or context.workspace)
+        self.home = context.home
+        self.depth = 0
+        self.nested_scripts = 0
+        self.function_depth = 0
+        self._source: Source | None = None
+        self._expander: WordExpander | None = None
+
+    # -- entry points ------------------------------------------------------------------
+
+    def run_text(self, text: str, base: int = 0, collapse: SpanT | None = None) -> None:
+        """Parse and walk shell text (the top-level command or a nested script)."""
+        source = parse(text, base, collapse)
+        error = first_error(source.tree)
+        if error is not None:
+            kind = "missing token" if error.is_missing else "syntax the shell grammar does not accept"
+            self.effects.append(Unparsable(f"{kind} near `{_clip(source.node_text(error) or text)}`",
+                                           source.span(error)))
+        self.walk_in(source, source.tree.root_node)
+
+    def walk_in(self, source: Source, node: Any, stdin: Stdin = TERMINAL) -> None:
+        """Walk ``node`` of ``source`` (switching the expander to that source)."""
+        saved = self._source, self._expander
+        self._source, self._expander = source, WordExpander(self, source)
+        try:
+            self.walk(node, stdin)
+        finally:
+            self._source, self._expander = saved
+
+    @property
+    def src(self) -> Source:
+        assert self._source is not None
+        return self._source
+
+    @property
+    def words(self) -> WordExpander:
+        assert self._expander is not None
+        return self._expander
+
+    # -- Scope protocol for words.py ------------------------------------------------------
+
+    def lookup(self, name: str) -> str | None:
+        """The value of a variable or parameter, None when the script does not determine it."""
+        if name == "PWD":
+            return self.state.cwd
+        if name.isdigit() or name in ("@", "*", "#"):
+            params = self.state.positional
+            if params is None:
+                return None
+            if name in ("@", "*"):
+                return " ".join(params[1:])
+            if name == "#":
+                return str(len(params) - 1)
+            index = int(name)
+            return params[index] if index < len(params) else ""
+        return self.state.variables.get(name)
+
+    def cwd_text(self) -> str:
+        return self.state.cwd
+
+    def substitute(self, node: Any) -> str:
+        """Walk a command or process substitution in a subshell; its output is unknown."""
+        saved = self.state
+        self.state = saved.copy()
+        try:
+            for child in node.named_children:
+                self.walk(child, TERMINAL)
+        finally:
+            self.state = saved
+        return UNKNOWN
+
+    def nested_fragment(self, text: str, node: Any) -> None:
+        """Walk text the grammar kept raw (``${x%$(cmd)}``, `` ${u-`cmd`} ``) as a word."""
+        self.nested_script(": " + text, self.src.span(node), exact=False, subshell=True)
+
+    def arithmetic(self, node: Any) -> None:
+        """Walk an arithmetic context: substitutions run, and so do array subscripts hidden in
+        the values of the variables it names (``v='a[$(cmd)]'; (( v ))``)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = current.type
+            if kind in ("command_substitution", "process_substitution"):
+                self.substitute(current)
+                continue
+            if kind == "variable_name":
+                self.arith_value(self.lookup(self.src.node_text(current)), current)
+                continue
+            if kind in ("simple_expansion", "expansion", "string", "concatenation", "word", "raw_string"):
+                self.arith_value(self.words.text(current), current)
+                continue
+            stack.extend(current.named_children)
+
+    def arith_value(self, value: str | None, node: Any) -> None:
+        """Bash evaluates a variable's value as an expression: subscripts in it run code."""
+        seen = 0
+        while value and seen < 8 and UNKNOWN not in value:
+            if _CODE_IN_VALUE_RE.search(value):
+                self.nested_script(": " + value, self.src.span(node), exact=False, subshell=True)
+                return
+            if not _IDENT_RE.match(value.strip()):
+                return
+            value = self.lookup(value.strip())
+            seen += 1
+
+    # -- nested code ----------------------------------------------------------------------
+
+    def nested_script(self, text: str, span: SpanT, exact: bool, subshell: bool = True,
+                      positional: list[str] | None = None, stdin: Stdin = TERMINAL) -> None:
+        """Parse and walk code found inside a word (``bash -c``, ``eval``, hooks, …)."""
+        self.nested_scripts += 1
+        if self.nested_scripts > MAX_NESTED_SCRIPTS or self.depth > MAX_DEPTH:
+            self.effects.append(Unparsable("nested code too deep to follow", span))
+            return
+        base, collapse = 0, span
+        if exact:
+            start = self.command.find(text, span[0], span[1]) if text else -1
+            if start != -1:
+                base, collapse = start, None
+        saved = self.state
+        if subshell:
+            self.state = saved.copy()
+        if positional is not None:
+            self.state.positional = positional
+        self.depth += 1
+        try:
+            source = parse(text, base, collapse)
+            error = first_error(source.tree)
+            if error is not None:
+                self.effects.append(Unparsable(f"nested code does not parse near `{_clip(source.node_text(error))}`",
+                                               source.span(error)))
+            self.walk_in(source, source.tree.root_node, stdin)
+        finally:
+            self.depth -= 1
+            if subshell:
+                self.state = saved
+
+    # -- statements -----------------------------------------------------------------------
+
+    def walk(self, node: Any, stdin: Stdin = TERMINAL) -> None:
+        """Visit one node."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                self.effects.append(Unparsable("nesting too deep to follow", self.src.span(node)))
+                return
+            handler = getattr(self, "visit_" + node.type, None)
+            if handler is not None:
+                handler(node, stdin)
+            else:
+                self.generic(node, stdin)
+        finally:
+            self.depth -= 1
+
+    def generic(self, node: Any, stdin: Stdin) -> None:
+        """Constructs without a visitor: search every child for code."""
+        for child in node.named_children:
+            if child.type in WORD_TYPES:
+                self.words.parts(child)
+            else:
+                self.walk(child, stdin)
+
+    def visit_comment(self, node: Any, stdin: Stdin) -> None:
+        return
+
+    def visit_program(self, node: Any, stdin: Stdin) -> None:
+        for child in node.named_children:
+            self.walk(child, stdin)
+
+    visit_do_group = visit_program
+    visit_else_clause = visit_program
+
+    def visit_list(self, node: Any, stdin: Stdin) -> None:
+        # a && b || c ... nests to the left: collect the operands iteratively
+        items: list[Any] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "list":
+                stack.extend(reversed(current.named_children))
+            else:
+                items.append(current)
+        for item in items:
+            self.walk(item, stdin)
+
+    def visit_compound_statement(self, node: Any, stdin: Stdin) -> None:
+        for child in node.named_children:
+            if child.type in WORD_TYPES or child.type in ("binary_expression", "unary_expression",
+                                                          "postfix_expression", "parenthesized_expression",
+                                                          "variable_name", "ternary_expression"):
+                self.arithmetic(child)
+            else:
+                self.walk(child, stdin)
+
+    def visit_subshell(self, node: Any, stdin: Stdin) -> None:
+        saved = self.state
+        self.state = saved.copy()
+        try:
+            for child in node.named_children:
+                self.walk(child, stdin)
+        finally:
+            self.state = saved
+
+    def visit_pipeline(self, node: Any, stdin: Stdin) -> None:
+        parts: list[Any] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "pipeline":
+                stack.extend(reversed(current.named_children))
+            else:
+                parts.append(current)
+        current_in = stdin
+        for index, part in enumerate(parts):
+            saved = self.state
+            if len(parts) > 1:
+                self.state = saved.copy()  # every pipeline part runs in a subshell
+            try:
+                out = self.walk_producing(part, current_in)
+            finally:
+                self.state = saved
+            current_in = out if index + 1 < len(parts) else current_in
+
+    def walk_producing(self, node: Any, stdin: Stdin) -> Stdin:
+        """Walk a statement and return what it writes to standard output, when known."""
+        self._last_output: Stdin | None = None
+        self.walk(node, stdin)
+        output = self._last_output
+        self._last_output = None
+        if output is not None:
+            return output
+        return Stdin(None, f"the output of `{_clip(self.src.node_text(node))}`")
+
+    def visit_negated_command(self, node: Any, stdin: Stdin) -> None:
+        self.generic(node, stdin)
+
+    def visit_redirected_statement(self, node: Any, stdin: Stdin) -> None:
+        body = node.child_by_field_name("body")
+        continuations: list[tuple[Any, bool]] = []
+        for index, child in enumerate(node.children):
+            if child == body or not child.is_named:
+                continue
+            if child.type == "heredoc_redirect":
+                stdin = self.heredoc(child, stdin, continuations)
+            elif child.type == "herestring_redirect":
+                stdin = self.herestring(child)
+            else:
+                self.redirect(child)
+        if body is None:
+            return
+        if continuations:
+            out = self.walk_producing(body, stdin)
+            for cont, piped in continuations:
+                self.walk(cont, out if piped else TERMINAL)
+        else:
+            self.walk(body, stdin)
+
+    def heredoc(self, node: Any, stdin: Stdin, continuations: list[tuple[Any, bool]]) -> Stdin:
+        """A heredoc: its body (expanded unless the delimiter is quoted) becomes stdin;
+        statements the grammar hangs on it (``| sh``, ``&& cmd``) are continuations."""
+        quoted = False
+        body_text: str | None = ""
+        piped = False
+        for child in node.children:
+            kind = child.type
+            if kind == "heredoc_start":
+                quoted = self.src.node_text(child)[:1] in ("'", '"', "\\")
+            elif kind == "heredoc_body":
+                if quoted:
+                    body_text = self.src.node_text(child)
+                else:
+                    parts = self.words.parts(child, True) if child.named_children else [
+                        (self.src.node_text(child), "q")]
+                    body_text = "".join(text for text, _ in parts)
+                    if UNKNOWN in body_text:
+                        body_text = None
+            elif kind == "|":
+                piped = True
+            elif kind in ("&&", "||", ";", "&"):
+                piped = False
+            elif kind in ("file_redirect", "herestring_redirect"):
+                self.redirect(child)
+            elif child.is_named and kind not in ("heredoc_end", "heredoc_content"):
+                first = child.children[0].type if child.children else ""
+                continuations.append((child, piped or first == "|"))
+        return Stdin(body_text, "a here-document")
+
+    def visit_heredoc_body(self, node: Any, stdin: Stdin) -> None:
+        self.words.parts(node, True)
+
+    def visit_string_content(self, node: Any, stdin: Stdin) -> None:
+        return
+
+    def herestring(self, node: Any) -> Stdin:
+        """A here-string: its word becomes stdin."""
+        text = ""
+        for child in node.named_children:
+            text = self.words.text(child)
+        return Stdin(None if UNKNOWN in text else text + "\n", "a here-string")
+
+    def redirect(self, node: Any) -> None:
+        """A file redirection: reads, writes, or a ``/dev/tcp`` connection."""
+        if node.type == "herestring_redirect":
+            self.herestring(node)
+            return
+        operator = ""
+        dest = None
+        for index, child in enumerate(node.children):
+            name = node.field_name_for_child(index)
+            if not child.is_named and child.type not in ("(", ")"):
+                operator = operator or child.type
+            elif name == "destination" and dest is None:
+                dest = child
+            elif child.type in WORD_TYPES and name != "descriptor":
+                self.words.parts(child)
+        if dest is None:
+            return
+        if dest.type == "number" and operator in (">&", "<&", ">&-", "<&-"):
+            return
+        target = self.words.text(dest)
+        if operator in (">&", "<&") and (target.isdigit() or target == "-"):
+            return
+        span = self.src.span(dest)
+        self.file_access(target, span, read="<" in operator, write=">" in operator)
+
+    def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
+        """Record a redirection's effect on ``target``."""
+        match = _DEV_NET_RE.match(target)
+        if match:
+            port = int(match.group(3)) if match.group(3).isdigit() else None
+            self.effects.append(Network(match.group(2), port, span))
+            return
+        path = self.resolve(target)
+        if write:
+            self.effects.append(Write(path, span))
+        if read:
+            self.effects.append(Read(path, span))
+
+    visit_file_redirect = lambda self, node, stdin: self.redirect(node)  # noqa: E731
+    visit_herestring_redirect = lambda self, node, stdin: self.herestring(node)  # noqa: E731
+
+    # -- control flow ---------------------------------------------------------------------
+
+    def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
+        """Walk alternative branches from the same state; merge: disagreeing facts become
+        unknown."""
+        before = self.state
+        results: list[State] = []
+        for branch in branches:
+            self.state = before.copy()
+            for node in branch:
+                self.walk(node, stdin)
+            results.append(self.state)
+        self.state = self._merge(before, results)
+
+    @staticmethod
+    def _merge(before: State, results: list[State]) -> State:
+        """One state after alternatives: facts they disagree on become unknown."""
+        merged = before.copy()
+        names = set().union(*(r.variables.keys() for r in results)) if results else set()
+        for name in names:
+            values = {r.variables.get(name) for r in results}
+            merged.variables[name] = values.pop() if len(values) == 1 and None not in values else UNKNOWN
+        cwds = {r.cwd for r in results}
+        merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
+        for r in results:
+            merged.functions.update(r.functions)
+            merged.links.update(r.links)
+            merged.exported |= r.exported
+        return merged
+
+    def visit_if_statement(self, node: Any, stdin: Stdin) -> None:
+        conditions: list[Any] = []
+        branches: list[list[Any]] = []
+        current: list[Any] = []
+        has_else = False
+        for index, child in enumerate(node.children):
+            name = node.field_name_for_child(index)
+            if name == "condition" and child.is_named:
+                conditions.append(child)
+            elif child.type in ("elif_clause", "else_clause"):
+                has_else = has_else or child.type == "else_clause"
+                if child.type == "elif_clause":
+                    parts = [c for c in child.named_children]
+                    # an elif's first statements up to `then` are its condition
+                    seen_then = False
+                    body: list[Any] = []
+                    for sub in child.children:
+                        if sub.type == "then":
+                            seen_then = True
+                        elif sub.is_named and not seen_then:
+                            conditions.append(sub)
+                        elif sub.is_named:
+                            body.append(sub)
+                    del parts
+                    branches.append(body)
+                else:
+                    branches.append(list(child.named_children))
+            elif child.is_named and child.type != "comment":
+                current.append(child)
+        for condition in conditions:
+            self.walk(condition, stdin)
+        branches.insert(0, current)
+        if not has_else:
+            branches.append([])
+        self._branches(branches, stdin)
+
+    def visit_case_statement(self, node: Any, stdin: Stdin) -> None:
+        value = node.child_by_field_name("value")
+        if value is not None:
+            self.words.parts(value)
+        branches: list[list[Any]] = [[]]
+        for child in node.named_children:
+            if child.type == "case_item":
+                body = []
+                for index, sub in enumerate(child.children):
+                    if child.field_name_for_child(index) == "value":
+                        self.words.parts(sub)
+                    elif sub.is_named:
+                        body.append(sub)
+                branches.append(body)
+        self._branches(branches, stdin)
+
+    def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
+        body = [c for i, c in enumerate(node.children) if c.is_named and node.field_name_for_child(i) != "condition"]
+        for index, child in enumerate(node.children):
+            if node.field_name_for_child(index) == "condition" and child.is_named:
+                self.walk(child, stdin)
+        self._branches([body, []], stdin)
+
+    visit_until_statement = visit_while_statement
+
+    def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
+        variable = node.child_by_field_name("variable")
+        name = self.src.node_text(variable) if variable is not None else ""
+        items: list[str] = []
+        has_values = False
+        body: Any = None
+        for index, child in enumerate(node.children):
+            field_name = node.field_name_for_child(index)
+            if field_name == "value":
+                has_values = True
+                items.extend(self.words.fields(child))
+            elif field_name == "body":
+                body = child
+        if not has_values:
+            items = [UNKNOWN] if self.state.positional is None else self.state.positional[1:]
+        if body is None:
+            return
+        if len(items) > 8:
+            items = [UNKNOWN]
+        before = self.state
+        results: list[State] = []
+        for item in items or [None]:
+            self.state = before.copy()
+            if item is not None:
+                self.state.variables[name] = item
+            self.walk(body, stdin)
+            results.append(self.state)
+        results.append(before.copy())  # the body may not run at all
+        self.state = self._merge(before, results)
+
+    def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:
+        for index, child in enumerate(node.children):
+            field_name = node.field_name_for_child(index)
+            if field_name == "body":
+                self._branches([[child], []], stdin)
+            elif child.is_named:
+                self.arithmetic(child)
+
+    def visit_function_definition(self, node: Any, stdin: Stdin) -> None:
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is not None and body is not None:
+            self.state.functions[self.src.node_text(name_node)] = (self.src, body)
+
+    def visit_test_command(self, node: Any, stdin: Stdin) -> None:
+        stack = list(node.named_children)
+        while stack:
+            current = stack.pop()
+            if current.type == "binary_expression":
+                op = current.child_by_field_name("operator")
+                if op is not None and self.src.node_text(op) in _ARITH_OPS:
+                    for side in ("left", "right"):
+                        operand = current.child_by_field_name(side)
+                        if operand is not None:
+                            self.arith_value(self.words.text(operand), operand)
+                    continue
+                stack.extend(current.named_children)
+            elif current.type in WORD_TYPES:
+                self.words.parts(current)
+            elif current.type in ("variable_name", "test_operator"):
+                continue
+            else:
+                stack.extend(current.named_children)
+
+    # -- assignments ------------------------------------------------------------------------
+
+    def assignment_value(self, node: Any) -> tuple[str, str, Any]:
+        """Name, value and value node of a ``variable_assignment``."""
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        name = self.src.node_text(name_node) if name_node is not None else UNKNOWN
+        if name_node is not None and name_node.type == "subscript":
+            self.words.parts(name_node)
+            name = UNKNOWN
+        if value_node is None:
+            return name, "", None
+        if value_node.type == "array":
+            values = []
+            for item in value_node.named_children:
+                values.extend(self.words.fields(item))
+            return name, values[0] if len(values) == 1 else UNKNOWN, value_node
+        value = self.words.text(value_node)
+        if self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+="):
+            old = self.lookup(name)
+            value = UNKNOWN if old is None else old + value
+        return name, value, value_node
+
+    def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
+        name, value, value_node = self.assignment_value(node)
+        if name == UNKNOWN:
+            return
+        self.state.variables[name] = value
+        self.env_assignment(name, value, node, in_shell=True)
+
+    def visit_variable_assignments(self, node: Any, stdin: Stdin) -> None:
+        for child in node.named_children:
+            self.walk(child, stdin)
+
+    def env_assignment(self, name: str, value: str, node: Any, in_shell: bool) -> None:
+        """Variables that make later programs run code (PAGER, GIT_SSH_COMMAND, …)."""
+        from stockade.analyzer.models.envvars import judge_env_var
+
+        if in_shell and name not in self.state.exported and name not in ("PROMPT_COMMAND",):
+            return
+        judge_env_var(self, name, value, self.src.span(node))
+
+    def visit_declaration_command(self, node: Any, stdin: Stdin) -> None:
+        keyword = node.children[0].type if node.children else ""
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                name, value, _ = self.assignment_value(child)
+                if name != UNKNOWN:
+                    self.state.variables[name] = value
+                    if keyword == "export":
+                        self.state.exported.add(name)
+                        self.effects.append(EnvChange(name, self.src.span(child)))
+                        self.env_assignment(name, value, child, in_shell=True)
+            elif child.type == "variable_name":
+                name = self.src.node_text(child)
+                if keyword == "export":
+                    self.state.exported.add(name)
+                    value = self.state.variables.get(name)
+                    if value is not None:
+                        self.env_assignment(name, value, child, in_shell=True)
+            elif child.type in WORD_TYPES:
+                for text in self.words.fields(child):
+                    if "=" in text and _ASSIGN_WORD_RE.match(text):
+                        key, _, val = text.partition("=")
+                        self.state.variables[key.rstrip("+")] = val
+
+    def visit_unset_command(self, node: Any, stdin: Stdin) -> None:
+        for child in node.named_children:
+            if child.type in ("variable_name", "word"):
+                self.state.variables.pop(self.src.node_text(child), None)
+
+    # -- simple commands --------------------------------------------------------------------
+
+    def visit_command(self, node: Any, stdin: Stdin) -> None:
+        from stockade.analyzer.exec import run_command
+
+        prefix: list[tuple[str, str, Any]] = []
+        argv: list[str] = []
+        spans: list[SpanT] = []
+        redirects: list[Any] = []
+        for index, child in enumerate(node.children):
+            kind = child.type
+            field_name = node.field_name_for_child(index)
+            if kind == "variable_assignment":
+                prefix.append(self.assignment_value(child))
+            elif kind == "command_name":
+                for sub in child.named_children:
+                    for value in self.words.fields(sub):
+                        argv.append(value)
+                        spans.append(self.src.span(sub))
+            elif field_name == "redirect" or kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                redirects.append(child)
+            elif child.is_named and kind in WORD_TYPES:
+                span = self.src.span(child)
+                for value in self.words.fields(child):
+                    argv.append(value)
+                    spans.append(span)
+            elif child.is_named and kind != "comment":
+                self.walk(child, stdin)
+        for child in redirects:
+            if child.type == "herestring_redirect":
+                stdin = self.herestring(child)
+            elif child.type == "heredoc_redirect":
+                stdin = self.heredoc(child, stdin, [])
+            else:
+                self.redirect(child)
+        if not argv:
+            for name, value, value_node in prefix:
+                if name != UNKNOWN:
+                    self.state.variables[name] = value
+            return
+        env: dict[str, str] = {}
+        for name, value, value_node in prefix:
+            if name == UNKNOWN:
+                continue
+            env[name] = value
+            self.effects.append(EnvChange(name, self.src.span(node)))
+            self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
+        run_command(self, argv, spans, stdin, env, self.src.span(node))
+
+    def set_output(self, output: Stdin) -> None:
+        """Record what the command just walked writes to stdout (for a following pipe)."""
+        self._last_output = output
+
+    # -- paths ------------------------------------------------------------------------------
+
+    def resolve(self, word: str, cwd: str | None = None) -> str:
+        """An absolute path for a resolved word (UNKNOWN kept), through recorded symlinks."""
+        base = self.state.cwd if cwd is None else cwd
+        if not word.startswith("/"):
+            if word.startswith(UNKNOWN):
+                return word
+            word = base.rstrip("/") + "/" + word if word else base
+        if UNKNOWN not in word:
+            word = _normalize(word)
+            links = self.state.links
+            if links:
+                for _ in range(8):
+                    changed = False
+                    for link, target in links.items():
+                        if word == link or word.startswith(link + "/"):
+                            word = _normalize(target + word[len(link):])
+                            changed = True
+                            break
+                    if not changed:
+                        break
+        return word
+
+    def unknown(self, why: str, span: SpanT) -> None:
+        """Record code or effects that cannot be seen into."""
+        self.effects.append(Unknown(why, span))
+
+
+def _normalize(path: str) -> str:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def _clip(text: str, width: int = 40) -> str:
+    text = text.replace("\n", "⏎").replace(UNKNOWN, "…")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def walk_command(context: Context, command: str, cwd: str | None = None) -> list[Effect]:
+    """All effects of a command or script."""
+    walker = Walker(context, command, cwd)
+    walker.run_text(command)
+    return walker.effects
+
+
+__all__ = ["Walker", "State", "Stdin", "walk_command", "Read", "Write"]

@@ -1,0 +1,380 @@
+"""Shell word expansion over tree-sitter nodes: what argv a word really becomes.
+
+Implements, in bash's order: brace expansion, tilde expansion, parameter expansion
+(variables the script assigned, the context's ``$HOME``/``$WORKSPACE``/``$TMPDIR``/``$PWD``,
+positional parameters of functions and ``sh -c``), command/process substitution (walked by
+the caller, value unknown), arithmetic (walked; value unknown), word splitting on ``$IFS``
+for unquoted expansions, and quote removal (``r''m``, ``\\rm``, ``$'\\x72\\x6d'``).
+
+A part whose value the script does not determine becomes :data:`UNKNOWN` — never empty.
+Glob characters are kept: a path with ``*`` is judged as a pattern by the judge.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+from stockade.analyzer.effects import UNKNOWN
+
+# private characters: quoted brace syntax, split points, quoted tilde
+_Q_OPEN, _Q_COMMA, _Q_CLOSE, _SPLIT, _Q_TILDE = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"
+_UNPROTECT = str.maketrans({_Q_OPEN: "{", _Q_COMMA: ",", _Q_CLOSE: "}", _Q_TILDE: "~"})
+_PROTECT = str.maketrans({"{": _Q_OPEN, ",": _Q_COMMA, "}": _Q_CLOSE, "~": _Q_TILDE})
+_MAX_BRACE_WORDS = 256
+_SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+                   "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_RE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_DQ_ESCAPE_RE = re.compile(r'\\([$`"\\\n])')
+_NESTED_CODE_RE = re.compile(r"\$\(|`|<\(|>\(")
+
+
+class Scope(Protocol):
+    """What expansion needs from the walker."""
+
+    home: str
+
+    def lookup(self, name: str) -> str | None:
+        """The value of a variable (may contain UNKNOWN), or None when unset/unknown."""
+
+    def cwd_text(self) -> str:
+        """The current directory (UNKNOWN when not determined)."""
+
+    def substitute(self, node: Any) -> str:
+        """Walk a command/process substitution; return its value (usually UNKNOWN)."""
+
+    def nested_fragment(self, text: str, node: Any) -> None:
+        """Walk a text fragment that may hide substitutions (``${x%$(cmd)}``)."""
+
+    def arithmetic(self, node: Any) -> None:
+        """Walk an arithmetic node: substitutions and subscripts in variable values."""
+
+
+def decode_ansi_c(body: str) -> str:
+    """The value of ``$'…'`` contents (without the quotes)."""
+
+    def replace(match: re.Match[str]) -> str:
+        esc = match.group(1)
+        head = esc[0]
+        if head == "x" or head == "u" or head == "U":
+            return chr(min(int(esc[1:], 16), 0x10FFFF))
+        if head.isdigit():
+            return chr(int(esc, 8) & 0xFF)
+        if head == "c" and len(esc) == 2:
+            return chr(ord(esc[1].upper()) ^ 0x40)
+        return _SIMPLE_ESCAPES.get(esc, "\\" + esc)
+
+    return _ANSI_RE.sub(replace, body)
+
+
+def _unescape_unquoted(text: str) -> list[tuple[str, str]]:
+    """An unquoted word's text: backslash-escaped characters become quoted parts."""
+    if "\\" not in text:
+        return [(text, "lit")]
+    out: list[tuple[str, str]] = []
+    i = 0
+    buf = []
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and i + 1 < len(text):
+            if buf:
+                out.append(("".join(buf), "lit"))
+                buf = []
+            if text[i + 1] != "\n":
+                out.append((text[i + 1], "q"))
+            i += 2
+            continue
+        buf.append(char)
+        i += 1
+    if buf:
+        out.append(("".join(buf), "lit"))
+    return out
+
+
+def _brace_expand(word: str) -> list[str]:
+    """Bash brace expansion of one word (``{a,b}``, ``{1..3}``, ``{a..c}``), bounded."""
+    results = [word]
+    done: list[str] = []
+    while results:
+        current = results.pop()
+        match = _find_brace(current)
+        if match is None:
+            done.append(current)
+        else:
+            start, end, options = match
+            for option in reversed(options):
+                results.append(current[:start] + option + current[end + 1:])
+        if len(done) + len(results) > _MAX_BRACE_WORDS:
+            return [UNKNOWN]
+    return list(reversed(done)) if len(done) > 1 else done
+
+
+def _find_brace(word: str) -> tuple[int, int, list[str]] | None:
+    start = word.find("{")
+    while start != -1:
+        depth = 0
+        commas: list[int] = []
+        for index in range(start, len(word)):
+            char = word[index]
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    inner = word[start + 1:index]
+                    if commas:
+                        bounds = [start, *commas, index]
+                        return start, index, [word[bounds[k] + 1:bounds[k + 1]] for k in range(len(bounds) - 1)]
+                    seq = _sequence(inner)
+                    if seq is not None:
+                        return start, index, seq
+                    break
+            elif char == "," and depth == 1:
+                commas.append(index)
+        start = word.find("{", start + 1)
+    return None
+
+
+def _sequence(inner: str) -> list[str] | None:
+    parts = inner.split("..")
+    if len(parts) not in (2, 3):
+        return None
+    step = 1
+    if len(parts) == 3:
+        if not re.fullmatch(r"-?\d+", parts[2]):
+            return None
+        step = abs(int(parts[2])) or 1
+    a, b = parts[0], parts[1]
+    if re.fullmatch(r"-?\d+", a) and re.fullmatch(r"-?\d+", b):
+        lo, hi = int(a), int(b)
+        if abs(hi - lo) // step > _MAX_BRACE_WORDS:
+            return [UNKNOWN]
+        rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+        return [str(n) for n in rng]
+    if len(a) == 1 and len(b) == 1 and a.isalpha() and b.isalpha():
+        lo, hi = ord(a), ord(b)
+        rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+        return [chr(n) for n in rng]
+    return None
+
+
+class WordExpander:
+    """Expands word nodes of one parsed source against a :class:`Scope`."""
+
+    def __init__(self, scope: Scope, source: Any):
+        self.scope = scope
+        self.source = source
+
+    # -- public ------------------------------------------------------------------------
+
+    def fields(self, node: Any) -> list[str]:
+        """The argv words one word node becomes (after splitting and brace expansion)."""
+        parts = self.parts(node)
+        if not parts:
+            return []
+        ifs = self.scope.lookup("IFS")
+        if ifs is None or UNKNOWN in ifs:
+            ifs = " \t\n" if ifs is None else ifs.replace(UNKNOWN, "")
+        marked = []
+        only_unquoted_empty = True
+        for text, kind in parts:
+            if kind == "lit":
+                marked.append(text)
+            elif kind == "exp":
+                if ifs and any(ch in text for ch in ifs):
+                    text = "".join(_SPLIT if ch in ifs else ch for ch in text)
+                marked.append(text.translate(_PROTECT))
+            else:
+                only_unquoted_empty = False
+                marked.append(text.translate(_PROTECT))
+            if text and kind != "exp":
+                only_unquoted_empty = False
+        word = "".join(marked)
+        words = _brace_expand(word) if "{" in word else [word]
+        out: list[str] = []
+        for item in words:
+            if item.startswith("~"):
+                item = self._tilde(item)
+            pieces = item.split(_SPLIT) if _SPLIT in item else [item]
+            for piece in pieces:
+                if piece or len(pieces) == 1 and not only_unquoted_empty:
+                    out.append(piece.translate(_UNPROTECT))
+        return out
+
+    def text(self, node: Any) -> str:
+        """One word's value without splitting (assignments, case subjects, here-strings)."""
+        parts = self.parts(node)
+        value = "".join(text for text, _ in parts)
+        if parts and parts[0][1] == "lit" and value.startswith("~"):
+            value = self._tilde(value)
+        return value
+
+    # -- parts: (text, kind) with kind lit (unquoted literal), q (quoted), exp (unquoted
+    # expansion result, subject to splitting) ---------------------------------------------
+
+    def parts(self, node: Any, quoted: bool = False) -> list[tuple[str, str]]:
+        """The pieces of a word node with how each was quoted."""
+        kind = node.type
+        handler = getattr(self, f"visit_{kind}", None)
+        if handler is not None:
+            return handler(node, quoted)
+        return self.generic(node, quoted)
+
+    def generic(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        """Unknown node kinds: walk their children for code; the value is unknown."""
+        for child in node.named_children:
+            if child.type in ("command_substitution", "process_substitution"):
+                self.scope.substitute(child)
+            else:
+                self.parts(child, quoted)
+        return [(UNKNOWN, "q")]
+
+    def _literal(self, text: str, quoted: bool) -> list[tuple[str, str]]:
+        if quoted:
+            return [(text, "q")]
+        return _unescape_unquoted(text)
+
+    def visit_word(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        text = self.source.node_text(node)
+        if _NESTED_CODE_RE.search(text):
+            self.scope.nested_fragment(text, node)
+            return [(UNKNOWN, "q")]
+        return self._literal(text, quoted)
+
+    visit_number = visit_word
+    visit_extglob_pattern = visit_word
+    visit_brace_expression = visit_word
+    visit_file_descriptor = visit_word
+    visit_variable_name = visit_word
+    visit_test_operator = visit_word
+    visit_special_variable_name = visit_word
+
+    def visit_regex(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        text = self.source.node_text(node)
+        if _NESTED_CODE_RE.search(text):
+            self.scope.nested_fragment(text, node)
+            return [(UNKNOWN, "q")]
+        return [(text, "q")]
+
+    def visit_raw_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        return [(self.source.node_text(node)[1:-1], "q")]
+
+    def visit_ansi_c_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        return [(decode_ansi_c(self.source.node_text(node)[2:-1]), "q")]
+
+    def visit_string_content(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        return [(_DQ_ESCAPE_RE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1),
+                                   self.source.node_text(node)), "q")]
+
+    def visit_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        last = node.start_byte + 1
+        for child in node.named_children:
+            if child.start_byte > last:  # text the grammar left between children
+                gap = self.source.data[last:child.start_byte].decode("utf-8", "surrogateescape")
+                out.append((_DQ_ESCAPE_RE.sub(lambda m: m.group(1), gap), "q"))
+            out.extend((text, "q") for text, _ in self.parts(child, True))
+            last = child.end_byte
+        end = node.end_byte - 1
+        if end > last:
+            gap = self.source.data[last:end].decode("utf-8", "surrogateescape")
+            out.append((_DQ_ESCAPE_RE.sub(lambda m: m.group(1), gap), "q"))
+        return out or [("", "q")]
+
+    visit_translated_string = visit_string
+
+    def visit_concatenation(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for child in node.children:
+            out.extend(self.parts(child, quoted))
+        return out
+
+    def _value(self, value: str | None, quoted: bool) -> list[tuple[str, str]]:
+        if value is None:
+            value = UNKNOWN
+        return [(value, "q" if quoted else "exp")]
+
+    def visit_simple_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        name_node = node.named_children[0] if node.named_children else None
+        name = self.source.node_text(name_node) if name_node is not None else ""
+        return self._value(self.scope.lookup(name), quoted)
+
+    def visit_command_substitution(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        return self._value(self.scope.substitute(node), quoted)
+
+    def visit_process_substitution(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        self.scope.substitute(node)
+        return [("/dev/fd/" + UNKNOWN, "q")]
+
+    def visit_arithmetic_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        self.scope.arithmetic(node)
+        return self._value(UNKNOWN, quoted)
+
+    def visit_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        children = node.children
+        name = None
+        operator = None
+        indirect = False
+        length = False
+        rest: list[Any] = []
+        for index, child in enumerate(children):
+            kind = child.type
+            if kind in ("${", "}"):
+                continue
+            field = node.field_name_for_child(index)
+            if name is None and kind in ("variable_name", "special_variable_name"):
+                name = self.source.node_text(child)
+            elif name is None and kind == "subscript":
+                name = UNKNOWN
+                self.parts(child, True)
+                for sub in child.named_children:
+                    if sub.type != "variable_name":
+                        self.parts(sub, True)
+            elif name is None and kind == "!":
+                indirect = True
+            elif name is None and kind == "#":
+                length = True
+            elif operator is None and (field == "operator" or not child.is_named):
+                operator = kind
+            else:
+                rest.append(child)
+        # every operand may hide code: walk them all
+        operand: list[tuple[str, str]] = []
+        for child in rest:
+            operand.extend(self.parts(child, True))
+        if name is None or name == UNKNOWN:
+            return self._value(UNKNOWN, quoted)
+        value = self.scope.lookup(name)
+        if indirect:
+            value = self.scope.lookup(value) if value and UNKNOWN not in value else None
+            if operator is None:
+                return self._value(value, quoted)
+            return self._value(UNKNOWN, quoted)
+        if length:
+            return self._value(str(len(value)) if value is not None and UNKNOWN not in value else None, quoted)
+        if operator is None:
+            return self._value(value, quoted)
+        if operator in (":-", "-", ":=", "=", ":?", "?"):
+            if value is not None and (value != "" or operator in ("-", "=", "?")):
+                return self._value(value, quoted)
+            return self._value(None, quoted)
+        if operator in (":+", "+"):
+            if value is not None and UNKNOWN not in value and (value != "" or operator == "+"):
+                return [(text, "q" if quoted else "exp") for text, _ in operand] or [("", "q")]
+            return self._value(None, quoted)
+        return self._value(None, quoted)
+
+    # -- tilde ----------------------------------------------------------------------------
+
+    def _tilde(self, word: str) -> str:
+        head, sep, tail = word.partition("/")
+        user = head[1:]
+        if user == "":
+            base = self.scope.home
+        elif user == "+":
+            base = self.scope.cwd_text()
+        elif user == "root":
+            base = "/root"
+        else:
+            base = UNKNOWN
+        return base + sep + tail
