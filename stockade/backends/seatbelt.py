@@ -443,11 +443,6 @@ class SeatbeltBackend(Backend):
             *[f'  (sysctl-name "{name}")' for name in _SYSCTL_NAMES],
             *[f'  (sysctl-name-prefix "{name}")' for name in _SYSCTL_PREFIXES],
             ")",
-            "; pseudo-terminals: openpty() for interactive tools; only ptys this sandbox opened",
-            "(allow pseudo-tty)",
-            '(allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))',
-            "(allow file-read* file-write* file-ioctl",
-            '  (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
             "",
         ]
 
@@ -545,6 +540,11 @@ class SeatbeltBackend(Backend):
             '(allow file-read* file-write-data file-ioctl (literal "/dev/dtracehelper"))',
             "; /dev/fd/N: bash process substitution <(…) and /dev/stdin",
             '(allow file-read* file-write-data (subpath "/dev/fd"))',
+            "; pseudo-terminals: openpty() for interactive tools; only ptys this sandbox opened",
+            "(allow pseudo-tty)",
+            '(allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))',
+            "(allow file-read* file-write-data file-ioctl",
+            '  (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
             "",
         ]
 
