@@ -3,7 +3,8 @@ inside bubblewrap in one invocation, and the IR's expected answer for each probe
 
 A probe is an operation on a path (``read``, ``write``, ``create``, ``mkdir``, ``delete``,
 ``rename``) or a TCP ``connect``.  What the IR expects is defined on canonical paths
-(symlinks resolved, as the compiler canonicalises rule paths):
+(symlinks resolved, as the compiler canonicalises rule paths; a symlink can be followed
+only where the link itself is readable — in a hidden directory it does not exist):
 
 * ``read`` / ``write``: the access of the canonical path;
 * ``create`` / ``mkdir`` of a missing path: write access to its canonical path;
@@ -100,9 +101,41 @@ def run_probes(argv: Sequence[str], probes: Sequence[Probe]) -> list[dict]:
     return results
 
 
-def _entry(path: str) -> str:
+def resolve(path: str) -> tuple[str, list[str]]:
+    """Resolve ``path`` like the kernel: the canonical path, and every symlink followed
+    on the way (each as the canonical spelling of the link itself)."""
+    todo = [part for part in path.split("/") if part]
+    current, links = "/", []
+    while todo:
+        name = todo.pop(0)
+        if name == ".":
+            continue
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, name)
+        if os.path.islink(step):
+            links.append(step)
+            if len(links) > 40:
+                break
+            target = os.readlink(step)
+            if target.startswith("/"):
+                current = "/"
+            todo = [part for part in target.split("/") if part] + todo
+        else:
+            current = step
+    return current, links
+
+
+def _entry(path: str) -> tuple[str, list[str]]:
     """The canonical spelling of a directory entry itself (its parent resolved, not it)."""
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    parent, links = resolve(os.path.dirname(path))
+    return os.path.join(parent, os.path.basename(path)), links
+
+
+def _links_readable(ir: PolicyIR, links: list[str]) -> bool:
+    """A symlink can be followed only where the link itself is readable."""
+    return all(ir.path_access(link).can_read for link in links)
 
 
 def _can_write(ir: PolicyIR, path: str) -> bool:
@@ -124,13 +157,13 @@ def _subtree_writable(ir: PolicyIR, entry: str) -> bool:
 
 def expected(ir: PolicyIR, probe: Probe) -> bool:
     """Whether the IR allows ``probe`` (see the module docstring)."""
-    if probe.op == "read":
-        return ir.path_access(os.path.realpath(probe.path)).can_read
-    if probe.op in ("write", "create", "mkdir"):
-        return _can_write(ir, os.path.realpath(probe.path))
+    if probe.op in ("read", "write", "create", "mkdir"):
+        path, links = resolve(probe.path)
+        decision = ir.path_access(path)
+        return _links_readable(ir, links) and (decision.can_read if probe.op == "read" else decision.can_write)
     if probe.op in ("delete", "rename"):
-        entry = _entry(probe.path)
-        ok = _can_write(ir, os.path.dirname(entry)) and _subtree_writable(ir, entry)
+        entry, links = _entry(probe.path)
+        ok = _links_readable(ir, links) and _can_write(ir, os.path.dirname(entry)) and _subtree_writable(ir, entry)
         return ok and (probe.op == "delete" or _can_write(ir, entry + ".renamed"))
     if probe.op == "connect":
         return ir.network_access("127.0.0.1", probe.port).allowed

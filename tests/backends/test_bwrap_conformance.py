@@ -148,7 +148,11 @@ def _system_reads() -> tuple[FsRule, ...]:
     return tuple(FsRule("read", os.path.realpath(p)) for p in sorted(needed) if os.path.exists(p))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+#: raise for a deeper local run, e.g. STOCKADE_FUZZ_EXAMPLES=300
+FUZZ_EXAMPLES = int(os.environ.get("STOCKADE_FUZZ_EXAMPLES", "15"))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     root_readable=st.booleans(),
     kinds=st.lists(st.sampled_from([None, "read", "write", "readonly", "deny"]), min_size=len(TREE) + 1,
