@@ -286,9 +286,12 @@ def _preview(overlay: Any, plan: dict, args: argparse.Namespace) -> dict:
     from stockade.runtime.preview import unified_diff
 
     placeholders = set(plan.get("placeholders", ()))
-    changes = [c for c in overlay.changes()
-               if not (c.kind == "added" and c.entry == "dir"
-                       and os.path.join(overlay.workspace, c.path) in placeholders)]
+    # bwrap's placeholders for protected paths appear as new empty dirs: not changes
+    exclude = frozenset(c.path for c in overlay.changes()
+                        if c.kind == "added" and c.entry == "dir"
+                        and os.path.join(overlay.workspace, c.path) in placeholders
+                        and not os.listdir(os.path.join(overlay.upper, c.path)))
+    changes = [c for c in overlay.changes() if c.path not in exclude]
     counts: dict[str, int] = {}
     for change in changes:
         counts[change.kind] = counts.get(change.kind, 0) + 1
@@ -334,7 +337,7 @@ def _preview(overlay: Any, plan: dict, args: argparse.Namespace) -> dict:
         if approve:
             from stockade.runtime.apply import apply_changes
 
-            count = apply_changes(overlay.workspace, overlay.upper)
+            count = apply_changes(overlay.workspace, overlay.upper, exclude)
             applied = True
             if text_mode:
                 print(f"stockade: applied {count} change(s) to the workspace", file=out)

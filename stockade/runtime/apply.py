@@ -89,13 +89,14 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-def apply_changes(workspace: str, upper: str) -> int:
+def apply_changes(workspace: str, upper: str, exclude: frozenset[str] = frozenset()) -> int:
     """Apply the upper dir of a preview to ``workspace``; returns the number of
-    operations.  Raises R522 if another apply is unfinished (run :func:`recover`)."""
+    operations.  ``exclude`` names workspace-relative paths to leave alone (the sandbox
+    tool's own placeholders).  Raises R522 if another apply is unfinished."""
     workspace = os.path.realpath(workspace)
     recover(workspace)
     ops = [(op, path, detail) for op, path, detail in walk_upper(workspace, upper)
-           if op != "unsupported" and path.split("/", 1)[0] != STAGE_NAME]
+           if op != "unsupported" and path.split("/", 1)[0] != STAGE_NAME and path not in exclude]
     if not ops:
         return 0
     stage = os.path.join(workspace, STAGE_NAME)
