@@ -68,8 +68,11 @@ class _Builder:
                     token.end_column or token.column + len(text))
 
     def span_of_tree(self, tree: "Tree") -> Span:
-        meta = tree.meta
-        return Span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
+        """From the first to the last token of a subtree (positions are kept on tokens only)."""
+        tokens = [t for t in tree.scan_values(lambda v: hasattr(v, "line"))]
+        first, last = tokens[0], tokens[-1]
+        return Span(self.filename, first.line, first.column, last.end_line or last.line,
+                    last.end_column or last.column + len(str(last)))
 
     def error(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(code, message, span, help))
@@ -186,7 +189,7 @@ class _Builder:
         reason_span: Span | None = None
         if children and getattr(children[-1], "data", None) == "because":
             because = children.pop()
-            reason = self.word(because.children[0]).text
+            reason = self.word(because.children[-1]).text
             reason_span = self.span_of_tree(because)
         span = self.span_of_tree(tree)
         if keyword not in SECTION_KEYWORDS[section]:

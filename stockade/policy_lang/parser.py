@@ -52,7 +52,7 @@ def grammar() -> "Lark":
     from lark import Lark
 
     text = resources.files("stockade.policy_lang").joinpath("policy.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", strict=True, propagate_positions=True, maybe_placeholders=False,
+    return Lark(text, parser="lalr", strict=True, propagate_positions=False, maybe_placeholders=False,
                 lexer_callbacks={"COMMENT": _collect_comment})
 
 

@@ -77,7 +77,7 @@ def test_equality_ignores_spans_and_layout() -> None:
     ("test {\n allow \"ls\"\n}\n", ("P104", 1, 1)),
     ("test \"t\" {\n allow ls -la\n}\n", ("P109", 2, 8)),
     ("filesystem {\n read / because \"x\"\n}\n", ("P106", 2, 9)),
-    ("policy \"a\"\npolicy \"b\"\n", ("P103", 2, 1)),
+    ("policy \"a\"\npolicy \"b\"\n", ("P103", 2, 8)),
     ("filesystem {\n read \"bad \\q escape\"\n}\n", ("P101", 2, 12)),
     ("}\n", ("P100", 1, 1)),
     ("filesystem { read / }\n", ("P100", 1, 21)),
