@@ -703,6 +703,8 @@ class Walker:
     def resolve(self, word: str, cwd: str | None = None) -> str:
         """An absolute path for a resolved word (UNKNOWN kept), through recorded symlinks."""
         base = self.state.cwd if cwd is None else cwd
+        if word == "~" or word.startswith("~/"):
+            word = self.home + word[1:]
         if not word.startswith("/"):
             if word.startswith(UNKNOWN):
                 return word

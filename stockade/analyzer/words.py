@@ -106,7 +106,7 @@ def _brace_expand(word: str) -> list[str]:
                 results.append(current[:start] + option + current[end + 1:])
         if len(done) + len(results) > _MAX_BRACE_WORDS:
             return [UNKNOWN]
-    return list(reversed(done)) if len(done) > 1 else done
+    return done
 
 
 def _find_brace(word: str) -> tuple[int, int, list[str]] | None:

@@ -76,13 +76,18 @@ def build_ir(workspace: str, home: str, tmpdir: str) -> PolicyIR:
 
 
 @pytest.fixture(scope="session")
-def sandbox_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
-    """(workspace, home, tmpdir) as real directories."""
-    base = tmp_path_factory.mktemp("analyzer")
-    dirs = tuple(str(base / name) for name in ("workspace", "home", "tmp"))
-    for d in dirs:
+def sandbox_dirs() -> tuple[str, str, str]:
+    """(workspace, home, tmpdir): a shallow real workspace and tmpdir (so `../../..` reaches
+    `/` as on a real machine) and a fake home outside every writable directory."""
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="stockade-an-", dir="/var/tmp")
+    workspace, tmpdir = os.path.join(base, "ws"), os.path.join(base, "tmp")
+    for d in (workspace, tmpdir):
         os.makedirs(d, exist_ok=True)
-    return dirs  # type: ignore[return-value]
+    yield workspace, "/home/stockade-fake-user", tmpdir
+    shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

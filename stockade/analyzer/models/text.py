@@ -47,8 +47,14 @@ def model_find(inv: Invocation) -> None:
             index = end + 1
             continue
         if word == "-delete":
+            names = [argv[i + 1] for i in range(1, index) if argv[i] in ("-name", "-iname") and i + 1 < len(argv)]
             for root, root_index in roots:
-                inv.delete(root, index, recursive=True)
+                if names and all("/" not in name for name in names):
+                    # only entries whose name matches are deleted: judge the name below the root
+                    for name in names:
+                        inv.delete(root.rstrip("/") + "/" + name, index)
+                else:
+                    inv.delete(root, index, recursive=True)
         elif word in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(argv):
             inv.write(argv[index + 1], index + 1)
             index += 1

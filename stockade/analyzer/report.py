@@ -1,0 +1,87 @@
+"""Reports of verdicts: text with the command drawn and offending spans underlined, JSON,
+and SARIF 2.1.0 for code-scanning tools."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from stockade.analyzer.judge import Reason, Verdict
+
+_LEVEL = {"deny": "error", "confirm": "warning", "allow": "note"}
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    offset = max(0, min(offset, len(text)))
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def render_text(verdict: Verdict, origin_name: str = "command") -> str:
+    """The verdict for a person: decision, then each reason with its span underlined."""
+    lines = [f"{verdict.decision}: {_summary(verdict)}"]
+    source_lines = verdict.command.split("\n")
+    for reason in verdict.reasons:
+        line, column = _line_col(verdict.command, reason.span[0])
+        end_line, end_column = _line_col(verdict.command, reason.span[1])
+        lines.append(f"{origin_name}:{line}:{column}: {reason.verdict}[{reason.code}]: {reason.message}")
+        text = source_lines[line - 1] if line - 1 < len(source_lines) else ""
+        width = (end_column - column) if end_line == line else len(text) - column + 1
+        gutter = str(line)
+        lines.append(f"  {gutter} | {text}")
+        lines.append(f"  {' ' * len(gutter)} | {' ' * (column - 1)}{'^' * max(1, width)}")
+        if reason.rule is not None:
+            rule = f" `{reason.rule_text}`" if reason.rule_text else ""
+            lines.append(f"  = decided by{rule} at {reason.rule.file}:{reason.rule.line}")
+    return "\n".join(lines)
+
+
+def _summary(verdict: Verdict) -> str:
+    if not verdict.reasons:
+        return "nothing in the command goes beyond the policy"
+    return f"{len(verdict.reasons)} reason{'s' if len(verdict.reasons) != 1 else ''}"
+
+
+def to_sarif(verdicts: Iterable[tuple[str, Verdict]]) -> dict:
+    """SARIF 2.1.0: one run, one result per reason (``uri`` names the command or script)."""
+    rules: dict[str, dict] = {}
+    results = []
+    for uri, verdict in verdicts:
+        for reason in verdict.reasons:
+            rules.setdefault(reason.code, {"id": reason.code, "name": _RULE_NAMES.get(reason.code, reason.code),
+                                           "shortDescription": {"text": _RULE_NAMES.get(reason.code, reason.code)}})
+            line, column = _line_col(verdict.command, reason.span[0])
+            end_line, end_column = _line_col(verdict.command, reason.span[1])
+            result = {
+                "ruleId": reason.code,
+                "level": _LEVEL[reason.verdict],
+                "message": {"text": reason.message},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": uri},
+                    "region": {"startLine": line, "startColumn": column, "endLine": end_line,
+                               "endColumn": max(end_column, column + 1)}}}],
+                "properties": {"verdict": reason.verdict},
+            }
+            if reason.rule is not None:
+                result["relatedLocations"] = [{"id": 1, "message": {"text": reason.rule_text or "policy rule"},
+                                               "physicalLocation": {"artifactLocation": {"uri": reason.rule.file},
+                                                                    "region": {"startLine": reason.rule.line,
+                                                                               "startColumn": reason.rule.column}}}]
+            results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "stockade", "informationUri": "https://example.invalid/stockade",
+                                      "rules": list(rules.values())}},
+                  "results": results}],
+    }
+
+
+_RULE_NAMES = {
+    "A400": "unparsable", "A401": "command-rule", "A402": "denied-read", "A403": "denied-write",
+    "A404": "denied-network", "A405": "persistence", "A406": "privilege-escalation", "A410": "unknown-effects",
+    "A499": "analyzer-error",
+}
+
+
+def reason_json(reason: Reason) -> dict:
+    """A reason as JSON (for batch output)."""
+    return reason.to_json()
