@@ -92,7 +92,7 @@ def format_source(name: str, text: str) -> Formatted:
     if policy is None:
         print_diagnostics(diagnostics, {label: body})
         return Formatted(name, text, None)
-    return Formatted(name, text, format_policy(policy))
+    return Formatted(name, text, format_policy(policy, body))
 
 
 def write_atomically(path: str, text: str) -> None:

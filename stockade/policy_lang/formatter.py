@@ -4,12 +4,13 @@ Layout rules:
 
 * header first, in the order ``policy``, ``enforced``, ``include``…; then the blocks in
   source order, one blank line between groups;
-* 4-space indent, one rule per line, the ``locked`` prefix, keywords padded to a common
-  column within a block (per kind of rule: ``default`` apart from ``allow``/``deny`` hosts,
-  ``unknown-effects``/``unparsable`` apart from command verdicts) and ``because`` aligned;
+* 4-space indent, one rule per line, the ``locked`` prefix, keywords (with their ``locked``)
+  padded to a common column within a block — except that ``unknown-effects``/``unparsable``
+  align among themselves, not with the command verdicts, as in the examples — and
+  ``because`` aligned;
 * a word keeps its quotes when it was quoted, and a bare word is quoted only when it must
-  be (empty, whitespace, ``"``, ``#``, ``{``, ``}``, ``,`` other than in ``${NAME}``, or the
-  keyword ``because``), so
+  be (when it is not a ``WORD`` of the grammar — empty, whitespace, ``"``, ``#``, ``{``,
+  ``}`` other than in ``${NAME}``, ``,`` — or is the keyword ``because``), so
   that ``parse(format_policy(ast)) == ast``; strings escape ``\\``, ``"``, newline, tab, CR;
 * comments are kept: a comment on its own line stays before the header, block or rule it
   precedes (or before the ``}`` of its block, or at the end of the file); a comment that ends
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from typing import Hashable
 
 from stockade.policy_lang.ast import (
@@ -31,17 +34,26 @@ from stockade.policy_lang.ast import (
 )
 
 INDENT = "    "
-#: A bare word: the grammar's ``WORD`` terminal (``policy.lark``; a test keeps them equal).
-BARE_WORD = re.compile(r"(?:[^\s\"#{},$]|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?!\{))+")
 #: Bare words the lexer would read as a keyword in an argument position.
 _RESERVED_WORDS = frozenset({"because"})
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _ESCAPE_RE = re.compile(r'[\\"\n\t\r]')
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+@lru_cache(maxsize=1)
+def bare_word() -> re.Pattern[str]:
+    """The grammar's ``WORD`` terminal (read from ``policy.lark``, so the two never drift apart)."""
+    grammar = resources.files("stockade.policy_lang").joinpath("policy.lark").read_text(encoding="utf-8")
+    match = re.search(r"^WORD:\s*/(.*)/\s*$", grammar, re.MULTILINE)
+    if match is None:  # pragma: no cover - the grammar always defines WORD
+        raise RuntimeError("policy.lark defines no `WORD` terminal")
+    return re.compile(match.group(1))
 
 
 def needs_quotes(text: str) -> bool:
     """Whether ``text`` cannot be written as a bare word."""
-    return text in _RESERVED_WORDS or BARE_WORD.fullmatch(text) is None
+    return text in _RESERVED_WORDS or bare_word().fullmatch(text) is None
 
 
 def quote(text: str) -> str:
@@ -86,7 +98,7 @@ class _RuleRenderer(Visitor):
         return RuleText(self._head(node.kind, node.locked), " ".join(render_word(w) for w in node.paths))
 
     def visit_NetDefaultNode(self, node: NetDefaultNode) -> RuleText:
-        return RuleText(self._head("default", node.locked), node.action, group="default")
+        return RuleText(self._head("default", node.locked), node.action)
 
     def visit_NetRuleNode(self, node: NetRuleNode) -> RuleText:
         return RuleText(self._head(node.action, node.locked), " ".join(render_word(h.word) for h in node.hosts))
@@ -155,7 +167,38 @@ class _Placement:
     lines: dict[Key, int] = field(default_factory=dict)
 
 
-def _anchors(policy: PolicyFile) -> list[tuple[int, Key]]:
+def closing_lines(policy: PolicyFile, source: str) -> dict[int, int]:
+    """Block index → the line of its ``}`` in ``source`` (the AST does not record it).
+
+    The source is lexed like the grammar does (strings, words, comments, braces); a block
+    closes at the first ``}`` token after its last rule (or after its opening line).
+    """
+    braces: list[tuple[int, int]] = []  # (line, column) of every `}` token
+    word = bare_word()
+    for number, text in enumerate(source.split("\n"), start=1):
+        column = 0
+        while column < len(text):
+            char = text[column]
+            if char == "#":
+                break
+            if char == "}":
+                braces.append((number, column + 1))
+                column += 1
+                continue
+            token = _STRING.match(text, column) if char == '"' else word.match(text, column)
+            column = token.end() if token is not None and token.end() > column else column + 1
+    closes: dict[int, int] = {}
+    for index, block in enumerate(policy.blocks):
+        start = block.rules[-1].span if block.rules and block.rules[-1].span is not None else block.span
+        if start is None:
+            continue
+        after = next((line for line, column in braces if (line, column) > (start.line, start.column)), None)
+        if after is not None:
+            closes[index] = after
+    return closes
+
+
+def _anchors(policy: PolicyFile, closes: dict[int, int]) -> list[tuple[int, Key]]:
     """``(line, key)`` of everything a comment can attach to, from the AST's spans."""
     found: list[tuple[int, Key]] = []
     if policy.name is not None and policy.name_span is not None:
@@ -172,14 +215,20 @@ def _anchors(policy: PolicyFile) -> list[tuple[int, Key]]:
         for r, rule in enumerate(block.rules):
             if rule.span is not None:
                 found.append((rule.span.line, ("rule", b, r)))
-        found.append((max(block.span.end_line, block.span.line), ("close", b)))
+        if b in closes:
+            found.append((closes[b], ("close", b)))
     return found
 
 
-def place_comments(policy: PolicyFile) -> _Placement:
-    """Attach every comment of ``policy`` to the header, block or rule it belongs to."""
+def place_comments(policy: PolicyFile, source: str | None = None) -> _Placement:
+    """Attach every comment of ``policy`` to the header, block or rule it belongs to.
+
+    Without the ``source`` the closing braces are not known: a comment after a block's last
+    rule then goes before what follows the block.
+    """
     placement = _Placement()
-    anchors = sorted(_anchors(policy), key=lambda a: a[0])  # stable: `open` before `close`
+    closes = closing_lines(policy, source) if source is not None and policy.comments else {}
+    anchors = sorted(_anchors(policy, closes), key=lambda a: a[0])  # stable: `open` before `close`
     by_line: dict[int, Key] = {}
     for line, key in anchors:
         by_line.setdefault(line, key)
@@ -221,9 +270,9 @@ class _Emitter:
 
 
 class _Formatter:
-    def __init__(self, policy: PolicyFile):
+    def __init__(self, policy: PolicyFile, source: str | None):
         self.policy = policy
-        self.place = place_comments(policy)
+        self.place = place_comments(policy, source)
         self.out = _Emitter()
 
     def line(self, key: Key, text: str, indent: str = "", first: bool = False) -> None:
@@ -249,8 +298,8 @@ class _Formatter:
             groups.append(includes)
         for items in groups:
             self.out.blank()
-            for position, (key, text) in enumerate(items):
-                self.line(key, text, first=position == 0)
+            for key, text in items:  # header lines stay together: no blank between them
+                self.line(key, text, first=True)
         for index, block in enumerate(policy.blocks):
             self.out.blank()
             self.block(index, block)
@@ -275,6 +324,11 @@ class _Formatter:
         self.out.emit(close, self.place.lines.get(("close", index)), keep_gap=False)
 
 
-def format_policy(ast: PolicyFile) -> str:
-    """The canonical text of a policy file, comments included (see the module docstring)."""
-    return _Formatter(ast).run()
+def format_policy(ast: PolicyFile, source: str | None = None) -> str:
+    """The canonical text of a policy file, comments included (see the module docstring).
+
+    ``source``, the text ``ast`` was parsed from, places comments exactly (the AST does not
+    record where a block's ``}`` is); without it a comment between a block's last rule and
+    its ``}`` moves below the block.
+    """
+    return _Formatter(ast, source).run()
