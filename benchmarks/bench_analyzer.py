@@ -1,0 +1,77 @@
+"""Analyzer speed, measured in one run and reported as figures and ratios.
+
+1. in-process throughput on the corpus (goal ≥ 20,000 typical commands/s on one core);
+2. ``stockade analyze --batch`` end to end (process start included);
+3. a cold ``stockade analyze -- CMD`` process against ``python -c pass`` (goal ≤ 80 ms).
+
+Run: ``python benchmarks/bench_analyzer.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "analyzer"))
+
+
+def _corpus() -> list[str]:
+    from conftest import load_corpus
+
+    return [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
+
+
+def _best_of(runs: int, fn) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    """Measure and print."""
+    from stockade.analyzer import analyze
+    from stockade.compiler.pipeline import compile_policy
+
+    base = tempfile.mkdtemp(prefix="stockade-bench-")
+    workspace, tmpdir = os.path.join(base, "ws"), os.path.join(base, "tmp")
+    os.makedirs(workspace), os.makedirs(tmpdir)
+    home = "/home/bench-user"
+    policy = str(ROOT / "examples" / "coding-agent.policy")
+    ir = compile_policy(policy, workspace=workspace, home=home, tmpdir=tmpdir).ir
+    commands = _corpus()
+    typical = [c for c in commands if len(c) < 120]
+    analyze("ls", ir)  # warm: parser, models
+    rounds = 20
+    elapsed = _best_of(3, lambda: [analyze(c, ir) for _ in range(rounds) for c in typical])
+    per_second = rounds * len(typical) / elapsed
+    print(f"in-process: {per_second:,.0f} commands/s ({elapsed / (rounds * len(typical)) * 1e6:.0f} µs each, "
+          f"{len(typical)} corpus commands); goal 20,000/s → ratio {per_second / 20000:.2f}")
+
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(base, "cache"))
+    cli = [sys.executable, "-m", "stockade", "analyze", "--policy", policy, "--workspace", workspace,
+           "--home", home, "--tmpdir", tmpdir]
+    batch_input = "".join(json.dumps({"id": i, "command": c}) + "\n" for i, c in enumerate(commands * 50))
+    subprocess.run([*cli, "--", "ls"], env=env, capture_output=True)  # fill the policy cache
+    batch = _best_of(3, lambda: subprocess.run([*cli, "--batch"], input=batch_input, env=env, text=True,
+                                               capture_output=True))
+    count = len(commands) * 50
+    print(f"batch end to end: {count} commands in {batch * 1000:.0f} ms → {count / batch:,.0f} commands/s")
+
+    baseline = _best_of(7, lambda: subprocess.run([sys.executable, "-c", "pass"]))
+    cold = _best_of(7, lambda: subprocess.run([*cli, "--", "git status && rm -rf ~"], env=env,
+                                              capture_output=True))
+    print(f"cold process: stockade analyze {cold * 1000:.0f} ms, python -c pass {baseline * 1000:.0f} ms "
+          f"(ratio {cold / baseline:.2f}, overhead {(cold - baseline) * 1000:.0f} ms); goal ≤ 80 ms")
+
+
+if __name__ == "__main__":
+    main()
