@@ -161,14 +161,14 @@ class _FsPlanner:
         """Add the canonical form of ``name`` as a decision point."""
         path = P.canonical(name)
         access = self._ir_access(path)
-        if path != name and os.path.lexists(name):
-            # reached under another name: never grant more than that name is allowed
-            named = self._ir_access(name)
-            if ACCESS_RANK[named] < ACCESS_RANK[access]:
-                origin = rule.origin if rule else None
-                self.backend.warn(f"`{name}` resolves to `{path}`; the stricter access `{named}` applies "
-                                  f"to `{path}` (the policy gives it `{access}`)", origin, code="B307")
-                access = named
+        # a rule path reached under another name (a symlink, an unnormalised spelling):
+        # never grant more than that name or the rule itself allows
+        named = _min_access(self._ir_access(name), rule.access if rule else "write")
+        if ACCESS_RANK[named] < ACCESS_RANK[access]:
+            origin = rule.origin if rule else None
+            self.backend.warn(f"`{name}` resolves to `{path}`; the stricter access `{named}` applies "
+                              f"to `{path}` (the policy gives it `{access}`)", origin, code="B307")
+            access = named
         self.access[path] = _min_access(access, self.access.get(path, access))
         if rule is not None:
             self.rules.setdefault(path, []).append(rule)

@@ -27,6 +27,9 @@ from typing import Iterable, Sequence
 from stockade.compiler.ir import PolicyIR
 
 BWRAP = shutil.which("bwrap")
+#: The probe interpreter: the system Python under /usr when there is one (policies that
+#: restrict reads usually allow /usr), else the running one.
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 #: Runs inside the sandbox: performs each operation and prints one JSON result per probe.
 PROBE_SCRIPT = r"""
@@ -93,7 +96,7 @@ def run_probes(argv: Sequence[str], probes: Sequence[Probe]) -> list[dict]:
     """Run every probe in ONE bubblewrap invocation with the compiled ``argv``."""
     assert argv[0] == "bwrap" and argv[-1] == "--"
     payload = json.dumps([p.as_json() for p in probes])
-    command = [BWRAP or "bwrap", *argv[1:], sys.executable, "-I", "-S", "-c", PROBE_SCRIPT, payload]
+    command = [BWRAP or "bwrap", *argv[1:], PYTHON, "-I", "-S", "-c", PROBE_SCRIPT, payload]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"bwrap failed ({done.returncode}): {done.stderr}"
     results = json.loads(done.stdout)
@@ -201,6 +204,7 @@ def build_fixture(root: str, *, home_inside_workspace: bool = False) -> dict[str
         with open(path, "w") as f:
             f.write(text)
     os.makedirs(f"{ws}/empty", exist_ok=True)
+    os.makedirs(f"{tmp}/review-scratch", exist_ok=True)
     os.symlink(f"{home}/.ssh", f"{ws}/sshlink")
     os.symlink(f"{home}/.ssh/id_rsa", f"{ws}/keylink")
     os.symlink(f"{ws}/.git/hooks", f"{ws}/hookslink")
