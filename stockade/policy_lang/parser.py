@@ -77,14 +77,17 @@ class _SyntaxErrors:
 
     def __init__(self, filename: str, text: str):
         self.filename = filename
-        self.lines = text.splitlines()
+        # lines as the lexer counts them: only `\n` ends a line (`\r`, `\f`, U+2028 do not)
+        self.lines = text.split("\n")
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
         self.items: list[Diagnostic] = []
         self.lines_with_errors: set[int] = set()
         self.hit_end = False
 
     def add(self, line: int, column: int, message: str, help: str | None = None, width: int = 1) -> None:
-        if line in self.lines_with_errors:
-            return
+        if line in self.lines_with_errors or line > max(len(self.lines), 1):
+            return  # beyond the text: the `}` added to close an unclosed block (already reported)
         self.lines_with_errors.add(line)
         span = Span(self.filename, line, column, line, column + max(width, 1))
         self.items.append(Diagnostic("P100", message, span, help))
