@@ -237,7 +237,7 @@ def small_policies(draw: st.DrawFn) -> PolicyIR:
     return PolicyIR("generated", CTX, filesystem=tuple(rules), network=Network("allow"))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_policies())
 def test_generated_policies_conform(ir: PolicyIR) -> None:
     fs = world(extra=(f"{WS}\\sub\\id.key", f"{WS}\\src\\main.py"))
