@@ -34,7 +34,7 @@ rule wins, as in the IR:
   symlink is resolved inside the sandbox, so it reaches exactly what its target allows.
 * **globs** cannot be expressed by mounts.  They are expanded at compile time by a bounded
   walk of the trees an agent is most likely to reach — the workspace, the home directory
-  and every writable rule path (or ``glob_roots`` when given) — and each existing match
+  and every writable rule path inside them (or ``glob_roots`` when given) — and each existing match
   becomes a point.  Files created later, and matches outside the walked trees, are
   protected only by the analyzer: every glob rule gets a warning saying so.  A walk that
   exceeds ``glob_walk_limit`` directories is an error (fail closed, never a silent gap).
@@ -254,7 +254,8 @@ class _FsPlanner:
             if ancestor == state.root or not P.is_within(ancestor, state.root):
                 break
             if ancestor not in self.mounted:
-                self._mount(("--bind", ancestor, ancestor), ancestor)
+                # `-try`: a directory removed between compile and run needs no pin
+                self._mount(("--bind-try", ancestor, ancestor), ancestor)
 
     def _plan_point(self, path: str) -> None:
         access = self.access[path]
@@ -355,9 +356,13 @@ class _GlobExpander:
         self.limit: int = int(options.get("glob_walk_limit") or GLOB_WALK_LIMIT)
         roots = options.get("glob_roots")
         if roots is None:
+            # the workspace, the home directory and the writable trees inside them; shared
+            # temporary directories are left out: other users' files come and go there
+            # between compile and run, and a mount whose source vanished fails the run
             ctx = planner.ir.context
             roots = [ctx.workspace, ctx.home]
-            roots += [r.pattern for r in planner.ir.filesystem if r.kind == "write" and not r.is_glob]
+            roots += [r.pattern for r in planner.ir.filesystem if r.kind == "write" and not r.is_glob
+                      and (P.is_within(r.pattern, ctx.workspace) or P.is_within(r.pattern, ctx.home))]
         self.roots = P.outermost(P.canonical(P.normalise(r)) for r in roots if r)
         self.visited = 0
 

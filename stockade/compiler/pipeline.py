@@ -42,6 +42,10 @@ def make_context(workspace: str | None = None, home: str | None = None, tmpdir: 
     platform = platform or _platform_name()
     workspace = workspace or os.getcwd()
     home = home or environ.get("HOME") or os.path.expanduser("~")
+    if platform == "windows" and not tmpdir:
+        import ntpath
+
+        tmpdir = ntpath.join(home, "AppData", "Local", "Temp")
     tmpdir = tmpdir or environ.get("TMPDIR") or "/tmp"
     if platform != "windows":
         workspace, home, tmpdir = (os.path.realpath(os.path.abspath(p)) for p in (workspace, home, tmpdir))

@@ -106,7 +106,7 @@ def test_denied_dirs_files_and_readonly_rebinds(tmp_path: Path) -> None:
              FsRule("deny", f"{ws}/secret"), FsRule("read", f"{ws}/secret/pub"), FsRule("deny", f"{ws}/key"))
     groups = _groups(compile_ir(ir, "bwrap").text)
     assert ["--bind", str(ws), str(ws)] in groups
-    assert ["--bind", f"{ws}/.git", f"{ws}/.git"] in groups  # pin: .git cannot be moved aside
+    assert ["--bind-try", f"{ws}/.git", f"{ws}/.git"] in groups  # pin: .git cannot be moved aside
     assert ["--ro-bind", f"{ws}/.git/hooks", f"{ws}/.git/hooks"] in groups
     assert ["--perms", "0111", "--tmpfs", f"{ws}/secret"] in groups  # traversable to reach pub
     assert ["--ro-bind", f"{ws}/secret/pub", f"{ws}/secret/pub"] in groups
@@ -261,7 +261,7 @@ def test_glob_matches_are_masked_and_warned(tmp_path: Path) -> None:
     groups = _groups(artifact.text)
     assert ["--ro-bind", "/dev/null", f"{tmp_path}/a/b/.env"] in groups
     assert ["--perms", "0000", "--tmpfs", f"{tmp_path}/.env.d"] in groups
-    assert ["--bind", f"{tmp_path}/a", f"{tmp_path}/a"] in groups  # pins
+    assert ["--bind-try", f"{tmp_path}/a", f"{tmp_path}/a"] in groups  # pins
     assert sum(w.code == "B304" for w in artifact.warnings) == 2
 
 
