@@ -488,9 +488,18 @@ class SeatbeltBackend(Backend):
         lines = ["; -- filesystem: shallow → deep, stricter last (last match wins) ------------"]
         if not entries:
             lines.append("; (no filesystem rules: no path is accessible)")
-        for entry in entries:
-            lines.append(f"; {self._describe(entry.rule)}{' ' + entry.note if entry.note else ''}")
-            lines += self._emit(entry.rule.access, entry.filters)
+        # neighbours with the same access become one rule with several filters (any of
+        # them): no other rule sits between them, so the decision is unchanged
+        group: list[_Entry] = []
+        for entry in [*entries, None]:
+            if group and (entry is None or entry.rule.access != group[0].rule.access):
+                for member in group:
+                    lines.append(f"; {self._describe(member.rule)}{' ' + member.note if member.note else ''}")
+                filters = [f for member in group for f in member.filters]
+                lines += self._emit(group[0].rule.access, list(dict.fromkeys(filters)))
+                group = []
+            if entry is not None:
+                group.append(entry)
         lines.append("")
         return lines
 
