@@ -111,7 +111,7 @@ class _RuleRenderer(Visitor):
         for assignment in node.assignments:
             value = assignment.value
             # a bare empty value is written `NAME=`; quotes only when written or needed
-            if assignment.word.quoted or (value and needs_quotes(value)):
+            if assignment.word.quoted or needs_quotes(f"{assignment.name}={value}"):
                 value = quote(value)
             parts.append(f"{assignment.name}={value}")
         return RuleText(self._head("set", node.locked), " ".join(parts))
