@@ -40,7 +40,7 @@ from itertools import product
 from typing import Any, ClassVar, Iterable, Sequence
 
 from stockade.backends.base import Artifact, Backend
-from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, Network, NetRule, PolicyIR
+from stockade.compiler.ir import FS_KIND_RANK, FsRule, Network, NetRule, PolicyIR
 
 #: Where ``sandbox-exec`` lives; the runtime must not look it up on ``PATH``.
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
@@ -678,5 +678,4 @@ _SYSCTL_NAMES: tuple[str, ...] = (
 )
 _SYSCTL_PREFIXES: tuple[str, ...] = ("hw.optional.", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.")
 
-__all__ = ["SeatbeltBackend", "macos_canonical", "regex_escape", "sbpl_string", "glob_shape", "glob_rest_regex",
-           "ACCESS_RANK"]
+__all__ = ["SeatbeltBackend", "macos_canonical", "regex_escape", "sbpl_string", "glob_shape", "glob_rest_regex"]

@@ -267,6 +267,17 @@ def test_move_guards(agent: tuple) -> None:
     assert not profile.allowed(Request("file-write-unlink", path=WS + "/.git/hooks/pre-commit"))
     assert not profile.allowed(Request("file-write-data", path=WS + "/.git/config"))
 
+    def rename(src: str, dst: str) -> bool:  # rename(2): unlink the source name, create the target
+        return (profile.allowed(Request("file-write-unlink", path=src))
+                and profile.allowed(Request("file-write-create", path=dst)))
+
+    assert not rename(WS + "/.git", WS + "/git-moved")
+    assert not rename(WS + "/git-evil", WS + "/.git")  # plant a ready-made .git with hooks
+    assert not rename(HOME + "/.ssh/id_rsa", WS + "/key")
+    assert not rename(WS + "/notes.txt", WS + "/.env")
+    assert rename(WS + "/src/a.py", WS + "/src/b.py")
+    assert rename(WS + "/src/a.py", "/private/tmp/a.py")
+
 
 def test_secrets_and_devices(agent: tuple) -> None:
     _, _, profile = agent
