@@ -1,0 +1,347 @@
+"""The shared base of every integration: exporters, importers, target models.
+
+An integration is one module per tool (``codex``, ``srt``, ``claude_code``, ``cursor``) that
+may define, in the manner of sqlglot's dialects:
+
+* an :class:`Exporter` subclass — IR → the tool's configuration file.  What the tool cannot
+  express is recorded with :meth:`Exporter.cannot_express`, a warning naming the rule and
+  its origin (``file:line:col``); nothing is dropped silently.  ``strict`` turns those
+  warnings into one error (:class:`ExportError`).
+* an :class:`Importer` subclass — the tool's file → policy text in the Stockade language,
+  canonicalised by :func:`stockade.policy_lang.formatter.format_policy`, with comments that
+  name the source entries.  Malformed input raises a located diagnostic (``X61x``).
+* a *model* of the tool's own semantics (``path_access``, ``command_verdict``,
+  ``host_allowed``), used by exporters to check their output against the IR (fidelity) and
+  by the round-trip tests.
+
+Diagnostic codes: ``X600`` export refused under ``--strict``, ``X601`` a rule the target
+cannot express exactly, ``X610``–``X619`` malformed import input, ``X620`` an import entry
+with no Stockade equivalent, ``X630``–``X639`` hooks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterable, Sequence
+
+from stockade.backends.base import Artifact, origin_span
+from stockade.compiler.ir import FsRule, Origin, PolicyIR
+from stockade.diagnostics import Diagnostic, Span, StockadeError
+
+# -- exporting -------------------------------------------------------------------------
+
+
+class ExportError(StockadeError):
+    """Raised under ``--strict`` when a target cannot express some rules; lists all of them."""
+
+
+class Exporter:
+    """Base of every exporter: warnings keyed by origin, the strict switch, the driver."""
+
+    #: The ``--to`` name of this target.
+    name: ClassVar[str] = ""
+    #: What the artifact is, for messages (``codex rules``).
+    label: ClassVar[str] = ""
+
+    def __init__(self, ir: PolicyIR):
+        self.ir = ir
+        self.warnings: list[Diagnostic] = []
+        self._seen: set[tuple[str, int, str]] = set()
+
+    def cannot_express(self, message: str, origin: Origin | None, help: str | None = None) -> None:
+        """Record that a rule cannot be expressed exactly (one warning per source line and message)."""
+        key = (origin.file if origin else "", origin.line if origin else 0, message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.warnings.append(Diagnostic("X601", message, origin_span(origin), help, "warning"))
+
+    def sections_not_supported(self, sections: Iterable[str]) -> None:
+        """Warn once per source line for every rule of sections this target has no place for."""
+        ir = self.ir
+        table: dict[str, list[tuple[Any, str]]] = {
+            "filesystem": [(r, f"{r.kind} {r.source_text or r.pattern}") for r in ir.filesystem],
+            "network": [(r, f"{r.action} {r.host}") for r in ir.network.rules],
+            "environment": [(r, f"{r.action} {r.name}") for r in ir.environment],
+            "limits": [(r, f"{r.name}") for r in ir.limits],
+            "commands": [(r, f"{r.verdict} {r.text}") for r in ir.commands],
+        }
+        for section in sections:
+            if section == "network" and ir.network.default_origin is not None:
+                self.cannot_express(f"{self.label} has no network settings: `default {ir.network.default}` is not "
+                                    "exported", ir.network.default_origin)
+            if section == "verdicts":
+                for name, setting in (("unknown-effects", ir.unknown_effects), ("unparsable", ir.unparsable)):
+                    if setting.origin is not None:
+                        self.cannot_express(f"{self.label} has no equivalent of `{name} {setting.verdict}`",
+                                            setting.origin)
+                continue
+            by_line: dict[tuple[str, int], tuple[Origin | None, list[str]]] = {}
+            for rule, text in table.get(section, []):
+                key = (rule.origin.file, rule.origin.line) if rule.origin else ("", id(rule))
+                by_line.setdefault(key, (rule.origin, []))[1].append(f"`{text}`")
+            for origin, texts in by_line.values():
+                verb = "is" if len(texts) == 1 else "are"
+                self.cannot_express(f"{self.label} has no {section} rules: {', '.join(texts)} {verb} not exported",
+                                    origin)
+
+    def render(self) -> Artifact:
+        """Produce the artifact (subclasses implement it)."""
+        raise NotImplementedError
+
+    def export(self, strict: bool = False) -> Artifact:
+        """Render, then fail under ``strict`` when anything could not be expressed."""
+        artifact = self.render()
+        artifact.warnings = list(self.warnings)
+        if strict and self.warnings:
+            errors = [Diagnostic("X600", f"`--strict`: {d.message}", d.span, d.help, "error") for d in self.warnings]
+            raise ExportError(errors)
+        return artifact
+
+
+def json_text(data: Any) -> str:
+    """Stable JSON text for configuration files (two-space indent, trailing newline)."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# -- paths -----------------------------------------------------------------------------
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def has_glob(path: str) -> bool:
+    """Whether a path holds wildcard characters."""
+    return _GLOB_CHARS.search(path) is not None
+
+
+def home_form(path: str, home: str) -> str:
+    """``/home/u/.ssh`` → ``~/.ssh`` when under ``home``; other paths unchanged."""
+    home = home.rstrip("/")
+    if path == home:
+        return "~"
+    if path.startswith(home + "/"):
+        return "~" + path[len(home):]
+    return path
+
+
+def is_under(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (lexically)."""
+    root = root.rstrip("/") or "/"
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+def depth(path: str) -> int:
+    """Number of components of an absolute path."""
+    return len([p for p in path.split("/") if p])
+
+
+def probe_paths(ir: PolicyIR) -> list[tuple[FsRule, str]]:
+    """For every filesystem rule, concrete paths it decides (its path and a child below it).
+
+    Glob rules are instantiated: a leading ``/**/`` becomes the workspace, other wildcards
+    plain names.
+    """
+    out: list[tuple[FsRule, str]] = []
+    for rule in ir.filesystem:
+        pattern = rule.pattern
+        if rule.is_glob:
+            if pattern.startswith("/**/"):
+                pattern = ir.context.workspace.rstrip("/") + "/" + pattern[4:]
+            pattern = pattern.replace("**", "probe").replace("*", "probe").replace("?", "p")
+        out.append((rule, pattern))
+        out.append((rule, pattern.rstrip("/") + "/stockade-probe"))
+    return out
+
+
+def fs_fidelity(exporter: Exporter, model_access: Callable[[str], str]) -> None:
+    """Compare the target's path access with the IR's on every rule's probes; warn per rule."""
+    ir = exporter.ir
+    for rule, probe in probe_paths(ir):
+        want = ir.path_access(probe)
+        if want.rule is not rule and want.rule != rule:
+            continue  # another, more specific rule decides this probe; it gets its own check
+        got = model_access(probe)
+        if got != want.access:
+            looser = _ACCESS_RANK[got] > _ACCESS_RANK[want.access]
+            side = "looser" if looser else "stricter"
+            exporter.cannot_express(
+                f"`{rule.kind} {rule.source_text or rule.pattern}` is exported {side} than the policy: "
+                f"`{probe}` gets {got} access instead of {want.access}", rule.origin)
+
+
+_ACCESS_RANK = {"none": 0, "read": 1, "write": 2}
+
+
+# -- importing -------------------------------------------------------------------------
+
+
+class ImportFailed(StockadeError):
+    """Raised when an input file cannot be read as the target's format (located diagnostics)."""
+
+
+def located_error(code: str, message: str, file: str, line: int = 1, column: int = 1,
+                  help: str | None = None, text: str | None = None) -> ImportFailed:
+    """One located import diagnostic as an exception (with the source for the caret)."""
+    span = Span(file, max(line, 1), max(column, 1))
+    return ImportFailed(Diagnostic(code, message, span, help), {file: text} if text is not None else None)
+
+
+def load_json(text: str, file: str) -> Any:
+    """Parse JSON, turning a syntax error into a located ``X610`` diagnostic."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise located_error("X610", f"not valid JSON: {exc.msg.lower()}", file, exc.lineno, exc.colno,
+                            text=text) from None
+
+
+def locate_key(text: str, key: str, after: int = 0) -> tuple[int, int]:
+    """Line and column of the first ``"key"`` in JSON text (1, 1 when absent)."""
+    index = text.find(json.dumps(key), after)
+    if index < 0:
+        return 1, 1
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def locate_value(text: str, value: str) -> tuple[int, int]:
+    """Line and column of a JSON string value (1, 1 when absent)."""
+    return locate_key(text, value)
+
+
+@dataclass
+class PolicyDraft:
+    """A policy being written by an importer: sections of (comment, rule line) entries."""
+
+    name: str
+    header_comments: list[str] = field(default_factory=list)
+    sections: dict[str, list[tuple[str | None, str]]] = field(default_factory=dict)
+
+    def add(self, section: str, rule: str, comment: str | None = None) -> None:
+        """Add one rule line (``deny ~/.ssh``) with an optional comment line above it."""
+        self.sections.setdefault(section, []).append((comment, rule))
+
+    def note(self, text: str) -> None:
+        """A comment at the top of the file."""
+        self.header_comments.append(text)
+
+    def text(self) -> str:
+        """The draft as policy text (not yet canonical)."""
+        lines = [f"# {c}" for c in self.header_comments]
+        lines.append(f"policy {quote_word(self.name, force=True)}")
+        for section in ("filesystem", "network", "environment", "limits", "commands"):
+            entries = self.sections.get(section)
+            if not entries:
+                continue
+            lines.append("")
+            lines.append(f"{section} {{")
+            last_comment = None
+            for comment, rule in entries:
+                if comment is not None and comment != last_comment:
+                    lines.append(f"    # {comment}")
+                last_comment = comment
+                lines.append(f"    {rule}")
+            lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def quote_word(text: str, force: bool = False) -> str:
+    """A word for policy text: bare when the grammar allows it, else quoted."""
+    from stockade.policy_lang.formatter import needs_quotes, quote
+
+    return quote(text) if force or needs_quotes(text) else text
+
+
+def pattern_word(text: str) -> str:
+    """A literal command word for a pattern: ``|`` and wildcards are quoted so they stay literal."""
+    from stockade.policy_lang.formatter import needs_quotes, quote
+
+    if needs_quotes(text) or "|" in text:
+        return quote(text)
+    return text
+
+
+def finish_policy(draft: PolicyDraft, file: str = "<import>") -> str:
+    """Render a draft, parse it and return its canonical text (raises if it does not parse)."""
+    from stockade.policy_lang import parse
+    from stockade.policy_lang.formatter import format_policy
+
+    text = draft.text()
+    ast, diagnostics = parse(text, file)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if ast is None or errors:
+        raise StockadeError(errors or [Diagnostic("X619", "the imported policy does not parse")], {file: text})
+    return format_policy(ast, text)
+
+
+class Importer:
+    """Base of every importer: ``convert(text, file) -> ImportResult``."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, text: str, file: str, *, home: str | None = None):
+        self.source = text
+        self.file = file
+        self.home = home
+        self.warnings: list[Diagnostic] = []
+
+    def warn(self, message: str, line: int = 1, column: int = 1) -> None:
+        """An entry with no Stockade equivalent (``X620``), located in the input."""
+        self.warnings.append(Diagnostic("X620", message, Span(self.file, line, column), None, "warning"))
+
+    def fail(self, code: str, message: str, line: int = 1, column: int = 1, help: str | None = None) -> ImportFailed:
+        """A located error for malformed input."""
+        return located_error(code, message, self.file, line, column, help, self.source)
+
+    def draft(self) -> PolicyDraft:
+        """Build the policy draft (subclasses implement it)."""
+        raise NotImplementedError
+
+    def convert(self) -> "ImportResult":
+        """The imported policy as canonical text, with warnings."""
+        draft = self.draft()
+        return ImportResult(finish_policy(draft, self.file), list(self.warnings))
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """An imported policy: canonical policy text and the entries that had no equivalent."""
+
+    text: str
+    warnings: list[Diagnostic]
+
+
+def expect_list_of_str(importer: Importer, value: Any, key: str, where: int = 0) -> list[str]:
+    """``value`` as a list of strings, or a located ``X611`` error naming ``key``."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        line, col = locate_key(importer.source, key, where)
+        raise importer.fail("X611", f"`{key}` must be a list of strings", line, col)
+    return list(value)
+
+
+def expect_object(importer: Importer, value: Any, key: str) -> dict:
+    """``value`` as a JSON object (missing → empty), or a located ``X611`` error."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        line, col = locate_key(importer.source, key) if key != "(root)" else (1, 1)
+        raise importer.fail("X611", f"`{key}` must be a JSON object", line, col)
+    return value
+
+
+def source_comment(file: str, line: int, text: str) -> str:
+    """A comment naming a source entry: ``from FILE:LINE: TEXT`` (shortened)."""
+    text = " ".join(text.split())
+    if len(text) > 90:
+        text = text[:87] + "..."
+    return f"from {os.path.basename(file)}:{line}: {text}"
+
+
+def dedupe(items: Sequence[str]) -> list[str]:
+    """Items in first-seen order without repeats."""
+    return list(dict.fromkeys(items))

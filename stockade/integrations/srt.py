@@ -1,0 +1,393 @@
+"""Anthropic sandbox-runtime (``srt``): settings JSON export and import.
+
+Format (``~/.srt-settings.json``, ``srt --settings FILE``; checked against the schema that
+ships in the npm package ``@anthropic-ai/sandbox-runtime`` 0.0.83, ``sandbox-config.js``)::
+
+    {"network":    {"allowedDomains": [...], "deniedDomains": [...], "strictAllowlist": true},
+     "filesystem": {"denyRead": [...], "allowRead": [...], "allowWrite": [...], "denyWrite": [...]}}
+
+Semantics (as documented there): reads are allowed everywhere except ``denyRead``, which
+``allowRead`` re-opens inside a denied region; writes are denied everywhere except
+``allowWrite``, and ``denyWrite`` takes precedence over ``allowWrite``.  Network is allow-only:
+``allowedDomains`` (``host``, ``*.domain``, optional ``:port``), ``deniedDomains`` checked
+first (a bare ``*`` denies everything); no "allow everything" entry exists.  Paths may start
+with ``~``; relative paths are relative to the working directory; globs are accepted.
+
+:class:`SrtModel` is this module's reading of those semantics (``allowRead`` against
+``denyRead``: the deeper entry wins), used for fidelity warnings and round-trip tests.
+srt has no command rules, environment rules or limits: those are reported, never dropped
+silently.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from stockade.backends.base import Artifact
+from stockade.compiler.ir import HostPattern, NetRule, PolicyIR
+from stockade.compiler.query import glob_to_regex
+from stockade.integrations.base import (
+    Exporter, Importer, PolicyDraft, dedupe, depth, expect_list_of_str, expect_object, fs_fidelity, has_glob,
+    home_form, is_under, json_text, load_json, locate_value, quote_word, source_comment,
+)
+
+# -- the model -------------------------------------------------------------------------
+
+
+def _entry_text(entry: Any) -> str:
+    return entry["path"] if isinstance(entry, dict) else entry
+
+
+def normalize_entry(entry: str, home: str, cwd: str) -> str:
+    """An srt path entry as an absolute path or absolute glob."""
+    if entry == "~" or entry.startswith("~/"):
+        return home.rstrip("/") + entry[1:]
+    if entry.startswith("**/"):
+        return "/" + entry
+    if not entry.startswith("/"):
+        return os.path.normpath(os.path.join(cwd, entry))
+    return entry
+
+
+def match_depth(entry: str, path: str) -> int | None:
+    """How deep the entry matched ``path`` (an ancestor or the path), or None."""
+    if not has_glob(entry):
+        return depth(entry) if is_under(path, entry) else None
+    regex = glob_to_regex(entry)
+    parts = [p for p in path.split("/") if p]
+    for count in range(len(parts), 0, -1):
+        if regex.match("/" + "/".join(parts[:count])):
+            return count
+    return None
+
+
+def _deepest(entries: list[str], path: str) -> int | None:
+    depths = [d for d in (match_depth(e, path) for e in entries) if d is not None]
+    return max(depths) if depths else None
+
+
+@dataclass(frozen=True)
+class SrtModel:
+    """srt's decisions for a settings object (see the module docstring)."""
+
+    deny_read: tuple[str, ...] = ()
+    allow_read: tuple[str, ...] = ()
+    allow_write: tuple[str, ...] = ()
+    deny_write: tuple[str, ...] = ()
+    allowed_domains: tuple[str, ...] = ()
+    denied_domains: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: dict, home: str, cwd: str, extra_write: tuple[str, ...] = ()) -> "SrtModel":
+        """Build the model from parsed settings; ``extra_write`` are implicit writable roots."""
+        fs = settings.get("filesystem") or {}
+        net = settings.get("network") or {}
+
+        def paths(key: str) -> tuple[str, ...]:
+            return tuple(normalize_entry(_entry_text(e), home, cwd) for e in fs.get(key) or ())
+
+        return cls(paths("denyRead"), paths("allowRead"), paths("allowWrite") + extra_write, paths("denyWrite"),
+                   tuple(net.get("allowedDomains") or ()), tuple(net.get("deniedDomains") or ()))
+
+    def path_access(self, path: str) -> str:
+        """``none``, ``read`` or ``write``."""
+        denied = _deepest(list(self.deny_read), path)
+        allowed = _deepest(list(self.allow_read), path)
+        readable = denied is None or (allowed is not None and allowed >= denied)
+        if not readable:
+            return "none"
+        if _deepest(list(self.allow_write), path) is not None and _deepest(list(self.deny_write), path) is None:
+            return "write"
+        return "read"
+
+    def host_allowed(self, host: str, port: int | None = None) -> bool:
+        """Whether a connection to ``host``:``port`` passes the domain lists."""
+        if any(domain_matches(e, host, port, deny=True) for e in self.denied_domains):
+            return False
+        return any(domain_matches(e, host, port) for e in self.allowed_domains)
+
+
+def split_port(entry: str) -> tuple[str, int | None]:
+    """``host:443`` → (``host``, 443); ``[::1]:8443`` → (``::1``, 8443)."""
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+    if entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+        if port.isdigit():
+            return host, int(port)
+    return entry, None
+
+
+def domain_matches(entry: str, host: str, port: int | None, deny: bool = False) -> bool:
+    """Whether a domain-list entry matches a destination (an unknown port matches port entries
+    only on the deny side)."""
+    pattern, entry_port = split_port(entry)
+    if entry_port is not None and entry_port != port and not (deny and port is None):
+        return False
+    pattern, host = pattern.lower(), host.lower().strip("[]")
+    if pattern == "*":
+        return True
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+# -- exporting -------------------------------------------------------------------------
+
+
+@dataclass
+class FsLists:
+    """The four srt filesystem lists, as absolute paths or absolute globs."""
+
+    deny_read: list[str] = field(default_factory=list)
+    allow_read: list[str] = field(default_factory=list)
+    allow_write: list[str] = field(default_factory=list)
+    deny_write: list[str] = field(default_factory=list)
+
+
+def filesystem_lists(ir: PolicyIR) -> FsLists:
+    """Translate the filesystem rules into srt's four lists (most-specific-wins emulated)."""
+    out = FsLists()
+    literal = [r for r in ir.filesystem if not r.is_glob]
+    base_read = ir.path_access("/").access != "none"
+    if not base_read:
+        out.deny_read.append("/")
+    for rule in ir.filesystem:
+        ancestors = [a for a in literal if a is not rule and a.pattern != rule.pattern and is_under(rule.pattern, a.pattern)]
+        under_deny = not base_read or any(a.kind == "deny" for a in ancestors)
+        under_write = any(a.kind == "write" for a in ancestors)
+        if rule.kind == "deny":
+            out.deny_read.append(rule.pattern)
+            out.deny_write.append(rule.pattern)
+            continue
+        if under_deny:
+            out.allow_read.append(rule.pattern)
+        if rule.kind == "write":
+            out.allow_write.append(rule.pattern)
+        elif rule.kind == "readonly" or under_write:
+            out.deny_write.append(rule.pattern)
+    for name in ("deny_read", "allow_read", "allow_write", "deny_write"):
+        setattr(out, name, dedupe(getattr(out, name)))
+    return out
+
+
+def host_entry(host: HostPattern) -> str | None:
+    """An srt domain-list entry for a host pattern, or None when srt has no spelling for it."""
+    if host.kind == "host" or host.kind == "localhost":
+        value = "localhost" if host.kind == "localhost" else host.value
+        if ":" in value:
+            value = f"[{value}]"
+    elif host.kind == "domain":
+        value = f"*.{host.value}"
+    elif host.kind == "cidr":
+        network = ipaddress.ip_network(host.value, strict=False)
+        if network.num_addresses != 1:
+            return None
+        address = str(network.network_address)
+        value = f"[{address}]" if network.version == 6 else address
+    else:
+        value = "*"
+    return f"{value}:{host.port}" if host.port is not None else value
+
+
+def network_lists(exporter: Exporter, allow_any_deny: bool = True) -> tuple[list[str], list[str]]:
+    """allowedDomains and deniedDomains for the IR, with warnings for what has no spelling."""
+    ir = exporter.ir
+    allowed: list[str] = []
+    denied: list[str] = []
+    if ir.network.default == "allow":
+        exporter.cannot_express(f"`default allow` cannot be expressed: {exporter.label} allows only the listed "
+                                "domains (exported stricter)", ir.network.default_origin)
+    for rule in ir.network.rules:
+        entry = host_entry(rule.host)
+        if rule.action == "allow":
+            if entry is None or entry.split(":")[0] == "*":
+                exporter.cannot_express(f"`allow {rule.host}` has no {exporter.label} domain entry (exported "
+                                        "stricter: not allowed)", rule.origin)
+                continue
+            allowed.append(entry)
+        else:
+            if entry is None or (entry.startswith("*") and not entry.startswith("*.") and not allow_any_deny):
+                if _shadows_allow(ir, rule):
+                    exporter.cannot_express(f"`deny {rule.host}` has no {exporter.label} domain entry (exported "
+                                            "looser)", rule.origin)
+                continue
+            denied.append(entry)
+    return dedupe(allowed), dedupe(denied)
+
+
+def _shadows_allow(ir: PolicyIR, rule: NetRule) -> bool:
+    return ir.network.default == "allow" or any(r.action == "allow" for r in ir.network.rules)
+
+
+def probe_host(host: HostPattern) -> tuple[str, int | None]:
+    """A concrete destination a host pattern decides."""
+    if host.kind == "domain":
+        return f"probe.{host.value}", host.port
+    if host.kind == "cidr":
+        return str(ipaddress.ip_network(host.value, strict=False).network_address), host.port
+    if host.kind == "localhost":
+        return "localhost", host.port
+    if host.kind == "any":
+        return "probe.example", host.port
+    return host.value, host.port
+
+
+def network_fidelity(exporter: Exporter, allowed: bool | None, model_allowed) -> None:  # type: ignore[no-untyped-def]
+    """Warn for every network rule whose probe the target decides differently."""
+    ir = exporter.ir
+    for rule in ir.network.rules:
+        host, port = probe_host(rule.host)
+        want = ir.network_access(host, port)
+        got = model_allowed(host, port)
+        if got != want.allowed:
+            side = "looser" if got else "stricter"
+            exporter.cannot_express(f"`{rule.action} {rule.host}` is exported {side} than the policy: `{host}` is "
+                                    f"{'allowed' if got else 'denied'}", rule.origin)
+
+
+class SrtExporter(Exporter):
+    """IR → srt settings JSON."""
+
+    name: ClassVar[str] = "srt"
+    label: ClassVar[str] = "srt"
+
+    def settings(self) -> dict:
+        """The settings object."""
+        ctx = self.ir.context
+        lists = filesystem_lists(self.ir)
+
+        def show(paths: list[str]) -> list[str]:
+            return [("**/" + p[4:]) if p.startswith("/**/") else home_form(p, ctx.home) for p in paths]
+
+        allowed, denied = network_lists(self)
+        return {
+            "network": {"allowedDomains": allowed, "deniedDomains": denied, "strictAllowlist": True},
+            "filesystem": {"denyRead": show(lists.deny_read), "allowRead": show(lists.allow_read),
+                           "allowWrite": show(lists.allow_write), "denyWrite": show(lists.deny_write)},
+        }
+
+    def render(self) -> Artifact:
+        """The settings file; fidelity warnings for every rule srt decides differently."""
+        settings = self.settings()
+        ctx = self.ir.context
+        model = SrtModel.from_settings(settings, ctx.home, ctx.workspace)
+        fs_fidelity(self, model.path_access)
+        network_fidelity(self, None, model.host_allowed)
+        self.sections_not_supported(("environment", "limits", "commands", "verdicts"))
+        return Artifact(self.name, json_text(settings), settings)
+
+
+# -- importing -------------------------------------------------------------------------
+
+
+def policy_path(entry: str) -> str:
+    """An srt path entry as a Stockade path word (relative → ``$WORKSPACE``)."""
+    if entry in (".", "./"):
+        return "$WORKSPACE"
+    if entry.startswith("./"):
+        entry = entry[2:]
+    if not (entry.startswith("/") or entry.startswith("~") or entry.startswith("**/") or entry.startswith("$")):
+        entry = "$WORKSPACE/" + entry
+    return quote_word(entry) if not has_glob(entry) else quote_word(entry, force=True)
+
+
+def domain_word(entry: str) -> str:
+    """An srt domain entry as a Stockade destination."""
+    host, port = split_port(entry)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{port}" if port is not None else host
+
+
+class SrtImporter(Importer):
+    """srt settings JSON → policy."""
+
+    name: ClassVar[str] = "srt"
+
+    def draft(self) -> PolicyDraft:
+        """Read the settings and write the equivalent rules."""
+        data = load_json(self.source, self.file)
+        root = expect_object(self, data, "(root)")
+        draft = PolicyDraft(os.path.splitext(os.path.basename(self.file))[0] or "srt")
+        draft.note(f"imported from srt settings `{os.path.basename(self.file)}` by `stockade import --from srt`")
+        self.add_filesystem(draft, expect_object(self, root.get("filesystem"), "filesystem"), "filesystem")
+        self.add_network(draft, expect_object(self, root.get("network"), "network"))
+        for key in sorted(set(root) - {"filesystem", "network"}):
+            self.warn(f"`{key}` has no stockade equivalent and is not imported", *locate_value(self.source, key))
+        return draft
+
+    def entries(self, fs: dict, key: str) -> list[str]:
+        """A filesystem list as strings (``{"path", "literal"}`` objects accepted)."""
+        raw = fs.get(key)
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise self.fail("X611", f"`{key}` must be a list", *locate_value(self.source, key))
+        out = []
+        for item in raw:
+            if isinstance(item, dict) and isinstance(item.get("path"), str):
+                out.append(item["path"])
+            elif isinstance(item, str) and item:
+                out.append(item)
+            else:
+                raise self.fail("X611", f"`{key}` entries must be paths or {{\"path\", \"literal\"}} objects",
+                                *locate_value(self.source, key))
+        return out
+
+    def add_filesystem(self, draft: PolicyDraft, fs: dict, where: str, prefix: str = "") -> None:
+        """The four lists as filesystem rules (``prefix`` names the enclosing key)."""
+        home = self.home or os.path.expanduser("~")
+        deny_read = self.entries(fs, "denyRead")
+        allow_read = self.entries(fs, "allowRead")
+        allow_write = self.entries(fs, "allowWrite")
+        deny_write = self.entries(fs, "denyWrite")
+        if fs.get("disabled") is True:
+            self.warn("`filesystem.disabled` turns srt's filesystem rules off; imported rules are enforced",
+                      *locate_value(self.source, "disabled"))
+        draft.add("filesystem", "read /", f"srt reads everywhere except `denyRead` ({where})")
+
+        def comment(key: str, entry: str) -> str:
+            line, _ = locate_value(self.source, entry)
+            return source_comment(self.file, line, f"{prefix}{where}.{key} `{entry}`")
+
+        norm = lambda e: normalize_entry(self.unprefix(e), home, "/W")  # noqa: E731 - a local shorthand
+        for entry in deny_read:
+            draft.add("filesystem", f"deny {self.path(entry)}", comment("denyRead", entry))
+        for entry in allow_read:
+            draft.add("filesystem", f"read {self.path(entry)}", comment("allowRead", entry))
+        for entry in allow_write:
+            blocked = [d for d in deny_write if match_depth(norm(d), norm(entry)) is not None and d != entry]
+            if blocked:
+                line, col = locate_value(self.source, entry)
+                self.warn(f"`allowWrite` `{entry}` has no effect under `denyWrite` `{blocked[0]}`", line, col)
+                continue
+            draft.add("filesystem", f"write {self.path(entry)}", comment("allowWrite", entry))
+        for entry in deny_write:
+            draft.add("filesystem", f"readonly {self.path(entry)}", comment("denyWrite", entry))
+
+    def unprefix(self, entry: str) -> str:
+        """Hook for formats with path prefixes (Claude Code's ``//``); srt has none."""
+        return entry
+
+    def path(self, entry: str) -> str:
+        """A path entry as a policy path word."""
+        return policy_path(self.unprefix(entry))
+
+    def add_network(self, draft: PolicyDraft, net: dict, prefix: str = "") -> None:
+        """``allowedDomains``/``deniedDomains`` as a default-deny network block."""
+        allowed = expect_list_of_str(self, net.get("allowedDomains"), "allowedDomains")
+        denied = expect_list_of_str(self, net.get("deniedDomains"), "deniedDomains")
+        draft.add("network", "default deny", "srt denies every domain it does not allow")
+        for key, verb, entries in (("allowedDomains", "allow", allowed), ("deniedDomains", "deny", denied)):
+            for entry in entries:
+                line, col = locate_value(self.source, entry)
+                word = domain_word(entry)
+                if not word or (word.startswith("*") and verb == "allow" and not word.startswith("*.")):
+                    raise self.fail("X612", f"`{entry}` is not a valid `{key}` entry", line, col)
+                draft.add("network", f"{verb} {quote_word(word)}",
+                          source_comment(self.file, line, f"{prefix}network.{key} `{entry}`"))
