@@ -257,6 +257,31 @@ class _Emitter:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.previous: int | None = None
+        #: line index → (code, comment) for lines that end in a comment
+        self.trailing: dict[int, tuple[str, str]] = {}
+
+    def emit_with_comment(self, code: str, comment: str, source_line: int | None, keep_gap: bool = True) -> None:
+        """A line of code that ends in a comment (aligned with its neighbours at the end)."""
+        self.emit(f"{code}  {comment}", source_line, keep_gap)
+        self.trailing[len(self.lines) - 1] = (code, comment)
+
+    def aligned(self) -> list[str]:
+        """The lines, with trailing comments of consecutive lines in one column."""
+        lines = list(self.lines)
+        index = 0
+        while index < len(lines):
+            if index not in self.trailing:
+                index += 1
+                continue
+            end = index
+            while end + 1 in self.trailing:
+                end += 1
+            width = max(len(self.trailing[i][0]) for i in range(index, end + 1))
+            for i in range(index, end + 1):
+                code, comment = self.trailing[i]
+                lines[i] = f"{code.ljust(width)}  {comment}"
+            index = end + 1
+        return lines
 
     def blank(self) -> None:
         if self.lines and self.lines[-1] != "":
@@ -281,9 +306,11 @@ class _Formatter:
         for index, comment in enumerate(comments):
             self.out.emit(indent + _comment_text(comment), comment.line, keep_gap=not (first and index == 0))
         trailing = self.place.trailing.get(key)
+        keep_gap = not (first and not comments)
         if trailing is not None:
-            text = f"{text}  {_comment_text(trailing)}"
-        self.out.emit(indent + text, self.place.lines.get(key), keep_gap=not (first and not comments))
+            self.out.emit_with_comment(indent + text, _comment_text(trailing), self.place.lines.get(key), keep_gap)
+        else:
+            self.out.emit(indent + text, self.place.lines.get(key), keep_gap)
 
     def run(self) -> str:
         policy = self.policy
@@ -308,7 +335,7 @@ class _Formatter:
                 self.out.blank()
             for comment in self.place.end_of_file:
                 self.out.emit(_comment_text(comment), comment.line or None)
-        return "\n".join(self.out.lines) + "\n" if self.out.lines else ""
+        return "\n".join(self.out.aligned()) + "\n" if self.out.lines else ""
 
     def block(self, index: int, block: Block) -> None:
         head = block.kind + (f" {quote(block.label)}" if block.label is not None else "") + " {"
@@ -317,11 +344,11 @@ class _Formatter:
             self.line(("rule", index, rule_index), text, INDENT, first=rule_index == 0)
         for position, comment in enumerate(self.place.block_end.get(index, [])):
             self.out.emit(INDENT + _comment_text(comment), comment.line, keep_gap=bool(block.rules) or position > 0)
-        close = "}"
         trailing = self.place.trailing.get(("close", index))
         if trailing is not None:
-            close = f"}}  {_comment_text(trailing)}"
-        self.out.emit(close, self.place.lines.get(("close", index)), keep_gap=False)
+            self.out.emit_with_comment("}", _comment_text(trailing), self.place.lines.get(("close", index)), False)
+        else:
+            self.out.emit("}", self.place.lines.get(("close", index)), keep_gap=False)
 
 
 def format_policy(ast: PolicyFile, source: str | None = None) -> str:

@@ -327,3 +327,30 @@ def test_samples_round_trip_and_are_idempotent(path: Path) -> None:
     assert [c.text.rstrip() for c in again.comments] == [c.text.rstrip() for c in policy.comments]
     assert [c.trailing for c in again.comments] == [c.trailing for c in policy.comments]
     assert not any(line != line.rstrip() for line in out.splitlines())
+
+
+def test_shipped_policies_are_canonical() -> None:
+    """`stockade fmt --check` holds for every policy the project ships."""
+    from pathlib import Path
+
+    from stockade.compiler.loader import builtin_default_text
+    from stockade.policy_lang import parse
+    from stockade.policy_lang.formatter import format_policy
+
+    root = Path(__file__).resolve().parents[2]
+    texts = {str(p): p.read_text() for p in (root / "examples").glob("*.policy")}
+    texts["<builtin>"] = builtin_default_text()
+    for name, text in texts.items():
+        ast, diagnostics = parse(text, name)
+        assert not diagnostics
+        assert format_policy(ast, text) == text, name
+
+
+def test_trailing_comments_of_consecutive_lines_share_a_column() -> None:
+    from stockade.policy_lang import parse
+    from stockade.policy_lang.formatter import format_policy
+
+    text = "commands {\n  deny sudo # a\n  allow git status # b\n\n  deny rm # c\n}\n"
+    ast, _ = parse(text, "t")
+    assert format_policy(ast, text) == (
+        "commands {\n    deny  sudo        # a\n    allow git status  # b\n\n    deny  rm  # c\n}\n")
