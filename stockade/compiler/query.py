@@ -123,10 +123,14 @@ class _PathIndex:
 
     def _best_at(self, ancestor: str, name: str) -> FsRule | None:
         best = self.literal.get(ancestor)
+        if not self.glob_by_name and not self.glob_by_prefix:
+            return best
         candidates = self.glob_by_name.get(name, ())
         for length in self.prefix_lengths:
             if length <= len(name):
-                candidates = [*candidates, *self.glob_by_prefix.get(name[:length], ())]
+                more = self.glob_by_prefix.get(name[:length])
+                if more:
+                    candidates = [*candidates, *more]
         for rule, regex in candidates:
             if (best is None or FS_KIND_RANK[rule.kind] > FS_KIND_RANK[best.kind]) and regex.match(ancestor):
                 best = rule
@@ -248,6 +252,20 @@ class _NetworkIndex:
         return NetworkDecision(host, port, rule.action == "allow", rule)
 
 
+#: Decisions are pure functions of an immutable IR: each index remembers this many answers.
+MEMO_SIZE = 4096
+
+
+class _Memo(dict):  # type: ignore[type-arg]
+    """A bounded memo: cleared when full (cheap, and decisions are quick to recompute)."""
+
+    def remember(self, key: object, value: object) -> object:
+        if len(self) >= MEMO_SIZE:
+            self.clear()
+        self[key] = value
+        return value
+
+
 class PolicyIndex:
     """Indexes over one :class:`~stockade.compiler.ir.PolicyIR`, answering its decisions."""
 
@@ -256,6 +274,9 @@ class PolicyIndex:
         self.paths = _PathIndex(ir.filesystem)
         self.commands = _CommandIndex(ir.commands)
         self.network = _NetworkIndex(ir)
+        self._path_memo = _Memo()
+        self._command_memo = _Memo()
+        self._network_memo = _Memo()
 
     def resolve(self, path: str, cwd: str | None = None) -> str:
         """Lexically resolve ``path`` against the context: ``~``, ``$HOME``, ``$WORKSPACE``,
@@ -271,15 +292,27 @@ class PolicyIndex:
         return os.path.normpath(path).replace("//", "/")
 
     def path_access(self, path: str, cwd: str | None = None) -> PathDecision:
+        key = (path, cwd)
+        found = self._path_memo.get(key)
+        if found is not None:
+            return found
         resolved = self.resolve(path, cwd)
         rule = self.paths.decide(resolved)
-        return PathDecision(resolved, rule.access if rule else "none", rule)
+        return self._path_memo.remember(key, PathDecision(resolved, rule.access if rule else "none", rule))  # type: ignore[return-value]
 
     def command_verdict(self, argv: Sequence[str]) -> CommandDecision:
-        return self.commands.decide(argv)
+        key = tuple(argv)
+        found = self._command_memo.get(key)
+        if found is not None:
+            return found
+        return self._command_memo.remember(key, self.commands.decide(argv))  # type: ignore[return-value]
 
     def network_access(self, host: str, port: int | None = None) -> NetworkDecision:
-        return self.network.decide(host, port)
+        key = (host, port)
+        found = self._network_memo.get(key)
+        if found is not None:
+            return found
+        return self._network_memo.remember(key, self.network.decide(host, port))  # type: ignore[return-value]
 
     def filter_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         keep = [r.name for r in self.ir.environment if r.action == "keep"]
