@@ -221,7 +221,9 @@ class PolicyDraft:
     sections: dict[str, list[tuple[str | None, str]]] = field(default_factory=dict)
 
     def add(self, section: str, rule: str, comment: str | None = None) -> None:
-        """Add one rule line (``deny ~/.ssh``) with an optional comment line above it."""
+        """Add one rule line (``deny ~/.ssh``) with an optional comment line above it (repeats are skipped)."""
+        if any(existing == rule for _, existing in self.sections.get(section, [])):
+            return
         self.sections.setdefault(section, []).append((comment, rule))
 
     def note(self, text: str) -> None:

@@ -368,6 +368,8 @@ class SrtImporter(Importer):
                 continue
             draft.add("filesystem", f"write {self.path(entry)}", comment("allowWrite", entry))
         for entry in deny_write:
+            if entry in deny_read:
+                continue  # `deny` already forbids writing
             draft.add("filesystem", f"readonly {self.path(entry)}", comment("denyWrite", entry))
 
     def unprefix(self, entry: str) -> str:

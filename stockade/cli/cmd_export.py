@@ -1,0 +1,55 @@
+"""``stockade export --to TARGET POLICY``: the policy as another agent tool's configuration.
+
+Targets: ``codex-rules`` (Codex ``.rules``), ``srt`` (sandbox-runtime settings JSON),
+``claude-settings`` (Claude Code ``settings.json``), ``cursor`` (Cursor ``sandbox.json``).
+Whatever the target cannot express is printed as a warning naming the rule and its line;
+``--strict`` makes those warnings an error (exit 2, nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from stockade.cli.common import add_context_args, add_format_arg, compile_from_args, dump_json, fail, write_output
+from stockade.cli.main import EXIT_OK
+from stockade.diagnostics import StockadeError
+
+TARGETS = ("codex-rules", "srt", "claude-settings", "cursor")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``export`` parser."""
+    parser = sub.add_parser("export", help="export a policy to another agent tool's configuration",
+                            description="Export a policy as Codex rules, srt settings, Claude Code settings "
+                                        "or a Cursor sandbox.json.")
+    parser.add_argument("policy", nargs="?", metavar="POLICY", help="the policy file (default: the built-in policy)")
+    parser.add_argument("--to", "-t", required=True, choices=TARGETS, dest="target", help="the target format")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the file here (default: stdout)")
+    parser.add_argument("--strict", action="store_true",
+                        help="fail (exit 2) when the target cannot express a rule exactly")
+    add_context_args(parser)
+    add_format_arg(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compile, export, print warnings, write the file."""
+    from stockade.cli.common import print_warnings
+    from stockade.integrations import export_ir
+
+    try:
+        compiled = compile_from_args(args.policy, args)
+        print_warnings(compiled.warnings, compiled.sources, args.format)
+        artifact = export_ir(compiled.ir, args.target, strict=args.strict)
+    except StockadeError as error:
+        return fail(error, args.format)
+    print_warnings(artifact.warnings, compiled.sources, args.format)
+    if args.format == "json":
+        from stockade.cli.render import diagnostics_json
+
+        payload = {"target": artifact.target, "artifact": artifact.text, "data": artifact.data,
+                   "warnings": diagnostics_json(artifact.warnings)}
+        write_output(dump_json(payload), args.output)
+    else:
+        write_output(artifact.text, args.output)
+    return EXIT_OK

@@ -1,0 +1,81 @@
+"""``stockade hook claude-code|generic --policy P``: a pre-execution gate for agent harnesses.
+
+Reads one JSON event on standard input and answers on standard output.
+
+* ``claude-code``: a Claude Code ``PreToolUse`` event; the answer is Claude Code's hook JSON
+  (``hookSpecificOutput.permissionDecision`` allow/ask/deny with the reason) and the exit
+  code is always 0, as Claude Code reads JSON only on exit 0 — malformed events and policy
+  errors are answered with ``deny``.  Tools the hook does not judge get no output.
+* ``generic``: ``{"command": …}`` or ``{"tool": …, "path": …, "access": …}``; the answer is
+  the verdict JSON; the exit code is 0 allow, 4 confirm, 1 deny.
+
+``--audit FILE`` appends one JSON line per decision (the runtime's audit format); if the
+line cannot be written the answer becomes ``deny``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+_EXIT = {"allow": 0, "confirm": 4, "deny": 1, None: 0}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``hook`` parser."""
+    parser = sub.add_parser("hook", help="judge an agent harness's tool event (pre-execution hook)",
+                            description="Read one hook event as JSON on stdin, answer allow/confirm/deny as JSON.")
+    parser.add_argument("harness", choices=("claude-code", "generic"), help="the event and answer format")
+    parser.add_argument("--policy", "-p", metavar="POLICY", help="policy file (default: the built-in policy)")
+    parser.add_argument("--audit", metavar="FILE", help="append one JSON line per decision to FILE")
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="the agent's workspace (default: the event's `cwd`, else the current directory)")
+    parser.add_argument("--home", metavar="DIR", help="the home directory `~` means (default: $HOME)")
+    parser.add_argument("--tmpdir", metavar="DIR", help="the temporary directory (default: $TMPDIR or /tmp)")
+    parser.add_argument("--passthrough-allow", action="store_true",
+                        help="claude-code: on allow print nothing, leaving Claude Code's own permission prompts")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge one event; never raises, never prints a traceback."""
+    from stockade.integrations.generic_hook import HookDecision, load_ir, read_event, reason, write_audit
+
+    source = f"hook:{args.harness}"
+    ir = None
+    try:
+        event = read_event(sys.stdin.buffer)
+        if isinstance(event, HookDecision):
+            answer = event
+        else:
+            workspace = args.workspace
+            if workspace is None and isinstance(event, dict) and isinstance(event.get("cwd"), str) \
+                    and event["cwd"].startswith("/") and args.harness == "claude-code":
+                workspace = event["cwd"]
+            ir, answer = load_ir(args.policy, workspace, args.home, args.tmpdir)
+            if ir is not None:
+                if args.harness == "claude-code":
+                    from stockade.integrations.claude_code import judge_event
+
+                    answer = judge_event(ir, event)
+                else:
+                    from stockade.integrations.generic_hook import judge_generic
+
+                    answer = judge_generic(ir, event)
+    except Exception as exc:  # fail closed: a bug in the hook never lets a tool call through
+        answer = HookDecision("deny", (reason("deny", "X639", f"internal hook error ({type(exc).__name__}: {exc}); "
+                                              "failing closed"),))
+    assert answer is not None
+    answer = write_audit(args.audit, ir, source, answer)
+    if answer.decision == "deny":
+        print(f"stockade: deny: {answer.message}", file=sys.stderr)
+    if args.harness == "claude-code":
+        from stockade.integrations.claude_code import hook_output
+
+        output = hook_output(answer, args.passthrough_allow)
+        if output is not None:
+            sys.stdout.write(json.dumps(output) + "\n")
+        return 0
+    sys.stdout.write(json.dumps(answer.to_json()) + "\n")
+    return _EXIT.get(answer.decision, 1)

@@ -1,0 +1,70 @@
+"""``stockade import --from SOURCE FILE``: another agent tool's configuration as a policy.
+
+Sources: ``codex-rules``, ``srt``, ``claude-settings``, ``cursor``.  The output is canonical
+policy text (as ``stockade fmt`` prints it) with comments naming the source entries.
+Malformed input is reported at ``file:line:col`` (exit 2); entries with no Stockade
+equivalent are warnings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stockade.cli.common import add_format_arg, dump_json, fail, print_warnings, write_output
+from stockade.cli.main import EXIT_OK, EXIT_USAGE
+from stockade.diagnostics import Diagnostic, StockadeError
+
+SOURCES = ("codex-rules", "srt", "claude-settings", "cursor")
+#: Inputs larger than this are refused.
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``import`` parser."""
+    parser = sub.add_parser("import", help="import another agent tool's configuration as a policy",
+                            description="Write an equivalent policy from Codex rules, srt settings, Claude Code "
+                                        "settings or a Cursor sandbox.json.")
+    parser.add_argument("file", metavar="FILE", help="the file to import (`-`: standard input)")
+    parser.add_argument("--from", "-f", required=True, choices=SOURCES, dest="source", help="the input format")
+    parser.add_argument("-o", "--output", metavar="OUT", help="write the policy here (default: stdout)")
+    parser.add_argument("--home", metavar="DIR", help="the home directory `~` means (default: $HOME)")
+    add_format_arg(parser)
+    parser.set_defaults(handler=run)
+
+
+def _read(path: str) -> str:
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise StockadeError(Diagnostic("X618", f"cannot read `{path}`: {exc.strerror}")) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise StockadeError(Diagnostic("X618", f"`{path}` is larger than 16 MiB"))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StockadeError(Diagnostic("X618", f"`{path}` is not UTF-8 (byte {exc.start})")) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read, convert, write the policy."""
+    from stockade.integrations import import_text
+
+    name = "<stdin>" if args.file == "-" else args.file
+    try:
+        text = _read(args.file)
+        result = import_text(text, args.source, name, home=args.home)
+    except StockadeError as error:
+        return fail(error, args.format, EXIT_USAGE)
+    print_warnings(result.warnings, {name: text}, args.format)
+    if args.format == "json":
+        from stockade.cli.render import diagnostics_json
+
+        write_output(dump_json({"policy": result.text, "warnings": diagnostics_json(result.warnings)}), args.output)
+    else:
+        write_output(result.text, args.output)
+    return EXIT_OK

@@ -1,0 +1,255 @@
+"""Judging hook events against a policy, shared by every hook, and the generic JSON hook.
+
+The generic hook reads one JSON object on standard input and answers one JSON object:
+
+* ``{"command": "git push -f", "cwd": "/repo"}`` — a shell command, judged by the analyzer
+  (the answer is the analyzer's verdict JSON, as ``stockade analyze --format json``);
+* ``{"tool": "read_file", "path": "~/.ssh/id_rsa", "access": "read"|"write", "cwd": …}`` —
+  a file access, judged against the filesystem rules (``access`` defaults to ``read``).
+
+Every answer has ``decision`` (``allow``/``confirm``/``deny``) and ``reasons`` (objects with
+``verdict``, ``code``, ``message`` and the deciding ``rule``).  Malformed input — not JSON,
+not an object, missing or mistyped fields, more than :data:`MAX_EVENT_BYTES` — is answered
+with ``deny`` and a reason (``X631``); nothing raises.  Codes: ``X630`` a path outside what
+the policy grants, ``X631`` malformed event, ``X632`` the policy could not be loaded,
+``X633`` the audit trail could not be written.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Mapping
+
+from stockade.compiler.ir import PolicyIR
+
+#: Events larger than this are refused (a Write tool's content is part of the event).
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """A hook's answer: the decision (None: no opinion), its reasons, and what was judged."""
+
+    decision: str | None
+    reasons: tuple[dict, ...] = ()
+    subject: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        """The reasons as one line for people (``; ``-separated)."""
+        deciding = [r for r in self.reasons if r.get("verdict") == self.decision] or list(self.reasons)
+        parts = []
+        for reason in deciding:
+            text = reason.get("message", "")
+            rule = reason.get("rule")
+            if rule and rule.get("file"):
+                where = f"{rule['file']}:{rule['line']}"
+                text += f" (rule `{rule['text']}` at {where})" if rule.get("text") else f" (rule at {where})"
+            parts.append(text)
+        return "; ".join(parts) or ("allowed by the policy" if self.decision == "allow" else "")
+
+    def to_json(self) -> dict:
+        """The answer as a JSON object (``decision``, ``reasons`` and the judged subject)."""
+        data = dict(self.subject)
+        data.update({"decision": self.decision, "reasons": list(self.reasons)})
+        return data
+
+
+def reason(verdict: str, code: str, message: str, rule: Any = None) -> dict:
+    """One reason object (the shape of the analyzer's ``Reason.to_json``)."""
+    origin = getattr(rule, "origin", None)
+    text = None
+    if rule is not None and hasattr(rule, "kind"):
+        text = f"{rule.kind} {rule.source_text or rule.pattern}"
+    return {"verdict": verdict, "code": code, "message": message, "span": None,
+            "rule": None if origin is None else {"file": origin.file, "line": origin.line, "column": origin.column,
+                                                 "layer": origin.layer, "text": text}}
+
+
+def malformed(message: str, subject: Mapping[str, Any] | None = None) -> HookDecision:
+    """A deny for an event that cannot be read."""
+    return HookDecision("deny", (reason("deny", "X631", f"malformed hook event: {message}"),), dict(subject or {}))
+
+
+def read_event(stream: IO[bytes]) -> Any | HookDecision:
+    """Read and parse one JSON event (at most :data:`MAX_EVENT_BYTES`); a deny when it cannot."""
+    try:
+        data = stream.read(MAX_EVENT_BYTES + 1)
+    except OSError as exc:
+        return malformed(f"cannot read standard input ({exc.strerror})")
+    if len(data) > MAX_EVENT_BYTES:
+        return malformed(f"event larger than {MAX_EVENT_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return malformed("not UTF-8")
+    if not text.strip():
+        return malformed("empty input")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return malformed(f"not JSON ({exc.msg.lower()} at line {exc.lineno} column {exc.colno})")
+    except RecursionError:
+        return malformed("JSON nested too deeply")
+
+
+# -- judging ---------------------------------------------------------------------------
+
+
+def judge_command(ir: PolicyIR, command: str, cwd: str | None = None) -> HookDecision:
+    """A shell command, judged by the analyzer (never raises)."""
+    from stockade.analyzer import analyze
+
+    verdict = analyze(command, ir, cwd)
+    data = verdict.to_json()
+    return HookDecision(verdict.decision, tuple(data["reasons"]), {"command": command})
+
+
+def judge_path(ir: PolicyIR, path: str, access: str, cwd: str | None = None,
+               subject: Mapping[str, Any] | None = None) -> HookDecision:
+    """A file access (``read`` or ``write``) against the filesystem rules."""
+    decision = ir.path_access(path, cwd)
+    subject = dict(subject or {"path": path, "access": access})
+    granted = decision.can_write if access == "write" else decision.can_read
+    if granted:
+        return HookDecision("allow", (reason("allow", "X630", f"{access} of `{decision.path}` is granted",
+                                             decision.rule),), subject)
+    if decision.rule is None:
+        message = f"no rule grants {access} access to `{decision.path}`"
+    else:
+        have = {"none": "no access", "read": "read-only access"}[decision.access]
+        message = f"{access} of `{decision.path}` is denied: the policy gives it {have}"
+    return HookDecision("deny", (reason("deny", "X630", message, decision.rule),), subject)
+
+
+def literal_base(root: str, pattern: str) -> str:
+    """The directory a glob pattern searches: ``root`` joined with its literal leading part."""
+    parts = []
+    for part in pattern.split("/"):
+        if any(c in part for c in "*?[{"):
+            break
+        parts.append(part)
+    literal = "/".join(parts)
+    if pattern.startswith("/"):
+        return literal or "/"
+    return os.path.join(root, literal) if literal else root
+
+
+def judge_search(ir: PolicyIR, root: str, pattern: str, cwd: str | None, subject: Mapping[str, Any],
+                 contents: bool) -> HookDecision:
+    """A search below ``root``: a content search is judged like ``grep -r`` (it reads files
+    below), a name search (glob) needs read access to the directory."""
+    if not contents:
+        return judge_path(ir, literal_base(root, pattern), "read", cwd, subject)
+    verdict = judge_command(ir, f"grep -r -e {shlex.quote(pattern)} -- {shlex.quote(root)}", cwd)
+    return HookDecision(verdict.decision, verdict.reasons, dict(subject))
+
+
+def judge_url(ir: PolicyIR, url: str, subject: Mapping[str, Any]) -> HookDecision:
+    """A URL fetch against the network rules."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return malformed(f"`{url}` is not a URL", subject)
+    if not host:
+        return malformed(f"`{url}` has no host", subject)
+    if port is None:
+        port = {"http": 80, "https": 443}.get(parts.scheme)
+    decision = ir.network_access(host, port)
+    verdict = "allow" if decision.allowed else "deny"
+    rule = decision.rule
+    origin = getattr(rule, "origin", None) if rule is not None else ir.network.default_origin
+    message = f"contact with `{host}` is {'allowed' if decision.allowed else 'denied'}"
+    if rule is None:
+        message += f" (network `default {ir.network.default}`)"
+    data = {"verdict": verdict, "code": "X630", "message": message, "span": None,
+            "rule": None if origin is None else {"file": origin.file, "line": origin.line, "column": origin.column,
+                                                 "layer": origin.layer, "text": None}}
+    return HookDecision(verdict, (data,), dict(subject))
+
+
+def judge_generic(ir: PolicyIR, event: Any) -> HookDecision:
+    """The generic hook: ``{"command"}`` or ``{"tool", "path", "access"}`` (see the module docstring)."""
+    if not isinstance(event, dict):
+        return malformed(f"expected a JSON object, got {type(event).__name__}")
+    cwd = event.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        return malformed("`cwd` must be a string")
+    if "command" in event:
+        command = event["command"]
+        if not isinstance(command, str):
+            return malformed("`command` must be a string", {"command": repr(command)[:200]})
+        return judge_command(ir, command, cwd)
+    path, tool, access = event.get("path"), event.get("tool", "file"), event.get("access", "read")
+    if path is None:
+        return malformed("expected `command`, or `path` (with `tool` and `access`)")
+    if not isinstance(path, str) or not path or "\0" in path:
+        return malformed("`path` must be a non-empty string")
+    if not isinstance(tool, str):
+        return malformed("`tool` must be a string")
+    if access not in ("read", "write"):
+        return malformed("`access` must be `read` or `write`")
+    return judge_path(ir, path, access, cwd, {"tool": tool, "path": path, "access": access})
+
+
+# -- audit -----------------------------------------------------------------------------
+
+
+def audit_record(ir: PolicyIR | None, source: str, answer: HookDecision) -> dict:
+    """The audit record of one hook decision (the runtime's record shape)."""
+    from stockade.runtime.audit import now_iso
+
+    subject = answer.subject
+    command = subject.get("command")
+    if command is None and subject.get("path") is not None:
+        command = f"{subject.get('tool', 'file')} {subject.get('access', '')} {subject['path']}".strip()
+    return {"time": now_iso(), "event": "decision", "source": source,
+            "policy": ir.name if ir else None, "policy_hash": ir.source_hash if ir else None,
+            "command": command, "tool": subject.get("tool"), "verdict": answer.decision or "none",
+            "reasons": list(answer.reasons), "approved_by": None}
+
+
+def write_audit(path: str | None, ir: PolicyIR | None, source: str, answer: HookDecision) -> HookDecision:
+    """Append the decision to the audit trail; if that fails, the answer becomes a deny (fail closed)."""
+    if not path:
+        return answer
+    from stockade.diagnostics import StockadeError
+    from stockade.runtime.audit import append_record
+
+    try:
+        append_record(path, audit_record(ir, source, answer))
+    except StockadeError as error:
+        message = "; ".join(d.message for d in error.diagnostics)
+        return HookDecision("deny", (*answer.reasons, reason("deny", "X633", f"audit trail not written: {message}")),
+                            answer.subject)
+    return answer
+
+
+def load_ir(policy: str | None, workspace: str | None = None, home: str | None = None,
+            tmpdir: str | None = None) -> tuple[PolicyIR | None, HookDecision | None]:
+    """Compile the hook's policy; on failure a deny naming every error (never raises)."""
+    from stockade.compiler.pipeline import compile_policy
+    from stockade.diagnostics import StockadeError
+
+    try:
+        return compile_policy(policy, workspace=workspace, home=home, tmpdir=tmpdir).ir, None
+    except StockadeError as error:
+        messages = [str(d) for d in error.errors] or [str(error)]
+        return None, HookDecision("deny", tuple(reason("deny", "X632", f"policy not loaded: {m}") for m in messages))
+    except OSError as error:
+        return None, HookDecision("deny", (reason("deny", "X632", f"policy not loaded: {error}"),))
+
+
+Judge = Callable[[PolicyIR, Any], HookDecision]
+
+
+def glob_matches(pattern: str, name: str) -> bool:
+    """fnmatch for tool-name matchers (kept for harness adapters)."""
+    return fnmatch.fnmatchcase(name, pattern)
