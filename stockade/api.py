@@ -1,0 +1,142 @@
+"""The library API for harnesses written in Python.
+
+::
+
+    import stockade
+
+    policy = stockade.load_policy("examples/coding-agent.policy", workspace="/home/dev/app")
+    verdict = policy.analyze("git push --force origin main")
+    verdict.decision                 # "deny" — the same object `stockade analyze --format json` prints
+    verdict.to_json()
+    policy.check_path("~/.ssh/id_rsa", "read").allowed          # False
+    policy.compile("bwrap").text                                # a backend's artifact
+    policy.compile("claude-settings").text                      # or an export (codex-rules, srt, cursor)
+    stockade.run(["make", "test"], policy=policy)               # the runtime's run API (see :func:`run`)
+
+Nothing here prints; errors are :class:`~stockade.diagnostics.StockadeError` with located
+diagnostics.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.judge import Verdict
+    from stockade.backends.base import Artifact
+    from stockade.compiler.ir import PolicyIR
+    from stockade.compiler.query import PathDecision
+    from stockade.diagnostics import Diagnostic
+
+#: Export targets (the rest go to the backends: ``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``, ``ir``).
+EXPORT_TARGETS = ("codex-rules", "srt", "claude-settings", "cursor")
+
+
+@dataclass(frozen=True)
+class PathCheck:
+    """Whether an access to a path is granted, and the decision behind it."""
+
+    path: str
+    access: str
+    allowed: bool
+    decision: "PathDecision"
+
+    def to_json(self) -> dict:
+        """The check as a JSON object (with the deciding rule's origin)."""
+        rule = self.decision.rule
+        origin = getattr(rule, "origin", None)
+        return {"path": self.decision.path, "access": self.access, "allowed": self.allowed,
+                "granted": self.decision.access,
+                "rule": None if rule is None else {"text": f"{rule.kind} {rule.source_text or rule.pattern}",
+                                                   "file": origin.file if origin else None,
+                                                   "line": origin.line if origin else None}}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A compiled policy with the operations a harness needs."""
+
+    ir: "PolicyIR"
+    path: str | None = None
+    warnings: tuple["Diagnostic", ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        """The policy's name."""
+        return self.ir.name
+
+    def analyze(self, command: str, cwd: str | None = None) -> "Verdict":
+        """Judge a shell command or script; never raises (analyzer errors fail closed)."""
+        from stockade.analyzer import analyze
+
+        return analyze(command, self.ir, cwd)
+
+    def check_path(self, path: str, access: str = "read", cwd: str | None = None) -> PathCheck:
+        """Whether ``access`` (``read`` or ``write``) to ``path`` is granted by the filesystem rules."""
+        if access not in ("read", "write"):
+            raise ValueError(f"access must be `read` or `write`, not `{access}`")
+        decision = self.ir.path_access(path, cwd)
+        allowed = decision.can_write if access == "write" else decision.can_read
+        return PathCheck(path, access, allowed, decision)
+
+    def check_host(self, host: str, port: int | None = None) -> bool:
+        """Whether the network rules allow contact with ``host``:``port``."""
+        return self.ir.network_access(host, port).allowed
+
+    def compile(self, target: str, *, strict: bool = False, **options: Any) -> "Artifact":
+        """The artifact for a backend (``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``, ``ir``) or
+        an export (``codex-rules``, ``srt``, ``claude-settings``, ``cursor``).
+
+        ``strict`` (exports only) raises when the target cannot express a rule exactly; the
+        artifact's ``warnings`` list every approximation otherwise.
+        """
+        from stockade.backends.base import Artifact
+
+        if target == "ir":
+            import json
+
+            data = self.ir.to_json()
+            return Artifact("ir", json.dumps(data, indent=2), data)
+        if target in EXPORT_TARGETS:
+            from stockade.integrations import export_ir
+
+            return export_ir(self.ir, target, strict=strict)
+        from stockade.backends.base import compile_ir
+
+        return compile_ir(self.ir, target, **options)
+
+
+def load_policy(path: str | os.PathLike[str] | None = None, *, text: str | None = None,
+                workspace: str | None = None, home: str | None = None, tmpdir: str | None = None,
+                environ: Mapping[str, str] | None = None, platform: str | None = None) -> Policy:
+    """Compile a policy file (or ``text``; or the built-in default) into a :class:`Policy`.
+
+    ``workspace`` defaults to the current directory, ``home`` to ``$HOME``, ``tmpdir`` to
+    ``$TMPDIR`` or ``/tmp``.  Raises :class:`~stockade.diagnostics.StockadeError` with every
+    error found.
+    """
+    from stockade.compiler.pipeline import compile_policy
+
+    result = compile_policy(path, text=text, workspace=workspace, home=home, tmpdir=tmpdir, environ=environ,
+                            platform=platform)
+    return Policy(result.ir, os.fspath(path) if path is not None else None, tuple(result.warnings))
+
+
+def run(command: Sequence[str] | str, policy: Policy | str | None = None, **options: Any) -> Any:
+    """Run a command confined by ``policy`` through the runtime's run API.
+
+    Delegates to ``stockade.runtime.run`` when the runtime provides it; until then it raises
+    :class:`~stockade.diagnostics.StockadeError` (``X640``) — use ``stockade run`` meanwhile.
+    """
+    import stockade.runtime as runtime
+    from stockade.diagnostics import Diagnostic, StockadeError
+
+    runner = getattr(runtime, "run", None)
+    if runner is None:
+        raise StockadeError(Diagnostic("X640", "the runtime has no library run API yet",
+                                       help="run `stockade run --policy POLICY -- COMMAND` instead"))
+    if isinstance(policy, str) or policy is None:
+        policy = load_policy(policy, workspace=options.pop("workspace", None))
+    return runner(command, policy=policy.ir, **options)
