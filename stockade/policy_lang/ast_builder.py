@@ -47,11 +47,34 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return f"did you mean `{match[0]}`?" if match else None
 
 
+def _tokens(tree: "Tree") -> list:
+    """Every token of a subtree, in order (iterative: no generator per level)."""
+    out: list = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children is None:
+            out.append(node)
+        else:
+            stack.extend(reversed(children))
+    return out
+
+
+def _edge_token(tree: "Tree", last: bool):  # type: ignore[no-untyped-def]
+    node = tree
+    while getattr(node, "children", None):
+        node = node.children[-1 if last else 0]
+    return node
+
+
 def code_lines(tree: "Tree") -> set[int]:
     """The line numbers that hold code (to tell trailing comments from leading ones)."""
     lines: set[int] = set()
-    for token in tree.scan_values(lambda v: hasattr(v, "line")):
-        lines.update(range(token.line, (token.end_line or token.line) + 1))
+    for token in _tokens(tree):
+        lines.add(token.line)
+        if token.end_line and token.end_line != token.line:
+            lines.update(range(token.line, token.end_line + 1))
     return lines
 
 
@@ -69,8 +92,7 @@ class _Builder:
 
     def span_of_tree(self, tree: "Tree") -> Span:
         """From the first to the last token of a subtree (positions are kept on tokens only)."""
-        tokens = [t for t in tree.scan_values(lambda v: hasattr(v, "line"))]
-        first, last = tokens[0], tokens[-1]
+        first, last = _edge_token(tree, False), _edge_token(tree, True)
         return Span(self.filename, first.line, first.column, last.end_line or last.line,
                     last.end_column or last.column + len(str(last)))
 

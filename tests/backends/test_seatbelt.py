@@ -50,7 +50,7 @@ def hand_built_coding_agent(ctx: Context = CTX) -> PolicyIR:
     h, w = ctx.home, ctx.workspace
     fs = [FsRule("read", "/", origin=o(6))]
     fs += [FsRule("deny", h + p, origin=o(7)) for p in ("/.ssh", "/.aws", "/.gnupg", "/.netrc", "/.config/gh")]
-    fs += [FsRule("deny", "/**/.env", True, origin=o(8)), FsRule("deny", "/**/.env.*", True, origin=o(8))]
+    fs += [FsRule("deny", "/**/.env*", True, origin=o(8))]
     fs += [FsRule("deny", "/private/etc/shadow", origin=o(9)), FsRule("deny", "/private/etc/sudoers", origin=o(9))]
     fs += [FsRule("write", p, origin=o(10)) for p in (w, ctx.tmpdir, "/private/tmp")]
     fs += [FsRule("readonly", h + p, origin=o(11)) for p in ("/.bashrc", "/.zshrc", "/.profile", "/.bash_profile")]
