@@ -185,6 +185,13 @@ class ClaudeModel:
         fs = {k: [e if isinstance(e, str) else e.get("path", "") for e in v]
               for k, v in (sandbox.get("filesystem") or {}).items() if isinstance(v, list)}
         fs = {k: [absolute_path(e, home, workspace) for e in v] for k, v in fs.items()}
+        # the sandbox also enforces the file-tool rules: Read denies, Edit denies and Edit allows
+        for kind, tool, key in (("deny", "Read", "denyRead"), ("deny", "Edit", "denyWrite"),
+                                ("allow", "Edit", "allowWrite")):
+            for rule_tool, spec in rules[kind]:
+                if rule_tool == tool and spec:
+                    path = absolute_path(spec[:-3] if spec.endswith("/**") else spec, home, workspace)
+                    fs.setdefault(key, []).append(path or "/")
         model = SrtModel.from_settings({"filesystem": fs, "network": sandbox.get("network") or {}}, home, workspace,
                                        extra_write=(workspace, tmpdir))
         return cls(rules, model, home, workspace)

@@ -156,9 +156,10 @@ def parse_rules(text: str, file: str, importer: Importer | None = None) -> list[
             raise helper.fail("X614", "expected a call such as `prefix_rule(...)`", stmt.lineno, stmt.col_offset + 1)
         name = call.func.id
         if name != "prefix_rule":
-            if name in ("host_executable", "network_rule") and importer is not None:
-                importer.warn(f"`{name}(...)` has no stockade equivalent and is not imported", stmt.lineno,
-                              stmt.col_offset + 1)
+            if name in ("host_executable", "network_rule"):
+                if importer is not None:
+                        importer.warn(f"`{name}(...)` has no stockade equivalent and is not imported", stmt.lineno,
+                                  stmt.col_offset + 1)
                 continue
             raise helper.fail("X614", f"unknown function `{name}`", call.lineno, call.col_offset + 1,
                               help="codex rules files hold `prefix_rule(...)` calls")

@@ -145,7 +145,7 @@ def judge_search(ir: PolicyIR, root: str, pattern: str, cwd: str | None, subject
     below), a name search (glob) needs read access to the directory."""
     if not contents:
         return judge_path(ir, literal_base(root, pattern), "read", cwd, subject)
-    verdict = judge_command(ir, f"grep -r -e {shlex.quote(pattern)} -- {shlex.quote(root)}", cwd)
+    verdict = judge_command(ir, f"grep -r -- {shlex.quote(pattern)} {shlex.quote(root)}", cwd)
     return HookDecision(verdict.decision, verdict.reasons, dict(subject))
 
 
