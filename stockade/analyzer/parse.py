@@ -9,16 +9,58 @@
   bash would run, which errs on the strict side.
 * **ERROR / MISSING nodes** mean the grammar did not understand the text: the caller fails
   closed with the ``unparsable`` verdict.
+* **A memory-safety bug in the grammar's external scanner.**  Every released tree-sitter-bash
+  (0.21.0 … 0.25.1) calls C ``isdigit()`` on the code point that follows ``{`` (and on the one
+  after ``{N..``) while looking for a brace range (``scanner.c``, ``brace_start``).  For a code
+  point above U+00FF that indexes glibc's 384-entry ctype table out of bounds: the process
+  segfaults when the read lands on an unmapped page (ASLR decides: about half the runs for
+  ``echo {\U00099d94``), and otherwise the scanner acts on garbage.  Upstream:
+  tree-sitter/tree-sitter-bash#337 (fix proposed in #348, unreleased).  :func:`parse` refuses
+  exactly the texts that can reach that call — ``{``, ASCII digits, optionally ``..`` and
+  digits, then a character above U+00FF (bytes smuggled in with ``surrogateescape`` reach the
+  scanner as a decode error, -1, which is safe) — with :class:`UnsafeText`; the walker turns
+  that into an ``unparsable`` effect.  The text is never handed to the parser.
 
 tree-sitter is imported lazily and one :class:`~tree_sitter.Parser` is cached per process.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 _PARSER: Any = None
+
+#: The texts on which the scanner's ``brace_start`` calls ``isdigit()`` out of bounds.
+_SCANNER_UB_RE = re.compile("\\{[0-9]*(?:\\.\\.[0-9]*)?[^\x00-\xff\udc80-\udcff]")
+
+
+class UnsafeText(ValueError):
+    """Text the parser must not see (it would read out of bounds and may crash the process).
+
+    ``start``/``end`` are character offsets in the text given to :func:`parse`."""
+
+    def __init__(self, why: str, start: int, end: int):
+        super().__init__(why)
+        self.why = why
+        self.start = start
+        self.end = end
+
+
+def check_scanner_safe(text: str, to_orig: list[int] | None = None) -> None:
+    """Raise :class:`UnsafeText` when ``text`` contains a brace followed (after optional
+    digits and ``..``) by a character above U+00FF: tree-sitter-bash's scanner indexes a C
+    table out of bounds there.  ``to_orig`` maps character offsets back to the caller's text."""
+    match = _SCANNER_UB_RE.search(text)
+    if match is None:
+        return
+    start, end = match.start(), match.end()
+    if to_orig is not None:
+        start, end = to_orig[start], to_orig[end - 1] + 1
+    raise UnsafeText(f"a `{{` followed by the character U+{ord(match.group()[-1]):04X} crashes the shell "
+                     "parser (tree-sitter-bash scanner bug); refusing to parse it", start, end)
+
 
 #: Node types inside which a backslash-newline is kept literally.
 _LITERAL_CONTEXTS = frozenset({"raw_string", "comment", "ansi_c_string"})
@@ -91,7 +133,10 @@ def _literal_at(tree: Any, byte_offset: int) -> bool:
 
 
 def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> Source:
-    """Parse shell text, joining backslash-newlines the way bash does."""
+    """Parse shell text, joining backslash-newlines the way bash does.
+
+    Raises :class:`UnsafeText` (before any parsing) for text the parser cannot handle safely."""
+    check_scanner_safe(text)
     data = text.encode("utf-8", "surrogateescape")
     tree = parser().parse(data)
     byte_map: list[int] | None = None
@@ -123,6 +168,7 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     pieces.append(text[last:])
     orig_index.extend(range(last, len(text)))
     joined = "".join(pieces)
+    check_scanner_safe(joined, orig_index)  # joining can make `{` meet such a character
     joined_data = joined.encode("utf-8", "surrogateescape")
     new_map: list[int] = []
     for index, char in enumerate(joined):

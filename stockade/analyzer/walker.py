@@ -19,7 +19,7 @@ from typing import Any
 
 from stockade.analyzer.effects import (UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
                                        Write)
-from stockade.analyzer.parse import Source, first_error, parse
+from stockade.analyzer.parse import Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import WordExpander
 from stockade.compiler.ir import Context
 
@@ -90,13 +90,24 @@ class Walker:
 
     def run_text(self, text: str, base: int = 0, collapse: SpanT | None = None) -> None:
         """Parse and walk shell text (the top-level command or a nested script)."""
-        source = parse(text, base, collapse)
+        source = self.parse_or_refuse(text, base, collapse)
+        if source is None:
+            return
         error = first_error(source.tree)
         if error is not None:
             kind = "missing token" if error.is_missing else "syntax the shell grammar does not accept"
             self.effects.append(Unparsable(f"{kind} near `{_clip(source.node_text(error) or text)}`",
                                            source.span(error)))
         self.walk_in(source, source.tree.root_node)
+
+    def parse_or_refuse(self, text: str, base: int, collapse: SpanT | None) -> Source | None:
+        """Parse text; text the parser cannot handle safely becomes an unparsable effect."""
+        try:
+            return parse(text, base, collapse)
+        except UnsafeText as refused:
+            span = collapse if collapse is not None else (base + refused.start, base + refused.end)
+            self.effects.append(Unparsable(refused.why, span))
+            return None
 
     def walk_in(self, source: Source, node: Any, stdin: Stdin = TERMINAL) -> None:
         """Walk ``node`` of ``source`` (switching the expander to that source)."""
@@ -204,7 +215,9 @@ class Walker:
             self.state.positional = positional
         self.depth += 1
         try:
-            source = parse(text, base, collapse)
+            source = self.parse_or_refuse(text, base, collapse)
+            if source is None:
+                return
             error = first_error(source.tree)
             if error is not None:
                 self.effects.append(Unparsable(f"nested code does not parse near `{_clip(source.node_text(error))}`",
