@@ -17,12 +17,11 @@ the policy grants, ``X631`` malformed event, ``X632`` the policy could not be lo
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import shlex
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any, Mapping
 
 from stockade.compiler.ir import PolicyIR
 
@@ -246,10 +245,3 @@ def load_ir(policy: str | None, workspace: str | None = None, home: str | None =
     except OSError as error:
         return None, HookDecision("deny", (reason("deny", "X632", f"policy not loaded: {error}"),))
 
-
-Judge = Callable[[PolicyIR, Any], HookDecision]
-
-
-def glob_matches(pattern: str, name: str) -> bool:
-    """fnmatch for tool-name matchers (kept for harness adapters)."""
-    return fnmatch.fnmatchcase(name, pattern)
