@@ -27,15 +27,18 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["analyze", "analyze_script", "judge_command", "Verdict", "Reason", "ScriptReport", "LineFinding"]
 
 
-def analyze(command: str, ir: "PolicyIR", cwd: str | None = None) -> Verdict:
-    """Judge one command (or script) against the policy; never raises."""
+def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: bool = True) -> Verdict:
+    """Judge one command (or script) against the policy; never raises.
+
+    ``fast_path=False`` parses every text with tree-sitter, bypassing the exact lexer for
+    simple commands (:mod:`.fast`) — for differential tests; the verdict is the same."""
     from stockade.analyzer.judge import Judge
     from stockade.analyzer.walker import walk_command
 
     try:
         if not isinstance(command, str):
             raise TypeError(f"command must be a string, not {type(command).__name__}")
-        effects = walk_command(ir.context, command, cwd)
+        effects = walk_command(ir.context, command, cwd, fast_path)
         judge = Judge(ir, cwd)
         judge.judge(effects)
         return judge.verdict(command)

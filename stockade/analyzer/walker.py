@@ -19,6 +19,8 @@ from typing import Any
 
 from stockade.analyzer.effects import (UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
                                        Write)
+from stockade.analyzer.control import ControlFlow
+from stockade.analyzer.fast import run_simple
 from stockade.analyzer.parse import Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import WordExpander
 from stockade.compiler.ir import Context
@@ -69,11 +71,12 @@ class Stdin:
 TERMINAL = Stdin(None, "the terminal")
 
 
-class Walker:
+class Walker(ControlFlow):
     """Walks one command or script and collects its effects."""
 
-    def __init__(self, context: Context, command: str, cwd: str | None = None):
+    def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self.context = context
+        self.fast_path = fast_path
         self.command = command
         self.effects: list[Effect] = []
         variables = {"HOME": context.home, "WORKSPACE": context.workspace, "TMPDIR": context.tmpdir,
@@ -90,6 +93,8 @@ class Walker:
 
     def run_text(self, text: str, base: int = 0, collapse: SpanT | None = None) -> None:
         """Parse and walk shell text (the top-level command or a nested script)."""
+        if self.fast_path and run_simple(self, text, base, collapse, TERMINAL, MAX_DEPTH):
+            return
         source = self.parse_or_refuse(text, base, collapse)
         if source is None:
             return
@@ -215,6 +220,8 @@ class Walker:
             self.state.positional = positional
         self.depth += 1
         try:
+            if self.fast_path and run_simple(self, text, base, collapse, stdin, MAX_DEPTH):
+                return
             source = self.parse_or_refuse(text, base, collapse)
             if source is None:
                 return
@@ -432,135 +439,6 @@ class Walker:
     visit_file_redirect = lambda self, node, stdin: self.redirect(node)  # noqa: E731
     visit_herestring_redirect = lambda self, node, stdin: self.herestring(node)  # noqa: E731
 
-    # -- control flow ---------------------------------------------------------------------
-
-    def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
-        """Walk alternative branches from the same state; merge: disagreeing facts become
-        unknown."""
-        before = self.state
-        results: list[State] = []
-        for branch in branches:
-            self.state = before.copy()
-            for node in branch:
-                self.walk(node, stdin)
-            results.append(self.state)
-        self.state = self._merge(before, results)
-
-    @staticmethod
-    def _merge(before: State, results: list[State]) -> State:
-        """One state after alternatives: facts they disagree on become unknown."""
-        merged = before.copy()
-        names = set().union(*(r.variables.keys() for r in results)) if results else set()
-        for name in names:
-            values = {r.variables.get(name) for r in results}
-            merged.variables[name] = values.pop() if len(values) == 1 and None not in values else UNKNOWN
-        cwds = {r.cwd for r in results}
-        merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
-        for r in results:
-            merged.functions.update(r.functions)
-            merged.links.update(r.links)
-            merged.exported |= r.exported
-        return merged
-
-    def visit_if_statement(self, node: Any, stdin: Stdin) -> None:
-        conditions: list[Any] = []
-        branches: list[list[Any]] = []
-        current: list[Any] = []
-        has_else = False
-        for index, child in enumerate(node.children):
-            name = node.field_name_for_child(index)
-            if name == "condition" and child.is_named:
-                conditions.append(child)
-            elif child.type in ("elif_clause", "else_clause"):
-                has_else = has_else or child.type == "else_clause"
-                if child.type == "elif_clause":
-                    parts = [c for c in child.named_children]
-                    # an elif's first statements up to `then` are its condition
-                    seen_then = False
-                    body: list[Any] = []
-                    for sub in child.children:
-                        if sub.type == "then":
-                            seen_then = True
-                        elif sub.is_named and not seen_then:
-                            conditions.append(sub)
-                        elif sub.is_named:
-                            body.append(sub)
-                    del parts
-                    branches.append(body)
-                else:
-                    branches.append(list(child.named_children))
-            elif child.is_named and child.type != "comment":
-                current.append(child)
-        for condition in conditions:
-            self.walk(condition, stdin)
-        branches.insert(0, current)
-        if not has_else:
-            branches.append([])
-        self._branches(branches, stdin)
-
-    def visit_case_statement(self, node: Any, stdin: Stdin) -> None:
-        value = node.child_by_field_name("value")
-        if value is not None:
-            self.words.parts(value)
-        branches: list[list[Any]] = [[]]
-        for child in node.named_children:
-            if child.type == "case_item":
-                body = []
-                for index, sub in enumerate(child.children):
-                    if child.field_name_for_child(index) == "value":
-                        self.words.parts(sub)
-                    elif sub.is_named:
-                        body.append(sub)
-                branches.append(body)
-        self._branches(branches, stdin)
-
-    def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
-        body = [c for i, c in enumerate(node.children) if c.is_named and node.field_name_for_child(i) != "condition"]
-        for index, child in enumerate(node.children):
-            if node.field_name_for_child(index) == "condition" and child.is_named:
-                self.walk(child, stdin)
-        self._branches([body, []], stdin)
-
-    visit_until_statement = visit_while_statement
-
-    def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
-        variable = node.child_by_field_name("variable")
-        name = self.src.node_text(variable) if variable is not None else ""
-        items: list[str] = []
-        has_values = False
-        body: Any = None
-        for index, child in enumerate(node.children):
-            field_name = node.field_name_for_child(index)
-            if field_name == "value":
-                has_values = True
-                items.extend(self.words.fields(child))
-            elif field_name == "body":
-                body = child
-        if not has_values:
-            items = [UNKNOWN] if self.state.positional is None else self.state.positional[1:]
-        if body is None:
-            return
-        if len(items) > 8:
-            items = [UNKNOWN]
-        before = self.state
-        results: list[State] = []
-        for item in items or [None]:
-            self.state = before.copy()
-            if item is not None:
-                self.state.variables[name] = item
-            self.walk(body, stdin)
-            results.append(self.state)
-        results.append(before.copy())  # the body may not run at all
-        self.state = self._merge(before, results)
-
-    def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:
-        for index, child in enumerate(node.children):
-            field_name = node.field_name_for_child(index)
-            if field_name == "body":
-                self._branches([[child], []], stdin)
-            elif child.is_named:
-                self.arithmetic(child)
-
     def visit_function_definition(self, node: Any, stdin: Stdin) -> None:
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
@@ -760,9 +638,9 @@ def _clip(text: str, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def walk_command(context: Context, command: str, cwd: str | None = None) -> list[Effect]:
-    """All effects of a command or script."""
-    walker = Walker(context, command, cwd)
+def walk_command(context: Context, command: str, cwd: str | None = None, fast_path: bool = True) -> list[Effect]:
+    """All effects of a command or script (``fast_path=False``: tree-sitter for all text)."""
+    walker = Walker(context, command, cwd, fast_path)
     walker.run_text(command)
     return walker.effects
 

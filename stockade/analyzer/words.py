@@ -158,6 +158,41 @@ def _sequence(inner: str) -> list[str] | None:
     return None
 
 
+def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
+    """The argv words a word's parts become: IFS splitting of unquoted expansions, brace
+    expansion, tilde expansion, quote removal.  Shared by the tree walk and the fast path."""
+    if not parts:
+        return []
+    ifs = scope.lookup("IFS")
+    if ifs is None or UNKNOWN in ifs:
+        ifs = " \t\n" if ifs is None else ifs.replace(UNKNOWN, "")
+    marked = []
+    only_unquoted_empty = True
+    for text, kind in parts:
+        if kind == "lit":
+            marked.append(text)
+        elif kind == "exp":
+            if ifs and any(ch in text for ch in ifs):
+                text = "".join(_SPLIT if ch in ifs else ch for ch in text)
+            marked.append(text.translate(_PROTECT))
+        else:
+            only_unquoted_empty = False
+            marked.append(text.translate(_PROTECT))
+        if text and kind != "exp":
+            only_unquoted_empty = False
+    word = "".join(marked)
+    words = _brace_expand(word) if "{" in word else [word]
+    out: list[str] = []
+    for item in words:
+        if item.startswith("~"):
+            item = tilde(item, scope)
+        pieces = item.split(_SPLIT) if _SPLIT in item else [item]
+        for piece in pieces:
+            if piece or len(pieces) == 1 and not only_unquoted_empty:
+                out.append(piece.translate(_UNPROTECT))
+    return out
+
+
 class WordExpander:
     """Expands word nodes of one parsed source against a :class:`Scope`."""
 
@@ -169,37 +204,7 @@ class WordExpander:
 
     def fields(self, node: Any) -> list[str]:
         """The argv words one word node becomes (after splitting and brace expansion)."""
-        parts = self.parts(node)
-        if not parts:
-            return []
-        ifs = self.scope.lookup("IFS")
-        if ifs is None or UNKNOWN in ifs:
-            ifs = " \t\n" if ifs is None else ifs.replace(UNKNOWN, "")
-        marked = []
-        only_unquoted_empty = True
-        for text, kind in parts:
-            if kind == "lit":
-                marked.append(text)
-            elif kind == "exp":
-                if ifs and any(ch in text for ch in ifs):
-                    text = "".join(_SPLIT if ch in ifs else ch for ch in text)
-                marked.append(text.translate(_PROTECT))
-            else:
-                only_unquoted_empty = False
-                marked.append(text.translate(_PROTECT))
-            if text and kind != "exp":
-                only_unquoted_empty = False
-        word = "".join(marked)
-        words = _brace_expand(word) if "{" in word else [word]
-        out: list[str] = []
-        for item in words:
-            if item.startswith("~"):
-                item = self._tilde(item)
-            pieces = item.split(_SPLIT) if _SPLIT in item else [item]
-            for piece in pieces:
-                if piece or len(pieces) == 1 and not only_unquoted_empty:
-                    out.append(piece.translate(_UNPROTECT))
-        return out
+        return expand_fields(self.parts(node), self.scope)
 
     def text(self, node: Any) -> str:
         """One word's value without splitting (assignments, case subjects, here-strings)."""
@@ -367,14 +372,19 @@ class WordExpander:
     # -- tilde ----------------------------------------------------------------------------
 
     def _tilde(self, word: str) -> str:
-        head, sep, tail = word.partition("/")
-        user = head[1:]
-        if user == "":
-            base = self.scope.home
-        elif user == "+":
-            base = self.scope.cwd_text()
-        elif user == "root":
-            base = "/root"
-        else:
-            base = UNKNOWN
-        return base + sep + tail
+        return tilde(word, self.scope)
+
+
+def tilde(word: str, scope: Scope) -> str:
+    """Tilde expansion of a word that starts with ``~``."""
+    head, sep, tail = word.partition("/")
+    user = head[1:]
+    if user == "":
+        base = scope.home
+    elif user == "+":
+        base = scope.cwd_text()
+    elif user == "root":
+        base = "/root"
+    else:
+        base = UNKNOWN
+    return base + sep + tail

@@ -1,0 +1,148 @@
+"""Control flow for the walker: alternatives and loops, with shell state merged after them.
+
+Branches of ``if``/``case`` and loop bodies are walked from the same state; afterwards, facts
+the branches disagree on (a variable's value, the working directory) become unknown.
+:class:`ControlFlow` is a mixin of :class:`~stockade.analyzer.walker.Walker`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stockade.analyzer.effects import UNKNOWN
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.walker import State, Stdin
+
+
+class ControlFlow:
+    """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
+
+    state: "State"
+
+    def _branches(self, branches: list[list[Any]], stdin: "Stdin") -> None:
+        """Walk alternative branches from the same state; merge: disagreeing facts become
+        unknown."""
+        before = self.state
+        results: list["State"] = []
+        for branch in branches:
+            self.state = before.copy()
+            for node in branch:
+                self.walk(node, stdin)
+            results.append(self.state)
+        self.state = self._merge(before, results)
+
+    @staticmethod
+    def _merge(before: "State", results: "list[State]") -> "State":
+        """One state after alternatives: facts they disagree on become unknown."""
+        merged = before.copy()
+        names = set().union(*(r.variables.keys() for r in results)) if results else set()
+        for name in names:
+            values = {r.variables.get(name) for r in results}
+            merged.variables[name] = values.pop() if len(values) == 1 and None not in values else UNKNOWN
+        cwds = {r.cwd for r in results}
+        merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
+        for r in results:
+            merged.functions.update(r.functions)
+            merged.links.update(r.links)
+            merged.exported |= r.exported
+        return merged
+
+    def visit_if_statement(self, node: Any, stdin: "Stdin") -> None:
+        conditions: list[Any] = []
+        branches: list[list[Any]] = []
+        current: list[Any] = []
+        has_else = False
+        for index, child in enumerate(node.children):
+            name = node.field_name_for_child(index)
+            if name == "condition" and child.is_named:
+                conditions.append(child)
+            elif child.type in ("elif_clause", "else_clause"):
+                has_else = has_else or child.type == "else_clause"
+                if child.type == "elif_clause":
+                    parts = [c for c in child.named_children]
+                    # an elif's first statements up to `then` are its condition
+                    seen_then = False
+                    body: list[Any] = []
+                    for sub in child.children:
+                        if sub.type == "then":
+                            seen_then = True
+                        elif sub.is_named and not seen_then:
+                            conditions.append(sub)
+                        elif sub.is_named:
+                            body.append(sub)
+                    del parts
+                    branches.append(body)
+                else:
+                    branches.append(list(child.named_children))
+            elif child.is_named and child.type != "comment":
+                current.append(child)
+        for condition in conditions:
+            self.walk(condition, stdin)
+        branches.insert(0, current)
+        if not has_else:
+            branches.append([])
+        self._branches(branches, stdin)
+
+    def visit_case_statement(self, node: Any, stdin: "Stdin") -> None:
+        value = node.child_by_field_name("value")
+        if value is not None:
+            self.words.parts(value)
+        branches: list[list[Any]] = [[]]
+        for child in node.named_children:
+            if child.type == "case_item":
+                body = []
+                for index, sub in enumerate(child.children):
+                    if child.field_name_for_child(index) == "value":
+                        self.words.parts(sub)
+                    elif sub.is_named:
+                        body.append(sub)
+                branches.append(body)
+        self._branches(branches, stdin)
+
+    def visit_while_statement(self, node: Any, stdin: "Stdin") -> None:
+        body = [c for i, c in enumerate(node.children) if c.is_named and node.field_name_for_child(i) != "condition"]
+        for index, child in enumerate(node.children):
+            if node.field_name_for_child(index) == "condition" and child.is_named:
+                self.walk(child, stdin)
+        self._branches([body, []], stdin)
+
+    visit_until_statement = visit_while_statement
+
+    def visit_for_statement(self, node: Any, stdin: "Stdin") -> None:
+        variable = node.child_by_field_name("variable")
+        name = self.src.node_text(variable) if variable is not None else ""
+        items: list[str] = []
+        has_values = False
+        body: Any = None
+        for index, child in enumerate(node.children):
+            field_name = node.field_name_for_child(index)
+            if field_name == "value":
+                has_values = True
+                items.extend(self.words.fields(child))
+            elif field_name == "body":
+                body = child
+        if not has_values:
+            items = [UNKNOWN] if self.state.positional is None else self.state.positional[1:]
+        if body is None:
+            return
+        if len(items) > 8:
+            items = [UNKNOWN]
+        before = self.state
+        results: list["State"] = []
+        for item in items or [None]:
+            self.state = before.copy()
+            if item is not None:
+                self.state.variables[name] = item
+            self.walk(body, stdin)
+            results.append(self.state)
+        results.append(before.copy())  # the body may not run at all
+        self.state = self._merge(before, results)
+
+    def visit_c_style_for_statement(self, node: Any, stdin: "Stdin") -> None:
+        for index, child in enumerate(node.children):
+            field_name = node.field_name_for_child(index)
+            if field_name == "body":
+                self._branches([[child], []], stdin)
+            elif child.is_named:
+                self.arithmetic(child)

@@ -1,0 +1,81 @@
+"""The fast path for simple commands is exact: verdicts with and without it are identical.
+
+Differential tests: every corpus command (and every case of test_corpus.MORE), generated
+simple commands, and generated near-simple text (which the lexer must reject or get right)
+are analyzed with ``fast_path=True`` and ``fast_path=False``; decisions, reasons, messages,
+spans and rules must be equal.  Also checks the lexer really takes the path it claims.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from conftest import load_corpus
+from stockade.analyzer import analyze
+from stockade.analyzer.fast import lex_simple
+from test_corpus import MORE
+
+CORPUS = [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
+EXTRA = [command for _, command in MORE]
+
+_PROGRAMS = ["ls", "cat", "rm", "git", "sudo", "bash", "sh", "env", "find", "curl", "python3", "tar", "cp", "mv",
+             "echo", "xargs", "sed", "awk", "ssh", "chmod", "timeout", "nice", "eval", "cd", "source", "npm", "pip",
+             "crontab", "ln", "dd", "tee", "touch", "mkdir", "kill", "unknown-tool", "./x.sh", "/usr/bin/rm", "~/bin/t",
+             "if", "then", "do", "done", "export", "declare", "local", "unset", "time", "in", "esac", "test", "exec"]
+_ARGS = ["-rf", "-r", "-f", "-la", "--force", "push", "status", "-c", "-e", "-exec", "-delete", "~", "~/.ssh",
+         "~/.ssh/id_rsa", "~root", "~+", "/", "/etc/shadow", "/tmp/x", ".", "..", "../../etc/passwd", "./build", "*.md",
+         "src/*", ".env", "a=b", "--x=~/y", "https://evil.example/x", "github.com", "localhost:8080", "-o",
+         "ProxyCommand=sh", "origin", "main", "-i", "-u", "root", "9", "--", "-", "''", '""', "@.env", "%s", "x,y",
+         "'rm -rf ~'", "'cat /etc/shadow'", '"ls -la"', "'a b'", "\"$HOME\"", "'$(id)'", "'{a,b}'", "r''m", "'~'/x",
+         "~'/.ssh'", '"~"', "'*'", "--to-command='rm -rf ~'", "core.pager='sh -c id'", "'1e id'", "'BEGIN{system(\"id\")}'"]
+_SEPS = [" ", "  ", "\t", " \t "]
+
+simple_commands = st.builds(
+    lambda lead, prog, args, seps, trail: lead + prog + "".join(s + a for s, a in zip(seps, args)) + trail,
+    st.sampled_from(["", " ", "\t"]), st.sampled_from(_PROGRAMS), st.lists(st.sampled_from(_ARGS), max_size=6),
+    st.lists(st.sampled_from(_SEPS), min_size=6, max_size=6), st.sampled_from(["", " ", "  "]))
+
+_CHARS = list("abrm -~/.=*:@%+,_'\"\t") + list(";&|<>()$`\\{}[]!#?\n\r^") + ["é", "\u3000", "日"]
+near_simple = st.lists(st.sampled_from(_CHARS), max_size=40).map("".join)
+
+
+def _same(ir, command: str) -> None:
+    fast = analyze(command, ir)
+    full = analyze(command, ir, fast_path=False)
+    assert fast == full, f"{command!r}\nfast: {fast}\nfull: {full}"
+
+
+def test_whole_corpus_same_verdicts(ir) -> None:
+    for command in CORPUS + EXTRA:
+        _same(ir, command)
+
+
+def test_fast_path_is_taken_for_simple_commands() -> None:
+    taken = [c for c in CORPUS if lex_simple(c) is not None]
+    assert "sudo rm -rf /var/lib/docker" in taken and "bash -c 'rm -rf ~'" in taken
+    assert "git status && git diff --stat" not in taken and "r\\\nm -rf ~" not in taken
+    assert len(taken) >= 15
+
+
+def test_lexer_words_and_spans() -> None:
+    words = lex_simple(" r''m  -rf\t'a b'\"c\"d ")
+    assert words == [([("r", "lit"), ("", "q"), ("m", "lit")], 1, 5), ([("-rf", "lit")], 7, 10),
+                     ([("a b", "q"), ("c", "q"), ("d", "lit")], 11, 20)]
+    for text in ("a=b ls", "if x", "ls; rm", "ls $x", "echo \"$x\"", "ls\n", "ls\r", "echo 日", "ls # c", "",
+                 "   ", "echo \"a\\b\"", "x {a,b}", "[ -f x ]", "echo ?", "echo !x", "export A"):
+        assert lex_simple(text) is None, text
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(simple_commands)
+@example("rm -rf ~")
+@example("cat ~root/x ~+/y ~nobody")
+def test_generated_simple_commands_same_verdicts(ir, command: str) -> None:
+    _same(ir, command)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(near_simple)
+def test_generated_near_simple_text_same_verdicts(ir, command: str) -> None:
+    _same(ir, command)
