@@ -55,6 +55,15 @@ def main() -> None:
     per_second = rounds * len(typical) / elapsed
     print(f"in-process: {per_second:,.0f} commands/s ({elapsed / (rounds * len(typical)) * 1e6:.0f} µs each, "
           f"{len(typical)} corpus commands); goal 20,000/s → ratio {per_second / 20000:.2f}")
+    from stockade.analyzer.fast import lex_simple
+
+    simple = [c for c in typical if lex_simple(c) is not None]
+    for label, subset, fast in (("simple (fast path)", simple, True), ("simple (tree-sitter)", simple, False),
+                                ("other (tree-sitter)", [c for c in typical if c not in simple], True),
+                                ("whole corpus, fast path off", typical, False)):
+        took = _best_of(3, lambda: [analyze(c, ir, fast_path=fast) for _ in range(rounds) for c in subset])
+        print(f"  {label}: {len(subset)} commands, {rounds * len(subset) / took:,.0f} commands/s "
+              f"({took / (rounds * len(subset)) * 1e6:.0f} µs each)")
 
     env = dict(os.environ, XDG_CACHE_HOME=os.path.join(base, "cache"))
     cli = [sys.executable, "-m", "stockade", "analyze", "--policy", policy, "--workspace", workspace,
