@@ -42,6 +42,18 @@ rule wins, as in the IR:
 **Network.**  ``--unshare-net`` unless the policy allows all network.  bubblewrap cannot
 filter hosts, so an allow-list becomes *no network* (a warning per allow rule);
 ``allow localhost`` reaches only the namespace's own loopback (a warning).
+A network namespace does not hold every socket: a unix socket with a path
+(``/run/docker.sock``) is reached through the filesystem, and a read-only mount does not
+stop ``connect()`` to it.  So whenever the network is unshared, the argv also carries a
+**seccomp filter** (:mod:`stockade.backends.seccomp`): ``socket(AF_UNIX | AF_VSOCK)`` and
+datagram ``socketpair()`` fail with ``EACCES``, io_uring with ``ENOSYS``; stream
+``socketpair()`` keeps working.  bubblewrap reads a filter from a file descriptor
+(``--seccomp FD``), so the argv holds a placeholder word (``STOCKADE_SECCOMP_FD:<arch>:
+<base64 program>``) that the runtime replaces with a descriptor it opens; bubblewrap
+rejects the placeholder itself (``Invalid fd``), so the argv cannot run without the
+filter by mistake.  The program is also in ``data["seccomp"]`` (base64, with
+``data["seccomp_arch"]``).  The architecture is ``platform.machine()`` unless the
+``seccomp_arch`` option names one; one without a filter is error ``B309``.
 
 **Process.**  New user (nested user namespaces disabled), pid, ipc, uts and cgroup
 namespaces, every capability dropped, ``--die-with-parent``, ``--new-session``, a private
@@ -64,6 +76,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Mapping
 
 from stockade.backends import paths as P
+from stockade.backends import seccomp
 from stockade.backends.base import Artifact, Backend
 from stockade.compiler.ir import ACCESS_RANK, FsRule, Network, Origin, PolicyIR
 from stockade.compiler.query import glob_to_regex
@@ -424,7 +437,8 @@ class BwrapBackend(Backend):
     SUPPORTS_READ_RESTRICTIONS: ClassVar[bool] = True
     # Globs: no; existing matches are expanded at compile time (bounded), with a warning.
     SUPPORTS_GLOBS: ClassVar[bool] = False
-    # Host allow-lists: no; the sandbox gets no network instead (warning).
+    # Host allow-lists: no; the sandbox gets no network instead (warning).  Without all
+    # network, a seccomp filter also blocks unix (and vsock) sockets: the namespace does not.
     SUPPORTS_HOST_FILTERING: ClassVar[bool] = False
     # Loopback-only: only the network namespace's own loopback (warning), not the host's.
     SUPPORTS_LOCALHOST_ONLY: ClassVar[bool] = False
@@ -516,6 +530,10 @@ class BwrapBackend(Backend):
         groups: list[tuple[str, ...]] = [*NAMESPACE_ARGS]
         groups += self.dispatch(self.ir.network) or []
         groups += PROCESS_ARGS
+        arch = None
+        if ("--unshare-net",) in groups:  # the filter goes with every policy short of all network
+            arch = seccomp.arch_name(self.options.get("seccomp_arch"))
+            groups.append(("--seccomp", seccomp.placeholder(arch)))
         for op in plan.mounts:
             if op.perms is not None:
                 groups.append(("--perms", op.perms, *op.args))
@@ -540,16 +558,29 @@ class BwrapBackend(Backend):
             "placeholders": list(plan.placeholders),
             "minimal_root": plan.minimal_root,
             "unshare_net": "--unshare-net" in argv,
+            "seccomp": seccomp.encoded_program(arch) if arch else None,
+            "seccomp_arch": arch,
             "warnings": [w.to_json() for w in self.warnings],
         }
         return Artifact(self.name, render_text(self.ir.name, groups), data)
 
 
 def render_text(policy_name: str, groups: Iterable[tuple[str, ...]]) -> str:
-    """The argv as a readable shell command: one option (with its arguments) per line."""
+    """The argv as a readable shell command: one option (with its arguments) per line;
+    when it has a seccomp placeholder, comment lines say how to supply the filter."""
     name = policy_name.replace("\n", " ").replace("\r", " ")
-    lines = [f"# bubblewrap sandbox for policy `{name}`; append the command after --", "bwrap \\"]
     items = list(groups)
+    lines = [f"# bubblewrap sandbox for policy `{name}`; append the command after --"]
+    word = next((group[1] for group in items if group[0] == "--seccomp"), None)
+    if word is not None:
+        encoded = word.rsplit(":", 1)[1]
+        lines += [
+            "# the word after --seccomp stands for a file descriptor holding the seccomp filter that",
+            "# blocks host unix sockets; bwrap refuses it as it is. `stockade run` supplies the filter;",
+            "# by hand (bash): replace that word with 3 and start the command with",
+            f"#   3< <(printf %s '{encoded}' | base64 -d) bwrap ...",
+        ]
+    lines.append("bwrap \\")
     for i, group in enumerate(items):
         end = "" if i == len(items) - 1 else " \\"
         lines.append("  " + " ".join(shlex.quote(arg) for arg in group) + end)

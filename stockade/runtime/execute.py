@@ -27,6 +27,7 @@ from typing import Callable, Mapping, Sequence
 
 from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.limits import Limits, PidNamespaceWatchdog, PidsCgroup, make_preexec, nproc_enforced
+from stockade.runtime.sandbox import supply_seccomp
 
 EXIT_TIMEOUT = 124
 EXIT_PROCESS_LIMIT = 125
@@ -119,8 +120,10 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     """Run ``prefix + command`` with the limits, streaming output to the sinks.
 
     ``pre_exec`` runs in the child after the rlimits are set and before the sandbox tool is
-    exec'd (the preview's overlay mount).  Raises R506 when the sandbox tool cannot be
-    started at all.
+    exec'd (the preview's overlay mount).  A seccomp placeholder in a bwrap prefix is
+    replaced by a descriptor holding the filter (see
+    :func:`~stockade.runtime.sandbox.supply_seccomp`; R510 when it cannot be).  Raises R506
+    when the sandbox tool cannot be started at all.
     """
     out_sink = stdout or _default_sink(1)
     err_sink = stderr or _default_sink(2)
@@ -128,17 +131,26 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     cgroup = None
     if limits.processes is not None and not nproc_enforced():
         cgroup = PidsCgroup.create(limits.processes)
+    try:
+        prefix, filter_fds = supply_seccomp(prefix, pass_fds)
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
     argv = [*prefix, *command]
     started = time.monotonic()
     try:
         proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env),
-                                cwd=cwd, start_new_session=True, close_fds=True, pass_fds=tuple(pass_fds),
-                                preexec_fn=make_preexec(limits, cgroup, pre_exec))
+                                cwd=cwd, start_new_session=True, close_fds=True,
+                                pass_fds=(*pass_fds, *filter_fds), preexec_fn=make_preexec(limits, cgroup, pre_exec))
     except (OSError, subprocess.SubprocessError) as exc:
         if cgroup is not None:
             cgroup.remove()
         raise StockadeError(Diagnostic("R506", f"cannot start the sandbox `{argv[0]}`: {exc}",
                                        help="check that the sandbox tool is installed and executable")) from None
+    finally:
+        for fd in filter_fds:
+            os.close(fd)
     watchdog = None
     if limits.processes is not None and not nproc_enforced() and cgroup is None:
         watchdog = PidNamespaceWatchdog(proc.pid, limits.processes)

@@ -12,6 +12,13 @@ runs without the sandbox.  (If a policy ever gains an explicit, source-visible
 ``unconfined`` setting, that would be the only way; no flag or environment variable
 exists.)
 
+**Seccomp.**  A bwrap artifact for a policy without all network carries a seccomp filter as a
+placeholder word after ``--seccomp`` (see :mod:`stockade.backends.seccomp`).
+:func:`supply_seccomp` replaces it with a file descriptor (a memfd holding the program) that
+the caller passes to bwrap; :func:`~stockade.runtime.execute.run_confined` does it for every
+run.  An argv whose filter is not supplied (a number that is not a passed descriptor, a
+malformed placeholder, a filter for another architecture) is refused (R510).
+
 Probing is cheap: reading three ``/proc/sys`` files on every run, and one real
 ``bwrap … true`` run whose success is remembered in the cache directory, keyed by the
 bwrap binary (path, size, mtime), the kernel boot id and the uid.
@@ -179,6 +186,84 @@ def harden_bwrap_argv(argv: Sequence[str], cwd: str | None = None, bwrap: str | 
         extra += ["--chdir", cwd]
     head = bwrap or argv[0]
     return [head, *extra, *argv[1:]]
+
+
+#: bwrap options that read a seccomp program from a file descriptor.
+SECCOMP_OPTIONS: tuple[str, ...] = ("--seccomp", "--add-seccomp-fd")
+
+
+def _refuse_seccomp(message: str) -> StockadeError:
+    return StockadeError(Diagnostic("R510", f"{message}; refusing to run without the seccomp filter",
+                                    help="recompile the policy on this machine (`stockade run --no-cache`)"))
+
+
+def _program_fd(data: bytes) -> int:
+    """A descriptor (memfd, else a pipe) positioned at the start of ``data``."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("stockade-seccomp", os.MFD_CLOEXEC)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.lseek(fd, 0, os.SEEK_SET)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
+    read, write = os.pipe()
+    try:
+        os.write(write, data)  # a few hundred bytes: far below any pipe's capacity
+    finally:
+        os.close(write)
+    return read
+
+
+def supply_seccomp(argv: Sequence[str], supplied: Sequence[int] = ()) -> tuple[list[str], list[int]]:
+    """The argv with every seccomp placeholder replaced by an open descriptor, and those
+    descriptors (the caller passes them to bwrap, then closes them).
+
+    ``supplied`` are descriptors the caller passes anyway: a numeric ``--seccomp FD`` must be
+    one of them.  Raises R510 for a placeholder that is malformed, not after a seccomp
+    option, or built for another architecture, and for a descriptor not supplied.
+    """
+    words = list(argv)
+    if not any(word in SECCOMP_OPTIONS for word in words):
+        return words, []
+    from stockade.backends import seccomp
+
+    fds: list[int] = []
+    try:
+        for i, word in enumerate(words):
+            if word.startswith(seccomp.PLACEHOLDER_PREFIX):
+                if i == 0 or words[i - 1] not in SECCOMP_OPTIONS:
+                    raise _refuse_seccomp("a seccomp placeholder is not the argument of `--seccomp`")
+                try:
+                    arch, data = seccomp.parse_placeholder(word)
+                except ValueError as exc:
+                    raise _refuse_seccomp(f"the seccomp placeholder is malformed: {exc}") from None
+                try:
+                    here = seccomp.arch_name()
+                except StockadeError:
+                    here = None
+                if arch != here:
+                    raise _refuse_seccomp(f"the seccomp filter is for `{arch}`, this machine is "
+                                          f"`{here or 'unsupported'}`")
+                try:
+                    fd = _program_fd(data)
+                except OSError as exc:
+                    raise _refuse_seccomp(f"cannot hand the seccomp filter to bwrap: {exc}") from None
+                fds.append(fd)
+                words[i] = str(fd)
+            elif word in SECCOMP_OPTIONS and i + 1 < len(words):
+                value = words[i + 1]
+                if not value.startswith(seccomp.PLACEHOLDER_PREFIX) and not (
+                        value.isdigit() and int(value) in supplied):
+                    raise _refuse_seccomp(f"`{word} {value}` names no descriptor passed to bwrap")
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return words, fds
 
 
 def seatbelt_argv(profile: str, params: Mapping[str, str] | None = None,

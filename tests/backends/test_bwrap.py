@@ -29,16 +29,23 @@ def _ir(tmp: Path, *rules: FsRule, network: Network = Network(), env: tuple[EnvR
                     network=network, environment=env)
 
 
+def _body(text: str) -> str:
+    """The rendered text without its leading comment lines."""
+    lines = text.split("\n")
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
 def _groups(text: str) -> list[list[str]]:
     """The argv groups of the rendered text (one option per line)."""
-    body = [line.rstrip(" \\") for line in text.splitlines()[2:]]
+    body = [line.rstrip(" \\") for line in _body(text).splitlines()[1:]]
     return [shlex.split(line) for line in body]
 
 
 def _argv_from_text(text: str) -> list[str]:
-    """Parse the rendered text back as a shell would (comment line dropped)."""
-    body = text.split("\n", 1)[1]
-    return shlex.split(body.replace(" \\\n", " "))
+    """Parse the rendered text back as a shell would (comment lines dropped)."""
+    return shlex.split(_body(text).replace(" \\\n", " "))
 
 
 def _mount_dests(argv: list[str]) -> list[str]:
@@ -61,7 +68,7 @@ def test_golden(example: Path) -> None:
 def _check_golden(example: Path, fx: dict[str, str]) -> None:
     ir = compile_policy(str(example), workspace=fx["ws"], home=fx["home"], tmpdir=fx["tmp"]).ir
     artifact = compile_ir(ir, "bwrap", environ={"PATH": "/usr/bin:/bin", "HOME": "/home/dev", "GH_TOKEN": "x",
-                                                "LANG": "C.UTF-8"}, glob_roots=[fx["root"]])
+                                                "LANG": "C.UTF-8"}, glob_roots=[fx["root"]], seccomp_arch="x86_64")
     data = {key: value for key, value in artifact.data.items() if key != "warnings"}
     rendered = (artifact.text + "# data: " + json.dumps(data, indent=1, sort_keys=True).replace("\n", "\n# ")
                 + "\n" + "".join(f"# warning: {w}\n" for w in artifact.warnings))

@@ -74,6 +74,11 @@ ATTEMPTS: dict[str, str] = {
                        "&& echo ESCAPED",
     "host unix socket": "python3 -c 'import socket;s=socket.socket(socket.AF_UNIX);s.connect(\"{unix}\")' "
                         "2>/dev/null && echo ESCAPED",
+    "host unix datagram socket": "python3 -c 'import socket;a,b=socket.socketpair(socket.AF_UNIX,socket.SOCK_DGRAM);"
+                                 "a.sendto(b\"x\",\"{unix_dgram}\")' 2>/dev/null && echo ESCAPED; "
+                                 "python3 -c 'import socket;s=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM);"
+                                 "s.sendto(b\"x\",\"{unix_dgram}\")' 2>/dev/null && echo ESCAPED",
+    "vsock socket": "python3 -c 'import socket;socket.socket(40,socket.SOCK_STREAM)' 2>/dev/null && echo ESCAPED",
     "abstract unix socket": "python3 -c 'import socket;s=socket.socket(socket.AF_UNIX);s.connect(\"\\0{abstract}\")' "
                             "2>/dev/null && echo ESCAPED",
 }
@@ -90,6 +95,9 @@ def host(box):
     unix = socket.socket(socket.AF_UNIX)
     unix.bind(unix_path)
     unix.listen()
+    dgram_path = str(box.outside / "host-dgram.sock")
+    dgram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dgram.bind(dgram_path)
     abstract_name = f"stockade-test-{os.getpid()}"
     abstract = socket.socket(socket.AF_UNIX)
     abstract.bind("\0" + abstract_name)
@@ -106,25 +114,32 @@ def host(box):
             except OSError:
                 continue
 
+    def receive(sock: socket.socket, name: str) -> None:
+        sock.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                sock.recv(64)
+                accepted.append(name)
+            except OSError:
+                continue
+
     stop = threading.Event()
     threads = [threading.Thread(target=accept, args=(s, n), daemon=True)
                for s, n in ((tcp, "tcp"), (unix, "unix"), (abstract, "abstract"))]
+    threads.append(threading.Thread(target=receive, args=(dgram, "unix datagram"), daemon=True))
     for thread in threads:
         thread.start()
-    yield {"host_pid": sleeper.pid, "port": tcp.getsockname()[1], "unix": unix_path, "abstract": abstract_name,
-           "accepted": accepted, "sleeper": sleeper}
+    yield {"host_pid": sleeper.pid, "port": tcp.getsockname()[1], "unix": unix_path, "unix_dgram": dgram_path,
+           "abstract": abstract_name, "accepted": accepted, "sleeper": sleeper}
     stop.set()
     sleeper.kill()
     sleeper.wait()
-    for sock in (tcp, unix, abstract):
+    for sock in (tcp, unix, dgram, abstract):
         sock.close()
 
 
 #: Known gaps, reported to the stage that owns them; strict, so a fix makes them fail loudly.
-KNOWN_GAPS = {
-    "host unix socket": "bwrap backend: a read-only bind does not stop connect() to a host unix socket "
-                        "(the kernel checks no write permission on sockets of read-only mounts)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_GAPS[n], strict=True))
@@ -132,7 +147,8 @@ KNOWN_GAPS = {
 def test_escape_attempt_fails(box, host, name: str) -> None:
     before = len(host["accepted"])
     script = ATTEMPTS[name].format(outside=box.outside, home=box.home, ws=box.workspace, host_pid=host["host_pid"],
-                                   port=host["port"], unix=host["unix"], abstract=host["abstract"])
+                                   port=host["port"], unix=host["unix"], unix_dgram=host["unix_dgram"],
+                                   abstract=host["abstract"])
     result, out, err = attempt(box, script)
     assert not result.setup_failed, err
     assert "ESCAPED" not in out, f"{name}: {out} {err}"
