@@ -194,7 +194,8 @@ SECCOMP_OPTIONS: tuple[str, ...] = ("--seccomp", "--add-seccomp-fd")
 
 def _refuse_seccomp(message: str) -> StockadeError:
     return StockadeError(Diagnostic("R510", f"{message}; refusing to run without the seccomp filter",
-                                    help="recompile the policy on this machine (`stockade run --no-cache`)"))
+                                    help="let `stockade run` supply the filter (it recompiles stale plans with "
+                                         "`--no-cache`), or pass the program on the named descriptor"))
 
 
 def _program_fd(data: bytes) -> int:
