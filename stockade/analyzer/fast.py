@@ -15,7 +15,11 @@ The lexer accepts, conservatively, only text that is:
 * single-quoted strings (any printable ASCII but ``'``) and double-quoted strings without
   ``$``, backtick, backslash or ``!``;
 * whose first word is not a reserved word or a declaration builtin, and has no ``=``
-  (that would be an assignment).
+  (that would be an assignment) and no ``@``, ``%`` or ``+`` (tree-sitter-bash reads
+  ``a@``/``a%``/``a+:`` in command position as a malformed variable and reports a syntax
+  error, which the analyzer must see the same way);
+* with no word starting ``==`` or ``=~`` (the grammar's test operators, which it parses
+  differently in a command: ``x == y`` is one argument, a trailing ``==`` an error).
 
 Anything else returns ``None`` and goes to tree-sitter.  ``tests/analyzer/test_fast_path.py``
 asserts, over the whole corpus and over generated simple commands, that verdicts (reasons
@@ -39,6 +43,7 @@ _DQ = r'"[ #%-\[\]-_a-~\t]*"'                # printable ASCII except " $ \ ` !
 #: One word: unquoted characters and quoted strings, concatenated (no nested quantifiers).
 _WORD_RE = re.compile(rf"(?:[{_UNQUOTED}]|{_SQ}|{_DQ})+")
 _SIMPLE_RE = re.compile(rf"[ \t]*{_WORD_RE.pattern}(?:[ \t]+{_WORD_RE.pattern})*[ \t]*")
+_TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
 
 #: First words tree-sitter-bash parses as something other than a simple command.
@@ -54,7 +59,7 @@ def lex_simple(text: str) -> list[Word] | None:
     """The words of a simple command as ``(parts, start, end)``, or None when the text is not
     one (then tree-sitter decides).  ``parts`` are ``(text, "lit"|"q")`` as in
     :meth:`~stockade.analyzer.words.WordExpander.parts`."""
-    if not text.isascii() or _SIMPLE_RE.fullmatch(text) is None:
+    if not text.isascii() or _SIMPLE_RE.fullmatch(text) is None or _TEST_OP_RE.search(text):
         return None
     words: list[Word] = []
     for match in _WORD_RE.finditer(text):
@@ -69,7 +74,8 @@ def lex_simple(text: str) -> list[Word] | None:
     if not words:
         return None
     first, start, end = words[0]
-    if "=" in text[start:end] or len(first) == 1 and first[0][0] in _NOT_SIMPLE:
+    head = text[start:end]
+    if "=" in head or "@" in head or "%" in head or "+" in head or len(first) == 1 and first[0][0] in _NOT_SIMPLE:
         return None
     return words
 

@@ -63,7 +63,8 @@ def test_lexer_words_and_spans() -> None:
     assert words == [([("r", "lit"), ("", "q"), ("m", "lit")], 1, 5), ([("-rf", "lit")], 7, 10),
                      ([("a b", "q"), ("c", "q"), ("d", "lit")], 11, 20)]
     for text in ("a=b ls", "if x", "ls; rm", "ls $x", "echo \"$x\"", "ls\n", "ls\r", "echo 日", "ls # c", "",
-                 "   ", "echo \"a\\b\"", "x {a,b}", "[ -f x ]", "echo ?", "echo !x", "export A"):
+                 "   ", "echo \"a\\b\"", "x {a,b}", "[ -f x ]", "echo ?", "echo !x", "export A",
+                 "a@", "a@b x", "a% x", "g++ -o x", "x ==", "echo a =~ b", "x == y"):
         assert lex_simple(text) is None, text
 
 
@@ -77,5 +78,7 @@ def test_generated_simple_commands_same_verdicts(ir, command: str) -> None:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(near_simple)
+@example("a@")
+@example("echo a ==")
 def test_generated_near_simple_text_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
