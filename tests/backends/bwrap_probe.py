@@ -96,8 +96,15 @@ def run_probes(argv: Sequence[str], probes: Sequence[Probe]) -> list[dict]:
     """Run every probe in ONE bubblewrap invocation with the compiled ``argv``."""
     assert argv[0] == "bwrap" and argv[-1] == "--"
     payload = json.dumps([p.as_json() for p in probes])
+    from stockade.runtime.sandbox import supply_seccomp
+
+    argv, fds = supply_seccomp(argv)  # the seccomp filter, on a descriptor, as `stockade run` does
     command = [BWRAP or "bwrap", *argv[1:], PYTHON, "-I", "-S", "-c", PROBE_SCRIPT, payload]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, pass_fds=fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
     assert done.returncode == 0, f"bwrap failed ({done.returncode}): {done.stderr}"
     results = json.loads(done.stdout)
     assert len(results) == len(probes)

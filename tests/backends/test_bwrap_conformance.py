@@ -134,7 +134,15 @@ def test_environment_is_rebuilt_inside(tmp_path: Path) -> None:
         EnvRule("keep", "PATH"), EnvRule("keep", "GH_*"), EnvRule("drop", "*_TOKEN"), EnvRule("set", "CI", "1")))
     argv = compile_ir(ir, "bwrap", environ={"PATH": "/usr/bin:/bin", "GH_TOKEN": "t", "GH_HOST": "h",
                                             "OTHER": "o"}).data["argv"]
-    out = subprocess.run([BWRAP, *argv[1:], "/usr/bin/env", "-0"], capture_output=True, text=True, check=True).stdout
+    from stockade.runtime.sandbox import supply_seccomp
+
+    argv, fds = supply_seccomp(argv)  # the policy has no network: bwrap needs the seccomp filter
+    try:
+        out = subprocess.run([BWRAP, *argv[1:], "/usr/bin/env", "-0"], capture_output=True, text=True, check=True,
+                             pass_fds=fds).stdout
+    finally:
+        for fd in fds:
+            os.close(fd)
     inside = dict(item.split("=", 1) for item in out.split("\0") if item)
     assert inside.pop("PWD") == str(tmp_path)  # bubblewrap sets PWD from --chdir
     assert inside == {"PATH": "/usr/bin:/bin", "GH_HOST": "h", "CI": "1"}
