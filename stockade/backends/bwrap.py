@@ -91,6 +91,13 @@ START_PATHS: tuple[str, ...] = (
 PSEUDO_MOUNTS: dict[str, str] = {"/dev": "--dev", "/proc": "--proc"}
 #: Not walked when expanding globs.
 GLOB_SKIP: tuple[str, ...] = ("/proc", "/sys", "/dev")
+#: Directories not descended into when expanding globs: version-control internals, package
+#: trees and tool caches hold no user secrets, and walking them dominates compile time.
+GLOB_SKIP_NAMES: frozenset[str] = frozenset({
+    ".git", "node_modules", "__pycache__", ".cache", ".npm", ".yarn", ".pnpm-store", ".cargo", ".rustup",
+    ".pyenv", ".rbenv", ".nvm", ".gradle", ".m2", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+    "site-packages", "dist-packages",
+})
 #: PATH inside the sandbox when no environment is given.
 MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
 #: Default bound on the directories visited to expand globs.
@@ -358,12 +365,22 @@ class _FsPlanner:
                                   f"in the minimal root", None, code="B308")
 
 
+def _last_component_regex(pattern: str) -> "re.Pattern[str]":
+    """What an entry's name must match to be a candidate for ``pattern`` (``.*`` when the
+    glob ends in ``**``, which matches names at any depth)."""
+    last = pattern.rsplit("/", 1)[-1]
+    if "**" in last:
+        return re.compile(".*", re.DOTALL)
+    return glob_to_regex(last)
+
+
 class _GlobExpander:
     """Bounded walk that turns existing matches of glob rules into decision points."""
 
     def __init__(self, planner: _FsPlanner, globs: list[FsRule]):
         self.planner = planner
-        self.globs = [(rule, glob_to_regex(P.normalise(rule.pattern)), P.glob_prefix(P.normalise(rule.pattern)))
+        self.globs = [(rule, glob_to_regex(P.normalise(rule.pattern)), P.glob_prefix(P.normalise(rule.pattern)),
+                       _last_component_regex(P.normalise(rule.pattern)))
                       for rule in globs]
         options = planner.backend.options
         self.limit: int = int(options.get("glob_walk_limit") or GLOB_WALK_LIMIT)
@@ -381,28 +398,29 @@ class _GlobExpander:
 
     def expand(self) -> None:
         starts: set[str] = set()
-        for _, _, prefix in self.globs:
+        for _, _, prefix, _ in self.globs:
             for root in self.roots:
                 if P.is_within(root, prefix):
                     starts.add(root)
                 elif P.is_within(prefix, root):
                     starts.add(prefix)
         starts_list = [s for s in P.outermost(starts) if os.path.isdir(s) and not os.path.islink(s)]
-        matches: dict[FsRule, int] = {rule: 0 for rule, _, _ in self.globs}
+        matches: dict[FsRule, int] = {rule: 0 for rule, _, _, _ in self.globs}
         for start in starts_list:
             if not self._walk(start, matches):
-                for rule, _, _ in self.globs:
+                for rule, _, _, _ in self.globs:
                     self.planner.backend.unsupported_rule(
                         f"glob `{rule.source_text or rule.pattern}` cannot be expanded: more than "
                         f"{self.limit} directories under `{start}`", rule.origin,
                         help="narrow the glob, or raise the `glob_walk_limit` option", code="B304")
                 return
         walked = ", ".join(f"`{s}`" for s in starts_list) or "nothing"
-        for rule, _, _ in self.globs:
+        for rule, _, _, _ in self.globs:
             self.planner.backend.warn(
                 f"bubblewrap cannot express the glob `{rule.source_text or rule.pattern}`: its {matches[rule]} "
                 f"existing match(es) under {walked} are mounted as the rule says; files created later or "
-                f"elsewhere that match it are protected only by the analyzer", rule.origin, code="B304")
+                f"elsewhere (including inside version-control, package and cache directories, which are "
+                f"not walked) that match it are protected only by the analyzer", rule.origin, code="B304")
 
     def _walk(self, start: str, matches: dict[FsRule, int]) -> bool:
         stack = [start]
@@ -416,15 +434,16 @@ class _GlobExpander:
             except OSError:
                 continue
             for entry in entries:
-                for rule, regex, prefix in self.globs:
-                    if P.is_within(entry.path, prefix) and regex.match(entry.path):
+                for rule, regex, prefix, last in self.globs:
+                    # the last component first: one cheap test rejects almost every entry
+                    if last.match(entry.name) and P.is_within(entry.path, prefix) and regex.match(entry.path):
                         matches[rule] += 1
                         self.planner.add_point(entry.path, rule)
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     is_dir = False
-                if is_dir and entry.path not in GLOB_SKIP:
+                if is_dir and entry.path not in GLOB_SKIP and entry.name not in GLOB_SKIP_NAMES:
                     stack.append(entry.path)
         return True
 

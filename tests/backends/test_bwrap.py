@@ -272,6 +272,18 @@ def test_glob_matches_are_masked_and_warned(tmp_path: Path) -> None:
     assert sum(w.code == "B304" for w in artifact.warnings) == 2
 
 
+def test_glob_walk_skips_package_and_cache_trees(tmp_path: Path) -> None:
+    for tree in ("node_modules/pkg", ".git/objects", "src/conf"):
+        (tmp_path / tree).mkdir(parents=True)
+        (tmp_path / tree / ".env").write_text("s")
+    ir = _ir(tmp_path, FsRule("read", "/"), FsRule("write", str(tmp_path)),
+             FsRule("deny", "/**/.env", is_glob=True, source_text="**/.env"))
+    artifact = compile_ir(ir, "bwrap", glob_roots=[str(tmp_path)])
+    masked = [g[-1] for g in _groups(artifact.text) if g[:2] == ["--ro-bind", "/dev/null"]]
+    assert masked == [f"{tmp_path}/src/conf/.env"]
+    assert any("not walked" in w.message for w in artifact.warnings if w.code == "B304")
+
+
 def test_capability_flags() -> None:
     assert BwrapBackend.name == "bwrap"
     assert BwrapBackend.SUPPORTS_READ_RESTRICTIONS and BwrapBackend.SUPPORTS_ENVIRONMENT
