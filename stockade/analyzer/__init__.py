@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from stockade.analyzer.judge import Reason, Verdict
+from stockade.analyzer.judge import Judge, Reason, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import PolicyIR
@@ -32,15 +32,12 @@ def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: 
 
     ``fast_path=False`` parses every text with tree-sitter, bypassing the exact lexer for
     simple commands (:mod:`.fast`) — for differential tests; the verdict is the same."""
-    from stockade.analyzer.judge import Judge
-    from stockade.analyzer.walker import walk_command
-
     try:
         if not isinstance(command, str):
             raise TypeError(f"command must be a string, not {type(command).__name__}")
-        effects = walk_command(ir.context, command, cwd, fast_path)
+        walk = _walk_command or _load_walker()
         judge = Judge(ir, cwd)
-        judge.judge(effects)
+        judge.judge(walk(ir.context, command, cwd, fast_path))
         return judge.verdict(command)
     except Exception as exc:  # fail closed: an analyzer error never lets a command through
         setting = ir.unparsable
@@ -49,6 +46,18 @@ def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: 
         reason = Reason(verdict, "A499", f"internal analyzer error ({type(exc).__name__}: {exc}); failing closed",
                         (0, len(text)), setting.origin)
         return Verdict(text, verdict, (reason,))
+
+
+_walk_command = None
+
+
+def _load_walker():
+    """Import the walker on first use (importing :mod:`stockade.analyzer` for its types stays cheap)."""
+    global _walk_command
+    from stockade.analyzer.walker import walk_command
+
+    _walk_command = walk_command
+    return walk_command
 
 
 def judge_command(ir: "PolicyIR", command: str) -> Verdict:

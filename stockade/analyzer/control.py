@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from stockade.analyzer.effects import UNKNOWN
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stockade.analyzer.walker import State, Stdin
+    from stockade.analyzer.exec import Stdin
+    from stockade.analyzer.walker import State
 
 
 class ControlFlow:

@@ -1,13 +1,18 @@
-"""What an executed command does, as frozen records with the span that caused them.
+"""What an executed command does, as immutable records with the span that caused them.
 
 Spans are ``(start, end)`` character offsets into the analysed command text (``end``
 exclusive).  Paths are as resolved by the walker: absolute when the script determines
 them, containing :data:`UNKNOWN` where it does not.
+
+The records are :class:`~typing.NamedTuple` classes: a command creates several, and a tuple
+is several times cheaper to build than a frozen dataclass (and costs nothing at import).
+Compare them by type as well as by value (a ``Read`` and a ``Write`` of the same path are
+equal tuples).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Marks a part of a word whose value the script does not determine.
 UNKNOWN = "\x00"
@@ -25,8 +30,13 @@ def show(text: str) -> str:
     return text.replace(UNKNOWN, "…")
 
 
-@dataclass(frozen=True, slots=True)
-class Read:
+def clip(text: str, width: int = 40) -> str:
+    """Shell text for a message: one line, unknown parts as ``…``, at most ``width`` characters."""
+    text = text.replace("\n", "⏎").replace(UNKNOWN, "…")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class Read(NamedTuple):
     """The command reads ``path`` (recursively: the whole tree below it)."""
 
     path: str
@@ -34,8 +44,7 @@ class Read:
     recursive: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(NamedTuple):
     """The command creates or modifies ``path`` (recursively: anything below it)."""
 
     path: str
@@ -43,8 +52,7 @@ class Write:
     recursive: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Delete:
+class Delete(NamedTuple):
     """The command removes ``path`` (recursively: with everything below it)."""
 
     path: str
@@ -52,8 +60,7 @@ class Delete:
     recursive: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Rename:
+class Rename(NamedTuple):
     """The command moves ``source`` to ``dest`` (a delete of one, a write of the other)."""
 
     source: str
@@ -61,16 +68,14 @@ class Rename:
     span: SpanT
 
 
-@dataclass(frozen=True, slots=True)
-class Execute:
+class Execute(NamedTuple):
     """A simple command runs with this argv (after unwrapping; judged by command rules)."""
 
     argv: tuple[str, ...]
     span: SpanT
 
 
-@dataclass(frozen=True, slots=True)
-class Network:
+class Network(NamedTuple):
     """The command contacts ``host`` on ``port`` (None: the port is not known)."""
 
     host: str
@@ -78,44 +83,46 @@ class Network:
     span: SpanT
 
 
-@dataclass(frozen=True, slots=True)
-class Privilege:
+class Privilege(NamedTuple):
     """The command gains or uses privileges beyond the agent's own (sudo, setuid, …)."""
 
     what: str
     span: SpanT
 
 
-@dataclass(frozen=True, slots=True)
-class EnvChange:
+class EnvChange(NamedTuple):
     """The command changes an environment variable of the shell or a child."""
 
     name: str
     span: SpanT
 
 
-@dataclass(frozen=True, slots=True)
-class Persistence:
+class Persistence(NamedTuple):
     """The command installs something that runs later (rc files, hooks, cron, autostart)."""
 
     what: str
     span: SpanT
 
 
-@dataclass(frozen=True, slots=True)
-class Unknown:
+class Unknown(NamedTuple):
     """Code or effects the analyzer cannot see into; judged by ``unknown-effects``."""
 
     why: str
     span: SpanT
 
 
-@dataclass(frozen=True, slots=True)
-class Unparsable:
+class Unparsable(NamedTuple):
     """The text cannot be parsed reliably; judged by ``unparsable``."""
 
     why: str
     span: SpanT
 
 
-Effect = Read | Write | Delete | Rename | Execute | Network | Privilege | EnvChange | Persistence | Unknown | Unparsable
+class LinkTarget(NamedTuple):
+    """A link made to ``path`` (``ln``): reading through it later must be as allowed as reading it."""
+
+    path: str
+    span: SpanT
+
+
+Effect = Read | Write | Delete | Rename | Execute | Network | Privilege | EnvChange | Persistence | Unknown | Unparsable | LinkTarget

@@ -10,16 +10,25 @@ only through :class:`Invocation`.
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 from stockade.analyzer.effects import (UNKNOWN, Delete, Execute, Network, Persistence, Privilege, Read, SpanT,
                                        Unknown, Write, show)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stockade.analyzer.walker import Stdin, Walker
+    from stockade.analyzer.walker import Walker
 
 MAX_FUNCTION_DEPTH = 16
+
+
+class Stdin(NamedTuple):
+    """What a command reads on standard input: known text, or None (unknown data)."""
+
+    text: str | None
+    what: str
+
+
+TERMINAL = Stdin(None, "the terminal")
 
 
 class Invocation:
@@ -35,7 +44,7 @@ class Invocation:
         self.stdin = stdin
         self.env = env
         self.span = span
-        self.name = os.path.basename(argv[0]) if argv[0] else argv[0]
+        self.name = argv[0].rpartition("/")[2]  # os.path.basename
 
     # -- spans and paths --------------------------------------------------------------------
 
@@ -91,8 +100,6 @@ class Invocation:
 
     def output(self, text: str | None, what: str = "") -> None:
         """What the command writes to stdout, when known (fed to a following pipe)."""
-        from stockade.analyzer.walker import Stdin
-
         self.walker.set_output(Stdin(text, what or f"the output of `{self.name}`"))
 
     # -- nested code ----------------------------------------------------------------------
@@ -113,8 +120,6 @@ class Invocation:
     def script(self, text: str, index: int | None, positional: list[str] | None = None,
                stdin: "Stdin | None" = None, what: str = "nested shell code") -> None:
         """Parse and walk shell code found in an argument (unknown text → unknown effects)."""
-        from stockade.analyzer.walker import TERMINAL
-
         if UNKNOWN in text:
             self.unknown(f"{what} is not known before it runs (`{show(text)}`)", index)
             return
@@ -122,18 +127,16 @@ class Invocation:
                                   stdin=stdin or TERMINAL)
 
 
-def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: "Stdin",
+def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: Stdin,
                 env: dict[str, str], span: SpanT) -> None:
     """Model one simple command with a resolved argv."""
-    from stockade.analyzer.models import MODELS, builtin_model, default_model
-
     name = argv[0]
+    effects = walker.effects
+    first_span = spans[0] if spans else span
+    effects.append(Execute(tuple(argv), first_span))
     if UNKNOWN in name:
-        walker.effects.append(Execute(tuple(argv), spans[0] if spans else span))
-        walker.effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs",
-                                      spans[0] if spans else span))
+        effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
         return
-    walker.effects.append(Execute(tuple(argv), spans[0] if spans else span))
     function = walker.state.functions.get(name)
     if function is not None and "/" not in name:
         if walker.function_depth >= MAX_FUNCTION_DEPTH:
@@ -148,6 +151,18 @@ def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: "S
             walker.function_depth -= 1
             walker.state.positional = saved
         return
-    invocation = Invocation(walker, argv, spans, stdin, env, span)
-    model = builtin_model(name) or MODELS.get(os.path.basename(name)) or default_model
-    model(invocation)
+    models, builtins, default = _MODELS or _load_models()
+    model = builtins.get(name) or models.get(name.rpartition("/")[2]) or default
+    model(Invocation(walker, argv, spans, stdin, env, span))
+
+
+_MODELS: tuple[dict[str, Callable[[Invocation], None]], dict[str, Callable[[Invocation], None]], Any] | None = None
+
+
+def _load_models() -> tuple:
+    """The model tables (imported on first use: the models import this module)."""
+    global _MODELS
+    from stockade.analyzer.models import _BUILTINS, MODELS, default_model
+
+    _MODELS = (MODELS, _BUILTINS, default_model)
+    return _MODELS

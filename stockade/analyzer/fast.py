@@ -1,6 +1,7 @@
 """An exact fast path for simple commands: no tree-sitter for ``git status`` or ``rm -rf ./build``.
 
-Most commands an agent runs are one program with plain arguments.  For those, a hand lexer
+Most commands an agent runs are one program with plain arguments, or a few of them joined
+by ``&&``, ``||``, ``;`` and ``|``.  For those, a hand lexer
 produces the same words the tree walk would — and then *the same* machinery runs:
 :func:`~stockade.analyzer.words.expand_fields` (tilde, splitting, quote removal),
 :func:`~stockade.analyzer.exec.run_command` (wrappers, nested scripts, per-tool models) and
@@ -14,12 +15,19 @@ The lexer accepts, conservatively, only text that is:
   { } [ ] ! # ? ^`` or quotes inside other constructs;
 * single-quoted strings (any printable ASCII but ``'``) and double-quoted strings without
   ``$``, backtick, backslash or ``!``;
-* whose first word is not a reserved word or a declaration builtin, and has no ``=``
+* whose first word is not a reserved word or a declaration builtin (nor starts with one,
+  unquoted, followed by a quoted string: ``if'x'`` is the keyword to tree-sitter), and has no ``=``
   (that would be an assignment) and no ``@``, ``%`` or ``+`` (tree-sitter-bash reads
   ``a@``/``a%``/``a+:`` in command position as a malformed variable and reports a syntax
   error, which the analyzer must see the same way);
 * with no word starting ``==`` or ``=~`` (the grammar's test operators, which it parses
   differently in a command: ``x == y`` is one argument, a trailing ``==`` an error).
+
+Lists (:func:`lex_list`): such commands joined by ``&&``, ``||``, ``;`` and ``|`` (no
+empty command, no trailing operator, no lone ``&``).  They are walked as the tree walk
+walks ``program``/``list``/``pipeline`` nodes: in order, every part of a pipeline in a
+subshell with the previous part's output as its standard input, and the walker's depth
+raised by the same number of levels.
 
 Anything else returns ``None`` and goes to tree-sitter.  ``tests/analyzer/test_fast_path.py``
 asserts, over the whole corpus and over generated simple commands, that verdicts (reasons
@@ -31,11 +39,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from stockade.analyzer.effects import SpanT
+from stockade.analyzer.effects import SpanT, clip
+from stockade.analyzer.exec import Stdin, run_command
 from stockade.analyzer.words import expand_fields
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stockade.analyzer.walker import Stdin, Walker
+    from stockade.analyzer.walker import Walker
 
 _UNQUOTED = r"A-Za-z0-9_./:@%+,=~*\-"
 _SQ = r"'[ -&(-~\t]*'"                       # printable ASCII except '
@@ -45,6 +54,11 @@ _WORD_RE = re.compile(rf"(?:[{_UNQUOTED}]|{_SQ}|{_DQ})+")
 _SIMPLE_RE = re.compile(rf"[ \t]*{_WORD_RE.pattern}(?:[ \t]+{_WORD_RE.pattern})*[ \t]*")
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+#: The common case, no quotes at all: the same language restricted to unquoted words.
+_PLAIN_RE = re.compile(rf"[ \t]*[{_UNQUOTED}]+(?:[ \t]+[{_UNQUOTED}]+)*[ \t]*")
+_PLAIN_WORD_RE = re.compile(rf"[{_UNQUOTED}]+")
+#: One token of a list: blanks, an operator (group 1), or a word.
+_TOKEN_RE = re.compile(rf"[ \t]+|(&&|\|\||[;|])|{_WORD_RE.pattern}")
 
 #: First words tree-sitter-bash parses as something other than a simple command.
 _NOT_SIMPLE = frozenset({
@@ -59,39 +73,134 @@ def lex_simple(text: str) -> list[Word] | None:
     """The words of a simple command as ``(parts, start, end)``, or None when the text is not
     one (then tree-sitter decides).  ``parts`` are ``(text, "lit"|"q")`` as in
     :meth:`~stockade.analyzer.words.WordExpander.parts`."""
-    if not text.isascii() or _SIMPLE_RE.fullmatch(text) is None or _TEST_OP_RE.search(text):
+    if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
         return None
-    words: list[Word] = []
-    for match in _WORD_RE.finditer(text):
-        parts: list[tuple[str, str]] = []
-        for part in _PART_RE.finditer(match.group()):
-            unquoted, single, double = part.groups()
-            if unquoted is not None:
-                parts.append((unquoted, "lit"))
-            else:
-                parts.append((single if single is not None else double, "q"))
-        words.append((parts, match.start(), match.end()))
-    if not words:
-        return None
-    first, start, end = words[0]
-    head = text[start:end]
-    if "=" in head or "@" in head or "%" in head or "+" in head or len(first) == 1 and first[0][0] in _NOT_SIMPLE:
+    words: list[Word]
+    if "'" not in text and '"' not in text:
+        if _PLAIN_RE.fullmatch(text) is None:
+            return None
+        words = [([(match.group(), "lit")], match.start(), match.end()) for match in _PLAIN_WORD_RE.finditer(text)]
+    else:
+        if _SIMPLE_RE.fullmatch(text) is None:
+            return None
+        words = [(_word_parts(match.group()), match.start(), match.end()) for match in _WORD_RE.finditer(text)]
+    if not words or not _command_head_ok(text, words):
         return None
     return words
 
 
+def _command_head_ok(text: str, words: list[Word]) -> bool:
+    """Whether the first word leaves the command simple for tree-sitter too."""
+    first, start, end = words[0]
+    head = text[start:end]
+    return not ("=" in head or "@" in head or "%" in head or "+" in head
+                or first[0][0] in _NOT_SIMPLE and (len(first) == 1 or first[0][1] == "lit"))
+
+
+def _word_parts(word: str) -> list[tuple[str, str]]:
+    parts: list[tuple[str, str]] = []
+    for part in _PART_RE.finditer(word):
+        unquoted, single, double = part.groups()
+        if unquoted is not None:
+            parts.append((unquoted, "lit"))
+        else:
+            parts.append((single if single is not None else double, "q"))
+    return parts
+
+
+Pipeline = list[list[Word]]
+Statement = list[Pipeline]
+
+
+def lex_list(text: str) -> list[Statement] | None:
+    """Simple commands joined by ``&&``/``||`` (a statement's pipelines), ``;`` (statements)
+    and ``|`` (a pipeline's commands), or None when the text is anything else."""
+    if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
+        return None
+    command: list[Word] = []
+    pipeline: Pipeline = [command]
+    statement: Statement = [pipeline]
+    statements: list[Statement] = [statement]
+    position, length = 0, len(text)
+    match_token = _TOKEN_RE.match
+    while position < length:
+        token = match_token(text, position)
+        if token is None:
+            return None
+        position = token.end()
+        operator = token.group(1)
+        if operator is None:
+            word = token.group()
+            if word[0] != " " and word[0] != "\t":
+                command.append((_word_parts(word), token.start(), position))
+            continue
+        if not command or not _command_head_ok(text, command):
+            return None
+        command = []
+        if operator == "|":
+            pipeline.append(command)
+        elif operator == ";":
+            pipeline = [command]
+            statement = [pipeline]
+            statements.append(statement)
+        else:
+            pipeline = [command]
+            statement.append(pipeline)
+    if not command or not _command_head_ok(text, command):
+        return None
+    return statements
+
+
 def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, stdin: "Stdin",
                depth_limit: int) -> bool:
-    """Run ``text`` through the models if it is a simple command; False when it is not (the
-    caller parses it).  The walker's depth is raised as the tree walk would (program →
-    command), so limits trigger at the same nesting."""
-    from stockade.analyzer.exec import run_command
-
+    """Run ``text`` through the models if it is a simple command or a list of them; False
+    when it is not (the caller parses it).  The walker's depth is raised as the tree walk
+    would (program → [list →] [pipeline →] command), so limits trigger at the same nesting."""
+    if ";" in text or "|" in text or "&" in text:
+        return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 2 > depth_limit:
         return False
     words = lex_simple(text)
     if words is None:
         return False
+    _run_words(walker, words, base, collapse, stdin, 2)
+    return True
+
+
+def _run_list(walker: "Walker", text: str, base: int, collapse: SpanT | None, stdin: "Stdin",
+              depth_limit: int) -> bool:
+    if walker.depth + 4 > depth_limit:
+        return False
+    statements = lex_list(text)
+    if statements is None:
+        return False
+    for statement in statements:
+        depth = 2 if len(statement) > 1 else 1  # program [→ list]
+        for pipeline in statement:
+            if len(pipeline) == 1:
+                _run_words(walker, pipeline[0], base, collapse, stdin, depth + 1)
+                continue
+            current = stdin
+            last = len(pipeline) - 1
+            for index, words in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
+                saved = walker.state
+                walker.state = saved.copy()
+                try:
+                    walker._last_output = None
+                    _run_words(walker, words, base, collapse, current, depth + 2)
+                    output = walker._last_output
+                    walker._last_output = None
+                finally:
+                    walker.state = saved
+                if index < last:
+                    current = output if output is not None else Stdin(
+                        None, f"the output of `{clip(text[words[0][1]:words[-1][2]])}`")
+    return True
+
+
+def _run_words(walker: "Walker", words: list[Word], base: int, collapse: SpanT | None, stdin: "Stdin",
+               depth: int) -> None:
+    """Expand one command's words and run it ``depth`` levels below the walker's depth."""
     argv: list[str] = []
     spans: list[SpanT] = []
     for parts, start, end in words:
@@ -99,12 +208,10 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
         for value in expand_fields(parts, walker):
             argv.append(value)
             spans.append(span)
-    if not argv:
-        return False
+    # every word the lexer accepts expands to at least one field: argv is never empty
     span = collapse if collapse is not None else (base + words[0][1], base + words[-1][2])
-    walker.depth += 2
+    walker.depth += depth
     try:
         run_command(walker, argv, spans, stdin, {}, span)
     finally:
-        walker.depth -= 2
-    return True
+        walker.depth -= depth

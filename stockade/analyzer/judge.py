@@ -6,15 +6,21 @@ for recursive operations), the network (``ir.network_access``), and fixed rules 
 escalation and persistence (deny).  Unknown effects take the policy's ``unknown-effects``
 verdict, unparsable text its ``unparsable`` verdict.  The strictest reason decides; an allow
 rule never loosens what the effects show.
+
+Speed (this runs for every command an agent issues): what depends only on the policy — the
+literal rules in order, which rules lie below a path, which paths are persistence locations,
+the default network rule — is computed once per IR (:func:`policy_tables`, kept while the IR
+lives); reasons render their message and rule text only when read (:class:`Reason`).
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
-from stockade.analyzer.effects import (UNKNOWN, Delete, Effect, Execute, Network, Persistence, Privilege, Read,
-                                       Rename, SpanT, Unknown, Unparsable, Write, show)
+from stockade.analyzer.effects import (UNKNOWN, Delete, Effect, Execute, LinkTarget, Network, Persistence, Privilege,
+                                       Read, Rename, SpanT, Unknown, Unparsable, Write, show)
 from stockade.compiler.ir import VERDICT_RANK, Origin, PolicyIR
 
 _PSEUDO_FILES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero",
@@ -26,26 +32,98 @@ _AUTOSTART_DIRS = (".config/autostart", ".config/systemd/user", "Library/LaunchA
 _SYSTEM_PERSIST = ("/etc/cron", "/etc/profile", "/etc/bash.bashrc", "/etc/zsh", "/etc/rc.local", "/etc/init.d",
                    "/etc/systemd", "/lib/systemd", "/usr/lib/systemd", "/etc/xdg/autostart", "/var/spool/cron",
                    "/Library/LaunchAgents", "/Library/LaunchDaemons", "/etc/ld.so.preload", "/etc/sudoers.d")
+_NO_SOURCE: Any = object()
+#: Per-IR memo tables are cleared when they reach this size (cheap to refill).
+MEMO_SIZE = 4096
 
 
-@dataclass(frozen=True, slots=True)
 class Reason:
-    """Why a verdict: a code, a message, the span in the command, and the rule that decided."""
+    """Why a verdict: a code, a message, the span in the command, and the rule that decided.
 
-    verdict: str
-    code: str
-    message: str
-    span: SpanT
-    rule: Origin | None = None
-    rule_text: str | None = None
+    ``message``, ``rule`` (the deciding rule's :class:`Origin`) and ``rule_text`` (the rule as
+    policy text) are computed when first read — most verdicts are only counted, never
+    rendered.  Treat instances as immutable; equality and hashing use all six values."""
+
+    __slots__ = ("verdict", "code", "span", "_message", "_render", "_args", "_source", "_rule", "_rule_text")
+
+    def __init__(self, verdict: str, code: str, message: str, span: SpanT, rule: Origin | None = None,
+                 rule_text: str | None = None):
+        self.verdict = verdict
+        self.code = code
+        self.span = span
+        self._message: str | None = message
+        self._render: Callable[..., str] | None = None
+        self._args: tuple = ()
+        self._source: Any = _NO_SOURCE
+        self._rule = rule
+        self._rule_text = rule_text
+
+    @classmethod
+    def deferred(cls, verdict: str, code: str, render: Callable[..., str], args: tuple, span: SpanT,
+                 source: Any = None) -> "Reason":
+        """A reason whose message is ``render(*args)`` and whose rule is ``source`` (a policy
+        rule object, or None), both worked out when first read."""
+        self = cls.__new__(cls)
+        self.verdict = verdict
+        self.code = code
+        self.span = span
+        self._message = None
+        self._render = render
+        self._args = args
+        self._source = source
+        self._rule = None
+        self._rule_text = None
+        return self
+
+    @property
+    def message(self) -> str:
+        """The reason in words."""
+        message = self._message
+        if message is None:
+            message = self._message = self._render(*self._args)  # type: ignore[misc]
+        return message
+
+    def _resolve_rule(self) -> None:
+        source = self._source
+        if source is not _NO_SOURCE:
+            self._rule = getattr(source, "origin", None) if source is not None else None
+            self._rule_text = rule_text(source)
+            self._source = _NO_SOURCE
+
+    @property
+    def rule(self) -> Origin | None:
+        """Where the deciding policy rule was written (None: a built-in rule)."""
+        self._resolve_rule()
+        return self._rule
+
+    @property
+    def rule_text(self) -> str | None:
+        """The deciding rule as policy text."""
+        self._resolve_rule()
+        return self._rule_text
+
+    def _key(self) -> tuple:
+        return self.verdict, self.code, self.message, self.span, self.rule, self.rule_text
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Reason:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Reason(verdict={self.verdict!r}, code={self.code!r}, message={self.message!r}, span={self.span!r}, "
+                f"rule={self.rule!r}, rule_text={self.rule_text!r})")
 
     def to_json(self) -> dict:
         """The reason as a JSON object."""
+        rule = self.rule
         return {"verdict": self.verdict, "code": self.code, "message": self.message,
                 "span": {"start": self.span[0], "end": self.span[1]},
-                "rule": None if self.rule is None else {"file": self.rule.file, "line": self.rule.line,
-                                                         "column": self.rule.column, "layer": self.rule.layer,
-                                                         "text": self.rule_text}}
+                "rule": None if rule is None else {"file": rule.file, "line": rule.line, "column": rule.column,
+                                                   "layer": rule.layer, "text": self.rule_text}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +144,82 @@ class Verdict:
                 "reasons": [reason.to_json() for reason in self.reasons]}
 
 
-def _persistence_target(path: str, home: str) -> str | None:
-    if path.startswith(home.rstrip("/") + "/"):
-        rel = path[len(home.rstrip("/")) + 1:]
+# -- per-IR tables -----------------------------------------------------------------------------
+
+
+class _DefaultRule:
+    """The network default as a rule object (for reasons)."""
+
+    def __init__(self, ir: PolicyIR):
+        self.origin = ir.network.default_origin
+        self.text = f"default {ir.network.default}"
+
+
+class PolicyTables:
+    """What judging needs from one IR, computed once: the query index, the literal
+    filesystem rules in pattern order, the policy settings, and memos of the pure functions
+    of a path (rules below it, persistence location)."""
+
+    def __init__(self, ir: PolicyIR):
+        self.index = ir.index
+        self.home = ir.context.home
+        self.home_prefix = self.home.rstrip("/") + "/"
+        self.literal = tuple(sorted((rule for rule in ir.filesystem if not rule.is_glob), key=lambda r: r.pattern))
+        self.unknown_effects = ir.unknown_effects
+        self.unparsable = ir.unparsable
+        self.default_rule = _DefaultRule(ir)
+        self._below: dict[tuple[str, str], tuple] = {}
+        self._persist: dict[str, str | None] = {}
+
+    def below(self, path: str, need: str) -> tuple:
+        """Literal rules strictly below ``path`` that grant less than ``need`` (pattern order)."""
+        key = (path, need)
+        found = self._below.get(key)
+        if found is None:
+            prefix = path.rstrip("/") + "/"
+            root = path == "/"
+            found = tuple(rule for rule in self.literal
+                          if (rule.pattern.startswith(prefix) or root and rule.pattern != "/")
+                          and (need == "write" and rule.access != "write" or need == "read" and rule.access == "none"))
+            if len(self._below) >= MEMO_SIZE:
+                self._below.clear()
+            self._below[key] = found
+        return found
+
+    def persistence_target(self, path: str) -> str | None:
+        """What runs later from ``path`` (a resolved path), or None."""
+        memo = self._persist
+        if path in memo:
+            return memo[path]
+        found = _persistence_target(path, self.home_prefix)
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+        memo[path] = found
+        return found
+
+
+_TABLES: dict[int, tuple[Any, PolicyTables]] = {}
+
+
+def policy_tables(ir: PolicyIR) -> PolicyTables:
+    """The :class:`PolicyTables` of ``ir`` (built on first use, dropped when the IR is)."""
+    key = id(ir)
+    entry = _TABLES.get(key)
+    if entry is not None and entry[0]() is ir:
+        return entry[1]
+    tables = PolicyTables(ir)
+    try:
+        ref = weakref.ref(ir, lambda dead, key=key: _TABLES.pop(key, None) if _TABLES.get(key, (None,))[0] is dead
+                          else None)
+    except TypeError:  # an IR that cannot be weakly referenced: no caching
+        return tables
+    _TABLES[key] = (ref, tables)
+    return tables
+
+
+def _persistence_target(path: str, home_prefix: str) -> str | None:
+    if path.startswith(home_prefix):
+        rel = path[len(home_prefix):]
         for name in _RC_FILES:
             if rel == name:
                 return f"a shell startup file (`~/{name}`)"
@@ -85,6 +236,67 @@ def _persistence_target(path: str, home: str) -> str | None:
     return None
 
 
+# -- messages (rendered when read) ---------------------------------------------------------------
+
+
+def _msg_command(argv: tuple[str, ...], verdict: str, rule: Any) -> str:
+    because = f": {rule.reason}" if rule is not None and rule.reason else ""
+    return f"command `{show(' '.join(argv))[:80]}` matches `{verdict} {rule.text if rule else ''}`{because}"
+
+
+def _msg_unknown_path(op: str, path: str) -> str:
+    return f"{op} a path that is not known before it runs (`{show(path)}`)"
+
+
+def _msg_denied_read(path: str) -> str:
+    return f"reads `{path}`, which the policy denies"
+
+
+def _msg_denied_read_below(path: str, pattern: str) -> str:
+    return f"reads everything below `{path}`, including `{pattern}`, which the policy denies"
+
+
+def _msg_persistence_write(verb: str, target: str) -> str:
+    return f"{verb} {target}: code that runs later (persistence)"
+
+
+def _msg_not_writable(verb: str, path: str) -> str:
+    return f"{verb} `{path}`, which the policy does not make writable"
+
+
+def _msg_not_writable_below(verb: str, path: str, pattern: str) -> str:
+    return f"{verb} everything below `{path}`, including `{pattern}`, which the policy does not make writable"
+
+
+def _msg_link(path: str) -> str:
+    return f"makes a link to `{path}`, which the policy denies: reads through it would bypass the rule"
+
+
+def _msg_network(host: str, port: int | None) -> str:
+    where = host if port is None else f"{host}:{port}"
+    return f"contacts `{where}`, which the network policy does not allow"
+
+
+def _msg_privilege(what: str) -> str:
+    return f"privilege escalation: {what}"
+
+
+def _msg_persistence(what: str) -> str:
+    return f"persistence: {what}"
+
+
+def _msg_unparsable(why: str) -> str:
+    return f"cannot parse the command reliably: {why}"
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _glob_free(path: str) -> bool:
+    return "*" not in path and "?" not in path and "[" not in path
+
+
 class Judge:
     """Holds effects against one policy."""
 
@@ -92,89 +304,89 @@ class Judge:
         self.ir = ir
         self.cwd = cwd
         self.reasons: list[Reason] = []
-        self._seen: set[tuple] = set()
-        literal = [rule for rule in ir.filesystem if not rule.is_glob]
-        self._literal_rules = sorted(literal, key=lambda r: r.pattern)
+        self._seen: dict[tuple, list[Reason]] = {}
+        self._tables = tables = policy_tables(ir)
+        self._index = tables.index
+
+    def _add(self, verdict: str, code: str, render: Callable[..., str], args: tuple, span: SpanT,
+             source: Any = None) -> None:
+        """Record one reason unless an equal one (verdict, code, message, span) is recorded."""
+        reason = Reason.deferred(verdict, code, render, args, span, source)
+        key = (verdict, code, span)
+        bucket = self._seen.get(key)
+        if bucket is None:
+            self._seen[key] = [reason]
+        else:  # same verdict, code and span: only now are the messages worth rendering
+            message = reason.message
+            for other in bucket:
+                if other.message == message:
+                    return
+            bucket.append(reason)
+        self.reasons.append(reason)
 
     def add(self, verdict: str, code: str, message: str, span: SpanT, rule: object = None) -> None:
-        """Record one reason (deduplicated)."""
-        key = (verdict, code, message, span)
-        if key in self._seen:
-            return
-        self._seen.add(key)
-        origin = getattr(rule, "origin", None) if rule is not None else None
-        text = _rule_text(rule)
-        self.reasons.append(Reason(verdict, code, message, span, origin, text))
+        """Record one reason with a ready message (deduplicated)."""
+        self._add(verdict, code, _same, (message,), span, rule)
 
     def unknown(self, message: str, span: SpanT) -> None:
-        setting = self.ir.unknown_effects
-        self.add(setting.verdict, "A410", message, span, setting)
+        setting = self._tables.unknown_effects
+        self._add(setting.verdict, "A410", _same, (message,), span, setting)
 
     # -- effects ----------------------------------------------------------------------------
 
     def judge(self, effects: Iterable[Effect]) -> None:
         """Judge every effect."""
+        handlers = _HANDLERS
         for effect in effects:
-            handler = getattr(self, "judge_" + type(effect).__name__, None)
+            handler = handlers.get(effect.__class__)
             if handler is not None:
-                handler(effect)
+                handler(self, effect)
 
     def judge_Execute(self, effect: Execute) -> None:
-        decision = self.ir.command_verdict(list(effect.argv))
-        if decision.verdict is not None and decision.verdict != "allow":
-            rule = decision.rule
-            because = f": {rule.reason}" if rule is not None and rule.reason else ""
-            self.add(decision.verdict, "A401", f"command `{show(' '.join(effect.argv))[:80]}` matches "
-                     f"`{decision.verdict} {rule.text if rule else ''}`{because}", effect.span, rule)
+        decision = self._index.command_verdict(effect.argv)
+        verdict = decision.verdict
+        if verdict is not None and verdict != "allow":
+            self._add(verdict, "A401", _msg_command, (effect.argv, verdict, decision.rule), effect.span,
+                      decision.rule)
 
     def _path(self, path: str, span: SpanT, op: str) -> str | None:
         if path in _PSEUDO_FILES or path.startswith(("/dev/fd/", "/proc/self/fd/")):
             return None
         if UNKNOWN in path:
-            self.unknown(f"{op} a path that is not known before it runs (`{show(path)}`)", span)
+            setting = self._tables.unknown_effects
+            self._add(setting.verdict, "A410", _msg_unknown_path, (op, path), span, setting)
             return None
-        if any(ch in path for ch in "*?["):
-            # a glob: judge the pattern as one concrete name (dot-files are not matched by *)
-            return path.replace("*", "x").replace("?", "x").replace("[", "x")
-        return path
-
-    def _below(self, path: str, need: str) -> list:
-        """Rules below ``path`` that grant less than ``need``."""
-        prefix = path.rstrip("/") + "/"
-        out = []
-        for rule in self._literal_rules:
-            if rule.pattern.startswith(prefix) or path == "/" and rule.pattern != "/":
-                if need == "write" and rule.access != "write" or need == "read" and rule.access == "none":
-                    out.append(rule)
-        return out
+        if _glob_free(path):
+            return path
+        # a glob: judge the pattern as one concrete name (dot-files are not matched by *)
+        return path.replace("*", "x").replace("?", "x").replace("[", "x")
 
     def judge_Read(self, effect: Read) -> None:
-        path = self._path(effect.path, effect.span, "reads")
+        span = effect.span
+        path = self._path(effect.path, span, "reads")
         if path is None:
             return
-        decision = self.ir.path_access(path, self.cwd)
+        decision = self._index.path_access(path, self.cwd)
         if not decision.can_read:
-            self.add("deny", "A402", f"reads `{decision.path}`, which the policy denies", effect.span, decision.rule)
+            self._add("deny", "A402", _msg_denied_read, (decision.path,), span, decision.rule)
         elif effect.recursive:
-            for rule in self._below(decision.path, "read")[:3]:
-                self.add("deny", "A402", f"reads everything below `{decision.path}`, including `{rule.pattern}`, "
-                         "which the policy denies", effect.span, rule)
+            for rule in self._tables.below(decision.path, "read")[:3]:
+                self._add("deny", "A402", _msg_denied_read_below, (decision.path, rule.pattern), span, rule)
 
     def _write(self, path_in: str, span: SpanT, recursive: bool, verb: str) -> None:
         path = self._path(path_in, span, verb)
         if path is None:
             return
-        decision = self.ir.path_access(path, self.cwd)
-        target = _persistence_target(decision.path, self.ir.context.home)
+        decision = self._index.path_access(path, self.cwd)
+        resolved = decision.path
+        target = self._tables.persistence_target(resolved)
         if target is not None:
-            self.add("deny", "A405", f"{verb} {target}: code that runs later (persistence)", span)
+            self._add("deny", "A405", _msg_persistence_write, (verb, target), span)
         if not decision.can_write:
-            self.add("deny", "A403", f"{verb} `{decision.path}`, which the policy does not make writable",
-                     span, decision.rule)
+            self._add("deny", "A403", _msg_not_writable, (verb, resolved), span, decision.rule)
         elif recursive:
-            for rule in self._below(decision.path, "write")[:3]:
-                self.add("deny", "A403", f"{verb} everything below `{decision.path}`, including `{rule.pattern}`, "
-                         f"which the policy does not make writable", span, rule)
+            for rule in self._tables.below(resolved, "write")[:3]:
+                self._add("deny", "A403", _msg_not_writable_below, (verb, resolved, rule.pattern), span, rule)
 
     def judge_Write(self, effect: Write) -> None:
         self._write(effect.path, effect.span, effect.recursive, "writes")
@@ -186,60 +398,69 @@ class Judge:
         self._write(effect.source, effect.span, True, "moves")
         self._write(effect.dest, effect.span, True, "writes")
 
-    def judge__LinkTarget(self, effect) -> None:
+    def judge_LinkTarget(self, effect: LinkTarget) -> None:
         path = self._path(effect.path, effect.span, "links to")
         if path is None:
             return
-        decision = self.ir.path_access(path, self.cwd)
+        decision = self._index.path_access(path, self.cwd)
         if not decision.can_read:
-            self.unknown(f"makes a link to `{decision.path}`, which the policy denies: reads through it "
-                         "would bypass the rule", effect.span)
+            setting = self._tables.unknown_effects
+            self._add(setting.verdict, "A410", _msg_link, (decision.path,), effect.span, setting)
 
     def judge_Network(self, effect: Network) -> None:
-        decision = self.ir.network_access(effect.host, effect.port)
+        decision = self._index.network_access(effect.host, effect.port)
         if not decision.allowed:
-            where = effect.host if effect.port is None else f"{effect.host}:{effect.port}"
-            rule = decision.rule if decision.rule is not None else _DefaultRule(self.ir)
-            self.add("deny", "A404", f"contacts `{where}`, which the network policy does not allow", effect.span,
-                     rule)
+            rule = decision.rule if decision.rule is not None else self._tables.default_rule
+            self._add("deny", "A404", _msg_network, (effect.host, effect.port), effect.span, rule)
 
     def judge_Privilege(self, effect: Privilege) -> None:
-        self.add("deny", "A406", f"privilege escalation: {effect.what}", effect.span)
+        self._add("deny", "A406", _msg_privilege, (effect.what,), effect.span)
 
     def judge_Persistence(self, effect: Persistence) -> None:
-        self.add("deny", "A405", f"persistence: {effect.what}", effect.span)
+        self._add("deny", "A405", _msg_persistence, (effect.what,), effect.span)
 
     def judge_Unknown(self, effect: Unknown) -> None:
-        self.unknown(effect.why, effect.span)
+        setting = self._tables.unknown_effects
+        self._add(setting.verdict, "A410", _same, (effect.why,), effect.span, setting)
 
     def judge_Unparsable(self, effect: Unparsable) -> None:
-        setting = self.ir.unparsable
-        self.add(setting.verdict, "A400", f"cannot parse the command reliably: {effect.why}", effect.span, setting)
+        setting = self._tables.unparsable
+        self._add(setting.verdict, "A400", _msg_unparsable, (effect.why,), effect.span, setting)
 
     def verdict(self, command: str) -> Verdict:
-        """The strictest reason decides; no reason means allow."""
+        """The strictest reason decides; no reason means allow.  Reasons are listed strictest
+        first, then by position (allow-verdict reasons are not listed)."""
+        reasons = self.reasons
+        if not reasons:
+            return Verdict(command, "allow", ())
+        if len(reasons) == 1:
+            only = reasons[0]
+            return Verdict(command, only.verdict, () if only.verdict == "allow" else (only,))
+        rank = VERDICT_RANK
         decision = "allow"
-        for reason in self.reasons:
-            if VERDICT_RANK[reason.verdict] > VERDICT_RANK[decision]:
+        for reason in reasons:
+            if rank[reason.verdict] > rank[decision]:
                 decision = reason.verdict
-        ordered = sorted(self.reasons, key=lambda r: (-VERDICT_RANK[r.verdict], r.span))
+        ordered = sorted(reasons, key=lambda r: (-rank[r.verdict], r.span))
         return Verdict(command, decision, tuple(r for r in ordered if r.verdict != "allow"))
 
 
-def _rule_text(rule: object) -> str | None:
+_HANDLERS: dict[type, Callable[[Judge, Any], None]] = {
+    Execute: Judge.judge_Execute, Read: Judge.judge_Read, Write: Judge.judge_Write, Delete: Judge.judge_Delete,
+    Rename: Judge.judge_Rename, LinkTarget: Judge.judge_LinkTarget, Network: Judge.judge_Network,
+    Privilege: Judge.judge_Privilege, Persistence: Judge.judge_Persistence, Unknown: Judge.judge_Unknown,
+    Unparsable: Judge.judge_Unparsable,
+}
+
+
+def rule_text(rule: object) -> str | None:
     """The rule as policy text, for reports."""
     if rule is None:
         return None
     if hasattr(rule, "host"):
-        return f"{rule.action} {rule.host}"
+        return f"{rule.action} {rule.host}"  # type: ignore[attr-defined]
     if hasattr(rule, "kind") and isinstance(getattr(rule, "pattern", None), str):
-        return f"{rule.kind} {rule.pattern}"
+        return f"{rule.kind} {rule.pattern}"  # type: ignore[attr-defined]
     if hasattr(rule, "verdict") and hasattr(rule, "pattern"):
-        return f"{rule.verdict} {rule.text}"
+        return f"{rule.verdict} {rule.text}"  # type: ignore[attr-defined]
     return getattr(rule, "text", None)
-
-
-class _DefaultRule:
-    def __init__(self, ir: PolicyIR):
-        self.origin = ir.network.default_origin
-        self.text = f"default {ir.network.default}"

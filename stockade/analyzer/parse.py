@@ -100,6 +100,9 @@ class Source:
         """The original ``(start, end)`` character span of a node."""
         if self.collapse is not None:
             return self.collapse
+        if self._byte_to_orig is None:
+            base = self.base
+            return base + node.start_byte, base + node.end_byte
         return self.offset(node.start_byte), self.offset(node.end_byte)
 
     def node_text(self, node: Any) -> str:

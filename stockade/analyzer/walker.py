@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stockade.analyzer.effects import (UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
+from stockade.analyzer.effects import (UNKNOWN, clip, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
                                        Write)
 from stockade.analyzer.control import ControlFlow
+from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.parse import Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import WordExpander
@@ -33,6 +34,7 @@ _ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
 _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
+_REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 
 WORD_TYPES = frozenset({
     "word", "string", "raw_string", "ansi_c_string", "concatenation", "simple_expansion", "expansion",
@@ -60,15 +62,6 @@ class State:
                      set(self.exported))
 
 
-@dataclass(frozen=True, slots=True)
-class Stdin:
-    """What a command reads on standard input: known text, or None (unknown data)."""
-
-    text: str | None
-    what: str
-
-
-TERMINAL = Stdin(None, "the terminal")
 
 
 class Walker(ControlFlow):
@@ -101,7 +94,7 @@ class Walker(ControlFlow):
         error = first_error(source.tree)
         if error is not None:
             kind = "missing token" if error.is_missing else "syntax the shell grammar does not accept"
-            self.effects.append(Unparsable(f"{kind} near `{_clip(source.node_text(error) or text)}`",
+            self.effects.append(Unparsable(f"{kind} near `{clip(source.node_text(error) or text)}`",
                                            source.span(error)))
         self.walk_in(source, source.tree.root_node)
 
@@ -227,7 +220,7 @@ class Walker(ControlFlow):
                 return
             error = first_error(source.tree)
             if error is not None:
-                self.effects.append(Unparsable(f"nested code does not parse near `{_clip(source.node_text(error))}`",
+                self.effects.append(Unparsable(f"nested code does not parse near `{clip(source.node_text(error))}`",
                                                source.span(error)))
             self.walk_in(source, source.tree.root_node, stdin)
         finally:
@@ -244,11 +237,11 @@ class Walker(ControlFlow):
             if self.depth > MAX_DEPTH:
                 self.effects.append(Unparsable("nesting too deep to follow", self.src.span(node)))
                 return
-            handler = getattr(self, "visit_" + node.type, None)
-            if handler is not None:
-                handler(node, stdin)
-            else:
-                self.generic(node, stdin)
+            kind = node.type
+            handler = _VISITORS.get(kind)
+            if handler is None:
+                handler = _VISITORS[kind] = getattr(Walker, "visit_" + kind, None) or Walker.generic
+            handler(self, node, stdin)
         finally:
             self.depth -= 1
 
@@ -329,7 +322,7 @@ class Walker(ControlFlow):
         self._last_output = None
         if output is not None:
             return output
-        return Stdin(None, f"the output of `{_clip(self.src.node_text(node))}`")
+        return Stdin(None, f"the output of `{clip(self.src.node_text(node))}`")
 
     def visit_negated_command(self, node: Any, stdin: Stdin) -> None:
         self.generic(node, stdin)
@@ -539,27 +532,26 @@ class Walker(ControlFlow):
     # -- simple commands --------------------------------------------------------------------
 
     def visit_command(self, node: Any, stdin: Stdin) -> None:
-        from stockade.analyzer.exec import run_command
-
         prefix: list[tuple[str, str, Any]] = []
         argv: list[str] = []
         spans: list[SpanT] = []
         redirects: list[Any] = []
-        for index, child in enumerate(node.children):
+        source = self.src
+        fields = self.words.fields
+        for child in node.children:
             kind = child.type
-            field_name = node.field_name_for_child(index)
             if kind == "variable_assignment":
                 prefix.append(self.assignment_value(child))
             elif kind == "command_name":
                 for sub in child.named_children:
-                    for value in self.words.fields(sub):
+                    for value in fields(sub):
                         argv.append(value)
-                        spans.append(self.src.span(sub))
-            elif field_name == "redirect" or kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                        spans.append(source.span(sub))
+            elif kind in _REDIRECTS:  # the grammar's `redirect` field holds exactly these
                 redirects.append(child)
-            elif child.is_named and kind in WORD_TYPES:
-                span = self.src.span(child)
-                for value in self.words.fields(child):
+            elif kind in WORD_TYPES and child.is_named:
+                span = source.span(child)
+                for value in fields(child):
                     argv.append(value)
                     spans.append(span)
             elif child.is_named and kind != "comment":
@@ -620,7 +612,14 @@ class Walker(ControlFlow):
         self.effects.append(Unknown(why, span))
 
 
+#: node type → Walker method (``visit_<type>`` or ``generic``), filled as types are met.
+_VISITORS: dict[str, Any] = {}
+
+
 def _normalize(path: str) -> str:
+    """Lexically normalise an absolute path (``.``, ``..``, repeated and trailing slashes)."""
+    if "//" not in path and "/." not in path and (path == "/" or path[-1] != "/"):
+        return path  # already normal: the loop below would rebuild the same text
     parts: list[str] = []
     for part in path.split("/"):
         if part in ("", "."):
@@ -631,11 +630,6 @@ def _normalize(path: str) -> str:
             continue
         parts.append(part)
     return "/" + "/".join(parts)
-
-
-def _clip(text: str, width: int = 40) -> str:
-    text = text.replace("\n", "⏎").replace(UNKNOWN, "…")
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def walk_command(context: Context, command: str, cwd: str | None = None, fast_path: bool = True) -> list[Effect]:

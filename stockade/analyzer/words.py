@@ -163,15 +163,25 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
     expansion, tilde expansion, quote removal.  Shared by the tree walk and the fast path."""
     if not parts:
         return []
-    ifs = scope.lookup("IFS")
-    if ifs is None or UNKNOWN in ifs:
-        ifs = " \t\n" if ifs is None else ifs.replace(UNKNOWN, "")
+    if len(parts) == 1:
+        text, kind = parts[0]
+        # one ASCII quoted string, or one plain ASCII literal: nothing to expand or split
+        # (exactly what the general path below returns; an unquoted empty word vanishes)
+        if kind == "q" and text.isascii():
+            return [text]
+        if kind == "lit" and text.isascii() and "{" not in text and text[:1] != "~":
+            return [text] if text else []
+    ifs: str | None = None
     marked = []
     only_unquoted_empty = True
     for text, kind in parts:
         if kind == "lit":
             marked.append(text)
         elif kind == "exp":
+            if ifs is None:
+                ifs = scope.lookup("IFS")
+                if ifs is None or UNKNOWN in ifs:
+                    ifs = " \t\n" if ifs is None else ifs.replace(UNKNOWN, "")
             if ifs and any(ch in text for ch in ifs):
                 text = "".join(_SPLIT if ch in ifs else ch for ch in text)
             marked.append(text.translate(_PROTECT))
@@ -220,10 +230,10 @@ class WordExpander:
     def parts(self, node: Any, quoted: bool = False) -> list[tuple[str, str]]:
         """The pieces of a word node with how each was quoted."""
         kind = node.type
-        handler = getattr(self, f"visit_{kind}", None)
-        if handler is not None:
-            return handler(node, quoted)
-        return self.generic(node, quoted)
+        handler = _PART_VISITORS.get(kind)
+        if handler is None:
+            handler = _PART_VISITORS[kind] = getattr(WordExpander, "visit_" + kind, None) or WordExpander.generic
+        return handler(self, node, quoted)
 
     def generic(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         """Unknown node kinds: walk their children for code; the value is unknown."""
@@ -373,6 +383,10 @@ class WordExpander:
 
     def _tilde(self, word: str) -> str:
         return tilde(word, self.scope)
+
+
+#: node type → WordExpander method (``visit_<type>`` or ``generic``), filled as types are met.
+_PART_VISITORS: dict[str, Any] = {}
 
 
 def tilde(word: str, scope: Scope) -> str:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import load_corpus
 from stockade.analyzer import analyze
-from stockade.analyzer.fast import lex_simple
+from stockade.analyzer.fast import lex_list, lex_simple
 from test_corpus import MORE
 
 CORPUS = [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
@@ -35,6 +35,11 @@ simple_commands = st.builds(
     lambda lead, prog, args, seps, trail: lead + prog + "".join(s + a for s, a in zip(seps, args)) + trail,
     st.sampled_from(["", " ", "\t"]), st.sampled_from(_PROGRAMS), st.lists(st.sampled_from(_ARGS), max_size=6),
     st.lists(st.sampled_from(_SEPS), min_size=6, max_size=6), st.sampled_from(["", " ", "  "]))
+
+_OPS = ["&&", "||", ";", "|", " && ", " || ", "; ", " | ", " ;", "&", "|&", ";;", " ", ""]
+simple_lists = st.builds(
+    lambda first, rest: first + "".join(op + command for op, command in rest),
+    simple_commands, st.lists(st.tuples(st.sampled_from(_OPS), simple_commands), min_size=1, max_size=4))
 
 _CHARS = list("abrm -~/.=*:@%+,_'\"\t") + list(";&|<>()$`\\{}[]!#?\n\r^") + ["é", "\u3000", "日"]
 near_simple = st.lists(st.sampled_from(_CHARS), max_size=40).map("".join)
@@ -78,7 +83,28 @@ def test_generated_simple_commands_same_verdicts(ir, command: str) -> None:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(near_simple)
+@example("if'-* \t-|'thenmcd.:")
+@example("while'a' b")
 @example("a@")
 @example("echo a ==")
 def test_generated_near_simple_text_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(simple_lists)
+@example("cd /tmp && ls ~+ | sh")
+@example("echo 'rm -rf ~' | sh; ls")
+def test_generated_lists_same_verdicts(ir, command: str) -> None:
+    _same(ir, command)
+
+
+def test_list_lexer_structure() -> None:
+    statements = lex_list("a && b | c; d")
+    assert [[[[w[0][0][0] for w in command] for command in pipeline] for pipeline in statement]
+            for statement in statements] == [[[["a"]], [["b"], ["c"]]], [[["d"]]]]
+    for text in ("ls;", "ls &", "a | | b", "a & b", "x | if y", "a ;; b", "&& a", "a |& b", "a && b=1 c",
+                 "a\nb", "a | 'x' && (b)"):
+        assert lex_list(text) is None, text
+    taken = [c for c in CORPUS if lex_list(c) is not None and lex_simple(c) is None]
+    assert "git status && git diff --stat" in taken and "ls -la | grep -i readme" in taken

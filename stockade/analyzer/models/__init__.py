@@ -14,7 +14,7 @@ Roles: ``read``, ``readr`` (recursive read), ``list`` (names only), ``write``, `
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from stockade.analyzer.exec import Invocation
 
@@ -34,8 +34,7 @@ class Spec:
     stdin_out: bool = False                 # passes stdin through to stdout (cat)
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed:
+class Parsed(NamedTuple):
     """An argv split into options (name, value, index) and positionals (word, index)."""
 
     options: tuple[tuple[str, str | None, int], ...]
@@ -43,7 +42,10 @@ class Parsed:
 
     def has(self, *names: str) -> bool:
         """Whether any of the options is present."""
-        return any(name == option for option, _, _ in self.options for name in names)
+        for option, _, _ in self.options:
+            if option in names:
+                return True
+        return False
 
     def values_of(self, *names: str) -> list[tuple[str, int]]:
         """The values given to the options (with the argv index of each)."""
@@ -56,10 +58,11 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
     options: list[tuple[str, str | None, int]] = []
     positionals: list[tuple[str, int]] = []
     index = start
+    count = len(argv)
     only_positionals = False
-    while index < len(argv):
+    while index < count:
         word = argv[index]
-        if only_positionals or not word.startswith("-") or word == "-":
+        if only_positionals or word[:1] != "-" or word == "-":
             positionals.append((word, index))
             if stop_at_first_positional:
                 only_positionals = True
@@ -69,11 +72,11 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
             only_positionals = True
             index += 1
             continue
-        if word.startswith("--"):
+        if word[1] == "-":  # --long, --long=value
             name, eq, value = word.partition("=")
             if eq:
                 options.append((name, value, index))
-            elif name in takes_value and index + 1 < len(argv):
+            elif name in takes_value and index + 1 < count:
                 options.append((name, argv[index + 1], index + 1))
                 index += 1
             else:
@@ -83,13 +86,14 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
         # short cluster
         position = 1
         consumed_next = False
-        while position < len(word):
+        length = len(word)
+        while position < length:
             flag = "-" + word[position]
             if flag in takes_value:
                 rest = word[position + 1:]
                 if rest:
                     options.append((flag, rest, index))
-                elif index + 1 < len(argv):
+                elif index + 1 < count:
                     options.append((flag, argv[index + 1], index + 1))
                     consumed_next = True
                 else:
@@ -101,9 +105,9 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
     return Parsed(tuple(options), tuple(positionals))
 
 
-def apply_role(inv: Invocation, role: str, word: str, index: int) -> None:
+def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None:
     """Apply one role to one argument."""
-    if role == "text" or role == "list" and False:
+    if role == "text":
         return
     if role == "read" or role == "list":
         inv.read(word, index)
@@ -127,38 +131,52 @@ def apply_role(inv: Invocation, role: str, word: str, index: int) -> None:
         inv.unknown(role.partition(":")[2] or f"`{inv.name}` runs code from its arguments", index)
 
 
+_RECURSIVE_ROLE = {"read": "readr", "write": "writer", "delete": "deleter"}
+
+
 def spec_model(spec: Spec) -> Model:
     """A model function from a :class:`Spec`."""
+    values = spec.values
+    flags = spec.flags
+    recursive_flags = spec.recursive
+    first, last, stdin_out = spec.first, spec.last, spec.stdin_out
 
     def model(inv: Invocation) -> None:
-        parsed = parse_options(inv.argv, spec.values)
-        recursive = any(parsed.has(flag) for flag in spec.recursive)
+        parsed = parse_options(inv.argv, values)
+        options = parsed.options
+        recursive = False
+        if recursive_flags:
+            for option, _, _ in options:
+                if option in recursive_flags:
+                    recursive = True
+                    break
         args_role = spec.args
-        for option, value, index in parsed.options:
-            effect = spec.flags.get(option)
-            if effect is not None:
-                if effect == "writes-args":
-                    args_role = "write"
-                elif effect.startswith("unknown"):
-                    inv.unknown(effect.partition(":")[2] or f"`{inv.name} {option}` runs code", index)
-                elif effect == "privilege":
-                    inv.privilege(f"`{inv.name} {option}`", index)
-            role = spec.values.get(option)
-            if role is not None and value is not None:
-                apply_role(inv, role, value, index)
+        for option, value, index in options:
+            if flags:
+                effect = flags.get(option)
+                if effect is not None:
+                    if effect == "writes-args":
+                        args_role = "write"
+                    elif effect.startswith("unknown"):
+                        inv.unknown(effect.partition(":")[2] or f"`{inv.name} {option}` runs code", index)
+                    elif effect == "privilege":
+                        inv.privilege(f"`{inv.name} {option}`", index)
+            if value is not None:
+                role = values.get(option)
+                if role is not None:
+                    apply_role(inv, role, value, index)
         positionals = list(parsed.positionals)
-        if spec.first is not None and positionals:
+        if first is not None and positionals:
             word, index = positionals.pop(0)
-            apply_role(inv, spec.first, word, index)
-        if spec.last is not None and len(positionals) >= 2:
+            apply_role(inv, first, word, index)
+        if last is not None and len(positionals) >= 2:
             word, index = positionals.pop()
-            apply_role(inv, spec.last + ("r" if recursive and spec.last in ("write",) else ""), word, index)
-        for word, index in positionals:
-            role = args_role
-            if recursive and role in ("read", "write", "delete"):
-                role += "r"
-            apply_role(inv, role, word, index)
-        if spec.stdin_out and not positionals:
+            apply_role(inv, last + ("r" if recursive and last == "write" else ""), word, index)
+        if positionals:
+            role = _RECURSIVE_ROLE.get(args_role, args_role) if recursive else args_role
+            for word, index in positionals:
+                apply_role(inv, role, word, index)
+        elif stdin_out:
             inv.output(inv.stdin.text, inv.stdin.what)
 
     return model

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, LinkTarget
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Spec, parse_options, register, spec_model
 from stockade.analyzer.words import decode_ansi_c
@@ -95,21 +95,7 @@ def model_ln(inv: Invocation) -> None:
             continue
         inv.walker.state.links[resolved_link] = resolved_target
         # the judge decides whether the target may be read: a link is a way to read it later
-        inv.walker.effects.append(_LinkTarget(resolved_target, inv.at(target_index)))
-
-
-from dataclasses import dataclass  # noqa: E402
-
-
-@dataclass(frozen=True, slots=True)
-class _LinkTarget:
-    """A link made to ``path``: reading through it later must be as allowed as reading it."""
-
-    path: str
-    span: tuple[int, int]
-
-
-LinkTarget = _LinkTarget
+        inv.walker.effects.append(LinkTarget(resolved_target, inv.at(target_index)))
 
 
 def model_mv(inv: Invocation) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stockade.analyzer.effects import UNKNOWN, show
-from stockade.analyzer.exec import Invocation
+from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 
 
@@ -116,8 +116,6 @@ def model_xargs(inv: Invocation) -> None:
         if option in ("-I", "-i"):
             replace = value or "{}"
     words = list(parsed.positionals)
-    from stockade.analyzer.walker import Stdin
-
     no_input = Stdin(None, "the terminal")
     if not words:
         inv.run(0, argv=["echo", UNKNOWN], spans=[inv.span, inv.span], stdin=no_input)
