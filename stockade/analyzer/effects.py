@@ -37,11 +37,13 @@ def clip(text: str, width: int = 40) -> str:
 
 
 class Read(NamedTuple):
-    """The command reads ``path`` (recursively: the whole tree below it)."""
+    """The command reads ``path`` (recursively: the whole tree below it; ``skip_hidden``: but
+    not the entries below it whose name starts with ``.``, as ``rg`` and ``ag`` by default)."""
 
     path: str
     span: SpanT
     recursive: bool = False
+    skip_hidden: bool = False
 
 
 class Write(NamedTuple):

@@ -64,11 +64,12 @@ class Invocation:
 
     # -- effects --------------------------------------------------------------------------
 
-    def read(self, word: str, index: int | None, recursive: bool = False) -> None:
-        """The command reads the path ``word``."""
+    def read(self, word: str, index: int | None, recursive: bool = False, skip_hidden: bool = False) -> None:
+        """The command reads the path ``word`` (``skip_hidden``: a recursive read that leaves out
+        dot-files and dot-directories below it)."""
         if word in ("-", ""):
             return
-        self.walker.effects.append(Read(self.path(word), self.at(index), recursive))
+        self.walker.effects.append(Read(self.path(word), self.at(index), recursive, skip_hidden))
 
     def write(self, word: str, index: int | None, recursive: bool = False) -> None:
         """The command writes the path ``word``."""

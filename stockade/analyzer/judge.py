@@ -289,6 +289,12 @@ def _msg_unparsable(why: str) -> str:
     return f"cannot parse the command reliably: {why}"
 
 
+def _hidden_below(pattern: str, root: str) -> bool:
+    """Whether ``pattern`` (a path below ``root``) passes through a dot-file or dot-directory."""
+    relative = pattern[len(root.rstrip("/")) + 1:]
+    return any(part.startswith(".") for part in relative.split("/"))
+
+
 def _same(text: str) -> str:
     return text
 
@@ -370,7 +376,10 @@ class Judge:
         if not decision.can_read:
             self._add("deny", "A402", _msg_denied_read, (decision.path,), span, decision.rule)
         elif effect.recursive:
-            for rule in self._tables.below(decision.path, "read")[:3]:
+            rules = self._tables.below(decision.path, "read")
+            if effect.skip_hidden and rules:
+                rules = tuple(rule for rule in rules if not _hidden_below(rule.pattern, decision.path))
+            for rule in rules[:3]:
                 self._add("deny", "A402", _msg_denied_read_below, (decision.path, rule.pattern), span, rule)
 
     def _write(self, path_in: str, span: SpanT, recursive: bool, verb: str) -> None:

@@ -143,7 +143,9 @@ MORE = [
     ("allow", "git add -A && git commit -m 'wip: rm -rf cleanup'"),
     ("allow", "python3 scripts/gen.py > out/gen.json"),
     ("allow", "ls ~/.config"),
-    ("allow", "wc -l $(git ls-files)"),
+    # reads files whose names are computed at run time (as `cat $(git ls-files)` does): flagged;
+    # these two were `allow` only while `wc -l` was read as an option taking the next word
+    ("flag", "wc -l $(git ls-files)"),
     ("allow", "for i in 1 2 3; do echo $i >> /tmp/log; done"),
     ("allow", "test -f README.md && cat README.md"),
     ("allow", "[[ -d build ]] || mkdir build"),
@@ -153,7 +155,7 @@ MORE = [
     ("allow", "ln -s ../shared lib/shared"),
     ("allow", "git -C sub status"),
     ("allow", "sort -u names.txt -o names.sorted"),
-    ("allow", "xargs -a files.txt wc -l"),
+    ("flag", "xargs -a files.txt wc -l"),
 ]
 
 

@@ -32,6 +32,10 @@ class Spec:
     recursive: frozenset[str] = frozenset()  # flags that make reads/writes/deletes recursive
     flags: dict[str, str] = field(default_factory=dict)    # flag → "writes-args" | "unknown:<why>" | …
     stdin_out: bool = False                 # passes stdin through to stdout (cat)
+    first_given_by: frozenset[str] = frozenset()  # options that supply the first positional's
+    #                                         value instead (grep -e/-f): then every positional is args
+    optional: frozenset[str] = frozenset()  # options whose value is only ever attached (--color=WHEN)
+    default: str | None = None              # path the tool works on without positionals, when recursive
 
 
 class Parsed(NamedTuple):
@@ -53,8 +57,12 @@ class Parsed(NamedTuple):
 
 
 def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict[str, str],
-                  start: int = 1, stop_at_first_positional: bool = False) -> Parsed:
-    """Split argv: ``--x=v``, ``--x v``, ``-abc`` clusters, ``-ov``/``-o v`` for value options."""
+                  start: int = 1, stop_at_first_positional: bool = False,
+                  optional: frozenset[str] | set[str] = frozenset()) -> Parsed:
+    """Split argv: ``--x=v``, ``--x v``, ``-abc`` clusters, ``-ov``/``-o v`` for value options.
+
+    ``optional`` names options whose value is optional and therefore only ever attached
+    (``-i.bak``, ``--color=auto``): the next word is never their value."""
     options: list[tuple[str, str | None, int]] = []
     positionals: list[tuple[str, int]] = []
     index = start
@@ -76,7 +84,7 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
             name, eq, value = word.partition("=")
             if eq:
                 options.append((name, value, index))
-            elif name in takes_value and index + 1 < count:
+            elif name in takes_value and name not in optional and index + 1 < count:
                 options.append((name, argv[index + 1], index + 1))
                 index += 1
             else:
@@ -89,6 +97,9 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
         length = len(word)
         while position < length:
             flag = "-" + word[position]
+            if flag in optional:
+                options.append((flag, word[position + 1:] or None, index))
+                break
             if flag in takes_value:
                 rest = word[position + 1:]
                 if rest:
@@ -140,9 +151,10 @@ def spec_model(spec: Spec) -> Model:
     flags = spec.flags
     recursive_flags = spec.recursive
     first, last, stdin_out = spec.first, spec.last, spec.stdin_out
+    first_given_by, optional, default = spec.first_given_by, spec.optional, spec.default
 
     def model(inv: Invocation) -> None:
-        parsed = parse_options(inv.argv, values)
+        parsed = parse_options(inv.argv, values, optional=optional)
         options = parsed.options
         recursive = False
         if recursive_flags:
@@ -166,9 +178,11 @@ def spec_model(spec: Spec) -> Model:
                 if role is not None:
                     apply_role(inv, role, value, index)
         positionals = list(parsed.positionals)
-        if first is not None and positionals:
+        if first is not None and positionals and not (first_given_by and parsed.has(*first_given_by)):
             word, index = positionals.pop(0)
             apply_role(inv, first, word, index)
+        if default is not None and recursive and not positionals:
+            positionals = [(default, None)]
         if last is not None and len(positionals) >= 2:
             word, index = positionals.pop()
             apply_role(inv, last + ("r" if recursive and last == "write" else ""), word, index)

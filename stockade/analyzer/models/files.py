@@ -9,45 +9,105 @@ from stockade.analyzer.words import decode_ansi_c
 
 R = frozenset({"-r", "-R", "--recursive", "-a", "--archive"})
 
+T = "text"
+#: grep's options that take a value (GNU and BSD); ``-f``/``--file``/``--exclude-from`` name files it reads
+_GREP_VALUES = {"-e": T, "--regexp": T, "-f": "read", "--file": "read", "-m": T, "--max-count": T, "-A": T,
+                "--after-context": T, "-B": T, "--before-context": T, "-C": T, "--context": T, "--include": T,
+                "--exclude": T, "--exclude-dir": T, "--exclude-from": "read", "--label": T, "-d": T,
+                "--directories": T, "-D": T, "--devices": T, "--binary-files": T, "--group-separator": T}
+
+#: Each tool's own options: a flag of one tool is often a value option of another (``wc -l``,
+#: ``cat -s``, ``sort -f``, ``touch -m``, ``ls -d`` are flags), so tables are never shared
+#: between tools whose options differ.  Options whose value is optional (``--color[=WHEN]``)
+#: only take an attached value and are left out or listed in ``optional``.
 SPECS: dict[str, Spec] = {
-    "cat tac": Spec(values={"-s": "text"}, stdin_out=True),
-    "nl more less wc md5sum sha1sum sha256sum sha512sum cksum b2sum xxd od hexdump strings file stat "
-    "base32 base64 fold fmt expand unexpand rev column bat cmp readlink realpath zcat bzcat xzcat zless": Spec(
-        values={"-w": "text", "-t": "text", "-f": "text", "-b": "text", "-s": "text", "--format": "text",
-                "-c": "text", "-N": "text", "-l": "text"}),
-    "head tail": Spec(values={"-n": "text", "-c": "text", "--lines": "text", "--bytes": "text",
-                              "-s": "text", "--pid": "text"}),
-    "jq yq gojq": Spec(first="text", values={"--arg": "text", "--argjson": "text", "--slurpfile": "read",
-                                             "--rawfile": "read", "-f": "read", "--from-file": "read",
-                                             "--indent": "text"}),
-    "ls dir vdir du tree": Spec(args="list", values={"-I": "text", "--ignore": "text", "-L": "text",
-                                                       "--block-size": "text", "--max-depth": "text", "-d": "text"}),
-    "sort uniq cut tr paste join comm diff colordiff sdiff": Spec(
-        values={"-o": "write", "--output": "write", "-t": "text", "-k": "text", "-d": "text", "-f": "text",
-                "-c": "text", "-s": "text", "-S": "text", "-T": "text", "-U": "text", "--label": "text",
-                "-x": "text", "-X": "read"},
-        recursive=frozenset({"-r", "--recursive"})),
+    "cat": Spec(stdin_out=True),
+    "tac": Spec(values={"-s": T, "--separator": T}, stdin_out=True),
+    "wc": Spec(values={"--files0-from": "read"}),
+    "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum cksum sum rev zcat bzcat xzcat zless readlink "
+    "unlink-never": Spec(),
+    "b2sum": Spec(values={"-l": T, "--length": T}),
+    "realpath": Spec(values={"--relative-to": T, "--relative-base": T}),
+    "more": Spec(values={"-n": T, "--lines": T}),
+    "less": Spec(values={"-b": T, "-h": T, "-j": T, "-k": "read", "-o": "write", "-O": "write", "-p": T, "-P": T,
+                         "-t": T, "-T": "read", "-x": T, "-y": T, "-z": T, "-#": T}),
+    "nl": Spec(values={k: T for k in ("-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w")}),
+    "bat batcat": Spec(values={"-l": T, "--language": T, "-H": T, "--highlight-line": T, "--tabs": T, "--theme": T,
+                               "--style": T, "-r": T, "--line-range": T, "-m": T, "--map-syntax": T,
+                               "--file-name": T, "--wrap": T, "--terminal-width": T},
+                       flags={"--pager": "unknown:`bat --pager` runs a pager command"}),
+    "file": Spec(values={"-f": "read", "--files-from": "read", "-m": "read", "--magic-file": "read", "-F": T,
+                         "--separator": T, "-e": T, "--exclude": T, "-P": T, "--parameter": T}),
+    "stat": Spec(values={"-c": T, "--format": T, "--printf": T}),
+    "base32 base64 basenc": Spec(values={"-w": T, "--wrap": T}),
+    "fold": Spec(values={"-w": T, "--width": T}),
+    "fmt": Spec(values={"-w": T, "--width": T, "-g": T, "--goal": T, "-p": T, "--prefix": T}),
+    "expand unexpand": Spec(values={"-t": T, "--tabs": T}),
+    "column": Spec(values={k: T for k in ("-s", "-c", "-o", "-N", "-R", "-H", "-W", "-E", "--separator",
+                                          "--output-separator", "--table-columns", "--output-width")}),
+    "xxd": Spec(last="write", values={k: T for k in ("-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-len", "-seek")}),
+    "od": Spec(values={k: T for k in ("-A", "-j", "-N", "-S", "-t", "--address-radix", "--skip-bytes",
+                                      "--read-bytes", "--strings", "--format")}),
+    "hexdump hd": Spec(values={"-e": T, "-f": "read", "-n": T, "-s": T}),
+    "strings": Spec(values={"-n": T, "--bytes": T, "-t": T, "--radix": T, "-e": T, "--encoding": T,
+                            "-T": T, "--target": T, "-s": T, "--output-separator": T}),
+    "cmp": Spec(values={"-i": T, "--ignore-initial": T, "-n": T, "--bytes": T}),
+    "head": Spec(values={"-n": T, "-c": T, "--lines": T, "--bytes": T}),
+    "tail": Spec(values={"-n": T, "-c": T, "--lines": T, "--bytes": T, "-s": T, "--sleep-interval": T,
+                         "--pid": T, "--max-unchanged-stats": T}),
+    "ls dir vdir": Spec(args="list", values={"-I": T, "--ignore": T, "--hide": T, "--block-size": T, "-T": T,
+                                             "--tabsize": T, "-w": T, "--width": T, "--format": T,
+                                             "--sort": T, "--time": T, "--time-style": T, "--quoting-style": T,
+                                             "--indicator-style": T}, optional=frozenset({"--color"})),
+    "du": Spec(args="list", values={"-d": T, "--max-depth": T, "-B": T, "--block-size": T, "-t": T, "--threshold": T,
+                                    "--exclude": T, "-X": "read", "--exclude-from": "read",
+                                    "--files0-from": "read", "--time-style": T}),
+    "tree": Spec(args="list", values={"-L": T, "-P": T, "-I": T, "-o": "write", "--filelimit": T, "--charset": T,
+                                      "--timefmt": T, "--sort": T, "--fromfile": "read"}),
+    "sort": Spec(values={"-o": "write", "--output": "write", "-t": T, "--field-separator": T, "-k": T, "--key": T,
+                         "-S": T, "--buffer-size": T, "-T": "writer", "--temporary-directory": "writer",
+                         "--files0-from": "read", "--parallel": T, "--batch-size": T, "--compress-program": "script",
+                         "--random-source": "read", "--sort": T}),
+    "uniq": Spec(last="write", values={"-f": T, "--skip-fields": T, "-s": T, "--skip-chars": T, "-w": T,
+                                       "--check-chars": T, "--group": T, "--all-repeated": T},
+                 optional=frozenset({"--group", "--all-repeated"})),
+    "cut": Spec(values={"-b": T, "--bytes": T, "-c": T, "--characters": T, "-d": T, "--delimiter": T, "-f": T,
+                        "--fields": T, "--output-delimiter": T}),
+    "tr": Spec(args="text"),
+    "paste": Spec(values={"-d": T, "--delimiters": T}),
+    "join": Spec(values={k: T for k in ("-a", "-e", "-o", "-t", "-v", "-1", "-2", "-j")}),
+    "comm": Spec(values={"--output-delimiter": T}),
+    "diff colordiff": Spec(values={"-x": T, "--exclude": T, "-X": "read", "--exclude-from": "read", "--label": T,
+                                   "-I": T, "--ignore-matching-lines": T, "-C": T, "-U": T, "-F": T,
+                                   "--show-function-line": T, "-W": T, "--width": T, "-S": T,
+                                   "--starting-file": T, "--from-file": "read", "--to-file": "read",
+                                   "--line-format": T, "--tabsize": T, "--horizon-lines": T},
+                           recursive=frozenset({"-r", "--recursive"})),
+    "sdiff": Spec(values={"-o": "write", "--output": "write", "-w": T, "--width": T, "-I": T}),
     "rm unlink shred": Spec(args="delete", recursive=frozenset({"-r", "-R", "--recursive"}),
-                            values={"-n": "text", "--interactive": "text"}),
+                            values={"-n": T, "--iterations": T, "-s": T, "--size": T, "--random-source": "read"},
+                            optional=frozenset({"--interactive", "--remove"})),
     "rmdir": Spec(args="delete"),
-    "mkdir touch truncate mkfifo mknod": Spec(args="write", values={"-m": "text", "--mode": "text",
-                                                                   "-s": "text", "--size": "text",
-                                                                   "-d": "text", "-t": "text", "-r": "read",
-                                                                   "--reference": "read"}),
+    "mkdir": Spec(args="write", values={"-m": T, "--mode": T, "--context": T}, optional=frozenset({"--context"})),
+    "touch": Spec(args="write", values={"-d": T, "--date": T, "-t": T, "-r": "read", "--reference": "read",
+                                        "--time": T}),
+    "truncate": Spec(args="write", values={"-s": T, "--size": T, "-r": "read", "--reference": "read",
+                                           "-o": T}),
+    "mkfifo mknod": Spec(args="write", values={"-m": T, "--mode": T}),
     "cp": Spec(args="read", last="write", recursive=R, values={"-t": "writer", "--target-directory": "writer",
-                                                                "-S": "text", "--suffix": "text"}),
-    "install": Spec(args="read", last="write", values={"-m": "text", "-o": "text", "-g": "text",
-                                                        "-t": "writer", "--target-directory": "writer"},
+                                                                "-S": T, "--suffix": T}),
+    "install": Spec(args="read", last="write", values={"-m": T, "-o": T, "-g": T, "--mode": T, "--owner": T,
+                                                        "--group": T, "-t": "writer", "--target-directory": "writer",
+                                                        "-S": T, "--suffix": T, "--strip-program": "script"},
                     flags={"-d": "writes-args"}),
     "tee": Spec(args="write", stdin_out=False),
     "chmod chgrp chown chattr setfacl touch-r": Spec(first="text", args="write", recursive=frozenset({"-R", "--recursive"}),
                                                      values={"--reference": "read"}),
     "grep egrep fgrep zgrep": Spec(first="text", recursive=frozenset({"-r", "-R", "--recursive",
-                                                                      "--dereference-recursive"}),
-                                   values={"-e": "text", "--regexp": "text", "-f": "read", "--file": "read",
-                                           "-m": "text", "-A": "text", "-B": "text", "-C": "text",
-                                           "--include": "text", "--exclude": "text", "--exclude-dir": "text",
-                                           "--color": "text", "--colour": "text", "-d": "text", "-D": "text"}),
+                                                                            "--dereference-recursive"}),
+                                         values=_GREP_VALUES, first_given_by=frozenset({"-e", "--regexp", "-f",
+                                                                                        "--file"}),
+                                         optional=frozenset({"--color", "--colour"}), default="."),
     "echo printf true false : pwd date whoami id uname hostname which type sleep seq yes basename dirname "
     "test [ [[ env-print printenv nproc arch groups tty clear reset wait hash help history jobs fg bg "
     "getopts shift return exit break continue set shopt umask ulimit logout times read mapfile readarray "
@@ -96,6 +156,60 @@ def model_ln(inv: Invocation) -> None:
         inv.walker.state.links[resolved_link] = resolved_target
         # the judge decides whether the target may be read: a link is a way to read it later
         inv.walker.effects.append(LinkTarget(resolved_target, inv.at(target_index)))
+
+
+_JQ_TWO_VALUES = {"--arg": False, "--argjson": False, "--slurpfile": True, "--rawfile": True}
+_JQ_VALUES = {"-f", "--from-file", "--indent", "-L", "--library-path"}
+
+
+def model_jq(inv: Invocation) -> None:
+    """jq/gojq/yq ``[options] FILTER [FILES]``: files are read; ``--slurpfile``/``--rawfile
+    NAME FILE`` read FILE (these options take two words); ``-f FILE`` reads the filter from
+    FILE (then every positional is an input); after ``--args``/``--jsonargs`` positionals
+    are values, not files."""
+    argv = inv.argv
+    index = 1
+    filter_given = False
+    values_only = False
+    positionals: list[tuple[str, int, bool]] = []  # word, index, is a value (after --args)
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            positionals.extend((w, i, values_only) for i, w in enumerate(argv[index + 1:], start=index + 1))
+            break
+        if word in _JQ_TWO_VALUES:
+            if _JQ_TWO_VALUES[word] and index + 2 < len(argv):
+                inv.read(argv[index + 2], index + 2)
+            index += 3
+            continue
+        if word in _JQ_VALUES:
+            if word in ("-f", "--from-file") and index + 1 < len(argv):
+                inv.read(argv[index + 1], index + 1)
+                filter_given = True
+            index += 2
+            continue
+        if word[:1] == "-" and word[1:2] not in ("-", "") and ("f" in word or "L" in word):
+            # a short cluster (-rf FILE): -f reads the filter from the next word, -L skips it
+            if "f" in word and index + 1 < len(argv):
+                inv.read(argv[index + 1], index + 1)
+                filter_given = True
+            index += 2
+            continue
+        if word in ("--args", "--jsonargs"):
+            values_only = True
+        elif word.startswith("--from-file="):
+            inv.read(word.partition("=")[2], index)
+            filter_given = True
+        elif not word.startswith("-") or word == "-":
+            positionals.append((word, index, values_only))
+        index += 1
+    if inv.name == "yq" and positionals and positionals[0][0] in ("eval", "e", "eval-all", "ea"):
+        positionals.pop(0)
+    if not filter_given and positionals:
+        positionals.pop(0)
+    for word, index, is_value in positionals:
+        if not is_value:
+            inv.read(word, index)
 
 
 def model_mv(inv: Invocation) -> None:
@@ -163,6 +277,7 @@ def model_dd(inv: Invocation) -> None:
 for _names, _spec in SPECS.items():
     register(_names, spec_model(_spec))
 register("ln link", model_ln)
+register("jq gojq yq", model_jq)
 register("mv", model_mv)
 register("echo", model_echo, builtin=False)
 register("printf", model_printf)

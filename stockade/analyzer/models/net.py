@@ -156,13 +156,23 @@ def model_ssh(inv: Invocation) -> None:
     inv.output(None, "the output of `ssh`")
 
 
+#: scp/sftp options that take a value (ssh-like: ``-o``, ``-i``, ``-F``, ``-P`` port, ``-S`` program)
+_SCP_VALUES = {"-o", "-i", "-F", "-P", "-S", "-l", "-J", "-c", "-D", "-X", "-b", "-B", "-R", "-s"}
+#: rsync's own: most of its single letters are flags (``-P``, ``-i``, ``-l``, ``-S``, ``-o``, ``-c`` …)
+_RSYNC_VALUES = {"-e", "--rsh", "--rsync-path", "--exclude", "--include", "--exclude-from", "--include-from",
+                 "--files-from", "-f", "--filter", "--port", "--password-file", "--log-file", "-T", "--temp-dir",
+                 "--backup-dir", "--chmod", "-B", "--block-size", "--suffix", "--compare-dest", "--copy-dest",
+                 "--link-dest", "--max-size", "--min-size", "--timeout", "--contimeout", "--bwlimit",
+                 "--partial-dir", "--info", "--debug", "--out-format", "--log-file-format", "-M",
+                 "--remote-option", "--usermap", "--groupmap", "--chown", "--iconv", "--modify-window",
+                 "--sockopts", "--address", "--only-write-batch", "--write-batch", "--read-batch",
+                 "--checksum-choice", "--compress-choice", "--compress-level", "--max-delete", "--max-alloc"}
+
+
 def model_scp(inv: Invocation) -> None:
     """scp/rsync/sftp: ``host:path`` arguments contact the host; local sources are read and a
     local destination written; ``-e``/``--rsh`` (rsync) is a command run locally."""
-    values = {"-o", "-i", "-F", "-P", "-S", "-l", "-J", "-c", "-e", "--rsh", "--rsync-path", "--exclude",
-              "--include", "--exclude-from", "--include-from", "--files-from", "-f", "--filter", "--port",
-              "--password-file", "--log-file", "-T", "--temp-dir", "--backup-dir", "--chmod", "-B"}
-    parsed = parse_options(inv.argv, values)
+    parsed = parse_options(inv.argv, _RSYNC_VALUES if inv.name == "rsync" else _SCP_VALUES)
     for option, value, index in parsed.options:
         if value is None:
             continue
@@ -172,8 +182,11 @@ def model_scp(inv: Invocation) -> None:
             inv.script(value, index, what="the remote shell command")
         elif option == "-S" and inv.name == "scp":
             inv.unknown(f"scp runs the program `{value}` as its transport", index)
-        elif option in ("-i", "-F", "--exclude-from", "--include-from", "--files-from", "--password-file"):
+        elif option in ("-i", "-F", "--exclude-from", "--include-from", "--files-from", "--password-file",
+                        "--read-batch") or option == "-b" and inv.name == "sftp":
             inv.read(value, index)
+        elif option in ("--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir"):
+            inv.write(value, index, recursive=option in ("--backup-dir", "--partial-dir"))
     words = list(parsed.positionals)
     remote = re.compile(r"^(?:[a-z]+://|[^/]*[^/\\]:)")
     for position, (word, index) in enumerate(words):

@@ -14,7 +14,13 @@ def model_shell(inv: Invocation) -> None:
     """``sh -c CODE [name args…]`` is parsed and walked; ``sh FILE`` runs a script file
     (read); ``sh`` with code on stdin walks that code when known, otherwise it is code the
     analyzer cannot see (a download or decoded payload piped into a shell)."""
-    parsed = parse_options(inv.argv, _SHELL_VALUES, stop_at_first_positional=True)
+    # `+o NAME` / `+O NAME` turn options off: they are options, not the script operand
+    argv = list(inv.argv)
+    index = 1
+    while index < len(argv) and argv[index] in ("+o", "+O"):
+        argv[index] = "-" + argv[index][1]
+        index += 2
+    parsed = parse_options(argv, _SHELL_VALUES, stop_at_first_positional=True)
     command_mode = any(option == "-c" or (option.startswith("-") and not option.startswith("--") and "c" in option
                                           and len(option) == 2) for option, _, _ in parsed.options)
     for option, value, index in parsed.options:

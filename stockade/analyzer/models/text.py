@@ -191,23 +191,63 @@ def model_awk(inv: Invocation) -> None:
         inv.read(word, index)
 
 
+_RG_VALUES = {"-e", "--regexp", "-f", "--file", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not",
+              "-m", "--max-count", "-A", "--after-context", "-B", "--before-context", "-C", "--context", "--pre",
+              "--pre-glob", "-j", "--threads", "-M", "--max-columns", "--type-add", "--type-clear", "--ignore-file",
+              "-E", "--encoding", "--max-depth", "-d", "-r", "--replace", "--sort", "--sortr", "--path-separator",
+              "--colors", "--color", "--context-separator", "--field-context-separator", "--field-match-separator",
+              "--engine", "--dfa-size-limit", "--regex-size-limit", "--max-filesize", "--hostname-bin",
+              "--hyperlink-format", "--generate", "--max-columns-preview"}
+
+
 def model_rg(inv: Invocation) -> None:
-    """ripgrep: recursive read; ``--pre`` runs a program on every file searched."""
-    values = {"-e", "--regexp", "-f", "--file", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not",
-              "-m", "--max-count", "-A", "-B", "-C", "--pre", "--pre-glob", "-j", "--threads", "-M",
-              "--max-columns", "--type-add", "--ignore-file", "-E", "--encoding", "--max-depth", "-d",
-              "-r", "--replace", "--sort", "--sortr", "--path-separator", "--colors", "--color"}
-    parsed = parse_options(inv.argv, values)
+    """ripgrep ``[options] PATTERN [PATHS]`` (the pattern comes from ``-e``/``-f`` instead when
+    given, and there is none with ``--files``): the paths (default ``.``) are read recursively,
+    leaving out hidden entries unless ``--hidden``/``-uu``/``-.``; ``-f``/``--ignore-file``
+    read files; ``--pre``/``--hostname-bin`` run programs."""
+    parsed = parse_options(inv.argv, _RG_VALUES)
+    hidden = False
+    unrestricted = 0
     for option, value, index in parsed.options:
-        if option == "--pre" and value:
-            inv.unknown(f"`rg --pre` runs `{show(value)}` on every file it searches", index)
+        if option in ("--pre", "--hostname-bin") and value:
+            inv.unknown(f"`rg {option}` runs `{show(value)}`"
+                        + (" on every file it searches" if option == "--pre" else ""), index)
         elif option in ("-f", "--file", "--ignore-file") and value:
             inv.read(value, index)
+        elif option in ("--hidden", "-."):
+            hidden = True
+        elif option in ("-u", "--unrestricted"):
+            unrestricted += 1
+    hidden = hidden or unrestricted >= 2
     words = list(parsed.positionals)
-    if not parsed.values_of("-e", "--regexp", "-f", "--file") and words and not parsed.has("--files"):
+    if not parsed.values_of("-e", "--regexp", "-f", "--file") and words and not parsed.has("--files",
+                                                                                           "--type-list"):
         words.pop(0)
     for word, index in words or [(".", None)]:
-        inv.read(word, index, recursive=False)
+        inv.read(word, index, recursive=True, skip_hidden=not hidden)
+
+
+_AG_VALUES = {"-A", "--after", "-B", "--before", "--depth", "-G", "--file-search-regex", "-g", "--ignore",
+              "--ignore-dir", "-m", "--max-count", "-p", "--path-to-ignore", "--pager", "-W", "--width",
+              "--workers", "--color-line-number", "--color-match", "--color-path"}
+
+
+def model_ag(inv: Invocation) -> None:
+    """The silver searcher ``[options] PATTERN [PATHS]`` (no pattern with ``-g PATTERN``): the
+    paths (default ``.``) are read recursively, hidden entries only with ``--hidden``/``-u``;
+    ``-p`` reads an ignore file; ``--pager`` runs a command."""
+    parsed = parse_options(inv.argv, _AG_VALUES, optional=frozenset({"-C", "--context"}))
+    hidden = parsed.has("--hidden", "-u", "--unrestricted")
+    for option, value, index in parsed.options:
+        if option == "--pager" and value:
+            inv.unknown(f"`ag --pager` runs `{show(value)}`", index)
+        elif option in ("-p", "--path-to-ignore") and value:
+            inv.read(value, index)
+    words = list(parsed.positionals)
+    if not parsed.values_of("-g") and words:
+        words.pop(0)
+    for word, index in words or [(".", None)]:
+        inv.read(word, index, recursive=True, skip_hidden=not hidden)
 
 
 def model_tar(inv: Invocation) -> None:
@@ -314,6 +354,7 @@ register("find", model_find)
 register("sed gsed", model_sed)
 register("awk gawk mawk nawk", model_awk)
 register("rg ripgrep", model_rg)
+register("ag", model_ag)
 register("tar gtar bsdtar-x", model_tar)
 register("zip unzip 7z", model_zip)
 register("vim vi nvim ex view gvim", model_editor)

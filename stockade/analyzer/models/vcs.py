@@ -71,11 +71,7 @@ def model_git(inv: Invocation) -> None:
                 host_word = word if "://" in word else "ssh://" + word.split(":", 1)[0]
                 contact_url(inv, host_word, rest_spans[offset], 443)
         if sub == "clone":
-            positionals = [(w, rest_spans[o]) for o, w in enumerate(rest) if not w.startswith("-")]
-            if len(positionals) >= 2:
-                inv.write(positionals[1][0], positionals[1][1], recursive=True)
-            else:
-                inv.write(".", sub_index, recursive=True)
+            _git_clone(inv, sub_index, repo)
         return
     if role != "text":
         for offset, word in enumerate(rest):
@@ -92,6 +88,66 @@ def model_git(inv: Invocation) -> None:
                 inv.write(path, rest_spans[offset], recursive=True)
     if sub == "clean" and any(w.startswith("-") and "f" in w.lstrip("-")[:3] for w in rest):
         inv.delete(repo, sub_index, recursive=True)
+
+
+#: ``git clone`` options that take a value (the next word when not attached with ``=``)
+_CLONE_VALUES = {"-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "--reference",
+                 "--reference-if-able", "--separate-git-dir", "-u", "--upload-pack", "--template", "-j", "--jobs",
+                 "--shallow-since", "--shallow-exclude", "--filter", "--server-option", "--bundle-uri",
+                 "--ref-format", "--revision"}
+
+
+def clone_directory(url: str) -> str:
+    """The directory ``git clone URL`` creates: the URL's last path component without a
+    trailing ``/``, ``/.git`` or ``.git`` (``host:org/repo.git`` → ``repo``); empty when
+    there is none."""
+    name = url.rstrip("/")
+    if name.endswith("/.git"):
+        name = name[:-5].rstrip("/")
+    name = name.rsplit("/", 1)[-1]
+    if "://" not in url and ":" in name:
+        name = name.rsplit(":", 1)[-1]  # scp-like host:repo
+    if name.endswith(".git"):
+        name = name[:-4]
+    return name if name not in (".", "..") else ""
+
+
+def _git_clone(inv: Invocation, sub_index: int, repo: str) -> None:
+    """``git clone [options] URL [DIR]`` writes DIR (default: named after the URL) below the
+    cwd, or below ``-C DIR``; ``--separate-git-dir`` writes that directory too; ``-c`` keys
+    are judged like ``git -c``; ``--template`` installs hooks and ``-u`` runs a command."""
+    parsed = parse_options(inv.argv, _CLONE_VALUES, start=sub_index + 1)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-c", "--config"):
+            key, _, setting = value.partition("=")
+            _config_value(inv, key, setting, index)
+        elif option == "--separate-git-dir":
+            inv.write(_below_repo(repo, value), index, recursive=True)
+        elif option in ("--reference", "--reference-if-able"):
+            inv.read(_below_repo(repo, value), index)
+        elif option == "--template":
+            inv.read(_below_repo(repo, value), index, recursive=True)
+            inv.persistence("`git clone --template` installs the template's hooks in the new repository", index)
+        elif option in ("-u", "--upload-pack"):
+            inv.script(value, index, what="the command given to `git clone --upload-pack`")
+    positionals = parsed.positionals
+    if not positionals:
+        return
+    url, url_index = positionals[0]
+    if "://" not in url and not re.match(r"^[\w.-]+@[\w.-]+:|^[\w.-]+:", url):
+        inv.read(_below_repo(repo, url), url_index, recursive=True)  # a local repository is copied
+    if len(positionals) >= 2:
+        target, target_index = positionals[1]
+    else:
+        target, target_index = clone_directory(url), url_index
+    inv.write(_below_repo(repo, target or "."), target_index, recursive=True)
+
+
+def _below_repo(repo: str, path: str) -> str:
+    """A path given to a git subcommand, relative to ``-C`` when one was given."""
+    return path if repo == "." or path.startswith(("/", "~")) else repo.rstrip("/") + "/" + path
 
 
 def _config_value(inv: Invocation, key: str, value: str, index: int) -> None:

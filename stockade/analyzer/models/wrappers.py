@@ -24,6 +24,7 @@ class Wrapper:
     shell_joined: bool = False      # the command words are joined and run by ``sh -c`` (watch, su -c)
     no_exec_flags: frozenset[str] = frozenset()  # flags that only look the command up (command -v)
     code_flags: frozenset[str] = frozenset()     # options whose value is shell code (su -c, flock -c)
+    optional: frozenset[str] = frozenset()       # options whose value is only ever attached (watch -d)
 
 
 WRAPPERS: dict[str, Wrapper] = {
@@ -39,13 +40,15 @@ WRAPPERS: dict[str, Wrapper] = {
     "stdbuf": Wrapper(frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
     "flock": Wrapper(frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), operands=1,
                      code_flags=frozenset({"-c", "--command"})),
-    "watch": Wrapper(frozenset({"-n", "--interval", "-d", "--differences", "-q"}), shell_joined=True),
+    "watch": Wrapper(frozenset({"-n", "--interval", "-q", "--equexit"}), shell_joined=True,
+                     optional=frozenset({"-d", "--differences"})),
     "ionice": Wrapper(frozenset({"-c", "--class", "-n", "--classdata", "-p", "-P", "-u"})),
     "chrt": Wrapper(frozenset({"-p"}), operands=1),
     "taskset": Wrapper(frozenset({"-c", "--cpu-list"}), operands=1),
     "unbuffer": Wrapper(),
     "caffeinate": Wrapper(frozenset({"-t", "-w"})),
-    "xvfb-run": Wrapper(frozenset({"-a", "-n", "-s", "-f", "-e"})),
+    "xvfb-run": Wrapper(frozenset({"-e", "--error-file", "-f", "--auth-file", "-n", "--server-num", "-p",
+                                   "--xauth-protocol", "-s", "--server-args", "-w", "--wait"})),
     "strace": Wrapper(frozenset({"-e", "-o", "-p", "-s", "-u"})),
     "ltrace": Wrapper(frozenset({"-e", "-o", "-p", "-s", "-u"})),
     "catchsegv": Wrapper(),
@@ -69,7 +72,7 @@ def model_wrapper(inv: Invocation) -> None:
     if spec.privilege:
         inv.privilege(spec.privilege, 0)
     values = set(spec.values) | set(spec.code_flags)
-    parsed = parse_options(inv.argv, values, stop_at_first_positional=True)
+    parsed = parse_options(inv.argv, values, stop_at_first_positional=True, optional=spec.optional)
     env = dict(inv.env)
     for option, value, index in parsed.options:
         if option in spec.no_exec_flags:
@@ -106,14 +109,17 @@ def model_wrapper(inv: Invocation) -> None:
 def model_xargs(inv: Invocation) -> None:
     """``xargs CMD ARGS``: runs CMD with words read from stdin appended (unknown words);
     ``-I R`` replaces R in the arguments; ``-a FILE`` reads the words from a file."""
-    parsed = parse_options(inv.argv, {"-I", "-i", "-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-L",
-                                      "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars"},
-                           stop_at_first_positional=True)
+    # -i, -l and -e take only an attached value (-i{} -l1 -eEOF): the next word is the command
+    parsed = parse_options(inv.argv, {"-I", "-a", "--arg-file", "-d", "--delimiter", "-E", "-L", "--max-lines",
+                                      "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars",
+                                      "--process-slot-var"},
+                           stop_at_first_positional=True,
+                           optional=frozenset({"-i", "-l", "-e", "--replace", "--eof"}))
     replace = None
     for option, value, index in parsed.options:
         if option in ("-a", "--arg-file") and value:
             inv.read(value, index)
-        if option in ("-I", "-i"):
+        if option in ("-I", "-i", "--replace"):
             replace = value or "{}"
     words = list(parsed.positionals)
     no_input = Stdin(None, "the terminal")
