@@ -131,7 +131,11 @@ class PathResolver:
 
     def _canonical_windows(self, path: str, is_glob: bool) -> str:
         path = path.replace("/", "\\")
-        if not ntpath.isabs(path):
+        if is_glob and path.startswith("**"):
+            # "anywhere", as `/**/…` on POSIX: from the root of the workspace's drive
+            drive = ntpath.splitdrive(self.context.workspace)[0]
+            path = drive + "\\" + path
+        elif not ntpath.isabs(path):
             path = ntpath.join(self.context.workspace, path)
         return ntpath.normpath(path) if not is_glob else path
 

@@ -232,10 +232,10 @@ try {
     Add-StockadeAce 'ace-004' 'C:\Users\dev\AppData\Local\Temp\review-scratch' 'deny' 'DC,WDAC,WO' $true 'skip'  # (D;OICI;0x000c0040;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     Add-StockadeAce 'ace-005' 'C:\Users\dev\AppData\Local\Temp\review-scratch' 'allow' 'RD,WD,AD,REA,WEA,X,RA,WA,DE,RC,S' $true 'skip'  # (A;OICI;0x001301bf;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     # -- globs: ACEs on the matches that exist now (see the plan's warnings) --
-    $pattern = 'C:\Users\dev\proj\**\.env'
+    $pattern = 'C:\**\.env'
     $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')
-    if (Test-Path -LiteralPath 'C:\Users\dev\proj') {
-        $found = @(Get-ChildItem -LiteralPath 'C:\Users\dev\proj' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
+    if (Test-Path -LiteralPath 'C:\') {
+        $found = @(Get-ChildItem -LiteralPath 'C:\' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
         foreach ($match in $found) {
             Add-StockadeAce 'glob-001' $match.FullName 'deny' 'RD,WD,AD,REA,WEA,X,DC,RA,WA,DE,RC,WDAC,WO' $true 'skip'
             foreach ($root in @('C:\Users\dev\AppData\Local\Temp\review-scratch')) {
@@ -246,10 +246,10 @@ try {
             }
         }
     }
-    $pattern = 'C:\Users\dev\proj\**\.env.*'
+    $pattern = 'C:\**\.env.*'
     $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')
-    if (Test-Path -LiteralPath 'C:\Users\dev\proj') {
-        $found = @(Get-ChildItem -LiteralPath 'C:\Users\dev\proj' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
+    if (Test-Path -LiteralPath 'C:\') {
+        $found = @(Get-ChildItem -LiteralPath 'C:\' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
         foreach ($match in $found) {
             Add-StockadeAce 'glob-002' $match.FullName 'deny' 'RD,WD,AD,REA,WEA,X,DC,RA,WA,DE,RC,WDAC,WO' $true 'skip'
             foreach ($root in @('C:\Users\dev\AppData\Local\Temp\review-scratch')) {

@@ -297,10 +297,10 @@ try {
     Add-StockadeAce 'ace-029' 'C:\Users\dev\proj\.git\hooks' 'deny' 'WD,AD,WEA,DC,WA,DE,WDAC,WO' $true 'placeholder'  # (D;OICI;0x000d0156;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     Add-StockadeAce 'ace-030' 'C:\Users\dev\proj\.git\hooks' 'allow' 'RD,REA,X,RA,RC,S' $true 'placeholder'  # (A;OICI;0x001200a9;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     # -- globs: ACEs on the matches that exist now (see the plan's warnings) --
-    $pattern = 'C:\Users\dev\proj\**\.env'
+    $pattern = 'C:\**\.env'
     $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')
-    if (Test-Path -LiteralPath 'C:\Users\dev\proj') {
-        $found = @(Get-ChildItem -LiteralPath 'C:\Users\dev\proj' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
+    if (Test-Path -LiteralPath 'C:\') {
+        $found = @(Get-ChildItem -LiteralPath 'C:\' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
         foreach ($match in $found) {
             Add-StockadeAce 'glob-001' $match.FullName 'deny' 'RD,WD,AD,REA,WEA,X,DC,RA,WA,DE,RC,WDAC,WO' $true 'skip'
             foreach ($root in @('C:\Users\dev\AppData\Local\Temp', 'C:\Users\dev\proj')) {
@@ -311,10 +311,10 @@ try {
             }
         }
     }
-    $pattern = 'C:\Users\dev\proj\**\.env.*'
+    $pattern = 'C:\**\.env.*'
     $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')
-    if (Test-Path -LiteralPath 'C:\Users\dev\proj') {
-        $found = @(Get-ChildItem -LiteralPath 'C:\Users\dev\proj' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
+    if (Test-Path -LiteralPath 'C:\') {
+        $found = @(Get-ChildItem -LiteralPath 'C:\' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
         foreach ($match in $found) {
             Add-StockadeAce 'glob-002' $match.FullName 'deny' 'RD,WD,AD,REA,WEA,X,DC,RA,WA,DE,RC,WDAC,WO' $true 'skip'
             foreach ($root in @('C:\Users\dev\AppData\Local\Temp', 'C:\Users\dev\proj')) {
@@ -325,10 +325,10 @@ try {
             }
         }
     }
-    $pattern = 'C:\Users\dev\proj\**\*.pem'
+    $pattern = 'C:\**\*.pem'
     $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')
-    if (Test-Path -LiteralPath 'C:\Users\dev\proj') {
-        $found = @(Get-ChildItem -LiteralPath 'C:\Users\dev\proj' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
+    if (Test-Path -LiteralPath 'C:\') {
+        $found = @(Get-ChildItem -LiteralPath 'C:\' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
         foreach ($match in $found) {
             Add-StockadeAce 'glob-003' $match.FullName 'deny' 'RD,WD,AD,REA,WEA,X,DC,RA,WA,DE,RC,WDAC,WO' $true 'skip'
             foreach ($root in @('C:\Users\dev\AppData\Local\Temp', 'C:\Users\dev\proj')) {
@@ -339,10 +339,10 @@ try {
             }
         }
     }
-    $pattern = 'C:\Users\dev\proj\**\id_rsa*'
+    $pattern = 'C:\**\id_rsa*'
     $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')
-    if (Test-Path -LiteralPath 'C:\Users\dev\proj') {
-        $found = @(Get-ChildItem -LiteralPath 'C:\Users\dev\proj' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
+    if (Test-Path -LiteralPath 'C:\') {
+        $found = @(Get-ChildItem -LiteralPath 'C:\' -Recurse -Force -Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })
         foreach ($match in $found) {
             Add-StockadeAce 'glob-004' $match.FullName 'deny' 'RD,WD,AD,REA,WEA,X,DC,RA,WA,DE,RC,WDAC,WO' $true 'skip'
             foreach ($root in @('C:\Users\dev\AppData\Local\Temp', 'C:\Users\dev\proj')) {
