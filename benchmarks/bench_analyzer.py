@@ -55,10 +55,11 @@ def main() -> None:
     per_second = rounds * len(typical) / elapsed
     print(f"in-process: {per_second:,.0f} commands/s ({elapsed / (rounds * len(typical)) * 1e6:.0f} µs each, "
           f"{len(typical)} corpus commands); goal 20,000/s → ratio {per_second / 20000:.2f}")
-    from stockade.analyzer.fast import lex_simple
+    from stockade.analyzer.fast import lex_list, lex_simple
 
-    simple = [c for c in typical if lex_simple(c) is not None]
-    for label, subset, fast in (("simple (fast path)", simple, True), ("simple (tree-sitter)", simple, False),
+    simple = [c for c in typical if lex_simple(c) is not None or lex_list(c) is not None]
+    for label, subset, fast in (("simple commands and lists (fast path)", simple, True),
+                                ("the same (tree-sitter)", simple, False),
                                 ("other (tree-sitter)", [c for c in typical if c not in simple], True),
                                 ("whole corpus, fast path off", typical, False)):
         took = _best_of(3, lambda: [analyze(c, ir, fast_path=fast) for _ in range(rounds) for c in subset])

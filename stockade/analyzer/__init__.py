@@ -16,8 +16,7 @@ saying so — never an exception, never ``allow``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from stockade.analyzer.judge import Judge, Reason, Verdict
 
@@ -65,8 +64,7 @@ def judge_command(ir: "PolicyIR", command: str) -> Verdict:
     return analyze(command, ir)
 
 
-@dataclass(frozen=True, slots=True)
-class LineFinding:
+class LineFinding(NamedTuple):
     """A non-allow reason located in a script: 1-based line and column."""
 
     line: int
@@ -80,8 +78,7 @@ class LineFinding:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class ScriptReport:
+class ScriptReport(NamedTuple):
     """A whole script's verdict and its findings by line."""
 
     verdict: Verdict

@@ -16,7 +16,6 @@ lives); reasons render their message and rule text only when read (:class:`Reaso
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from stockade.analyzer.effects import (UNKNOWN, Delete, Effect, Execute, LinkTarget, Network, Persistence, Privilege,
@@ -126,17 +125,32 @@ class Reason:
                                                    "layer": rule.layer, "text": self.rule_text}}
 
 
-@dataclass(frozen=True, slots=True)
 class Verdict:
-    """The analyzer's answer: ``allow``, ``confirm`` or ``deny``, with every reason."""
+    """The analyzer's answer: ``allow``, ``confirm`` or ``deny``, with every reason (treat as
+    immutable; equal when command, decision and reasons are)."""
 
-    command: str
-    decision: str
-    reasons: tuple[Reason, ...] = ()
+    __slots__ = ("command", "decision", "reasons")
+
+    def __init__(self, command: str, decision: str, reasons: tuple[Reason, ...] = ()):
+        self.command = command
+        self.decision = decision
+        self.reasons = reasons
 
     @property
     def allowed(self) -> bool:
         return self.decision == "allow"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Verdict:
+            return NotImplemented
+        return (self.command, self.decision, self.reasons) == (other.command, other.decision,  # type: ignore[attr-defined]
+                                                               other.reasons)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.command, self.decision, self.reasons))
+
+    def __repr__(self) -> str:
+        return f"Verdict(command={self.command!r}, decision={self.decision!r}, reasons={self.reasons!r})"
 
     def to_json(self) -> dict:
         """The verdict as a JSON object."""

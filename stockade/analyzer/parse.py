@@ -27,7 +27,6 @@ tree-sitter is imported lazily and one :class:`~tree_sitter.Parser` is cached pe
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 _PARSER: Any = None
@@ -77,18 +76,21 @@ def parser() -> Any:
     return _PARSER
 
 
-@dataclass
 class Source:
     """Parsed shell text: the tree, the text the parser saw, and the way back to the
     original character offsets (``base`` is added to every offset; with ``collapse`` set,
     every span is that one span, for nested code whose text is not verbatim in its parent)."""
 
-    text: str
-    data: bytes
-    tree: Any
-    base: int = 0
-    collapse: tuple[int, int] | None = None
-    _byte_to_orig: list[int] | None = field(default=None, repr=False)
+    __slots__ = ("text", "data", "tree", "base", "collapse", "_byte_to_orig")
+
+    def __init__(self, text: str, data: bytes, tree: Any, base: int = 0, collapse: tuple[int, int] | None = None,
+                 _byte_to_orig: list[int] | None = None):
+        self.text = text
+        self.data = data
+        self.tree = tree
+        self.base = base
+        self.collapse = collapse
+        self._byte_to_orig = _byte_to_orig
 
     def offset(self, byte_offset: int) -> int:
         """The original character offset of a byte offset in :attr:`data`."""

@@ -14,7 +14,6 @@ reported as unparsable rather than risking the interpreter's recursion limit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from stockade.analyzer.effects import (UNKNOWN, clip, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
@@ -43,25 +42,27 @@ WORD_TYPES = frozenset({
 })
 
 
-@dataclass
 class State:
     """The shell state that decides what later words mean."""
 
-    variables: dict[str, str]
-    cwd: str
-    functions: dict[str, tuple[Source, Any]] = field(default_factory=dict)
-    links: dict[str, str] = field(default_factory=dict)
-    positional: list[str] | None = None
-    dirstack: list[str] = field(default_factory=list)
-    exported: set[str] = field(default_factory=set)
+    __slots__ = ("variables", "cwd", "functions", "links", "positional", "dirstack", "exported")
+
+    def __init__(self, variables: dict[str, str], cwd: str, functions: dict[str, tuple[Source, Any]] | None = None,
+                 links: dict[str, str] | None = None, positional: list[str] | None = None,
+                 dirstack: list[str] | None = None, exported: set[str] | None = None):
+        self.variables = variables
+        self.cwd = cwd
+        self.functions = {} if functions is None else functions
+        self.links = {} if links is None else links
+        self.positional = positional
+        self.dirstack = [] if dirstack is None else dirstack
+        self.exported = set() if exported is None else exported
 
     def copy(self) -> "State":
         """A copy for a subshell: changes inside do not leak out."""
         return State(dict(self.variables), self.cwd, dict(self.functions), dict(self.links),
                      None if self.positional is None else list(self.positional), list(self.dirstack),
                      set(self.exported))
-
-
 
 
 class Walker(ControlFlow):

@@ -3,16 +3,25 @@
 Exit codes: 0 allow, 4 confirm, 1 deny, 2 usage or input error (bad policy, unreadable
 script).  The compiled policy is cached on disk (keyed by the policy text's hash and the
 context) so that a cold ``stockade analyze -- CMD`` does not parse the policy language.
+
+Start-up time matters here (an agent harness may start one process per command): the cache
+is the IR's JSON data in :mod:`marshal` form (no ``json`` import to read it), and the policy
+compiler, ``json``, the error types and the report renderers are imported only by the paths
+that use them.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
+import marshal
 import os
 import sys
 from typing import Any
+
+try:  # the built-in SHA-256: importing hashlib loads OpenSSL (~3 ms)
+    from _sha256 import sha256
+except ImportError:  # pragma: no cover - other Python builds
+    from hashlib import sha256
 
 _EXIT = {"allow": 0, "confirm": 4, "deny": 1}
 
@@ -36,7 +45,7 @@ def register(subparsers: Any) -> None:
 
 def _cache_path(key: str) -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "stockade", f"ir-{key}.json")
+    return os.path.join(base, "stockade", f"ir-{key}.marshal")
 
 
 def load_policy(args: argparse.Namespace) -> Any:
@@ -47,35 +56,48 @@ def load_policy(args: argparse.Namespace) -> Any:
     key = None
     if not args.no_cache:
         try:
-            text = open(args.policy, "rb").read() if args.policy else b"<default>"
-            digest = hashlib.sha256(text + b"\0" + "\0".join([workspace, home, tmpdir, str(args.policy)]).encode())
+            with open(args.policy, "rb") if args.policy else _Default() as handle:
+                text = handle.read()
+            digest = sha256(text + b"\0" + "\0".join([workspace, home, tmpdir, str(args.policy)]).encode())
             key = digest.hexdigest()[:32]
-            with open(_cache_path(key), encoding="utf-8") as handle:
-                from stockade.compiler.ir import PolicyIR
+            with open(_cache_path(key), "rb") as handle:
+                data = marshal.load(handle)
+            from stockade.compiler.ir import PolicyIR
 
-                return PolicyIR.from_json(json.load(handle))
-        except (OSError, ValueError, KeyError, TypeError):
+            return PolicyIR.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
             pass
     from stockade.compiler.pipeline import compile_policy
 
     ir = compile_policy(args.policy, workspace=workspace, home=home, tmpdir=tmpdir).ir
-    if key is not None and not any(True for _ in ()):  # includes are part of the key only via the main text
+    if key is not None:  # includes are part of the key only via the main text
         try:
             path = _cache_path(key)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(ir.to_json(), handle)
+            with open(tmp, "wb") as handle:
+                marshal.dump(ir.to_json(), handle)
             os.replace(tmp, path)
-        except OSError:
+        except (OSError, ValueError):
             pass
     return ir
 
 
+class _Default:
+    """The cache key text of the built-in policy."""
+
+    def __enter__(self) -> "_Default":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def read(self) -> bytes:
+        return b"<default>"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
-    from stockade.diagnostics import StockadeError
-
     command_words = list(args.command)
     if command_words[:1] == ["--"]:
         command_words = command_words[1:]
@@ -85,13 +107,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         ir = load_policy(args)
-    except StockadeError as error:
+    except OSError as error:
+        print(f"stockade analyze: cannot read policy: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:
+        from stockade.diagnostics import StockadeError  # imported only when compiling failed
+
+        if not isinstance(error, StockadeError):
+            raise
         from stockade.cli.render import report_error
 
         report_error(error, "json" if args.format == "json" else "text")
-        return 2
-    except OSError as error:
-        print(f"stockade analyze: cannot read policy: {error}", file=sys.stderr)
         return 2
     from stockade.analyzer import analyze, analyze_script
 
@@ -108,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         verdict = report.verdict
         uri = args.script
         if args.format == "json":
+            import json
+
             data = report.to_json()
             data["file"] = uri
             print(json.dumps(data, indent=2))
@@ -117,8 +145,12 @@ def run(args: argparse.Namespace) -> int:
         verdict = analyze(command, ir, args.cwd)
         uri = "command"
     if args.format == "json":
+        import json
+
         print(json.dumps(verdict.to_json(), indent=2))
     elif args.format == "sarif":
+        import json
+
         from stockade.analyzer.report import to_sarif
 
         print(json.dumps(to_sarif([(uri, verdict)]), indent=2))
@@ -130,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _batch(ir: Any, cwd: str | None) -> int:
+    import json
+
     from stockade.analyzer import analyze
 
     worst = "allow"

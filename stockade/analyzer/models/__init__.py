@@ -13,7 +13,6 @@ Roles: ``read``, ``readr`` (recursive read), ``list`` (names only), ``write``, `
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from stockade.analyzer.exec import Invocation
@@ -21,16 +20,15 @@ from stockade.analyzer.exec import Invocation
 Model = Callable[[Invocation], None]
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(NamedTuple):
     """A data-like model of a simple tool."""
 
     args: str = "read"                      # role of positional arguments
     first: str | None = None                # role of the first positional (e.g. a pattern)
     last: str | None = None                 # role of the last positional when there are two or more
-    values: dict[str, str] = field(default_factory=dict)   # value-taking option → role of its value
+    values: dict[str, str] = {}             # value-taking option → role of its value (defaults: shared, never mutated)
     recursive: frozenset[str] = frozenset()  # flags that make reads/writes/deletes recursive
-    flags: dict[str, str] = field(default_factory=dict)    # flag → "writes-args" | "unknown:<why>" | …
+    flags: dict[str, str] = {}    # flag → "writes-args" | "unknown:<why>" | …
     stdin_out: bool = False                 # passes stdin through to stdout (cat)
     first_given_by: frozenset[str] = frozenset()  # options that supply the first positional's
     #                                         value instead (grep -e/-f): then every positional is args

@@ -7,15 +7,14 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 
 
-@dataclass(frozen=True)
-class Wrapper:
+class Wrapper(NamedTuple):
     """How a wrapper's argv is laid out."""
 
     values: frozenset[str] = frozenset()
