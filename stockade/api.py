@@ -11,7 +11,8 @@
     policy.check_path("~/.ssh/id_rsa", "read").allowed          # False
     policy.compile("bwrap").text                                # a backend's artifact
     policy.compile("claude-settings").text                      # or an export (codex-rules, srt, cursor)
-    stockade.run(["make", "test"], policy=policy)               # the runtime's run API (see :func:`run`)
+    outcome = stockade.run(["make", "test"], policy=policy)     # judged, then run under the sandbox
+    outcome.ran, outcome.exit_status, outcome.limits_hit        # (see :func:`run`)
 
 Nothing here prints; errors are :class:`~stockade.diagnostics.StockadeError` with located
 diagnostics.
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import PolicyIR
     from stockade.compiler.query import PathDecision
     from stockade.diagnostics import Diagnostic
+    from stockade.runtime.session import RunOutcome
 
 #: Export targets (the rest go to the backends: ``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``, ``ir``).
 EXPORT_TARGETS = ("codex-rules", "srt", "claude-settings", "cursor")
@@ -124,19 +126,20 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, text: str | None 
     return Policy(result.ir, os.fspath(path) if path is not None else None, tuple(result.warnings))
 
 
-def run(command: Sequence[str] | str, policy: Policy | str | None = None, **options: Any) -> Any:
-    """Run a command confined by ``policy`` through the runtime's run API.
+def run(command: Sequence[str] | str, policy: Policy | str | os.PathLike[str] | None = None, *,
+        workspace: str | None = None, **options: Any) -> "RunOutcome":
+    """Judge ``command`` and run it confined by ``policy``; returns a
+    :class:`~stockade.runtime.session.RunOutcome`.
 
-    Delegates to ``stockade.runtime.run`` when the runtime provides it; until then it raises
-    :class:`~stockade.diagnostics.StockadeError` (``X640``) — use ``stockade run`` meanwhile.
+    ``command`` is shell text (``/bin/sh -c``) or an argv.  ``policy`` is a :class:`Policy`
+    from :func:`load_policy` (it runs in the workspace it was loaded for), a policy file, or
+    None for the built-in policy.  ``options`` are those of
+    :func:`stockade.runtime.session.run`: ``audit``, ``approve``, ``confirm``, ``preview``,
+    ``diff``, ``apply``, ``use_cache``, ``stdout``/``stderr`` sinks, ``stdin``, ``environ``,
+    ``notify``.  A refused command is an outcome with ``ran=False`` and the reasons; policy
+    and environment problems raise :class:`~stockade.diagnostics.StockadeError`.
     """
-    import stockade.runtime as runtime
-    from stockade.diagnostics import Diagnostic, StockadeError
+    from stockade.runtime.session import run as run_session
 
-    runner = getattr(runtime, "run", None)
-    if runner is None:
-        raise StockadeError(Diagnostic("X640", "the runtime has no library run API yet",
-                                       help="run `stockade run --policy POLICY -- COMMAND` instead"))
-    if isinstance(policy, str) or policy is None:
-        policy = load_policy(policy, workspace=options.pop("workspace", None))
-    return runner(command, policy=policy.ir, **options)
+    target = policy.ir if isinstance(policy, Policy) else policy
+    return run_session(command, policy=target, workspace=workspace, **options)

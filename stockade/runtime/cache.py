@@ -135,10 +135,11 @@ def _write(path: str, data: Mapping[str, Any]) -> None:
         pass  # a cache that cannot be written is only slower
 
 
-def load_plan(key: str, environ: Mapping[str, str] | None = None) -> dict | None:
+def load_plan(key: str, environ: Mapping[str, str] | None = None, *,
+              variables: Mapping[str, str] | None = None) -> dict | None:
     """A cached plan for ``key``, if every source file and variable it depends on is
-    unchanged."""
-    env = os.environ if environ is None else environ
+    unchanged (``variables``: where the policy's variables come from, default ``environ``)."""
+    env = variables if variables is not None else os.environ if environ is None else environ
     data = _read(_path("plans", key, environ))
     if data is None or data.get("version") != CACHE_VERSION:
         return None
@@ -152,9 +153,10 @@ def load_plan(key: str, environ: Mapping[str, str] | None = None) -> dict | None
 
 
 def store_plan(key: str, plan: Mapping[str, Any], sources: Mapping[str, str],
-               environ: Mapping[str, str] | None = None) -> dict:
-    """Record a plan with the hashes of its sources and the variables they mention."""
-    env = os.environ if environ is None else environ
+               environ: Mapping[str, str] | None = None, *, variables: Mapping[str, str] | None = None) -> dict:
+    """Record a plan with the hashes of its sources and the variables they mention
+    (``variables``: where their values come from, default ``environ``)."""
+    env = variables if variables is not None else os.environ if environ is None else environ
     data = dict(plan)
     data["version"] = CACHE_VERSION
     data["sources"] = {p: file_sha256(p) for p in sources if os.path.isfile(p)}

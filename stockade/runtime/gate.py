@@ -32,7 +32,8 @@ class Judgement:
 
 @dataclass(frozen=True, slots=True)
 class GateDecision:
-    """Whether the command runs, and who decided (``policy``, ``--approve``, ``terminal``)."""
+    """Whether the command runs, and who decided (``policy``, ``--approve``, ``terminal`` or
+    another approver's name)."""
 
     judgement: Judgement
     runs: bool
@@ -98,16 +99,21 @@ def has_terminal() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty() and os.path.exists("/dev/tty")
 
 
-def decide(judgement: Judgement, approve: bool = False,
-           ask: Callable[[str], bool] | None = None) -> GateDecision:
+#: What a person is asked before a ``confirm`` command runs.
+CONFIRM_PROMPT = "stockade: this command needs confirmation; type `yes` to run it: "
+
+
+def decide(judgement: Judgement, approve: bool = False, ask: Callable[[str], bool] | None = None,
+           asked_by: str = "terminal") -> GateDecision:
     """Apply the verdict: ``ask`` is called for ``confirm`` when there is no ``--approve``
-    (pass None when there is no terminal: the command is refused)."""
+    (pass None when no one can be asked: the command is refused); ``asked_by`` names who
+    approved when ``ask`` says yes."""
     if judgement.decision == "allow":
         return GateDecision(judgement, True, "policy")
     if judgement.decision == "confirm":
         if approve:
             return GateDecision(judgement, True, "--approve")
-        if ask is not None and ask("stockade: this command needs confirmation; type `yes` to run it: "):
-            return GateDecision(judgement, True, "terminal")
+        if ask is not None and ask(CONFIRM_PROMPT):
+            return GateDecision(judgement, True, asked_by)
         return GateDecision(judgement, False, None)
     return GateDecision(judgement, False, None)

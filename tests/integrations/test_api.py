@@ -71,13 +71,88 @@ def test_load_policy_errors_are_located() -> None:
     assert info.value.diagnostics[0].code == "P102"
 
 
-def test_run_delegates_or_says_it_cannot() -> None:
+@pytest.fixture()
+def machine(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """A fake home with a secret, a workspace, and private stockade cache and audit
+    locations (outside /tmp, which the policy lets the sandbox write)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("bubblewrap runs on Linux only")
+    base = "/var/tmp" if Path("/var/tmp").is_dir() else str(tmp_path)
+    root = Path(tempfile.mkdtemp(prefix="stockade-api-", dir=base)).resolve()
+    (root / "home" / ".ssh").mkdir(parents=True)
+    (root / "home" / ".ssh" / "id_rsa").write_text("PRIVATE KEY canary\n")
+    (root / "home" / "ws").mkdir()
+    (root / "tmp").mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "cache"))
+    monkeypatch.setenv("STOCKADE_AUDIT", str(root / "audit.jsonl"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _load(machine, **kwargs):
     import stockade
-    import stockade.runtime
+
+    return stockade.load_policy(kwargs.pop("path", ROOT / "examples/coding-agent.policy"),
+                                workspace=str(machine / "home" / "ws"), home=str(machine / "home"),
+                                tmpdir=str(machine / "tmp"), **kwargs)
+
+
+def test_run_allowed_command_output_through_the_sinks(machine) -> None:
+    import stockade
+
+    out, err = bytearray(), bytearray()
+    outcome = stockade.run(["sh", "-c", "echo hi; echo oops >&2"], policy=_load(machine), stdout=out.extend,
+                           stderr=err.extend)
+    assert outcome.ran and outcome.verdict == "allow" and outcome.exit_status == 0
+    assert (bytes(out), bytes(err)) == (b"hi\n", b"oops\n")
+    assert outcome.workspace == str(machine / "home" / "ws")
+    assert outcome.audit == str(machine / "audit.jsonl") and (machine / "audit.jsonl").exists()
+    assert outcome.to_json()["exit_status"] == 0
+
+
+def test_run_by_path_in_a_workspace(machine) -> None:
+    import stockade
+
+    out = bytearray()
+    outcome = stockade.run("pwd", policy=str(ROOT / "examples/coding-agent.policy"),
+                           workspace=str(machine / "home" / "ws"), stdout=out.extend,
+                           environ={"PATH": "/usr/bin:/bin", "HOME": str(machine / "home"),
+                                    "TMPDIR": str(machine / "tmp")})
+    assert outcome.ran and bytes(out).decode().strip() == str(machine / "home" / "ws")
+
+
+def test_run_denied_command_is_not_run(machine) -> None:
+    import stockade
+
+    out = bytearray()
+    outcome = stockade.run(f"cat {machine}/home/.ssh/id_rsa", policy=_load(machine), stdout=out.extend)
+    assert not outcome.ran and outcome.verdict == "deny" and outcome.exit_status is None
+    assert outcome.reasons and any(".ssh" in reason for reason in outcome.reasons)
+    assert out == bytearray()
+
+
+def test_run_reports_a_limit_hit(machine) -> None:
+    import stockade
+
+    text = (ROOT / "examples/coding-agent.policy").read_text().replace("timeout   10m", "timeout   1s")
+    assert "timeout   1s" in text
+    policy = _load(machine, path=None, text=text)
+    outcome = stockade.run(["sleep", "30"], policy=policy, stdout=lambda b: None, stderr=lambda b: None)
+    assert outcome.ran and outcome.exit_status == 124 and outcome.limits_hit == ("timeout",)
+
+
+def test_run_refuses_a_policy_loaded_for_another_workspace(machine) -> None:
+    import stockade
     from stockade.diagnostics import StockadeError
 
-    if hasattr(stockade.runtime, "run"):
-        pytest.skip("the runtime provides a run API; covered by the runtime's tests")
+    other = machine / "other"
+    other.mkdir()
     with pytest.raises(StockadeError) as info:
-        stockade.run(["true"], policy=stockade.load_policy(ROOT / "examples/coding-agent.policy", **CONTEXT))
-    assert info.value.diagnostics[0].code == "X640"
+        stockade.run(["true"], policy=_load(machine), workspace=str(other))
+    assert info.value.diagnostics[0].code == "R522"

@@ -1,0 +1,387 @@
+"""The runtime's library API: judge a command, run it confined, preview and apply, audit.
+
+:func:`run` is the one function that chains the stages of a confined run; ``stockade run``
+only parses its arguments, calls it, and renders the :class:`RunOutcome`::
+
+    from stockade.runtime.session import run
+
+    out = bytearray()
+    outcome = run(["make", "test"], policy="team.policy", workspace="/home/dev/app",
+                  stdout=out.extend, stderr=out.extend)
+    outcome.ran, outcome.exit_status, outcome.limits_hit
+
+1. **Plan.** The policy is compiled to the platform's sandbox artifact, or its cached plan
+   is used (:mod:`stockade.runtime.cache`; a cached run imports neither lark nor
+   tree-sitter).  A compiled :class:`~stockade.compiler.ir.PolicyIR` may be given instead
+   of a path (it is never cached: its sources are unknown).
+2. **Sandbox.** The sandbox tool is located and probed *before* anything is asked, so a
+   missing bubblewrap fails closed (``R5xx``) without a prompt.
+3. **Gate.** The analyzer judges the command text (the shell text, or the argv
+   shell-quoted): ``deny`` refuses; ``confirm`` runs only with ``approve=True`` or when the
+   ``confirm`` callback answers True; ``allow`` runs.  Every decision is audited.
+4. **Run.** The command runs under the sandbox with the policy's limits and filtered
+   environment; output goes to the sinks (default: this process's stdout and stderr).
+5. **Preview.** With ``preview=True`` it runs against a copy-on-write view of the
+   workspace; the changes are collected and applied only when ``apply`` is True or the
+   ``apply`` callback answers True for the :class:`PreviewResult`.
+6. **Audit.** The run is appended to the audit trail.
+
+Nothing here prints.  A refusal is an outcome (``ran=False``, with the reasons), not an
+exception; policy errors (``C``/``P`` codes) and environment problems (``R5xx``: no
+bubblewrap, no user namespaces, a sandbox that does not start, no overlayfs) raise
+:class:`~stockade.diagnostics.StockadeError`.  There is no way to run unconfined.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from stockade.diagnostics import Diagnostic, StockadeError
+from stockade.runtime.gate import Judgement
+from stockade.runtime.limits import Limits
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.ir import PolicyIR
+    from stockade.runtime.preview import Change, Overlay
+
+Sink = Callable[[bytes], object]
+
+
+@dataclass(frozen=True)
+class PreviewResult:
+    """What a preview run would change in the workspace, and whether it was applied.
+
+    ``unsupported`` lists the paths of devices, fifos and sockets, which are never
+    applied; ``diff`` is the full unified diff when :func:`run` was asked for it.
+    """
+
+    changes: tuple["Change", ...]
+    counts: Mapping[str, int]
+    insertions: int
+    deletions: int
+    applied: bool = False
+    applied_count: int = 0
+    unsupported: tuple[str, ...] = ()
+    diff: str | None = field(default=None, repr=False)
+
+    @property
+    def applicable(self) -> bool:
+        """Whether there is anything that can be applied."""
+        return bool(self.changes) and len(self.unsupported) < len(self.changes)
+
+    def to_json(self) -> dict:
+        """The preview as a JSON object (as in the audit trail; the diff is left out)."""
+        return {"changes": [c.to_json() for c in self.changes], "counts": dict(self.counts),
+                "insertions": self.insertions, "deletions": self.deletions, "applied": self.applied}
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """The result of :func:`run`: the verdict, and what happened if the command ran.
+
+    ``exit_status`` is the command's own status (``128 + N`` for signal ``N``, ``124`` when
+    the timeout killed it, ``125`` when the process-limit watchdog did); None when it was
+    refused.  ``approved_by`` is ``policy``, ``--approve`` or the ``confirm`` callback's
+    label; ``recovered`` says what was done with an interrupted apply found in the
+    workspace (``discarded``, ``rolled back``, ``completed``).
+    """
+
+    verdict: str
+    reasons: tuple[str, ...]
+    ran: bool
+    command: tuple[str, ...]
+    text: str
+    workspace: str
+    audit: str
+    policy: str | None = None
+    policy_hash: str | None = None
+    approved_by: str | None = None
+    exit_status: int | None = None
+    returncode: int | None = None
+    limits_hit: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    duration: float = 0.0
+    bytes_out: int = 0
+    bytes_err: int = 0
+    bytes_shown: int = 0
+    preview: PreviewResult | None = None
+    backend: str | None = None
+    sandbox_argv: tuple[str, ...] = field(default=(), repr=False)
+    detail: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    cached_verdict: bool = False
+    recovered: str | None = None
+
+    def to_json(self) -> dict:
+        """The outcome as ``stockade run --format json`` prints it (without the captured
+        ``stdout``/``stderr``): the verdict and reasons, and either the analyzer's
+        ``detail`` (refused) or the run's figures and ``preview`` (ran)."""
+        head = {"verdict": self.verdict, "reasons": list(self.reasons), "ran": self.ran}
+        if not self.ran:
+            return {**head, "detail": dict(self.detail)}
+        return {**head, "exit_status": self.exit_status, "duration": round(self.duration, 6),
+                "bytes_out": self.bytes_out, "bytes_err": self.bytes_err, "bytes_shown": self.bytes_shown,
+                "limits_hit": list(self.limits_hit), "setup_failed": False,
+                "preview": None if self.preview is None else self.preview.to_json()}
+
+
+# -- the plan ----------------------------------------------------------------------
+
+
+def _environment_problem(code: str, message: str, help: str | None = None) -> StockadeError:
+    return StockadeError(Diagnostic(code, message, help=help))
+
+
+def make_context(workspace: str | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """The run's context: the workspace (real path), home, tmpdir and platform."""
+    return {"workspace": os.path.realpath(workspace or os.getcwd()),
+            "home": environ.get("HOME") or os.path.expanduser("~"),
+            "tmpdir": environ.get("TMPDIR") or "/tmp",
+            "platform": "darwin" if sys.platform == "darwin" else "linux"}
+
+
+def _target(ctx: Mapping[str, str]) -> str:
+    return "seatbelt" if ctx["platform"] == "darwin" else "bwrap"
+
+
+def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
+    """The run plan of an already compiled policy (not cached)."""
+    from stockade.backends.base import compile_ir
+    from stockade.runtime.plan import build_plan
+
+    target = _target(ctx)
+    return build_plan(ir, compile_ir(ir, target), target, Limits.from_ir(ir).to_json())
+
+
+def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True,
+              environ: Mapping[str, str] | None = None) -> tuple[dict, str | None]:
+    """The run plan and its cache key for a policy file (None: the built-in policy) and
+    context: from the cache, or compiled and cached (``use_cache=False`` compiles afresh)."""
+    from stockade.runtime import cache
+
+    target = _target(ctx)
+    key = cache.plan_key(policy, ctx, target)
+    if key is not None and use_cache:
+        from stockade.runtime.plan import facts_hold
+
+        hit = cache.load_plan(key, variables=environ)
+        if hit is not None and facts_hold(hit.get("facts", {})):
+            return hit, key
+    from stockade.backends.base import compile_ir
+    from stockade.compiler.pipeline import compile_policy
+    from stockade.runtime.plan import build_plan
+
+    try:
+        result = compile_policy(policy, workspace=ctx["workspace"], home=ctx["home"], tmpdir=ctx["tmpdir"],
+                                platform=ctx["platform"], environ=environ)
+    except OSError as exc:
+        raise StockadeError(Diagnostic("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}")) from None
+    artifact = compile_ir(result.ir, target)
+    plan = build_plan(result.ir, artifact, target, Limits.from_ir(result.ir).to_json())
+    if key is not None:
+        plan = cache.store_plan(key, plan, result.sources, variables=environ)
+    return plan, key
+
+
+def sandbox_prefix(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The backend and the checked sandbox prefix argv for a plan (raises R5xx)."""
+    from stockade.runtime import sandbox
+
+    tool = sandbox.require_sandbox("darwin" if ctx["platform"] == "darwin" else sys.platform)
+    if tool.backend == "bwrap":
+        if plan.get("backend") != "bwrap":
+            raise _environment_problem("R510", "the cached plan is not for bubblewrap")
+        return "bwrap", sandbox.harden_bwrap_argv(plan["argv"], cwd=ctx["workspace"], bwrap=tool.path)
+    return "seatbelt", sandbox.seatbelt_argv(plan.get("profile") or "", plan.get("params"), tool.path)
+
+
+# -- the preview -------------------------------------------------------------------
+
+
+def _open_overlay(workspace: str) -> "Overlay":
+    from stockade.runtime.preview import Overlay
+    from stockade.runtime.sandbox import cache_dir
+
+    base = os.path.join(cache_dir(), "preview")
+    os.makedirs(base, exist_ok=True)
+    overlay = Overlay(workspace, base_dir=base)
+    try:
+        overlay.probe()
+    except BaseException:
+        overlay.cleanup()
+        raise
+    return overlay
+
+
+def collect_preview(overlay: "Overlay", placeholders: Sequence[str], diff: bool = False) -> tuple[PreviewResult,
+                                                                                                   frozenset[str]]:
+    """The changes of a preview run, and the paths left out of them: the placeholders
+    bubblewrap made for protected paths appear as new empty directories, not changes."""
+    from stockade.runtime.preview import unified_diff
+
+    holders = set(placeholders)
+    raw = overlay.changes()
+    exclude = frozenset(c.path for c in raw
+                        if c.kind == "added" and c.entry == "dir"
+                        and os.path.join(overlay.workspace, c.path) in holders
+                        and not os.listdir(os.path.join(overlay.upper, c.path)))
+    changes = tuple(c for c in raw if c.path not in exclude)
+    counts: dict[str, int] = {}
+    for change in changes:
+        counts[change.kind] = counts.get(change.kind, 0) + 1
+    text = "".join(unified_diff(overlay.workspace, overlay.upper, c) for c in changes) if diff else None
+    return PreviewResult(changes, counts, sum(c.added_lines for c in changes), sum(c.removed_lines for c in changes),
+                         unsupported=tuple(c.path for c in changes if c.kind == "unsupported"), diff=text), exclude
+
+
+def _settle_preview(overlay: "Overlay", plan: Mapping[str, Any], diff: bool,
+                    apply: bool | Callable[[PreviewResult], bool]) -> PreviewResult:
+    preview, exclude = collect_preview(overlay, plan.get("placeholders", ()), diff)
+    if not preview.applicable:
+        return preview
+    if not (apply(preview) if callable(apply) else apply):
+        return preview
+    from stockade.runtime.apply import apply_changes
+
+    count = apply_changes(overlay.workspace, overlay.upper, exclude)
+    return replace(preview, applied=True, applied_count=count)
+
+
+# -- the run -----------------------------------------------------------------------
+
+
+def _command(command: Sequence[str] | str) -> tuple[list[str], str]:
+    if isinstance(command, str):
+        return ["/bin/sh", "-c", command], command
+    argv = [os.fspath(word) for word in command]
+    if not argv:
+        raise ValueError("no command: give shell text or a non-empty argv")
+    import shlex
+
+    return argv, shlex.join(argv)
+
+
+def _is_ir(policy: Any) -> bool:
+    return policy is not None and not isinstance(policy, (str, os.PathLike)) and hasattr(policy, "context")
+
+
+def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | PolicyIR | None" = None,
+        workspace: str | None = None, audit: str | None = None, approve: bool = False,
+        confirm: Callable[[Judgement], bool] | None = None, preview: bool = False, diff: bool = False,
+        apply: bool | Callable[[PreviewResult], bool] = False, use_cache: bool = True,
+        stdout: Sink | None = None, stderr: Sink | None = None, stdin: int | None = None,
+        environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None) -> RunOutcome:
+    """Judge ``command``, then run it confined by ``policy``; see the module docstring.
+
+    ``command`` is shell text (run as ``/bin/sh -c TEXT``) or an argv.  ``policy`` is a
+    policy file, a compiled ``PolicyIR`` (its workspace is the run's), or None for the
+    built-in policy.  ``workspace`` defaults to the current directory; ``audit`` to
+    ``$STOCKADE_AUDIT`` or ``~/.local/state/stockade/audit.jsonl``.
+
+    ``confirm(judgement)`` is asked for a ``confirm`` verdict unless ``approve``; without
+    it such a command is refused.  Its ``approved_by`` attribute, if any, names who
+    approved in the audit trail (default ``confirm``).
+
+    With ``preview``, ``diff`` fills :attr:`PreviewResult.diff`, and ``apply`` (a bool, or
+    a callable given the :class:`PreviewResult` when there is something to apply) decides
+    whether the changes reach the workspace.
+
+    ``stdout``/``stderr`` receive the command's output as bytes (default: this process's
+    file descriptors 1 and 2); ``stdin`` is a file descriptor (default: inherited).
+    ``environ`` (default ``os.environ``) is the environment the command's is filtered
+    from, and supplies ``$HOME``, ``$TMPDIR`` and the policy's variables.  ``notify``
+    receives messages for the user (an interrupted apply that was recovered).
+    """
+    from stockade.runtime import audit as audit_mod, gate
+
+    argv, text = _command(command)
+    env_in = os.environ if environ is None else environ
+    if workspace is not None and not os.path.isdir(workspace):
+        raise _environment_problem("R520", f"the workspace `{workspace}` is not a directory")
+    if _is_ir(policy):
+        ir_workspace = policy.context.workspace  # type: ignore[union-attr]
+        if workspace is not None and os.path.realpath(workspace) != ir_workspace:
+            raise _environment_problem(
+                "R522", f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
+                help="load the policy with the workspace to run in, or pass its path instead")
+        ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,  # type: ignore[union-attr]
+               "tmpdir": policy.context.tmpdir}  # type: ignore[union-attr]
+        plan, key = plan_from_ir(policy, ctx), None  # type: ignore[arg-type]
+    else:
+        ctx = make_context(workspace, env_in)
+        path = None if policy is None else os.fspath(policy)  # type: ignore[arg-type]
+        plan, key = load_plan(path, ctx, use_cache=use_cache, environ=environ)
+    audit_path = audit or audit_mod.default_audit_path()
+    backend, prefix = sandbox_prefix(plan, ctx)  # fail closed before asking anything
+
+    def load_ir() -> Any:
+        if _is_ir(policy):
+            return policy
+        from stockade.compiler.ir import PolicyIR
+
+        return PolicyIR.from_json(plan["ir"])
+
+    judgement = gate.judge(text, load_ir, ctx["workspace"], key)
+    ask = None if confirm is None else (lambda _prompt: bool(confirm(judgement)))
+    decision = gate.decide(judgement, approve, ask, asked_by=getattr(confirm, "approved_by", "confirm"))
+    base = {"policy": plan.get("policy"), "policy_hash": plan.get("policy_hash"), "command": text,
+            "workspace": ctx["workspace"], "pid": os.getpid()}
+    audit_mod.append_record(audit_path, {"time": audit_mod.now_iso(), **base, "event": "decision",
+                                         "verdict": judgement.decision, "reasons": list(judgement.reasons),
+                                         "approved_by": decision.approved_by, "runs": decision.runs,
+                                         "cached_verdict": judgement.cached})
+    outcome = RunOutcome(judgement.decision, judgement.reasons, False, tuple(argv), text, ctx["workspace"],
+                         audit_path, plan.get("policy"), plan.get("policy_hash"), decision.approved_by,
+                         detail=judgement.detail, cached_verdict=judgement.cached, backend=backend,
+                         sandbox_argv=tuple(prefix))
+    if not decision.runs:
+        return outcome
+    return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
+                     notify, base)
+
+
+def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, str], prefix: list[str],
+              argv: list[str], env_in: Mapping[str, str], preview: bool, diff: bool,
+              apply: bool | Callable[[PreviewResult], bool], stdout: Sink | None, stderr: Sink | None,
+              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any]) -> RunOutcome:
+    """Run an approved command (the second half of :func:`run`)."""
+    from stockade.runtime import audit as audit_mod
+    from stockade.runtime.cache import filter_environment
+    from stockade.runtime.execute import run_confined
+    from stockade.runtime.plan import remove_placeholders
+
+    limits = Limits(**plan.get("limits", {}))
+    env = filter_environment(plan.get("env_rules", []), env_in)
+    recovered = None
+    if os.path.lexists(os.path.join(ctx["workspace"], ".stockade-apply")):
+        from stockade.runtime.apply import recover
+
+        recovered = recover(ctx["workspace"])
+        if recovered and notify is not None:
+            notify(f"an interrupted apply in the workspace was {recovered}")
+    overlay = _open_overlay(ctx["workspace"]) if preview else None
+    settled = None
+    try:
+        result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
+                              stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None)
+        remove_placeholders(plan.get("placeholders", ()))
+        if result.setup_failed:
+            lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
+            raise _environment_problem("R507", "the sandbox could not be set up; the command did not run: "
+                                               f"`{lines[-1] if lines else result.returncode}`")
+        if overlay is not None:
+            settled = _settle_preview(overlay, plan, diff, apply)
+    finally:
+        if overlay is not None:
+            overlay.cleanup()
+    record = {"time": audit_mod.now_iso(), **base, "event": "run", "verdict": outcome.verdict,
+              "backend": outcome.backend, "sandbox_argv": prefix, "command_argv": argv, "limits": limits.to_json(),
+              **result.to_json()}
+    if settled is not None:
+        record["preview"] = settled.to_json()
+    audit_mod.append_record(outcome.audit, record)
+    return replace(outcome, ran=True, exit_status=result.exit_status, returncode=result.returncode,
+                   limits_hit=result.limits_hit, limits=limits, duration=result.duration, bytes_out=result.bytes_out,
+                   bytes_err=result.bytes_err, bytes_shown=result.bytes_shown, preview=settled, recovered=recovered)
