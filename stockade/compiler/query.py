@@ -16,7 +16,6 @@ so a decision costs the same at 10 rules as at 10,000:
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from dataclasses import dataclass
@@ -174,7 +173,27 @@ class _CommandIndex:
         return CommandDecision(best.verdict, best, matches)
 
 
-_LOCAL_NETS = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+#: Host text that may be an IP address (``ipaddress`` is imported only for such hosts).
+_MAYBE_IP = re.compile(r"[0-9.]+\Z|.*:")
+
+
+def _ip_address(host: str):  # type: ignore[no-untyped-def]
+    """``host`` as an IP address, or None for a name."""
+    if not _MAYBE_IP.match(host):
+        return None
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def address_network(address, prefixlen: int):  # type: ignore[no-untyped-def]
+    """The network of ``prefixlen`` bits that holds ``address``."""
+    import ipaddress
+
+    return ipaddress.ip_network(f"{address}/{prefixlen}", strict=False)
 
 
 class _NetworkIndex:
@@ -192,6 +211,8 @@ class _NetworkIndex:
             elif host.kind == "domain":
                 self.domains.setdefault(host.value.lower(), []).append(rule)
             elif host.kind == "cidr":
+                import ipaddress
+
                 network = ipaddress.ip_network(host.value, strict=False)
                 self.cidrs.setdefault(network.prefixlen + (0 if network.version == 4 else 1000), {}).setdefault(
                     network.network_address, []).append(rule)
@@ -221,18 +242,15 @@ class _NetworkIndex:
                 if self._port_ok(rule, port):
                     scored.append(((rank, detail, 1 if rule.host.port is not None else 0), rule))
 
-        try:
-            address = ipaddress.ip_address(host_l)
-        except ValueError:
-            address = None
+        address = _ip_address(host_l)
         if address is not None:
             for key, buckets in self.cidrs.items():
                 prefixlen = key % 1000
                 if (key >= 1000) != (address.version == 6):
                     continue
-                net = ipaddress.ip_network(f"{address}/{prefixlen}", strict=False)
+                net = address_network(address, prefixlen)
                 consider(buckets.get(net.network_address, ()), 3, prefixlen)
-            if any(address in net for net in _LOCAL_NETS if net.version == address.version):
+            if address.is_loopback:
                 consider(self.localhost, 3, 200)
         else:
             consider(self.exact.get(host_l, ()), 3, 300)
