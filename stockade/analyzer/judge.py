@@ -486,4 +486,6 @@ def rule_text(rule: object) -> str | None:
         return f"{rule.kind} {rule.pattern}"  # type: ignore[attr-defined]
     if hasattr(rule, "verdict") and hasattr(rule, "pattern"):
         return f"{rule.verdict} {rule.text}"  # type: ignore[attr-defined]
+    if hasattr(rule, "verdict") and hasattr(rule, "name"):  # unknown-effects / unparsable
+        return rule.text  # type: ignore[attr-defined]
     return getattr(rule, "text", None)

@@ -1,27 +1,22 @@
 """``stockade analyze``: judge a command, a script, or a batch of commands against a policy.
 
 Exit codes: 0 allow, 4 confirm, 1 deny, 2 usage or input error (bad policy, unreadable
-script).  The compiled policy is cached on disk (keyed by the policy text's hash and the
-context) so that a cold ``stockade analyze -- CMD`` does not parse the policy language.
+script).  The compiled policy comes from the compiled-policy cache shared with ``stockade
+run`` (:mod:`stockade.compiler.cache`: checked against every source file, the variables the
+sources mention and stockade's own code), so that a cold ``stockade analyze -- CMD`` does
+not parse the policy language.
 
-Start-up time matters here (an agent harness may start one process per command): the cache
-is the IR's JSON data in :mod:`marshal` form (no ``json`` import to read it), and the policy
-compiler, ``json``, the error types and the report renderers are imported only by the paths
-that use them.
+Start-up time matters here (an agent harness may start one process per command): the policy
+compiler, the error types and the report renderers are imported only by the paths that use
+them.
 """
 
 from __future__ import annotations
 
 import argparse
-import marshal
 import os
 import sys
 from typing import Any
-
-try:  # the built-in SHA-256: importing hashlib loads OpenSSL (~3 ms)
-    from _sha256 import sha256
-except ImportError:  # pragma: no cover - other Python builds
-    from hashlib import sha256
 
 _EXIT = {"allow": 0, "confirm": 4, "deny": 1}
 
@@ -43,57 +38,32 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _cache_path(key: str) -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "stockade", f"ir-{key}.marshal")
-
-
 def load_policy(args: argparse.Namespace) -> Any:
-    """The compiled IR for the arguments (from the on-disk cache when it is fresh)."""
+    """The compiled IR for the arguments, from the compiled-policy cache when it is fresh
+    (every source file, every variable the sources mention and stockade's own code must be
+    unchanged: see :mod:`stockade.compiler.cache`)."""
+    from stockade.compiler import cache
+
     workspace = os.path.abspath(args.workspace or os.getcwd())
     home = os.path.abspath(args.home or os.path.expanduser("~"))
     tmpdir = os.path.abspath(args.tmpdir or os.environ.get("TMPDIR") or "/tmp")
-    key = None
-    if not args.no_cache:
-        try:
-            with open(args.policy, "rb") if args.policy else _Default() as handle:
-                text = handle.read()
-            digest = sha256(text + b"\0" + "\0".join([workspace, home, tmpdir, str(args.policy)]).encode())
-            key = digest.hexdigest()[:32]
-            with open(_cache_path(key), "rb") as handle:
-                data = marshal.load(handle)
+    context = {"workspace": workspace, "home": home, "tmpdir": tmpdir}
+    key = None if args.no_cache else cache.entry_key(args.policy, context, "ir")
+    if key is not None:
+        entry = cache.load_checked("ir", key)
+        if entry is not None:
             from stockade.compiler.ir import PolicyIR
 
-            return PolicyIR.from_json(data)
-        except (OSError, ValueError, KeyError, TypeError, EOFError):
-            pass
+            try:
+                return PolicyIR.from_json(entry["ir"])
+            except (KeyError, TypeError, ValueError):
+                pass  # a damaged entry is a miss
     from stockade.compiler.pipeline import compile_policy
 
-    ir = compile_policy(args.policy, workspace=workspace, home=home, tmpdir=tmpdir).ir
-    if key is not None:  # includes are part of the key only via the main text
-        try:
-            path = _cache_path(key)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as handle:
-                marshal.dump(ir.to_json(), handle)
-            os.replace(tmp, path)
-        except (OSError, ValueError):
-            pass
-    return ir
-
-
-class _Default:
-    """The cache key text of the built-in policy."""
-
-    def __enter__(self) -> "_Default":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def read(self) -> bytes:
-        return b"<default>"
+    result = compile_policy(args.policy, workspace=workspace, home=home, tmpdir=tmpdir)
+    if key is not None:
+        cache.store_checked("ir", key, {"ir": result.ir.to_json()}, result.sources)
+    return result.ir
 
 
 def run(args: argparse.Namespace) -> int:

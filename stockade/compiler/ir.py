@@ -202,6 +202,13 @@ class VerdictSetting:
     verdict: Verdict
     locked: bool = False
     origin: Origin | None = _origin()
+    #: ``unknown-effects`` or ``unparsable``
+    name: str = ""
+
+    @property
+    def text(self) -> str:
+        """The setting as written in policy syntax."""
+        return f"{self.name} {self.verdict}" if self.name else self.verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,8 +238,8 @@ class PolicyIR:
     environment: tuple[EnvRule, ...] = ()
     limits: tuple[LimitRule, ...] = ()
     commands: tuple[CommandRule, ...] = ()
-    unknown_effects: VerdictSetting = field(default_factory=lambda: VerdictSetting("confirm"))
-    unparsable: VerdictSetting = field(default_factory=lambda: VerdictSetting("deny"))
+    unknown_effects: VerdictSetting = field(default_factory=lambda: VerdictSetting("confirm", name="unknown-effects"))
+    unparsable: VerdictSetting = field(default_factory=lambda: VerdictSetting("deny", name="unparsable"))
     tests: tuple[TestCase, ...] = ()
     source_hash: str = ""
 
@@ -328,7 +335,7 @@ _FIELD_SPEC: dict[type, dict[str, Any]] = {
     LimitRule: {"name": str, "value": float, "locked": bool, "origin": Origin},
     PatternToken: {"alternatives": ("tuple", str)},
     CommandRule: {"verdict": str, "pattern": ("tuple", PatternToken), "reason": str, "locked": bool, "origin": Origin},
-    VerdictSetting: {"verdict": str, "locked": bool, "origin": Origin},
+    VerdictSetting: {"verdict": str, "locked": bool, "origin": Origin, "name": str},
     TestCase: {"suite": str, "expect": str, "command": str, "origin": Origin},
     PolicyIR: {
         "name": str,

@@ -154,8 +154,8 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
     environment = []
     limits: dict[str, LimitRule] = {}
     commands: list[CommandRule] = []
-    unknown_effects = VerdictSetting("confirm")
-    unparsable = VerdictSetting("deny")
+    unknown_effects = VerdictSetting("confirm", name="unknown-effects")
+    unparsable = VerdictSetting("deny", name="unparsable")
     name = None
     for layer in layers:
         # filesystem
@@ -207,7 +207,7 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
                 merger.loosens(f"`{attribute.replace('_', '-')} {new.verdict}`", new.origin, current.origin)
                 continue
             if current.locked:
-                new = VerdictSetting(new.verdict, True, new.origin)
+                new = VerdictSetting(new.verdict, True, new.origin, new.name)
             if attribute == "unknown_effects":
                 unknown_effects = new
             else:

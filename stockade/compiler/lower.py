@@ -267,7 +267,7 @@ class Lowerer(Visitor):
     def visit_VerdictSettingNode(self, node: VerdictSettingNode) -> None:
         if not self._singleton(f"`{node.setting}`", node.verdict, node.span):
             return
-        setting = VerdictSetting(node.verdict, self.locked(node.locked), self.origin(node.span))
+        setting = VerdictSetting(node.verdict, self.locked(node.locked), self.origin(node.span), node.setting)
         if node.setting == "unknown-effects":
             self.out.unknown_effects = setting
         else:

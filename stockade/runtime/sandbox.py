@@ -33,6 +33,7 @@ import sys
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from stockade.compiler.cache import cache_dir
 from stockade.diagnostics import Diagnostic, StockadeError
 
 #: bwrap options the runtime needs whatever the backend emitted: a pid namespace (so a
@@ -54,17 +55,6 @@ class SandboxTool:
 
     backend: str  # "bwrap" or "seatbelt"
     path: str
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> str:
-    """Stockade's cache directory (``$STOCKADE_CACHE_DIR``, ``$XDG_CACHE_HOME/stockade``,
-    or ``~/.cache/stockade``)."""
-    env = os.environ if environ is None else environ
-    explicit = env.get("STOCKADE_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "stockade")
 
 
 def _read_int(path: str) -> int | None:

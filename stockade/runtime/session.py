@@ -202,7 +202,7 @@ def sandbox_prefix(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> tuple[str
 
 def _open_overlay(workspace: str) -> "Overlay":
     from stockade.runtime.preview import Overlay
-    from stockade.runtime.sandbox import cache_dir
+    from stockade.compiler.cache import cache_dir
 
     base = os.path.join(cache_dir(), "preview")
     os.makedirs(base, exist_ok=True)

@@ -1,0 +1,150 @@
+"""The compiled-policy cache shared by ``stockade analyze`` and ``stockade run``.
+
+Compiling a policy loads the Lark grammar and runs the compiler: tens of milliseconds that a
+process started once per agent command should not pay every time.  An entry is keyed by the
+policy file's path and bytes (or ``builtin``), the compile context, the user, a purpose tag
+and a fingerprint of stockade's own code; it records the SHA-256 of **every** file the
+compile read (includes too) and the value of every environment variable the sources
+mention.  An entry is used only while all of them still match: an edited include, a changed
+variable or an upgraded stockade is a miss, never a stale policy.
+
+Entries are JSON files under the cache directory (``$STOCKADE_CACHE_DIR``,
+``$XDG_CACHE_HOME/stockade`` or ``~/.cache/stockade``), written atomically; a corrupt or
+unreadable entry is a miss and an unwritable cache is only slower.  This module imports
+nothing heavy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from typing import Any, Mapping
+
+CACHE_VERSION = "2"
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_fingerprint: str | None = None
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> str:
+    """Stockade's cache directory (``$STOCKADE_CACHE_DIR``, ``$XDG_CACHE_HOME/stockade``,
+    or ``~/.cache/stockade``)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("STOCKADE_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "stockade")
+
+
+def code_fingerprint() -> str:
+    """A hash of the sizes and mtimes of the stockade modules whose output is cached."""
+    global _fingerprint
+    if _fingerprint is None:
+        import stockade
+
+        root = os.path.dirname(os.path.abspath(stockade.__file__))
+        digest = hashlib.sha256(getattr(stockade, "__version__", "").encode())
+        for sub in ("compiler", "backends", "analyzer", "policy_lang"):
+            stack = [os.path.join(root, sub)]
+            while stack:
+                try:
+                    entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.is_dir() and entry.name != "__pycache__":
+                        stack.append(entry.path)
+                    elif not entry.name.endswith(".pyc"):
+                        st = entry.stat()
+                        digest.update(f"{entry.path}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+        _fingerprint = digest.hexdigest()
+    return _fingerprint
+
+
+def file_sha256(path: str) -> str | None:
+    """The SHA-256 of a file's bytes, or None if it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def referenced_variables(sources: Mapping[str, str]) -> list[str]:
+    """The ``$NAME`` / ``${NAME}`` variables mentioned in policy sources."""
+    names: set[str] = set()
+    for text in sources.values():
+        names.update(_VARIABLE.findall(text))
+    return sorted(names)
+
+
+def entry_key(policy: str | None, context: Mapping[str, str], purpose: str) -> str | None:
+    """The key of a cache entry, or None when the policy file cannot be read."""
+    if policy is None:
+        source = "builtin"
+    else:
+        digest = file_sha256(policy)
+        if digest is None:
+            return None
+        source = f"{os.path.abspath(policy)}|{digest}"
+    parts = [CACHE_VERSION, code_fingerprint(), source, purpose, str(os.getuid()),
+             *(f"{k}={context[k]}" for k in sorted(context))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def entry_path(kind: str, key: str, environ: Mapping[str, str] | None = None) -> str:
+    """Where an entry of one kind (``plans``, ``verdicts``, ``ir`` …) is stored."""
+    return os.path.join(cache_dir(environ), kind, key[:2], key + ".json")
+
+
+def read_entry(path: str) -> dict | None:
+    """A JSON object from the cache, or None."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_entry(path: str, data: Mapping[str, Any]) -> None:
+    """Write a JSON object atomically; a cache that cannot be written is only slower."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def load_checked(kind: str, key: str, environ: Mapping[str, str] | None = None, *,
+                 variables: Mapping[str, str] | None = None) -> dict | None:
+    """A cached entry whose source files and variables are all unchanged, or None
+    (``variables``: where the policy's variables come from, default ``environ``)."""
+    env = variables if variables is not None else os.environ if environ is None else environ
+    data = read_entry(entry_path(kind, key, environ))
+    if data is None or data.get("version") != CACHE_VERSION:
+        return None
+    for path, digest in data.get("sources", {}).items():
+        if file_sha256(path) != digest:
+            return None
+    for name, value in data.get("variables", {}).items():
+        if env.get(name) != value:
+            return None
+    return data
+
+
+def store_checked(kind: str, key: str, payload: Mapping[str, Any], sources: Mapping[str, str],
+                  environ: Mapping[str, str] | None = None, *, variables: Mapping[str, str] | None = None) -> dict:
+    """Record an entry with the hashes of its source files and the variables they mention."""
+    env = variables if variables is not None else os.environ if environ is None else environ
+    data = dict(payload)
+    data["version"] = CACHE_VERSION
+    data["sources"] = {os.path.abspath(p): file_sha256(p) for p in sources if os.path.isfile(p)}
+    data["variables"] = {name: env.get(name) for name in referenced_variables(sources)}
+    write_entry(entry_path(kind, key, environ), data)
+    return data

@@ -1,0 +1,47 @@
+"""The compiled-policy cache: a hit only while every source, variable and the code are unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stockade.compiler import cache
+from stockade.compiler.pipeline import compile_policy
+
+
+def _store(policy: Path, env: dict[str, str], context: dict[str, str]) -> str:
+    key = cache.entry_key(str(policy), context, "ir")
+    result = compile_policy(policy, workspace=context["workspace"], home="/home/u", environ=env)
+    cache.store_checked("ir", key, {"ir": result.ir.to_json()}, result.sources, env)
+    return key
+
+
+def test_edited_include_or_changed_variable_is_a_miss(tmp_path: Path) -> None:
+    env = {"STOCKADE_CACHE_DIR": str(tmp_path / "cache"), "PROJECT": "/srv/a"}
+    (tmp_path / "base.policy").write_text("filesystem {\n  deny ~/.ssh\n}\n")
+    top = tmp_path / "top.policy"
+    top.write_text('include "base.policy"\nfilesystem {\n  write $PROJECT\n}\n')
+    context = {"workspace": str(tmp_path)}
+    key = _store(top, env, context)
+    assert cache.load_checked("ir", key, env) is not None
+    assert cache.load_checked("ir", key, {**env, "PROJECT": "/srv/b"}) is None  # variable changed
+    (tmp_path / "base.policy").write_text("filesystem {\n  deny ~/.ssh ~/.aws\n}\n")
+    assert cache.load_checked("ir", key, env) is None  # an include changed: never a stale policy
+    top.write_text(top.read_text() + "\n")
+    assert cache.entry_key(str(top), context, "ir") != key  # the policy's own bytes are in the key
+
+
+def test_context_and_purpose_are_part_of_the_key(tmp_path: Path) -> None:
+    policy = tmp_path / "p.policy"
+    policy.write_text("filesystem {\n  read /\n}\n")
+    a = cache.entry_key(str(policy), {"workspace": "/a"}, "ir")
+    assert a != cache.entry_key(str(policy), {"workspace": "/b"}, "ir")
+    assert a != cache.entry_key(str(policy), {"workspace": "/a"}, "plan:bwrap")
+    assert cache.entry_key(str(tmp_path / "missing.policy"), {}, "ir") is None
+
+
+def test_damaged_entries_are_misses(tmp_path: Path) -> None:
+    env = {"STOCKADE_CACHE_DIR": str(tmp_path)}
+    path = Path(cache.entry_path("ir", "ab" * 32, env))
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    assert cache.load_checked("ir", "ab" * 32, env) is None
