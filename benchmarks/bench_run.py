@@ -23,13 +23,25 @@ import tempfile
 import time
 
 
-def median_ms(argv: list[str], n: int, env: dict[str, str], cwd: str) -> float:
-    """Median wall time of ``argv`` in milliseconds over ``n`` runs."""
+def median_ms(argv: list[str], n: int, env: dict[str, str], cwd: str, seccomp: bool = False) -> float:
+    """Median wall time of ``argv`` in milliseconds over ``n`` runs; every run must succeed.
+
+    With ``seccomp``, the filter is put on a fresh descriptor before each run (outside the
+    timing), as ``stockade run`` does, so that bare bubblewrap runs the same sandbox.
+    """
+    from stockade.runtime.sandbox import supply_seccomp
+
     times = []
     for _ in range(n):
+        run_argv, fds = supply_seccomp(argv) if seccomp else (argv, [])
         start = time.perf_counter()
-        subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        done = subprocess.run(run_argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              check=False, pass_fds=fds)
         times.append((time.perf_counter() - start) * 1000)
+        for fd in fds:
+            os.close(fd)
+        if done.returncode != 0:
+            sys.exit(f"benchmark command failed ({done.returncode}): {argv[:3]}…: {done.stderr.decode()[-300:]}")
     return statistics.median(times)
 
 
@@ -55,7 +67,7 @@ def main() -> None:
     figures = {
         "python -c pass": median_ms([py, "-c", "pass"], n, env, ws),
         "python -S -c pass": median_ms([py, "-S", "-c", "pass"], n, env, ws),
-        "bwrap (same argv) true": median_ms(bwrap, n, env, ws),
+        "bwrap (same argv) true": median_ms(bwrap, n, env, ws, seccomp=True),
         "stockade run -- true": median_ms(run, n, env, ws),
         "stockade run --no-cache -- true": median_ms(run[:4] + ["--no-cache"] + run[4:], max(n // 5, 3), env, ws),
     }
