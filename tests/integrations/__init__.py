@@ -1,0 +1,1 @@
+"""Tests of the agent integrations: hooks, exports, imports, the library API."""

@@ -1,0 +1,1 @@
+"""Tests of the runtime: confined runs, limits, preview, audit, the escape suite."""
