@@ -153,6 +153,12 @@ def parse(text: str, filename: str = "<policy>") -> tuple[PolicyFile | None, lis
                                  "a policy is a text file")]
     source = text if text.endswith("\n") else text + "\n"
     errors = _SyntaxErrors(filename, text)
+    try:
+        parser = grammar()
+    except Exception as exc:  # a broken installation, not a broken policy: say so
+        return None, [Diagnostic("P199", f"internal error: the policy grammar cannot be built: {exc}",
+                                 Span(filename, 1, 1), "reinstall stockade with its dependencies "
+                                 "(`pip install stockade` brings lark and interegular)")]
     _collected.comments = comments = []
     tree = None
     try:
@@ -160,7 +166,7 @@ def parse(text: str, filename: str = "<policy>") -> tuple[PolicyFile | None, lis
         # that the rest of the file is still checked
         for attempt in range(3):
             try:
-                tree = grammar().parse(source + "}\n" * attempt, on_error=errors.on_error)
+                tree = parser.parse(source + "}\n" * attempt, on_error=errors.on_error)
                 break
             except LarkError as exc:
                 errors.on_error(exc)
