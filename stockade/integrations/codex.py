@@ -9,14 +9,19 @@ Format (Codex's execpolicy README, ``codex-rs/execpolicy``)::
         match = [["git", "push", "--force"]],           # examples validated when Codex loads the file
     )
 
-A rule matches a command whose argv starts with the pattern's tokens (exact words); when
-several match, the strictest decision wins (forbidden > prompt > allow) — the same rule as
-Stockade's.  Mapping: ``allow``→``allow``, ``confirm``→``prompt``, ``deny``→``forbidden``.
+A rule matches a command whose argv starts with the pattern's tokens (exact words, each at
+its position); when several match, the strictest decision wins (forbidden > prompt > allow)
+— the same rule as Stockade's.  A program given as a path (``/usr/bin/sudo``) that matches no
+rule as written is matched by its basename (Codex resolves host executables when it checks a
+command, as ``codex execpolicy check --resolve-host-executables`` does).  Mapping:
+``allow``→``allow``, ``confirm``→``prompt``, ``deny``→``forbidden``.
 
 What Codex cannot express, each reported with the rule's origin: wildcards (``*``, ``**``
 inside a pattern, ``"*.sh"``), flags anywhere/normalised (Codex matches a flag only at its
-position and in its spelling), and every non-command section (filesystem, network,
-environment, limits, ``unknown-effects``/``unparsable``).  Files live in
+position and in its spelling), words past options (Stockade reads ``git -C dir push`` as
+``git push``; Codex compares argv word by word, so a ``deny``/``confirm`` rule of several
+words misses it), and every non-command section (filesystem, network, environment, limits,
+``unknown-effects``/``unparsable``).  Files live in
 ``~/.codex/rules/*.rules`` (older releases: ``~/.codex/policy/*.codexpolicy``).
 
 The importer reads the Starlark subset with Python's :mod:`ast` (Starlark call syntax is a
@@ -59,7 +64,19 @@ class CodexModel:
     rules: tuple[CodexRule, ...]
 
     def command_verdict(self, argv: Sequence[str]) -> str | None:
-        """The Stockade verdict name of the strictest matching rule, or None."""
+        """The Stockade verdict name of the strictest matching rule, or None.
+
+        Like Codex's approval check (which resolves host executables): rules are matched
+        against the argv as written first; only when none matches and the program is given
+        as a path (``/usr/bin/sudo``) are they matched against its basename.  The gating by
+        ``host_executable()`` entries is not modelled (the exporter writes none).
+        """
+        best = self._strictest(argv)
+        if best is None and argv and "/" in argv[0] and os.path.basename(argv[0]):
+            best = self._strictest([os.path.basename(argv[0]), *argv[1:]])
+        return None if best is None else VERDICT_OF[best]
+
+    def _strictest(self, argv: Sequence[str]) -> str | None:
         best: str | None = None
         for rule in self.rules:
             if len(argv) < len(rule.pattern):
@@ -67,15 +84,32 @@ class CodexModel:
             if all(word in alts for word, alts in zip(argv, rule.pattern)):
                 if best is None or _RANK[rule.decision] > _RANK[best]:
                     best = rule.decision
-        return None if best is None else VERDICT_OF[best]
+        return best
 
 
 # -- exporting -------------------------------------------------------------------------
 
 
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _control(char: str) -> str:
+    """A control character as a Starlark escape; any other character unchanged."""
+    if char in "\n\t\r":
+        return _ESCAPES[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x20 or ord(char) == 0x7F else char
+
+
 def _starlark_string(text: str) -> str:
-    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{out}"'
+    """A Starlark string literal.  Every control character is escaped: Codex's lexer drops a
+    raw carriage return inside a string, so the rule would not keep its word or reason."""
+    return '"' + "".join(_ESCAPES.get(c) or _control(c) for c in text) + '"'
+
+
+def _comment(text: str) -> str:
+    """A one-line ``#`` comment: a newline in a policy word would end it and turn the rest of
+    the rule's text into Starlark code (a file Codex rejects, or a rule nobody wrote)."""
+    return "# " + "".join(_control(c) for c in text)
 
 
 def _token(alternatives: Sequence[str]) -> str:
@@ -104,6 +138,13 @@ class CodexExporter(Exporter):
         if rule.verdict != "allow" and any(t.is_flag for t in tokens[1:]):
             self.cannot_express(f"`{text}`: codex matches flags only at their position and in their spelling "
                                 "(exported looser: `git push origin --force` is not matched)", rule.origin)
+        elif rule.verdict != "allow" and len(tokens) > 1:
+            # stockade reads the words of a command past its options (`git -C dir push` is `git push`);
+            # codex compares argv word by word from the start, so an option before a word hides it
+            words = [t.alternatives[0] for t in tokens]
+            example = " ".join([words[0], "--some-option", *words[1:]])
+            self.cannot_express(f"`{text}`: codex matches each word only at its position (exported looser: "
+                                f"`{example}` is not matched)", rule.origin)
         return [tuple(t.alternatives) for t in tokens]
 
     def rules(self) -> list[tuple[CommandRule, list[tuple[str, ...]]]]:
@@ -117,23 +158,25 @@ class CodexExporter(Exporter):
 
     def render(self) -> Artifact:
         """The ``.rules`` text; ``data`` is the list of rules as JSON."""
-        lines = [f"# codex execution policy generated by `stockade export --to codex-rules` from policy "
-                 f"`{self.ir.name}`", "# decisions: allow | prompt | forbidden; the strictest matching rule wins", ""]
+        lines = [_comment(f"codex execution policy generated by `stockade export --to codex-rules` from policy "
+                          f"`{self.ir.name}`"),
+                 "# decisions: allow | prompt | forbidden; the strictest matching rule wins", ""]
         data = []
         for rule, pattern in self.rules():
             decision = DECISION_OF[rule.verdict]
             if rule.origin is not None:
-                lines.append(f"# {rule.origin}: {rule.verdict} {rule.text}")
+                lines.append(_comment(f"{rule.origin}: {rule.verdict} {rule.text}"))
             lines.append("prefix_rule(")
             lines.append("    pattern = [" + ", ".join(_token(t) for t in pattern) + "],")
             lines.append(f"    decision = {_starlark_string(decision)},")
-            if rule.reason:
+            if rule.reason and rule.reason.strip():  # codex rejects a blank justification
                 lines.append(f"    justification = {_starlark_string(rule.reason)},")
             example = ", ".join(_starlark_string(t[0]) for t in pattern)
             lines.append(f"    match = [[{example}]],")
             lines.append(")")
             lines.append("")
-            data.append({"pattern": [list(t) for t in pattern], "decision": decision, "justification": rule.reason})
+            data.append({"pattern": [list(t) for t in pattern], "decision": decision,
+                         "justification": rule.reason if rule.reason and rule.reason.strip() else None})
         self.sections_not_supported(("filesystem", "network", "environment", "limits", "verdicts"))
         return Artifact(self.name, "\n".join(lines).rstrip("\n") + "\n", data)
 
