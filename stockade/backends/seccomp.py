@@ -39,16 +39,19 @@ with ``struct seccomp_data`` (``nr`` at offset 0, ``arch`` at 4, ``args[i]`` at
 
 Supported architectures: ``x86_64`` and ``aarch64`` (others: error ``B309``, never a
 sandbox without the filter).
+
+The program is built once, when the policy is compiled, and travels in the placeholder
+word of the argv (and so in the cached run plan); a run only decodes and checks it
+(:func:`parse_placeholder`).  This module is on that path, so it imports nothing heavy
+(no ``dataclasses``, ``platform`` or ``base64``; diagnostics only for an error).
 """
 
 from __future__ import annotations
 
-import base64
-import platform
+import binascii
+import os
 import struct
-from dataclasses import dataclass
-
-from stockade.diagnostics import Diagnostic, StockadeError
+from typing import NamedTuple
 
 # -- classic BPF and seccomp constants (linux/filter.h, linux/bpf_common.h, linux/seccomp.h)
 
@@ -91,8 +94,7 @@ def arg_offset(index: int) -> int:
     return 16 + 8 * index
 
 
-@dataclass(frozen=True, slots=True)
-class Arch:
+class Arch(NamedTuple):
     """What the filter needs to know about one architecture."""
 
     name: str
@@ -112,12 +114,22 @@ ARCHES: dict[str, Arch] = {
 _ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 
 
+def supported_arch(machine: str | None = None) -> str | None:
+    """The supported architecture for ``machine`` (default: this machine's, as
+    ``platform.machine()`` reports it), or None."""
+    raw = os.uname().machine if machine is None else machine
+    name = _ALIASES.get(raw.lower(), raw.lower())
+    return name if name in ARCHES else None
+
+
 def arch_name(machine: str | None = None) -> str:
     """The supported architecture for ``machine`` (default ``platform.machine()``);
     raises B309 for any other."""
-    raw = platform.machine() if machine is None else machine
-    name = _ALIASES.get(raw.lower(), raw.lower())
-    if name not in ARCHES:
+    name = supported_arch(machine)
+    if name is None:
+        from stockade.diagnostics import Diagnostic, StockadeError
+
+        raw = os.uname().machine if machine is None else machine
         raise StockadeError(Diagnostic(
             "B309", f"no seccomp filter for the architecture `{raw}`: the sandbox could not block host unix "
                     f"sockets, so it is not built",
@@ -126,8 +138,7 @@ def arch_name(machine: str | None = None) -> str:
     return name
 
 
-@dataclass(frozen=True, slots=True)
-class Insn:
+class Insn(NamedTuple):
     """One ``struct sock_filter``."""
 
     code: int
@@ -136,6 +147,7 @@ class Insn:
     k: int
 
     def pack(self) -> bytes:
+        """The instruction as the kernel reads it (8 bytes, little-endian)."""
         return struct.pack("<HBBI", self.code, self.jt, self.jf, self.k)
 
 
@@ -215,7 +227,7 @@ def decode(data: bytes) -> list[Insn]:
 
 def encoded_program(arch: str) -> str:
     """The packed filter in base64."""
-    return base64.b64encode(program(arch)).decode("ascii")
+    return binascii.b2a_base64(program(arch), newline=False).decode("ascii")
 
 
 def placeholder(arch: str) -> str:
@@ -231,10 +243,13 @@ def parse_placeholder(word: str) -> tuple[str, bytes]:
     if not sep or arch not in ARCHES:
         raise ValueError(f"unknown architecture `{arch}`")
     try:
-        data = base64.b64decode(encoded.encode("ascii"), validate=True)
+        data = binascii.a2b_base64(encoded.encode("ascii"), strict_mode=True)
     except (ValueError, UnicodeEncodeError):
         raise ValueError("the program is not valid base64") from None
-    insns = decode(data)
-    if insns[:2] != [Insn(LD_ABS, 0, 0, OFFSET_ARCH), Insn(JEQ, 0, insns[1].jf, ARCHES[arch].audit_arch)]:
+    if not data or len(data) % 8 or len(data) // 8 > 4096:
+        raise ValueError("a seccomp program is 1 to 4096 instructions of 8 bytes")
+    head = struct.unpack_from("<HBBIHBBI", data) if len(data) >= 16 else ()
+    if head[:4] != (LD_ABS, 0, 0, OFFSET_ARCH) or head[4:5] != (JEQ,) or head[5] != 0 \
+            or head[7] != ARCHES[arch].audit_arch:
         raise ValueError(f"the program does not start by checking the `{arch}` architecture")
     return arch, data

@@ -35,16 +35,20 @@ Exit codes:
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run`` parser."""
+    import argparse
+
     parser = sub.add_parser("run", help="run a command confined by a policy",
                             description="Judge a command with the analyzer, then run it confined.")
     parser.add_argument("--policy", "-p", metavar="P", help="the policy file (default: the built-in policy)")
@@ -60,6 +64,52 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("-c", dest="shell", metavar="TEXT", help="run `/bin/sh -c TEXT` (the analyzer judges TEXT)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the command to run")
     parser.set_defaults(handler=run)
+
+
+#: The options :func:`parse_fast` reads: spelling → (destination, takes a value).
+_FAST_OPTIONS: dict[str, tuple[str, bool]] = {
+    "--policy": ("policy", True), "-p": ("policy", True), "--workspace": ("workspace", True),
+    "-w": ("workspace", True), "--audit": ("audit", True), "--format": ("format", True), "-c": ("shell", True),
+    "--approve": ("approve", False), "--preview": ("preview", False), "--diff": ("diff", False),
+    "--apply": ("apply", False), "--no-cache": ("no_cache", False),
+}
+
+
+def parse_fast(argv: list[str]) -> Any | None:
+    """The parsed arguments of ``stockade run`` (what :func:`register`'s parser gives, as a
+    ``SimpleNamespace``), without importing ``argparse`` — or None, and the caller uses
+    argparse, for anything but the plain forms: each option spelled in full and given
+    once, its value as the next word not starting with ``-``, ``--format`` text or json,
+    then nothing, or ``--`` and the command.  (Abbreviations, ``--opt=value``, ``-h``, a
+    command without ``--``, repeated options and every error are argparse's.)"""
+    from types import SimpleNamespace
+
+    values: dict[str, Any] = {"policy": None, "workspace": None, "audit": None, "approve": False,
+                              "preview": False, "diff": False, "apply": False, "no_cache": False,
+                              "format": "text", "shell": None, "command": []}
+    seen: set[str] = set()
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            values["command"] = argv[i:]
+            break
+        spec = _FAST_OPTIONS.get(word)
+        if spec is None or spec[0] in seen:
+            return None
+        dest, takes_value = spec
+        seen.add(dest)
+        if takes_value:
+            if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
+                return None
+            values[dest] = argv[i + 1]
+            i += 2
+        else:
+            values[dest] = True
+            i += 1
+    if values["format"] not in ("text", "json"):
+        return None
+    return SimpleNamespace(**values, handler=run)
 
 
 def _err(message: str) -> None:
@@ -114,8 +164,6 @@ class _ApplyPrompt:
 def run(args: argparse.Namespace) -> int:
     """Parse, call :func:`stockade.runtime.session.run`, render; see the module docstring
     for exit codes."""
-    from stockade.diagnostics import StockadeError
-
     command: list[str] | str = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
@@ -148,7 +196,11 @@ def run(args: argparse.Namespace) -> int:
                               confirm=_TerminalConfirm() if text_mode and gate.has_terminal() else None,
                               preview=args.preview, diff=args.diff and text_mode, apply=prompt,
                               use_cache=not args.no_cache, notify=_err, **sinks)
-    except StockadeError as error:
+    except Exception as error:
+        from stockade.diagnostics import StockadeError  # only when something went wrong
+
+        if not isinstance(error, StockadeError):
+            raise
         return _fail(error, args.format, EXIT_ENVIRONMENT if any(d.code.startswith("R5") for d in error.diagnostics)
                      else EXIT_USAGE)
     if not outcome.ran:

@@ -2,7 +2,9 @@
 
 Each subcommand lives in ``stockade/cli/cmd_<name>.py`` with ``register(subparsers)`` (adds
 its parser, ``set_defaults(handler=run)``) and ``run(args) -> int``.  Only the invoked
-subcommand's module is imported, so ``stockade run`` stays fast.
+subcommand's module is imported, so ``stockade run`` stays fast; the plain forms of
+``stockade run`` (see :func:`stockade.cli.cmd_run.parse_fast`) do not even import
+``argparse``, and everything else goes through it.
 
 Exit codes (DESIGN.md): 0 ok/allow, 1 policy violation or failed test (``deny``),
 2 usage or input error, 3 environment problem (e.g. sandbox tool missing),
@@ -11,10 +13,11 @@ Exit codes (DESIGN.md): 0 ok/allow, 1 policy violation or failed test (``deny``)
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -38,6 +41,8 @@ COMMANDS: dict[str, str] = {
 
 
 def _load(name: str):
+    import importlib
+
     try:
         return importlib.import_module(f"stockade.cli.cmd_{COMMANDS[name]}")
     except ModuleNotFoundError as exc:
@@ -48,6 +53,8 @@ def _load(name: str):
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only``, just that subcommand's module is imported."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="stockade",
         description="Declarative policy compiler and static analyzer for AI-agent sandboxes.",
@@ -68,6 +75,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "run":
+        from stockade.cli import cmd_run
+
+        fast = cmd_run.parse_fast(args_list[1:])
+        if fast is not None:
+            return _call(fast.handler, fast)
     first = next((a for a in args_list if not a.startswith("-")), None)
     only = first if first in COMMANDS else None
     parser = build_parser(only)
@@ -79,6 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    return _call(handler, args)
+
+
+def _call(handler: "Callable[[Any], int]", args: Any) -> int:
+    """Run a subcommand's handler; an interrupt exits 130, a closed pipe quietly."""
     try:
         return int(handler(args))
     except KeyboardInterrupt:

@@ -11,19 +11,25 @@ variable or an upgraded stockade is a miss, never a stale policy.
 Entries are JSON files under the cache directory (``$STOCKADE_CACHE_DIR``,
 ``$XDG_CACHE_HOME/stockade`` or ``~/.cache/stockade``), written atomically; a corrupt or
 unreadable entry is a miss and an unwritable cache is only slower.  This module imports
-nothing heavy.
+nothing heavy: it is on the path of every cached ``stockade run`` (SHA-256 comes from the
+small built-in ``_sha256`` module when there is one, rather than ``hashlib``, which loads
+OpenSSL; regular expressions are compiled on first use).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+try:
+    from _sha256 import sha256
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import sha256
 
 CACHE_VERSION = "2"
-_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_VARIABLE_PATTERN = r"\$\{?([A-Za-z_][A-Za-z0-9_]*)"
+_variable_findall: Callable[[str], list[str]] | None = None
 _fingerprint: str | None = None
 
 
@@ -45,7 +51,7 @@ def code_fingerprint() -> str:
         import stockade
 
         root = os.path.dirname(os.path.abspath(stockade.__file__))
-        digest = hashlib.sha256(getattr(stockade, "__version__", "").encode())
+        digest = sha256(getattr(stockade, "__version__", "").encode())
         for sub in ("compiler", "backends", "analyzer", "policy_lang"):
             stack = [os.path.join(root, sub)]
             while stack:
@@ -67,16 +73,21 @@ def file_sha256(path: str) -> str | None:
     """The SHA-256 of a file's bytes, or None if it cannot be read."""
     try:
         with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+            return sha256(handle.read()).hexdigest()
     except OSError:
         return None
 
 
 def referenced_variables(sources: Mapping[str, str]) -> list[str]:
     """The ``$NAME`` / ``${NAME}`` variables mentioned in policy sources."""
+    global _variable_findall
+    if _variable_findall is None:
+        import re
+
+        _variable_findall = re.compile(_VARIABLE_PATTERN).findall
     names: set[str] = set()
     for text in sources.values():
-        names.update(_VARIABLE.findall(text))
+        names.update(_variable_findall(text))
     return sorted(names)
 
 
@@ -91,7 +102,7 @@ def entry_key(policy: str | None, context: Mapping[str, str], purpose: str) -> s
         source = f"{os.path.abspath(policy)}|{digest}"
     parts = [CACHE_VERSION, code_fingerprint(), source, purpose, str(os.getuid()),
              *(f"{k}={context[k]}" for k in sorted(context))]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return sha256("\n".join(parts).encode()).hexdigest()
 
 
 def entry_path(kind: str, key: str, environ: Mapping[str, str] | None = None) -> str:

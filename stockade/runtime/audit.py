@@ -17,14 +17,24 @@ The default file is ``$STOCKADE_AUDIT``, else ``$XDG_STATE_HOME/stockade/audit.j
 
 from __future__ import annotations
 
-import datetime as _dt
 import fcntl
 import json
 import os
-from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+import time
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from stockade.diagnostics import Diagnostic, StockadeError
+from stockade.runtime.record import Record
+
+if TYPE_CHECKING:  # pragma: no cover
+    import datetime as _dt
+
+    from stockade.diagnostics import StockadeError
+
+
+def _error(code: str, message: str, help: str | None = None) -> "StockadeError":
+    from stockade.diagnostics import Diagnostic, StockadeError
+
+    return StockadeError(Diagnostic(code, message, help=help))
 
 
 def default_audit_path(environ: Mapping[str, str] | None = None) -> str:
@@ -37,8 +47,9 @@ def default_audit_path(environ: Mapping[str, str] | None = None) -> str:
 
 
 def now_iso() -> str:
-    """The current time, ISO 8601 in UTC with milliseconds."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """The current time, ISO 8601 in UTC with milliseconds (``2025-01-31T12:00:00.123Z``)."""
+    seconds, millis = divmod(time.time_ns() // 1_000_000, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
 def append_record(path: str, record: Mapping[str, Any]) -> None:
@@ -49,21 +60,20 @@ def append_record(path: str, record: Mapping[str, Any]) -> None:
         os.makedirs(directory, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise StockadeError(Diagnostic("R530", f"cannot open the audit file `{path}`: {exc.strerror}",
-                                       help="pass a writable file with `--audit FILE`")) from None
+        raise _error("R530", f"cannot open the audit file `{path}`: {exc.strerror}",
+                     help="pass a writable file with `--audit FILE`") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         view = memoryview(line)
         while view:
             view = view[os.write(fd, view):]
     except OSError as exc:
-        raise StockadeError(Diagnostic("R530", f"cannot write the audit file `{path}`: {exc.strerror}")) from None
+        raise _error("R530", f"cannot write the audit file `{path}`: {exc.strerror}") from None
     finally:
         os.close(fd)  # closing releases the lock
 
 
-@dataclass(frozen=True, slots=True)
-class AuditFilter:
+class AuditFilter(Record):
     """Which records :func:`read_records` keeps (every field optional)."""
 
     verdict: str | None = None
@@ -90,6 +100,8 @@ class AuditFilter:
 
 def parse_time(text: str) -> _dt.datetime | None:
     """An ISO 8601 time (``Z`` accepted; naive times are UTC), or None."""
+    import datetime as _dt
+
     try:
         value = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -103,6 +115,8 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 def parse_since(text: str, now: _dt.datetime | None = None) -> _dt.datetime:
     """``--since`` values: an ISO time/date, or a duration ago (``90s``, ``15m``, ``2h``,
     ``3d``, ``1w``).  Raises ValueError with a message for anything else."""
+    import datetime as _dt
+
     text = text.strip()
     if len(text) >= 2 and text[-1] in _UNITS and text[:-1].replace(".", "", 1).isdigit():
         now = now or _dt.datetime.now(_dt.timezone.utc)
@@ -120,7 +134,7 @@ def read_records(path: str, where: AuditFilter | None = None) -> Iterator[dict]:
     try:
         handle = open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise StockadeError(Diagnostic("R531", f"cannot read the audit file `{path}`: {exc.strerror}")) from None
+        raise _error("R531", f"cannot read the audit file `{path}`: {exc.strerror}") from None
     with handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
         for number, line in enumerate(handle, start=1):

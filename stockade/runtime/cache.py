@@ -22,11 +22,10 @@ unreadable entry is a miss.  This module imports nothing heavy.
 
 from __future__ import annotations
 
-import hashlib
 from fnmatch import fnmatchcase
 from typing import Any, Mapping, Sequence
 
-from stockade.compiler.cache import entry_key, entry_path, load_checked, read_entry, store_checked, write_entry
+from stockade.compiler.cache import entry_key, entry_path, load_checked, read_entry, sha256, store_checked, write_entry
 
 
 def plan_key(policy: str | None, context: Mapping[str, str], target: str) -> str | None:
@@ -69,7 +68,7 @@ def store_plan(key: str, plan: Mapping[str, Any], sources: Mapping[str, str],
 
 def verdict_key(plan_key_: str, cwd: str, command_text: str) -> str:
     """The cache key of an analyzer verdict."""
-    return hashlib.sha256(f"{plan_key_}\n{cwd}\n{command_text}".encode()).hexdigest()
+    return sha256(f"{plan_key_}\n{cwd}\n{command_text}".encode()).hexdigest()
 
 
 def load_verdict(key: str, environ: Mapping[str, str] | None = None) -> dict | None:

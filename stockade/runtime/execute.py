@@ -22,12 +22,11 @@ import selectors
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.limits import Limits, PidNamespaceWatchdog, PidsCgroup, make_preexec, nproc_enforced
-from stockade.runtime.sandbox import supply_seccomp
+from stockade.runtime.record import Record
+from stockade.runtime.sandbox import _error, supply_seccomp
 
 EXIT_TIMEOUT = 124
 EXIT_PROCESS_LIMIT = 125
@@ -39,9 +38,10 @@ _TAIL = 4096
 Sink = Callable[[bytes], object]
 
 
-@dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(Record):
     """What happened to one confined command."""
+
+    _hidden = frozenset({"stderr_tail"})
 
     exit_status: int
     returncode: int
@@ -51,7 +51,7 @@ class RunResult:
     bytes_shown: int
     limits_hit: tuple[str, ...] = ()
     setup_failed: bool = False
-    stderr_tail: bytes = field(default=b"", repr=False)
+    stderr_tail: bytes = b""
 
     def to_json(self) -> dict:
         """The result as a JSON object (for the audit trail and ``--format json``)."""
@@ -146,8 +146,8 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     except (OSError, subprocess.SubprocessError) as exc:
         if cgroup is not None:
             cgroup.remove()
-        raise StockadeError(Diagnostic("R506", f"cannot start the sandbox `{argv[0]}`: {exc}",
-                                       help="check that the sandbox tool is installed and executable")) from None
+        raise _error("R506", f"cannot start the sandbox `{argv[0]}`: {exc}",
+                     help="check that the sandbox tool is installed and executable") from None
     finally:
         for fd in filter_fds:
             os.close(fd)

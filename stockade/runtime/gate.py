@@ -14,24 +14,24 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from stockade.runtime import cache
+from stockade.runtime.record import Record
 
 
-@dataclass(frozen=True, slots=True)
-class Judgement:
+class Judgement(Record):
     """The analyzer's verdict on a command, with its reasons (as text) and full detail."""
+
+    _factories = {"detail": dict}
 
     decision: str
     reasons: tuple[str, ...]
-    detail: dict = field(default_factory=dict)
+    detail: dict
     cached: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class GateDecision:
+class GateDecision(Record):
     """Whether the command runs, and who decided (``policy``, ``--approve``, ``terminal`` or
     another approver's name)."""
 

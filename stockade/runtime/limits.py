@@ -25,16 +25,17 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import threading
-from dataclasses import dataclass
+import time
+from _thread import get_ident
 from typing import Any, Callable
+
+from stockade.runtime.record import Record
 
 #: Names of limit hits reported by a run.
 LIMIT_NAMES = ("timeout", "memory", "cpu", "processes", "output", "file_size")
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(Record):
     """The resource limits of one run (None: unlimited)."""
 
     timeout: float | None = None
@@ -95,7 +96,7 @@ class PidsCgroup:
     def create(cls, limit: int) -> "PidsCgroup | None":
         """Make a cgroup with ``pids.max = limit`` under our own pids cgroup, if possible."""
         for parent in _pids_parents():
-            path = os.path.join(parent, f"stockade-{os.getpid()}-{threading.get_ident() % 100000}")
+            path = os.path.join(parent, f"stockade-{os.getpid()}-{get_ident() % 100000}")
             try:
                 os.mkdir(path)
             except FileExistsError:
@@ -151,17 +152,27 @@ class PidsCgroup:
                 except OSError:
                     pass
 
-    def remove(self) -> None:
-        """Kill what is left and remove the cgroup directory."""
+    def remove(self, patience: float = 1.0) -> None:
+        """Kill what is left and remove the cgroup directory.
+
+        The kernel refuses the ``rmdir`` (``EBUSY``) until the last exited process is
+        released, usually a fraction of a millisecond after the sandbox is reaped; so the
+        retries start at 0.2 ms and back off to 5 ms, for up to ``patience`` seconds.
+        """
         self.kill_all()
-        for _ in range(200):
+        deadline = time.monotonic() + patience
+        pause = 0.0002
+        while True:
             try:
                 os.rmdir(self.path)
                 return
             except FileNotFoundError:
                 return
             except OSError:
-                threading.Event().wait(0.005)
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(pause)
+                pause = min(pause * 2, 0.005)
 
 
 def _rmdir_quiet(path: str) -> None:
@@ -208,6 +219,8 @@ class PidNamespaceWatchdog:
         self.limit = limit
         self.interval = interval
         self.tripped = False
+        import threading  # only for the last-resort watchdog
+
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 

@@ -27,14 +27,14 @@ bwrap binary (path, size, mtime), the kernel boot id and the uid.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from stockade.compiler.cache import cache_dir
-from stockade.diagnostics import Diagnostic, StockadeError
+from stockade.runtime.record import Record
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.diagnostics import StockadeError
 
 #: bwrap options the runtime needs whatever the backend emitted: a pid namespace (so a
 #: timeout kills the whole tree, even processes that called setsid), death with the
@@ -49,8 +49,15 @@ _USERNS_HELP = ("enable unprivileged user namespaces: `sysctl -w kernel.unprivil
                 "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`")
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxTool:
+def _error(code: str, message: str, help: str | None = None) -> "StockadeError":
+    """A :class:`~stockade.diagnostics.StockadeError` (diagnostics are imported only
+    when something is wrong)."""
+    from stockade.diagnostics import Diagnostic, StockadeError
+
+    return StockadeError(Diagnostic(code, message, help=help))
+
+
+class SandboxTool(Record):
     """The sandbox tool found on this machine."""
 
     backend: str  # "bwrap" or "seatbelt"
@@ -80,12 +87,21 @@ def userns_problem() -> str | None:
 def find_bwrap(environ: Mapping[str, str] | None = None) -> str:
     """The path of ``bwrap`` on ``PATH`` (raises R501 if there is none)."""
     env = os.environ if environ is None else environ
-    path = shutil.which("bwrap", path=env.get("PATH", os.defpath))
+    path = _which("bwrap", env.get("PATH", os.defpath))
     if path is None:
-        raise StockadeError(Diagnostic(
-            "R501", "bubblewrap (`bwrap`) is not installed or not on PATH; refusing to run unconfined",
-            help=_INSTALL_HELP))
+        raise _error("R501", "bubblewrap (`bwrap`) is not installed or not on PATH; refusing to run unconfined",
+                     help=_INSTALL_HELP)
     return path
+
+
+def _which(name: str, search: str) -> str | None:
+    """The first executable file ``name`` in the ``search`` path (what ``shutil.which``
+    answers, without importing ``shutil``)."""
+    for directory in search.split(os.pathsep):
+        candidate = os.path.join(directory or os.curdir, name)
+        if os.access(candidate, os.F_OK | os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
 
 
 def _probe_key(bwrap: str) -> str:
@@ -105,7 +121,7 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
     """
     problem = userns_problem()
     if problem is not None:
-        raise StockadeError(Diagnostic("R502", problem + "; bubblewrap cannot build a sandbox", help=_USERNS_HELP))
+        raise _error("R502", problem + "; bubblewrap cannot build a sandbox", help=_USERNS_HELP)
     stamp = os.path.join(cache_dir(environ), "bwrap-probe")
     key = _probe_key(bwrap)
     if use_cache:
@@ -115,17 +131,17 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
                     return
         except OSError:
             pass
+    import subprocess  # only when the probe is not cached
+
     try:
         done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
                                "--dev", "/dev", "true"], capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StockadeError(Diagnostic("R503", f"bubblewrap at `{bwrap}` cannot be run: {exc}",
-                                       help=_INSTALL_HELP)) from None
+        raise _error("R503", f"bubblewrap at `{bwrap}` cannot be run: {exc}", help=_INSTALL_HELP) from None
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise StockadeError(Diagnostic(
-            "R503", f"bubblewrap cannot create a sandbox here: `{detail[-1] if detail else done.returncode}`",
-            help=_USERNS_HELP))
+        raise _error("R503", f"bubblewrap cannot create a sandbox here: `{detail[-1] if detail else done.returncode}`",
+                     help=_USERNS_HELP)
     if use_cache:
         try:
             os.makedirs(os.path.dirname(stamp), exist_ok=True)
@@ -147,12 +163,11 @@ def require_sandbox(platform: str | None = None, environ: Mapping[str, str] | No
     if platform == "darwin":
         path = "/usr/bin/sandbox-exec"
         if not os.path.exists(path):
-            raise StockadeError(Diagnostic("R504", "`/usr/bin/sandbox-exec` is missing; refusing to run unconfined",
-                                           help="sandbox-exec ships with macOS; check the system installation"))
+            raise _error("R504", "`/usr/bin/sandbox-exec` is missing; refusing to run unconfined",
+                         help="sandbox-exec ships with macOS; check the system installation")
         return SandboxTool("seatbelt", path)
-    raise StockadeError(Diagnostic(
-        "R505", f"`stockade run` cannot confine commands on `{platform}` yet; refusing to run unconfined",
-        help="use `stockade compile --target windows` to produce a plan and apply it with your own tooling"))
+    raise _error("R505", f"`stockade run` cannot confine commands on `{platform}` yet; refusing to run unconfined",
+                 help="use `stockade compile --target windows` to produce a plan and apply it with your own tooling")
 
 
 def _option_present(argv: Sequence[str], option: str) -> bool:
@@ -169,8 +184,7 @@ def harden_bwrap_argv(argv: Sequence[str], cwd: str | None = None, bwrap: str | 
     """
     argv = list(argv)
     if not argv or os.path.basename(argv[0]) != "bwrap" or argv[-1] != "--":
-        raise StockadeError(Diagnostic("R510", "the bwrap artifact is not a bwrap argv ending with `--`; "
-                                               "refusing to run"))
+        raise _error("R510", "the bwrap artifact is not a bwrap argv ending with `--`; refusing to run")
     extra: list[str] = [flag for flag in RUNTIME_BWRAP_FLAGS if not _option_present(argv, flag)]
     if cwd is not None and not _option_present(argv, "--chdir"):
         extra += ["--chdir", cwd]
@@ -182,10 +196,10 @@ def harden_bwrap_argv(argv: Sequence[str], cwd: str | None = None, bwrap: str | 
 SECCOMP_OPTIONS: tuple[str, ...] = ("--seccomp", "--add-seccomp-fd")
 
 
-def _refuse_seccomp(message: str) -> StockadeError:
-    return StockadeError(Diagnostic("R510", f"{message}; refusing to run without the seccomp filter",
-                                    help="let `stockade run` supply the filter (it recompiles stale plans with "
-                                         "`--no-cache`), or pass the program on the named descriptor"))
+def _refuse_seccomp(message: str) -> "StockadeError":
+    return _error("R510", f"{message}; refusing to run without the seccomp filter",
+                  help="let `stockade run` supply the filter (it recompiles stale plans with "
+                       "`--no-cache`), or pass the program on the named descriptor")
 
 
 def _program_fd(data: bytes) -> int:
@@ -232,10 +246,7 @@ def supply_seccomp(argv: Sequence[str], supplied: Sequence[int] = ()) -> tuple[l
                     arch, data = seccomp.parse_placeholder(word)
                 except ValueError as exc:
                     raise _refuse_seccomp(f"the seccomp placeholder is malformed: {exc}") from None
-                try:
-                    here = seccomp.arch_name()
-                except StockadeError:
-                    here = None
+                here = seccomp.supported_arch()
                 if arch != here:
                     raise _refuse_seccomp(f"the seccomp filter is for `{arch}`, this machine is "
                                           f"`{here or 'unsupported'}`")
@@ -266,11 +277,11 @@ def seatbelt_argv(profile: str, params: Mapping[str, str] | None = None,
     here is clearer).
     """
     if not profile.strip():
-        raise StockadeError(Diagnostic("R510", "the seatbelt profile is empty; refusing to run"))
+        raise _error("R510", "the seatbelt profile is empty; refusing to run")
     argv = [sandbox_exec, "-p", profile]
     for key, value in sorted((params or {}).items()):
         if not key or "=" in key:
-            raise StockadeError(Diagnostic("R510", f"bad seatbelt parameter name `{key}`"))
+            raise _error("R510", f"bad seatbelt parameter name `{key}`")
         argv += ["-D", f"{key}={value}"]
     argv.append("--")
     return argv

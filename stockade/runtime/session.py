@@ -36,22 +36,21 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.gate import Judgement
 from stockade.runtime.limits import Limits
+from stockade.runtime.record import Record
 
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import PolicyIR
+    from stockade.diagnostics import StockadeError
     from stockade.runtime.preview import Change, Overlay
 
 Sink = Callable[[bytes], object]
 
 
-@dataclass(frozen=True)
-class PreviewResult:
+class PreviewResult(Record):
     """What a preview run would change in the workspace, and whether it was applied.
 
     ``unsupported`` lists the paths of devices, fifos and sockets, which are never
@@ -65,7 +64,9 @@ class PreviewResult:
     applied: bool = False
     applied_count: int = 0
     unsupported: tuple[str, ...] = ()
-    diff: str | None = field(default=None, repr=False)
+    diff: str | None = None
+
+    _hidden = frozenset({"diff"})
 
     @property
     def applicable(self) -> bool:
@@ -78,8 +79,7 @@ class PreviewResult:
                 "insertions": self.insertions, "deletions": self.deletions, "applied": self.applied}
 
 
-@dataclass(frozen=True)
-class RunOutcome:
+class RunOutcome(Record):
     """The result of :func:`run`: the verdict, and what happened if the command ran.
 
     ``exit_status`` is the command's own status (``128 + N`` for signal ``N``, ``124`` when
@@ -102,17 +102,20 @@ class RunOutcome:
     exit_status: int | None = None
     returncode: int | None = None
     limits_hit: tuple[str, ...] = ()
-    limits: Limits = field(default_factory=Limits)
+    limits: Limits
     duration: float = 0.0
     bytes_out: int = 0
     bytes_err: int = 0
     bytes_shown: int = 0
     preview: PreviewResult | None = None
     backend: str | None = None
-    sandbox_argv: tuple[str, ...] = field(default=(), repr=False)
-    detail: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    sandbox_argv: tuple[str, ...] = ()
+    detail: Mapping[str, Any]
     cached_verdict: bool = False
     recovered: str | None = None
+
+    _factories = {"limits": Limits, "detail": dict}
+    _hidden = frozenset({"sandbox_argv", "detail"})
 
     def to_json(self) -> dict:
         """The outcome as ``stockade run --format json`` prints it (without the captured
@@ -130,7 +133,9 @@ class RunOutcome:
 # -- the plan ----------------------------------------------------------------------
 
 
-def _environment_problem(code: str, message: str, help: str | None = None) -> StockadeError:
+def _environment_problem(code: str, message: str, help: str | None = None) -> "StockadeError":
+    from stockade.diagnostics import Diagnostic, StockadeError  # only when something is wrong
+
     return StockadeError(Diagnostic(code, message, help=help))
 
 
@@ -177,7 +182,7 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
         result = compile_policy(policy, workspace=ctx["workspace"], home=ctx["home"], tmpdir=ctx["tmpdir"],
                                 platform=ctx["platform"], environ=environ)
     except OSError as exc:
-        raise StockadeError(Diagnostic("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}")) from None
+        raise _environment_problem("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
     artifact = compile_ir(result.ir, target)
     plan = build_plan(result.ir, artifact, target, Limits.from_ir(result.ir).to_json())
     if key is not None:
@@ -246,7 +251,7 @@ def _settle_preview(overlay: "Overlay", plan: Mapping[str, Any], diff: bool,
     from stockade.runtime.apply import apply_changes
 
     count = apply_changes(overlay.workspace, overlay.upper, exclude)
-    return replace(preview, applied=True, applied_count=count)
+    return preview.replace(applied=True, applied_count=count)
 
 
 # -- the run -----------------------------------------------------------------------
@@ -258,9 +263,24 @@ def _command(command: Sequence[str] | str) -> tuple[list[str], str]:
     argv = [os.fspath(word) for word in command]
     if not argv:
         raise ValueError("no command: give shell text or a non-empty argv")
-    import shlex
+    return argv, " ".join(_quote(word) for word in argv)
 
-    return argv, shlex.join(argv)
+
+_unsafe: Callable[[str], Any] | None = None
+
+
+def _quote(word: str) -> str:
+    """``shlex.quote`` (the same text, without importing ``shlex``)."""
+    global _unsafe
+    if not word:
+        return "''"
+    if _unsafe is None:
+        import re
+
+        _unsafe = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+    if _unsafe(word) is None:
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def _is_ir(policy: Any) -> bool:
@@ -382,6 +402,6 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     if settled is not None:
         record["preview"] = settled.to_json()
     audit_mod.append_record(outcome.audit, record)
-    return replace(outcome, ran=True, exit_status=result.exit_status, returncode=result.returncode,
+    return outcome.replace(ran=True, exit_status=result.exit_status, returncode=result.returncode,
                    limits_hit=result.limits_hit, limits=limits, duration=result.duration, bytes_out=result.bytes_out,
                    bytes_err=result.bytes_err, bytes_shown=result.bytes_shown, preview=settled, recovered=recovered)
