@@ -67,21 +67,30 @@ class Invocation:
     def read(self, word: str, index: int | None, recursive: bool = False, skip_hidden: bool = False) -> None:
         """The command reads the path ``word`` (``skip_hidden``: a recursive read that leaves out
         dot-files and dot-directories below it)."""
-        if word in ("-", ""):
+        if word == "-" or word == "":
             return
-        self.walker.effects.append(Read(self.path(word), self.at(index), recursive, skip_hidden))
+        spans = self.spans
+        span = spans[index] if index is not None and 0 <= index < len(spans) else self.span
+        walker = self.walker
+        walker.effects.append(Read(walker.resolve(word), span, recursive, skip_hidden))
 
     def write(self, word: str, index: int | None, recursive: bool = False) -> None:
         """The command writes the path ``word``."""
-        if word in ("-", ""):
+        if word == "-" or word == "":
             return
-        self.walker.effects.append(Write(self.path(word), self.at(index), recursive))
+        spans = self.spans
+        span = spans[index] if index is not None and 0 <= index < len(spans) else self.span
+        walker = self.walker
+        walker.effects.append(Write(walker.resolve(word), span, recursive))
 
     def delete(self, word: str, index: int | None, recursive: bool = False) -> None:
         """The command deletes the path ``word``."""
         if word == "":
             return
-        self.walker.effects.append(Delete(self.path(word), self.at(index), recursive))
+        spans = self.spans
+        span = spans[index] if index is not None and 0 <= index < len(spans) else self.span
+        walker = self.walker
+        walker.effects.append(Delete(walker.resolve(word), span, recursive))
 
     def network(self, host: str, port: int | None, index: int | None) -> None:
         """The command contacts ``host``."""
@@ -134,11 +143,12 @@ def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: St
     name = argv[0]
     effects = walker.effects
     first_span = spans[0] if spans else span
-    effects.append(Execute(tuple(argv), first_span))
+    effects.append(_new_tuple(Execute, (tuple(argv), first_span)))
     if UNKNOWN in name:
         effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
         return
-    function = walker.state.functions.get(name)
+    functions = walker.state.functions
+    function = functions.get(name) if functions else None
     if function is not None and "/" not in name:
         if walker.function_depth >= MAX_FUNCTION_DEPTH:
             return  # recursion: the body was already walked at a shallower depth
@@ -152,9 +162,20 @@ def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: St
             walker.function_depth -= 1
             walker.state.positional = saved
         return
-    models, builtins, default = _MODELS or _load_models()
-    model = builtins.get(name) or models.get(name.rpartition("/")[2]) or default
+    model = _BY_NAME.get(name)
+    if model is None:
+        models, builtins, default = _MODELS or _load_models()
+        model = builtins.get(name) or models.get(name.rpartition("/")[2]) or default
+        if len(_BY_NAME) >= 4096:
+            _BY_NAME.clear()
+        _BY_NAME[name] = model
     model(Invocation(walker, argv, spans, stdin, env, span))
+
+
+#: command name → its model (builtins by bare name, then programs by basename, else the
+#: default), filled as names are met; cleared when full.
+_BY_NAME: dict[str, Callable[[Invocation], None]] = {}
+_new_tuple = tuple.__new__  # an effect record without its Python-level __new__
 
 
 _MODELS: tuple[dict[str, Callable[[Invocation], None]], dict[str, Callable[[Invocation], None]], Any] | None = None

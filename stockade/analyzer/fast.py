@@ -57,8 +57,9 @@ _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
 #: The common case, no quotes at all: the same language restricted to unquoted words.
 _PLAIN_RE = re.compile(rf"[ \t]*[{_UNQUOTED}]+(?:[ \t]+[{_UNQUOTED}]+)*[ \t]*")
 _PLAIN_WORD_RE = re.compile(rf"[{_UNQUOTED}]+")
-#: One token of a list: blanks, an operator (group 1), or a word.
-_TOKEN_RE = re.compile(rf"[ \t]+|(&&|\|\||[;|])|{_WORD_RE.pattern}")
+#: The tokens of a list: blanks, an operator or a word (one group each, for ``findall``).
+_LIST_TOKENS_RE = re.compile(rf"([ \t]+)|(&&|\|\||[;|])|({_WORD_RE.pattern})")
+_PLAIN_LIST_TOKENS_RE = re.compile(rf"([ \t]+)|(&&|\|\||[;|])|([{_UNQUOTED}]+)")
 
 #: First words tree-sitter-bash parses as something other than a simple command.
 _NOT_SIMPLE = frozenset({
@@ -117,23 +118,24 @@ def lex_list(text: str) -> list[Statement] | None:
     and ``|`` (a pipeline's commands), or None when the text is anything else."""
     if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
         return None
+    quoted = "'" in text or '"' in text
+    tokens = (_LIST_TOKENS_RE if quoted else _PLAIN_LIST_TOKENS_RE).findall(text)
     command: list[Word] = []
     pipeline: Pipeline = [command]
     statement: Statement = [pipeline]
     statements: list[Statement] = [statement]
-    position, length = 0, len(text)
-    match_token = _TOKEN_RE.match
-    while position < length:
-        token = match_token(text, position)
-        if token is None:
-            return None
-        position = token.end()
-        operator = token.group(1)
-        if operator is None:
-            word = token.group()
-            if word[0] != " " and word[0] != "\t":
-                command.append((_word_parts(word), token.start(), position))
+    position = 0
+    for blank, operator, word in tokens:  # one alternative per token is non-empty
+        if word:
+            end = position + len(word)
+            parts = _word_parts(word) if quoted and ("'" in word or '"' in word) else [(word, "lit")]
+            command.append((parts, position, end))
+            position = end
             continue
+        if blank:
+            position += len(blank)
+            continue
+        position += len(operator)
         if not command or not _command_head_ok(text, command):
             return None
         command = []
@@ -146,6 +148,8 @@ def lex_list(text: str) -> list[Statement] | None:
         else:
             pipeline = [command]
             statement.append(pipeline)
+    if position != len(text):  # a character no token matches: findall skipped it
+        return None
     if not command or not _command_head_ok(text, command):
         return None
     return statements
@@ -205,6 +209,14 @@ def _run_words(walker: "Walker", words: list[Word], base: int, collapse: SpanT |
     spans: list[SpanT] = []
     for parts, start, end in words:
         span = collapse if collapse is not None else (base + start, base + end)
+        if len(parts) == 1:
+            # the lexer's text is ASCII: a quoted string, or a literal without braces or a
+            # leading tilde, is its own one field (as expand_fields would return)
+            value, kind = parts[0]
+            if kind == "q" or "{" not in value and value[0] != "~":
+                argv.append(value)
+                spans.append(span)
+                continue
         for value in expand_fields(parts, walker):
             argv.append(value)
             spans.append(span)

@@ -81,7 +81,7 @@ class Source:
     original character offsets (``base`` is added to every offset; with ``collapse`` set,
     every span is that one span, for nested code whose text is not verbatim in its parent)."""
 
-    __slots__ = ("text", "data", "tree", "base", "collapse", "_byte_to_orig")
+    __slots__ = ("text", "data", "tree", "base", "collapse", "_byte_to_orig", "sliceable", "direct")
 
     def __init__(self, text: str, data: bytes, tree: Any, base: int = 0, collapse: tuple[int, int] | None = None,
                  _byte_to_orig: list[int] | None = None):
@@ -91,6 +91,10 @@ class Source:
         self.base = base
         self.collapse = collapse
         self._byte_to_orig = _byte_to_orig
+        #: byte offsets are character offsets of :attr:`text` (ASCII): slice it, never decode
+        self.sliceable = len(data) == len(text)
+        #: a node's span is ``base`` plus its byte offsets (no offset map, no collapsed span)
+        self.direct = collapse is None and _byte_to_orig is None
 
     def offset(self, byte_offset: int) -> int:
         """The original character offset of a byte offset in :attr:`data`."""
@@ -109,6 +113,8 @@ class Source:
 
     def node_text(self, node: Any) -> str:
         """The text of a node as the parser saw it."""
+        if self.sliceable:
+            return self.text[node.start_byte:node.end_byte]
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
 
 

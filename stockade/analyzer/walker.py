@@ -34,6 +34,9 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
 _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+#: A word node whose value is its text, one field: ASCII, nonempty, no escapes, braces,
+#: expansions or substitutions (``$``, `````, ``<(``, ``>(``) and no leading tilde.
+_INERT_WORD_RE = re.compile(r"[^\\{`$<>~\x80-\U0010FFFF][^\\{`$<>\x80-\U0010FFFF]*")
 
 WORD_TYPES = frozenset({
     "word", "string", "raw_string", "ansi_c_string", "concatenation", "simple_expansion", "expansion",
@@ -80,8 +83,9 @@ class Walker(ControlFlow):
         self.depth = 0
         self.nested_scripts = 0
         self.function_depth = 0
-        self._source: Source | None = None
-        self._expander: WordExpander | None = None
+        #: the source being walked and its word expander (set by :meth:`walk_in`)
+        self.src: Source = None  # type: ignore[assignment]
+        self.words: WordExpander = None  # type: ignore[assignment]
 
     # -- entry points ------------------------------------------------------------------
 
@@ -110,22 +114,12 @@ class Walker(ControlFlow):
 
     def walk_in(self, source: Source, node: Any, stdin: Stdin = TERMINAL) -> None:
         """Walk ``node`` of ``source`` (switching the expander to that source)."""
-        saved = self._source, self._expander
-        self._source, self._expander = source, WordExpander(self, source)
+        saved_source, saved_words = self.src, self.words
+        self.src, self.words = source, WordExpander(self, source)
         try:
             self.walk(node, stdin)
         finally:
-            self._source, self._expander = saved
-
-    @property
-    def src(self) -> Source:
-        assert self._source is not None
-        return self._source
-
-    @property
-    def words(self) -> WordExpander:
-        assert self._expander is not None
-        return self._expander
+            self.src, self.words = saved_source, saved_words
 
     # -- Scope protocol for words.py ------------------------------------------------------
 
@@ -539,15 +533,28 @@ class Walker(ControlFlow):
         redirects: list[Any] = []
         source = self.src
         fields = self.words.fields
+        # a plain word (the common case) is its own one field: no expander needed
+        text = source.text if source.sliceable else None
+        base = source.base if source.direct else None
+        inert = _INERT_WORD_RE.fullmatch
         for child in node.children:
             kind = child.type
-            if kind == "variable_assignment":
-                prefix.append(self.assignment_value(child))
-            elif kind == "command_name":
-                for sub in child.named_children:
+            if kind == "word" or kind == "command_name":
+                subs = (child,) if kind == "word" else child.named_children
+                for sub in subs:
+                    if text is not None and sub.type == "word":
+                        start, end = sub.start_byte, sub.end_byte
+                        value = text[start:end]
+                        if inert(value) is not None:
+                            argv.append(value)
+                            spans.append((base + start, base + end) if base is not None else source.span(sub))
+                            continue
+                    span = source.span(sub)
                     for value in fields(sub):
                         argv.append(value)
-                        spans.append(source.span(sub))
+                        spans.append(span)
+            elif kind == "variable_assignment":
+                prefix.append(self.assignment_value(child))
             elif kind in _REDIRECTS:  # the grammar's `redirect` field holds exactly these
                 redirects.append(child)
             elif kind in WORD_TYPES and child.is_named:
@@ -586,7 +593,21 @@ class Walker(ControlFlow):
 
     def resolve(self, word: str, cwd: str | None = None) -> str:
         """An absolute path for a resolved word (UNKNOWN kept), through recorded symlinks."""
-        base = self.state.cwd if cwd is None else cwd
+        state = self.state
+        base = state.cwd if cwd is None else cwd
+        if not state.links:  # a pure function of (home, base, word): memoised
+            key = (self.home, base, word)
+            found = _RESOLVED.get(key)
+            if found is None:
+                found = self._resolve(word, base)
+                if len(_RESOLVED) >= _RESOLVED_SIZE:
+                    _RESOLVED.clear()
+                _RESOLVED[key] = found
+            return found
+        return self._resolve(word, base)
+
+    def _resolve(self, word: str, base: str) -> str:
+        """:meth:`resolve` against the directory ``base``."""
         if word == "~" or word.startswith("~/"):
             word = self.home + word[1:]
         if not word.startswith("/"):
@@ -612,6 +633,10 @@ class Walker(ControlFlow):
         """Record code or effects that cannot be seen into."""
         self.effects.append(Unknown(why, span))
 
+
+#: (home, cwd, word) → :meth:`Walker.resolve` without symlinks; cleared when full.
+_RESOLVED: dict[tuple[str, str, str], str] = {}
+_RESOLVED_SIZE = 4096
 
 #: node type → Walker method (``visit_<type>`` or ``generic``), filled as types are met.
 _VISITORS: dict[str, Any] = {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from stockade.analyzer.exec import Invocation
+from stockade.analyzer.exec import _BY_NAME, Invocation
 
 Model = Callable[[Invocation], None]
 
@@ -213,6 +213,7 @@ def register(names: str, model: Model, builtin: bool = False) -> None:
     """Register a model under each space-separated name."""
     for name in names.split():
         (_BUILTINS if builtin else MODELS)[name] = model
+    _BY_NAME.clear()  # run_command's name → model memo
 
 
 def builtin_model(name: str) -> Model | None:
