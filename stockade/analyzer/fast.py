@@ -51,15 +51,14 @@ _SQ = r"'[ -&(-~\t]*'"                       # printable ASCII except '
 _DQ = r'"[ #%-\[\]-_a-~\t]*"'                # printable ASCII except " $ \ ` !
 #: One word: unquoted characters and quoted strings, concatenated (no nested quantifiers).
 _WORD_RE = re.compile(rf"(?:[{_UNQUOTED}]|{_SQ}|{_DQ})+")
-_SIMPLE_RE = re.compile(rf"[ \t]*{_WORD_RE.pattern}(?:[ \t]+{_WORD_RE.pattern})*[ \t]*")
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+#: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
+#: Text no token matches is skipped by ``findall``: the lexers check that the tokens' lengths
+#: add up to the whole text (less trailing blanks), which only an exact tiling does.
+_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|({_WORD_RE.pattern}))")
 #: The common case, no quotes at all: the same language restricted to unquoted words.
-_PLAIN_RE = re.compile(rf"[ \t]*[{_UNQUOTED}]+(?:[ \t]+[{_UNQUOTED}]+)*[ \t]*")
-_PLAIN_WORD_RE = re.compile(rf"[{_UNQUOTED}]+")
-#: The tokens of a list: blanks, an operator or a word (one group each, for ``findall``).
-_LIST_TOKENS_RE = re.compile(rf"([ \t]+)|(&&|\|\||[;|])|({_WORD_RE.pattern})")
-_PLAIN_LIST_TOKENS_RE = re.compile(rf"([ \t]+)|(&&|\|\||[;|])|([{_UNQUOTED}]+)")
+_PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
 
 #: First words tree-sitter-bash parses as something other than a simple command.
 _NOT_SIMPLE = frozenset({
@@ -76,16 +75,17 @@ def lex_simple(text: str) -> list[Word] | None:
     :meth:`~stockade.analyzer.words.WordExpander.parts`."""
     if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
         return None
-    words: list[Word]
-    if "'" not in text and '"' not in text:
-        if _PLAIN_RE.fullmatch(text) is None:
+    quoted = "'" in text or '"' in text
+    words: list[Word] = []
+    position = 0
+    for blank, operator, word in (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text):
+        if operator:
             return None
-        words = [([(match.group(), "lit")], match.start(), match.end()) for match in _PLAIN_WORD_RE.finditer(text)]
-    else:
-        if _SIMPLE_RE.fullmatch(text) is None:
-            return None
-        words = [(_word_parts(match.group()), match.start(), match.end()) for match in _WORD_RE.finditer(text)]
-    if not words or not _command_head_ok(text, words):
+        start = position + len(blank)
+        position = start + len(word)
+        parts = _word_parts(word) if quoted and ("'" in word or '"' in word) else [(word, "lit")]
+        words.append((parts, start, position))
+    if position != len(text.rstrip(" \t")) or not words or not _command_head_ok(text, words):
         return None
     return words
 
@@ -119,23 +119,19 @@ def lex_list(text: str) -> list[Statement] | None:
     if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
         return None
     quoted = "'" in text or '"' in text
-    tokens = (_LIST_TOKENS_RE if quoted else _PLAIN_LIST_TOKENS_RE).findall(text)
     command: list[Word] = []
     pipeline: Pipeline = [command]
     statement: Statement = [pipeline]
     statements: list[Statement] = [statement]
     position = 0
-    for blank, operator, word in tokens:  # one alternative per token is non-empty
+    for blank, operator, word in (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text):
+        start = position + len(blank)
         if word:
-            end = position + len(word)
+            position = start + len(word)
             parts = _word_parts(word) if quoted and ("'" in word or '"' in word) else [(word, "lit")]
-            command.append((parts, position, end))
-            position = end
+            command.append((parts, start, position))
             continue
-        if blank:
-            position += len(blank)
-            continue
-        position += len(operator)
+        position = start + len(operator)
         if not command or not _command_head_ok(text, command):
             return None
         command = []
@@ -148,7 +144,7 @@ def lex_list(text: str) -> list[Statement] | None:
         else:
             pipeline = [command]
             statement.append(pipeline)
-    if position != len(text):  # a character no token matches: findall skipped it
+    if position != len(text.rstrip(" \t")):  # findall skipped text no token matches
         return None
     if not command or not _command_head_ok(text, command):
         return None

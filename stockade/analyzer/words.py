@@ -67,6 +67,12 @@ def decode_ansi_c(body: str) -> str:
     return _ANSI_RE.sub(replace, body)
 
 
+def _unescape_dq(match: re.Match[str]) -> str:
+    """A backslash escape in double quotes: the character, or nothing for a line join."""
+    char = match.group(1)
+    return "" if char == "\n" else char
+
+
 def _unescape_unquoted(text: str) -> list[tuple[str, str]]:
     """An unquoted word's text: backslash-escaped characters become quoted parts."""
     if "\\" not in text:
@@ -171,6 +177,14 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
             return [text]
         if kind == "lit" and text.isascii() and "{" not in text and text[:1] != "~":
             return [text] if text else []
+    else:
+        for _, kind in parts:
+            if kind != "q":
+                break
+        else:  # only quoted parts: one field, their text (no private marks in ASCII)
+            word = "".join([text for text, _ in parts])
+            if word.isascii():
+                return [word]
     ifs: str | None = None
     marked = []
     only_unquoted_empty = True
@@ -278,17 +292,25 @@ class WordExpander:
         return [(decode_ansi_c(self.source.node_text(node)[2:-1]), "q")]
 
     def visit_string_content(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
-        return [(_DQ_ESCAPE_RE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1),
-                                   self.source.node_text(node)), "q")]
+        return [(_DQ_ESCAPE_RE.sub(_unescape_dq, self.source.node_text(node)), "q")]
 
     def visit_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
         last = node.start_byte + 1
+        source = self.source
         for child in node.named_children:
-            if child.start_byte > last:  # text the grammar left between children
-                gap = self.source.data[last:child.start_byte].decode("utf-8", "surrogateescape")
+            start = child.start_byte
+            if start > last:  # text the grammar left between children
+                gap = source.data[last:start].decode("utf-8", "surrogateescape")
                 out.append((_DQ_ESCAPE_RE.sub(lambda m: m.group(1), gap), "q"))
-            out.extend((text, "q") for text, _ in self.parts(child, True))
+            kind = child.type
+            if kind == "string_content":  # as visit_string_content, inline
+                text = source.node_text(child)
+                out.append((_DQ_ESCAPE_RE.sub(_unescape_dq, text) if "\\" in text else text, "q"))
+            elif kind == "simple_expansion":
+                out.append(self.visit_simple_expansion(child, True)[0])
+            else:
+                out.extend((text, "q") for text, _ in self.parts(child, True))
             last = child.end_byte
         end = node.end_byte - 1
         if end > last:
@@ -310,9 +332,10 @@ class WordExpander:
         return [(value, "q" if quoted else "exp")]
 
     def visit_simple_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
-        name_node = node.named_children[0] if node.named_children else None
-        name = self.source.node_text(name_node) if name_node is not None else ""
-        return self._value(self.scope.lookup(name), quoted)
+        children = node.named_children
+        name = self.source.node_text(children[0]) if children else ""
+        value = self.scope.lookup(name)
+        return [(UNKNOWN if value is None else value, "q" if quoted else "exp")]
 
     def visit_command_substitution(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return self._value(self.scope.substitute(node), quoted)
