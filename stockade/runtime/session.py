@@ -266,19 +266,15 @@ def _command(command: Sequence[str] | str) -> tuple[list[str], str]:
     return argv, " ".join(_quote(word) for word in argv)
 
 
-_unsafe: Callable[[str], Any] | None = None
+#: The characters ``shlex.quote`` leaves unquoted (``[\w@%+=:,./-]``, ASCII).
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
 
 
 def _quote(word: str) -> str:
-    """``shlex.quote`` (the same text, without importing ``shlex``)."""
-    global _unsafe
+    """``shlex.quote`` (the same text, without importing ``shlex`` or compiling a regex)."""
     if not word:
         return "''"
-    if _unsafe is None:
-        import re
-
-        _unsafe = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
-    if _unsafe(word) is None:
+    if _SAFE.issuperset(word):
         return word
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
