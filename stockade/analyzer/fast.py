@@ -59,6 +59,10 @@ _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
 _TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|({_WORD_RE.pattern}))")
 #: The common case, no quotes at all: the same language restricted to unquoted words.
 _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
+#: Unquoted text made only of words, blanks and operator characters: ``str.split`` tiles it
+#: (blanks are only space and tab), so no regex has to walk the words.
+_PLAIN_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|]*")
+_OPERATORS = frozenset({"&&", "||", ";", "|"})
 
 #: First words tree-sitter-bash parses as something other than a simple command.
 _NOT_SIMPLE = frozenset({
@@ -78,6 +82,15 @@ def lex_simple(text: str) -> list[Word] | None:
     quoted = "'" in text or '"' in text
     words: list[Word] = []
     position = 0
+    if not quoted and _PLAIN_TEXT_RE.fullmatch(text) is not None:
+        find = text.find
+        for word in text.split():
+            if "&" in word or "|" in word or ";" in word:
+                return None
+            start = find(word, position)
+            position = start + len(word)
+            words.append(([(word, "lit")], start, position))
+        return words if words and _command_head_ok(text, words) else None
     for blank, operator, word in (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text):
         if operator:
             return None
@@ -124,7 +137,26 @@ def lex_list(text: str) -> list[Statement] | None:
     statement: Statement = [pipeline]
     statements: list[Statement] = [statement]
     position = 0
-    for blank, operator, word in (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text):
+    tokens: list[tuple[str, str, str]] | None = None
+    if not quoted and _PLAIN_TEXT_RE.fullmatch(text) is not None:
+        # blank-separated tokens, each a word or an operator: found by str.split and str.find
+        tokens = []
+        find = text.find
+        for token in text.split():
+            if token in _OPERATORS:
+                start = find(token, position)
+                tokens.append((text[position:start], token, ""))
+            elif "&" in token or "|" in token or ";" in token:
+                tokens = None  # operators glued to words: the tokenizer below splits them
+                break
+            else:
+                start = find(token, position)
+                tokens.append((text[position:start], "", token))
+            position = start + len(token)
+        position = 0
+    if tokens is None:
+        tokens = (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text)
+    for blank, operator, word in tokens:
         start = position + len(blank)
         if word:
             position = start + len(word)
