@@ -79,10 +79,12 @@ def lex_simple(text: str) -> list[Word] | None:
     :meth:`~stockade.analyzer.words.WordExpander.parts`."""
     if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
         return None
-    quoted = "'" in text or '"' in text
+    quoted = _quoted(text)
+    if quoted is None:
+        return None
     words: list[Word] = []
     position = 0
-    if not quoted and _PLAIN_TEXT_RE.fullmatch(text) is not None:
+    if not quoted:
         find = text.find
         for word in text.split():
             if "&" in word or "|" in word or ";" in word:
@@ -101,6 +103,18 @@ def lex_simple(text: str) -> list[Word] | None:
     if position != len(text.rstrip(" \t")) or not words or not _command_head_ok(text, words):
         return None
     return words
+
+
+def _quoted(text: str) -> bool | None:
+    """Whether the text has quotes; None when it certainly does not lex (saves the tokenizer's
+    pass over text that tree-sitter will parse anyway): unquoted text with a character outside
+    words, blanks and operators, or text without single quotes holding ``$ ` \\ !`` (which
+    only a single-quoted string may contain)."""
+    if "'" in text:
+        return True
+    if '"' not in text:
+        return False if _PLAIN_TEXT_RE.fullmatch(text) is not None else None
+    return None if "$" in text or "`" in text or "\\" in text or "!" in text else True
 
 
 def _command_head_ok(text: str, words: list[Word]) -> bool:
@@ -131,14 +145,16 @@ def lex_list(text: str) -> list[Statement] | None:
     and ``|`` (a pipeline's commands), or None when the text is anything else."""
     if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
         return None
-    quoted = "'" in text or '"' in text
+    quoted = _quoted(text)
+    if quoted is None:
+        return None
     command: list[Word] = []
     pipeline: Pipeline = [command]
     statement: Statement = [pipeline]
     statements: list[Statement] = [statement]
     position = 0
     tokens: list[tuple[str, str, str]] | None = None
-    if not quoted and _PLAIN_TEXT_RE.fullmatch(text) is not None:
+    if not quoted:
         # blank-separated tokens, each a word or an operator: found by str.split and str.find
         tokens = []
         find = text.find

@@ -147,11 +147,13 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     """Parse shell text, joining backslash-newlines the way bash does.
 
     Raises :class:`UnsafeText` (before any parsing) for text the parser cannot handle safely."""
-    check_scanner_safe(text)
-    data = text.encode("utf-8", "surrogateescape")
-    tree = parser().parse(data)
+    ascii = text.isascii()
+    if not ascii:  # the scanner bug needs a character above U+00FF
+        check_scanner_safe(text)
+    data = text.encode() if ascii else text.encode("utf-8", "surrogateescape")
+    tree = (_PARSER or parser()).parse(data)
     byte_map: list[int] | None = None
-    if not text.isascii():
+    if not ascii:
         byte_map = []
         for index, char in enumerate(text):
             byte_map.extend([index] * len(char.encode("utf-8", "surrogateescape")))

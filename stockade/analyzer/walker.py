@@ -253,7 +253,9 @@ class Walker(ControlFlow):
 
     def visit_program(self, node: Any, stdin: Stdin) -> None:
         for child in node.named_children:
-            self.walk(child, stdin)
+            # a comment runs nothing: walk it only where walking reports the nesting limit
+            if child.type != "comment" or self.depth >= MAX_DEPTH:
+                self.walk(child, stdin)
 
     visit_do_group = visit_program
     visit_else_clause = visit_program
