@@ -55,6 +55,9 @@ def main() -> None:
     per_second = rounds * len(typical) / elapsed
     print(f"in-process: {per_second:,.0f} commands/s ({elapsed / (rounds * len(typical)) * 1e6:.0f} µs each, "
           f"{len(typical)} corpus commands); goal 20,000/s → ratio {per_second / 20000:.2f}")
+    floor = _best_of(3, lambda: [analyze("true", ir) for _ in range(rounds * len(typical))])
+    print(f"  floor, analyze('true'): {floor / (rounds * len(typical)) * 1e6:.1f} µs (per-command setup, fast "
+          "path, model and judge)")
     from stockade.analyzer.fast import lex_list, lex_simple
 
     simple = [c for c in typical if lex_simple(c) is not None or lex_list(c) is not None]

@@ -23,7 +23,8 @@ The lexer accepts, conservatively, only text that is:
 * with no word starting ``==`` or ``=~`` (the grammar's test operators, which it parses
   differently in a command: ``x == y`` is one argument, a trailing ``==`` an error).
 
-Lists (:func:`lex_list`): such commands joined by ``&&``, ``||``, ``;`` and ``|`` (no
+A single trailing newline is allowed (nested code fed by here-strings and here-documents
+ends with one).  Lists (:func:`lex_list`): such commands joined by ``&&``, ``||``, ``;`` and ``|`` (no
 empty command, no trailing operator, no lone ``&``).  They are walked as the tree walk
 walks ``program``/``list``/``pipeline`` nodes: in order, every part of a pipeline in a
 subshell with the previous part's output as its standard input, and the walker's depth
@@ -203,7 +204,11 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
                depth_limit: int) -> bool:
     """Run ``text`` through the models if it is a simple command or a list of them; False
     when it is not (the caller parses it).  The walker's depth is raised as the tree walk
-    would (program → [list →] [pipeline →] command), so limits trigger at the same nesting."""
+    would (program → [list →] [pipeline →] command), so limits trigger at the same nesting.
+    One final newline (a here-string's, a here-document line's) ends the command as the
+    end of text does; it is dropped (any other newline makes the lexers refuse the text)."""
+    if text[-1:] == "\n":
+        text = text[:-1]
     if ";" in text or "|" in text or "&" in text:
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 2 > depth_limit:
