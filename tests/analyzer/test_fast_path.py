@@ -108,3 +108,15 @@ def test_list_lexer_structure() -> None:
         assert lex_list(text) is None, text
     taken = [c for c in CORPUS if lex_list(c) is not None and lex_simple(c) is None]
     assert "git status && git diff --stat" in taken and "ls -la | grep -i readme" in taken
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(simple_commands, simple_lists),
+       st.sampled_from(["{}\n", "{}\n\n", "{} |\n", "{} &&\n", "sh <<< '{}'", "bash <<'EOF'\n{}\nEOF",
+                        "bash <<EOF\n{}\nEOF", "bash -c '{}\n'", "eval '{}\n'"]))
+@example("rm -rf ~", "sh <<< '{}'")
+@example("ls | sh", "bash <<'EOF'\n{}\nEOF")
+def test_code_ending_in_a_newline_same_verdicts(ir, command: str, frame: str) -> None:
+    """Nested code fed by here-strings and here-documents ends in a newline, which the fast
+    path drops; a second newline, or one after an operator, sends the text to tree-sitter."""
+    _same(ir, frame.replace("{}", command))
