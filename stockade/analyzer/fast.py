@@ -57,7 +57,9 @@ _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
 #: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
 #: Text no token matches is skipped by ``findall``: the lexers check that the tokens' lengths
 #: add up to the whole text (less trailing blanks), which only an exact tiling does.
-_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|({_WORD_RE.pattern}))")
+_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++))")
+#: Text whose first word certainly holds ``= @ % +`` (an assignment, ``a@``…): never lexed.
+_BAD_HEAD_RE = re.compile(r"[ \t]*[A-Za-z0-9_./:,~*\-]*[=@%+]")
 #: The common case, no quotes at all: the same language restricted to unquoted words.
 _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
 #: Unquoted text made only of words, blanks and operator characters: ``str.split`` tiles it
@@ -109,8 +111,11 @@ def lex_simple(text: str) -> list[Word] | None:
 def _quoted(text: str) -> bool | None:
     """Whether the text has quotes; None when it certainly does not lex (saves the tokenizer's
     pass over text that tree-sitter will parse anyway): unquoted text with a character outside
-    words, blanks and operators, or text without single quotes holding ``$ ` \\ !`` (which
-    only a single-quoted string may contain)."""
+    words, blanks and operators, text without single quotes holding ``$ ` \\ !`` (which
+    only a single-quoted string may contain), or a first word with ``= @ % +`` in its
+    unquoted start (:func:`_command_head_ok` refuses it)."""
+    if _BAD_HEAD_RE.match(text) is not None:
+        return None
     if "'" in text:
         return True
     if '"' not in text:
