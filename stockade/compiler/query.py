@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from stockade.compiler.argv import CompiledPattern, compile_pattern, parse_argv, pattern_matches, program_name
@@ -333,16 +332,6 @@ class PolicyIndex:
         return self._network_memo.remember(key, self.network.decide(host, port))  # type: ignore[return-value]
 
     def filter_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
-        keep = [r.name for r in self.ir.environment if r.action == "keep"]
-        drop = [r.name for r in self.ir.environment if r.action == "drop"]
-        out: dict[str, str] = {}
-        for name, value in environ.items():
-            if keep and not any(fnmatchcase(name, k) for k in keep):
-                continue
-            if any(fnmatchcase(name, d) for d in drop):
-                continue
-            out[name] = value
-        for rule in self.ir.environment:
-            if rule.action == "set":
-                out[rule.name] = rule.value or ""
-        return out
+        from stockade.compiler.environment import filter_environment
+
+        return filter_environment(((r.action, r.name, r.value) for r in self.ir.environment), environ)
