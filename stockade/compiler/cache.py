@@ -60,9 +60,11 @@ def code_fingerprint() -> str:
                 except OSError:
                     continue
                 for entry in entries:
-                    if entry.is_dir() and entry.name != "__pycache__":
+                    if entry.name == "__pycache__" or entry.name.endswith(".pyc"):
+                        continue  # written by Python itself as modules are first imported
+                    if entry.is_dir():
                         stack.append(entry.path)
-                    elif not entry.name.endswith(".pyc"):
+                    else:
                         st = entry.stat()
                         digest.update(f"{entry.path}|{st.st_size}|{st.st_mtime_ns}\n".encode())
         _fingerprint = digest.hexdigest()

@@ -45,3 +45,23 @@ def test_damaged_entries_are_misses(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     assert cache.load_checked("ir", "ab" * 32, env) is None
+
+
+def test_bytecode_written_on_import_does_not_change_the_code_fingerprint(tmp_path: Path, monkeypatch) -> None:
+    """Python writes ``__pycache__`` as modules are first imported: that must not make every
+    second run a cache miss."""
+    import stockade
+
+    root = Path(stockade.__file__).parent / "compiler"
+    before = cache.code_fingerprint()
+    monkeypatch.setattr(cache, "_fingerprint", None)
+    made = root / "__pycache__" / "stockade-fingerprint-probe.cpython-311.pyc"
+    existed = made.parent.exists()
+    made.parent.mkdir(exist_ok=True)
+    try:
+        made.write_bytes(b"x")
+        assert cache.code_fingerprint() == before
+    finally:
+        made.unlink()
+        if not existed:
+            made.parent.rmdir()
