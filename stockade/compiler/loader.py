@@ -41,7 +41,7 @@ def _display(path: str) -> str:
         relative = os.path.relpath(path)
     except ValueError:
         return path
-    return relative if not relative.startswith("../../") else path
+    return relative if not relative.startswith("..") else path
 
 
 class _Loader:
