@@ -40,26 +40,37 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from stockade.analyzer.effects import SpanT, clip
+from stockade.analyzer.effects import UNKNOWN, EnvChange, SpanT, clip
 from stockade.analyzer.exec import Stdin, run_command
-from stockade.analyzer.words import expand_fields
+from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.words import expand_fields, tilde
 
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.analyzer.walker import Walker
 
 _UNQUOTED = r"A-Za-z0-9_./:@%+,=~*\-"
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*+"
+#: ``$NAME`` or ``${NAME}`` (no operators, no special parameters), never followed by ``[``.
+_VAR = rf"\$(?:\{{{_NAME}\}}|{_NAME})(?!\[)"
 _SQ = r"'[ -&(-~\t]*'"                       # printable ASCII except '
-_DQ = r'"[ #%-\[\]-_a-~\t]*"'                # printable ASCII except " $ \ ` !
-#: One word: unquoted characters and quoted strings, concatenated (no nested quantifiers).
-_WORD_RE = re.compile(rf"(?:[{_UNQUOTED}]|{_SQ}|{_DQ})+")
+_DQ = rf'"(?:[ #%-\[\]-_a-~\t]|{_VAR})*+"'    # printable ASCII except " \ ` ! ; $ only in _VAR
+#: One word: unquoted characters, expansions and quoted strings, concatenated.
+_WORD_RE = re.compile(rf"(?:[{_UNQUOTED}]|{_SQ}|{_DQ}|{_VAR})+")
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
-_PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+_PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"|\$(?:\{{([A-Za-z0-9_]+)\}}|([A-Za-z0-9_]+))")
+_DQ_VAR_RE = re.compile(r"\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
+#: An expansion, later ``=`` and another ``$``: tree-sitter-bash splits ``$x=$HOME/y`` into
+#: ``$x=$`` and ``HOME/y`` (no error reported), so such words are declined.
+_EXPANSION_EQ_EXPANSION_RE = re.compile(r"\$[^=]*=.*\$")
+#: A leading ``NAME=`` (an assignment word when it opens a command).
+_ASSIGN_RE = re.compile(r"(?!_=)[A-Za-z_][A-Za-z0-9_]*=")  # `_=1` is a command to tree-sitter-bash
 #: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
 #: Text no token matches is skipped by ``findall``: the lexers check that the tokens' lengths
 #: add up to the whole text (less trailing blanks), which only an exact tiling does.
-_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++))")
-#: Text whose first word certainly holds ``= @ % +`` (an assignment, ``a@``…): never lexed.
-_BAD_HEAD_RE = re.compile(r"[ \t]*[A-Za-z0-9_./:,~*\-]*[=@%+]")
+_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ}|{_VAR})++))")
+#: Text whose first word certainly holds ``@ % +`` in its unquoted start, or ``=`` there
+#: without being an assignment ``NAME=``: never lexed.
+_BAD_HEAD_RE = re.compile(r"[ \t]*(?:[A-Za-z0-9_./:,~*\-]*[@%+]|(?!(?!_=)[A-Za-z_][A-Za-z0-9_]*=)[A-Za-z0-9_./:,~*\-]*=)")
 #: The common case, no quotes at all: the same language restricted to unquoted words.
 _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
 #: Unquoted text made only of words, blanks and operator characters: ``str.split`` tiles it
@@ -101,7 +112,9 @@ def lex_simple(text: str) -> list[Word] | None:
             return None
         start = position + len(blank)
         position = start + len(word)
-        parts = _word_parts(word) if quoted and ("'" in word or '"' in word) else [(word, "lit")]
+        parts = _word_parts(word) if quoted and ("'" in word or '"' in word or "$" in word) else [(word, "lit")]
+        if parts is None:
+            return None
         words.append((parts, start, position))
     if position != len(text.rstrip(" \t")) or not words or not _command_head_ok(text, words):
         return None
@@ -109,36 +122,88 @@ def lex_simple(text: str) -> list[Word] | None:
 
 
 def _quoted(text: str) -> bool | None:
-    """Whether the text has quotes; None when it certainly does not lex (saves the tokenizer's
-    pass over text that tree-sitter will parse anyway): unquoted text with a character outside
-    words, blanks and operators, text without single quotes holding ``$ ` \\ !`` (which
-    only a single-quoted string may contain), or a first word with ``= @ % +`` in its
-    unquoted start (:func:`_command_head_ok` refuses it)."""
+    """Whether the text needs the tokenizer (quotes or ``$``); None when it certainly does not
+    lex (saves the tokenizer's pass over text that tree-sitter will parse anyway): text with
+    a character outside words, blanks, operators, quotes and ``$``, text without single
+    quotes holding `` ` \\ !`` (which only a single-quoted string may contain), or a first
+    word with ``@ % +`` in its unquoted start or ``=`` there not making it an assignment."""
     if _BAD_HEAD_RE.match(text) is not None:
         return None
     if "'" in text:
         return True
-    if '"' not in text:
+    if '"' not in text and "$" not in text:
         return False if _PLAIN_TEXT_RE.fullmatch(text) is not None else None
-    return None if "$" in text or "`" in text or "\\" in text or "!" in text else True
+    return None if "`" in text or "\\" in text or "!" in text else True
+
+
+def _command_head(text: str, words: list[Word]) -> int:
+    """The index of the command word after leading assignments ``NAME=value`` (``len(words)``
+    when there are only assignments), or -1 when tree-sitter would not read the words as
+    the same simple command: a command word that is a reserved word or declaration builtin,
+    or holds ``= @ % +`` (or ``:`` after assignments: ``x=1 a:b`` is a syntax error to
+    tree-sitter-bash), or more than one expansion (it splits ``a$x$y-`` and
+    ``${x}/a$y.b`` in command position into several words); an assignment with an empty
+    value or one starting with ``=``."""
+    index = 0
+    for parts, start, end in words:
+        first, kind = parts[0]
+        if kind != "lit" or "=" not in first:
+            break
+        match = _ASSIGN_RE.match(first)
+        if match is None:
+            break
+        if match.end() == end - start or text[start + match.end()] == "=":
+            return -1
+        index += 1
+    else:
+        return index
+    first, start, end = words[index]
+    head = text[start:end]
+    if "=" in head or "@" in head or "%" in head or "+" in head or ":" in head and index \
+            or "$" in head and head.count("$") > 1 \
+            or first[0][0] in _NOT_SIMPLE and (first[0][1] == "lit" or len(first) == 1 and first[0][1] == "q"):
+        return -1
+    return index
 
 
 def _command_head_ok(text: str, words: list[Word]) -> bool:
-    """Whether the first word leaves the command simple for tree-sitter too."""
-    first, start, end = words[0]
-    head = text[start:end]
-    return not ("=" in head or "@" in head or "%" in head or "+" in head
-                or first[0][0] in _NOT_SIMPLE and (len(first) == 1 or first[0][1] == "lit"))
+    """Whether the words make one simple command for tree-sitter too."""
+    return _command_head(text, words) >= 0
 
 
-def _word_parts(word: str) -> list[tuple[str, str]]:
+def _word_parts(word: str) -> list[tuple[str, str]] | None:
+    """A word's parts: ``(text, "lit"|"q")`` and, for expansions, ``(name, "v"|"qv")``
+    (unquoted, double-quoted), looked up when the command runs; None for a shape the
+    tree walk reads differently."""
+    if "$" in word and _EXPANSION_EQ_EXPANSION_RE.search(word) is not None:
+        return None
     parts: list[tuple[str, str]] = []
     for part in _PART_RE.finditer(word):
-        unquoted, single, double = part.groups()
+        unquoted, single, double, braced, name = part.groups()
         if unquoted is not None:
             parts.append((unquoted, "lit"))
+        elif single is not None:
+            parts.append((single, "q"))
+        elif double is not None:
+            if "$" not in double:
+                parts.append((double, "q"))
+                continue
+            position = 0
+            for var in _DQ_VAR_RE.finditer(double):
+                if var.start() > position:
+                    text = double[position:var.start()]
+                    if not text.strip(" \t"):
+                        # blanks between the opening quote or an expansion and a `$`:
+                        # tree-sitter-bash puts them inside the expansion node, and their
+                        # text is lost to the tree walk; decline rather than differ
+                        return None
+                    parts.append((text, "q"))
+                parts.append((var.group(1) or var.group(2), "qv"))
+                position = var.end()
+            if position < len(double):
+                parts.append((double[position:], "q"))
         else:
-            parts.append((single if single is not None else double, "q"))
+            parts.append((braced or name, "v"))
     return parts
 
 
@@ -182,11 +247,14 @@ def lex_list(text: str) -> list[Statement] | None:
         start = position + len(blank)
         if word:
             position = start + len(word)
-            parts = _word_parts(word) if quoted and ("'" in word or '"' in word) else [(word, "lit")]
+            parts = _word_parts(word) if quoted and ("'" in word or '"' in word or "$" in word) else [(word, "lit")]
+            if parts is None:
+                return None
             command.append((parts, start, position))
             continue
         position = start + len(operator)
-        if not command or not _command_head_ok(text, command):
+        # a command of assignments only is a statement of its own, never a pipeline's part
+        if not command or not _list_command_ok(text, command, operator != "|" and len(pipeline) == 1):
             return None
         command = []
         if operator == "|":
@@ -200,9 +268,16 @@ def lex_list(text: str) -> list[Statement] | None:
             statement.append(pipeline)
     if position != len(text.rstrip(" \t")):  # findall skipped text no token matches
         return None
-    if not command or not _command_head_ok(text, command):
+    if not command or not _list_command_ok(text, command, len(pipeline) == 1):
         return None
     return statements
+
+
+def _list_command_ok(text: str, command: list[Word], alone: bool) -> bool:
+    """Whether a list's command is simple; one of assignments only must be a statement of
+    its own (``alone``: not a pipeline's part, where tree-sitter nests it differently)."""
+    head = _command_head(text, command)
+    return head >= 0 and (alone or head < len(command))
 
 
 def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, stdin: "Stdin",
@@ -216,7 +291,7 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
         text = text[:-1]
     if ";" in text or "|" in text or "&" in text:
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
-    if walker.depth + 2 > depth_limit:
+    if walker.depth + 3 > depth_limit:  # program → variable_assignments → variable_assignment
         return False
     words = lex_simple(text)
     if words is None:
@@ -258,26 +333,80 @@ def _run_list(walker: "Walker", text: str, base: int, collapse: SpanT | None, st
 
 def _run_words(walker: "Walker", words: list[Word], base: int, collapse: SpanT | None, stdin: "Stdin",
                depth: int) -> None:
-    """Expand one command's words and run it ``depth`` levels below the walker's depth."""
+    """Expand one command's words and run it ``depth`` levels below the walker's depth, as
+    :meth:`~stockade.analyzer.walker.Walker.visit_command` does (for a statement of
+    assignments alone, as ``visit_variable_assignment(s)``)."""
+    assignments = 0
+    for parts, _, _ in words:  # leading NAME=value words (the lexer checked their values)
+        first, kind = parts[0]
+        if kind != "lit" or "=" not in first or _ASSIGN_RE.match(first) is None:
+            break
+        assignments += 1
+    if assignments == len(words):
+        # a statement of assignments: each sets its variable in turn (later values see it)
+        state = walker.state
+        for parts, start, end in words:
+            name, value = _assignment(parts, walker)
+            state.variables[name] = value
+            if name in state.exported or name == "PROMPT_COMMAND":
+                judge_env_var(walker, name, value, collapse if collapse is not None else (base + start, base + end))
+        return
+    prefix = []
+    for parts, start, end in words[:assignments]:
+        name, value = _assignment(parts, walker)
+        prefix.append((name, value, collapse if collapse is not None else (base + start + len(name) + 1, base + end)))
     argv: list[str] = []
     spans: list[SpanT] = []
-    for parts, start, end in words:
+    for parts, start, end in words[assignments:] if assignments else words:
         span = collapse if collapse is not None else (base + start, base + end)
         if len(parts) == 1:
             # the lexer's text is ASCII: a quoted string, or a literal without braces or a
             # leading tilde, is its own one field (as expand_fields would return)
             value, kind = parts[0]
-            if kind == "q" or "{" not in value and value[0] != "~":
+            if kind == "q" or kind == "lit" and "{" not in value and value[0] != "~":
                 argv.append(value)
                 spans.append(span)
                 continue
-        for value in expand_fields(parts, walker):
+        for value in expand_fields(_resolved(parts, walker), walker):
             argv.append(value)
             spans.append(span)
-    # every word the lexer accepts expands to at least one field: argv is never empty
+    if not argv:  # the words expanded to nothing: no command, the assignments stay in the shell
+        for name, value, _ in prefix:
+            walker.state.variables[name] = value
+        return
     span = collapse if collapse is not None else (base + words[0][1], base + words[-1][2])
+    env: dict[str, str] = {}
+    for name, value, value_span in prefix:
+        env[name] = value
+        walker.effects.append(EnvChange(name, span))
+        judge_env_var(walker, name, value, value_span)
     walker.depth += depth
     try:
-        run_command(walker, argv, spans, stdin, {}, span)
+        run_command(walker, argv, spans, stdin, env, span)
     finally:
         walker.depth -= depth
+
+
+def _assignment(parts: list[tuple[str, str]], walker: "Walker") -> tuple[str, str]:
+    """Name and value of an assignment word, as ``Walker.assignment_value``: the value's parts
+    joined without splitting (``WordExpander.text``), a leading unquoted ``~`` expanded."""
+    name, _, head = parts[0][0].partition("=")
+    value_parts = _resolved(parts, walker)
+    value_parts = ([(head, "lit")] if head else []) + value_parts[1:]
+    value = "".join([text for text, _ in value_parts])
+    if value_parts and value_parts[0][1] == "lit" and value[:1] == "~":
+        value = tilde(value, walker)
+    return name, value
+
+
+def _resolved(parts: list[tuple[str, str]], walker: "Walker") -> list[tuple[str, str]]:
+    """Parts with ``$NAME`` looked up: the value (UNKNOWN when the script does not determine
+    it), subject to splitting when unquoted — as WordExpander's simple_expansion/expansion."""
+    out = parts
+    for index, (text, kind) in enumerate(parts):
+        if kind == "v" or kind == "qv":
+            if out is parts:
+                out = list(parts)
+            value = walker.lookup(text)
+            out[index] = (UNKNOWN if value is None else value, "exp" if kind == "v" else "q")
+    return out

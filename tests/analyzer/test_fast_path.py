@@ -30,10 +30,27 @@ _ARGS = ["-rf", "-r", "-f", "-la", "--force", "push", "status", "-c", "-e", "-ex
          "'rm -rf ~'", "'cat /etc/shadow'", '"ls -la"', "'a b'", "\"$HOME\"", "'$(id)'", "'{a,b}'", "r''m", "'~'/x",
          "~'/.ssh'", '"~"', "'*'", "--to-command='rm -rf ~'", "core.pager='sh -c id'", "'1e id'", "'BEGIN{system(\"id\")}'"]
 _SEPS = [" ", "  ", "\t", " \t "]
+#: ``$NAME``/``${NAME}`` words, quoted and not, set and unset, split or not by IFS.
+_EXPANSIONS = ["$x", "${x}", "$HOME", "${HOME}/.ssh", "$HOME/x", "$PWD", "$IFS", "$c", "$y", "$unset", "a$x",
+               "$x.txt", "$x'a'", "$x\"\"", "~$x", "$x~", "$x$y", "${x}y", "$_", "$x_", "$1", "$@", "$?", "$x[1]",
+               "${x:-y}", "${#x}", "\"$x\"", "\"${x}\"", "\"$HOME\"", "\"$x/y\"", "\"a $x b\"", "\" $x \"",
+               "\"$x$y\"", "\"${x}y\"", "\"$unset\"", "\"$x[1]\"", "\"$x:y\"", "\"$x-\"", "\"$x{a,b}\"", "\"$\"",
+               "\"$1\"", "\"${x}[0]\"", "\"~$x\"", "'$x'", "$e", "\"$e\"", "$e$e", "$e\"\"", "\"$c\"", "$c",
+               "--o=$x", "--o=$HOME/y", "--o=\"$x\"/y", "a=${x}/y", "$x=$y", "$x=$HOME/y", "a$x=$y/z", "=$x/y",
+               "a==$x", "$x=b/c", "$x:$y", "\"$x\"=$y", "x=\"$y\"$x"]
+_NAMES = ["x", "y", "c", "e", "_", "__", "IFS", "PAGER", "GIT_SSH_COMMAND", "PROMPT_COMMAND", "HOME", "PWD", "LD_PRELOAD",
+          "BASH_ENV", "_a1"]
+_VALUES = ["rm", "'sh -c id'", "\"rm -rf ~\"", "\"$x\"", "$x", "$HOME/y", "~/a", "~", "~root", "''", "\"\"", "a,b",
+           ",", "rm,-rf,~", "'a b'", "a=b", "=x", "", "a@b", "a%b", "-1", "*", "$e", "\"$c\"", "x$y", "'~'", "a:~/b"]
+_assignments = st.lists(st.builds(lambda name, value, sep: name + "=" + value + sep, st.sampled_from(_NAMES),
+                                  st.sampled_from(_VALUES), st.sampled_from(_SEPS)), max_size=3).map("".join)
 
 simple_commands = st.builds(
-    lambda lead, prog, args, seps, trail: lead + prog + "".join(s + a for s, a in zip(seps, args)) + trail,
-    st.sampled_from(["", " ", "\t"]), st.sampled_from(_PROGRAMS), st.lists(st.sampled_from(_ARGS), max_size=6),
+    lambda lead, assign, prog, args, seps, trail: (
+        lead + assign + prog + "".join(s + a for s, a in zip(seps, args)) + trail).strip() or "x=1",
+    st.sampled_from(["", " ", "\t"]), st.one_of(st.just(""), _assignments),
+    st.one_of(st.sampled_from(_PROGRAMS), st.sampled_from(_EXPANSIONS), st.just("")),
+    st.lists(st.one_of(st.sampled_from(_ARGS), st.sampled_from(_EXPANSIONS)), max_size=6),
     st.lists(st.sampled_from(_SEPS), min_size=6, max_size=6), st.sampled_from(["", " ", "  "]))
 
 _OPS = ["&&", "||", ";", "|", " && ", " || ", "; ", " | ", " ;", "&", "|&", ";;", " ", ""]
@@ -41,7 +58,7 @@ simple_lists = st.builds(
     lambda first, rest: first + "".join(op + command for op, command in rest),
     simple_commands, st.lists(st.tuples(st.sampled_from(_OPS), simple_commands), min_size=1, max_size=4))
 
-_CHARS = list("abrm -~/.=*:@%+,_'\"\t") + list(";&|<>()$`\\{}[]!#?\n\r^") + ["é", "\u3000", "日"]
+_CHARS = list("abrm -~/.=*:@%+,_'\"\t") + ["$", "$x", "${x}", "x="] + list(";&|<>()$`\\{}[]!#?\n\r^") + ["é", "\u3000", "日"]
 near_simple = st.lists(st.sampled_from(_CHARS), max_size=40).map("".join)
 
 
@@ -67,7 +84,8 @@ def test_lexer_words_and_spans() -> None:
     words = lex_simple(" r''m  -rf\t'a b'\"c\"d ")
     assert words == [([("r", "lit"), ("", "q"), ("m", "lit")], 1, 5), ([("-rf", "lit")], 7, 10),
                      ([("a b", "q"), ("c", "q"), ("d", "lit")], 11, 20)]
-    for text in ("a=b ls", "if x", "ls; rm", "ls $x", "echo \"$x\"", "ls\n", "ls\r", "echo 日", "ls # c", "",
+    for text in ("a= ls", "a==b ls", "if x", "ls; rm", "ls $(x)", "echo \"$x[1]\"", "echo $1", "echo ${x:-y}",
+                 "echo \"$\"", "a=1 export B", "ls\n", "ls\r", "echo 日", "ls # c", "",
                  "   ", "echo \"a\\b\"", "x {a,b}", "[ -f x ]", "echo ?", "echo !x", "export A",
                  "a@", "a@b x", "a% x", "g++ -o x", "x ==", "echo a =~ b", "x == y"):
         assert lex_simple(text) is None, text
@@ -95,6 +113,10 @@ def test_generated_near_simple_text_same_verdicts(ir, command: str) -> None:
 @given(simple_lists)
 @example("cd /tmp && ls ~+ | sh")
 @example("echo 'rm -rf ~' | sh; ls")
+@example("x=rm; $x -rf ~")
+@example("IFS=,; c=rm,-rf,.git; $c")
+@example("x=a y=$x; echo $y && PAGER='sh -c id' git -p log")
+@example("PROMPT_COMMAND=id; e=; $e && HOME=/ cd ~")
 def test_generated_lists_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
 
@@ -103,7 +125,7 @@ def test_list_lexer_structure() -> None:
     statements = lex_list("a && b | c; d")
     assert [[[[w[0][0][0] for w in command] for command in pipeline] for pipeline in statement]
             for statement in statements] == [[[["a"]], [["b"], ["c"]]], [[["d"]]]]
-    for text in ("ls;", "ls &", "a | | b", "a & b", "x | if y", "a ;; b", "&& a", "a |& b", "a && b=1 c",
+    for text in ("ls;", "ls &", "a | | b", "a & b", "x | if y", "a ;; b", "&& a", "a |& b", "a | b=1", "b=1 | c", "a && b= c",
                  "a\nb", "a | 'x' && (b)"):
         assert lex_list(text) is None, text
     taken = [c for c in CORPUS if lex_list(c) is not None and lex_simple(c) is None]
@@ -113,7 +135,9 @@ def test_list_lexer_structure() -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(simple_commands, simple_lists),
        st.sampled_from(["{}\n", "{}\n\n", "{} |\n", "{} &&\n", "sh <<< '{}'", "bash <<'EOF'\n{}\nEOF",
-                        "bash <<EOF\n{}\nEOF", "bash -c '{}\n'", "eval '{}\n'"]))
+                        "bash <<EOF\n{}\nEOF", "bash -c '{}\n'", "eval '{}\n'",
+                        "export PAGER x=1 LD_PRELOAD; c=a,b; IFS=,; e=; y=' a  b '; eval '{}'",
+                        "f() { eval '{}'; }; f 1 2"]))
 @example("rm -rf ~", "sh <<< '{}'")
 @example("ls | sh", "bash <<'EOF'\n{}\nEOF")
 def test_code_ending_in_a_newline_same_verdicts(ir, command: str, frame: str) -> None:
