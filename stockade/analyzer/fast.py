@@ -62,6 +62,9 @@ _DQ_VAR_RE = re.compile(r"\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
 #: An expansion, later ``=`` and another ``$``: tree-sitter-bash splits ``$x=$HOME/y`` into
 #: ``$x=$`` and ``HOME/y`` (no error reported), so such words are declined.
 _EXPANSION_EQ_EXPANSION_RE = re.compile(r"\$[^=]*=.*\$")
+#: A ``$`` that starts no ``$NAME``/``${NAME}`` (``$(``, ``${x:-y}``, ``$1``…): text without
+#: single quotes holding one does not lex (saves the tokenizer's pass).
+_BAD_DOLLAR_RE = re.compile(r"\$(?![A-Za-z_]|\{[A-Za-z_][A-Za-z0-9_]*\})")
 #: A leading ``NAME=`` (an assignment word when it opens a command).
 _ASSIGN_RE = re.compile(r"(?!_=)[A-Za-z_][A-Za-z0-9_]*=")  # `_=1` is a command to tree-sitter-bash
 #: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
@@ -125,7 +128,8 @@ def _quoted(text: str) -> bool | None:
     """Whether the text needs the tokenizer (quotes or ``$``); None when it certainly does not
     lex (saves the tokenizer's pass over text that tree-sitter will parse anyway): text with
     a character outside words, blanks, operators, quotes and ``$``, text without single
-    quotes holding `` ` \\ !`` (which only a single-quoted string may contain), or a first
+    quotes holding `` ` \\ !`` (which only a single-quoted string may contain) or a ``$``
+    starting no ``$NAME``/``${NAME}``, or a first
     word with ``@ % +`` in its unquoted start or ``=`` there not making it an assignment."""
     if _BAD_HEAD_RE.match(text) is not None:
         return None
@@ -133,7 +137,9 @@ def _quoted(text: str) -> bool | None:
         return True
     if '"' not in text and "$" not in text:
         return False if _PLAIN_TEXT_RE.fullmatch(text) is not None else None
-    return None if "`" in text or "\\" in text or "!" in text else True
+    if "`" in text or "\\" in text or "!" in text or "$" in text and _BAD_DOLLAR_RE.search(text) is not None:
+        return None
+    return True
 
 
 def _command_head(text: str, words: list[Word]) -> int:
