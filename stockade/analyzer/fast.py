@@ -11,13 +11,25 @@ which tries this path again and otherwise parses with tree-sitter.
 The lexer accepts, conservatively, only text that is:
 
 * ASCII, printable (space and tab separate words; no newline, ``\\r`` or other controls);
-* words made of letters, digits and ``- _ . / : @ % + , = ~ *`` — no ``; & | < > ( ) $ ` \\
+* words made of letters, digits and ``- _ . / : @ % + , = ~ *`` — no ``; & | < > ( ) ` \\
   { } [ ] ! # ? ^`` or quotes inside other constructs;
 * single-quoted strings (any printable ASCII but ``'``) and double-quoted strings without
-  ``$``, backtick, backslash or ``!``;
-* whose first word is not a reserved word or a declaration builtin (nor starts with one,
+  backtick, backslash or ``!``;
+* ``$NAME`` and ``${NAME}`` (unquoted, or inside double quotes; no operators, special or
+  positional parameters, never followed by ``[``), looked up when the command runs: unset
+  is UNKNOWN, unquoted values are split on ``$IFS`` by the same
+  :func:`~stockade.analyzer.words.expand_fields`.  Declined where tree-sitter-bash reads them
+  differently: blanks between an opening quote (or an expansion) and a ``$`` in double
+  quotes (the grammar drops them), an expansion later followed by ``=`` and ``$`` in one word
+  (``$x=$HOME/y`` is split in two), more than one expansion in the command word;
+* leading assignments ``NAME=value`` (not ``_=``, not ``+=``, the value nonempty and not
+  starting with ``=``): alone they are a statement (``x=1; …``, set in turn, as
+  ``visit_variable_assignment``; never a pipeline's part), before a command its environment
+  (``EnvChange`` and the environment-variable models, as ``visit_command``); a command word
+  after them holds no ``:`` (``x=1 a:b`` is a syntax error to tree-sitter-bash);
+* whose command word is not a reserved word or a declaration builtin (nor starts with one,
   unquoted, followed by a quoted string: ``if'x'`` is the keyword to tree-sitter), and has no ``=``
-  (that would be an assignment) and no ``@``, ``%`` or ``+`` (tree-sitter-bash reads
+  and no ``@``, ``%`` or ``+`` (tree-sitter-bash reads
   ``a@``/``a%``/``a+:`` in command position as a malformed variable and reports a syntax
   error, which the analyzer must see the same way);
 * with no word starting ``==`` or ``=~`` (the grammar's test operators, which it parses
