@@ -34,6 +34,20 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
 _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+def _flatten(node: Any, kind: str) -> list[Any]:
+    """The operands of a left-nested chain of ``kind`` nodes (``a && b || c``, ``a | b | c``),
+    in order, collected without recursion (a chain can be thousands of commands long)."""
+    items: list[Any] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == kind:
+            stack.extend(reversed(current.named_children))
+        else:
+            items.append(current)
+    return items
+
+
 def _ascii_class(excluded: str) -> str:
     """A character class of the ASCII characters not in ``excluded`` (spelt out: a negated
     class over the whole of Unicode costs ~12 ms to compile, on every cold start)."""
@@ -267,16 +281,7 @@ class Walker(ControlFlow):
     visit_else_clause = visit_program
 
     def visit_list(self, node: Any, stdin: Stdin) -> None:
-        # a && b || c ... nests to the left: collect the operands iteratively
-        items: list[Any] = []
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            if current.type == "list":
-                stack.extend(reversed(current.named_children))
-            else:
-                items.append(current)
-        for item in items:
+        for item in _flatten(node, "list"):  # a && b || c …
             self.walk(item, stdin)
 
     def visit_compound_statement(self, node: Any, stdin: Stdin) -> None:
@@ -298,14 +303,7 @@ class Walker(ControlFlow):
             self.state = saved
 
     def visit_pipeline(self, node: Any, stdin: Stdin) -> None:
-        parts: list[Any] = []
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            if current.type == "pipeline":
-                stack.extend(reversed(current.named_children))
-            else:
-                parts.append(current)
+        parts = _flatten(node, "pipeline")
         current_in = stdin
         for index, part in enumerate(parts):
             saved = self.state
