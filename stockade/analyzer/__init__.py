@@ -16,10 +16,10 @@ saying so — never an exception, never ``allow``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+from stockade.analyzer.effects import Record
 from stockade.analyzer.judge import Judge, Reason, Verdict
 
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import PolicyIR
 
@@ -64,12 +64,17 @@ def judge_command(ir: "PolicyIR", command: str) -> Verdict:
     return analyze(command, ir)
 
 
-class LineFinding(NamedTuple):
+class LineFinding(Record):
     """A non-allow reason located in a script: 1-based line and column."""
 
+    __slots__ = ()
+    _fields = ("line", "column", "reason")
     line: int
     column: int
     reason: Reason
+
+    def __new__(cls, line: int, column: int, reason: Reason) -> "LineFinding":
+        return tuple.__new__(cls, (line, column, reason))
 
     def to_json(self) -> dict:
         """The finding as a JSON object."""
@@ -78,11 +83,16 @@ class LineFinding(NamedTuple):
         return data
 
 
-class ScriptReport(NamedTuple):
+class ScriptReport(Record):
     """A whole script's verdict and its findings by line."""
 
+    __slots__ = ()
+    _fields = ("verdict", "findings")
     verdict: Verdict
     findings: tuple[LineFinding, ...]
+
+    def __new__(cls, verdict: Verdict, findings: tuple[LineFinding, ...]) -> "ScriptReport":
+        return tuple.__new__(cls, (verdict, findings))
 
     def to_json(self) -> dict:
         """The report as a JSON object."""

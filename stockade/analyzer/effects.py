@@ -4,20 +4,60 @@ Spans are ``(start, end)`` character offsets into the analysed command text (``e
 exclusive).  Paths are as resolved by the walker: absolute when the script determines
 them, containing :data:`UNKNOWN` where it does not.
 
-The records are :class:`~typing.NamedTuple` classes: a command creates several, and a tuple
-is several times cheaper to build than a frozen dataclass (and costs nothing at import).
-Compare them by type as well as by value (a ``Read`` and a ``Write`` of the same path are
-equal tuples).
+The records are :class:`Record` classes — tuples with named fields, like
+:func:`collections.namedtuple` but written out: a command creates several, a tuple is
+several times cheaper to build than a frozen dataclass, and a plain class statement costs
+next to nothing at import (``typing.NamedTuple`` needs :mod:`typing`, ~7 ms of a cold
+start, and ``namedtuple`` execs generated code for every class).  Compare them by type as
+well as by value (a ``Read`` and a ``Write`` of the same path are equal tuples).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+try:
+    from _collections import _tuplegetter  # namedtuple's field accessor (C)
+except ImportError:  # pragma: no cover - not CPython
+    from operator import itemgetter
+
+    def _tuplegetter(index: int, doc: str) -> property:  # type: ignore[no-redef]
+        return property(itemgetter(index), doc=doc)
 
 #: Marks a part of a word whose value the script does not determine.
 UNKNOWN = "\x00"
 
 SpanT = tuple[int, int]
+
+_tuple_new = tuple.__new__
+
+
+class Record(tuple):
+    """An immutable record: a tuple whose items are named by the class's ``_fields``.
+
+    A subclass lists ``_fields`` and writes its ``__new__`` (positional or keyword
+    arguments with defaults, as fast as namedtuple's generated one); the field accessors,
+    ``repr``, pickling and ``_replace`` come from here."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        for index, name in enumerate(cls.__dict__.get("_fields", ())):
+            setattr(cls, name, _tuplegetter(index, f"Field {index}: {name}"))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in zip(self._fields, self))})"
+
+    def __getnewargs__(self) -> tuple:
+        return tuple(self)
+
+    def _replace(self, **changes: object) -> "Record":
+        """A copy with some fields changed."""
+        return type(self)(**{**dict(zip(self._fields, self)), **changes})
+
+    def _asdict(self) -> dict:
+        """The fields as a dict."""
+        return dict(zip(self._fields, self))
 
 
 def is_known(text: str) -> bool:
@@ -35,96 +75,155 @@ def clip(text: str, width: int = 40) -> str:
     text = text.replace("\n", "⏎").replace(UNKNOWN, "…")
     return text if len(text) <= width else text[: width - 1] + "…"
 
-
-class Read(NamedTuple):
+class Read(Record):
     """The command reads ``path`` (recursively: the whole tree below it; ``skip_hidden``: but
     not the entries below it whose name starts with ``.``, as ``rg`` and ``ag`` by default)."""
 
+    __slots__ = ()
+    _fields = ("path", "span", "recursive", "skip_hidden")
     path: str
     span: SpanT
-    recursive: bool = False
-    skip_hidden: bool = False
+    recursive: bool
+    skip_hidden: bool
+
+    def __new__(cls, path: str, span: SpanT, recursive: bool = False, skip_hidden: bool = False) -> "Read":
+        return _tuple_new(cls, (path, span, recursive, skip_hidden))
 
 
-class Write(NamedTuple):
+class Write(Record):
     """The command creates or modifies ``path`` (recursively: anything below it)."""
 
+    __slots__ = ()
+    _fields = ("path", "span", "recursive")
     path: str
     span: SpanT
-    recursive: bool = False
+    recursive: bool
+
+    def __new__(cls, path: str, span: SpanT, recursive: bool = False) -> "Write":
+        return _tuple_new(cls, (path, span, recursive))
 
 
-class Delete(NamedTuple):
+class Delete(Record):
     """The command removes ``path`` (recursively: with everything below it)."""
 
+    __slots__ = ()
+    _fields = ("path", "span", "recursive")
     path: str
     span: SpanT
-    recursive: bool = False
+    recursive: bool
+
+    def __new__(cls, path: str, span: SpanT, recursive: bool = False) -> "Delete":
+        return _tuple_new(cls, (path, span, recursive))
 
 
-class Rename(NamedTuple):
+class Rename(Record):
     """The command moves ``source`` to ``dest`` (a delete of one, a write of the other)."""
 
+    __slots__ = ()
+    _fields = ("source", "dest", "span")
     source: str
     dest: str
     span: SpanT
 
+    def __new__(cls, source: str, dest: str, span: SpanT) -> "Rename":
+        return _tuple_new(cls, (source, dest, span))
 
-class Execute(NamedTuple):
+
+class Execute(Record):
     """A simple command runs with this argv (after unwrapping; judged by command rules)."""
 
+    __slots__ = ()
+    _fields = ("argv", "span")
     argv: tuple[str, ...]
     span: SpanT
 
+    def __new__(cls, argv: tuple[str, ...], span: SpanT) -> "Execute":
+        return _tuple_new(cls, (argv, span))
 
-class Network(NamedTuple):
+
+class Network(Record):
     """The command contacts ``host`` on ``port`` (None: the port is not known)."""
 
+    __slots__ = ()
+    _fields = ("host", "port", "span")
     host: str
     port: int | None
     span: SpanT
 
+    def __new__(cls, host: str, port: int | None, span: SpanT) -> "Network":
+        return _tuple_new(cls, (host, port, span))
 
-class Privilege(NamedTuple):
+
+class Privilege(Record):
     """The command gains or uses privileges beyond the agent's own (sudo, setuid, …)."""
 
+    __slots__ = ()
+    _fields = ("what", "span")
     what: str
     span: SpanT
 
+    def __new__(cls, what: str, span: SpanT) -> "Privilege":
+        return _tuple_new(cls, (what, span))
 
-class EnvChange(NamedTuple):
+
+class EnvChange(Record):
     """The command changes an environment variable of the shell or a child."""
 
+    __slots__ = ()
+    _fields = ("name", "span")
     name: str
     span: SpanT
 
+    def __new__(cls, name: str, span: SpanT) -> "EnvChange":
+        return _tuple_new(cls, (name, span))
 
-class Persistence(NamedTuple):
+
+class Persistence(Record):
     """The command installs something that runs later (rc files, hooks, cron, autostart)."""
 
+    __slots__ = ()
+    _fields = ("what", "span")
     what: str
     span: SpanT
 
+    def __new__(cls, what: str, span: SpanT) -> "Persistence":
+        return _tuple_new(cls, (what, span))
 
-class Unknown(NamedTuple):
+
+class Unknown(Record):
     """Code or effects the analyzer cannot see into; judged by ``unknown-effects``."""
 
+    __slots__ = ()
+    _fields = ("why", "span")
     why: str
     span: SpanT
 
+    def __new__(cls, why: str, span: SpanT) -> "Unknown":
+        return _tuple_new(cls, (why, span))
 
-class Unparsable(NamedTuple):
+
+class Unparsable(Record):
     """The text cannot be parsed reliably; judged by ``unparsable``."""
 
+    __slots__ = ()
+    _fields = ("why", "span")
     why: str
     span: SpanT
 
+    def __new__(cls, why: str, span: SpanT) -> "Unparsable":
+        return _tuple_new(cls, (why, span))
 
-class LinkTarget(NamedTuple):
+
+class LinkTarget(Record):
     """A link made to ``path`` (``ln``): reading through it later must be as allowed as reading it."""
 
+    __slots__ = ()
+    _fields = ("path", "span")
     path: str
     span: SpanT
+
+    def __new__(cls, path: str, span: SpanT) -> "LinkTarget":
+        return _tuple_new(cls, (path, span))
 
 
 Effect = Read | Write | Delete | Rename | Execute | Network | Privilege | EnvChange | Persistence | Unknown | Unparsable | LinkTarget

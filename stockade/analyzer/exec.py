@@ -10,22 +10,28 @@ only through :class:`Invocation`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
+from stockade.analyzer.effects import (UNKNOWN, Delete, Execute, Network, Persistence, Privilege, Read, Record,
+                                       SpanT, Unknown, Write, show)
 
-from stockade.analyzer.effects import (UNKNOWN, Delete, Execute, Network, Persistence, Privilege, Read, SpanT,
-                                       Unknown, Write, show)
-
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Iterable
+
     from stockade.analyzer.walker import Walker
 
 MAX_FUNCTION_DEPTH = 16
 
 
-class Stdin(NamedTuple):
+class Stdin(Record):
     """What a command reads on standard input: known text, or None (unknown data)."""
 
+    __slots__ = ()
+    _fields = ("text", "what")
     text: str | None
     what: str
+
+    def __new__(cls, text: str | None, what: str) -> "Stdin":
+        return tuple.__new__(cls, (text, what))
 
 
 TERMINAL = Stdin(None, "the terminal")

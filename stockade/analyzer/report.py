@@ -3,9 +3,11 @@ and SARIF 2.1.0 for code-scanning tools."""
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from stockade.analyzer.judge import Reason, Verdict
+
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Iterable
 
 _LEVEL = {"deny": "error", "confirm": "warning", "allow": "note"}
 

@@ -18,26 +18,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Literal, Mapping, Sequence
+
     from stockade.compiler.query import CommandDecision, NetworkDecision, PathDecision, PolicyIndex
+
+    Verdict = Literal["allow", "confirm", "deny"]
+    FsKind = Literal["read", "write", "readonly", "deny"]
+    HostKind = Literal["any", "localhost", "host", "domain", "cidr"]
 
 IR_VERSION = 1
 
-Verdict = Literal["allow", "confirm", "deny"]
 #: Strictness of verdicts: the strictest matching rule wins.
 VERDICT_RANK: dict[str, int] = {"allow": 0, "confirm": 1, "deny": 2}
 
-FsKind = Literal["read", "write", "readonly", "deny"]
 #: On equal specificity the stricter filesystem rule wins: deny > readonly > write > read.
 FS_KIND_RANK: dict[str, int] = {"read": 0, "write": 1, "readonly": 2, "deny": 3}
 #: What each filesystem rule grants.
 FS_KIND_ACCESS: dict[str, str] = {"read": "read", "write": "write", "readonly": "read", "deny": "none"}
 #: How much access grants, for comparisons (tighten-only, conformance).
 ACCESS_RANK: dict[str, int] = {"none": 0, "read": 1, "write": 2}
-
-HostKind = Literal["any", "localhost", "host", "domain", "cidr"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,7 @@ class Origin:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-def _origin() -> Any:
+def _origin() -> "Any":
     return field(default=None, compare=False, hash=False, repr=False)
 
 

@@ -13,34 +13,69 @@ Roles: ``read``, ``readr`` (recursive read), ``list`` (names only), ``write``, `
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
-
+from stockade.analyzer.effects import Record
 from stockade.analyzer.exec import _BY_NAME, Invocation
 
-Model = Callable[[Invocation], None]
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable
+
+    Model = Callable[[Invocation], None]
 
 
-class Spec(NamedTuple):
-    """A data-like model of a simple tool."""
-
-    args: str = "read"                      # role of positional arguments
-    first: str | None = None                # role of the first positional (e.g. a pattern)
-    last: str | None = None                 # role of the last positional when there are two or more
-    values: dict[str, str] = {}             # value-taking option → role of its value (defaults: shared, never mutated)
-    recursive: frozenset[str] = frozenset()  # flags that make reads/writes/deletes recursive
-    flags: dict[str, str] = {}    # flag → "writes-args" | "unknown:<why>" | …
-    stdin_out: bool = False                 # passes stdin through to stdout (cat)
-    first_given_by: frozenset[str] = frozenset()  # options that supply the first positional's
-    #                                         value instead (grep -e/-f): then every positional is args
-    optional: frozenset[str] = frozenset()  # options whose value is only ever attached (--color=WHEN)
-    default: str | None = None              # path the tool works on without positionals, when recursive
+_NO_VALUES: dict[str, str] = {}  # the shared empty defaults of Spec (never mutated)
+_NO_FLAGS: frozenset[str] = frozenset()
 
 
-class Parsed(NamedTuple):
+class Spec(Record):
+    """A data-like model of a simple tool.
+
+    * ``args``: role of positional arguments;
+    * ``first``: role of the first positional (e.g. a pattern);
+    * ``last``: role of the last positional when there are two or more;
+    * ``values``: value-taking option → role of its value;
+    * ``recursive``: flags that make reads/writes/deletes recursive;
+    * ``flags``: flag → ``writes-args`` | ``unknown:<why>`` | ``privilege``;
+    * ``stdin_out``: passes stdin through to stdout (cat);
+    * ``first_given_by``: options that supply the first positional's value instead
+      (grep -e/-f): then every positional is args;
+    * ``optional``: options whose value is only ever attached (``--color=WHEN``);
+    * ``default``: path the tool works on without positionals, when recursive."""
+
+    __slots__ = ()
+    _fields = ("args", "first", "last", "values", "recursive", "flags", "stdin_out", "first_given_by", "optional",
+               "default")
+    args: str
+    first: str | None
+    last: str | None
+    values: dict[str, str]
+    recursive: frozenset[str]
+    flags: dict[str, str]
+    stdin_out: bool
+    first_given_by: frozenset[str]
+    optional: frozenset[str]
+    default: str | None
+
+    def __new__(cls, args: str = "read", first: str | None = None, last: str | None = None,
+                values: dict[str, str] = _NO_VALUES, recursive: frozenset[str] = _NO_FLAGS,
+                flags: dict[str, str] = _NO_VALUES, stdin_out: bool = False,
+                first_given_by: frozenset[str] = _NO_FLAGS, optional: frozenset[str] = _NO_FLAGS,
+                default: str | None = None) -> "Spec":
+        return tuple.__new__(cls, (args, first, last, values, recursive, flags, stdin_out, first_given_by, optional,
+                                   default))
+
+
+class Parsed(Record):
     """An argv split into options (name, value, index) and positionals (word, index)."""
 
+    __slots__ = ()
+    _fields = ("options", "positionals")
     options: tuple[tuple[str, str | None, int], ...]
     positionals: tuple[tuple[str, int], ...]
+
+    def __new__(cls, options: tuple[tuple[str, str | None, int], ...],
+                positionals: tuple[tuple[str, int], ...]) -> "Parsed":
+        return tuple.__new__(cls, (options, positionals))
 
     def has(self, *names: str) -> bool:
         """Whether any of the options is present."""

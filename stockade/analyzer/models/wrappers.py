@@ -7,23 +7,36 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.effects import UNKNOWN, Record, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 
 
-class Wrapper(NamedTuple):
-    """How a wrapper's argv is laid out."""
+_NONE: frozenset[str] = frozenset()
 
-    values: frozenset[str] = frozenset()
-    operands: int = 0               # operands before the command (timeout DURATION, flock FILE)
-    privilege: str | None = None    # escalation note
-    shell_joined: bool = False      # the command words are joined and run by ``sh -c`` (watch, su -c)
-    no_exec_flags: frozenset[str] = frozenset()  # flags that only look the command up (command -v)
-    code_flags: frozenset[str] = frozenset()     # options whose value is shell code (su -c, flock -c)
-    optional: frozenset[str] = frozenset()       # options whose value is only ever attached (watch -d)
+
+class Wrapper(Record):
+    """How a wrapper's argv is laid out: ``values`` (options taking a value), ``operands``
+    (before the command: timeout DURATION, flock FILE), ``privilege`` (an escalation note),
+    ``shell_joined`` (the command words are joined and run by ``sh -c``: watch, su -c),
+    ``no_exec_flags`` (flags that only look the command up: command -v), ``code_flags``
+    (options whose value is shell code: su -c, flock -c), ``optional`` (options whose value is
+    only ever attached: watch -d)."""
+
+    __slots__ = ()
+    _fields = ("values", "operands", "privilege", "shell_joined", "no_exec_flags", "code_flags", "optional")
+    values: frozenset[str]
+    operands: int
+    privilege: str | None
+    shell_joined: bool
+    no_exec_flags: frozenset[str]
+    code_flags: frozenset[str]
+    optional: frozenset[str]
+
+    def __new__(cls, values: frozenset[str] = _NONE, operands: int = 0, privilege: str | None = None,
+                shell_joined: bool = False, no_exec_flags: frozenset[str] = _NONE, code_flags: frozenset[str] = _NONE,
+                optional: frozenset[str] = _NONE) -> "Wrapper":
+        return tuple.__new__(cls, (values, operands, privilege, shell_joined, no_exec_flags, code_flags, optional))
 
 
 WRAPPERS: dict[str, Wrapper] = {
