@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from functools import cached_property
+from operator import attrgetter
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,8 +43,58 @@ FS_KIND_ACCESS: dict[str, str] = {"read": "read", "write": "write", "readonly": 
 ACCESS_RANK: dict[str, int] = {"none": 0, "read": 1, "write": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+class _Node:
+    """``==``, ``hash`` and ``repr`` of every IR dataclass: what ``@dataclass`` generates for
+    each class (over the fields it compares, hashes and shows), written once.  The decorator
+    then generates only ``__init__`` and the frozen ``__setattr__``/``__delattr__``: each
+    generated method is Python source compiled on every start, and this module is imported
+    by every cold ``stockade analyze``."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        key = _keys(self.__class__)[0]
+        return key(self) == key(other)
+
+    def __hash__(self) -> int:
+        return hash(_keys(self.__class__)[1](self))
+
+    def __repr__(self) -> str:
+        shown = _keys(self.__class__)[2]
+        return f"{self.__class__.__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
+
+
+#: IR class → (compare key, hash key, names shown by repr), from its dataclass fields.
+_KEYS: dict[type, tuple[Any, Any, tuple[str, ...]]] = {}
+
+
+def _tuple_getter(names: list[str]) -> "Any":
+    """A function giving the tuple of the named attributes (a 1-tuple for one name)."""
+    if len(names) == 1:
+        single = attrgetter(names[0])
+        return lambda obj: (single(obj),)
+    return attrgetter(*names)
+
+
+def _keys(cls: type) -> tuple[Any, Any, tuple[str, ...]]:
+    found = _KEYS.get(cls)
+    if found is None:
+        every = fields(cls)
+        compared = [f.name for f in every if f.compare]
+        hashed = [f.name for f in every if (f.compare if f.hash is None else f.hash)]
+        found = _KEYS[cls] = (_tuple_getter(compared), _tuple_getter(hashed), tuple(f.name for f in every if f.repr))
+    return found
+
+
+#: The decorator of the IR node classes: frozen slotted dataclasses whose ``==``, ``hash``
+#: and ``repr`` are :class:`_Node`'s.
+_node = dataclass(frozen=True, slots=True, eq=False, repr=False)
+
+
+@_node
+class Origin(_Node):
     """Where an IR rule came from: the source file, position and layer (0 = lowest)."""
 
     file: str
@@ -59,8 +110,8 @@ def _origin() -> "Any":
     return field(default=None, compare=False, hash=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
-class Layer:
+@_node
+class Layer(_Node):
     """One policy file in the include stack, lowest layer first."""
 
     index: int
@@ -69,8 +120,8 @@ class Layer:
     enforced: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
+@_node
+class Context(_Node):
     """The concrete machine facts a policy was compiled against."""
 
     workspace: str
@@ -79,8 +130,8 @@ class Context:
     platform: str = "linux"
 
 
-@dataclass(frozen=True, slots=True)
-class FsRule:
+@_node
+class FsRule(_Node):
     """A filesystem rule on a canonical absolute path or path glob.
 
     ``pattern`` is absolute; when ``is_glob`` it may contain ``*`` (within one component),
@@ -101,8 +152,8 @@ class FsRule:
         return FS_KIND_ACCESS[self.kind]
 
 
-@dataclass(frozen=True, slots=True)
-class HostPattern:
+@_node
+class HostPattern(_Node):
     """A network destination: ``any``, ``localhost``, an exact ``host``, a ``domain``
     wildcard (``*.example.com``: subdomains only) or an IPv4/IPv6 ``cidr``; ``port`` None
     means every port."""
@@ -118,8 +169,8 @@ class HostPattern:
         return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
 
-@dataclass(frozen=True, slots=True)
-class NetRule:
+@_node
+class NetRule(_Node):
     """Allow or deny contact with the destinations of a :class:`HostPattern`."""
 
     action: Literal["allow", "deny"]
@@ -128,8 +179,8 @@ class NetRule:
     origin: Origin | None = _origin()
 
 
-@dataclass(frozen=True, slots=True)
-class Network:
+@_node
+class Network(_Node):
     """The network block: a default and explicit rules (most specific wins, ties deny)."""
 
     default: Literal["allow", "deny"] = "deny"
@@ -138,8 +189,8 @@ class Network:
     default_origin: Origin | None = _origin()
 
 
-@dataclass(frozen=True, slots=True)
-class EnvRule:
+@_node
+class EnvRule(_Node):
     """``keep`` (allow-list glob), ``drop`` (deny-list glob, beats keep) or ``set`` NAME=value."""
 
     action: Literal["keep", "drop", "set"]
@@ -149,8 +200,8 @@ class EnvRule:
     origin: Origin | None = _origin()
 
 
-@dataclass(frozen=True, slots=True)
-class LimitRule:
+@_node
+class LimitRule(_Node):
     """One resource limit: ``timeout``/``cpu`` in seconds, ``memory``/``output`` in bytes,
     ``processes`` as a count."""
 
@@ -160,8 +211,8 @@ class LimitRule:
     origin: Origin | None = _origin()
 
 
-@dataclass(frozen=True, slots=True)
-class PatternToken:
+@_node
+class PatternToken(_Node):
     """One word of a command pattern: alternatives, each an fnmatch-style word.
 
     The special alternative ``**`` (alone) matches any number of positional words.
@@ -181,8 +232,8 @@ class PatternToken:
         return "|".join(self.alternatives)
 
 
-@dataclass(frozen=True, slots=True)
-class CommandRule:
+@_node
+class CommandRule(_Node):
     """An argv-prefix pattern with a verdict; the strictest matching rule wins."""
 
     verdict: Verdict
@@ -197,8 +248,8 @@ class CommandRule:
         return " ".join(str(t) for t in self.pattern)
 
 
-@dataclass(frozen=True, slots=True)
-class VerdictSetting:
+@_node
+class VerdictSetting(_Node):
     """A policy-wide verdict (``unknown-effects``, ``unparsable``) and where it was set."""
 
     verdict: Verdict
@@ -213,8 +264,8 @@ class VerdictSetting:
         return f"{self.name} {self.verdict}" if self.name else self.verdict
 
 
-@dataclass(frozen=True, slots=True)
-class TestCase:
+@_node
+class TestCase(_Node):
     """An expected verdict for a command, from a ``test`` block or a YAML suite."""
 
     suite: str
@@ -223,8 +274,8 @@ class TestCase:
     origin: Origin | None = _origin()
 
 
-@dataclass(frozen=True)
-class PolicyIR:
+@dataclass(frozen=True, eq=False, repr=False)
+class PolicyIR(_Node):
     """A compiled policy: every rule of every layer, merged tighten-only.
 
     Decisions are methods (:meth:`path_access`, :meth:`command_verdict`,

@@ -9,7 +9,9 @@ so a decision costs the same at 10 rules as at 10,000:
   A rule applies to the path it matches and everything below it; its specificity is the
   depth of the path it matched; the deepest wins, ties go to the stricter
   (deny > readonly > write > read).  A path no rule covers has no access.
-* **commands** — rules bucketed by program name; the strictest matching rule wins.
+* **commands** — rules bucketed by program name; the strictest matching rule wins.  A
+  command whose program no rule names is answered from the buckets alone: the argv is
+  parsed, and :mod:`stockade.compiler.argv` imported, only for candidate rules.
 * **network** — exact hosts in a dict, domain wildcards by suffix walk, CIDRs by prefix
   length; the most specific rule wins, ties deny, otherwise the default.
 """
@@ -19,13 +21,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
 
-from stockade.compiler.argv import CompiledPattern, compile_pattern, parse_argv, pattern_matches, program_name
-from stockade.compiler.ir import FS_KIND_RANK, VERDICT_RANK, CommandRule, FsRule, NetRule
+from stockade.compiler.ir import FS_KIND_RANK, VERDICT_RANK
 
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from stockade.compiler.ir import PolicyIR
+    from typing import Mapping, Sequence
+
+    from stockade.compiler.argv import CompiledPattern
+    from stockade.compiler.ir import CommandRule, FsRule, NetRule, PatternToken, PolicyIR
 
 _WILDCARD = re.compile(r"[*?\[]")
 
@@ -145,27 +149,54 @@ class _PathIndex:
         return self.literal.get("/")
 
 
+def _program_alternatives(pattern: Sequence[PatternToken]) -> tuple[str, ...]:
+    """The program words a command pattern names: its first positional token's alternatives
+    (``*`` when it has none), as :attr:`~stockade.compiler.argv.CompiledPattern.program_alternatives`."""
+    for token in pattern:
+        if not token.is_flag:
+            return token.alternatives
+    return ("*",)
+
+
+def _program_name(word: str) -> str:
+    """:func:`stockade.compiler.argv.program_name`: the basename of a path (``/bin/rm`` → ``rm``)."""
+    return os.path.basename(word) or word
+
+
 class _CommandIndex:
     def __init__(self, rules: Sequence[CommandRule]):
-        self.by_program: dict[str, list[tuple[CommandRule, CompiledPattern]]] = {}
-        self.wild: list[tuple[CommandRule, CompiledPattern]] = []
+        self.by_program: dict[str, list[CommandRule]] = {}
+        self.wild: list[CommandRule] = []
+        #: id(rule) → its compiled pattern, compiled when a command first makes it a candidate
+        self._compiled: dict[int, CompiledPattern] = {}
         for rule in rules:
-            compiled = compile_pattern(rule.pattern)
-            programs = compiled.program_alternatives
+            programs = _program_alternatives(rule.pattern)
             if any(_WILDCARD.search(p) for p in programs):
-                self.wild.append((rule, compiled))
+                self.wild.append(rule)
             else:
                 for program in programs:
-                    self.by_program.setdefault(program_name(program), []).append((rule, compiled))
+                    self.by_program.setdefault(_program_name(program), []).append(rule)
 
     def decide(self, argv: Sequence[str]) -> CommandDecision:
         if not argv:
             return CommandDecision(None, None)
-        parsed = parse_argv(argv)
-        candidates = self.by_program.get(parsed.positionals[0], [])
+        candidates = self.by_program.get(_program_name(argv[0]), [])
         if self.wild:
             candidates = [*candidates, *self.wild]
-        matches = tuple(rule for rule, pattern in candidates if pattern_matches(pattern, parsed))
+        if not candidates:  # no rule names the program: nothing can match
+            return CommandDecision(None, None)
+        from stockade.compiler.argv import compile_pattern, parse_argv, pattern_matches
+
+        parsed = parse_argv(argv)
+        compiled = self._compiled
+        matches = []
+        for rule in candidates:
+            pattern = compiled.get(id(rule))
+            if pattern is None:
+                pattern = compiled[id(rule)] = compile_pattern(rule.pattern)
+            if pattern_matches(pattern, parsed):
+                matches.append(rule)
+        matches = tuple(matches)
         if not matches:
             return CommandDecision(None, None)
         best = max(matches, key=lambda r: VERDICT_RANK[r.verdict])
