@@ -1,7 +1,5 @@
 """``python -m stockade`` runs the CLI."""
 
-import sys
+from stockade.cli.main import console
 
-from stockade.cli.main import main
-
-sys.exit(main())
+console()

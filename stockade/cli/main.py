@@ -14,9 +14,10 @@ Exit codes (DESIGN.md): 0 ok/allow, 1 policy violation or failed test (``deny``)
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Sequence
     import argparse
 
 EXIT_OK = 0
@@ -95,6 +96,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _call(handler, args)
 
 
+#: Subcommands started once per agent command, whose process ends without the
+#: interpreter's teardown (see :func:`console`).
+HOT_COMMANDS = frozenset({"run", "analyze", "hook"})
+
+
+def console(argv: Sequence[str] | None = None) -> None:
+    """The ``stockade`` command (``bin/stockade``, ``python -m stockade``): :func:`main`,
+    then exit with its code.
+
+    After the hot subcommands (:data:`HOT_COMMANDS`) the process ends with ``os._exit``
+    once stdout and stderr are flushed, skipping the interpreter's teardown of every
+    loaded module (about 5 ms for ``stockade run``, more with the analyzer loaded): their
+    files are closed and their audit records written by then, and they register no exit
+    handlers.  Everything else exits normally.
+    """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    code = main(args_list)
+    if args_list and args_list[0] in HOT_COMMANDS:
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 def _call(handler: "Callable[[Any], int]", args: Any) -> int:
     """Run a subcommand's handler; an interrupt exits 130, a closed pipe quietly."""
     try:
@@ -107,4 +137,4 @@ def _call(handler: "Callable[[Any], int]", args: Any) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()
