@@ -6,7 +6,11 @@ artifact must start fast.  The library API (:mod:`stockade.api`: ``load_policy``
 ``run``) is re-exported lazily.
 """
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 __version__ = "0.1.0"
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Mapping
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Mapping
 
 from stockade.runtime import cache
 from stockade.runtime.record import Record
@@ -43,7 +46,7 @@ class GateDecision(Record):
 def _reason_text(reason: Any) -> str:
     if isinstance(reason, str):
         return reason
-    if isinstance(reason, Mapping):
+    if isinstance(reason, dict):
         return str(reason.get("message") or reason)
     message = getattr(reason, "message", None)
     return str(message) if message else str(reason)
