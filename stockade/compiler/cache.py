@@ -8,26 +8,36 @@ compile read (includes too) and the value of every environment variable the sour
 mention.  An entry is used only while all of them still match: an edited include, a changed
 variable or an upgraded stockade is a miss, never a stale policy.
 
-Entries are JSON files under the cache directory (``$STOCKADE_CACHE_DIR``,
-``$XDG_CACHE_HOME/stockade`` or ``~/.cache/stockade``), written atomically; a corrupt or
-unreadable entry is a miss and an unwritable cache is only slower.  This module imports
-nothing heavy: it is on the path of every cached ``stockade run`` (SHA-256 comes from the
-small built-in ``_sha256`` module when there is one, rather than ``hashlib``, which loads
-OpenSSL; regular expressions are compiled on first use).
+Entries are files under the cache directory (``$STOCKADE_CACHE_DIR``,
+``$XDG_CACHE_HOME/stockade`` or ``~/.cache/stockade``) holding one dict of plain values
+(str, int, float, bool, None, bytes, lists, dicts) in :mod:`marshal` format, written
+atomically; a corrupt or unreadable entry is a miss and an unwritable cache is only slower.
+Marshal rather than JSON because this module is on the path of every cached ``stockade
+run``: :mod:`marshal` is built into the interpreter and several times faster, while
+importing :mod:`json` imports and compiles regular expressions (milliseconds per start).
+Its format depends on the Python version, which is part of every key.  Only stockade
+reads and writes these files; a sandboxed command cannot reach them (the runtime mounts
+the cache directory read-only inside every sandbox).  SHA-256 comes from the small built-in
+``_sha256`` module when there is one, rather than ``hashlib``, which loads OpenSSL; regular
+expressions are compiled on first use.
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
-from typing import Any, Callable, Mapping
+import sys
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Mapping
 
 try:
     from _sha256 import sha256
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import sha256
 
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
 _VARIABLE_PATTERN = r"\$\{?([A-Za-z_][A-Za-z0-9_]*)"
 _variable_findall: Callable[[str], list[str]] | None = None
 _fingerprint: str | None = None
@@ -102,33 +112,38 @@ def entry_key(policy: str | None, context: Mapping[str, str], purpose: str) -> s
         if digest is None:
             return None
         source = f"{os.path.abspath(policy)}|{digest}"
-    parts = [CACHE_VERSION, code_fingerprint(), source, purpose, str(os.getuid()),
+    parts = [CACHE_VERSION, sys.implementation.cache_tag or sys.version, str(marshal.version), code_fingerprint(),
+             source, purpose, str(os.getuid()),
              *(f"{k}={context[k]}" for k in sorted(context))]
     return sha256("\n".join(parts).encode()).hexdigest()
 
 
 def entry_path(kind: str, key: str, environ: Mapping[str, str] | None = None) -> str:
     """Where an entry of one kind (``plans``, ``verdicts``, ``ir`` …) is stored."""
-    return os.path.join(cache_dir(environ), kind, key[:2], key + ".json")
+    return os.path.join(cache_dir(environ), kind, key[:2], key + ".marshal")
 
 
 def read_entry(path: str) -> dict | None:
-    """A JSON object from the cache, or None."""
+    """A dict from the cache, or None (missing, unreadable or corrupt)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
+        with open(path, "rb") as handle:
+            data = marshal.loads(handle.read())
+    except (OSError, EOFError, ValueError, TypeError):
         return None
     return data if isinstance(data, dict) else None
 
 
 def write_entry(path: str, data: Mapping[str, Any]) -> None:
-    """Write a JSON object atomically; a cache that cannot be written is only slower."""
+    """Write a dict of plain values atomically; a cache that cannot be written is only slower."""
+    try:
+        payload = marshal.dumps(dict(data))
+    except ValueError:  # a value marshal cannot hold: not cached
+        return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+        with open(tmp, "wb") as handle:
+            handle.write(payload)
         os.replace(tmp, path)
     except OSError:
         pass

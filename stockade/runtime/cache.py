@@ -6,7 +6,7 @@ is already known:
 
 * a **plan** (:class:`RunPlan`) is everything the runtime needs to run under a policy: the
   sandbox prefix argv, the limits, the environment rules, the policy's name and hash, and
-  the IR as JSON (only decoded when the analyzer must run).  Its key hashes the policy
+  the IR as its JSON-shaped dict (only turned into a ``PolicyIR`` when the analyzer must run).  Its key hashes the policy
   file's bytes (or ``builtin``), the context (workspace, home, tmpdir, platform, uid), the
   target and a fingerprint of stockade's own code (file sizes and mtimes).  An entry also
   records every source file the compile read with its SHA-256, and the environment
@@ -15,14 +15,16 @@ is already known:
 * a **verdict** is the analyzer's answer for (plan key, working directory, command text).
   The analyzer is a pure function of those, so a cached verdict is the same verdict.
 
-Entries are JSON files in the cache directory (``$STOCKADE_CACHE_DIR``,
-``$XDG_CACHE_HOME/stockade`` or ``~/.cache/stockade``), written atomically.  A corrupt or
-unreadable entry is a miss.  This module imports nothing heavy.
+Entries are :mod:`marshal` files in the cache directory (``$STOCKADE_CACHE_DIR``,
+``$XDG_CACHE_HOME/stockade`` or ``~/.cache/stockade``; see :mod:`stockade.compiler.cache`),
+written atomically.  A corrupt or unreadable entry is a miss.  This module imports nothing heavy.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Mapping, Sequence
 
 from stockade.compiler.environment import filter_environment, glob_match  # noqa: F401 (used by the runtime)
 from stockade.compiler.cache import entry_key, entry_path, load_checked, read_entry, sha256, store_checked, write_entry
