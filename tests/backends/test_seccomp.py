@@ -287,10 +287,39 @@ def test_the_plan_keeps_the_filter(tmp_path: Path) -> None:
 
     ir = _ir(tmp_path, Network("deny"))
     artifact = compile_ir(ir, "bwrap", seccomp_arch="x86_64")
-    plan = json.loads(json.dumps(build_plan(ir, artifact, "bwrap", {})))  # as the cache stores it
+    import marshal
+
+    plan = marshal.loads(marshal.dumps(build_plan(ir, artifact, "bwrap", {})))  # as the cache stores it
     argv = harden_bwrap_argv(plan["argv"], cwd=str(tmp_path))
     assert argv[argv.index("--seccomp") + 1] == S.placeholder("x86_64")
     assert not any(path.startswith(S.PLACEHOLDER_PREFIX) for path in plan["facts"])
+    if S.supported_arch() == "x86_64":  # the program is checked once, when the plan is made
+        assert plan["seccomp"] == {S.placeholder("x86_64"): S.program("x86_64")}
+        assert plan["machine"] == os.uname().machine
+
+
+def test_the_runtime_spells_the_placeholder_prefix_as_the_backend_does() -> None:
+    from stockade.runtime import sandbox
+
+    assert sandbox._PLACEHOLDER_PREFIX == S.PLACEHOLDER_PREFIX
+
+
+def test_a_checked_program_is_used_and_anything_else_is_checked(tmp_path: Path) -> None:
+    from stockade.runtime.sandbox import supply_seccomp
+
+    here = S.supported_arch()
+    if here is None:
+        pytest.skip("no seccomp filter for this architecture")
+    word = S.placeholder(here)
+    words, fds = supply_seccomp(["bwrap", "--seccomp", word, "--"], checked={word: S.program(here)})
+    try:
+        assert os.read(fds[0], 1 << 16) == S.program(here) and words[2] == str(fds[0])
+    finally:
+        for fd in fds:
+            os.close(fd)
+    other = "aarch64" if here == "x86_64" else "x86_64"
+    with pytest.raises(StockadeError, match="R510"):
+        supply_seccomp(["bwrap", "--seccomp", S.placeholder(other), "--"], checked={word: S.program(here)})
 
 
 # -- for real, under bubblewrap ------------------------------------------------------------------
@@ -394,5 +423,5 @@ def test_stockade_run_blocks_unix_sockets_fresh_and_from_the_plan_cache(tmp_path
                               text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert _results(done.stdout) == EXPECTED_FILTERED
-    plans = list((tmp_path / "cache" / "stockade" / "plans").rglob("*.json"))
-    assert len(plans) == 1 and S.PLACEHOLDER_PREFIX in plans[0].read_text()
+    plans = list((tmp_path / "cache" / "stockade" / "plans").rglob("*.marshal"))
+    assert len(plans) == 1 and S.PLACEHOLDER_PREFIX.encode() in plans[0].read_bytes()
