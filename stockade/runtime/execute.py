@@ -13,20 +13,32 @@ file size, memory, refused forks) keep the command's status and are named in
 
 The environment passed to the sandbox tool *is* the command's environment: bwrap hands
 its own environment to the command, so secrets of the parent never reach it.
+
+**Spawning.**  The sandbox tool is started by :func:`spawn` with ``os.fork`` and
+``os.execve`` — what :mod:`subprocess` does with a ``preexec_fn``, without importing it
+(:mod:`subprocess` pulls in ``signal``'s enums, ``selectors``, ``threading`` and more: several
+milliseconds on every ``stockade run``).  The child starts a new session, takes its
+standard streams, closes every other descriptor except the ones it must pass, restores
+the signals Python ignores (``SIGPIPE``, ``SIGXFSZ``), joins the pids cgroup, sets the
+rlimits and runs the ``pre_exec`` hook, then execs; any failure before the exec is sent
+back over a close-on-exec pipe and raised in the parent as :class:`OSError` (the child
+exits 127).  Output is read with :func:`select.poll`, and the exit is awaited on a pidfd
+(Linux 5.3+; elsewhere by polling ``waitpid``), so the timeout needs no thread or signal.
 """
 
 from __future__ import annotations
 
+import _signal  # the C module behind `signal`, whose IntEnum wrappers import `enum`
 import os
-import selectors
-import signal
-import subprocess
 import time
-from typing import Callable, Mapping, Sequence
 
-from stockade.runtime.limits import Limits, PidNamespaceWatchdog, PidsCgroup, make_preexec, nproc_enforced
+from stockade.runtime.limits import Limits, PidNamespaceWatchdog, PidsCgroup, nproc_enforced, rlimits
 from stockade.runtime.record import Record
 from stockade.runtime.sandbox import _error, supply_seccomp
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable, Mapping, Sequence
 
 EXIT_TIMEOUT = 124
 EXIT_PROCESS_LIMIT = 125
@@ -35,7 +47,7 @@ _MEMORY_MARKERS = (b"memoryerror", b"cannot allocate memory", b"out of memory", 
                    b"failed to allocate", b"mmap failed")
 _TAIL = 4096
 
-Sink = Callable[[bytes], object]
+Sink = "Callable[[bytes], object]"  # a type alias, spelled as a string (no `typing` at run time)
 
 
 class RunResult(Record):
@@ -104,27 +116,193 @@ def _default_sink(fd: int) -> Sink:
     return write
 
 
-def _kill_tree(proc: subprocess.Popen, cgroup: PidsCgroup | None) -> None:
+class _SpawnFailed(OSError):
+    """The child could not exec the sandbox tool (or failed before the exec)."""
+
+
+def _close_all_but(keep: Sequence[int]) -> None:
+    """Close every descriptor from 3 up, except ``keep``: the open ones listed in
+    ``/proc/self/fd`` (``os.closerange`` up to the descriptor limit makes a million
+    ``close`` calls where the kernel lacks ``close_range``)."""
+    spared = set(keep)
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        names = None
+    if names is not None:
+        for name in names:
+            fd = int(name)
+            if fd > 2 and fd not in spared:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass  # the descriptor of the listing itself, already closed
+        return
+    low = 3
+    for fd in sorted(spared):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+
+
+def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None, stdin: int | None = None,
+          stdout: int, stderr: int, pass_fds: Sequence[int] = (), limits: Limits | None = None,
+          cgroup: PidsCgroup | None = None, pre_exec: Callable[[], None] | None = None) -> int:
+    """Start ``argv`` in a new session and return its pid (a bare program name is searched
+    on ``env``'s ``PATH``, as :mod:`subprocess` does).
+
+    The child gets ``stdin`` (default: inherited), ``stdout`` and ``stderr`` as its
+    descriptors 0–2, keeps ``pass_fds`` open, and closes every other descriptor; it joins
+    ``cgroup``, sets the rlimits of ``limits`` (before any user namespace is made, which
+    records them) and runs ``pre_exec`` (e.g. the preview's overlay mount), then execs.
+    Raises :class:`OSError` (with the child's ``errno``) when any of that fails.
+    """
+    args = [os.fspath(word) for word in argv]
+    environment = {str(k): str(v) for k, v in env.items()}
+    pairs = rlimits(limits) if limits is not None else []
+    setrlimit = None
+    if pairs:
+        from resource import setrlimit
+    keep = [fd for fd in pass_fds if fd > 2]
+    report_read, report_write = os.pipe()  # close-on-exec: EOF in the parent means the exec worked
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(report_read)
+        os.close(report_write)
+        raise
+    if pid == 0:  # the child: nothing here may return into the caller's code
+        stage = "setup"
+        try:
+            os.setsid()
+            if stdin is not None and stdin != 0:
+                os.dup2(stdin, 0)
+            os.dup2(stdout, 1)
+            os.dup2(stderr, 2)
+            _close_all_but([*keep, report_write])
+            for fd in keep:
+                os.set_inheritable(fd, True)
+            if cwd is not None:
+                stage = "chdir"
+                os.chdir(cwd)
+            for signum in (_signal.SIGPIPE, getattr(_signal, "SIGXFSZ", None)):
+                if signum is not None:
+                    _signal.signal(signum, _signal.SIG_DFL)
+            if cgroup is not None:
+                stage = "cgroup"
+                cgroup.join_self()
+            if setrlimit is not None:
+                stage = "rlimit"
+                for which, values in pairs:
+                    setrlimit(which, values)
+            if pre_exec is not None:
+                stage = "pre_exec"
+                pre_exec()
+            stage = "exec"
+            if os.sep in args[0]:
+                os.execve(args[0], args, environment)
+            os.execvpe(args[0], args, environment)  # a bare name: searched on the environment's PATH
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            try:
+                number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
+                os.write(report_write, f"{number}:{stage}:{exc}".encode("utf-8", "replace"))
+            finally:
+                os._exit(127)
+    os.close(report_write)
+    report = b""
+    try:
+        while True:
+            chunk = os.read(report_read, 4096)
+            if not chunk:
+                break
+            report += chunk
+    finally:
+        os.close(report_read)
+    if report:
+        os.waitpid(pid, 0)
+        number, _, rest = report.decode("utf-8", "replace").partition(":")
+        stage, _, message = rest.partition(":")
+        raise _SpawnFailed(int(number) if number.isdigit() else 0, f"{stage}: {message}")
+    return pid
+
+
+def _kill_tree(pid: int, cgroup: PidsCgroup | None) -> None:
+    """SIGKILL the sandbox's process group (bwrap leads it; its pid namespace dies with it)
+    and whatever is left in the cgroup."""
+    try:
+        os.killpg(pid, _signal.SIGKILL)
     except OSError:
         pass
     if cgroup is not None:
         cgroup.kill_all()
 
 
+class _Exit:
+    """Awaits the exit of one child, with a deadline: on a pidfd when the kernel has them,
+    else by polling ``waitpid``."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.status: int | None = None
+        try:
+            self.pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+
+    def wait(self, timeout: float | None) -> int | None:
+        """The child's wait status, or None if it is still running after ``timeout`` seconds."""
+        if self.status is not None:
+            return self.status
+        if timeout is None:
+            return self._reap(0)
+        if self.pidfd is not None:
+            from select import POLLIN, poll
+
+            waiter = poll()
+            waiter.register(self.pidfd, POLLIN)
+            if not waiter.poll(int(max(timeout, 0) * 1000) + 1):
+                return None
+            return self._reap(0)
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self._reap(os.WNOHANG)
+            if status is not None or time.monotonic() >= deadline:
+                return status
+            time.sleep(0.005)
+
+    def _reap(self, flags: int) -> int | None:
+        pid, status = os.waitpid(self.pid, flags)
+        if pid == 0:
+            return None
+        self.status = status
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        return status
+
+    def close(self) -> None:
+        """Release the pidfd (the child must have been reaped, or be left to the caller)."""
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
 def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str, str], limits: Limits,
                  cwd: str | None = None, stdout: Sink | None = None, stderr: Sink | None = None,
                  stdin: int | None = None, pre_exec: Callable[[], None] | None = None,
-                 pass_fds: Sequence[int] = ()) -> RunResult:
+                 pass_fds: Sequence[int] = (), seccomp_programs: Mapping[str, bytes] | None = None) -> RunResult:
     """Run ``prefix + command`` with the limits, streaming output to the sinks.
 
     ``pre_exec`` runs in the child after the rlimits are set and before the sandbox tool is
     exec'd (the preview's overlay mount).  A seccomp placeholder in a bwrap prefix is
     replaced by a descriptor holding the filter (see
-    :func:`~stockade.runtime.sandbox.supply_seccomp`; R510 when it cannot be).  Raises R506
+    :func:`~stockade.runtime.sandbox.supply_seccomp`, given the ``seccomp_programs`` already
+    checked; R510 when it cannot be).  Raises R506
     when the sandbox tool cannot be started at all.
     """
+    from select import POLLIN, poll
+
     out_sink = stdout or _default_sink(1)
     err_sink = stderr or _default_sink(2)
     cap = _Cap(limits.output, out_sink, err_sink)
@@ -132,73 +310,79 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     if limits.processes is not None and not nproc_enforced():
         cgroup = PidsCgroup.create(limits.processes)
     try:
-        prefix, filter_fds = supply_seccomp(prefix, pass_fds)
+        prefix, filter_fds = supply_seccomp(prefix, pass_fds, seccomp_programs)
     except BaseException:
         if cgroup is not None:
             cgroup.remove()
         raise
     argv = [*prefix, *command]
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env),
-                                cwd=cwd, start_new_session=True, close_fds=True,
-                                pass_fds=(*pass_fds, *filter_fds), preexec_fn=make_preexec(limits, cgroup, pre_exec))
-    except (OSError, subprocess.SubprocessError) as exc:
+        pid = spawn(argv, env, cwd=cwd, stdin=stdin, stdout=out_write, stderr=err_write,
+                    pass_fds=(*pass_fds, *filter_fds), limits=limits, cgroup=cgroup, pre_exec=pre_exec)
+    except OSError as exc:
+        for fd in (out_read, err_read):
+            os.close(fd)
         if cgroup is not None:
             cgroup.remove()
-        raise _error("R506", f"cannot start the sandbox `{argv[0]}`: {exc}",
+        raise _error("R506", f"cannot start the sandbox `{argv[0]}`: {exc.strerror or exc}",
                      help="check that the sandbox tool is installed and executable") from None
     finally:
-        for fd in filter_fds:
+        for fd in (*filter_fds, out_write, err_write):
             os.close(fd)
+    exit_ = _Exit(pid)
     watchdog = None
     if limits.processes is not None and not nproc_enforced() and cgroup is None:
-        watchdog = PidNamespaceWatchdog(proc.pid, limits.processes)
+        watchdog = PidNamespaceWatchdog(pid, limits.processes)
         watchdog.start()
     deadline = None if limits.timeout is None else started + limits.timeout
     timed_out = False
     counts = {"out": 0, "err": 0}
     tail = bytearray()
-    selector = selectors.DefaultSelector()
-    assert proc.stdout is not None and proc.stderr is not None
-    selector.register(proc.stdout, selectors.EVENT_READ, "out")
-    selector.register(proc.stderr, selectors.EVENT_READ, "err")
-    open_streams = 2
+    streams = {out_read: "out", err_read: "err"}
+    reader = poll()
+    for fd in streams:
+        reader.register(fd, POLLIN)
+    status: int | None = None
     try:
-        while open_streams:
+        while streams:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 timed_out = True
-                _kill_tree(proc, cgroup)
+                _kill_tree(pid, cgroup)
                 break
-            for key, _ in selector.select(remaining):
-                data = os.read(key.fileobj.fileno(), 65536)  # type: ignore[union-attr]
-                if not data:
-                    selector.unregister(key.fileobj)
-                    open_streams -= 1
+            for fd, _ in reader.poll(None if remaining is None else int(remaining * 1000) + 1):
+                data = os.read(fd, 65536)
+                name = streams.get(fd)
+                if name is None:
                     continue
-                counts[key.data] += len(data)
-                if key.data == "err":
+                if not data:
+                    reader.unregister(fd)
+                    del streams[fd]
+                    continue
+                counts[name] += len(data)
+                if name == "err":
                     tail += data
                     del tail[:-_TAIL]
-                cap.feed(data, out_sink if key.data == "out" else err_sink)
-        remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
-        try:
-            returncode = proc.wait(remaining)
-        except subprocess.TimeoutExpired:
+                cap.feed(data, out_sink if name == "out" else err_sink)
+        status = exit_.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
+        if status is None:
             timed_out = True
-            _kill_tree(proc, cgroup)
-            returncode = proc.wait()
+            _kill_tree(pid, cgroup)
+            status = exit_.wait(None)
     except BaseException:
-        _kill_tree(proc, cgroup)
-        proc.wait()
+        _kill_tree(pid, cgroup)
+        exit_.wait(None)
         raise
     finally:
-        selector.close()
-        proc.stdout.close()
-        proc.stderr.close()
+        exit_.close()
+        for fd in (out_read, err_read):
+            os.close(fd)
         if watchdog is not None:
             watchdog.stop()
+    returncode = os.waitstatus_to_exitcode(status)
     duration = time.monotonic() - started
     hits: list[str] = []
     if timed_out:
@@ -212,24 +396,24 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
         cgroup.remove()
     # bwrap reports a command killed by signal N as status 128 + N
     sig = -returncode if returncode < 0 else (returncode - 128 if 128 < returncode < 160 else None)
-    if limits.cpu is not None and sig in (signal.SIGXCPU, signal.SIGKILL) and not timed_out and not watchdog_hit:
+    if limits.cpu is not None and sig in (_signal.SIGXCPU, _signal.SIGKILL) and not timed_out and not watchdog_hit:
         hits.append("cpu")
-    if limits.file_size is not None and (sig == signal.SIGXFSZ or b"file too large" in bytes(tail).lower()):
+    if limits.file_size is not None and (sig == _signal.SIGXFSZ or b"file too large" in bytes(tail).lower()):
         hits.append("file_size")
     if limits.memory is not None and not timed_out and (
-            sig in (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
+            sig in (_signal.SIGSEGV, _signal.SIGABRT, _signal.SIGBUS)
             or any(marker in bytes(tail).lower() for marker in _MEMORY_MARKERS)):
         hits.append("memory")
     if cap.truncated:
         hits.append("output")
     if timed_out:
-        status = EXIT_TIMEOUT
+        exit_status = EXIT_TIMEOUT
     elif watchdog_hit:
-        status = EXIT_PROCESS_LIMIT
+        exit_status = EXIT_PROCESS_LIMIT
     elif returncode < 0:
-        status = 128 - returncode
+        exit_status = 128 - returncode
     else:
-        status = returncode
+        exit_status = returncode
     setup_failed = (returncode == 1 and counts["out"] == 0 and bytes(tail).startswith(b"bwrap: "))
-    return RunResult(status, returncode, duration, counts["out"], counts["err"], cap.shown, tuple(hits),
+    return RunResult(exit_status, returncode, duration, counts["out"], counts["err"], cap.shown, tuple(hits),
                      setup_failed, bytes(tail))

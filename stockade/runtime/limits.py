@@ -22,12 +22,14 @@ namespace's init and with it every process inside, including ones that called ``
 
 from __future__ import annotations
 
+import _signal  # the C module behind `signal`, whose IntEnum wrappers import `enum`
 import os
-import resource
-import signal
 import time
 from _thread import get_ident
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable
 
 from stockade.runtime.record import Record
 
@@ -68,6 +70,9 @@ class Limits(Record):
 def rlimits(limits: Limits) -> list[tuple[int, tuple[int, int]]]:
     """The ``(resource, (soft, hard))`` pairs to set in the child before it execs."""
     out: list[tuple[int, tuple[int, int]]] = []
+    if limits.memory is None and limits.cpu is None and limits.processes is None and limits.file_size is None:
+        return out
+    import resource
     if limits.memory is not None:
         out.append((resource.RLIMIT_AS, (limits.memory, limits.memory)))
     if limits.cpu is not None:
@@ -87,15 +92,25 @@ def nproc_enforced() -> bool:
 
 class PidsCgroup:
     """A private ``pids`` cgroup with ``pids.max`` (used when ``RLIMIT_NPROC`` is not
-    enforced); :meth:`create` returns None when no cgroup hierarchy is writable."""
+    enforced); :meth:`create` returns None when no cgroup hierarchy is writable.
+
+    The child joins it between fork and exec (:meth:`join_self`).  On a cgroup v1
+    hierarchy it writes itself to ``tasks``, not ``cgroup.procs``: moving a whole thread
+    group takes ``cgroup_threadgroup_rwsem`` for writing, which waits for an RCU grace
+    period (5–15 ms on this machine class, on every run), while moving the calling thread
+    alone does not — and the child of a fork is a single thread, so that is the whole
+    process.
+    """
 
     def __init__(self, path: str):
         self.path = path
 
     @classmethod
     def create(cls, limit: int) -> "PidsCgroup | None":
-        """Make a cgroup with ``pids.max = limit`` under our own pids cgroup, if possible."""
+        """Make a cgroup with ``pids.max = limit`` under our own pids cgroup, if possible
+        (removing empty ones left behind by runs that were killed)."""
         for parent in _pids_parents():
+            _remove_stale(parent)
             path = os.path.join(parent, f"stockade-{os.getpid()}-{get_ident() % 100000}")
             try:
                 os.mkdir(path)
@@ -104,8 +119,7 @@ class PidsCgroup:
             except OSError:
                 continue
             try:
-                with open(os.path.join(path, "pids.max"), "w", encoding="ascii") as handle:
-                    handle.write(str(limit))
+                _write(os.path.join(path, "pids.max"), str(limit))
             except OSError:
                 _rmdir_quiet(path)
                 continue
@@ -113,12 +127,10 @@ class PidsCgroup:
         return None
 
     def join_self(self) -> None:
-        """Move the calling process into the cgroup (run in the child before exec)."""
-        fd = os.open(os.path.join(self.path, "cgroup.procs"), os.O_WRONLY)
-        try:
-            os.write(fd, b"0")
-        finally:
-            os.close(fd)
+        """Move the calling process, which must be single-threaded, into the cgroup (run in
+        the child before exec; see the class docstring)."""
+        tasks = os.path.join(self.path, "tasks")  # cgroup v1 only
+        _write(tasks if os.path.exists(tasks) else os.path.join(self.path, "cgroup.procs"), "0")
 
     def pids(self) -> list[int]:
         """The processes currently in the cgroup."""
@@ -148,7 +160,7 @@ class PidsCgroup:
                 return
             for pid in pids:
                 try:
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, _signal.SIGKILL)
                 except OSError:
                     pass
 
@@ -175,6 +187,14 @@ class PidsCgroup:
                 pause = min(pause * 2, 0.005)
 
 
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
 def _rmdir_quiet(path: str) -> None:
     try:
         os.rmdir(path)
@@ -182,13 +202,26 @@ def _rmdir_quiet(path: str) -> None:
         pass
 
 
+def _remove_stale(parent: str) -> None:
+    """Remove the empty cgroups of runs whose process is gone (a run killed before it
+    could remove its own)."""
+    try:
+        names = [name for name in os.listdir(parent) if name.startswith("stockade-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name.split("-")[1]
+        if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            _rmdir_quiet(os.path.join(parent, name))  # refused while anything is still inside
+
+
 def _pids_parents() -> list[str]:
     """Writable places for a pids cgroup: our v1 ``pids`` cgroup, or the v2 root when it
     delegates ``pids``."""
     out: list[str] = []
     try:
-        with open("/proc/self/cgroup", encoding="ascii") as handle:
-            lines = handle.read().splitlines()
+        with open("/proc/self/cgroup", "rb") as handle:
+            lines = handle.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return out
     for line in lines:
@@ -202,8 +235,8 @@ def _pids_parents() -> list[str]:
             path = line[3:]
             for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
                 try:
-                    with open(os.path.join(root + path, "cgroup.subtree_control"), encoding="ascii") as handle:
-                        if "pids" in handle.read().split() and path == "/":
+                    with open(os.path.join(root + path, "cgroup.subtree_control"), "rb") as handle:
+                        if b"pids" in handle.read().split() and path == "/":
                             out.append(root)
                 except OSError:
                     continue
@@ -261,25 +294,7 @@ class PidNamespaceWatchdog:
                 self.tripped = True
                 for pid in [self.leader_pid, *members]:
                     try:
-                        os.kill(pid, signal.SIGKILL)
+                        os.kill(pid, _signal.SIGKILL)
                     except OSError:
                         pass
                 return
-
-
-def make_preexec(limits: Limits, cgroup: PidsCgroup | None = None,
-                 then: Callable[[], None] | None = None) -> Callable[[], None]:
-    """The function the child runs between fork and exec: join the cgroup, set the
-    rlimits (before any user namespace is made, which
-    records them), then ``then`` (e.g. the preview's overlay mount)."""
-    pairs = rlimits(limits)
-
-    def preexec() -> None:
-        if cgroup is not None:
-            cgroup.join_self()
-        for which, values in pairs:
-            resource.setrlimit(which, values)
-        if then is not None:
-            then()
-
-    return preexec

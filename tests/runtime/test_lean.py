@@ -12,11 +12,16 @@ import pytest
 
 from tests.runtime.conftest import POLICY, box_root, make_box
 
-#: Modules the cached run path must not import (what it achieved; see docs/runtime.md).
+#: Modules the cached run path must not import (what it achieved; see docs/runtime.md):
+#: stockade's slow stages, and every standard module that costs a millisecond or more to
+#: import (``typing``, ``json`` and ``enum`` all import ``re``, which compiles patterns).
 NOT_ON_THE_CACHED_PATH = ("lark", "tree_sitter", "tree_sitter_bash", "stockade.compiler.pipeline",
                           "stockade.compiler.ir", "stockade.compiler.query", "stockade.analyzer",
-                          "stockade.policy_lang", "stockade.diagnostics", "dataclasses", "inspect", "argparse",
-                          "datetime", "platform", "hashlib", "shlex", "base64")
+                          "stockade.policy_lang", "stockade.diagnostics", "stockade.backends", "dataclasses",
+                          "inspect", "argparse", "datetime", "platform", "hashlib", "shlex", "base64", "typing",
+                          "re", "json", "enum", "subprocess", "selectors", "signal", "threading", "types",
+                          "collections", "functools", "contextlib", "struct", "binascii", "pathlib", "tempfile",
+                          "shutil", "fnmatch", "importlib.util")
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +42,15 @@ def test_cached_cli_run_imports_only_what_it_needs(lean_box, cli_env) -> None:
     warm = subprocess.run([sys.executable, "-m", "stockade", *args], env=env, capture_output=True, text=True,
                           timeout=120)
     assert warm.returncode == 0, warm.stderr  # fills the plan and verdict caches
-    probe = ("import sys; from stockade.cli.main import main; code = main(sys.argv[2:]); "
-             "banned = tuple(sys.argv[1].split(',')); "
+    # without `site` (-S), whose .pth files may import some of these themselves; the cached
+    # path needs nothing from site-packages
+    probe = ("import sys; sys.path.insert(0, sys.argv[2]); from stockade.cli.main import main; "
+             "code = main(sys.argv[3:]); banned = tuple(sys.argv[1].split(',')); "
              "print(sorted(m for m in sys.modules if m in banned or m.startswith(tuple(b + '.' for b in banned)))); "
              "sys.exit(code)")
-    done = subprocess.run([sys.executable, "-c", probe, ",".join(NOT_ON_THE_CACHED_PATH), *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-S", "-c", probe, ",".join(NOT_ON_THE_CACHED_PATH), root, *args],
+                          env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
