@@ -91,7 +91,6 @@ _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
 #: Unquoted text made only of words, blanks and operator characters: ``str.split`` tiles it
 #: (blanks are only space and tab), so no regex has to walk the words.
 _PLAIN_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|]*")
-_OPERATORS = frozenset({"&&", "||", ";", "|"})
 
 #: First words tree-sitter-bash parses as something other than a simple command.
 _NOT_SIMPLE = frozenset({
@@ -112,26 +111,32 @@ def lex_simple(text: str) -> list[Word] | None:
     if quoted is None:
         return None
     words: list[Word] = []
+    append = words.append
     position = 0
     if not quoted:
+        # only words and blanks (space, tab): `str.split` finds the words; an operator
+        # character can only be part of one
+        if "&" in text or "|" in text or ";" in text:
+            return None
         find = text.find
         for word in text.split():
-            if "&" in word or "|" in word or ";" in word:
-                return None
             start = find(word, position)
             position = start + len(word)
-            words.append(([(word, "lit")], start, position))
-        return words if words and _command_head_ok(text, words) else None
-    for blank, operator, word in (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text):
+            append(([(word, "lit")], start, position))
+        return words if words and _command_head(text, words) >= 0 else None
+    for blank, operator, word in _TOKENS_RE.findall(text):
         if operator:
             return None
         start = position + len(blank)
         position = start + len(word)
-        parts = _word_parts(word) if quoted and ("'" in word or '"' in word or "$" in word) else [(word, "lit")]
-        if parts is None:
-            return None
-        words.append((parts, start, position))
-    if position != len(text.rstrip(" \t")) or not words or not _command_head_ok(text, words):
+        if "'" in word or '"' in word or "$" in word:
+            parts = _word_parts(word)
+            if parts is None:
+                return None
+            append((parts, start, position))
+        else:
+            append(([(word, "lit")], start, position))
+    if position != len(text.rstrip(" \t")) or not words or _command_head(text, words) < 0:
         return None
     return words
 
@@ -182,11 +187,6 @@ def _command_head(text: str, words: list[Word]) -> int:
             or first[0][0] in _NOT_SIMPLE and (first[0][1] == "lit" or len(first) == 1 and first[0][1] == "q"):
         return -1
     return index
-
-
-def _command_head_ok(text: str, words: list[Word]) -> bool:
-    """Whether the words make one simple command for tree-sitter too."""
-    return _command_head(text, words) >= 0
 
 
 def _word_parts(word: str) -> list[tuple[str, str]] | None:
@@ -242,37 +242,24 @@ def lex_list(text: str) -> list[Statement] | None:
     statement: Statement = [pipeline]
     statements: list[Statement] = [statement]
     position = 0
-    tokens: list[tuple[str, str, str]] | None = None
-    if not quoted:
-        # blank-separated tokens, each a word or an operator: found by str.split and str.find
-        tokens = []
-        find = text.find
-        for token in text.split():
-            if token in _OPERATORS:
-                start = find(token, position)
-                tokens.append((text[position:start], token, ""))
-            elif "&" in token or "|" in token or ";" in token:
-                tokens = None  # operators glued to words: the tokenizer below splits them
-                break
-            else:
-                start = find(token, position)
-                tokens.append((text[position:start], "", token))
-            position = start + len(token)
-        position = 0
-    if tokens is None:
-        tokens = (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text)
-    for blank, operator, word in tokens:
+    for blank, operator, word in (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text):
         start = position + len(blank)
         if word:
             position = start + len(word)
-            parts = _word_parts(word) if quoted and ("'" in word or '"' in word or "$" in word) else [(word, "lit")]
-            if parts is None:
-                return None
-            command.append((parts, start, position))
+            if quoted and ("'" in word or '"' in word or "$" in word):
+                parts = _word_parts(word)
+                if parts is None:
+                    return None
+                command.append((parts, start, position))
+            else:
+                command.append(([(word, "lit")], start, position))
             continue
         position = start + len(operator)
+        if not command:
+            return None
         # a command of assignments only is a statement of its own, never a pipeline's part
-        if not command or not _list_command_ok(text, command, operator != "|" and len(pipeline) == 1):
+        head = _command_head(text, command)
+        if head < 0 or head == len(command) and (operator == "|" or len(pipeline) > 1):
             return None
         command = []
         if operator == "|":

@@ -20,6 +20,7 @@ from stockade.analyzer.effects import (UNKNOWN, clip, Effect, EnvChange, Network
 from stockade.analyzer.control import ControlFlow
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
+from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.parse import Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import WordExpander
 
@@ -499,8 +500,6 @@ class Walker(ControlFlow):
 
     def env_assignment(self, name: str, value: str, node: Any, in_shell: bool) -> None:
         """Variables that make later programs run code (PAGER, GIT_SSH_COMMAND, …)."""
-        from stockade.analyzer.models.envvars import judge_env_var
-
         if in_shell and name not in self.state.exported and name not in ("PROMPT_COMMAND",):
             return
         judge_env_var(self, name, value, self.src.span(node))

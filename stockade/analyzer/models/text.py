@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 
@@ -65,8 +65,6 @@ def model_find(inv: Invocation) -> None:
 
 def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, original: list[str]) -> None:
     # a found path is anything below the root: effects on it are recursive over the root
-    from stockade.analyzer.effects import Delete, Read, Write
-
     effects = inv.walker.effects
     mark = len(effects)
     inv.run(start, argv=argv, spans=inv.spans[start:end])

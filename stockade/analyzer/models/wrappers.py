@@ -10,6 +10,7 @@ from __future__ import annotations
 from stockade.analyzer.effects import UNKNOWN, Record, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models.envvars import judge_env_var
 
 
 _NONE: frozenset[str] = frozenset()
@@ -99,8 +100,6 @@ def model_wrapper(inv: Invocation) -> None:
             inv.walker.state.cwd = inv.path(value)
     words = list(parsed.positionals)
     if inv.name == "env":  # NAME=value operands
-        from stockade.analyzer.models.envvars import judge_env_var
-
         while words and "=" in words[0][0] and not words[0][0].startswith("="):
             name, _, value = words[0][0].partition("=")
             env[name] = value
