@@ -104,6 +104,54 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
     }
 
 
+#: The origin of the rules :func:`protect_state` adds.
+STATE_RULE_FILE = "<stockade runtime state>"
+
+
+def protect_state(ir: Any, paths: Sequence[str]) -> Any:
+    """The IR with a ``readonly`` rule for each of stockade's own state paths (the cache
+    directory, the audit file) that the policy would let the sandbox write.
+
+    A sandboxed command must not be able to change what the next run trusts: a cached
+    plan or verdict (a weaker sandbox, a denied command allowed) or the audit trail.  The
+    rule is added only where the policy grants write (never turning a denied path into a
+    readable one); the backend then mounts the path read-only and pins the directories
+    between it and the writable mount above it, so it can be neither written nor renamed
+    away.  Paths that do not exist are skipped (the runtime creates them first).
+    """
+    from dataclasses import replace
+
+    from stockade.compiler.ir import FsRule, Origin
+
+    extra = []
+    for path in paths:
+        if not path or not os.path.isabs(path) or not os.path.lexists(path):
+            continue
+        real = os.path.realpath(path)
+        if ir.path_access(real).can_write:
+            extra.append(FsRule("readonly", real, source_text=f"readonly {real}",
+                                origin=Origin(STATE_RULE_FILE, 1, 1, layer=max((l.index for l in ir.layers), default=0))))
+    return replace(ir, filesystem=ir.filesystem + tuple(extra)) if extra else ir
+
+
+def prepare_state(directories: Sequence[str] = (), files: Sequence[str] = ()) -> list[str]:
+    """Create stockade's state directories and files (empty) so that they can be protected;
+    the absolute paths of those that exist afterwards."""
+    out = []
+    for path, is_file in [*((d, False) for d in directories), *((f, True) for f in files)]:
+        try:
+            if is_file:
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600))
+            else:
+                os.makedirs(path, exist_ok=True)
+        except OSError:
+            pass
+        if os.path.lexists(path):
+            out.append(os.path.abspath(path))
+    return out
+
+
 def remove_placeholders(placeholders: Sequence[str]) -> None:
     """Remove the placeholder directories bwrap left on the host, if they are still empty
     (deepest first)."""

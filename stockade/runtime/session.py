@@ -152,19 +152,27 @@ def _target(ctx: Mapping[str, str]) -> str:
     return "seatbelt" if ctx["platform"] == "darwin" else "bwrap"
 
 
+def _state_paths(ctx: Mapping[str, str]) -> list[str]:
+    return [path for path in ctx.get("state", "").split("\n") if path]
+
+
 def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
-    """The run plan of an already compiled policy (not cached)."""
+    """The run plan of an already compiled policy (not cached); stockade's state paths in
+    ``ctx["state"]`` are protected (see :func:`~stockade.runtime.plan.protect_state`)."""
     from stockade.backends.base import compile_ir
-    from stockade.runtime.plan import build_plan
+    from stockade.runtime.plan import build_plan, protect_state
 
     target = _target(ctx)
+    ir = protect_state(ir, _state_paths(ctx))
     return build_plan(ir, compile_ir(ir, target), target, Limits.from_ir(ir).to_json())
 
 
 def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True,
               environ: Mapping[str, str] | None = None) -> tuple[dict, str | None]:
     """The run plan and its cache key for a policy file (None: the built-in policy) and
-    context: from the cache, or compiled and cached (``use_cache=False`` compiles afresh)."""
+    context: from the cache, or compiled and cached (``use_cache=False`` compiles afresh).
+    Stockade's state paths in ``ctx["state"]`` (newline-separated) are protected from the
+    sandbox (see :func:`~stockade.runtime.plan.protect_state`)."""
     from stockade.runtime import cache
 
     target = _target(ctx)
@@ -177,15 +185,16 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
             return hit, key
     from stockade.backends.base import compile_ir
     from stockade.compiler.pipeline import compile_policy
-    from stockade.runtime.plan import build_plan
+    from stockade.runtime.plan import build_plan, protect_state
 
     try:
         result = compile_policy(policy, workspace=ctx["workspace"], home=ctx["home"], tmpdir=ctx["tmpdir"],
                                 platform=ctx["platform"], environ=environ)
     except OSError as exc:
         raise _environment_problem("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
-    artifact = compile_ir(result.ir, target)
-    plan = build_plan(result.ir, artifact, target, Limits.from_ir(result.ir).to_json())
+    ir = protect_state(result.ir, _state_paths(ctx))
+    artifact = compile_ir(ir, target)
+    plan = build_plan(ir, artifact, target, Limits.from_ir(ir).to_json())
     if key is not None:
         plan = cache.store_plan(key, plan, result.sources, variables=environ)
     return plan, key
@@ -317,6 +326,11 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
     env_in = os.environ if environ is None else environ
     if workspace is not None and not os.path.isdir(workspace):
         raise _environment_problem("R520", f"the workspace `{workspace}` is not a directory")
+    audit_path = audit or audit_mod.default_audit_path()
+    from stockade.compiler.cache import cache_dir
+    from stockade.runtime.plan import prepare_state
+
+    state = "\n".join(prepare_state([cache_dir()], [audit_path]))  # where this process keeps them
     if _is_ir(policy):
         ir_workspace = policy.context.workspace  # type: ignore[union-attr]
         if workspace is not None and os.path.realpath(workspace) != ir_workspace:
@@ -324,13 +338,12 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
                 "R522", f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
                 help="load the policy with the workspace to run in, or pass its path instead")
         ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,  # type: ignore[union-attr]
-               "tmpdir": policy.context.tmpdir}  # type: ignore[union-attr]
+               "tmpdir": policy.context.tmpdir, "state": state}  # type: ignore[union-attr]
         plan, key = plan_from_ir(policy, ctx), None  # type: ignore[arg-type]
     else:
-        ctx = make_context(workspace, env_in)
+        ctx = {**make_context(workspace, env_in), "state": state}
         path = None if policy is None else os.fspath(policy)  # type: ignore[arg-type]
         plan, key = load_plan(path, ctx, use_cache=use_cache, environ=environ)
-    audit_path = audit or audit_mod.default_audit_path()
     backend, prefix = sandbox_prefix(plan, ctx)  # fail closed before asking anything
 
     def load_ir() -> Any:

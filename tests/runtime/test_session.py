@@ -184,3 +184,49 @@ def test_cached_library_run_imports_neither_lark_nor_tree_sitter(sbox, private) 
     assert first.returncode == 0, first.stderr
     second = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
     assert second.stdout.strip() == "0 []", second.stderr
+
+
+def test_the_sandbox_cannot_touch_stockades_own_state(sbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cache and the audit file inside the writable workspace, a command can
+    neither plant a plan or verdict, nor rename the cache away, nor edit the trail."""
+    state = sbox.workspace / "state"
+    monkeypatch.setenv("STOCKADE_CACHE_DIR", str(state / "cache"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    audit = state / "audit.jsonl"
+    # inline Python: the analyzer cannot see into it (confirm, approved), so only the
+    # sandbox stands in the way
+    attack = (
+        "import os\n"
+        "def attempt(name, fn, *args):\n"
+        "    try:\n"
+        "        fn(*args)\n"
+        "        print(name)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "def append(path):\n"
+        "    with open(path, 'a') as handle:\n"
+        "        handle.write('x')\n"
+        f"os.chdir({str(state)!r})\n"
+        "attempt('wrote a plan', append, 'cache/planted')\n"
+        "attempt('wrote the audit', append, 'audit.jsonl')\n"
+        "attempt('made a dir', os.mkdir, 'cache/plans/zz')\n"
+        "attempt('moved the cache', os.rename, 'cache', 'cache.away')\n"
+        "attempt('moved the audit', os.rename, 'audit.jsonl', 'a.away')\n"
+        "attempt('moved the state', os.rename, '../state', '../state.away')\n"
+        "attempt('removed the audit', os.unlink, 'audit.jsonl')\n"
+        "print('done')\n")
+    try:
+        for _ in range(2):  # compiled, then from the (still trustworthy) cache
+            out, err = bytearray(), bytearray()
+            outcome = run(["python3", "-I", "-S", "-c", attack], policy=str(POLICY), workspace=str(sbox.workspace),
+                          audit=str(audit), environ=environ(sbox), stdout=out.extend, stderr=err.extend,
+                          approve=True)
+            assert outcome.ran and out.decode().strip() == "done", (out.decode(), err.decode())
+        records = [json.loads(line) for line in audit.open()]
+        assert [r["event"] for r in records] == ["decision", "run", "decision", "run"]
+        assert (state / "cache").is_dir() and not (state / "cache" / "planted").exists()
+        assert records[2]["cached_verdict"] is True
+    finally:
+        import shutil
+
+        shutil.rmtree(state, ignore_errors=True)
