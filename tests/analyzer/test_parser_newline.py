@@ -1,0 +1,78 @@
+"""The newline :func:`stockade.analyzer.parse.parse_tree` adds after a text (tree-sitter-bash
+is much faster with it on some texts) never changes the tree but for the root's end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stockade.analyzer.parse import Source, newline_safe, parse, parse_tree, parser
+from test_fast_path import CORPUS, EXTRA, near_simple, simple_commands, simple_lists
+
+SNAPSHOT = Path(__file__).parent / "snapshot" / "verdicts.jsonl"
+
+#: Pieces of shell text: constructs of every kind, joined at random by the generator below.
+_PIECES = ["ls", "a", " ", "  ", "\t", "\n", "|", "||", "&&", ";", "&", "'", '"', "'x y'", '"$y"', "$x", "${x}",
+           "${x:-a b}", "$(", ")", "`", "{", "}", "{a,b}", "{1..3}", "x{a,b}y", "(", "<", ">", ">>", "2>&1", "&>",
+           "<(", ">(", "<<<", "<<EOF\n", "EOF", "#", "# c", "if ", "then ", "else ", "fi", "for i in a; do ",
+           "done", "while ", "case x in a) ;; esac", "function f { ", "f() { ", "x=1 ", "y=(a b) ", "[[ ", " ]]",
+           "[ ", " ]", "$((", "))", "((", "!", "~", "~/x", "*", "?", "[ab]", "$'\\n'", "é", "\r", "=", "==",
+           "-rf", "--x=y", "/tmp/f", "cat", "grep -v x", "sort", "head -1", "sh", "bash -c 'ls'", "echo"]
+shell_text = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12).map("".join)
+
+
+def _signature(node, root: bool = True, field: str | None = None, out: list | None = None) -> list:
+    """Every node in order: type, offsets (not the root's end), flags, field name."""
+    out = [] if out is None else out
+    out.append((node.type, node.start_byte, None if root else node.end_byte, node.is_missing, node.is_error,
+                node.is_named, field))
+    for index, child in enumerate(node.children):
+        _signature(child, False, node.field_name_for_child(index), out)
+    return out
+
+
+def _same_tree(text: str) -> None:
+    """A newline after a :func:`newline_safe` text changes no node (unless the parse with it
+    has an error, when it is not used), and :func:`parse_tree` gives the plain tree."""
+    data = text.encode("utf-8", "surrogateescape")
+    plain = _signature(parser().parse(data).root_node)
+    assert _signature(parse_tree(text, data).root_node) == plain, text
+    if newline_safe(text):
+        with_newline = parser().parse(data + b"\n").root_node
+        if not with_newline.has_error:
+            assert with_newline.end_byte == len(data) + 1
+            assert _signature(with_newline) == plain, text
+
+
+def test_known_texts_same_tree() -> None:
+    texts = set(CORPUS) | set(EXTRA)
+    texts |= {json.loads(line)["command"] for line in SNAPSHOT.read_text().splitlines() if line.strip()}
+    texts |= {"a | b | c", "cat x | sort | uniq -c | sort -rn | head", "{rm,-rf,~}", "a|b|c", "ls # x",
+              "cat <<EOF\nx\nEOF", "echo 'open", "if true; then ls", "echo a\\", "x=1"}
+    for text in texts:
+        _same_tree(text)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(shell_text, near_simple, simple_commands, simple_lists))
+def test_generated_texts_same_tree(text: str) -> None:
+    _same_tree(text)
+
+
+def test_pipelines_are_parsed_with_the_newline() -> None:
+    for text in ("a | b | c", "cat x | sort | uniq -c | sort -rn | head", "echo 'a|b' | grep a"):
+        data = text.encode()
+        assert parse_tree(text, data).root_node.end_byte == len(data) + 1
+    for text in ("a | b | c\\", "a | b | c ", "cat <<EOF | a | b\nx\nEOF", "a | b | (c"):
+        data = text.encode()
+        assert parse_tree(text, data).root_node.end_byte == len(data)
+
+
+def test_root_span_is_clamped_to_the_text() -> None:
+    source = parse("a | b | c", base=5)
+    assert isinstance(source, Source)
+    assert source.tree.root_node.end_byte == 10
+    assert source.span(source.tree.root_node) == (5, 14)
