@@ -148,8 +148,8 @@ def _quoted(text: str) -> bool | None:
     quotes holding `` ` \\ !`` (which only a single-quoted string may contain) or a ``$``
     starting no ``$NAME``/``${NAME}``, or a first
     word with ``@ % +`` in its unquoted start or ``=`` there not making it an assignment."""
-    if _BAD_HEAD_RE.match(text) is not None:
-        return None
+    if ("=" in text or "@" in text or "%" in text or "+" in text) and _BAD_HEAD_RE.match(text) is not None:
+        return None  # (the regex needs one of those four characters to match)
     if "'" in text:
         return True
     if '"' not in text and "$" not in text:

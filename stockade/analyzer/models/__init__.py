@@ -89,6 +89,9 @@ class Parsed(Record):
         return [(value, index) for option, value, index in self.options if option in names and value is not None]
 
 
+_new_tuple = tuple.__new__  # a record without its Python-level __new__ (parse_options runs per command)
+
+
 def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict[str, str],
                   start: int = 1, stop_at_first_positional: bool = False,
                   optional: frozenset[str] | set[str] = frozenset()) -> Parsed:
@@ -146,7 +149,7 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
             options.append((flag, None, index))
             position += 1
         index += 2 if consumed_next else 1
-    return Parsed(tuple(options), tuple(positionals))
+    return _new_tuple(Parsed, (tuple(options), tuple(positionals)))
 
 
 def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None:
