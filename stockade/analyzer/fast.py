@@ -66,8 +66,6 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*+"
 _VAR = rf"\$(?:\{{{_NAME}\}}|{_NAME})(?!\[)"
 _SQ = r"'[ -&(-~\t]*'"                       # printable ASCII except '
 _DQ = rf'"(?:[ #%-\[\]-_a-~\t]|{_VAR})*+"'    # printable ASCII except " \ ` ! ; $ only in _VAR
-#: One word: unquoted characters, expansions and quoted strings, concatenated.
-_WORD_RE = re.compile(rf"(?:[{_UNQUOTED}]|{_SQ}|{_DQ}|{_VAR})+")
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"|\$(?:\{{([A-Za-z0-9_]+)\}}|([A-Za-z0-9_]+))")
 _DQ_VAR_RE = re.compile(r"\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")

@@ -20,6 +20,7 @@ else:
     Protocol = object  # Scope is a structural type for checkers only
 
 from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.regex import LazyPattern
 
 # private characters: quoted brace syntax, split points, quoted tilde
 _Q_OPEN, _Q_COMMA, _Q_CLOSE, _SPLIT, _Q_TILDE = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"
@@ -28,7 +29,7 @@ _PROTECT = str.maketrans({"{": _Q_OPEN, ",": _Q_COMMA, "}": _Q_CLOSE, "~": _Q_TI
 _MAX_BRACE_WORDS = 256
 _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
                    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_ANSI_RE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_ANSI_RE = LazyPattern(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _DQ_ESCAPE_RE = re.compile(r'\\([$`"\\\n])')
 _NESTED_CODE_RE = re.compile(r"\$\(|`|<\(|>\(")
 

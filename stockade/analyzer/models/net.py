@@ -7,10 +7,11 @@ import re
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.regex import LazyPattern
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ssh": 22, "git": 9418, "ws": 80, "wss": 443,
                   "sftp": 22, "scp": 22, "rsync": 873, "telnet": 23, "ftps": 990, "smb": 445}
-_URL_RE = re.compile(r"^(?:(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://)?(?:[^@/]*@)?"
+_URL_RE = LazyPattern(r"^(?:(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://)?(?:[^@/]*@)?"
                      r"(?P<host>\[[^\]]*\]|[^/:?#\[\]]*)(?::(?P<port>[^/?#]*))?")
 
 

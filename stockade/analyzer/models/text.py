@@ -7,6 +7,7 @@ import re
 from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.regex import LazyPattern
 
 _FIND_VALUE_TESTS = {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-xtype", "-size",
                      "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-perm", "-user",
@@ -75,7 +76,7 @@ def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, origina
             effects[position] = type(effect)(effect.path, effect.span, True)
 
 
-_SED_CMD_RE = re.compile(r"\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
+_SED_CMD_RE = LazyPattern(r"\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
 
 
 def sed_script(inv: Invocation, script: str, index: int) -> None:
@@ -135,10 +136,10 @@ def model_sed(inv: Invocation) -> None:
             inv.write(word, index)
 
 
-_AWK_SYSTEM_RE = re.compile(r"\bsystem\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
-_AWK_PIPE_RE = re.compile(r"(?<![|])\|(?![|])\s*(&?)")
-_AWK_OUT_RE = re.compile(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
-_AWK_IN_RE = re.compile(r"\bgetline\b[^;}]*?<\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
+_AWK_SYSTEM_RE = LazyPattern(r"\bsystem\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
+_AWK_PIPE_RE = LazyPattern(r"(?<![|])\|(?![|])\s*(&?)")
+_AWK_OUT_RE = LazyPattern(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
+_AWK_IN_RE = LazyPattern(r"\bgetline\b[^;}]*?<\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
 
 
 def awk_program(inv: Invocation, program: str, index: int) -> None:

@@ -8,9 +8,10 @@ from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.regex import LazyPattern
 
 #: config keys whose value is a command git runs (``!`` aliases are shell code)
-_CODE_KEYS = re.compile(
+_CODE_KEYS = LazyPattern(
     r"^(core\.(fsmonitor|pager|editor|sshcommand|askpass|hookspath|gitproxy)|diff\..*\.(textconv|command)|"
     r"diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|pager\..*|alias\..*|"
     r"sequence\.editor|credential\.helper|credential\..*\.helper|gpg\.program|gpg\..*\.program|"

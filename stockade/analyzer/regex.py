@@ -1,0 +1,31 @@
+"""Regular expressions compiled on first use.
+
+A cold ``stockade analyze -- CMD`` imports every tool model, but one command uses few of
+them: compiling every model's patterns at import would cost milliseconds that most runs
+never use.  :class:`LazyPattern` stands in for a compiled pattern and compiles it when a
+method is first called.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+class LazyPattern:
+    """A :class:`re.Pattern` compiled on first use (``match``, ``search``, ``finditer``, …)."""
+
+    __slots__ = ("_pattern", "_flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._pattern = pattern
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> object:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self._pattern, self._flags)
+        return getattr(compiled, name)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self._pattern!r}, {self._flags!r})"
