@@ -12,7 +12,8 @@ run`` writes them and importing :mod:`json` compiles regular expressions; readin
 trail (``stockade audit``) uses :mod:`json`.
 
 Appends are atomic with respect to each other: the file is opened ``O_APPEND``, locked
-with ``flock(LOCK_EX)`` and each record is written with a single ``write``.  Environment
+with a POSIX write lock (``os.lockf``; readers take a read lock with ``fcntl.lockf``) and
+each record is written with a single ``write``.  Environment
 values are never recorded (the sandbox argv carries no environment: it is passed to the
 sandbox tool directly).
 
@@ -22,7 +23,6 @@ The default file is ``$STOCKADE_AUDIT``, else ``$XDG_STATE_HOME/stockade/audit.j
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 
@@ -57,10 +57,15 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
-try:
-    from _json import encode_basestring as _json_string  # the C escaper behind `json`
-except ImportError:  # pragma: no cover - a Python built without it
-    from json.encoder import py_encode_basestring as _json_string
+#: JSON escapes for a string (what ``json`` escapes with ``ensure_ascii=False``: quote,
+#: backslash and the control characters below U+0020).
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(0x20)}
+_ESCAPES.update({ord("\\"): "\\\\", ord('"'): '\\"', ord("\b"): "\\b", ord("\f"): "\\f", ord("\n"): "\\n",
+                 ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def _json_string(text: str) -> str:
+    return '"' + text.translate(_ESCAPES) + '"'
 
 
 def _json_parts(value: Any, out: list[str]) -> None:
@@ -123,16 +128,23 @@ def json_line(record: Mapping[str, Any]) -> str:
 
 def append_record(path: str, record: Mapping[str, Any]) -> None:
     """Append one record as a JSON line, under an exclusive lock (raises R530 on failure)."""
-    line = (json_line(record) + "\n").encode("utf-8")
+    text = json_line(record) + "\n"
     try:
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        line = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (bytes that were not UTF-8 in an argv): JSON escapes
+        line = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text).encode("utf-8")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    try:
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileNotFoundError:  # the first record: make the directory
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            fd = os.open(path, flags, 0o600)
     except OSError as exc:
         raise _error("R530", f"cannot open the audit file `{path}`: {exc.strerror}",
                      help="pass a writable file with `--audit FILE`") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.lockf(fd, os.F_LOCK, 0)
         view = memoryview(line)
         while view:
             view = view[os.write(fd, view):]
@@ -206,10 +218,11 @@ def read_records(path: str, where: AuditFilter | None = None) -> Iterator[dict]:
         handle = open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
         raise _error("R531", f"cannot read the audit file `{path}`: {exc.strerror}") from None
+    import fcntl
     import json
 
     with handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        fcntl.lockf(handle.fileno(), fcntl.LOCK_SH)
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

@@ -51,7 +51,7 @@ def store_plan(key: str, plan: Mapping[str, Any], sources: Mapping[str, str],
 
 def verdict_key(plan_key_: str, cwd: str, command_text: str) -> str:
     """The cache key of an analyzer verdict."""
-    return sha256(f"{plan_key_}\n{cwd}\n{command_text}".encode()).hexdigest()
+    return sha256(f"{plan_key_}\n{cwd}\n{command_text}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def load_verdict(key: str, environ: Mapping[str, str] | None = None) -> dict | None:

@@ -196,3 +196,14 @@ def test_harden_adds_runtime_flags_and_rejects_garbage() -> None:
     assert argv[argv.index("--chdir") + 1] == "/w" and argv[-1] == "--"
     with pytest.raises(StockadeError):
         harden_bwrap_argv(["sh", "-c", "true"])
+
+
+def test_bytes_that_are_not_utf8_in_the_argv_run_and_are_audited(cli_box, cli_env) -> None:
+    env = box_env(cli_box, cli_env)
+    args = [os.fsencode(a) for a in [sys.executable, "-m", "stockade", *run_args(cli_box, "--", "printf", "%s")]]
+    done = subprocess.run([*args, b"caf\xe9\xff"], env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    assert done.stdout == b"caf\xe9\xff"
+    path = Path(env["XDG_STATE_HOME"], "stockade", "audit.jsonl")
+    last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    assert last["event"] == "run" and last["command_argv"][-1] == "caf\udce9\udcff"
