@@ -55,29 +55,40 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> str:
 
 
 def code_fingerprint() -> str:
-    """A hash of the sizes and mtimes of the stockade modules whose output is cached."""
+    """A hash of the stockade modules whose output is cached (a changed module is a miss).
+
+    In a source checkout (and an editable install) every module's name, size and mtime
+    count, so an edit in place is seen.  In an installed copy (under ``site-packages`` or
+    ``dist-packages``) only the directories' mtimes do: installers replace files rather than
+    rewrite them, which changes the directory, and this saves a ``stat`` per module on every
+    ``stockade run``.
+    """
     global _fingerprint
     if _fingerprint is None:
         import stockade
 
         root = os.path.dirname(os.path.abspath(stockade.__file__))
-        digest = sha256(getattr(stockade, "__version__", "").encode())
+        installed = os.path.basename(os.path.dirname(root)) in ("site-packages", "dist-packages")
+        lines = [getattr(stockade, "__version__", ""), root]
         for sub in ("compiler", "backends", "analyzer", "policy_lang"):
             stack = [os.path.join(root, sub)]
             while stack:
+                directory = stack.pop()
                 try:
-                    entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
+                    entries = sorted((e.name, e) for e in os.scandir(directory))
+                    if installed:
+                        lines.append(f"{directory}|{os.stat(directory).st_mtime_ns}")
                 except OSError:
                     continue
-                for entry in entries:
-                    if entry.name == "__pycache__" or entry.name.endswith(".pyc"):
+                for name, entry in entries:
+                    if name == "__pycache__" or name.endswith(".pyc"):
                         continue  # written by Python itself as modules are first imported
                     if entry.is_dir():
                         stack.append(entry.path)
-                    else:
+                    elif not installed:
                         st = entry.stat()
-                        digest.update(f"{entry.path}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-        _fingerprint = digest.hexdigest()
+                        lines.append(f"{entry.path}|{st.st_size}|{st.st_mtime_ns}")
+        _fingerprint = sha256("\n".join(lines).encode()).hexdigest()
     return _fingerprint
 
 

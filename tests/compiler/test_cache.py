@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from stockade.compiler import cache
 from stockade.compiler.pipeline import compile_policy
@@ -65,3 +68,37 @@ def test_bytecode_written_on_import_does_not_change_the_code_fingerprint(tmp_pat
         made.unlink()
         if not existed:
             made.parent.rmdir()
+
+
+def _fingerprint_of(package_parent: Path) -> str:
+    import subprocess
+    import sys
+
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import stockade.compiler.cache as c; "
+             "print(c.code_fingerprint())")
+    done = subprocess.run([sys.executable, "-S", "-c", probe, str(package_parent)], capture_output=True, text=True,
+                          timeout=60, check=True)
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("layout", ["checkout", "site-packages"])
+def test_the_code_fingerprint_sees_a_replaced_module(tmp_path: Path, layout: str) -> None:
+    import shutil
+
+    import stockade
+
+    parent = tmp_path / ("lib/site-packages" if layout == "site-packages" else "src")
+    shutil.copytree(Path(stockade.__file__).parent, parent / "stockade",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    module = parent / "stockade" / "backends" / "bwrap.py"
+    before = _fingerprint_of(parent)
+    assert _fingerprint_of(parent) == before
+    replacement = module.with_suffix(".new")
+    replacement.write_text(module.read_text() + "\n# changed\n")
+    os.replace(replacement, module)  # what installers do
+    after = _fingerprint_of(parent)
+    assert after != before
+    if layout == "checkout":  # an edit in place is seen in a checkout
+        module.write_text(module.read_text() + "# again\n")
+        os.utime(module, ns=(1, 1))
+        assert _fingerprint_of(parent) != after
