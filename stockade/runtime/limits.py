@@ -135,18 +135,18 @@ class PidsCgroup:
     def pids(self) -> list[int]:
         """The processes currently in the cgroup."""
         try:
-            with open(os.path.join(self.path, "cgroup.procs"), encoding="ascii") as handle:
-                return [int(line) for line in handle if line.strip()]
+            with open(os.path.join(self.path, "cgroup.procs"), "rb") as handle:
+                return [int(line) for line in handle.read().split()]
         except OSError:
             return []
 
     def hit(self) -> bool:
         """Whether a fork was refused because of ``pids.max``."""
         try:
-            with open(os.path.join(self.path, "pids.events"), encoding="ascii") as handle:
-                for line in handle:
-                    name, _, value = line.partition(" ")
-                    if name == "max" and int(value) > 0:
+            with open(os.path.join(self.path, "pids.events"), "rb") as handle:
+                for line in handle.read().splitlines():
+                    name, _, value = line.partition(b" ")
+                    if name == b"max" and int(value) > 0:
                         return True
         except (OSError, ValueError):
             pass

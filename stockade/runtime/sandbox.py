@@ -108,8 +108,8 @@ def _which(name: str, search: str) -> str | None:
 def _probe_key(bwrap: str) -> str:
     st = os.stat(bwrap)
     try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-            boot = handle.read().strip()
+        with open("/proc/sys/kernel/random/boot_id", "rb") as handle:  # bytes: no codec to load
+            boot = handle.read().strip().decode("ascii", "replace")
     except OSError:
         boot = "unknown"
     return f"{bwrap}|{st.st_size}|{st.st_mtime_ns}|{boot}|{os.getuid()}"
@@ -127,8 +127,8 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
     key = _probe_key(bwrap)
     if use_cache:
         try:
-            with open(stamp, encoding="utf-8") as handle:
-                if handle.read() == key:
+            with open(stamp, "rb") as handle:
+                if handle.read() == key.encode():
                     return
         except OSError:
             pass
