@@ -1,96 +1,166 @@
 """Benchmark ``stockade run -- true`` against bare ``bwrap … true`` and ``python -c pass``.
 
-All figures are measured in the same run (median wall time of N runs after a warm-up that
-fills the plan and verdict caches) and printed with ratios against the baselines:
+A user runs the installed ``stockade`` command, so the figures come from a **clean
+virtual environment** with stockade installed from this checkout (``--venv DIR``, default
+``$XDG_CACHE_HOME/stockade-bench/venv``, made on first use and refreshed with the current
+code on every run).  The development interpreter is a poor baseline: its site-packages may
+run slow ``.pth`` files on every start.
 
-* ``python -c pass`` (this interpreter, with site): the floor of any Python CLI;
-* ``bwrap <cached argv> true``: the sandbox alone, with the same argv stockade uses;
-* ``stockade run -- true``: cached plan and verdict (the normal repeated case);
+All figures are medians of N runs measured in the same run, **interleaved** (one run of
+each command per round, so that a noisy neighbour slows all of them alike), after a
+warm-up that fills the plan and verdict caches; each is printed as a ratio against the
+baselines:
+
+* ``python -c pass``: the venv's interpreter, the floor of any Python command;
+* ``bwrap <same argv> true``: the sandbox alone, with the argv stockade uses;
+* ``stockade run -- true``: cached plan and verdict (the normal repeated case); as root the
+  process limit needs a pids cgroup;
+* ``… as a normal user``: the same as uid 65534 (``setpriv``), where ``RLIMIT_NPROC``
+  replaces the cgroup (only when run as root and ``setpriv`` exists);
 * ``stockade run --no-cache -- true``: compile + analyze every time (first-run cost);
 * the analyzer gate's share: ``stockade.analyzer.analyze`` in-process on ``true``.
 
-Usage: ``python benchmarks/bench_run.py [N]``.
+Usage: ``python benchmarks/bench_run.py [N] [--venv DIR]``.
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def median_ms(argv: list[str], n: int, env: dict[str, str], cwd: str, seccomp: bool = False) -> float:
-    """Median wall time of ``argv`` in milliseconds over ``n`` runs; every run must succeed.
+def ensure_venv(path: Path) -> Path:
+    """A venv at ``path`` with this checkout installed (deps once, the code every time)."""
+    python = path / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", str(ROOT)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)],
+                   check=True, stdout=subprocess.DEVNULL)
+    site = subprocess.run([str(python), "-c", "import stockade, os; print(os.path.dirname(stockade.__file__))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run([str(python), "-m", "compileall", "-q", "-f", site], check=True)
+    return path
 
-    With ``seccomp``, the filter is put on a fresh descriptor before each run (outside the
-    timing), as ``stockade run`` does, so that bare bubblewrap runs the same sandbox.
+
+def interleaved(commands: dict[str, tuple[list[str], dict]], n: int) -> dict[str, float]:
+    """Median wall time (ms) of each command over ``n`` rounds; every run must succeed.
+
+    Each value is ``(argv, options)``; ``options`` may hold ``env``, ``cwd``, and ``seccomp``
+    (a run plan whose seccomp programs are put on fresh descriptors before each run,
+    outside the timing, as ``stockade run`` does).
     """
     from stockade.runtime.sandbox import supply_seccomp
 
-    times = []
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(n):
-        run_argv, fds = supply_seccomp(argv) if seccomp else (argv, [])
-        start = time.perf_counter()
-        done = subprocess.run(run_argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              check=False, pass_fds=fds)
-        times.append((time.perf_counter() - start) * 1000)
-        for fd in fds:
-            os.close(fd)
-        if done.returncode != 0:
-            sys.exit(f"benchmark command failed ({done.returncode}): {argv[:3]}…: {done.stderr.decode()[-300:]}")
-    return statistics.median(times)
+        for name, (argv, options) in commands.items():
+            plan = options.get("seccomp")
+            run_argv, fds = supply_seccomp(argv, (), plan.get("seccomp")) if plan else (argv, [])
+            start = time.perf_counter()
+            done = subprocess.run(run_argv, env=options.get("env"), cwd=options.get("cwd"), pass_fds=fds,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+            times[name].append((time.perf_counter() - start) * 1000)
+            for fd in fds:
+                os.close(fd)
+            if done.returncode != 0:
+                sys.exit(f"benchmark command failed ({done.returncode}): {name}: {done.stderr.decode()[-400:]}")
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def normal_user_setup(work: Path, stockade: Path, env: dict) -> tuple[list[str], dict] | None:
+    """The cached ``stockade run -- true`` as uid 65534, or None when that cannot be set up."""
+    setpriv = shutil.which("setpriv")
+    if os.getuid() != 0 or setpriv is None:
+        return None
+    home = work / "nobody"
+    ws = home / "ws"
+    ws.mkdir(parents=True)
+    for path in (home, ws):
+        os.chown(path, 65534, 65534)
+    user_env = {"PATH": env["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
+    argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", str(stockade), "run",
+            "--workspace", str(ws), "--", "true"]
+    warm = subprocess.run(argv, env=user_env, cwd=ws, capture_output=True, text=True)
+    if warm.returncode != 0:
+        print(f"  (no normal-user figure: {warm.stderr.strip()[-200:]})")
+        return None
+    return argv, {"env": user_env, "cwd": str(ws)}
 
 
 def main() -> None:
     """Run the benchmark and print the figures."""
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    work = tempfile.mkdtemp(prefix="stockade-bench-")
-    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"), XDG_STATE_HOME=os.path.join(work, "state"))
-    ws = os.path.join(work, "ws")
-    os.mkdir(ws)
-    py = sys.executable
-    run = [py, "-m", "stockade", "run", "--workspace", ws, "--", "true"]
-    warm = subprocess.run(run, env=env, cwd=ws, capture_output=True, text=True)
-    if warm.returncode != 0:
-        sys.exit(f"warm-up failed: {warm.stderr}")
-    plans = os.path.join(work, "cache", "stockade", "plans")
-    plan_file = next(os.path.join(d, f) for d, _, fs in os.walk(plans) for f in fs)
-    with open(plan_file, encoding="utf-8") as handle:
-        plan = json.load(handle)
-    from stockade.runtime.sandbox import harden_bwrap_argv
+    args = sys.argv[1:]
+    venv_dir = None
+    if "--venv" in args:
+        at = args.index("--venv")
+        venv_dir = Path(args[at + 1])
+        del args[at:at + 2]
+    n = int(args[0]) if args else 30
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    venv = ensure_venv(venv_dir or base / "stockade-bench" / "venv")
+    python, stockade = venv / "bin" / "python", venv / "bin" / "stockade"
+    work = Path(tempfile.mkdtemp(prefix="stockade-bench-"))
+    os.chmod(work, 0o755)
+    try:
+        env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"), XDG_STATE_HOME=str(work / "state"))
+        env.pop("STOCKADE_CACHE_DIR", None)
+        env.pop("STOCKADE_AUDIT", None)
+        ws = work / "ws"
+        ws.mkdir()
+        run = [str(stockade), "run", "--workspace", str(ws), "--", "true"]
+        warm = subprocess.run(run, env=env, cwd=ws, capture_output=True, text=True)
+        if warm.returncode != 0:
+            sys.exit(f"warm-up failed: {warm.stderr}")
+        plans = work / "cache" / "stockade" / "plans"
+        plan = marshal.loads(next(plans.rglob("*.marshal")).read_bytes())
+        from stockade.runtime.sandbox import harden_bwrap_argv
 
-    bwrap = harden_bwrap_argv(plan["argv"], cwd=ws, bwrap="/usr/bin/bwrap") + ["true"]
-    figures = {
-        "python -c pass": median_ms([py, "-c", "pass"], n, env, ws),
-        "python -S -c pass": median_ms([py, "-S", "-c", "pass"], n, env, ws),
-        "bwrap (same argv) true": median_ms(bwrap, n, env, ws, seccomp=True),
-        "stockade run -- true": median_ms(run, n, env, ws),
-        "stockade run --no-cache -- true": median_ms(run[:4] + ["--no-cache"] + run[4:], max(n // 5, 3), env, ws),
-    }
-    from stockade.compiler.ir import PolicyIR
+        bwrap = harden_bwrap_argv(plan["argv"], cwd=str(ws), bwrap=shutil.which("bwrap")) + ["true"]
+        commands: dict[str, tuple[list[str], dict]] = {
+            "python -c pass": ([str(python), "-c", "pass"], {"env": env, "cwd": str(ws)}),
+            "bwrap (same argv) true": (bwrap, {"env": {"PATH": env["PATH"]}, "cwd": str(ws), "seccomp": plan}),
+            "stockade run -- true": (run, {"env": env, "cwd": str(ws)}),
+        }
+        user = normal_user_setup(work, stockade, env)
+        if user is not None:
+            commands["  ... as a normal user"] = user
+        figures = interleaved(commands, n)
+        uncached = run[:2] + ["--no-cache"] + run[2:]
+        figures.update(interleaved({"stockade run --no-cache -- true": (uncached, {"env": env, "cwd": str(ws)})},
+                                   max(n // 5, 3)))
+        from stockade.compiler.ir import PolicyIR
 
-    ir = PolicyIR.from_json(plan["ir"])
-    start = time.perf_counter()
-    from stockade.analyzer import analyze
-
-    import_ms = (time.perf_counter() - start) * 1000
-    analyze("true", ir, cwd=ws)
-    times = []
-    for _ in range(n):
+        ir = PolicyIR.from_json(plan["ir"])
         start = time.perf_counter()
-        analyze("true", ir, cwd=ws)
-        times.append((time.perf_counter() - start) * 1000)
-    gate = statistics.median(times)
+        from stockade.analyzer import analyze
+
+        import_ms = (time.perf_counter() - start) * 1000
+        analyze("true", ir, cwd=str(ws))
+        gate_times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            analyze("true", ir, cwd=str(ws))
+            gate_times.append((time.perf_counter() - start) * 1000)
+        gate = statistics.median(gate_times)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     base_py, base_bw = figures["python -c pass"], figures["bwrap (same argv) true"]
-    print(f"median wall time over {n} runs (ms); machine: {os.cpu_count()} cores, {sys.version.split()[0]}")
+    print(f"median wall time over {n} interleaved runs (ms), installed in {venv}; "
+          f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, uid {os.getuid()}")
     for name, value in figures.items():
         print(f"  {name:<34} {value:8.1f}   x{value / base_py:5.2f} python   x{value / base_bw:6.2f} bwrap")
     overhead = figures["stockade run -- true"] - base_py - base_bw
-    print(f"  stockade's own overhead (run - python - bwrap): {overhead:.1f} ms")
+    print(f"  stockade's own share (run - python - bwrap): {overhead:.1f} ms; goal: run <= 25 ms")
     print(f"  analyzer gate on a cache miss: import {import_ms:.1f} ms once, then {gate:.2f} ms per judgement "
           f"({gate / figures['stockade run --no-cache -- true'] * 100:.1f}% of an uncached run); "
           "a cache hit skips it (0 ms, no tree-sitter import)")
