@@ -187,3 +187,33 @@ def store_checked(kind: str, key: str, payload: Mapping[str, Any], sources: Mapp
     data["variables"] = {name: env.get(name) for name in referenced_variables(sources)}
     write_entry(entry_path(kind, key, environ), data)
     return data
+
+
+def cached_ir(policy: str | None, *, workspace: str | None = None, home: str | None = None,
+              tmpdir: str | None = None, use_cache: bool = True) -> Any:
+    """The compiled :class:`~stockade.compiler.ir.PolicyIR` of a policy file (None: the
+    built-in policy) for a context — from the cache while it is fresh, else compiled by
+    :func:`~stockade.compiler.pipeline.compile_policy` (raising its errors) and stored.
+
+    What ``stockade analyze`` and ``stockade hook`` load on every call: compiling loads the
+    grammar and runs the compiler (hundreds of milliseconds), decoding a cached IR does not.
+    """
+    workspace = os.path.abspath(workspace or os.getcwd())
+    home = os.path.abspath(home or os.path.expanduser("~"))
+    tmpdir = os.path.abspath(tmpdir or os.environ.get("TMPDIR") or "/tmp")
+    key = entry_key(policy, {"workspace": workspace, "home": home, "tmpdir": tmpdir}, "ir") if use_cache else None
+    if key is not None:
+        entry = load_checked("ir", key)
+        if entry is not None:
+            from stockade.compiler.ir import PolicyIR
+
+            try:
+                return PolicyIR.from_json(entry["ir"])
+            except (KeyError, TypeError, ValueError):
+                pass  # a damaged entry is a miss
+    from stockade.compiler.pipeline import compile_policy
+
+    result = compile_policy(policy, workspace=workspace, home=home, tmpdir=tmpdir)
+    if key is not None:
+        store_checked("ir", key, {"ir": result.ir.to_json()}, result.sources)
+    return result.ir

@@ -233,12 +233,13 @@ def write_audit(path: str | None, ir: PolicyIR | None, source: str, answer: Hook
 
 def load_ir(policy: str | None, workspace: str | None = None, home: str | None = None,
             tmpdir: str | None = None) -> tuple[PolicyIR | None, HookDecision | None]:
-    """Compile the hook's policy; on failure a deny naming every error (never raises)."""
-    from stockade.compiler.pipeline import compile_policy
+    """The hook's compiled policy (from the compiled-policy cache while it is fresh); on
+    failure a deny naming every error (never raises)."""
+    from stockade.compiler.cache import cached_ir
     from stockade.diagnostics import StockadeError
 
     try:
-        return compile_policy(policy, workspace=workspace, home=home, tmpdir=tmpdir).ir, None
+        return cached_ir(policy, workspace=workspace, home=home, tmpdir=tmpdir), None
     except StockadeError as error:
         messages = [str(d) for d in error.errors] or [str(error)]
         return None, HookDecision("deny", tuple(reason("deny", "X632", f"policy not loaded: {m}") for m in messages))

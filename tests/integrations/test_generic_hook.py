@@ -50,3 +50,31 @@ def test_malformed(event: bytes, needle: str) -> None:
     answer = json.loads(result.stdout)
     assert result.returncode == 1 and answer["decision"] == "deny"
     assert needle in answer["reasons"][0]["message"] and answer["reasons"][0]["code"] == "X631"
+
+
+def test_the_hook_loads_the_policy_from_the_compiled_policy_cache(tmp_path) -> None:
+    """An agent calls the hook on every tool use: the second call decodes the cached IR
+    instead of compiling (no grammar loaded), and an edited policy is compiled again."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.integrations.helpers import ROOT
+
+    policy = tmp_path / "p.policy"
+    policy.write_text((ROOT / "examples" / "coding-agent.policy").read_text())
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("STOCKADE_CACHE_DIR", None)
+    probe = ("import sys; from stockade.cli.main import main; code = main(sys.argv[1:]); "
+             "print('lark' in sys.modules, file=sys.stderr); sys.exit(code)")
+    args = ["hook", "generic", "--policy", str(policy), *CONTEXT_ARGS]
+
+    def call(command: str) -> tuple[str, str]:
+        done = subprocess.run([sys.executable, "-c", probe, *args], input=json.dumps({"command": command}),
+                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+        return json.loads(done.stdout)["decision"], done.stderr.strip().splitlines()[-1]
+
+    assert call("git push origin feature") == ("confirm", "True")  # compiled and stored
+    assert call("git push origin feature") == ("confirm", "False")  # from the cache
+    policy.write_text(policy.read_text().replace("confirm git push", "deny    git push"))
+    assert call("git push origin feature") == ("deny", "True")  # edited: compiled again
