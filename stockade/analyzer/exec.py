@@ -78,7 +78,7 @@ class Invocation:
         spans = self.spans
         span = spans[index] if index is not None and 0 <= index < len(spans) else self.span
         walker = self.walker
-        walker.effects.append(Read(walker.resolve(word), span, recursive, skip_hidden))
+        walker.effects.append(_new_tuple(Read, (walker.resolve(word), span, recursive, skip_hidden)))
 
     def write(self, word: str, index: int | None, recursive: bool = False) -> None:
         """The command writes the path ``word``."""
@@ -87,7 +87,7 @@ class Invocation:
         spans = self.spans
         span = spans[index] if index is not None and 0 <= index < len(spans) else self.span
         walker = self.walker
-        walker.effects.append(Write(walker.resolve(word), span, recursive))
+        walker.effects.append(_new_tuple(Write, (walker.resolve(word), span, recursive)))
 
     def delete(self, word: str, index: int | None, recursive: bool = False) -> None:
         """The command deletes the path ``word``."""
@@ -96,7 +96,7 @@ class Invocation:
         spans = self.spans
         span = spans[index] if index is not None and 0 <= index < len(spans) else self.span
         walker = self.walker
-        walker.effects.append(Delete(walker.resolve(word), span, recursive))
+        walker.effects.append(_new_tuple(Delete, (walker.resolve(word), span, recursive)))
 
     def network(self, host: str, port: int | None, index: int | None) -> None:
         """The command contacts ``host``."""

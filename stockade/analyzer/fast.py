@@ -65,7 +65,7 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*+"
 #: ``$NAME`` or ``${NAME}`` (no operators, no special parameters), never followed by ``[``.
 _VAR = rf"\$(?:\{{{_NAME}\}}|{_NAME})(?!\[)"
 _SQ = r"'[ -&(-~\t]*'"                       # printable ASCII except '
-_DQ = rf'"(?:[ #%-\[\]-_a-~\t]|{_VAR})*+"'    # printable ASCII except " \ ` ! ; $ only in _VAR
+_DQ = rf'"(?:[ #%-\[\]-_a-~\t]++|{_VAR})*+"'  # printable ASCII except " \ ` ! ; $ only in _VAR
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"|\$(?:\{{([A-Za-z0-9_]+)\}}|([A-Za-z0-9_]+))")
 _DQ_VAR_RE = re.compile(r"\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
@@ -103,7 +103,7 @@ def lex_simple(text: str) -> list[Word] | None:
     """The words of a simple command as ``(parts, start, end)``, or None when the text is not
     one (then tree-sitter decides).  ``parts`` are ``(text, "lit"|"q")`` as in
     :meth:`~stockade.analyzer.words.WordExpander.parts`."""
-    if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
+    if not text.isascii() or ("==" in text or "=~" in text) and _TEST_OP_RE.search(text):
         return None
     quoted = _quoted(text)
     if quoted is None:
@@ -191,7 +191,7 @@ def _word_parts(word: str) -> list[tuple[str, str]] | None:
     """A word's parts: ``(text, "lit"|"q")`` and, for expansions, ``(name, "v"|"qv")``
     (unquoted, double-quoted), looked up when the command runs; None for a shape the
     tree walk reads differently."""
-    if "$" in word and _EXPANSION_EQ_EXPANSION_RE.search(word) is not None:
+    if "$" in word and "=" in word and _EXPANSION_EQ_EXPANSION_RE.search(word) is not None:
         return None
     parts: list[tuple[str, str]] = []
     for part in _PART_RE.finditer(word):
@@ -230,7 +230,7 @@ Statement = list[Pipeline]
 def lex_list(text: str) -> list[Statement] | None:
     """Simple commands joined by ``&&``/``||`` (a statement's pipelines), ``;`` (statements)
     and ``|`` (a pipeline's commands), or None when the text is anything else."""
-    if not text.isascii() or "=" in text and _TEST_OP_RE.search(text):
+    if not text.isascii() or ("==" in text or "=~" in text) and _TEST_OP_RE.search(text):
         return None
     quoted = _quoted(text)
     if quoted is None:
