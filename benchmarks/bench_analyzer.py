@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,13 +28,18 @@ def _corpus() -> list[str]:
     return [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
 
 
-def _best_of(runs: int, fn) -> float:
-    best = float("inf")
+def _times(runs: int, fn) -> list[float]:
+    """Seconds taken by each of ``runs`` calls of ``fn``."""
+    taken = []
     for _ in range(runs):
         start = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+        taken.append(time.perf_counter() - start)
+    return taken
+
+
+def _best_of(runs: int, fn) -> float:
+    return min(_times(runs, fn))
 
 
 def main() -> None:
@@ -51,10 +57,13 @@ def main() -> None:
     typical = [c for c in commands if len(c) < 120]
     analyze("ls", ir)  # warm: parser, models
     rounds = 20
-    elapsed = _best_of(3, lambda: [analyze(c, ir) for _ in range(rounds) for c in typical])
+    trials = _times(7, lambda: [analyze(c, ir) for _ in range(rounds) for c in typical])
+    elapsed = min(trials)
     per_second = rounds * len(typical) / elapsed
+    median = rounds * len(typical) / statistics.median(trials)
     print(f"in-process: {per_second:,.0f} commands/s ({elapsed / (rounds * len(typical)) * 1e6:.0f} µs each, "
-          f"{len(typical)} corpus commands); goal 20,000/s → ratio {per_second / 20000:.2f}")
+          f"{len(typical)} corpus commands; best of 7, median {median:,.0f}/s); goal 20,000/s → ratio "
+          f"{per_second / 20000:.2f}")
     floor = _best_of(3, lambda: [analyze("true", ir) for _ in range(rounds * len(typical))])
     print(f"  floor, analyze('true'): {floor / (rounds * len(typical)) * 1e6:.1f} µs (per-command setup, fast "
           "path, model and judge)")
