@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
-from stockade.compiler.ir import FS_KIND_RANK, VERDICT_RANK
+from stockade.compiler.ir import FS_KIND_RANK, VERDICT_RANK, _Node, _node
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,8 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
 _WILDCARD = re.compile(r"[*?\[]")
 
 
-@dataclass(frozen=True, slots=True)
-class PathDecision:
+@_node  # a frozen dataclass with the IR's shared ==, hash and repr (cheaper to define)
+class PathDecision(_Node):
     """Access to a path: ``none``, ``read`` or ``write``, and the rule that decided (None:
     no rule covers the path, so no access)."""
 
@@ -52,8 +51,8 @@ class PathDecision:
         return self.access == "write"
 
 
-@dataclass(frozen=True, slots=True)
-class CommandDecision:
+@_node
+class CommandDecision(_Node):
     """The verdict of the command rules (None when no rule matches) and every match."""
 
     verdict: str | None
@@ -61,8 +60,8 @@ class CommandDecision:
     matches: tuple[CommandRule, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class NetworkDecision:
+@_node
+class NetworkDecision(_Node):
     """Whether a destination may be contacted; ``rule`` None means the default decided."""
 
     host: str
