@@ -13,12 +13,16 @@
   on a text that ends in a pipeline of three or more commands than on the same text plus a
   newline: ``a | b | c`` costs ~100 µs, with the newline ~6–9 µs.  :func:`parse` therefore
   hands the parser the text plus a newline when the text has two ``|`` or more and the
-  newline cannot change the tree: the text ends in a character other than a blank or
-  newline and has no backslash (no line continuation to create) and no ``<<`` (a
-  here-document's last line is read up to the end of the text), and the parse has no error
-  (otherwise the text is parsed as it is, so error nodes are where they always were).  Every node then has the same type, fields and
+  newline leaves the tree as it is: the text ends in a character other than a blank or
+  newline and has no backslash (no line continuation to create), no ``<`` or ``>`` (a
+  here-document's last line is read up to the end of the text, and with redirections the
+  grammar's pipelines are ambiguous: the end of the text decides how ``>>a | b | c>x | d``
+  is grouped), and the parse has no error (otherwise the text is parsed as it is, so error
+  nodes are where they always were).  Every node then has the same type, fields and
   offsets as without the newline, except the root's end, which :meth:`Source.span` clamps
-  to the text (``tests/analyzer/test_parser_newline.py`` compares the trees).
+  to the text — an empirical fact about the grammar, which
+  ``tests/analyzer/test_parser_newline.py`` checks node by node over the corpus, the
+  verdict snapshot and generated texts (it found the redirection case above).
 * **A memory-safety bug in the grammar's external scanner.**  Every released tree-sitter-bash
   (0.21.0 … 0.25.1) calls C ``isdigit()`` on the code point that follows ``{`` (and on the one
   after ``{N..``) while looking for a brace range (``scanner.c``, ``brace_start``).  For a code
@@ -164,8 +168,10 @@ def _literal_at(tree: Any, byte_offset: int) -> bool:
 def newline_safe(text: str) -> bool:
     """Whether a newline after ``text`` leaves its parse tree as it is (when the parse has no
     error): ``text`` ends in a character other than a blank or newline, and holds no
-    backslash and no ``<<``."""
-    return text[-1:] not in _ENDS_UNSAFE and "\\" not in text and "<<" not in text
+    backslash and no ``<`` or ``>`` (here-documents read their last line up to the end of the
+    text, and redirections make the grammar's pipelines ambiguous: what follows the text
+    decides how ``>>a | b | c>x | d`` is grouped)."""
+    return text[-1:] not in _ENDS_UNSAFE and "\\" not in text and "<" not in text and ">" not in text
 
 
 _ENDS_UNSAFE = frozenset({"", " ", "\t", "\n", "\r", "\v", "\f"})

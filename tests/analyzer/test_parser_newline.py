@@ -22,6 +22,10 @@ _PIECES = ["ls", "a", " ", "  ", "\t", "\n", "|", "||", "&&", ";", "&", "'", '"'
            "[ ", " ]", "$((", "))", "((", "!", "~", "~/x", "*", "?", "[ab]", "$'\\n'", "é", "\r", "=", "==",
            "-rf", "--x=y", "/tmp/f", "cat", "grep -v x", "sort", "head -1", "sh", "bash -c 'ls'", "echo"]
 shell_text = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12).map("".join)
+#: Texts with pipes, the ones parsed with the newline.
+_PIPES = ["|", " | ", " |& ", "| tee f", "| sh", "$(a | b | c)", "`a|b|c`", "'|'", '"|"', "(a|b|c)", "{ a|b|c; }",
+          "x=$(a|b) ", "case $x in a|b) c|d|e;; esac"]
+piped_text = st.lists(st.sampled_from(_PIECES + _PIPES * 4), min_size=2, max_size=14).map("".join)
 
 
 def _signature(node, root: bool = True, field: str | None = None, out: list | None = None) -> list:
@@ -51,13 +55,14 @@ def test_known_texts_same_tree() -> None:
     texts = set(CORPUS) | set(EXTRA)
     texts |= {json.loads(line)["command"] for line in SNAPSHOT.read_text().splitlines() if line.strip()}
     texts |= {"a | b | c", "cat x | sort | uniq -c | sort -rn | head", "{rm,-rf,~}", "a|b|c", "ls # x",
-              "cat <<EOF\nx\nEOF", "echo 'open", "if true; then ls", "echo a\\", "x=1"}
+              "cat <<EOF\nx\nEOF", "echo 'open", "if true; then ls", "echo a\\", "x=1",
+              ">>a | b | c>x|d"}  # grouped differently when a newline follows: never given one
     for text in texts:
         _same_tree(text)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(shell_text, near_simple, simple_commands, simple_lists))
+@settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(shell_text, piped_text, near_simple, simple_commands, simple_lists))
 def test_generated_texts_same_tree(text: str) -> None:
     _same_tree(text)
 
@@ -66,7 +71,7 @@ def test_pipelines_are_parsed_with_the_newline() -> None:
     for text in ("a | b | c", "cat x | sort | uniq -c | sort -rn | head", "echo 'a|b' | grep a"):
         data = text.encode()
         assert parse_tree(text, data).root_node.end_byte == len(data) + 1
-    for text in ("a | b | c\\", "a | b | c ", "cat <<EOF | a | b\nx\nEOF", "a | b | (c"):
+    for text in ("a | b | c\\", "a | b | c ", "cat <<EOF | a | b\nx\nEOF", "a | b | (c", ">>a | b | c>x|d"):
         data = text.encode()
         assert parse_tree(text, data).root_node.end_byte == len(data)
 
