@@ -99,29 +99,11 @@ def parse_fast(argv: list[str]) -> FastArgs | None:
 def load_policy(args: argparse.Namespace | FastArgs) -> Any:
     """The compiled IR for the arguments, from the compiled-policy cache when it is fresh
     (every source file, every variable the sources mention and stockade's own code must be
-    unchanged: see :mod:`stockade.compiler.cache`)."""
+    unchanged: see :func:`stockade.compiler.cache.cached_ir`)."""
     from stockade.compiler import cache
 
-    workspace = os.path.abspath(args.workspace or os.getcwd())
-    home = os.path.abspath(args.home or os.path.expanduser("~"))
-    tmpdir = os.path.abspath(args.tmpdir or os.environ.get("TMPDIR") or "/tmp")
-    context = {"workspace": workspace, "home": home, "tmpdir": tmpdir}
-    key = None if args.no_cache else cache.entry_key(args.policy, context, "ir")
-    if key is not None:
-        entry = cache.load_checked("ir", key)
-        if entry is not None:
-            from stockade.compiler.ir import PolicyIR
-
-            try:
-                return PolicyIR.from_json(entry["ir"])
-            except (KeyError, TypeError, ValueError):
-                pass  # a damaged entry is a miss
-    from stockade.compiler.pipeline import compile_policy
-
-    result = compile_policy(args.policy, workspace=workspace, home=home, tmpdir=tmpdir)
-    if key is not None:
-        cache.store_checked("ir", key, {"ir": result.ir.to_json()}, result.sources)
-    return result.ir
+    return cache.cached_ir(args.policy, workspace=args.workspace, home=args.home, tmpdir=args.tmpdir,
+                           use_cache=not args.no_cache)
 
 
 def run(args: argparse.Namespace | FastArgs) -> int:
