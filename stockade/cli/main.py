@@ -3,7 +3,7 @@
 Each subcommand lives in ``stockade/cli/cmd_<name>.py`` with ``register(subparsers)`` (adds
 its parser, ``set_defaults(handler=run)``) and ``run(args) -> int``.  Only the invoked
 subcommand's module is imported, so ``stockade run`` stays fast; the plain forms of
-``stockade run`` (see :func:`stockade.cli.cmd_run.parse_fast`) do not even import
+``stockade run`` and ``stockade analyze`` (see their ``parse_fast``) do not even import
 ``argparse``, and everything else goes through it.
 
 Exit codes (DESIGN.md): 0 ok/allow, 1 policy violation or failed test (``deny``),
@@ -76,10 +76,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] == "run":
-        from stockade.cli import cmd_run
+    if args_list and args_list[0] in ("run", "analyze"):  # the hot commands' plain forms skip argparse
+        import importlib
 
-        fast = cmd_run.parse_fast(args_list[1:])
+        fast = importlib.import_module(f"stockade.cli.cmd_{args_list[0]}").parse_fast(args_list[1:])
         if fast is not None:
             return _call(fast.handler, fast)
     first = next((a for a in args_list if not a.startswith("-")), None)
