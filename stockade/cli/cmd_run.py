@@ -24,6 +24,7 @@ Exit codes:
 
 * the command's own exit status when it ran (``128 + N`` if signal ``N`` ended it);
 * ``124`` the timeout killed it (like coreutils ``timeout``);
+* ``127`` (``126``) the command does not exist (cannot be executed) inside the sandbox;
 * ``125`` the process-limit watchdog killed it (only when neither ``RLIMIT_NPROC`` nor a
   pids cgroup can be used); other limit hits (output truncated, cpu, memory, file size,
   refused forks) keep the command's status and are named on stderr and in the audit;

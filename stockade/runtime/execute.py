@@ -7,7 +7,8 @@ filtered environment and the :class:`~stockade.runtime.limits.Limits`; it return
 Exit status (what ``stockade run`` exits with, see ``stockade.cli.cmd_run``): the
 command's own status when it ended by itself; ``128 + N`` when a signal ``N`` ended it
 (like a shell); ``124`` when the timeout killed it (like coreutils ``timeout``); ``125``
-when the process-limit watchdog killed it.  Other limit hits (output truncated, cpu,
+when the process-limit watchdog killed it; ``127`` (``126``) when the command does not exist
+(cannot be executed) inside the sandbox, as a shell says.  Other limit hits (output truncated, cpu,
 file size, memory, refused forks) keep the command's status and are named in
 ``limits_hit``.
 
@@ -406,14 +407,18 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
         hits.append("memory")
     if cap.truncated:
         hits.append("output")
+    said = bytes(tail)
+    not_run = returncode == 1 and counts["out"] == 0 and said.startswith(b"bwrap: execvp ")
     if timed_out:
         exit_status = EXIT_TIMEOUT
     elif watchdog_hit:
         exit_status = EXIT_PROCESS_LIMIT
+    elif not_run:  # the sandbox was built; the command is missing (127) or not executable (126) there
+        exit_status = 126 if b"permission denied" in said.lower() else 127
     elif returncode < 0:
         exit_status = 128 - returncode
     else:
         exit_status = returncode
-    setup_failed = (returncode == 1 and counts["out"] == 0 and bytes(tail).startswith(b"bwrap: "))
+    setup_failed = returncode == 1 and counts["out"] == 0 and said.startswith(b"bwrap: ") and not not_run
     return RunResult(exit_status, returncode, duration, counts["out"], counts["err"], cap.shown, tuple(hits),
                      setup_failed, bytes(tail))

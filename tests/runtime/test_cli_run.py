@@ -207,3 +207,14 @@ def test_bytes_that_are_not_utf8_in_the_argv_run_and_are_audited(cli_box, cli_en
     path = Path(env["XDG_STATE_HOME"], "stockade", "audit.jsonl")
     last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
     assert last["event"] == "run" and last["command_argv"][-1] == "caf\udce9\udcff"
+
+
+def test_a_command_missing_inside_the_sandbox_exits_127_like_a_shell(cli_box, cli_env) -> None:
+    env = box_env(cli_box, cli_env)
+    done = stockade(run_args(cli_box, "--", "/nonexistent/tool"), env)
+    assert done.returncode == 127 and "No such file or directory" in done.stderr and "R507" not in done.stderr
+    script = cli_box.workspace / "not-executable"
+    script.write_text("echo hi\n")
+    done = stockade(run_args(cli_box, "--", str(script)), env)
+    assert done.returncode == 126 and "Permission denied" in done.stderr
+    script.unlink()
