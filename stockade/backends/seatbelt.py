@@ -9,8 +9,9 @@ process needs to start, then renders the filesystem rules so that Seatbelt's
   components), each slice ordered by strictness (``read`` < ``write`` < ``readonly`` <
   ``deny``), slices shallow → deep — so for any path the last matching rule is the IR's;
 * globs that can match arbitrarily deep (``**``) get one final tail slice beyond the
-  deepest rule; when two such globs grant different access, the stricter is emitted last
-  (stricter than the IR if both match one path at different depths — warned);
+  deepest rule; when two such globs grant different access, the one granting less access
+  is emitted last (stricter than the IR if both match one path at different depths —
+  warned; never looser);
 * each rule sets both read and write for its subtree, because a deeper rule replaces a
   shallower one completely in the IR.
 
@@ -40,7 +41,7 @@ from itertools import product
 from typing import Any, ClassVar, Iterable, Sequence
 
 from stockade.backends.base import Artifact, Backend
-from stockade.compiler.ir import FS_KIND_RANK, FsRule, Network, NetRule, PolicyIR
+from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, Network, NetRule, PolicyIR
 
 #: Where ``sandbox-exec`` lives; the runtime must not look it up on ``PATH``.
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
@@ -484,7 +485,10 @@ class SeatbeltBackend(Backend):
         for rule in self._rules:
             entries.extend(self.dispatch(rule) or [])
         self._warn_deep_globs()
-        entries.sort(key=lambda e: (e.order, e.depth, e.rank))
+        # in a slice the IR's tie-break decides (stricter kind last); in the tail, where the
+        # match depths cannot be compared, the rule granting the least access goes last, so
+        # the profile is never looser than the IR there
+        entries.sort(key=lambda e: (e.order, e.depth, -ACCESS_RANK[e.rule.access] if e.order else 0, e.rank))
         lines = ["; -- filesystem: shallow → deep, stricter last (last match wins) ------------"]
         if not entries:
             lines.append("; (no filesystem rules: no path is accessible)")
@@ -523,11 +527,11 @@ class SeatbeltBackend(Backend):
         kinds = {r.access for r in deep}
         if len(kinds) < 2:
             return
-        strictest = max(deep, key=lambda r: FS_KIND_RANK[r.kind])
+        strictest = min(deep, key=lambda r: (ACCESS_RANK[r.access], -FS_KIND_RANK[r.kind]))
         for rule in deep:
             if rule.access != strictest.access:
                 self.warn(f"`{rule.pattern}` and `{strictest.pattern}` may both match one path below depth "
-                          f"{self._max_depth}; there the stricter rule applies, not the deeper one",
+                          f"{self._max_depth}; there the rule granting less access applies, not the deeper one",
                           rule.origin, help="Seatbelt regexes cannot compare match depths beyond the deepest rule",
                           code="B312")
 

@@ -492,3 +492,14 @@ def test_deep_globs_with_different_access_are_approximated_stricter() -> None:
     assert not profile.allowed(Request("file-write-data", path=deep))  # stricter, as warned
     assert profile.allowed(Request("file-write-data", path="/x/build/out.o"))  # one match: exact
     check_conformance(ir)  # never looser anywhere
+
+
+def test_deep_globs_of_different_access_are_never_looser_than_the_ir() -> None:
+    """Found by the generator: a shallower `write …/**/.env` and a deeper `read …/a/**` both
+    match `…/a/b/.env/child` beyond the deepest slice; the IR picks the deeper (read), the
+    profile cannot compare depths there and must not grant write."""
+    ir = PolicyIR("deep", CTX, filesystem=(
+        FsRule("write", WS + "/**/.env", True, origin=Origin("gen.policy", 1, 1)),
+        FsRule("read", WS + "/a/**", True, origin=Origin("gen.policy", 2, 1))))
+    check_conformance(ir)
+    assert any(w.code == "B312" and "less access" in w.message for w in compile_ir(ir, "seatbelt").warnings)
