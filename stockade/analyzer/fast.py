@@ -77,6 +77,11 @@ _EXPANSION_EQ_EXPANSION_RE = re.compile(r"\$[^=]*=.*\$")
 _BAD_DOLLAR_RE = re.compile(r"\$(?![A-Za-z_]|\{[A-Za-z_][A-Za-z0-9_]*\})")
 #: A leading ``NAME=`` (an assignment word when it opens a command).
 _ASSIGN_RE = re.compile(r"(?!_=)[A-Za-z_][A-Za-z0-9_]*=")  # `_=1` is a command to tree-sitter-bash
+#: A superset of the text the tokenizer accepts, checked before it on text with single quotes:
+#: outside quotes none of ``< > ( ) ` \\ [ ] ! # ? ^`` or a newline, double-quoted strings
+#: without `` ` \\ !`` and with ``$`` only before a name or ``{``.  Text it rejects has a
+#: character no token holds (``cat <<'EOF' …``, ``echo '…' >> f``) and never lexes.
+_QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n]++|'[^']*+'|"(?:[^"`\\!$]++|\$[A-Za-z_{])*+")*+""")
 #: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
 #: Text no token matches is skipped by ``findall``: the lexers check that the tokens' lengths
 #: add up to the whole text (less trailing blanks), which only an exact tiling does.
@@ -149,7 +154,7 @@ def _quoted(text: str) -> bool | None:
     if ("=" in text or "@" in text or "%" in text or "+" in text) and _BAD_HEAD_RE.match(text) is not None:
         return None  # (the regex needs one of those four characters to match)
     if "'" in text:
-        return True
+        return True if _QUOTED_TEXT_RE.fullmatch(text) is not None else None
     if '"' not in text and "$" not in text:
         return False if _PLAIN_TEXT_RE.fullmatch(text) is not None else None
     if "`" in text or "\\" in text or "!" in text or "$" in text and _BAD_DOLLAR_RE.search(text) is not None:

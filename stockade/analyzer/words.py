@@ -203,10 +203,10 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
                     ifs = " \t\n" if ifs is None else ifs.replace(UNKNOWN, "")
             if ifs and any(ch in text for ch in ifs):
                 text = "".join(_SPLIT if ch in ifs else ch for ch in text)
-            marked.append(text.translate(_PROTECT))
+            marked.append(_protect(text))
         else:
             only_unquoted_empty = False
-            marked.append(text.translate(_PROTECT))
+            marked.append(_protect(text))
         if text and kind != "exp":
             only_unquoted_empty = False
     word = "".join(marked)
@@ -218,8 +218,17 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
         pieces = item.split(_SPLIT) if _SPLIT in item else [item]
         for piece in pieces:
             if piece or len(pieces) == 1 and not only_unquoted_empty:
-                out.append(piece.translate(_UNPROTECT))
+                # the private marks are not ASCII: an ASCII piece holds none
+                out.append(piece if piece.isascii() else piece.translate(_UNPROTECT))
     return out
+
+
+def _protect(text: str) -> str:
+    """Quoted (or expanded) text with its brace syntax and tilde marked as literal
+    (``str.translate`` only when one of those characters is there: it costs per character)."""
+    if "{" in text or "," in text or "}" in text or "~" in text:
+        return text.translate(_PROTECT)
+    return text
 
 
 class WordExpander:
