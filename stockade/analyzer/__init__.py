@@ -35,7 +35,8 @@ def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: 
         if not isinstance(command, str):
             raise TypeError(f"command must be a string, not {type(command).__name__}")
         walk = _walk_command or _load_walker()
-        judge = Judge(ir, cwd)
+        judge = _new_object(Judge)  # Judge(ir, cwd) without type.__call__ (see Judge._start)
+        judge._start(ir, cwd)
         judge.judge(walk(ir.context, command, cwd, fast_path))
         return judge.verdict(command)
     except Exception as exc:  # fail closed: an analyzer error never lets a command through
@@ -48,6 +49,7 @@ def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: 
 
 
 _walk_command = None
+_new_object = object.__new__
 
 
 def _load_walker():

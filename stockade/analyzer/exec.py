@@ -175,13 +175,24 @@ def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: St
         if len(_BY_NAME) >= 4096:
             _BY_NAME.clear()
         _BY_NAME[name] = model
-    model(Invocation(walker, argv, spans, stdin, env, span))
+    # Invocation(walker, argv, spans, stdin, env, span) without type.__call__ (which in CPython
+    # 3.11 re-enters the interpreter: ~1,200 machine instructions per command)
+    invocation = _new_object(Invocation)
+    invocation.walker = walker
+    invocation.argv = argv
+    invocation.spans = spans
+    invocation.stdin = stdin
+    invocation.env = env
+    invocation.span = span
+    invocation.name = name.rpartition("/")[2]
+    model(invocation)
 
 
 #: command name → its model (builtins by bare name, then programs by basename, else the
 #: default), filled as names are met; cleared when full.
 _BY_NAME: dict[str, Callable[[Invocation], None]] = {}
 _new_tuple = tuple.__new__  # an effect record without its Python-level __new__
+_new_object = object.__new__
 
 
 _MODELS: tuple[dict[str, Callable[[Invocation], None]], dict[str, Callable[[Invocation], None]], Any] | None = None

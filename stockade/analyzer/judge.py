@@ -326,6 +326,11 @@ class Judge:
     """Holds effects against one policy."""
 
     def __init__(self, ir: PolicyIR, cwd: str | None = None):
+        self._start(ir, cwd)
+
+    def _start(self, ir: PolicyIR, cwd: str | None) -> None:
+        """Set up (``__init__``; :func:`~stockade.analyzer.analyze` calls it on ``object.__new__(Judge)``:
+        in CPython 3.11 ``Judge(…)`` re-enters the interpreter through ``type.__call__``)."""
         self.ir = ir
         self.cwd = cwd
         self.reasons: list[Reason] = []
@@ -460,17 +465,30 @@ class Judge:
         first, then by position (allow-verdict reasons are not listed)."""
         reasons = self.reasons
         if not reasons:
-            return Verdict(command, "allow", ())
+            return _verdict(command, "allow", ())
         if len(reasons) == 1:
             only = reasons[0]
-            return Verdict(command, only.verdict, () if only.verdict == "allow" else (only,))
+            return _verdict(command, only.verdict, () if only.verdict == "allow" else (only,))
         rank = VERDICT_RANK
         decision = "allow"
         for reason in reasons:
             if rank[reason.verdict] > rank[decision]:
                 decision = reason.verdict
         ordered = sorted(reasons, key=lambda r: (-rank[r.verdict], r.span))
-        return Verdict(command, decision, tuple(r for r in ordered if r.verdict != "allow"))
+        return _verdict(command, decision, tuple(r for r in ordered if r.verdict != "allow"))
+
+
+def _verdict(command: str, decision: str, reasons: tuple[Reason, ...]) -> Verdict:
+    """``Verdict(command, decision, reasons)`` without ``type.__call__`` (which in CPython 3.11
+    re-enters the interpreter: one such call per command)."""
+    verdict = _new_object(Verdict)
+    verdict.command = command
+    verdict.decision = decision
+    verdict.reasons = reasons
+    return verdict
+
+
+_new_object = object.__new__
 
 
 _HANDLERS: dict[type, Callable[[Judge, Any], None]] = {

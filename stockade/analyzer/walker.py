@@ -88,22 +88,45 @@ class State:
 
     def copy(self) -> "State":
         """A copy for a subshell: changes inside do not leak out."""
-        return State(dict(self.variables), self.cwd, dict(self.functions), dict(self.links),
-                     None if self.positional is None else list(self.positional), list(self.dirstack),
-                     set(self.exported))
+        state = _new_object(State)  # not State(…): see _new_object
+        state.variables = dict(self.variables)
+        state.cwd = self.cwd
+        state.functions = dict(self.functions)
+        state.links = dict(self.links)
+        state.positional = None if self.positional is None else list(self.positional)
+        state.dirstack = list(self.dirstack)
+        state.exported = set(self.exported)
+        return state
+
+
+#: ``_new_object(Cls)`` and setting the fields is how the per-command objects are made on the
+#: hot paths: in CPython 3.11 a call ``Cls(…)`` of a class with a Python ``__init__`` goes
+#: through ``type.__call__`` and re-enters the interpreter (~1,200 machine instructions more
+#: than a plain Python call), and the analyzer makes several such objects per command.
+_new_object = object.__new__
 
 
 class Walker(ControlFlow):
     """Walks one command or script and collects its effects."""
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
+        self._start(context, command, cwd, fast_path)
+
+    def _start(self, context: Context, command: str, cwd: str | None, fast_path: bool) -> None:
+        """Set up the walk (``__init__``; :func:`walk_command` calls it on ``_new_object(Walker)``)."""
         self.context = context
         self.fast_path = fast_path
         self.command = command
         self.effects: list[Effect] = []
-        variables = {"HOME": context.home, "WORKSPACE": context.workspace, "TMPDIR": context.tmpdir,
-                     "IFS": " \t\n"}
-        self.state = State(variables, cwd or context.workspace)
+        state = self.state = _new_object(State)  # State({…}, cwd): see _new_object
+        state.variables = {"HOME": context.home, "WORKSPACE": context.workspace, "TMPDIR": context.tmpdir,
+                           "IFS": " \t\n"}
+        state.cwd = cwd or context.workspace
+        state.functions = {}
+        state.links = {}
+        state.positional = None
+        state.dirstack = []
+        state.exported = set()
         self.home = context.home
         self.depth = 0
         self.nested_scripts = 0
@@ -669,7 +692,8 @@ def _normalize(path: str) -> str:
 
 def walk_command(context: Context, command: str, cwd: str | None = None, fast_path: bool = True) -> list[Effect]:
     """All effects of a command or script (``fast_path=False``: tree-sitter for all text)."""
-    walker = Walker(context, command, cwd, fast_path)
+    walker = _new_object(Walker)  # Walker(…): see _new_object
+    walker._start(context, command, cwd, fast_path)
     walker.run_text(command)
     return walker.effects
 
