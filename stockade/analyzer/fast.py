@@ -114,18 +114,16 @@ def lex_simple(text: str) -> list[Word] | None:
     if quoted is None:
         return None
     words: list[Word] = []
-    append = words.append
     position = 0
     if not quoted:
         # only words and blanks (space, tab): `str.split` finds the words; an operator
         # character can only be part of one
         if "&" in text or "|" in text or ";" in text:
             return None
-        find = text.find
         for word in text.split():
-            start = find(word, position)
+            start = text.find(word, position)
             position = start + len(word)
-            append(([(word, "lit")], start, position))
+            words.append(([(word, "lit")], start, position))
         return words if words and _command_head(text, words) >= 0 else None
     for blank, operator, word in _TOKENS_RE.findall(text):
         if operator:
@@ -136,9 +134,9 @@ def lex_simple(text: str) -> list[Word] | None:
             parts = _word_parts(word)
             if parts is None:
                 return None
-            append((parts, start, position))
+            words.append((parts, start, position))
         else:
-            append(([(word, "lit")], start, position))
+            words.append(([(word, "lit")], start, position))
     if position != len(text.rstrip(" \t")) or not words or _command_head(text, words) < 0:
         return None
     return words
@@ -344,28 +342,33 @@ def _run_words(walker: "Walker", words: list[Word], base: int, collapse: SpanT |
     """Expand one command's words and run it ``depth`` levels below the walker's depth, as
     :meth:`~stockade.analyzer.walker.Walker.visit_command` does (for a statement of
     assignments alone, as ``visit_variable_assignment(s)``)."""
+    first_start = words[0][1]  # the command's span starts at its first word, an assignment or not
     assignments = 0
     for parts, _, _ in words:  # leading NAME=value words (the lexer checked their values)
         first, kind = parts[0]
         if kind != "lit" or "=" not in first or _ASSIGN_RE.match(first) is None:
             break
         assignments += 1
-    if assignments == len(words):
-        # a statement of assignments: each sets its variable in turn (later values see it)
-        state = walker.state
-        for parts, start, end in words:
+    if assignments:
+        if assignments == len(words):
+            # a statement of assignments: each sets its variable in turn (later values see it)
+            state = walker.state
+            for parts, start, end in words:
+                name, value = _assignment(parts, walker)
+                state.variables[name] = value
+                if name in state.exported or name == "PROMPT_COMMAND":
+                    judge_env_var(walker, name, value,
+                                  collapse if collapse is not None else (base + start, base + end))
+            return
+        prefix = []
+        for parts, start, end in words[:assignments]:
             name, value = _assignment(parts, walker)
-            state.variables[name] = value
-            if name in state.exported or name == "PROMPT_COMMAND":
-                judge_env_var(walker, name, value, collapse if collapse is not None else (base + start, base + end))
-        return
-    prefix = []
-    for parts, start, end in words[:assignments]:
-        name, value = _assignment(parts, walker)
-        prefix.append((name, value, collapse if collapse is not None else (base + start + len(name) + 1, base + end)))
+            prefix.append((name, value,
+                           collapse if collapse is not None else (base + start + len(name) + 1, base + end)))
+        words = words[assignments:]
     argv: list[str] = []
     spans: list[SpanT] = []
-    for parts, start, end in words[assignments:] if assignments else words:
+    for parts, start, end in words:
         span = collapse if collapse is not None else (base + start, base + end)
         if len(parts) == 1:
             # the lexer's text is ASCII: a quoted string, or a literal without braces or a
@@ -379,15 +382,17 @@ def _run_words(walker: "Walker", words: list[Word], base: int, collapse: SpanT |
             argv.append(value)
             spans.append(span)
     if not argv:  # the words expanded to nothing: no command, the assignments stay in the shell
-        for name, value, _ in prefix:
-            walker.state.variables[name] = value
+        if assignments:
+            for name, value, _ in prefix:
+                walker.state.variables[name] = value
         return
-    span = collapse if collapse is not None else (base + words[0][1], base + words[-1][2])
+    span = collapse if collapse is not None else (base + first_start, base + words[-1][2])
     env: dict[str, str] = {}
-    for name, value, value_span in prefix:
-        env[name] = value
-        walker.effects.append(EnvChange(name, span))
-        judge_env_var(walker, name, value, value_span)
+    if assignments:
+        for name, value, value_span in prefix:
+            env[name] = value
+            walker.effects.append(EnvChange(name, span))
+            judge_env_var(walker, name, value, value_span)
     walker.depth += depth
     try:
         run_command(walker, argv, spans, stdin, env, span)

@@ -318,10 +318,6 @@ def _same(text: str) -> str:
     return text
 
 
-def _glob_free(path: str) -> bool:
-    return "*" not in path and "?" not in path and "[" not in path
-
-
 class Judge:
     """Holds effects against one policy."""
 
@@ -386,7 +382,7 @@ class Judge:
             setting = self._tables.unknown_effects
             self._add(setting.verdict, "A410", _msg_unknown_path, (op, path), span, setting)
             return None
-        if _glob_free(path):
+        if "*" not in path and "?" not in path and "[" not in path:  # no glob
             return path
         # a glob: judge the pattern as one concrete name (dot-files are not matched by *)
         return path.replace("*", "x").replace("?", "x").replace("[", "x")
@@ -397,7 +393,7 @@ class Judge:
         if path is None:
             return
         decision = self._index.path_access(path, self.cwd)
-        if not decision.can_read:
+        if decision.access == "none":  # not decision.can_read (a property: a call)
             self._add("deny", "A402", _msg_denied_read, (decision.path,), span, decision.rule)
         elif effect.recursive:
             rules = self._tables.below(decision.path, "read")
@@ -415,7 +411,7 @@ class Judge:
         target = self._tables.persistence_target(resolved)
         if target is not None:
             self._add("deny", "A405", _msg_persistence_write, (verb, target), span)
-        if not decision.can_write:
+        if decision.access != "write":  # not decision.can_write
             self._add("deny", "A403", _msg_not_writable, (verb, resolved), span, decision.rule)
         elif recursive:
             for rule in self._tables.below(resolved, "write")[:3]:
@@ -436,7 +432,7 @@ class Judge:
         if path is None:
             return
         decision = self._index.path_access(path, self.cwd)
-        if not decision.can_read:
+        if decision.access == "none":  # not decision.can_read (a property: a call)
             setting = self._tables.unknown_effects
             self._add(setting.verdict, "A410", _msg_link, (decision.path,), effect.span, setting)
 
@@ -475,6 +471,8 @@ class Judge:
             if rank[reason.verdict] > rank[decision]:
                 decision = reason.verdict
         ordered = sorted(reasons, key=lambda r: (-rank[r.verdict], r.span))
+        if ordered[-1].verdict != "allow":  # allow-verdict reasons sort last: here there are none
+            return _verdict(command, decision, tuple(ordered))
         return _verdict(command, decision, tuple(r for r in ordered if r.verdict != "allow"))
 
 
