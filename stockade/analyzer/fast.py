@@ -91,6 +91,10 @@ _TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{
 _BAD_HEAD_RE = re.compile(r"[ \t]*(?:[A-Za-z0-9_./:,~*\-]*[@%+]|(?!(?!_=)[A-Za-z_][A-Za-z0-9_]*=)[A-Za-z0-9_./:,~*\-]*=)")
 #: The common case, no quotes at all: the same language restricted to unquoted words.
 _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
+#: A simple command of plain words whose first word holds none of ``= @ % +`` (no assignment,
+#: nothing tree-sitter-bash reads as a malformed variable): all :func:`lex_simple` then checks
+#: is that the command word is not reserved and no word starts with ``==`` or ``=~``.
+_PLAIN_SIMPLE_RE = re.compile(rf"[ \t]*[A-Za-z0-9_./:,~*\-]++(?:[ \t]++[{_UNQUOTED}]++)*+[ \t]*+")
 #: Unquoted text made only of words, blanks and operator characters: ``str.split`` tiles it
 #: (blanks are only space and tab), so no regex has to walk the words.
 _PLAIN_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|]*")
@@ -108,13 +112,21 @@ def lex_simple(text: str) -> list[Word] | None:
     """The words of a simple command as ``(parts, start, end)``, or None when the text is not
     one (then tree-sitter decides).  ``parts`` are ``(text, "lit"|"q")`` as in
     :meth:`~stockade.analyzer.words.WordExpander.parts`."""
+    words: list[Word] = []
+    position = 0
+    if _PLAIN_SIMPLE_RE.fullmatch(text) is not None and "==" not in text and "=~" not in text:
+        # the common case in one check: plain words, the first without ``= @ % +`` (so no
+        # assignment, and nothing _command_head refuses but a reserved word)
+        for word in text.split():
+            start = text.find(word, position)
+            position = start + len(word)
+            words.append(([(word, "lit")], start, position))
+        return None if words[0][0][0][0] in _NOT_SIMPLE else words
     if not text.isascii() or ("==" in text or "=~" in text) and _TEST_OP_RE.search(text):
         return None
     quoted = _quoted(text)
     if quoted is None:
         return None
-    words: list[Word] = []
-    position = 0
     if not quoted:
         # only words and blanks (space, tab): `str.split` finds the words; an operator
         # character can only be part of one
