@@ -91,11 +91,11 @@ class State:
         state = _new_object(State)  # not State(…): see _new_object
         state.variables = dict(self.variables)
         state.cwd = self.cwd
-        state.functions = dict(self.functions)
-        state.links = dict(self.links)
+        state.functions = dict(self.functions) if self.functions else {}  # ({} is cheaper than dict({}))
+        state.links = dict(self.links) if self.links else {}
         state.positional = None if self.positional is None else list(self.positional)
-        state.dirstack = list(self.dirstack)
-        state.exported = set(self.exported)
+        state.dirstack = list(self.dirstack) if self.dirstack else []
+        state.exported = set(self.exported) if self.exported else set()
         return state
 
 

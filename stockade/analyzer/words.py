@@ -180,8 +180,12 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
         # (exactly what the general path below returns; an unquoted empty word vanishes)
         if kind == "q" and text.isascii():
             return [text]
-        if kind == "lit" and text.isascii() and "{" not in text and text[:1] != "~":
-            return [text] if text else []
+        if kind == "lit" and text.isascii() and "{" not in text:
+            if text[:1] != "~":
+                return [text] if text else []
+            value = tilde(text, scope)  # `~`, `~/x`: one field, unless the home is not ASCII
+            if value.isascii():
+                return [value]
     else:
         for _, kind in parts:
             if kind != "q":
