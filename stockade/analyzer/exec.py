@@ -100,23 +100,23 @@ class Invocation:
 
     def network(self, host: str, port: int | None, index: int | None) -> None:
         """The command contacts ``host``."""
-        self.walker.effects.append(Network(host, port, self.at(index)))
+        self.walker.effects.append(_new_tuple(Network, (host, port, self.at(index))))
 
     def unknown(self, why: str, index: int | None = None) -> None:
         """Code or effects that cannot be seen into."""
-        self.walker.effects.append(Unknown(why, self.at(index)))
+        self.walker.effects.append(_new_tuple(Unknown, (why, self.at(index))))
 
     def privilege(self, what: str, index: int | None = None) -> None:
         """The command escalates privileges."""
-        self.walker.effects.append(Privilege(what, self.at(index)))
+        self.walker.effects.append(_new_tuple(Privilege, (what, self.at(index))))
 
     def persistence(self, what: str, index: int | None = None) -> None:
         """The command installs something that runs later."""
-        self.walker.effects.append(Persistence(what, self.at(index)))
+        self.walker.effects.append(_new_tuple(Persistence, (what, self.at(index))))
 
     def output(self, text: str | None, what: str = "") -> None:
         """What the command writes to stdout, when known (fed to a following pipe)."""
-        self.walker.set_output(Stdin(text, what or f"the output of `{self.name}`"))
+        self.walker.set_output(_new_tuple(Stdin, (text, what or f"the output of `{self.name}`")))
 
     # -- nested code ----------------------------------------------------------------------
 

@@ -56,6 +56,8 @@ from stockade.analyzer.exec import Stdin, run_command
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.words import expand_fields, tilde
 
+_new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in exec.py)
+
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.analyzer.walker import Walker
@@ -344,8 +346,8 @@ def _run_list(walker: "Walker", text: str, base: int, collapse: SpanT | None, st
                 finally:
                     walker.state = saved
                 if index < last:
-                    current = output if output is not None else Stdin(
-                        None, f"the output of `{clip(text[words[0][1]:words[-1][2]])}`")
+                    current = output if output is not None else _new_tuple(
+                        Stdin, (None, f"the output of `{clip(text[words[0][1]:words[-1][2]])}`"))
     return True
 
 

@@ -104,6 +104,7 @@ class State:
 #: through ``type.__call__`` and re-enters the interpreter (~1,200 machine instructions more
 #: than a plain Python call), and the analyzer makes several such objects per command.
 _new_object = object.__new__
+_new_tuple = tuple.__new__  # a record (Stdin, an effect) without its Python-level __new__
 
 
 class Walker(ControlFlow):
@@ -351,7 +352,7 @@ class Walker(ControlFlow):
         self._last_output = None
         if output is not None:
             return output
-        return Stdin(None, f"the output of `{clip(self.src.node_text(node))}`")
+        return _new_tuple(Stdin, (None, f"the output of `{clip(self.src.node_text(node))}`"))
 
     def visit_negated_command(self, node: Any, stdin: Stdin) -> None:
         self.generic(node, stdin)
@@ -405,7 +406,7 @@ class Walker(ControlFlow):
             elif child.is_named and kind not in ("heredoc_end", "heredoc_content"):
                 first = child.children[0].type if child.children else ""
                 continuations.append((child, piped or first == "|"))
-        return Stdin(body_text, "a here-document")
+        return _new_tuple(Stdin, (body_text, "a here-document"))
 
     def visit_heredoc_body(self, node: Any, stdin: Stdin) -> None:
         self.words.parts(node, True)
@@ -418,7 +419,7 @@ class Walker(ControlFlow):
         text = ""
         for child in node.named_children:
             text = self.words.text(child)
-        return Stdin(None if UNKNOWN in text else text + "\n", "a here-string")
+        return _new_tuple(Stdin, (None if UNKNOWN in text else text + "\n", "a here-string"))
 
     def redirect(self, node: Any) -> None:
         """A file redirection: reads, writes, or a ``/dev/tcp`` connection."""
@@ -663,7 +664,7 @@ class Walker(ControlFlow):
 
     def unknown(self, why: str, span: SpanT) -> None:
         """Record code or effects that cannot be seen into."""
-        self.effects.append(Unknown(why, span))
+        self.effects.append(_new_tuple(Unknown, (why, span)))
 
 
 #: (home, cwd, word) → :meth:`Walker.resolve` without symlinks; cleared when full.
