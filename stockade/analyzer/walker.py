@@ -164,7 +164,10 @@ class Walker(ControlFlow):
     def walk_in(self, source: Source, node: Any, stdin: Stdin = TERMINAL) -> None:
         """Walk ``node`` of ``source`` (switching the expander to that source)."""
         saved_source, saved_words = self.src, self.words
-        self.src, self.words = source, WordExpander(self, source)
+        words = _new_object(WordExpander)  # WordExpander(self, source): see _new_object
+        words.scope = self
+        words.source = source
+        self.src, self.words = source, words
         try:
             self.walk(node, stdin)
         finally:
@@ -575,7 +578,7 @@ class Walker(ControlFlow):
             if kind == "word" or kind == "command_name":
                 subs = (child,) if kind == "word" else child.named_children
                 for sub in subs:
-                    if text is not None and sub.type == "word":
+                    if text is not None and (sub is child or sub.type == "word"):  # (child: a word)
                         start, end = sub.start_byte, sub.end_byte
                         value = text[start:end]
                         if inert(value) is not None:
