@@ -332,7 +332,9 @@ class Judge:
         self.reasons: list[Reason] = []
         self._seen: dict[tuple, list[Reason]] = {}
         self._tables = tables = policy_tables(ir)
-        self._index = tables.index
+        self._index = index = tables.index
+        self._known_paths = index.known_paths  # the index's answers, read before asking it
+        self._known_commands = index.known_commands
 
     def _add(self, verdict: str, code: str, render: Callable[..., str], args: tuple, span: SpanT,
              source: Any = None) -> None:
@@ -369,7 +371,10 @@ class Judge:
                 handler(self, effect)
 
     def judge_Execute(self, effect: Execute) -> None:
-        decision = self._index.command_verdict(effect.argv)
+        argv = effect.argv  # a tuple: the index's key
+        decision = self._known_commands.get(argv)
+        if decision is None:
+            decision = self._index.command_verdict(argv)
         verdict = decision.verdict
         if verdict is not None and verdict != "allow":
             self._add(verdict, "A401", _msg_command, (effect.argv, verdict, decision.rule), effect.span,
@@ -392,7 +397,9 @@ class Judge:
         path = self._path(effect.path, span, "reads")
         if path is None:
             return
-        decision = self._index.path_access(path, self.cwd)
+        decision = self._known_paths.get((path, self.cwd))
+        if decision is None:
+            decision = self._index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             self._add("deny", "A402", _msg_denied_read, (decision.path,), span, decision.rule)
         elif effect.recursive:
@@ -406,7 +413,9 @@ class Judge:
         path = self._path(path_in, span, verb)
         if path is None:
             return
-        decision = self._index.path_access(path, self.cwd)
+        decision = self._known_paths.get((path, self.cwd))
+        if decision is None:
+            decision = self._index.path_access(path, self.cwd)
         resolved = decision.path
         target = self._tables.persistence_target(resolved)
         if target is not None:
@@ -431,7 +440,9 @@ class Judge:
         path = self._path(effect.path, effect.span, "links to")
         if path is None:
             return
-        decision = self._index.path_access(path, self.cwd)
+        decision = self._known_paths.get((path, self.cwd))
+        if decision is None:
+            decision = self._index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             setting = self._tables.unknown_effects
             self._add(setting.verdict, "A410", _msg_link, (decision.path,), effect.span, setting)

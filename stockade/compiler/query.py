@@ -324,6 +324,10 @@ class PolicyIndex:
         self._path_memo = _Memo()
         self._command_memo = _Memo()
         self._network_memo = _Memo()
+        #: Answers already given, for hot callers to read before calling (never to write):
+        #: ``(path, cwd)`` → :meth:`path_access`, ``tuple(argv)`` → :meth:`command_verdict`.
+        self.known_paths: dict = self._path_memo
+        self.known_commands: dict = self._command_memo
 
     def resolve(self, path: str, cwd: str | None = None) -> str:
         """Lexically resolve ``path`` against the context: ``~``, ``$HOME``, ``$WORKSPACE``,
