@@ -64,6 +64,12 @@ def main() -> None:
     print(f"in-process: {per_second:,.0f} commands/s ({elapsed / (rounds * len(typical)) * 1e6:.0f} µs each, "
           f"{len(typical)} corpus commands; best of 7, median {median:,.0f}/s); goal 20,000/s → ratio "
           f"{per_second / 20000:.2f}")
+    from conftest import load_corpus
+
+    for name in ("benign", "adversarial"):
+        part = [c["command"] for c in load_corpus(f"{name}.jsonl") if len(c["command"]) < 120]
+        took = _best_of(7, lambda: [analyze(c, ir) for _ in range(rounds) for c in part])
+        print(f"  {name} commands only: {len(part)} commands, {rounds * len(part) / took:,.0f} commands/s")
     floor = _best_of(3, lambda: [analyze("true", ir) for _ in range(rounds * len(typical))])
     print(f"  floor, analyze('true'): {floor / (rounds * len(typical)) * 1e6:.1f} µs (per-command setup, fast "
           "path, model and judge)")
