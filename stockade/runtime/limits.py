@@ -153,23 +153,34 @@ class PidsCgroup:
         return False
 
     def kill_all(self) -> None:
-        """SIGKILL every process left in the cgroup."""
-        for _ in range(50):
-            pids = self.pids()
-            if not pids:
+        """SIGKILL every process in the cgroup, and any that the killed ones forked before
+        they died: read the members again until a read shows no process not yet killed.
+
+        A process that was sent SIGKILL stays listed until it is reaped (an orphan waits
+        for init), so reading until the list is empty could spin; no process that has a
+        fatal signal pending can fork, so a read without a new member ends it.
+        """
+        killed: set[int] = set()
+        for _ in range(1000):  # bounded: pids.max caps the members at any moment
+            fresh = [pid for pid in self.pids() if pid not in killed]
+            if not fresh:
                 return
-            for pid in pids:
+            for pid in fresh:
                 try:
                     os.kill(pid, _signal.SIGKILL)
                 except OSError:
                     pass
+                killed.add(pid)
 
-    def remove(self, patience: float = 1.0) -> None:
+    def remove(self, patience: float = 0.002) -> None:
         """Kill what is left and remove the cgroup directory.
 
         The kernel refuses the ``rmdir`` (``EBUSY``) until the last exited process is
-        released, usually a fraction of a millisecond after the sandbox is reaped; so the
-        retries start at 0.2 ms and back off to 5 ms, for up to ``patience`` seconds.
+        released — an orphaned one (bubblewrap's namespace init outlives its parent by a
+        moment) only when init reaps it.  So the ``rmdir`` is retried for ``patience``
+        seconds (from 0.2 ms, backing off to 5 ms); a cgroup still busy after that holds
+        only killed processes, and the next run's :meth:`create` removes it once its run
+        is gone (:func:`_remove_stale`).
         """
         self.kill_all()
         deadline = time.monotonic() + patience
