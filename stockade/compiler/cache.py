@@ -37,7 +37,7 @@ try:
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import sha256
 
-CACHE_VERSION = "3"
+CACHE_VERSION = "4"
 _VARIABLE_PATTERN = r"\$\{?([A-Za-z_][A-Za-z0-9_]*)"
 _variable_findall: Callable[[str], list[str]] | None = None
 _fingerprint: str | None = None

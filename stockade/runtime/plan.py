@@ -4,7 +4,7 @@
 (environment options removed — the runtime hands the filtered environment to the sandbox
 tool directly, so no variable value is ever in the argv or the audit trail), the
 placeholders bubblewrap creates on the host, the limits, the environment rules, the
-policy's name and hash, the IR as JSON, and the **path facts**: the kind (missing, dir,
+policy's name and hash, the IR as JSON (packed: see :func:`plan_ir_json`), and the **path facts**: the kind (missing, dir,
 file, symlink, other) of every absolute path the argv names.  :func:`facts_hold` checks
 those facts again before a cached plan is used: a path that appeared, vanished or changed
 kind since the compile makes the plan stale (recompiled), so a cached argv never mounts
@@ -17,6 +17,7 @@ protected by the analyzer only.  ``stockade run --no-cache`` forces a fresh comp
 
 from __future__ import annotations
 
+import marshal
 import os
 import stat
 
@@ -99,9 +100,17 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         "facts": facts,
         "limits": dict(limits_json),
         "env_rules": [[r.action, r.name, r.value] for r in ir.environment],
-        "warnings": [w.to_json() for w in artifact.warnings],
-        "ir": ir.to_json(),
+        # the parts a cached run does not read are packed, so that loading a plan copies
+        # their bytes instead of building their objects (the IR only matters when the
+        # analyzer runs, on a verdict-cache miss)
+        "warnings": marshal.dumps([w.to_json() for w in artifact.warnings]),
+        "ir": marshal.dumps(ir.to_json()),
     }
+
+
+def plan_ir_json(plan: Mapping[str, Any]) -> Any:
+    """The IR of a plan, as the JSON-shaped value ``PolicyIR.from_json`` takes."""
+    return marshal.loads(plan["ir"])
 
 
 #: The origin of the rules :func:`protect_state` adds.

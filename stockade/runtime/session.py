@@ -350,8 +350,9 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
         if _is_ir(policy):
             return policy
         from stockade.compiler.ir import PolicyIR
+        from stockade.runtime.plan import plan_ir_json
 
-        return PolicyIR.from_json(plan["ir"])
+        return PolicyIR.from_json(plan_ir_json(plan))
 
     judgement = gate.judge(text, load_ir, ctx["workspace"], key)
     ask = None if confirm is None else (lambda _prompt: bool(confirm(judgement)))
