@@ -8,13 +8,14 @@ run slow ``.pth`` files on every start.
 
 All figures are medians of N runs measured in the same run, **interleaved** (one run of
 each command per round, so that a noisy neighbour slows all of them alike), after a
-warm-up that fills the plan and verdict caches; each is printed as a ratio against the
+warm-up that fills the plan and verdict caches and the module bundle (in a user's
+environment: bytecode caches are written); each is printed as a ratio against the
 baselines:
 
 * ``python -c pass``: the venv's interpreter, the floor of any Python command;
 * ``bwrap <same argv> true``: the sandbox alone, with the argv stockade uses;
-* ``stockade run -- true``: cached plan and verdict (the normal repeated case); as root the
-  process limit needs a pids cgroup;
+* ``stockade run -- true``: cached plan, verdict and module bundle (the normal repeated
+  case); as root the process limit needs a pids cgroup;
 * ``… as a normal user``: the same as uid 65534 (``setpriv``), where ``RLIMIT_NPROC``
   replaces the cgroup (only when run as root and ``setpriv`` exists);
 * ``stockade run --no-cache -- true``: compile + analyze every time (first-run cost);
@@ -113,14 +114,15 @@ def main() -> None:
     os.chmod(work, 0o755)
     try:
         env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"), XDG_STATE_HOME=str(work / "state"))
-        env.pop("STOCKADE_CACHE_DIR", None)
-        env.pop("STOCKADE_AUDIT", None)
+        for name in ("STOCKADE_CACHE_DIR", "STOCKADE_AUDIT", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
+            env.pop(name, None)  # a user's environment: bytecode caches are written (stockade.cli.preload)
         ws = work / "ws"
         ws.mkdir()
         run = [str(stockade), "run", "--workspace", str(ws), "--", "true"]
-        warm = subprocess.run(run, env=env, cwd=ws, capture_output=True, text=True)
-        if warm.returncode != 0:
-            sys.exit(f"warm-up failed: {warm.stderr}")
+        for _ in range(2):  # compile and cache the plan and verdict; then the module bundle of a cached run
+            warm = subprocess.run(run, env=env, cwd=ws, capture_output=True, text=True)
+            if warm.returncode != 0:
+                sys.exit(f"warm-up failed: {warm.stderr}")
         plans = work / "cache" / "stockade" / "plans"
         plan = marshal.loads(next(plans.rglob("*.marshal")).read_bytes())
         from stockade.runtime.sandbox import harden_bwrap_argv
@@ -139,8 +141,9 @@ def main() -> None:
         figures.update(interleaved({"stockade run --no-cache -- true": (uncached, {"env": env, "cwd": str(ws)})},
                                    max(n // 5, 3)))
         from stockade.compiler.ir import PolicyIR
+        from stockade.runtime.plan import plan_ir_json
 
-        ir = PolicyIR.from_json(plan["ir"])
+        ir = PolicyIR.from_json(plan_ir_json(plan))
         start = time.perf_counter()
         from stockade.analyzer import analyze
 

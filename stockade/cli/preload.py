@@ -118,8 +118,8 @@ class HotBundle:
     def save(self) -> bool:
         """Rewrite the bundle with the stockade modules loaded now, if they differ from
         its entries or one was stale; whether it was written."""
-        if sys.dont_write_bytecode:
-            return False
+        if sys.dont_write_bytecode or not _writable(os.path.dirname(self.path)):
+            return False  # e.g. a system-wide install run by a user: decided before any work
         entries = self._loaded_entries()
         if not self.stale and entries.keys() == self.entries.keys():
             return False
@@ -196,6 +196,17 @@ def install(command: str) -> HotBundle | None:
     bundle = HotBundle(path, root, entries)
     sys.meta_path.insert(0, bundle)
     return bundle
+
+
+def _writable(directory: str) -> bool:
+    """Whether a file can be made in ``directory`` (or, if it does not exist yet, in the
+    nearest existing directory above it)."""
+    while directory and not os.path.isdir(directory):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return False
+        directory = parent
+    return bool(directory) and os.access(directory, os.W_OK)
 
 
 def _well_formed(name: Any, entry: Any) -> bool:
