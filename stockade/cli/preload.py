@@ -120,9 +120,10 @@ class HotBundle:
         its entries or one was stale; whether it was written."""
         if sys.dont_write_bytecode or not _writable(os.path.dirname(self.path)):
             return False  # e.g. a system-wide install run by a user: decided before any work
-        entries = self._loaded_entries()
-        if not self.stale and entries.keys() == self.entries.keys():
-            return False
+        loaded = self._loaded_modules()
+        if not self.stale and loaded.keys() == self.entries.keys():
+            return False  # every one was served by the bundle, validated as it was imported
+        entries = self._entries(loaded)
         payload = marshal.dumps({"version": BUNDLE_VERSION, "magic": _external.MAGIC_NUMBER, "modules": entries})
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
@@ -140,10 +141,10 @@ class HotBundle:
         self.stale = False
         return True
 
-    def _loaded_entries(self) -> dict[str, Any]:
-        """An entry for every loaded ``stockade.*`` module imported from a source file
-        under the package root (the package and the modules loaded before :func:`install`
-        are not served by the bundle, and are left out)."""
+    def _loaded_modules(self) -> dict[str, Any]:
+        """The spec of every loaded ``stockade.*`` module imported from a source file under
+        the package root (the package and the modules loaded before :func:`install` are
+        not served by the bundle, and are left out)."""
         out: dict[str, Any] = {}
         prefix = self.root + os.sep
         for name, module in list(sys.modules.items()):
@@ -151,16 +152,23 @@ class HotBundle:
                 continue
             spec = getattr(module, "__spec__", None)
             origin = getattr(spec, "origin", None)
-            loader = getattr(spec, "loader", None)
-            if (not isinstance(origin, str) or not origin.startswith(prefix) or not origin.endswith(".py")
-                    or not isinstance(loader, _external.SourceFileLoader)):
-                continue
+            if (isinstance(origin, str) and origin.startswith(prefix) and origin.endswith(".py")
+                    and isinstance(getattr(spec, "loader", None), _external.SourceFileLoader)):
+                out[name] = spec
+        return out
+
+    def _entries(self, loaded: dict[str, Any]) -> dict[str, Any]:
+        """The bundle entries of the ``loaded`` modules: an unchanged entry is kept, else
+        the code is what Python itself would load now (the ``.pyc``, or the source compiled)."""
+        out: dict[str, Any] = {}
+        for name, spec in loaded.items():
+            origin = spec.origin
             try:
                 st = os.stat(origin)
                 old = self.entries.get(name)
                 if old is not None and old[2] == st.st_mtime_ns and old[3] == st.st_size:
                     code = old[5]
-                else:  # the code Python itself would load now (its .pyc, or the source compiled)
+                else:
                     code = marshal.dumps(_external.SourceFileLoader(name, origin).get_code(name))
             except (OSError, ImportError, SyntaxError, ValueError):
                 continue
