@@ -25,9 +25,10 @@ import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from stockade.diagnostics import Diagnostic, StockadeError
+from stockade.runtime.record import Record
 
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNS = 0x00020000
@@ -372,3 +373,85 @@ def unified_diff(workspace: str, upper: str, change: Change) -> str:
     if out and not out.endswith("\n"):
         out += "\n\\ No newline at end of file\n"
     return out
+
+
+# -- a preview run's result (what stockade.runtime.session.run returns) -------------------
+
+
+class PreviewResult(Record):
+    """What a preview run would change in the workspace, and whether it was applied.
+
+    ``unsupported`` lists the paths of devices, fifos and sockets, which are never
+    applied; ``diff`` is the full unified diff when :func:`stockade.runtime.session.run` was
+    asked for it.
+    """
+
+    changes: tuple["Change", ...]
+    counts: Mapping[str, int]
+    insertions: int
+    deletions: int
+    applied: bool = False
+    applied_count: int = 0
+    unsupported: tuple[str, ...] = ()
+    diff: str | None = None
+
+    _hidden = frozenset({"diff"})
+
+    @property
+    def applicable(self) -> bool:
+        """Whether there is anything that can be applied."""
+        return bool(self.changes) and len(self.unsupported) < len(self.changes)
+
+    def to_json(self) -> dict:
+        """The preview as a JSON object (as in the audit trail; the diff is left out)."""
+        return {"changes": [c.to_json() for c in self.changes], "counts": dict(self.counts),
+                "insertions": self.insertions, "deletions": self.deletions, "applied": self.applied}
+
+
+def open_overlay(workspace: str) -> Overlay:
+    """An overlay over ``workspace`` under the cache directory, probed to work (R5xx otherwise)."""
+    from stockade.compiler.cache import cache_dir
+
+    base = os.path.join(cache_dir(), "preview")
+    os.makedirs(base, exist_ok=True)
+    overlay = Overlay(workspace, base_dir=base)
+    try:
+        overlay.probe()
+    except BaseException:
+        overlay.cleanup()
+        raise
+    return overlay
+
+
+def collect_preview(overlay: Overlay, placeholders: Sequence[str], diff: bool = False) -> tuple[PreviewResult,
+                                                                                                   frozenset[str]]:
+    """The changes of a preview run, and the paths left out of them: the placeholders
+    bubblewrap made for protected paths appear as new empty directories, not changes."""
+    holders = set(placeholders)
+    raw = overlay.changes()
+    exclude = frozenset(c.path for c in raw
+                        if c.kind == "added" and c.entry == "dir"
+                        and os.path.join(overlay.workspace, c.path) in holders
+                        and not os.listdir(os.path.join(overlay.upper, c.path)))
+    changes = tuple(c for c in raw if c.path not in exclude)
+    counts: dict[str, int] = {}
+    for change in changes:
+        counts[change.kind] = counts.get(change.kind, 0) + 1
+    text = "".join(unified_diff(overlay.workspace, overlay.upper, c) for c in changes) if diff else None
+    return PreviewResult(changes, counts, sum(c.added_lines for c in changes), sum(c.removed_lines for c in changes),
+                         unsupported=tuple(c.path for c in changes if c.kind == "unsupported"), diff=text), exclude
+
+
+def settle_preview(overlay: Overlay, plan: Mapping[str, Any], diff: bool,
+                   apply: bool | Callable[[PreviewResult], bool]) -> PreviewResult:
+    """Collect the preview's changes and apply them when ``apply`` (a bool, or a callable
+    given the :class:`PreviewResult`) says so and there is something to apply."""
+    preview, exclude = collect_preview(overlay, plan.get("placeholders", ()), diff)
+    if not preview.applicable:
+        return preview
+    if not (apply(preview) if callable(apply) else apply):
+        return preview
+    from stockade.runtime.apply import apply_changes
+
+    count = apply_changes(overlay.workspace, overlay.upper, exclude)
+    return preview.replace(applied=True, applied_count=count)

@@ -46,38 +46,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Mapping, Sequence
     from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
-    from stockade.runtime.preview import Change, Overlay
+    from stockade.runtime.preview import PreviewResult
 
 Sink = "Callable[[bytes], object]"  # a type alias, spelled as a string (no `typing` at run time)
 
 
-class PreviewResult(Record):
-    """What a preview run would change in the workspace, and whether it was applied.
+def __getattr__(name: str) -> Any:
+    """:class:`~stockade.runtime.preview.PreviewResult`, part of this API, lives with the
+    preview (loaded only by a preview run)."""
+    if name == "PreviewResult":
+        from stockade.runtime.preview import PreviewResult
 
-    ``unsupported`` lists the paths of devices, fifos and sockets, which are never
-    applied; ``diff`` is the full unified diff when :func:`run` was asked for it.
-    """
-
-    changes: tuple["Change", ...]
-    counts: Mapping[str, int]
-    insertions: int
-    deletions: int
-    applied: bool = False
-    applied_count: int = 0
-    unsupported: tuple[str, ...] = ()
-    diff: str | None = None
-
-    _hidden = frozenset({"diff"})
-
-    @property
-    def applicable(self) -> bool:
-        """Whether there is anything that can be applied."""
-        return bool(self.changes) and len(self.unsupported) < len(self.changes)
-
-    def to_json(self) -> dict:
-        """The preview as a JSON object (as in the audit trail; the diff is left out)."""
-        return {"changes": [c.to_json() for c in self.changes], "counts": dict(self.counts),
-                "insertions": self.insertions, "deletions": self.deletions, "applied": self.applied}
+        return PreviewResult
+    raise AttributeError(f"module 'stockade.runtime.session' has no attribute {name!r}")
 
 
 class RunOutcome(Record):
@@ -212,58 +193,6 @@ def sandbox_prefix(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> tuple[str
     return "seatbelt", sandbox.seatbelt_argv(plan.get("profile") or "", plan.get("params"), tool.path)
 
 
-# -- the preview -------------------------------------------------------------------
-
-
-def _open_overlay(workspace: str) -> "Overlay":
-    from stockade.runtime.preview import Overlay
-    from stockade.compiler.cache import cache_dir
-
-    base = os.path.join(cache_dir(), "preview")
-    os.makedirs(base, exist_ok=True)
-    overlay = Overlay(workspace, base_dir=base)
-    try:
-        overlay.probe()
-    except BaseException:
-        overlay.cleanup()
-        raise
-    return overlay
-
-
-def collect_preview(overlay: "Overlay", placeholders: Sequence[str], diff: bool = False) -> tuple[PreviewResult,
-                                                                                                   frozenset[str]]:
-    """The changes of a preview run, and the paths left out of them: the placeholders
-    bubblewrap made for protected paths appear as new empty directories, not changes."""
-    from stockade.runtime.preview import unified_diff
-
-    holders = set(placeholders)
-    raw = overlay.changes()
-    exclude = frozenset(c.path for c in raw
-                        if c.kind == "added" and c.entry == "dir"
-                        and os.path.join(overlay.workspace, c.path) in holders
-                        and not os.listdir(os.path.join(overlay.upper, c.path)))
-    changes = tuple(c for c in raw if c.path not in exclude)
-    counts: dict[str, int] = {}
-    for change in changes:
-        counts[change.kind] = counts.get(change.kind, 0) + 1
-    text = "".join(unified_diff(overlay.workspace, overlay.upper, c) for c in changes) if diff else None
-    return PreviewResult(changes, counts, sum(c.added_lines for c in changes), sum(c.removed_lines for c in changes),
-                         unsupported=tuple(c.path for c in changes if c.kind == "unsupported"), diff=text), exclude
-
-
-def _settle_preview(overlay: "Overlay", plan: Mapping[str, Any], diff: bool,
-                    apply: bool | Callable[[PreviewResult], bool]) -> PreviewResult:
-    preview, exclude = collect_preview(overlay, plan.get("placeholders", ()), diff)
-    if not preview.applicable:
-        return preview
-    if not (apply(preview) if callable(apply) else apply):
-        return preview
-    from stockade.runtime.apply import apply_changes
-
-    count = apply_changes(overlay.workspace, overlay.upper, exclude)
-    return preview.replace(applied=True, applied_count=count)
-
-
 # -- the run -----------------------------------------------------------------------
 
 
@@ -392,7 +321,11 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         recovered = recover(ctx["workspace"])
         if recovered and notify is not None:
             notify(f"an interrupted apply in the workspace was {recovered}")
-    overlay = _open_overlay(ctx["workspace"]) if preview else None
+    overlay = None
+    if preview:
+        from stockade.runtime.preview import open_overlay
+
+        overlay = open_overlay(ctx["workspace"])
     settled = None
     try:
         checked = plan.get("seccomp") if plan.get("machine") == os.uname().machine else None
@@ -405,7 +338,9 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
             raise _environment_problem("R507", "the sandbox could not be set up; the command did not run: "
                                                f"`{lines[-1] if lines else result.returncode}`")
         if overlay is not None:
-            settled = _settle_preview(overlay, plan, diff, apply)
+            from stockade.runtime.preview import settle_preview
+
+            settled = settle_preview(overlay, plan, diff, apply)
     finally:
         if overlay is not None:
             overlay.cleanup()
