@@ -8,7 +8,8 @@ Usage::
 
 The stages are chained by :func:`stockade.runtime.session.run`; this module parses the
 arguments, calls it with a terminal ``confirm`` callback and an ``apply`` callback (typed
-``yes``), renders the outcome as text or JSON, and maps it to an exit code:
+``yes``), and has the outcome rendered as text or JSON (:mod:`stockade.cli.run_output`) and
+mapped to an exit code:
 
 1. The policy is compiled (or its cached plan is used: see ``stockade.runtime.cache``).
 2. The analyzer judges the command text (``-c TEXT``, or the argv shell-quoted): ``deny``
@@ -127,51 +128,6 @@ def _err(message: str) -> None:
     print(f"stockade: {message}", file=sys.stderr)
 
 
-def _fail(error: Any, fmt: str, code: int) -> int:
-    from stockade.cli.render import report_error
-
-    report_error(error, fmt, sys.stdout if fmt == "json" else sys.stderr)
-    return code
-
-
-class _TerminalConfirm:
-    """Ask on the terminal for a ``confirm`` verdict, after showing the reasons."""
-
-    approved_by = "terminal"
-
-    def __call__(self, judgement: Any) -> bool:
-        from stockade.runtime import gate
-
-        _print_reasons(judgement, "needs confirmation")
-        return gate.terminal_confirm(gate.CONFIRM_PROMPT)
-
-
-class _ApplyPrompt:
-    """Show the preview (text mode), then apply with ``--apply`` or a typed ``yes``."""
-
-    def __init__(self, args: argparse.Namespace, text_mode: bool):
-        self.args = args
-        self.text_mode = text_mode
-        self.shown = False
-
-    def show(self, preview: Any) -> None:
-        """Print the change listing (and the diff with ``--diff``) once."""
-        if self.text_mode and not self.shown:
-            _print_preview(preview, self.args.diff)
-        self.shown = True
-
-    def __call__(self, preview: Any) -> bool:
-        self.show(preview)
-        if self.args.apply:
-            return True
-        if not self.text_mode:
-            return False
-        from stockade.runtime import gate
-
-        return gate.has_terminal() and gate.terminal_confirm(
-            "stockade: apply these changes to the workspace? type `yes`: ")
-
-
 def run(args: argparse.Namespace) -> int:
     """Parse, call :func:`stockade.runtime.session.run`, render; see the module docstring
     for exit codes."""
@@ -200,109 +156,30 @@ def run(args: argparse.Namespace) -> int:
     sinks: dict[str, Any] = {}
     if not text_mode:
         sinks = {"stdout": captured["out"].extend, "stderr": captured["err"].extend}
-    prompt = _ApplyPrompt(args, text_mode)
+    prompt = confirm = None
+    if args.preview:
+        from stockade.cli.run_output import ApplyPrompt
+
+        prompt = ApplyPrompt(args, text_mode)
+    if text_mode and gate.has_terminal():
+        from stockade.cli.run_output import TerminalConfirm
+
+        confirm = TerminalConfirm()
     try:
         outcome = run_session(command, policy=args.policy, workspace=args.workspace, audit=args.audit,
-                              approve=args.approve,
-                              confirm=_TerminalConfirm() if text_mode and gate.has_terminal() else None,
-                              preview=args.preview, diff=args.diff and text_mode, apply=prompt,
+                              approve=args.approve, confirm=confirm, preview=args.preview,
+                              diff=args.diff and text_mode, apply=prompt if prompt is not None else False,
                               use_cache=not args.no_cache, notify=_err, **sinks)
     except Exception as error:
         from stockade.diagnostics import StockadeError  # only when something went wrong
 
         if not isinstance(error, StockadeError):
             raise
-        return _fail(error, args.format, EXIT_ENVIRONMENT if any(d.code.startswith("R5") for d in error.diagnostics)
-                     else EXIT_USAGE)
-    if not outcome.ran:
-        if not text_mode:
-            _dump(outcome.to_json())
-        else:
-            why = "denied by the policy" if outcome.verdict == "deny" else \
-                "needs confirmation: rerun with `--approve` or on a terminal"
-            _print_reasons(outcome, why)
-        return EXIT_VIOLATION
-    if outcome.preview is not None and text_mode:
-        prompt.show(outcome.preview)
-        _print_preview_end(outcome.preview)
-    if text_mode:
-        for hit in outcome.limits_hit:
-            if hit != "output":
-                value = _limit_value(outcome.limits, hit)
-                _err(f"limit `{hit}` was hit" + (f" ({value})" if value else ""))
-    else:
-        data = outcome.to_json()
-        shown = data.pop("preview")
-        data["stdout"] = captured["out"].decode("utf-8", "replace")
-        data["stderr"] = captured["err"].decode("utf-8", "replace")
-        data["preview"] = shown
-        _dump(data)
-    return outcome.exit_status if outcome.exit_status is not None else EXIT_OK
+        from stockade.cli.run_output import report_failure
 
+        return report_failure(error, args.format)
+    if text_mode and outcome.ran and outcome.preview is None and not outcome.limits_hit:
+        return outcome.exit_status if outcome.exit_status is not None else EXIT_OK  # nothing more to say
+    from stockade.cli.run_output import render_outcome
 
-def _limit_value(limits: Any, hit: str) -> str:
-    value = getattr(limits, hit, None)
-    if value is None:
-        return ""
-    return f"{value:g}s" if hit in ("timeout", "cpu") else f"{int(value)}"
-
-
-def _dump(data: dict) -> None:
-    import json
-
-    json.dump(data, sys.stdout, indent=2)
-    print()
-
-
-def _print_reasons(judgement: Any, why: str) -> None:
-    """Name the verdict and why the command does not simply run, then every reason
-    (``judgement``: a gate judgement or a run outcome)."""
-    verdict = getattr(judgement, "decision", None) or judgement.verdict
-    _err(f"`{verdict}`: {why}")
-    for reason in judgement.reasons:
-        print(f"  - {reason}", file=sys.stderr)
-
-
-_MARK = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R", "mode": "P", "type": "T", "unsupported": "?"}
-
-
-def _print_preview(preview: Any, diff: bool) -> None:
-    """The change listing on stderr, and the full diff on stdout with ``--diff``."""
-    out = sys.stderr
-    changes = preview.changes
-    if not changes:
-        print("stockade: preview: no changes", file=out)
-        return
-    summary = ", ".join(f"{n} {k}" for k, n in sorted(preview.counts.items()))
-    print(f"stockade: preview: {summary}", file=out)
-    width = max(len(c.path) + (len(c.old_path) + 4 if c.old_path else 0) for c in changes)
-    for change in changes:
-        name = f"{change.old_path} → {change.path}" if change.old_path else change.path
-        if change.entry == "dir" and change.kind != "renamed":
-            name += "/"
-        if change.kind in ("mode", "type"):
-            stat = f"{oct(change.old_mode or 0)} → {oct(change.new_mode or 0)}"
-        elif change.binary:
-            stat = "binary"
-        elif change.entry == "symlink":
-            stat = "symlink"
-        else:
-            stat = f"+{change.added_lines} -{change.removed_lines}" if change.entry == "file" else ""
-        print(f"  {_MARK.get(change.kind, '?')} {name:<{width + 1}} {stat}", file=out)
-    files = sum(1 for c in changes if c.entry != "dir")
-    print(f" {files} file(s) changed, {preview.insertions} insertion(s)(+), {preview.deletions} deletion(s)(-)",
-          file=out)
-    if diff and preview.diff:
-        sys.stdout.write(preview.diff)
-        sys.stdout.flush()
-
-
-def _print_preview_end(preview: Any) -> None:
-    """Whether the changes were applied, and what could not be."""
-    if preview.applicable:
-        if preview.applied:
-            _err(f"applied {preview.applied_count} change(s) to the workspace")
-        else:
-            _err("not applied; the workspace is untouched (use `--apply` to apply)")
-    if preview.unsupported:
-        _err("not applicable (devices, fifos, sockets): " + ", ".join(f"`{p}`" for p in preview.unsupported))
+    return render_outcome(outcome, text_mode, captured, prompt)
