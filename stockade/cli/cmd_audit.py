@@ -45,7 +45,7 @@ def _outcome(record: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the filtered records."""
     from stockade.diagnostics import StockadeError
-    from stockade.runtime.audit import AuditFilter, parse_since, read_records
+    from stockade.runtime.audit_read import AuditFilter, parse_since, read_records
 
     try:
         since = parse_since(args.since) if args.since else None
