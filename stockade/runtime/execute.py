@@ -33,7 +33,7 @@ import _signal  # the C module behind `signal`, whose IntEnum wrappers import `e
 import os
 import time
 
-from stockade.runtime.limits import Limits, PidNamespaceWatchdog, PidsCgroup, nproc_enforced, rlimits
+from stockade.runtime.limits import Limits, PidsCgroup, nproc_enforced, rlimits
 from stockade.runtime.record import Record
 from stockade.runtime.sandbox import _error, supply_seccomp
 
@@ -336,6 +336,8 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     exit_ = _Exit(pid)
     watchdog = None
     if limits.processes is not None and not nproc_enforced() and cgroup is None:
+        from stockade.runtime.watchdog import PidNamespaceWatchdog
+
         watchdog = PidNamespaceWatchdog(pid, limits.processes)
         watchdog.start()
     deadline = None if limits.timeout is None else started + limits.timeout

@@ -10,8 +10,8 @@ From the policy's ``limits`` block (:meth:`Limits.from_ir`):
   exempts ``INIT_USER``; a sandbox started by root runs as kuid 0 even inside the user
   namespace).  So when running as root the runtime also puts the sandbox in a ``pids``
   cgroup with ``pids.max`` (cgroup v1 ``pids`` hierarchy, or cgroup v2 when usable), and if
-  no cgroup is writable, a watchdog counts the processes of the sandbox's pid namespace and
-  kills the namespace when the count passes the limit;
+  no cgroup is writable, a watchdog (:mod:`stockade.runtime.watchdog`) counts the processes
+  of the sandbox's pid namespace and kills the namespace when the count passes the limit;
 * ``filesize`` (or ``file_size``) → ``RLIMIT_FSIZE`` (``SIGXFSZ`` / ``EFBIG``);
 * ``timeout`` and ``output`` are enforced by :mod:`stockade.runtime.execute`.
 
@@ -252,60 +252,3 @@ def _pids_parents() -> list[str]:
                 except OSError:
                     continue
     return [p for p in out if os.access(p, os.W_OK)]
-
-
-class PidNamespaceWatchdog:
-    """Last-resort process limit: polls the processes of a pid namespace and kills its
-    init (and so the whole namespace) once there are more than ``limit``."""
-
-    def __init__(self, leader_pid: int, limit: int, interval: float = 0.02):
-        self.leader_pid = leader_pid
-        self.limit = limit
-        self.interval = interval
-        self.tripped = False
-        import threading  # only for the last-resort watchdog
-
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def start(self) -> None:
-        """Start polling."""
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop polling."""
-        self._stop.set()
-        self._thread.join(timeout=1)
-
-    def _namespace(self) -> str | None:
-        # the sandbox's pid namespace: the one the leader's children live in
-        try:
-            return os.readlink(f"/proc/{self.leader_pid}/ns/pid_for_children")
-        except OSError:
-            return None
-
-    def _loop(self) -> None:
-        own = os.readlink("/proc/self/ns/pid")
-        while not self._stop.wait(self.interval):
-            target = self._namespace()
-            if target is None or target == own:
-                continue
-            count = 0
-            members: list[int] = []
-            for entry in os.scandir("/proc"):
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    if os.readlink(f"/proc/{entry.name}/ns/pid") == target:
-                        count += 1
-                        members.append(int(entry.name))
-                except OSError:
-                    continue
-            if count > self.limit:
-                self.tripped = True
-                for pid in [self.leader_pid, *members]:
-                    try:
-                        os.kill(pid, _signal.SIGKILL)
-                    except OSError:
-                        pass
-                return

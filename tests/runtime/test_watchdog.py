@@ -1,0 +1,72 @@
+"""The last-resort process limit (``stockade.runtime.watchdog``), run for real under
+bubblewrap: it finds the sandbox's pid namespace (made by bwrap for its child, not for
+bwrap itself) and kills it once it holds more processes than the limit."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from stockade.runtime.execute import EXIT_PROCESS_LIMIT, run_confined
+from stockade.runtime.limits import Limits, PidsCgroup, nproc_enforced
+from stockade.runtime.watchdog import PidNamespaceWatchdog, _children
+
+BWRAP = shutil.which("bwrap")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pid namespaces are Linux only"),
+              pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")]
+
+SANDBOX = [BWRAP or "bwrap", "--unshare-user", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/",
+           "--proc", "/proc", "--dev", "/dev"]
+FORKS = "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 30 & done; wait"
+
+
+def test_the_watchdog_kills_a_namespace_with_too_many_processes() -> None:
+    started = time.monotonic()
+    sandbox = subprocess.Popen([*SANDBOX, "sh", "-c", FORKS])
+    watchdog = PidNamespaceWatchdog(sandbox.pid, 4)
+    watchdog.start()
+    try:
+        returncode = sandbox.wait(timeout=20)
+    finally:
+        watchdog.stop()
+        sandbox.kill()
+    assert watchdog.tripped and returncode == -9
+    assert time.monotonic() - started < 15
+
+
+def test_the_watchdog_leaves_a_namespace_within_the_limit_alone() -> None:
+    sandbox = subprocess.Popen([*SANDBOX, "sh", "-c", "sleep 0.3 & sleep 0.3 & wait"])
+    watchdog = PidNamespaceWatchdog(sandbox.pid, 8)
+    watchdog.start()
+    try:
+        returncode = sandbox.wait(timeout=20)
+    finally:
+        watchdog.stop()
+    assert not watchdog.tripped and returncode == 0
+
+
+def test_children_lists_the_direct_children() -> None:
+    parent = subprocess.Popen(["sh", "-c", "sleep 5 & sleep 5 & wait"])
+    try:
+        for _ in range(100):
+            if len(_children(parent.pid)) == 2:
+                break
+            time.sleep(0.02)
+        assert len(_children(parent.pid)) == 2
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+@pytest.mark.skipif(nproc_enforced(), reason="RLIMIT_NPROC is enforced for this user: no watchdog is needed")
+def test_a_run_without_a_writable_cgroup_is_stopped_by_the_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
+    # as root, where RLIMIT_NPROC does not hold: without a pids cgroup the watchdog must
+    monkeypatch.setattr(PidsCgroup, "create", classmethod(lambda cls, limit: None))
+    result = run_confined([*SANDBOX, "--"], ["sh", "-c", FORKS], {"PATH": "/usr/bin:/bin"},
+                          Limits(timeout=20, processes=4))
+    assert result.exit_status == EXIT_PROCESS_LIMIT and "processes" in result.limits_hit
+    assert result.duration < 15
