@@ -59,9 +59,10 @@ def code_fingerprint() -> str:
 
     In a source checkout (and an editable install) every module's name, size and mtime
     count, so an edit in place is seen.  In an installed copy (under ``site-packages`` or
-    ``dist-packages``) only the directories' mtimes do: installers replace files rather than
-    rewrite them, which changes the directory, and this saves a ``stat`` per module on every
-    ``stockade run``.
+    ``dist-packages``) the installation's ``RECORD`` file counts (its size and mtime: every
+    install or upgrade rewrites it, and it lists the hash of every file installed), or
+    without one the directories' mtimes: installers replace files rather than rewrite them,
+    which changes the directory.  Either saves a ``stat`` per module on every ``stockade run``.
     """
     global _fingerprint
     if _fingerprint is None:
@@ -69,7 +70,17 @@ def code_fingerprint() -> str:
 
         root = os.path.dirname(os.path.abspath(stockade.__file__))
         installed = os.path.basename(os.path.dirname(root)) in ("site-packages", "dist-packages")
-        lines = [getattr(stockade, "__version__", ""), root]
+        version = getattr(stockade, "__version__", "")
+        lines = [version, root]
+        if installed:
+            record = os.path.join(os.path.dirname(root), f"stockade-{version}.dist-info", "RECORD")
+            try:
+                st = os.stat(record)
+            except OSError:
+                pass
+            else:
+                _fingerprint = sha256(f"{version}\n{root}\n{record}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+                return _fingerprint
         for sub in ("compiler", "backends", "analyzer", "policy_lang"):
             stack = [os.path.join(root, sub)]
             while stack:

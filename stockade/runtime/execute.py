@@ -302,8 +302,6 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     checked; R510 when it cannot be).  Raises R506
     when the sandbox tool cannot be started at all.
     """
-    from select import POLLIN, poll
-
     out_sink = stdout or _default_sink(1)
     err_sink = stderr or _default_sink(2)
     cap = _Cap(limits.output, out_sink, err_sink)
@@ -333,6 +331,8 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     finally:
         for fd in (*filter_fds, out_write, err_write):
             os.close(fd)
+    from select import POLLIN, poll  # imported while the sandbox starts
+
     exit_ = _Exit(pid)
     watchdog = None
     if limits.processes is not None and not nproc_enforced() and cgroup is None:

@@ -81,22 +81,31 @@ def _fingerprint_of(package_parent: Path) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.parametrize("layout", ["checkout", "site-packages"])
+@pytest.mark.parametrize("layout", ["checkout", "site-packages", "site-packages with RECORD"])
 def test_the_code_fingerprint_sees_a_replaced_module(tmp_path: Path, layout: str) -> None:
     import shutil
 
     import stockade
 
-    parent = tmp_path / ("lib/site-packages" if layout == "site-packages" else "src")
+    parent = tmp_path / ("src" if layout == "checkout" else "lib/site-packages")
     shutil.copytree(Path(stockade.__file__).parent, parent / "stockade",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    record = parent / f"stockade-{stockade.__version__}.dist-info" / "RECORD"
+    if layout.endswith("RECORD"):
+        record.parent.mkdir()
+        record.write_text("stockade/__init__.py,sha256=old,100\n")
     module = parent / "stockade" / "backends" / "bwrap.py"
     before = _fingerprint_of(parent)
     assert _fingerprint_of(parent) == before
     replacement = module.with_suffix(".new")
     replacement.write_text(module.read_text() + "\n# changed\n")
-    os.replace(replacement, module)  # what installers do
+    os.replace(replacement, module)  # what installers do (and they rewrite RECORD)
+    if layout.endswith("RECORD"):
+        record.write_text("stockade/__init__.py,sha256=new,100\nstockade/backends/bwrap.py,sha256=new,1\n")
     after = _fingerprint_of(parent)
+    if layout.endswith("RECORD"):  # the RECORD alone decides (one stat, no directory scan)
+        os.utime(record, ns=(5, 5))
+        assert _fingerprint_of(parent) != after
     assert after != before
     if layout == "checkout":  # an edit in place is seen in a checkout
         module.write_text(module.read_text() + "# again\n")
