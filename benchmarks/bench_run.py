@@ -78,6 +78,20 @@ def interleaved(commands: dict[str, tuple[list[str], dict]], n: int) -> dict[str
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def make_repository(path: Path) -> None:
+    """A workspace as a coding agent has one: a git repository.  (The policy protects
+    ``.git/config`` and ``.git/hooks``; in an empty directory bubblewrap would have to make
+    mount points for them on every run, and the bare ``bwrap`` runs would leave theirs
+    behind, changing the workspace between the commands compared.)"""
+    path.mkdir(parents=True)
+    git = shutil.which("git")
+    if git is not None:
+        subprocess.run([git, "init", "-q", str(path)], check=True)
+    else:
+        (path / ".git" / "hooks").mkdir(parents=True)
+        (path / ".git" / "config").write_text("[core]\n")
+
+
 def normal_user_setup(work: Path, stockade: Path, env: dict) -> tuple[list[str], dict] | None:
     """The cached ``stockade run -- true`` as uid 65534, or None when that cannot be set up."""
     setpriv = shutil.which("setpriv")
@@ -85,8 +99,8 @@ def normal_user_setup(work: Path, stockade: Path, env: dict) -> tuple[list[str],
         return None
     home = work / "nobody"
     ws = home / "ws"
-    ws.mkdir(parents=True)
-    for path in (home, ws):
+    make_repository(ws)
+    for path in (home, *home.rglob("*")):
         os.chown(path, 65534, 65534)
     user_env = {"PATH": env["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
     argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", str(stockade), "run",
@@ -117,14 +131,14 @@ def main() -> None:
         for name in ("STOCKADE_CACHE_DIR", "STOCKADE_AUDIT", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
             env.pop(name, None)  # a user's environment: bytecode caches are written (stockade.cli.preload)
         ws = work / "ws"
-        ws.mkdir()
+        make_repository(ws)
         run = [str(stockade), "run", "--workspace", str(ws), "--", "true"]
         for _ in range(2):  # compile and cache the plan and verdict; then the module bundle of a cached run
             warm = subprocess.run(run, env=env, cwd=ws, capture_output=True, text=True)
             if warm.returncode != 0:
                 sys.exit(f"warm-up failed: {warm.stderr}")
         plans = work / "cache" / "stockade" / "plans"
-        plan = marshal.loads(next(plans.rglob("*.marshal")).read_bytes())
+        plan = marshal.loads(max(plans.rglob("*.marshal"), key=lambda p: p.stat().st_mtime_ns).read_bytes())
         from stockade.runtime.sandbox import harden_bwrap_argv
 
         bwrap = harden_bwrap_argv(plan["argv"], cwd=str(ws), bwrap=shutil.which("bwrap")) + ["true"]
