@@ -17,7 +17,10 @@ from tests.runtime.conftest import POLICY, box_root, make_box
 #: import (``typing``, ``json`` and ``enum`` all import ``re``, which compiles patterns).
 NOT_ON_THE_CACHED_PATH = ("lark", "tree_sitter", "tree_sitter_bash", "stockade.compiler.pipeline",
                           "stockade.compiler.ir", "stockade.compiler.query", "stockade.analyzer",
-                          "stockade.policy_lang", "stockade.diagnostics", "stockade.backends", "dataclasses",
+                          "stockade.policy_lang", "stockade.diagnostics", "stockade.backends",
+                          # the cold halves of the run path's modules
+                          "stockade.runtime.preview", "stockade.runtime.audit_read", "stockade.runtime.watchdog",
+                          "stockade.cli.run_output", "importlib", "warnings", "dataclasses",
                           "inspect", "argparse", "datetime", "platform", "hashlib", "shlex", "base64", "typing",
                           "re", "json", "enum", "subprocess", "selectors", "signal", "threading", "types",
                           "collections", "functools", "contextlib", "struct", "binascii", "pathlib", "tempfile",
