@@ -9,8 +9,8 @@ time in one file, ``stockade/__pycache__/hot-<command>.<cache tag>.bundle``, nex
 Python's own ``.pyc`` files and trusted as they are:
 
 * an entry is used only while its source file has the size and modification time it had
-  when the entry was made (what Python checks before it uses a ``.pyc``), and only by the
-  interpreter that wrote it (the cache tag in the file name and the bytecode magic number
+  when the entry was made (what Python checks before it uses a ``.pyc``) and is the same
+  file (inode: installers write new files), and only by the interpreter that wrote it (the cache tag in the file name and the bytecode magic number
   inside); its code is unmarshalled only when the module is imported;
 * anything else — a module not in the bundle, a stale entry, an unreadable or damaged
   file — is imported the normal way, and the bundle is then rewritten;
@@ -43,11 +43,11 @@ _external = sys.modules.get("_frozen_importlib_external")
 _bootstrap = sys.modules.get("_frozen_importlib")
 
 #: The bundle format; a file with another version is ignored.
-BUNDLE_VERSION = 1
+BUNDLE_VERSION = 2
 
-#: An entry: (source path, is a package, source mtime_ns, source size, ``.pyc`` path,
-#: marshalled code).
-Entry = "tuple[str, bool, int, int, str | None, bytes]"
+#: An entry: (source path, is a package, the source's stamp (see :func:`_stamp`), ``.pyc``
+#: path, marshalled code).
+Entry = "tuple[str, bool, tuple[int, int, int], str | None, bytes]"
 
 
 def bundle_path(root: str, command: str) -> str | None:
@@ -98,13 +98,13 @@ class HotBundle:
         entry = self.entries.get(name)
         if entry is None:
             return None
-        origin, is_package, mtime_ns, size, cached, code = entry
+        origin, is_package, stamp, cached, code = entry
         try:
-            st = os.stat(origin)
+            current = _stamp(os.stat(origin))
         except OSError:
             self.stale = True
             return None
-        if st.st_mtime_ns != mtime_ns or st.st_size != size:
+        if current != stamp:
             self.stale = True
             return None
         spec = _bootstrap.ModuleSpec(name, BundleLoader(name, origin, code), origin=origin,
@@ -164,16 +164,16 @@ class HotBundle:
         for name, spec in loaded.items():
             origin = spec.origin
             try:
-                st = os.stat(origin)
+                stamp = _stamp(os.stat(origin))
                 old = self.entries.get(name)
-                if old is not None and old[2] == st.st_mtime_ns and old[3] == st.st_size:
-                    code = old[5]
+                if old is not None and old[2] == stamp:
+                    code = old[4]
                 else:
                     code = marshal.dumps(_external.SourceFileLoader(name, origin).get_code(name))
             except (OSError, ImportError, SyntaxError, ValueError):
                 continue
-            out[name] = (origin, spec.submodule_search_locations is not None, st.st_mtime_ns, st.st_size,
-                         getattr(spec, "cached", None), code)
+            out[name] = (origin, spec.submodule_search_locations is not None, stamp, getattr(spec, "cached", None),
+                         code)
         return out
 
 
@@ -206,6 +206,11 @@ def install(command: str) -> HotBundle | None:
     return bundle
 
 
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    """What identifies a version of a source file: its mtime, size and inode."""
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 def _writable(directory: str) -> bool:
     """Whether a file can be made in ``directory`` (or, if it does not exist yet, in the
     nearest existing directory above it)."""
@@ -218,6 +223,5 @@ def _writable(directory: str) -> bool:
 
 
 def _well_formed(name: Any, entry: Any) -> bool:
-    return (isinstance(name, str) and name.startswith("stockade.") and isinstance(entry, tuple) and len(entry) == 6
-            and isinstance(entry[0], str) and isinstance(entry[2], int) and isinstance(entry[3], int)
-            and isinstance(entry[5], bytes))
+    return (isinstance(name, str) and name.startswith("stockade.") and isinstance(entry, tuple) and len(entry) == 5
+            and isinstance(entry[0], str) and isinstance(entry[2], tuple) and isinstance(entry[4], bytes))

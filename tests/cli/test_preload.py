@@ -83,6 +83,20 @@ def test_an_edited_module_is_imported_from_its_source_and_the_bundle_renewed(pac
     assert again["stockade.runtime.audit"][-1] == "True"
 
 
+def test_a_module_replaced_by_a_file_of_the_same_size_and_mtime_is_not_served(package: Path) -> None:
+    _probe(package)
+    audit = package / "stockade" / "runtime" / "audit.py"
+    st = audit.stat()
+    text = audit.read_text()
+    replacement = audit.with_suffix(".new")
+    replacement.write_text(text.replace("def now_iso", "def now_iZo"))  # the same size
+    os.utime(replacement, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(replacement, audit)  # what installers do: a new file (a new inode)
+    assert audit.stat().st_size == st.st_size and audit.stat().st_mtime_ns == st.st_mtime_ns
+    report = _probe(package)
+    assert report["stockade.runtime.audit"][0] == "SourceFileLoader"
+
+
 def test_a_module_whose_source_is_gone_is_not_served(package: Path) -> None:
     _probe(package)
     (package / "stockade" / "runtime" / "audit.py").unlink()
@@ -93,7 +107,7 @@ def test_a_module_whose_source_is_gone_is_not_served(package: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [b"", b"not marshal", marshal.dumps([1, 2]),
-                                    marshal.dumps({"version": 1, "magic": b"old!", "modules": {}})])
+                                    marshal.dumps({"version": 2, "magic": b"old!", "modules": {}})])
 def test_a_damaged_or_foreign_bundle_is_ignored_and_replaced(package: Path, damage: bytes) -> None:
     path = _bundle(package)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +123,7 @@ def test_damaged_bundled_code_falls_back_to_the_source(package: Path) -> None:
     path = _bundle(package)
     data = marshal.loads(path.read_bytes())
     entry = data["modules"]["stockade.runtime.audit"]
-    data["modules"]["stockade.runtime.audit"] = (*entry[:5], b"\x00garbage")
+    data["modules"]["stockade.runtime.audit"] = (*entry[:4], b"\x00garbage")
     path.write_bytes(marshal.dumps(data))
     report = _probe(package)
     assert report["stockade.runtime.audit"][0] == "BundleLoader"  # found, but its code came from the .py
