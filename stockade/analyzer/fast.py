@@ -97,6 +97,13 @@ _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
 #: nothing tree-sitter-bash reads as a malformed variable): all :func:`lex_simple` then checks
 #: is that the command word is not reserved and no word starts with ``==`` or ``=~``.
 _PLAIN_SIMPLE_RE = re.compile(rf"[ \t]*[A-Za-z0-9_./:,~*\-]++(?:[ \t]++[{_UNQUOTED}]++)*+[ \t]*+")
+#: Plain words and the operators ``&& || ; |`` between commands whose first word holds none
+#: of ``= @ % +`` (no assignment, nothing tree-sitter-bash reads as a malformed variable).
+_PLAIN_LIST_RE = re.compile(rf"[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:[ \t]++[{_UNQUOTED}]++)*+"
+                            rf"(?:[ \t]*+(?:&&|\|\||[;|])[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:[ \t]++[{_UNQUOTED}]++)*+)*+[ \t]*+")
+#: An operator with the blanks around it: ``re.split`` of text :data:`_PLAIN_LIST_RE` accepts
+#: alternates commands and separators.
+_PLAIN_SEPARATOR_RE = re.compile(r"([ \t]*(?:&&|\|\||[;|])[ \t]*)")
 #: Unquoted text made only of words, blanks and operator characters: ``str.split`` tiles it
 #: (blanks are only space and tab), so no regex has to walk the words.
 _PLAIN_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|]*")
@@ -313,6 +320,13 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 3 > depth_limit:  # program → variable_assignments → variable_assignment
         return False
+    if _PLAIN_SIMPLE_RE.fullmatch(text) is not None and "==" not in text and "=~" not in text:
+        # plain words, the first without ``= @ % +`` (what lex_simple's first check accepts)
+        command = _plain_command(text, text.split(), 0, base, collapse)
+        if command is None:
+            return False
+        _run_plain(walker, command, base, collapse, stdin, 2)
+        return True
     words = lex_simple(text)
     if words is None:
         return False
@@ -320,34 +334,140 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
     return True
 
 
+#: A command of plain words, lexed for running: its argv (before tilde expansion), their
+#: spans, the command's start and end in the lexed text, and whether a word may start with ``~``.
+PlainCommand = tuple[list[str], list[SpanT], int, int, bool]
+
+
+def _plain_command(text: str, fields: list[str], offset: int, base: int,
+                   collapse: SpanT | None) -> PlainCommand | None:
+    """The :data:`PlainCommand` of ``text`` (at ``offset`` in the lexed text; ``fields`` its
+    ``str.split()``), text that :data:`_PLAIN_SIMPLE_RE` accepts; None when its command word is
+    reserved (tree-sitter reads it as something else than a simple command)."""
+    if fields[0] in _NOT_SIMPLE:
+        return None
+    spans: list[SpanT] = []
+    if " ".join(fields) == text:  # one space between words, none around: the offsets add up
+        position = offset
+        for word in fields:
+            end = position + len(word)
+            spans.append((base + position, base + end))
+            position = end + 1
+        start, end = offset, offset + len(text)
+    else:
+        position = 0
+        for word in fields:
+            found = text.find(word, position)  # the next word starts at the next non-blank
+            position = found + len(word)
+            spans.append((base + offset + found, base + offset + position))
+        start, end = spans[0][0] - base, spans[-1][1] - base
+    if collapse is not None:
+        spans = [collapse] * len(fields)
+    return fields, spans, start, end, "~" in text
+
+
+def _plain_list(text: str, base: int, collapse: SpanT | None) -> list[list[list[PlainCommand]]] | None:
+    """:func:`lex_list` for text of plain words and operators whose commands open with a word
+    holding none of ``= @ % +`` (so no assignments): the same statements, of
+    :data:`PlainCommand` — or None (then :func:`lex_list` decides)."""
+    if _PLAIN_LIST_RE.fullmatch(text) is None or "==" in text or "=~" in text:
+        return None
+    pieces = _PLAIN_SEPARATOR_RE.split(text)  # command, separator, command, …
+    piece = pieces[0]
+    command = _plain_command(piece, piece.split(), 0, base, collapse)
+    if command is None:
+        return None
+    pipeline = [command]
+    statement = [pipeline]
+    statements = [statement]
+    position = len(piece)
+    for index in range(1, len(pieces), 2):
+        separator = pieces[index]
+        position += len(separator)
+        piece = pieces[index + 1]
+        command = _plain_command(piece, piece.split(), position, base, collapse)
+        if command is None:
+            return None
+        position += len(piece)
+        operator = separator.strip(" \t")
+        if operator == "|":
+            pipeline.append(command)
+        elif operator == ";":
+            pipeline = [command]
+            statement = [pipeline]
+            statements.append(statement)
+        else:
+            pipeline = [command]
+            statement.append(pipeline)
+    return statements
+
+
+def _run_plain(walker: "Walker", command: PlainCommand, base: int, collapse: SpanT | None, stdin: "Stdin",
+               depth: int) -> None:
+    """Run a :data:`PlainCommand` ``depth`` levels below the walker's depth, as
+    :func:`_run_words` runs the same words (a plain word is its own one field unless it
+    starts with a tilde; its span is already in the command)."""
+    argv, spans, start, end, tilde_possible = command
+    if tilde_possible:
+        argv, spans = _tilde_fields(argv, spans, walker)
+    span = collapse if collapse is not None else (base + start, base + end)
+    walker.depth += depth
+    try:
+        run_command(walker, argv, spans, stdin, {}, span)
+    finally:
+        walker.depth -= depth
+
+
+def _tilde_fields(words: list[str], spans: list[SpanT], walker: "Walker") -> tuple[list[str], list[SpanT]]:
+    """Plain words with those that start with ``~`` expanded (as :func:`expand_fields`)."""
+    argv: list[str] = []
+    argv_spans: list[SpanT] = []
+    for word, span in zip(words, spans):
+        if word[0] == "~":
+            for value in expand_fields([(word, "lit")], walker):
+                argv.append(value)
+                argv_spans.append(span)
+        else:
+            argv.append(word)
+            argv_spans.append(span)
+    return argv, argv_spans
+
+
 def _run_list(walker: "Walker", text: str, base: int, collapse: SpanT | None, stdin: "Stdin",
               depth_limit: int) -> bool:
     if walker.depth + 4 > depth_limit:
         return False
-    statements = lex_list(text)
-    if statements is None:
-        return False
+    statements: list = _plain_list(text, base, collapse)
+    if statements is not None:
+        run = _run_plain
+    else:
+        statements = lex_list(text)
+        if statements is None:
+            return False
+        run = _run_words
     for statement in statements:
         depth = 2 if len(statement) > 1 else 1  # program [→ list]
         for pipeline in statement:
             if len(pipeline) == 1:
-                _run_words(walker, pipeline[0], base, collapse, stdin, depth + 1)
+                run(walker, pipeline[0], base, collapse, stdin, depth + 1)
                 continue
             current = stdin
             last = len(pipeline) - 1
-            for index, words in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
+            for index, command in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
                 saved = walker.state
                 walker.state = saved.copy()
                 try:
                     walker._last_output = None
-                    _run_words(walker, words, base, collapse, current, depth + 2)
+                    run(walker, command, base, collapse, current, depth + 2)
                     output = walker._last_output
                     walker._last_output = None
                 finally:
                     walker.state = saved
                 if index < last:
-                    current = output if output is not None else _new_tuple(
-                        Stdin, (None, f"the output of `{clip(text[words[0][1]:words[-1][2]])}`"))
+                    if output is None:
+                        start, end = (command[2], command[3]) if run is _run_plain else (command[0][1], command[-1][2])
+                        output = _new_tuple(Stdin, (None, f"the output of `{clip(text[start:end])}`"))
+                    current = output
     return True
 
 
