@@ -12,7 +12,10 @@ The lexer accepts, conservatively, only text that is:
 
 * ASCII, printable (space and tab separate words; no newline, ``\\r`` or other controls);
 * words made of letters, digits and ``- _ . / : @ % + , = ~ *`` — no ``; & | < > ( ) ` \\
-  { } [ ] ! # ? ^`` or quotes inside other constructs;
+  { } [ ] ! # ? ^`` or quotes inside other constructs — and, in plain text (no quotes or
+  ``$``), the argument ``{}`` (find's and xargs's placeholder, never the command word: there
+  tree-sitter-bash reads a compound statement; as an argument it is a concatenation of
+  ``{`` and ``}``, whose value is ``{}``);
 * single-quoted strings (any printable ASCII but ``'``) and double-quoted strings without
   backtick, backslash or ``!``;
 * ``$NAME`` and ``${NAME}`` (unquoted, or inside double quotes; no operators, special or
@@ -41,6 +44,11 @@ empty command, no trailing operator, no lone ``&``).  They are walked as the tre
 walks ``program``/``list``/``pipeline`` nodes: in order, every part of a pipeline in a
 subshell with the previous part's output as its standard input, and the walker's depth
 raised by the same number of levels.
+
+Plain text (no quotes, no ``$``) takes a shorter lane: :func:`run_simple` and
+:func:`_plain_list` split it with ``str.split`` and run the argv directly (a plain word is its
+own field unless it starts with a tilde), without building the parts lists :func:`lex_simple`
+and :func:`lex_list` return.
 
 Anything else returns ``None`` and goes to tree-sitter.  ``tests/analyzer/test_fast_path.py``
 asserts, over the whole corpus and over generated simple commands, that verdicts (reasons
@@ -96,11 +104,12 @@ _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
 #: A simple command of plain words whose first word holds none of ``= @ % +`` (no assignment,
 #: nothing tree-sitter-bash reads as a malformed variable): all :func:`lex_simple` then checks
 #: is that the command word is not reserved and no word starts with ``==`` or ``=~``.
-_PLAIN_SIMPLE_RE = re.compile(rf"[ \t]*[A-Za-z0-9_./:,~*\-]++(?:[ \t]++[{_UNQUOTED}]++)*+[ \t]*+")
+_PLAIN_SIMPLE_RE = re.compile(rf"[ \t]*[A-Za-z0-9_./:,~*\-]++(?:[ \t]++(?:[{_UNQUOTED}]++|\{{\}}(?![^ \t])))*+[ \t]*+")
 #: Plain words and the operators ``&& || ; |`` between commands whose first word holds none
 #: of ``= @ % +`` (no assignment, nothing tree-sitter-bash reads as a malformed variable).
-_PLAIN_LIST_RE = re.compile(rf"[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:[ \t]++[{_UNQUOTED}]++)*+"
-                            rf"(?:[ \t]*+(?:&&|\|\||[;|])[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:[ \t]++[{_UNQUOTED}]++)*+)*+[ \t]*+")
+_PLAIN_ARG = rf"[ \t]++(?:[{_UNQUOTED}]++|\{{\}}(?![^ \t;&|]))"
+_PLAIN_LIST_RE = re.compile(rf"[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+"
+                            rf"(?:[ \t]*+(?:&&|\|\||[;|])[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+)*+[ \t]*+")
 #: An operator with the blanks around it: ``re.split`` of text :data:`_PLAIN_LIST_RE` accepts
 #: alternates commands and separators.
 _PLAIN_SEPARATOR_RE = re.compile(r"([ \t]*(?:&&|\|\||[;|])[ \t]*)")
