@@ -218,22 +218,35 @@ class PolicyTables:
 
 
 _TABLES: dict[int, tuple[Any, PolicyTables]] = {}
+#: The (weak reference to the IR, tables) last returned by :func:`policy_tables`: an agent's
+#: commands are judged against one policy, so :meth:`Judge._start` checks it first.
+_LAST: tuple[Any, PolicyTables | None] = (lambda: None, None)
 
 
 def policy_tables(ir: PolicyIR) -> PolicyTables:
     """The :class:`PolicyTables` of ``ir`` (built on first use, dropped when the IR is)."""
+    global _LAST
     key = id(ir)
     entry = _TABLES.get(key)
     if entry is not None and entry[0]() is ir:
+        _LAST = entry
         return entry[1]
     tables = PolicyTables(ir)
     try:
-        ref = weakref.ref(ir, lambda dead, key=key: _TABLES.pop(key, None) if _TABLES.get(key, (None,))[0] is dead
-                          else None)
+        ref = weakref.ref(ir, lambda dead, key=key: _forget(key, dead))
     except TypeError:  # an IR that cannot be weakly referenced: no caching
         return tables
-    _TABLES[key] = (ref, tables)
+    _LAST = _TABLES[key] = (ref, tables)
     return tables
+
+
+def _forget(key: int, dead: Any) -> None:
+    """Drop the tables of an IR that is gone (its weak reference ``dead`` fired)."""
+    global _LAST
+    if _TABLES.get(key, (None,))[0] is dead:
+        del _TABLES[key]
+    if _LAST[0] is dead:
+        _LAST = (lambda: None, None)
 
 
 def _persistence_target(path: str, home_prefix: str) -> str | None:
@@ -331,7 +344,10 @@ class Judge:
         self.cwd = cwd
         self.reasons: list[Reason] = []
         self._seen: dict[tuple, list[Reason]] = {}
-        self._tables = tables = policy_tables(ir)
+        ref, tables = _LAST  # the IR of the previous command, usually
+        if ref() is not ir or tables is None:
+            tables = policy_tables(ir)
+        self._tables = tables
         self._index = index = tables.index
         self._known_paths = index.known_paths  # the index's answers, read before asking it
         self._known_commands = index.known_commands
@@ -339,7 +355,16 @@ class Judge:
     def _add(self, verdict: str, code: str, render: Callable[..., str], args: tuple, span: SpanT,
              source: Any = None) -> None:
         """Record one reason unless an equal one (verdict, code, message, span) is recorded."""
-        reason = Reason.deferred(verdict, code, render, args, span, source)
+        reason = _new_object(Reason)  # Reason.deferred(…), inline: one call less per reason
+        reason.verdict = verdict
+        reason.code = code
+        reason.span = span
+        reason._message = None
+        reason._render = render
+        reason._args = args
+        reason._source = source
+        reason._rule = None
+        reason._rule_text = None
         key = (verdict, code, span)
         bucket = self._seen.get(key)
         if bucket is None:

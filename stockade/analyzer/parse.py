@@ -198,7 +198,6 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     if not ascii:  # the scanner bug needs a character above U+00FF
         check_scanner_safe(text)
     data = text.encode() if ascii else text.encode("utf-8", "surrogateescape")
-    tree = parse_tree(text, data)
     byte_map: list[int] | None = None
     if not ascii:
         byte_map = []
@@ -206,18 +205,21 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
             byte_map.extend([index] * len(char.encode("utf-8", "surrogateescape")))
         byte_map.append(len(text))
     if "\\\n" not in text:
-        return Source(text, data, tree, base, collapse, byte_map)
-    # which backslash-newlines does bash join?  Those outside literal contexts.
+        return _source(text, data, parse_tree(text, data), base, collapse, byte_map)
+    # which backslash-newlines does bash join?  Those outside literal contexts — which need
+    # a quote (raw and ANSI-C strings), a `#` (comments) or `<<` (quoted here-documents):
+    # without any, every one is joined and the text as written need not be parsed.
+    literal_possible = "'" in text or "#" in text or "<<" in text
+    tree = parse_tree(text, data) if literal_possible else None
     joins: list[int] = []
     position = text.find("\\\n")
     while position != -1:
         if _odd_backslashes(text, position):
-            byte_offset = len(text[:position].encode("utf-8", "surrogateescape"))
-            if not _literal_at(tree, byte_offset):
+            if tree is None or not _literal_at(tree, len(text[:position].encode("utf-8", "surrogateescape"))):
                 joins.append(position)
         position = text.find("\\\n", position + 2)
     if not joins:
-        return Source(text, data, tree, base, collapse, byte_map)
+        return _source(text, data, tree if tree is not None else parse_tree(text, data), base, collapse, byte_map)
     pieces: list[str] = []
     orig_index: list[int] = []
     last = 0
@@ -234,7 +236,27 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     for index, char in enumerate(joined):
         new_map.extend([orig_index[index]] * len(char.encode("utf-8", "surrogateescape")))
     new_map.append(len(text))
-    return Source(joined, joined_data, parser().parse(joined_data), base, collapse, new_map)
+    return _source(joined, joined_data, parser().parse(joined_data), base, collapse, new_map)
+
+
+def _source(text: str, data: bytes, tree: Any, base: int, collapse: tuple[int, int] | None,
+            byte_to_orig: list[int] | None) -> Source:
+    """``Source(…)`` without ``type.__call__`` (which in CPython 3.11 re-enters the
+    interpreter for ``__init__``: a parse makes one per nested script)."""
+    source = _new_object(Source)
+    source.text = text
+    source.data = data
+    source.tree = tree
+    source.base = base
+    source.collapse = collapse
+    source._byte_to_orig = byte_to_orig
+    source.sliceable = len(data) == len(text)
+    source.direct = collapse is None and byte_to_orig is None
+    source.limit = len(data)
+    return source
+
+
+_new_object = object.__new__
 
 
 def first_error(tree: Any) -> Any | None:
