@@ -113,6 +113,9 @@ _PLAIN_LIST_RE = re.compile(rf"[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+"
 #: An operator with the blanks around it: ``re.split`` of text :data:`_PLAIN_LIST_RE` accepts
 #: alternates commands and separators.
 _PLAIN_SEPARATOR_RE = re.compile(r"([ \t]*(?:&&|\|\||[;|])[ \t]*)")
+#: One redirection at the end of the text: blanks, ``>``, ``>>`` or ``<`` (so not ``>&``, ``>|``,
+#: ``<<``, ``<(``, ``&>`` or a descriptor's ``2>``), and a plain word (its target).
+_TRAILING_REDIRECT_RE = re.compile(rf"[ \t]+(>>|>|<)[ \t]*+([{_UNQUOTED}]++)[ \t]*+\Z")
 #: Unquoted text made only of words, blanks and operator characters: ``str.split`` tiles it
 #: (blanks are only space and tab), so no regex has to walk the words.
 _PLAIN_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|]*")
@@ -325,6 +328,10 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
     end of text does; it is dropped (any other newline makes the lexers refuse the text)."""
     if text[-1:] == "\n":
         text = text[:-1]
+    if ">" in text or "<" in text:
+        redirect = _TRAILING_REDIRECT_RE.search(text)
+        if redirect is not None:
+            return _run_redirected(walker, text, redirect, base, collapse, stdin, depth_limit)
     if ";" in text or "|" in text or "&" in text:
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 3 > depth_limit:  # program → variable_assignments → variable_assignment
@@ -340,6 +347,28 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
     if words is None:
         return False
     _run_words(walker, words, base, collapse, stdin, 2)
+    return True
+
+
+def _run_redirected(walker: "Walker", text: str, redirect: re.Match[str], base: int, collapse: SpanT | None,
+                    stdin: "Stdin", depth_limit: int) -> bool:
+    """Run a simple command with one redirection of a plain word at its end (``echo x >> f``,
+    ``sort < data``), as the tree walk runs the ``redirected_statement`` tree-sitter-bash reads
+    (program → redirected_statement → command): the redirection's effect first, then the
+    command (standard input unchanged).  False when the rest is not a simple command with a
+    command word."""
+    if walker.depth + 3 > depth_limit:
+        return False
+    body = text[:redirect.start()]
+    words = lex_simple(body)
+    if words is None or _command_head(body, words) == len(words):  # assignments alone: not a command
+        return False
+    operator, target = redirect.group(1), redirect.group(2)
+    if target[0] == "~":
+        target = tilde(target, walker)
+    span = collapse if collapse is not None else (base + redirect.start(2), base + redirect.end(2))
+    walker.file_access(target, span, read=operator == "<", write=operator != "<")
+    _run_words(walker, words, base, collapse, stdin, 3)
     return True
 
 
