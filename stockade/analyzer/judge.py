@@ -177,7 +177,7 @@ class _DefaultRule:
 class PolicyTables:
     """What judging needs from one IR, computed once: the query index, the literal
     filesystem rules in pattern order, the policy settings, and memos of the pure functions
-    of a path (rules below it, persistence location)."""
+    of a path (rules below it, persistence location, the reasons a read or write of it gets)."""
 
     def __init__(self, ir: PolicyIR):
         self.index = ir.index
@@ -189,6 +189,10 @@ class PolicyTables:
         self.default_rule = _DefaultRule(ir)
         self._below: dict[tuple[str, str], tuple] = {}
         self._persist: dict[str, str | None] = {}
+        #: (path as the effect names it, cwd, recursive, verb or skip_hidden) → the reasons a
+        #: write (delete, move) or read of it gets, as ``Judge._add`` arguments without the span
+        self.writes: dict[tuple, tuple] = {}
+        self.reads: dict[tuple, tuple] = {}
 
     def below(self, path: str, need: str) -> tuple:
         """Literal rules strictly below ``path`` that grant less than ``need`` (pattern order)."""
@@ -331,6 +335,19 @@ def _same(text: str) -> str:
     return text
 
 
+def _judged_path(path: str) -> str | None:
+    """The path a read or write is judged as: None for pseudo-files (``/dev/null``, descriptors),
+    :data:`UNKNOWN` itself (the same object: callers test ``is UNKNOWN``) when the path is not
+    known, a glob as one concrete name (dot-files are not matched by ``*``)."""
+    if path in _PSEUDO_FILES or path.startswith(("/dev/fd/", "/proc/self/fd/")):
+        return None
+    if UNKNOWN in path:
+        return UNKNOWN
+    if "*" not in path and "?" not in path and "[" not in path:  # no glob
+        return path
+    return path.replace("*", "x").replace("?", "x").replace("[", "x")
+
+
 class Judge:
     """Holds effects against one policy."""
 
@@ -406,50 +423,83 @@ class Judge:
                       decision.rule)
 
     def _path(self, path: str, span: SpanT, op: str) -> str | None:
-        if path in _PSEUDO_FILES or path.startswith(("/dev/fd/", "/proc/self/fd/")):
-            return None
-        if UNKNOWN in path:
+        """:func:`_judged_path`, with the reason an unknown path gets recorded (then None)."""
+        judged = _judged_path(path)
+        if judged is UNKNOWN:
             setting = self._tables.unknown_effects
             self._add(setting.verdict, "A410", _msg_unknown_path, (op, path), span, setting)
             return None
-        if "*" not in path and "?" not in path and "[" not in path:  # no glob
-            return path
-        # a glob: judge the pattern as one concrete name (dot-files are not matched by *)
-        return path.replace("*", "x").replace("?", "x").replace("[", "x")
+        return judged
 
     def judge_Read(self, effect: Read) -> None:
-        span = effect.span
-        path = self._path(effect.path, span, "reads")
+        memo = self._tables.reads
+        key = (effect.path, self.cwd, effect.recursive, effect.skip_hidden)
+        found = memo.get(key)
+        if found is None:
+            found = self._read_reasons(effect.path, effect.recursive, effect.skip_hidden)
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            memo[key] = found
+        for verdict, code, render, args, source in found:
+            self._add(verdict, code, render, args, effect.span, source)
+
+    def _read_reasons(self, path_in: str, recursive: bool, skip_hidden: bool) -> tuple:
+        """The reasons a read of ``path_in`` gets (``_add`` arguments but the span): a pure
+        function of the path, the cwd and the policy, memoised by :meth:`judge_Read`."""
+        path = _judged_path(path_in)
         if path is None:
-            return
+            return ()
+        if path is UNKNOWN:
+            setting = self._tables.unknown_effects
+            return ((setting.verdict, "A410", _msg_unknown_path, ("reads", path_in), setting),)
         decision = self._known_paths.get((path, self.cwd))
         if decision is None:
             decision = self._index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
-            self._add("deny", "A402", _msg_denied_read, (decision.path,), span, decision.rule)
-        elif effect.recursive:
-            rules = self._tables.below(decision.path, "read")
-            if effect.skip_hidden and rules:
-                rules = tuple(rule for rule in rules if not _hidden_below(rule.pattern, decision.path))
-            for rule in rules[:3]:
-                self._add("deny", "A402", _msg_denied_read_below, (decision.path, rule.pattern), span, rule)
+            return (("deny", "A402", _msg_denied_read, (decision.path,), decision.rule),)
+        if not recursive:
+            return ()
+        rules = self._tables.below(decision.path, "read")
+        if skip_hidden and rules:
+            rules = tuple(rule for rule in rules if not _hidden_below(rule.pattern, decision.path))
+        return tuple(("deny", "A402", _msg_denied_read_below, (decision.path, rule.pattern), rule)
+                     for rule in rules[:3])
 
     def _write(self, path_in: str, span: SpanT, recursive: bool, verb: str) -> None:
-        path = self._path(path_in, span, verb)
+        memo = self._tables.writes
+        key = (path_in, self.cwd, recursive, verb)
+        found = memo.get(key)
+        if found is None:
+            found = self._write_reasons(path_in, recursive, verb)
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            memo[key] = found
+        for verdict, code, render, args, source in found:
+            self._add(verdict, code, render, args, span, source)
+
+    def _write_reasons(self, path_in: str, recursive: bool, verb: str) -> tuple:
+        """The reasons writing (deleting, moving) ``path_in`` gets (``_add`` arguments but the
+        span): a pure function of the path, the cwd and the policy, memoised by :meth:`_write`."""
+        path = _judged_path(path_in)
         if path is None:
-            return
+            return ()
+        if path is UNKNOWN:
+            setting = self._tables.unknown_effects
+            return ((setting.verdict, "A410", _msg_unknown_path, (verb, path_in), setting),)
         decision = self._known_paths.get((path, self.cwd))
         if decision is None:
             decision = self._index.path_access(path, self.cwd)
         resolved = decision.path
+        reasons = []
         target = self._tables.persistence_target(resolved)
         if target is not None:
-            self._add("deny", "A405", _msg_persistence_write, (verb, target), span)
+            reasons.append(("deny", "A405", _msg_persistence_write, (verb, target), None))
         if decision.access != "write":  # not decision.can_write
-            self._add("deny", "A403", _msg_not_writable, (verb, resolved), span, decision.rule)
+            reasons.append(("deny", "A403", _msg_not_writable, (verb, resolved), decision.rule))
         elif recursive:
             for rule in self._tables.below(resolved, "write")[:3]:
-                self._add("deny", "A403", _msg_not_writable_below, (verb, resolved, rule.pattern), span, rule)
+                reasons.append(("deny", "A403", _msg_not_writable_below, (verb, resolved, rule.pattern), rule))
+        return tuple(reasons)
 
     def judge_Write(self, effect: Write) -> None:
         self._write(effect.path, effect.span, effect.recursive, "writes")
