@@ -78,6 +78,10 @@ def check_scanner_safe(text: str, to_orig: list[int] | None = None) -> None:
                      "parser (tree-sitter-bash scanner bug); refusing to parse it", start, end)
 
 
+#: node kind id → node type, filled as kinds are met: ``node.type`` makes a new string on every
+#: call (~4 times the cost of ``node.kind_id``), and the walker reads the type of most nodes.
+KIND_NAMES: dict[int, str] = {}
+
 #: Node types inside which a backslash-newline is kept literally.
 _LITERAL_CONTEXTS = frozenset({"raw_string", "comment", "ansi_c_string"})
 

@@ -21,7 +21,7 @@ from stockade.analyzer.control import ControlFlow
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.models.envvars import judge_env_var
-from stockade.analyzer.parse import Source, UnsafeText, first_error, parse
+from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import WordExpander
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -284,10 +284,9 @@ class Walker(ControlFlow):
             if self.depth > MAX_DEPTH:
                 self.effects.append(Unparsable("nesting too deep to follow", self.src.span(node)))
                 return
-            kind = node.type
-            handler = _VISITORS.get(kind)
+            handler = _VISITORS.get(node.kind_id)  # (an int: node.type makes a new string)
             if handler is None:
-                handler = _VISITORS[kind] = getattr(Walker, "visit_" + kind, None) or Walker.generic
+                handler = _VISITORS[node.kind_id] = getattr(Walker, "visit_" + node.type, None) or Walker.generic
             handler(self, node, stdin)
         finally:
             self.depth -= 1
@@ -304,9 +303,13 @@ class Walker(ControlFlow):
         return
 
     def visit_program(self, node: Any, stdin: Stdin) -> None:
+        kinds = KIND_NAMES
         for child in node.named_children:
+            kind = kinds.get(child.kind_id)
+            if kind is None:
+                kind = kinds[child.kind_id] = child.type
             # a comment runs nothing: walk it only where walking reports the nesting limit
-            if child.type != "comment" or self.depth >= MAX_DEPTH:
+            if kind != "comment" or self.depth >= MAX_DEPTH:
                 self.walk(child, stdin)
 
     visit_do_group = visit_program
@@ -573,8 +576,11 @@ class Walker(ControlFlow):
         text = source.text if source.sliceable else None
         base = source.base if source.direct else None
         inert = _INERT_WORD_RE.fullmatch
+        kinds = KIND_NAMES
         for child in node.children:
-            kind = child.type
+            kind = kinds.get(child.kind_id)
+            if kind is None:
+                kind = kinds[child.kind_id] = child.type
             if kind == "word" or kind == "command_name":
                 subs = (child,) if kind == "word" else child.named_children
                 for sub in subs:
@@ -674,8 +680,8 @@ class Walker(ControlFlow):
 _RESOLVED: dict[tuple[str, str, str], str] = {}
 _RESOLVED_SIZE = 4096
 
-#: node type → Walker method (``visit_<type>`` or ``generic``), filled as types are met.
-_VISITORS: dict[str, Any] = {}
+#: node kind id → Walker method (``visit_<type>`` or ``generic``), filled as kinds are met.
+_VISITORS: dict[int, Any] = {}
 
 
 def _normalize(path: str) -> str:

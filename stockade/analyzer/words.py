@@ -261,10 +261,10 @@ class WordExpander:
 
     def parts(self, node: Any, quoted: bool = False) -> list[tuple[str, str]]:
         """The pieces of a word node with how each was quoted."""
-        kind = node.type
-        handler = _PART_VISITORS.get(kind)
+        handler = _PART_VISITORS.get(node.kind_id)  # (an int: node.type makes a new string)
         if handler is None:
-            handler = _PART_VISITORS[kind] = getattr(WordExpander, "visit_" + kind, None) or WordExpander.generic
+            handler = _PART_VISITORS[node.kind_id] = (getattr(WordExpander, "visit_" + node.type, None)
+                                                      or WordExpander.generic)
         return handler(self, node, quoted)
 
     def generic(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
@@ -426,8 +426,8 @@ class WordExpander:
         return tilde(word, self.scope)
 
 
-#: node type → WordExpander method (``visit_<type>`` or ``generic``), filled as types are met.
-_PART_VISITORS: dict[str, Any] = {}
+#: node kind id → WordExpander method (``visit_<type>`` or ``generic``), filled as kinds are met.
+_PART_VISITORS: dict[int, Any] = {}
 
 
 def tilde(word: str, scope: Scope) -> str:

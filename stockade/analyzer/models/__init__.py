@@ -154,21 +154,14 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
 
 def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None:
     """Apply one role to one argument."""
+    access = _ACCESS_ROLES.get(role)
+    if access is not None:
+        method, recursive = access
+        method(inv, word, index, recursive)
+        return
     if role == "text":
         return
-    if role == "read" or role == "list":
-        inv.read(word, index)
-    elif role == "readr":
-        inv.read(word, index, recursive=True)
-    elif role == "write":
-        inv.write(word, index)
-    elif role == "writer":
-        inv.write(word, index, recursive=True)
-    elif role == "delete":
-        inv.delete(word, index)
-    elif role == "deleter":
-        inv.delete(word, index, recursive=True)
-    elif role == "url":
+    if role == "url":
         from stockade.analyzer.models.net import contact_url
 
         contact_url(inv, word, index)
@@ -178,6 +171,12 @@ def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None
         inv.unknown(role.partition(":")[2] or f"`{inv.name}` runs code from its arguments", index)
 
 
+#: The roles that are a filesystem access: role → (the Invocation method, recursive).
+_ACCESS_ROLES = {
+    "read": (Invocation.read, False), "list": (Invocation.read, False), "readr": (Invocation.read, True),
+    "write": (Invocation.write, False), "writer": (Invocation.write, True),
+    "delete": (Invocation.delete, False), "deleter": (Invocation.delete, True),
+}
 _RECURSIVE_ROLE = {"read": "readr", "write": "writer", "delete": "deleter"}
 
 
@@ -224,8 +223,14 @@ def spec_model(spec: Spec) -> Model:
             apply_role(inv, last + ("r" if recursive and last == "write" else ""), word, index)
         if positionals:
             role = _RECURSIVE_ROLE.get(args_role, args_role) if recursive else args_role
-            for word, index in positionals:
-                apply_role(inv, role, word, index)
+            access = _ACCESS_ROLES.get(role)
+            if access is not None:  # (apply_role's first case, looked up once)
+                method, recursive_access = access
+                for word, index in positionals:
+                    method(inv, word, index, recursive_access)
+            else:
+                for word, index in positionals:
+                    apply_role(inv, role, word, index)
         elif stdin_out:
             inv.output(inv.stdin.text, inv.stdin.what)
 
