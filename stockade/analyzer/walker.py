@@ -70,6 +70,11 @@ WORD_TYPES = frozenset({
 })
 
 
+#: The ``exported`` of a state that exported nothing: shared, never changed (exporting a name
+#: sets ``state.exported = state.exported | {name}``; a set() per command costs more).
+_NO_NAMES: frozenset[str] = frozenset()
+
+
 class State:
     """The shell state that decides what later words mean."""
 
@@ -77,14 +82,14 @@ class State:
 
     def __init__(self, variables: dict[str, str], cwd: str, functions: dict[str, tuple[Source, Any]] | None = None,
                  links: dict[str, str] | None = None, positional: list[str] | None = None,
-                 dirstack: list[str] | None = None, exported: set[str] | None = None):
+                 dirstack: list[str] | None = None, exported: set[str] | frozenset[str] | None = None):
         self.variables = variables
         self.cwd = cwd
         self.functions = {} if functions is None else functions
         self.links = {} if links is None else links
         self.positional = positional
         self.dirstack = [] if dirstack is None else dirstack
-        self.exported = set() if exported is None else exported
+        self.exported = _NO_NAMES if exported is None else exported
 
     def copy(self) -> "State":
         """A copy for a subshell: changes inside do not leak out."""
@@ -95,7 +100,7 @@ class State:
         state.links = dict(self.links) if self.links else {}
         state.positional = None if self.positional is None else list(self.positional)
         state.dirstack = list(self.dirstack) if self.dirstack else []
-        state.exported = set(self.exported) if self.exported else set()
+        state.exported = set(self.exported) if self.exported else _NO_NAMES
         return state
 
 
@@ -120,14 +125,16 @@ class Walker(ControlFlow):
         self.command = command
         self.effects: list[Effect] = []
         state = self.state = _new_object(State)  # State({…}, cwd): see _new_object
-        state.variables = {"HOME": context.home, "WORKSPACE": context.workspace, "TMPDIR": context.tmpdir,
-                           "IFS": " \t\n"}
+        initial = _INITIAL_VARIABLES
+        if initial[0] is not context:
+            initial = _initial_variables(context)
+        state.variables = initial[1].copy()
         state.cwd = cwd or context.workspace
         state.functions = {}
         state.links = {}
         state.positional = None
         state.dirstack = []
-        state.exported = set()
+        state.exported = _NO_NAMES
         self.home = context.home
         self.depth = 0
         self.nested_scripts = 0
@@ -542,13 +549,13 @@ class Walker(ControlFlow):
                 if name != UNKNOWN:
                     self.state.variables[name] = value
                     if keyword == "export":
-                        self.state.exported.add(name)
+                        self.state.exported = self.state.exported | {name}
                         self.effects.append(EnvChange(name, self.src.span(child)))
                         self.env_assignment(name, value, child, in_shell=True)
             elif child.type == "variable_name":
                 name = self.src.node_text(child)
                 if keyword == "export":
-                    self.state.exported.add(name)
+                    self.state.exported = self.state.exported | {name}
                     value = self.state.variables.get(name)
                     if value is not None:
                         self.env_assignment(name, value, child, in_shell=True)
@@ -674,6 +681,19 @@ class Walker(ControlFlow):
     def unknown(self, why: str, span: SpanT) -> None:
         """Record code or effects that cannot be seen into."""
         self.effects.append(_new_tuple(Unknown, (why, span)))
+
+
+#: (the context last walked in, its initial variables): ``$HOME``, ``$WORKSPACE``, ``$TMPDIR``
+#: and ``$IFS``, copied for every walk (an agent's commands share one context).
+_INITIAL_VARIABLES: tuple[Any, dict[str, str]] = (None, {})
+
+
+def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:
+    """Remember ``context``'s initial variables (see :data:`_INITIAL_VARIABLES`)."""
+    global _INITIAL_VARIABLES
+    _INITIAL_VARIABLES = (context, {"HOME": context.home, "WORKSPACE": context.workspace,
+                                    "TMPDIR": context.tmpdir, "IFS": " \t\n"})
+    return _INITIAL_VARIABLES
 
 
 #: (home, cwd, word) → :meth:`Walker.resolve` without symlinks; cleared when full.
