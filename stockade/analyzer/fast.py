@@ -113,6 +113,11 @@ _PLAIN_LIST_RE = re.compile(rf"[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+"
 #: An operator with the blanks around it: ``re.split`` of text :data:`_PLAIN_LIST_RE` accepts
 #: alternates commands and separators.
 _PLAIN_SEPARATOR_RE = re.compile(r"([ \t]*(?:&&|\|\||[;|])[ \t]*)")
+#: A comment to the end of the text: a ``#`` after a blank, then printable ASCII.  The first
+#: such ``#`` may lie in a quoted string, but then the text before it holds an unterminated
+#: quote, which no lexer accepts; where that text lexes, the ``#`` starts a word: a comment
+#: (tree-sitter-bash makes it the program's last child, which the walk skips).
+_TRAILING_COMMENT_RE = re.compile(r"[ \t]#[ -~\t]*+\Z")
 #: One redirection at the end of the text: blanks, ``>``, ``>>`` or ``<`` (so not ``>&``, ``>|``,
 #: ``<<``, ``<(``, ``&>`` or a descriptor's ``2>``), and a plain word (its target).
 _TRAILING_REDIRECT_RE = re.compile(rf"[ \t]+(>>|>|<)[ \t]*+([{_UNQUOTED}]++)[ \t]*+\Z")
@@ -328,6 +333,10 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
     end of text does; it is dropped (any other newline makes the lexers refuse the text)."""
     if text[-1:] == "\n":
         text = text[:-1]
+    if "#" in text:
+        comment = _TRAILING_COMMENT_RE.search(text)
+        if comment is not None:  # a comment to the end (the text before it must lex: see the regex)
+            text = text[:comment.start()]
     if ">" in text or "<" in text:
         redirect = _TRAILING_REDIRECT_RE.search(text)
         if redirect is not None:
