@@ -45,6 +45,12 @@ walks ``program``/``list``/``pipeline`` nodes: in order, every part of a pipelin
 subshell with the previous part's output as its standard input, and the walker's depth
 raised by the same number of levels.
 
+:func:`run_simple` also takes, around such a simple command or list, a trailing comment
+(``ls  # list``: dropped, as the tree walk skips the program's ``comment`` child) and, for a
+simple command, one trailing redirection of a plain word with ``>``, ``>>`` or ``<``
+(``echo x >> notes``): tree-sitter-bash reads a ``redirected_statement``, whose redirection
+the walk records before it walks the command, one level deeper.
+
 Plain text (no quotes, no ``$``) takes a shorter lane: :func:`run_simple` and
 :func:`_plain_list` split it with ``str.split`` and run the argv directly (a plain word is its
 own field unless it starts with a tilde), without building the parts lists :func:`lex_simple`
