@@ -154,27 +154,30 @@ def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: St
         effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
         return
     functions = walker.state.functions
-    function = functions.get(name) if functions else None
-    if function is not None and "/" not in name:
-        if walker.function_depth >= MAX_FUNCTION_DEPTH:
-            return  # recursion: the body was already walked at a shallower depth
-        source, body = function
-        saved = walker.state.positional
-        walker.state.positional = [name, *argv[1:]]
-        walker.function_depth += 1
-        try:
-            walker.walk_in(source, body, stdin)
-        finally:
-            walker.function_depth -= 1
-            walker.state.positional = saved
-        return
-    model = _BY_NAME.get(name)
-    if model is None:
+    if functions:
+        function = functions.get(name)
+        if function is not None and "/" not in name:
+            if walker.function_depth >= MAX_FUNCTION_DEPTH:
+                return  # recursion: the body was already walked at a shallower depth
+            source, body = function
+            saved = walker.state.positional
+            walker.state.positional = [name, *argv[1:]]
+            walker.function_depth += 1
+            try:
+                walker.walk_in(source, body, stdin)
+            finally:
+                walker.function_depth -= 1
+                walker.state.positional = saved
+            return
+    found = _BY_NAME.get(name)
+    if found is None:
         models, builtins, default = _MODELS or _load_models()
-        model = builtins.get(name) or models.get(name.rpartition("/")[2]) or default
+        basename = name.rpartition("/")[2]  # os.path.basename
+        found = (builtins.get(name) or models.get(basename) or default, basename)
         if len(_BY_NAME) >= 4096:
             _BY_NAME.clear()
-        _BY_NAME[name] = model
+        _BY_NAME[name] = found
+    model, basename = found
     # Invocation(walker, argv, spans, stdin, env, span) without type.__call__ (which in CPython
     # 3.11 re-enters the interpreter: ~1,200 machine instructions per command)
     invocation = _new_object(Invocation)
@@ -184,13 +187,13 @@ def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: St
     invocation.stdin = stdin
     invocation.env = env
     invocation.span = span
-    invocation.name = name.rpartition("/")[2]
+    invocation.name = basename
     model(invocation)
 
 
-#: command name → its model (builtins by bare name, then programs by basename, else the
-#: default), filled as names are met; cleared when full.
-_BY_NAME: dict[str, Callable[[Invocation], None]] = {}
+#: command name → (its model: builtins by bare name, then programs by basename, else the
+#: default; its basename), filled as names are met; cleared when full.
+_BY_NAME: dict[str, tuple[Callable[[Invocation], None], str]] = {}
 _new_tuple = tuple.__new__  # an effect record without its Python-level __new__
 _new_object = object.__new__
 

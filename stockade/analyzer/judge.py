@@ -407,8 +407,14 @@ class Judge:
     def judge(self, effects: Iterable[Effect]) -> None:
         """Judge every effect."""
         handlers = _HANDLERS
+        known_commands = self._known_commands
         for effect in effects:
-            handler = handlers.get(effect.__class__)
+            cls = effect.__class__
+            if cls is Execute:  # the most frequent effect; a known, allowed argv needs no call
+                decision = known_commands.get(effect.argv)
+                if decision is not None and (decision.verdict is None or decision.verdict == "allow"):
+                    continue
+            handler = handlers.get(cls)
             if handler is not None:
                 handler(self, effect)
 
