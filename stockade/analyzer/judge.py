@@ -181,6 +181,9 @@ class PolicyTables:
 
     def __init__(self, ir: PolicyIR):
         self.index = ir.index
+        #: the index's answers (its memos, filled as it answers), read before asking it
+        self.known_paths = ir.index.known_paths
+        self.known_commands = ir.index.known_commands
         self.home = ir.context.home
         self.home_prefix = self.home.rstrip("/") + "/"
         self.literal = tuple(sorted((rule for rule in ir.filesystem if not rule.is_glob), key=lambda r: r.pattern))
@@ -365,9 +368,6 @@ class Judge:
         if ref() is not ir or tables is None:
             tables = policy_tables(ir)
         self._tables = tables
-        self._index = index = tables.index
-        self._known_paths = index.known_paths  # the index's answers, read before asking it
-        self._known_commands = index.known_commands
 
     def _add(self, verdict: str, code: str, render: Callable[..., str], args: tuple, span: SpanT,
              source: Any = None) -> None:
@@ -407,7 +407,7 @@ class Judge:
     def judge(self, effects: Iterable[Effect]) -> None:
         """Judge every effect."""
         handlers = _HANDLERS
-        known_commands = self._known_commands
+        known_commands = self._tables.known_commands
         for effect in effects:
             cls = effect.__class__
             if cls is Execute:  # the most frequent effect; a known, allowed argv needs no call
@@ -420,9 +420,9 @@ class Judge:
 
     def judge_Execute(self, effect: Execute) -> None:
         argv = effect.argv  # a tuple: the index's key
-        decision = self._known_commands.get(argv)
+        decision = self._tables.known_commands.get(argv)
         if decision is None:
-            decision = self._index.command_verdict(argv)
+            decision = self._tables.index.command_verdict(argv)
         verdict = decision.verdict
         if verdict is not None and verdict != "allow":
             self._add(verdict, "A401", _msg_command, (effect.argv, verdict, decision.rule), effect.span,
@@ -458,9 +458,9 @@ class Judge:
         if path is UNKNOWN:
             setting = self._tables.unknown_effects
             return ((setting.verdict, "A410", _msg_unknown_path, ("reads", path_in), setting),)
-        decision = self._known_paths.get((path, self.cwd))
+        decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
-            decision = self._index.path_access(path, self.cwd)
+            decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             return (("deny", "A402", _msg_denied_read, (decision.path,), decision.rule),)
         if not recursive:
@@ -492,9 +492,9 @@ class Judge:
         if path is UNKNOWN:
             setting = self._tables.unknown_effects
             return ((setting.verdict, "A410", _msg_unknown_path, (verb, path_in), setting),)
-        decision = self._known_paths.get((path, self.cwd))
+        decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
-            decision = self._index.path_access(path, self.cwd)
+            decision = self._tables.index.path_access(path, self.cwd)
         resolved = decision.path
         reasons = []
         target = self._tables.persistence_target(resolved)
@@ -521,15 +521,15 @@ class Judge:
         path = self._path(effect.path, effect.span, "links to")
         if path is None:
             return
-        decision = self._known_paths.get((path, self.cwd))
+        decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
-            decision = self._index.path_access(path, self.cwd)
+            decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             setting = self._tables.unknown_effects
             self._add(setting.verdict, "A410", _msg_link, (decision.path,), effect.span, setting)
 
     def judge_Network(self, effect: Network) -> None:
-        decision = self._index.network_access(effect.host, effect.port)
+        decision = self._tables.index.network_access(effect.host, effect.port)
         if not decision.allowed:
             rule = decision.rule if decision.rule is not None else self._tables.default_rule
             self._add("deny", "A404", _msg_network, (effect.host, effect.port), effect.span, rule)

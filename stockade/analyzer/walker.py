@@ -115,6 +115,13 @@ _new_tuple = tuple.__new__  # a record (Stdin, an effect) without its Python-lev
 class Walker(ControlFlow):
     """Walks one command or script and collects its effects."""
 
+    #: the source being walked and its word expander (set by :meth:`walk_in`)
+    src: Source = None  # type: ignore[assignment]
+    words: WordExpander = None  # type: ignore[assignment]
+    #: nested scripts walked so far; depth of the function calls being walked
+    nested_scripts = 0
+    function_depth = 0
+
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
 
@@ -137,11 +144,7 @@ class Walker(ControlFlow):
         state.exported = _NO_NAMES
         self.home = context.home
         self.depth = 0
-        self.nested_scripts = 0
-        self.function_depth = 0
-        #: the source being walked and its word expander (set by :meth:`walk_in`)
-        self.src: Source = None  # type: ignore[assignment]
-        self.words: WordExpander = None  # type: ignore[assignment]
+        # (src, words, nested_scripts and function_depth start as the class's values)
 
     # -- entry points ------------------------------------------------------------------
 
