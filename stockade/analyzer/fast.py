@@ -116,9 +116,6 @@ _PLAIN_SIMPLE_RE = re.compile(rf"[ \t]*[A-Za-z0-9_./:,~*\-]++(?:[ \t]++(?:[{_UNQ
 _PLAIN_ARG = rf"[ \t]++(?:[{_UNQUOTED}]++|\{{\}}(?![^ \t;&|]))"
 _PLAIN_LIST_RE = re.compile(rf"[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+"
                             rf"(?:[ \t]*+(?:&&|\|\||[;|])[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+)*+[ \t]*+")
-#: An operator with the blanks around it: ``re.split`` of text :data:`_PLAIN_LIST_RE` accepts
-#: alternates commands and separators.
-_PLAIN_SEPARATOR_RE = re.compile(r"([ \t]*(?:&&|\|\||[;|])[ \t]*)")
 #: A comment to the end of the text: a ``#`` after a blank, then printable ASCII.  The first
 #: such ``#`` may lie in a quoted string, but then the text before it holds an unterminated
 #: quote, which no lexer accepts; where that text lexes, the ``#`` starts a word: a comment
@@ -421,28 +418,46 @@ def _plain_command(text: str, fields: list[str], offset: int, base: int,
 
 def _plain_list(text: str, base: int, collapse: SpanT | None) -> list[list[list[PlainCommand]]] | None:
     """:func:`lex_list` for text of plain words and operators whose commands open with a word
-    holding none of ``= @ % +`` (so no assignments): the same statements, of
-    :data:`PlainCommand` — or None (then :func:`lex_list` decides)."""
+    holding none of ``= @ % +`` (so no assignments), the operators standing apart (``a && b``,
+    not ``a&&b``): the same statements, of :data:`PlainCommand` — or None (then
+    :func:`lex_list` decides)."""
     if _PLAIN_LIST_RE.fullmatch(text) is None or "==" in text or "=~" in text:
         return None
-    pieces = _PLAIN_SEPARATOR_RE.split(text)  # command, separator, command, …
-    piece = pieces[0]
-    command = _plain_command(piece, piece.split(), 0, base, collapse)
-    if command is None:
+    tokens = text.split()
+    exact = " ".join(tokens) == text  # one space between tokens, none around: the offsets add up
+    tilde_possible = "~" in text
+    unseen = text.count("&") + text.count("|") + text.count(";")  # operator characters not yet met
+    commands: list[PlainCommand] = []
+    operators: list[str] = []  # operators[i] joins commands[i] and commands[i + 1]
+    fields: list[str] = []
+    spans: list[SpanT] = []
+    position = start = end = 0
+    for token in tokens:
+        found = position if exact else text.find(token, position)  # (the next token starts there)
+        position = found + len(token) + exact  # (+ 1 for the space after it, when exact)
+        if token in _OPERATORS:
+            unseen -= len(token)
+            commands.append((fields, spans if collapse is None else [collapse] * len(fields), start, end,
+                             tilde_possible))
+            operators.append(token)
+            fields = []
+            spans = []
+            continue
+        if not fields:
+            start = found
+        end = found + len(token)
+        fields.append(token)
+        spans.append((base + found, base + end))
+    if unseen:  # an operator inside a token (`a;b`): the tokens are not the words
         return None
-    pipeline = [command]
+    commands.append((fields, spans if collapse is None else [collapse] * len(fields), start, end, tilde_possible))
+    for command in commands:
+        if command[0][0] in _NOT_SIMPLE:
+            return None
+    pipeline = [commands[0]]
     statement = [pipeline]
     statements = [statement]
-    position = len(piece)
-    for index in range(1, len(pieces), 2):
-        separator = pieces[index]
-        position += len(separator)
-        piece = pieces[index + 1]
-        command = _plain_command(piece, piece.split(), position, base, collapse)
-        if command is None:
-            return None
-        position += len(piece)
-        operator = separator.strip(" \t")
+    for operator, command in zip(operators, commands[1:]):
         if operator == "|":
             pipeline.append(command)
         elif operator == ";":
@@ -453,6 +468,9 @@ def _plain_list(text: str, base: int, collapse: SpanT | None) -> list[list[list[
             pipeline = [command]
             statement.append(pipeline)
     return statements
+
+
+_OPERATORS = frozenset({"&&", "||", ";", "|"})
 
 
 def _run_plain(walker: "Walker", command: PlainCommand, base: int, collapse: SpanT | None, stdin: "Stdin",

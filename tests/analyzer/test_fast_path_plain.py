@@ -40,13 +40,13 @@ def test_placeholder_is_lexed_only_as_a_whole_argument() -> None:
     for text in ("{} a", "echo {}x", "echo x{}", "echo {}{}", "echo {", "echo }", "echo {a,b}"):
         assert lex_simple(text) is None, text
     assert _plain_list("find . -name x | xargs -I {} rm {}", 0, None) is not None
-    for text in ("a; {} b", "a | {}", "echo {}x && ls", "x=1 && ls"):
+    for text in ("a; {} b", "a | {}", "echo {}x && ls", "x=1 && ls", "a;b", "a && b|c"):
         assert _plain_list(text, 0, None) is None, text
 
 
 def test_plain_lane_matches_the_list_lexer() -> None:
     """Where the plain lane lexes a list, lex_list (without ``{}``) finds the same commands."""
-    for text in ("git status && git diff --stat", "a | b c ; d || e", "x  &&  y  z ", " ls\t-la|grep  -i r ",
+    for text in ("git status && git diff --stat", "a | b c ; d || e", "x  &&  y  z ", " ls\t-la |\tgrep  -i r ",
                  "cd /tmp && ls ~+ | sh"):
         plain = _plain_list(text, 0, None)
         words = lex_list(text)
