@@ -553,29 +553,28 @@ class Judge:
         first, then by position (allow-verdict reasons are not listed)."""
         reasons = self.reasons
         if not reasons:
-            return _verdict(command, "allow", ())
-        if len(reasons) == 1:
+            decision, listed = "allow", ()
+        elif len(reasons) == 1:
             only = reasons[0]
-            return _verdict(command, only.verdict, () if only.verdict == "allow" else (only,))
-        rank = VERDICT_RANK
-        decision = "allow"
-        for reason in reasons:
-            if rank[reason.verdict] > rank[decision]:
-                decision = reason.verdict
-        ordered = sorted(reasons, key=lambda r: (-rank[r.verdict], r.span))
-        if ordered[-1].verdict != "allow":  # allow-verdict reasons sort last: here there are none
-            return _verdict(command, decision, tuple(ordered))
-        return _verdict(command, decision, tuple(r for r in ordered if r.verdict != "allow"))
-
-
-def _verdict(command: str, decision: str, reasons: tuple[Reason, ...]) -> Verdict:
-    """``Verdict(command, decision, reasons)`` without ``type.__call__`` (which in CPython 3.11
-    re-enters the interpreter: one such call per command)."""
-    verdict = _new_object(Verdict)
-    verdict.command = command
-    verdict.decision = decision
-    verdict.reasons = reasons
-    return verdict
+            decision, listed = only.verdict, () if only.verdict == "allow" else (only,)
+        else:
+            rank = VERDICT_RANK
+            decision = "allow"
+            for reason in reasons:
+                if rank[reason.verdict] > rank[decision]:
+                    decision = reason.verdict
+            ordered = sorted(reasons, key=lambda r: (-rank[r.verdict], r.span))
+            if ordered[-1].verdict != "allow":  # allow-verdict reasons sort last: here there are none
+                listed = tuple(ordered)
+            else:
+                listed = tuple(r for r in ordered if r.verdict != "allow")
+        # Verdict(command, decision, listed) without type.__call__ (which in CPython 3.11
+        # re-enters the interpreter: one such call per command)
+        verdict = _new_object(Verdict)
+        verdict.command = command
+        verdict.decision = decision
+        verdict.reasons = listed
+        return verdict
 
 
 _new_object = object.__new__

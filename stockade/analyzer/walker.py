@@ -152,6 +152,10 @@ class Walker(ControlFlow):
         """Parse and walk shell text (the top-level command or a nested script)."""
         if self.fast_path and run_simple(self, text, base, collapse, TERMINAL, MAX_DEPTH):
             return
+        self.parse_and_walk(text, base, collapse)
+
+    def parse_and_walk(self, text: str, base: int = 0, collapse: SpanT | None = None) -> None:
+        """:meth:`run_text` without trying the fast path."""
         source = self.parse_or_refuse(text, base, collapse)
         if source is None:
             return
@@ -727,7 +731,8 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     """All effects of a command or script (``fast_path=False``: tree-sitter for all text)."""
     walker = _new_object(Walker)  # Walker(…): see _new_object
     walker._start(context, command, cwd, fast_path)
-    walker.run_text(command)
+    if not fast_path or not run_simple(walker, command, 0, None, TERMINAL, MAX_DEPTH):  # (run_text, inline)
+        walker.parse_and_walk(command)
     return walker.effects
 
 
