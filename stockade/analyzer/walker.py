@@ -94,10 +94,10 @@ class State:
     def copy(self) -> "State":
         """A copy for a subshell: changes inside do not leak out."""
         state = _new_object(State)  # not State(…): see _new_object
-        state.variables = dict(self.variables)
+        state.variables = self.variables.copy()  # (.copy() is cheaper than dict(…))
         state.cwd = self.cwd
-        state.functions = dict(self.functions) if self.functions else {}  # ({} is cheaper than dict({}))
-        state.links = dict(self.links) if self.links else {}
+        state.functions = self.functions.copy() if self.functions else {}  # ({} is cheaper still)
+        state.links = self.links.copy() if self.links else {}
         state.positional = None if self.positional is None else list(self.positional)
         state.dirstack = list(self.dirstack) if self.dirstack else []
         state.exported = set(self.exported) if self.exported else _NO_NAMES
