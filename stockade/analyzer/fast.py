@@ -373,7 +373,12 @@ def _run_redirected(walker: "Walker", text: str, redirect: re.Match[str], base: 
         return False
     body = text[:redirect.start()]
     words = lex_simple(body)
-    if words is None or _command_head(body, words) == len(words):  # assignments alone: not a command
+    if words is None:
+        return False
+    head = _command_head(body, words)
+    if head == len(words) or body[words[head][1]:words[head][2]] == "-":
+        # assignments alone are no command; and tree-sitter-bash drops a lone `-` before an
+        # assignment word (`- a=b >f` is a redirected assignment missing its command)
         return False
     operator, target = redirect.group(1), redirect.group(2)
     if target[0] == "~":

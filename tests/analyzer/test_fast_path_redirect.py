@@ -45,6 +45,8 @@ def test_only_plain_trailing_redirections_match() -> None:
 @example("PAGER='sh -c id' git -p log > out")
 @example("echo a 2 > f")
 @example("echo a; ls > f")
+@example("- ProxyCommand=sh >f")
+@example("x=1 - a=b > f")
 def test_generated_redirections_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
 
