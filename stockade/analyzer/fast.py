@@ -151,6 +151,14 @@ def lex_simple(text: str) -> list[Word] | None:
             position = start + len(word)
             words.append(([(word, "lit")], start, position))
         return None if words[0][0][0][0] in _NOT_SIMPLE else words
+    return _lex_other(text)
+
+
+def _lex_other(text: str) -> list[Word] | None:
+    """:func:`lex_simple` of text that :data:`_PLAIN_SIMPLE_RE` (with no test operator)
+    does not take: assignments, quotes, expansions (:func:`run_simple` checked that already)."""
+    words: list[Word] = []
+    position = 0
     if not text.isascii() or ("==" in text or "=~" in text) and _TEST_OP_RE.search(text):
         return None
     quoted = _quoted(text)
@@ -355,7 +363,7 @@ def run_simple(walker: "Walker", text: str, base: int, collapse: SpanT | None, s
             return False
         _run_plain(walker, command, base, collapse, stdin, 2)
         return True
-    words = lex_simple(text)
+    words = _lex_other(text)  # (lex_simple, less the plain check just made)
     if words is None:
         return False
     _run_words(walker, words, base, collapse, stdin, 2)
