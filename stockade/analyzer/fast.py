@@ -111,11 +111,13 @@ _PLAIN_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|([{_UNQUOTED}]+))")
 #: nothing tree-sitter-bash reads as a malformed variable): all :func:`lex_simple` then checks
 #: is that the command word is not reserved and no word starts with ``==`` or ``=~``.
 _PLAIN_SIMPLE_RE = re.compile(rf"[ \t]*[A-Za-z0-9_./:,~*\-]++(?:[ \t]++(?:[{_UNQUOTED}]++|\{{\}}(?![^ \t])))*+[ \t]*+")
-#: Plain words and the operators ``&& || ; |`` between commands whose first word holds none
-#: of ``= @ % +`` (no assignment, nothing tree-sitter-bash reads as a malformed variable).
-_PLAIN_ARG = rf"[ \t]++(?:[{_UNQUOTED}]++|\{{\}}(?![^ \t;&|]))"
-_PLAIN_LIST_RE = re.compile(rf"[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+"
-                            rf"(?:[ \t]*+(?:&&|\|\||[;|])[ \t]*+[A-Za-z0-9_./:,~*\-]++(?:{_PLAIN_ARG})*+)*+[ \t]*+")
+#: The characters of plain words, blanks and operators: :func:`_plain_list` splits such text
+#: and checks that every operator (``&& || ; |``) stands apart between two commands, that a
+#: command's first word holds none of ``= @ % + { }`` (no assignment, nothing tree-sitter-bash
+#: reads as a malformed variable or a compound statement) and braces come only as ``{}``.
+_PLAIN_LIST_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|{{}}]*+")
+#: A character a command's first plain word may not hold (see :data:`_PLAIN_LIST_TEXT_RE`).
+_BAD_PLAIN_HEAD_RE = re.compile(r"[=@%+{}]")
 #: A comment to the end of the text: a ``#`` after a blank, then printable ASCII.  The first
 #: such ``#`` may lie in a quoted string, but then the text before it holds an unterminated
 #: quote, which no lexer accepts; where that text lexes, the ``#`` starts a word: a comment
@@ -434,11 +436,12 @@ def _plain_list(text: str, base: int, collapse: SpanT | None) -> list[list[list[
     holding none of ``= @ % +`` (so no assignments), the operators standing apart (``a && b``,
     not ``a&&b``): the same statements, of :data:`PlainCommand` — or None (then
     :func:`lex_list` decides)."""
-    if _PLAIN_LIST_RE.fullmatch(text) is None or "==" in text or "=~" in text:
+    if _PLAIN_LIST_TEXT_RE.fullmatch(text) is None or "==" in text or "=~" in text:
         return None
     tokens = text.split()
     exact = " ".join(tokens) == text  # one space between tokens, none around: the offsets add up
     tilde_possible = "~" in text
+    braces = "{" in text or "}" in text
     unseen = text.count("&") + text.count("|") + text.count(";")  # operator characters not yet met
     commands: list[PlainCommand] = []
     operators: list[str] = []  # operators[i] joins commands[i] and commands[i + 1]
@@ -449,6 +452,8 @@ def _plain_list(text: str, base: int, collapse: SpanT | None) -> list[list[list[
         found = position if exact else text.find(token, position)  # (the next token starts there)
         position = found + len(token) + exact  # (+ 1 for the space after it, when exact)
         if token in _OPERATORS:
+            if not fields:  # no command before it
+                return None
             unseen -= len(token)
             commands.append((fields, spans if collapse is None else [collapse] * len(fields), start, end,
                              tilde_possible))
@@ -458,15 +463,16 @@ def _plain_list(text: str, base: int, collapse: SpanT | None) -> list[list[list[
             continue
         if not fields:
             start = found
+            if not token.isalnum() and _BAD_PLAIN_HEAD_RE.search(token) is not None or token in _NOT_SIMPLE:
+                return None
+        elif braces and ("{" in token or "}" in token) and token != "{}":
+            return None
         end = found + len(token)
         fields.append(token)
         spans.append((base + found, base + end))
-    if unseen:  # an operator inside a token (`a;b`): the tokens are not the words
+    if unseen or not fields:  # an operator inside a token (`a;b`), or at the end
         return None
     commands.append((fields, spans if collapse is None else [collapse] * len(fields), start, end, tilde_possible))
-    for command in commands:
-        if command[0][0] in _NOT_SIMPLE:
-            return None
     pipeline = [commands[0]]
     statement = [pipeline]
     statements = [statement]
