@@ -134,6 +134,7 @@ _PLAIN_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|]*")
 _NOT_SIMPLE = frozenset({
     "if", "then", "elif", "else", "fi", "for", "select", "while", "until", "do", "done", "case", "esac", "in",
     "function", "time", "coproc", "declare", "typeset", "export", "local", "readonly", "unset", "unsetenv",
+    "-",  # a lone `-` before `a=b` or `a@b` is dropped or an error to tree-sitter-bash
 })
 
 Word = tuple[list[tuple[str, str]], int, int]
@@ -248,13 +249,16 @@ def _word_parts(word: str) -> list[tuple[str, str]] | None:
     if "$" in word and "=" in word and _EXPANSION_EQ_EXPANSION_RE.search(word) is not None:
         return None
     parts: list[tuple[str, str]] = []
+    quoted = False  # a quoted part seen
     for part in _PART_RE.finditer(word):
         unquoted, single, double, braced, name = part.groups()
         if unquoted is not None:
             parts.append((unquoted, "lit"))
         elif single is not None:
             parts.append((single, "q"))
+            quoted = True
         elif double is not None:
+            quoted = True
             if "$" not in double:
                 parts.append((double, "q"))
                 continue
@@ -273,6 +277,10 @@ def _word_parts(word: str) -> list[tuple[str, str]] | None:
             if position < len(double):
                 parts.append((double[position:], "q"))
         else:
+            if quoted and part.end() < len(word):
+                # an unquoted expansion after a quoted part, more text after it: tree-sitter-bash
+                # splits some of these in two words (`'a'x=$HOME/y`, `x'a'$H.y`); decline them all
+                return None
             parts.append((braced or name, "v"))
     return parts
 
@@ -385,10 +393,7 @@ def _run_redirected(walker: "Walker", text: str, redirect: re.Match[str], base: 
     words = lex_simple(body)
     if words is None:
         return False
-    head = _command_head(body, words)
-    if head == len(words) or body[words[head][1]:words[head][2]] == "-":
-        # assignments alone are no command; and tree-sitter-bash drops a lone `-` before an
-        # assignment word (`- a=b >f` is a redirected assignment missing its command)
+    if _command_head(body, words) == len(words):  # assignments alone: not a command
         return False
     operator, target = redirect.group(1), redirect.group(2)
     if target[0] == "~":
