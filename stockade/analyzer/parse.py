@@ -7,6 +7,11 @@
 * **Carriage returns.** Bash treats ``\\r`` as an ordinary character; tree-sitter treats it as
   blank.  Splitting on it only ever makes the analyzer see *more* commands and words than
   bash would run, which errs on the strict side.
+* **A brace word in command position.**  ``{rm,-rf,~}`` is one word to bash (``{`` is the
+  reserved word only when it stands alone), brace-expanded to ``rm -rf ~``; tree-sitter-bash
+  takes its ``{`` for a group's and fails.  :func:`hide_brace_words` gives the grammar every
+  ``{`` that starts a longer word as a plain word character (same offsets); the tree's
+  words keep the text as written, and the word expander expands it.
 * **ERROR / MISSING nodes** mean the grammar did not understand the text: the caller fails
   closed with the ``unparsable`` verdict.
 * **A pipeline at the end of the text is slow.**  tree-sitter-bash takes 10–20 times longer
@@ -181,12 +186,30 @@ def newline_safe(text: str) -> bool:
 _ENDS_UNSAFE = frozenset({"", " ", "\t", "\n", "\r", "\v", "\f"})
 
 
+#: ``{`` starting a word that has more after it: bash reads it as part of the word (brace
+#: expansion), never as the reserved word ``{``, which must stand alone.
+_BRACE_WORD_RE = re.compile(rb"(?:^|(?<=[\s;&|()`]))\{(?=[^\s;&|()<>}])")
+
+
+def hide_brace_words(data: bytes) -> bytes:
+    """``data`` with every ``{`` that starts a longer word replaced by a byte the grammar
+    reads as a word character (same length: offsets are unchanged).  tree-sitter-bash takes
+    such a ``{`` in command position for a group's brace and fails (``{rm,-rf,~}`` is
+    ``rm -rf ~`` to bash); the words keep their text (the :class:`Source` holds the text as
+    written), and the word expander does the brace expansion from it."""
+    if b"{" not in data:
+        return data
+    return _BRACE_WORD_RE.sub(b"\x01", data)
+
+
 def parse_tree(text: str, data: bytes) -> Any:
-    """The tree-sitter tree of ``data`` (``text`` encoded); a text with two ``|`` or more is
-    parsed with a newline after it when :func:`newline_safe` allows and that parse has no
-    error — much faster when the text ends in a pipeline, and the same tree but for the
-    root's end (see the module docstring)."""
+    """The tree-sitter tree of ``data`` (``text`` encoded, brace words hidden: see
+    :func:`hide_brace_words`); a text with two ``|`` or more is parsed with a newline after
+    it when :func:`newline_safe` allows and that parse has no error — much faster when the
+    text ends in a pipeline, and the same tree but for the root's end (see the module
+    docstring)."""
     parse_bytes = (_PARSER or parser()).parse
+    data = hide_brace_words(data)
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
         tree = parse_bytes(data + b"\n")
         if not tree.root_node.has_error:
@@ -240,7 +263,7 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     for index, char in enumerate(joined):
         new_map.extend([orig_index[index]] * len(char.encode("utf-8", "surrogateescape")))
     new_map.append(len(text))
-    return _source(joined, joined_data, parser().parse(joined_data), base, collapse, new_map)
+    return _source(joined, joined_data, parser().parse(hide_brace_words(joined_data)), base, collapse, new_map)
 
 
 def _source(text: str, data: bytes, tree: Any, base: int, collapse: tuple[int, int] | None,

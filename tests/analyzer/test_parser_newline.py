@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stockade.analyzer.parse import Source, newline_safe, parse, parse_tree, parser
+from stockade.analyzer.parse import Source, hide_brace_words, newline_safe, parse, parse_tree, parser
 from test_fast_path import CORPUS, EXTRA, near_simple, simple_commands, simple_lists
 
 SNAPSHOT = Path(__file__).parent / "snapshot" / "verdicts.jsonl"
@@ -40,8 +40,9 @@ def _signature(node, root: bool = True, field: str | None = None, out: list | No
 
 def _same_tree(text: str) -> None:
     """A newline after a :func:`newline_safe` text changes no node (unless the parse with it
-    has an error, when it is not used), and :func:`parse_tree` gives the plain tree."""
-    data = text.encode("utf-8", "surrogateescape")
+    has an error, when it is not used), and :func:`parse_tree` gives the plain tree (of the
+    text with its brace words hidden, as :func:`parse_tree` parses it)."""
+    data = hide_brace_words(text.encode("utf-8", "surrogateescape"))
     plain = _signature(parser().parse(data).root_node)
     assert _signature(parse_tree(text, data).root_node) == plain, text
     if newline_safe(text):
