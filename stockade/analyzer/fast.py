@@ -299,8 +299,7 @@ def lex_list(text: str) -> list[Statement] | None:
         return None
     command: list[Word] = []
     pipeline: Pipeline = [command]
-    statement: Statement = [pipeline]
-    statements: list[Statement] = [statement]
+    statements: list[Statement] = [[pipeline]]
     position = 0
     for blank, operator, word in (_TOKENS_RE if quoted else _PLAIN_TOKENS_RE).findall(text):
         start = position + len(blank)
@@ -322,15 +321,7 @@ def lex_list(text: str) -> list[Statement] | None:
         if head < 0 or head == len(command) and (operator == "|" or len(pipeline) > 1):
             return None
         command = []
-        if operator == "|":
-            pipeline.append(command)
-        elif operator == ";":
-            pipeline = [command]
-            statement = [pipeline]
-            statements.append(statement)
-        else:
-            pipeline = [command]
-            statement.append(pipeline)
+        pipeline = _attach(statements, operator, command)
     if position != len(text.rstrip(" \t")):  # findall skipped text no token matches
         return None
     if not command or not _list_command_ok(text, command, len(pipeline) == 1):
@@ -478,20 +469,26 @@ def _plain_list(text: str, base: int, collapse: SpanT | None) -> list[list[list[
     if unseen or not fields:  # an operator inside a token (`a;b`), or at the end
         return None
     commands.append((fields, spans if collapse is None else [collapse] * len(fields), start, end, tilde_possible))
-    pipeline = [commands[0]]
-    statement = [pipeline]
-    statements = [statement]
+    statements = [[[commands[0]]]]
     for operator, command in zip(operators, commands[1:]):
-        if operator == "|":
-            pipeline.append(command)
-        elif operator == ";":
-            pipeline = [command]
-            statement = [pipeline]
-            statements.append(statement)
-        else:
-            pipeline = [command]
-            statement.append(pipeline)
+        _attach(statements, operator, command)
     return statements
+
+
+def _attach(statements: list, operator: str, command: list) -> list:
+    """Add ``command`` to a list's ``statements`` after ``operator``: to the last pipeline
+    (``|``), as a new statement (``;``), or as a new pipeline of the last statement
+    (``&&``, ``||``); the pipeline it is now in."""
+    if operator == "|":
+        pipeline = statements[-1][-1]
+        pipeline.append(command)
+    elif operator == ";":
+        pipeline = [command]
+        statements.append([pipeline])
+    else:
+        pipeline = [command]
+        statements[-1].append(pipeline)
+    return pipeline
 
 
 _OPERATORS = frozenset({"&&", "||", ";", "|"})

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import sys
 
+from stockade.cli.main import FastArgs, read_plain_options
+
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
@@ -51,16 +53,6 @@ _FAST_OPTIONS: dict[str, tuple[str, bool]] = {
 }
 
 
-class FastArgs:
-    """Parsed arguments with attribute access, as ``argparse.Namespace`` gives them."""
-
-    def __init__(self, **values: Any) -> None:
-        self.__dict__.update(values)
-
-    def __repr__(self) -> str:
-        return "FastArgs(" + ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items()) + ")"
-
-
 def parse_fast(argv: list[str]) -> FastArgs | None:
     """The arguments after ``analyze`` parsed as :func:`register`'s parser would (the same
     attributes, ``handler`` included), without importing ``argparse`` (~10 ms of a cold
@@ -71,26 +63,8 @@ def parse_fast(argv: list[str]) -> FastArgs | None:
     repeated options and every error are argparse's.)"""
     values: dict[str, Any] = {"policy": None, "workspace": None, "home": None, "tmpdir": None, "cwd": None,
                               "format": "text", "script": None, "batch": False, "no_cache": False, "command": []}
-    seen: set[str] = set()
-    index = 0
-    while index < len(argv):
-        word = argv[index]
-        if word == "--":
-            values["command"] = argv[index:]
-            break
-        spec = _FAST_OPTIONS.get(word)
-        if spec is None or spec[0] in seen:
-            return None
-        dest, takes_value = spec
-        seen.add(dest)
-        if takes_value:
-            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
-                return None
-            values[dest] = argv[index + 1]
-            index += 2
-        else:
-            values[dest] = True
-            index += 1
+    if not read_plain_options(argv, _FAST_OPTIONS, values):
+        return None
     if values["format"] not in ("text", "json", "sarif"):
         return None
     return FastArgs(**values, handler=run)

@@ -40,6 +40,8 @@ from __future__ import annotations
 import os
 import sys
 
+from stockade.cli.main import FastArgs, read_plain_options
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -78,17 +80,6 @@ _FAST_OPTIONS: dict[str, tuple[str, bool]] = {
 }
 
 
-class FastArgs:
-    """Parsed arguments with attribute access (what ``argparse.Namespace`` gives; a plain
-    class, as ``types.SimpleNamespace`` would cost an import on the fast path)."""
-
-    def __init__(self, **values: Any) -> None:
-        self.__dict__.update(values)
-
-    def __repr__(self) -> str:
-        return "FastArgs(" + ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items()) + ")"
-
-
 def parse_fast(argv: list[str]) -> Any | None:
     """The parsed arguments of ``stockade run`` (what :func:`register`'s parser gives, as
     :class:`FastArgs`), without importing ``argparse`` — or None, and the caller uses
@@ -99,26 +90,8 @@ def parse_fast(argv: list[str]) -> Any | None:
     values: dict[str, Any] = {"policy": None, "workspace": None, "audit": None, "approve": False,
                               "preview": False, "diff": False, "apply": False, "no_cache": False,
                               "format": "text", "shell": None, "command": []}
-    seen: set[str] = set()
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        if word == "--":
-            values["command"] = argv[i:]
-            break
-        spec = _FAST_OPTIONS.get(word)
-        if spec is None or spec[0] in seen:
-            return None
-        dest, takes_value = spec
-        seen.add(dest)
-        if takes_value:
-            if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
-                return None
-            values[dest] = argv[i + 1]
-            i += 2
-        else:
-            values[dest] = True
-            i += 1
+    if not read_plain_options(argv, _FAST_OPTIONS, values):
+        return None
     if values["format"] not in ("text", "json"):
         return None
     return FastArgs(**values, handler=run)

@@ -41,6 +41,48 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class FastArgs:
+    """Parsed arguments with attribute access, as ``argparse.Namespace`` gives them (a plain
+    class: ``types.SimpleNamespace`` would cost an import), for the hot subcommands'
+    argparse-free ``parse_fast``."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    def __repr__(self) -> str:
+        return "FastArgs(" + ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items()) + ")"
+
+
+def read_plain_options(argv: Sequence[str], options: dict[str, tuple[str, bool]], values: dict[str, Any]) -> bool:
+    """Read the plain forms of a subcommand's options into ``values`` without argparse:
+    each option (spelling → (destination, takes a value)) given once, its value the next
+    word not starting with ``-``, then nothing, or ``--`` and the command (stored under
+    ``command``, the ``--`` included).  False for anything else (an unknown or abbreviated
+    option, ``--opt=value``, a repeated option, a missing value, a command without ``--``):
+    the caller then leaves the arguments to argparse."""
+    seen: set[str] = set()
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            values["command"] = list(argv[index:])
+            return True
+        spec = options.get(word)
+        if spec is None or spec[0] in seen:
+            return False
+        dest, takes_value = spec
+        seen.add(dest)
+        if takes_value:
+            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+                return False
+            values[dest] = argv[index + 1]
+            index += 2
+        else:
+            values[dest] = True
+            index += 1
+    return True
+
+
 def _import(name: str) -> Any:
     """The module ``name`` (``importlib.import_module`` without importing :mod:`importlib`,
     which brings :mod:`warnings` along: both are avoidable on the hot path)."""

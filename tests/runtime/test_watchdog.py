@@ -24,29 +24,27 @@ SANDBOX = [BWRAP or "bwrap", "--unshare-user", "--unshare-pid", "--die-with-pare
 FORKS = "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 30 & done; wait"
 
 
-def test_the_watchdog_kills_a_namespace_with_too_many_processes() -> None:
-    started = time.monotonic()
-    sandbox = subprocess.Popen([*SANDBOX, "sh", "-c", FORKS])
-    watchdog = PidNamespaceWatchdog(sandbox.pid, 4)
+def _watched(script: str, limit: int) -> tuple[bool, int]:
+    """Run ``script`` in a sandbox under a watchdog: (whether it tripped, the returncode)."""
+    sandbox = subprocess.Popen([*SANDBOX, "sh", "-c", script])
+    watchdog = PidNamespaceWatchdog(sandbox.pid, limit)
     watchdog.start()
     try:
         returncode = sandbox.wait(timeout=20)
     finally:
         watchdog.stop()
         sandbox.kill()
-    assert watchdog.tripped and returncode == -9
+    return watchdog.tripped, returncode
+
+
+def test_the_watchdog_kills_a_namespace_with_too_many_processes() -> None:
+    started = time.monotonic()
+    assert _watched(FORKS, 4) == (True, -9)
     assert time.monotonic() - started < 15
 
 
 def test_the_watchdog_leaves_a_namespace_within_the_limit_alone() -> None:
-    sandbox = subprocess.Popen([*SANDBOX, "sh", "-c", "sleep 0.3 & sleep 0.3 & wait"])
-    watchdog = PidNamespaceWatchdog(sandbox.pid, 8)
-    watchdog.start()
-    try:
-        returncode = sandbox.wait(timeout=20)
-    finally:
-        watchdog.stop()
-    assert not watchdog.tripped and returncode == 0
+    assert _watched("sleep 0.3 & sleep 0.3 & wait", 8) == (False, 0)
 
 
 def test_children_lists_the_direct_children() -> None:
