@@ -67,8 +67,9 @@ class RunOutcome(Record):
     ``exit_status`` is the command's own status (``128 + N`` for signal ``N``, ``124`` when
     the timeout killed it, ``125`` when the process-limit watchdog did); None when it was
     refused.  ``approved_by`` is ``policy``, ``--approve`` or the ``confirm`` callback's
-    label; ``recovered`` says what was done with an interrupted apply found in the
-    workspace (``discarded``, ``rolled back``, ``completed``).
+    label; ``recovered`` says what was done with an interrupted apply to the
+    workspace, found in stockade's state directory (``discarded``, ``rolled back``,
+    ``completed``).
     """
 
     verdict: str
@@ -193,6 +194,16 @@ def sandbox_prefix(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> tuple[str
     return "seatbelt", sandbox.seatbelt_argv(plan.get("profile") or "", plan.get("params"), tool.path)
 
 
+def apply_state_dir(workspace: str, state_root: str | None = None) -> str:
+    """Where a preview's apply to ``workspace`` (a real path) keeps its journal:
+    ``<state>/apply/<sha256 of the path>`` in stockade's state directory (default: the
+    cache directory, read-only inside every sandbox), never in the workspace."""
+    from stockade.compiler.cache import cache_dir, sha256
+
+    root = os.path.abspath(state_root or cache_dir())
+    return os.path.join(root, "apply", sha256(workspace.encode("utf-8", "surrogateescape")).hexdigest()[:32])
+
+
 # -- the run -----------------------------------------------------------------------
 
 
@@ -315,7 +326,7 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     limits = Limits(**plan.get("limits", {}))
     env = filter_environment(plan.get("env_rules", []), env_in)
     recovered = None
-    if os.path.lexists(os.path.join(ctx["workspace"], ".stockade-apply")):
+    if os.path.lexists(apply_state_dir(ctx["workspace"])):  # only stockade's own state is trusted
         from stockade.runtime.apply import recover
 
         recovered = recover(ctx["workspace"])
