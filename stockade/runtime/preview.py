@@ -12,7 +12,12 @@ never written; every change lands in the upper dir.
 deleted files (whiteouts are character devices 0/0), new and replaced directories (opaque
 dirs: ``user.overlay.opaque``), permission changes, symlinks, type changes, and renames (a
 deleted file whose content reappears elsewhere).  :mod:`stockade.runtime.apply` applies
-them with a journal.
+them with a journal.  Both trees are hostile (a sandboxed command wrote the upper dir;
+another may be changing the workspace now), so they are read through
+:class:`~stockade.runtime.beneath.Tree`: no symlink is ever followed (a directory swapped
+for a link to ``~/.ssh`` cannot put a secret in the diff) and no fifo is opened.  The
+scratch dirs live in stockade's state directory (``<cache dir>/preview``, read-only inside
+every sandbox); an unusable one is R524.
 """
 
 from __future__ import annotations
