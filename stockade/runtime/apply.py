@@ -180,6 +180,8 @@ class _Dirs:
         """Whether walking to ``parent`` again reaches the directory ``fd`` (not a symlink,
         not a directory swapped in)."""
         try:
+            if _ident(os.stat(self.tree.root, follow_symlinks=False)) != _ident(os.fstat(self.tree.fd)):
+                return False  # the workspace itself was moved away
             fresh = open_dir_at(self.tree.fd, split(parent))
         except OSError:
             return False
@@ -362,7 +364,12 @@ def apply_changes(workspace: str, upper: str, exclude: frozenset[str] = frozense
                          help="wait for it to finish, then run the command again")
         if os.path.lexists(directory):
             _recover_locked(workspace, directory)
-        with Tree(workspace) as tree, Tree(upper) as up:
+        try:
+            tree = Tree(workspace)
+        except OSError as exc:
+            raise _error("R525", f"cannot open the workspace `{workspace}`: {exc.strerror or exc}; "
+                                 "nothing was applied") from None
+        with tree, Tree(upper) as up:
             ops: list[dict[str, Any]] = []
             for op, path, detail in walk_trees(tree, up):
                 if op == "unsupported" or path in exclude:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import difflib
+import errno
 import hashlib
 import os
 import shutil
@@ -107,6 +108,9 @@ class Overlay:
             shutil.rmtree(self.root, ignore_errors=True)
             raise StockadeError(Diagnostic("R520", "the preview's scratch directory would be inside the workspace",
                                            help="set TMPDIR to a directory outside the workspace"))
+        st = os.stat(self.workspace, follow_symlinks=False)
+        #: The workspace directory's identity: the overlay is mounted only on that directory.
+        self.workspace_id = (st.st_dev, st.st_ino)
         self.upper = os.path.join(self.root, "upper")
         self.work = os.path.join(self.root, "work")
         os.mkdir(self.upper, 0o755)
@@ -118,9 +122,8 @@ class Overlay:
         user + mount namespaces."""
         libc = self._libc
         uid, gid = os.getuid(), os.getgid()
-        options = (f"userxattr,lowerdir={_escape_option(self.workspace)},upperdir={_escape_option(self.upper)},"
-                   f"workdir={_escape_option(self.work)}").encode()
-        target = self.workspace.encode()
+        workspace, expected = self.workspace, self.workspace_id
+        upper, work = _escape_option(self.upper), _escape_option(self.work)
 
         def check(result: int, what: str) -> None:
             if result != 0:
@@ -136,7 +139,17 @@ class Overlay:
                 finally:
                     os.close(fd)
             check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "make mounts private")
-            check(libc.mount(b"overlay", target, b"overlay", 0, options), "mount overlay")
+            # on the workspace directory itself, never through a symlink swapped in for it
+            fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != expected:
+                    raise OSError(errno.ESTALE, f"the workspace `{workspace}` was replaced")
+                here = f"/proc/self/fd/{fd}"
+                options = f"userxattr,lowerdir={here},upperdir={upper},workdir={work}".encode()
+                check(libc.mount(b"overlay", here.encode(), b"overlay", 0, options), "mount overlay")
+            finally:
+                os.close(fd)
 
         return enter
 
@@ -471,6 +484,9 @@ def open_overlay(workspace: str, state_root: str | None = None) -> Overlay:
     directory is unusable)."""
     from stockade.compiler.cache import cache_dir
 
+    if os.path.realpath(workspace) != workspace:  # the run judged and confined this path, not a link's target
+        raise StockadeError(Diagnostic("R520", f"the workspace `{workspace}` was replaced (by a symlink?) "
+                                               "since the run started; refusing to preview it"))
     root = os.path.abspath(state_root or cache_dir())
     base = os.path.join(root, "preview")
     try:
@@ -499,7 +515,11 @@ def collect_preview(overlay: Overlay, placeholders: Sequence[str], diff: bool = 
     """The changes of a preview run, and the paths left out of them: the placeholders
     bubblewrap made for protected paths appear as new empty directories, not changes."""
     holders = set(placeholders)
-    raw = overlay.changes()
+    try:
+        raw = overlay.changes()
+    except OSError as exc:  # the workspace itself was replaced (say by a symlink) meanwhile
+        raise StockadeError(Diagnostic("R525", f"cannot read the preview's changes: {exc.strerror or exc}; "
+                                               "nothing was applied")) from None
     exclude = frozenset(c.path for c in raw
                         if c.kind == "added" and c.entry == "dir"
                         and os.path.join(overlay.workspace, c.path) in holders

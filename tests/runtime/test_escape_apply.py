@@ -358,3 +358,55 @@ def test_preview_with_a_read_only_state_dir_is_a_clear_error(box: Box) -> None:
     assert done.returncode == 3, done.stderr
     assert "R524" in done.stderr and "Traceback" not in done.stderr
     assert not (box.workspace / "y").exists()
+
+
+# -- the workspace itself swapped for a symlink before the overlay is mounted ----------------
+
+
+def test_a_workspace_swapped_for_a_symlink_is_never_previewed(box: Box) -> None:
+    """A workspace whose parent the sandbox may write (here under $TMPDIR) is replaced by a
+    symlink to the fake ``~/.ssh`` after the run was judged, before the overlay is mounted:
+    refused (R520), never an overlay over the link's target.  (A guard: on the old code
+    bubblewrap happened to fail to set up, R507, so nothing leaked there either.)"""
+    project = box.root / "tmp" / "proj"
+    project.mkdir()
+    (project / "code.py").write_text("print('hi')\n")
+    ssh = box.home / ".ssh"
+
+    def swap_then_approve(judgement: object) -> bool:
+        sandboxed(box, f"mv {project} {project}.real && ln -s {ssh} {project}")
+        return True
+
+    out = bytearray()
+    code = "import os; print(sorted(os.listdir('.'))); print(open('id_ed25519').read())"
+    try:
+        outcome = run(["python3", "-c", code], policy=str(POLICY), workspace=str(project),
+                      audit=str(box.root / "audit.jsonl"), environ=environ(box), stdout=out.extend,
+                      stderr=out.extend, preview=True, apply=True, confirm=swap_then_approve)
+    except Exception as exc:  # refused: R520 (the workspace was replaced) or R521
+        assert "R52" in str(exc), exc
+    else:
+        assert not outcome.ran or outcome.exit_status != 0
+    assert b"PRIVATE KEY canary" not in out
+    assert box.intact() and sorted(os.listdir(ssh)) == ["id_ed25519"]
+
+
+def test_what_the_upper_dir_holds_is_applied_as_data(box: Box) -> None:
+    """Symlinks stay symlinks (never their target's content), hard links become separate
+    files, and a fifo inside a new directory is refused with nothing applied."""
+    ssh = box.home / ".ssh"
+    outcome = stockade_run(box, ["python3", "-c", (
+        "import os\n"
+        f"os.mkdir('links'); os.symlink('{ssh}/id_ed25519', 'links/key')\n"
+        "open('links/h1', 'w').write('same\\n'); os.link('links/h1', 'links/h2')\n")], preview=True, apply=True)
+    assert outcome.exit_status == 0 and outcome.preview is not None and outcome.preview.applied
+    links = box.workspace / "links"
+    assert os.readlink(links / "key") == f"{ssh}/id_ed25519"
+    h1, h2 = os.lstat(links / "h1"), os.lstat(links / "h2")
+    assert h1.st_ino != h2.st_ino and (links / "h2").read_text() == "same\n"
+    before = tree_of(box.workspace)
+    with pytest.raises(Exception) as refused:
+        stockade_run(box, ["python3", "-c", "import os; os.mkdir('pipes'); os.mkfifo('pipes/f'); "
+                                            "open('pipes/g', 'w').write('g')"], preview=True, apply=True)
+    assert "R523" in str(refused.value)
+    assert tree_of(box.workspace) == before
