@@ -410,3 +410,30 @@ def test_what_the_upper_dir_holds_is_applied_as_data(box: Box) -> None:
                                             "open('pipes/g', 'w').write('g')"], preview=True, apply=True)
     assert "R523" in str(refused.value)
     assert tree_of(box.workspace) == before
+
+
+def test_the_next_run_rolls_back_an_apply_killed_part_way(box: Box) -> None:
+    """The journal the apply writes is the one `stockade run` looks for (same state dir),
+    and the next run rolls the workspace back to what it was."""
+    from stockade.runtime.preview import Overlay
+    from tests.runtime.test_preview import _apply_killed_at
+
+    main = box.workspace / "src" / "main.py"
+    before = main.read_bytes()
+    time.sleep(0.02)
+    overlay = Overlay(str(box.workspace), base_dir=str(box.root / "tmp"))
+    try:
+        overlay.probe()
+        result = run_confined(box.prefix, ["/bin/sh", "-c", "echo new > src/main.py; echo n > added.txt"], box.env,
+                              Limits(timeout=20), cwd=str(box.workspace), pre_exec=overlay.pre_exec(),
+                              stdout=lambda b: None, stderr=lambda b: None)
+        assert result.exit_status == 0
+        assert os.WIFSIGNALED(_apply_killed_at(box.workspace, overlay, None, 2))  # type: ignore[arg-type]
+    finally:
+        overlay.cleanup()
+    assert (box.workspace / "added.txt").exists() or not main.exists()  # killed part way
+    outcome = stockade_run(box, ["true"])
+    assert outcome.recovered == "rolled back"
+    assert main.read_bytes() == before and not (box.workspace / "added.txt").exists()
+    assert not [n for _d, ds, fs in os.walk(box.workspace) for n in ds + fs if n.startswith(".stockade-")]
+    assert stockade_run(box, ["true"]).recovered is None
