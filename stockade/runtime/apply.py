@@ -569,6 +569,9 @@ def _switch(dirs: _Dirs, ops: list[dict[str, Any]], token: str, since: int) -> N
             elif st is not None:
                 raise ApplyConflict([rel])
             if entry["op"] == "replace":
+                placed = _stat_at(pfd, new_name)
+                if placed is None or _ident(placed) != entry["new"]:
+                    raise ApplyConflict([rel])  # someone replaced the copy placed beside it
                 try:
                     _rename(new_name, name, src_dir_fd=pfd, dst_dir_fd=pfd, noreplace=True)
                 except FileExistsError:
