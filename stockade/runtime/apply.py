@@ -160,6 +160,17 @@ class _Dirs:
     def __init__(self, tree: Tree):
         self.tree = tree
         self.held: dict[str, int] = {}
+        self.touched: set[str] = set()
+
+    def sync(self) -> None:
+        """fsync every directory changed since the last call (once each)."""
+        for parent in sorted(self.touched):
+            fd = self.open(parent)
+            try:
+                os.fsync(fd)
+            finally:
+                self.release(fd)
+        self.touched.clear()
 
     def open(self, parent: str) -> int:
         """A descriptor of workspace directory ``parent`` (``""``: the root); call
@@ -530,9 +541,10 @@ def _place(dirs: _Dirs, up: Tree, ops: list[dict[str, Any]], token: str) -> None
             finally:
                 os.close(upfd)
             entry["new"] = _ident(os.stat(new_name, dir_fd=pfd, follow_symlinks=False))
-            os.fsync(pfd)
+            dirs.touched.add(parent)
         finally:
             dirs.release(pfd)
+    dirs.sync()
 
 
 def _switch(dirs: _Dirs, ops: list[dict[str, Any]], token: str, since: int) -> None:
@@ -576,9 +588,10 @@ def _switch(dirs: _Dirs, ops: list[dict[str, Any]], token: str, since: int) -> N
                     _rename(new_name, name, src_dir_fd=pfd, dst_dir_fd=pfd, noreplace=True)
                 except FileExistsError:
                     raise ApplyConflict([rel]) from None
-            os.fsync(pfd)
+            dirs.touched.add(parent)
         finally:
             dirs.release(pfd)
+    dirs.sync()
     conflicts: list[str] = []
     for entry in ops:  # nothing written into an old entry between its check and its rename
         if entry["op"] == "chmod" or entry["old"] is None:
