@@ -169,10 +169,10 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
     target = _target(ctx)
     key = cache.plan_key(policy, ctx, target)
     if key is not None and use_cache:
-        from stockade.runtime.plan import facts_hold
+        from stockade.runtime.plan import facts_hold, inputs_covered
 
         hit = cache.load_plan(key, variables=environ)
-        if hit is not None and facts_hold(hit.get("facts", {})):
+        if hit is not None and facts_hold(hit.get("facts", {})) and inputs_covered(hit, ctx):
             return hit, key
     from stockade.backends.base import compile_ir
     from stockade.compiler.pipeline import compile_policy

@@ -266,3 +266,55 @@ def test_the_sandbox_cannot_change_stockades_installation(machine) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
+
+
+def test_a_plan_cached_for_another_interpreter_is_not_reused(machine) -> None:
+    """The same stockade code (this checkout, on the path through a `.pth`) started by two
+    interpreters that share one cache: the plan the first cached protects nothing of the
+    second's venv under the workspace, so the second compiles its own, which does."""
+    ws = machine["ws"]
+    venv = ws / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True,
+                   timeout=120)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "stockade-dev.pth").write_text(f"{ROOT}\n")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, **_environ(machine)}
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import stockade; print(stockade.__file__)"],
+                           env=env, cwd=machine["root"], capture_output=True, text=True, timeout=60)
+    assert where.stdout.strip() == str(ROOT / "stockade" / "__init__.py"), where
+    args = ["run", "--policy", str(ws / "team.policy"), "--workspace", str(ws), "--approve", "--"]
+    first = _cli([*args, "true"], {**env, "PYTHONPATH": str(ROOT)}, machine["root"])
+    assert first.returncode == 0, first.stderr
+    attack = ATTEMPTS + (
+        f"attempt('plant a .pth', create, {str(site / 'evil.pth')!r}, '# planted\\n')\n"
+        "print(json.dumps(results))\n")
+    second = _cli([*args, sys.executable, "-I", "-S", "-c", attack], env, machine["root"],
+                  python=str(venv / "bin" / "python"))
+    assert second.returncode == 0, second.stderr
+    assert _results(second.stdout) == {"plant a .pth": "EROFS"} and not (site / "evil.pth").exists()
+
+
+def test_a_policy_named_through_a_symlink_the_sandbox_could_replace_is_refused(machine) -> None:
+    """A mount cannot protect a symlink: a policy named through one in the writable
+    workspace could be swapped by the command for the next run, so stockade refuses (R513)
+    before anything runs, naming the real path to use."""
+    ws, root = machine["ws"], machine["root"]
+    (root / "policies" / "conf").mkdir(parents=True)
+    (root / "policies" / "team.policy").write_text(POLICY)
+    (root / "policies" / "conf" / "base.policy").write_text(BASE)
+    (ws / "linked.policy").symlink_to(root / "policies" / "team.policy")
+    attack = ATTEMPTS + (
+        f"os.chdir({str(ws)!r})\n"
+        "attempt('unlink', os.unlink, 'linked.policy')\n"
+        "attempt('swap', create, 'linked.policy', 'policy \"loose\"\\nfilesystem {\\n    read /\\n    write /\\n}\\n')\n"
+        "print(json.dumps(results))\n")
+    env = {**os.environ, **_environ(machine), "PYTHONPATH": str(ROOT)}
+    for _ in range(2):
+        done = _cli(["run", "--policy", str(ws / "linked.policy"), "--workspace", str(ws), "--approve", "--",
+                     sys.executable, "-I", "-S", "-c", attack], env, root)
+        assert done.returncode == 3, done.stdout + done.stderr
+        assert "R513" in done.stderr and f"the symlink `{ws / 'linked.policy'}`" in done.stderr, done.stderr
+        assert (ws / "linked.policy").is_symlink()
+    real = _cli(["run", "--policy", str(root / "policies" / "team.policy"), "--workspace", str(ws), "--", "true"],
+                env, root)
+    assert real.returncode == 0, real.stderr
