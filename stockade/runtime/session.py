@@ -149,12 +149,13 @@ def _trusted_inputs() -> dict[str, str]:
 
 def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
     """The run plan of an already compiled policy (not cached); stockade's state paths in
-    ``ctx["state"]`` are protected (see :func:`~stockade.runtime.plan.protect_state`)."""
+    ``ctx["state"]``, its installation and the policy's files are protected (see
+    :func:`~stockade.runtime.plan.protect_inputs`)."""
     from stockade.backends.base import compile_ir
     from stockade.runtime.plan import build_plan, protect_inputs
 
     target = _target(ctx)
-    ir, facts = protect_inputs(ir, ctx)
+    ir, facts = protect_inputs(ir, ctx, [layer.file for layer in ir.layers])  # its policy files too
     return {**build_plan(ir, compile_ir(ir, target), target, Limits.from_ir(ir).to_json()), **facts}
 
 
@@ -162,8 +163,9 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
               environ: Mapping[str, str] | None = None) -> tuple[dict, str | None]:
     """The run plan and its cache key for a policy file (None: the built-in policy) and
     context: from the cache, or compiled and cached (``use_cache=False`` compiles afresh).
-    Stockade's state paths in ``ctx["state"]`` (newline-separated) are protected from the
-    sandbox (see :func:`~stockade.runtime.plan.protect_state`)."""
+    Stockade's state paths in ``ctx["state"]`` (newline-separated), its installation and the
+    policy's files are protected from the sandbox (see
+    :func:`~stockade.runtime.plan.protect_inputs`)."""
     from stockade.runtime import cache
 
     target = _target(ctx)

@@ -318,3 +318,23 @@ def test_a_policy_named_through_a_symlink_the_sandbox_could_replace_is_refused(m
     real = _cli(["run", "--policy", str(root / "policies" / "team.policy"), "--workspace", str(ws), "--", "true"],
                 env, root)
     assert real.returncode == 0, real.stderr
+
+
+def test_a_compiled_policy_given_to_run_has_its_files_protected_too(machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run(policy=PolicyIR)` (never cached): the files the IR was compiled from are
+    read-only inside as well."""
+    import stockade
+
+    ws = machine["ws"]
+    monkeypatch.setenv("STOCKADE_CACHE_DIR", str(machine["cache"]))
+    monkeypatch.setenv("HOME", str(machine["home"]))
+    policy = stockade.load_policy(str(ws / "team.policy"), workspace=str(ws))
+    attack = ATTEMPTS + (
+        f"attempt('edit the policy', append, {str(ws / 'team.policy')!r})\n"
+        f"attempt('edit the include', append, {str(ws / 'conf' / 'base.policy')!r})\n"
+        "print(json.dumps(results))\n")
+    out, err = bytearray(), bytearray()
+    outcome = run([sys.executable, "-I", "-S", "-c", attack], policy=policy.ir, audit=str(machine["audit"]),
+                  environ=_environ(machine), stdout=out.extend, stderr=err.extend, approve=True)
+    assert outcome.ran and outcome.exit_status == 0, (out.decode(), err.decode())
+    assert _results(out.decode()) == {"edit the policy": "EROFS", "edit the include": "EROFS"}
