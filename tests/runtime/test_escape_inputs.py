@@ -338,3 +338,34 @@ def test_a_compiled_policy_given_to_run_has_its_files_protected_too(machine, mon
                   environ=_environ(machine), stdout=out.extend, stderr=err.extend, approve=True)
     assert outcome.ran and outcome.exit_status == 0, (out.decode(), err.decode())
     assert _results(out.decode()) == {"edit the policy": "EROFS", "edit the include": "EROFS"}
+
+
+def test_a_missing_user_site_cannot_be_created_where_home_is_writable(machine) -> None:
+    """`write ~` and no user site directory yet: the command cannot create it (and plant a
+    `.pth` that the next start of stockade would run); the rest of home stays writable."""
+    ws, home, marker = machine["ws"], machine["home"], machine["marker"]
+    (ws / "home.policy").write_text('policy "home"\n\nfilesystem {\n    read /\n    write ~\n}\n\n'
+                                    "commands {\n    unknown-effects confirm\n}\n")
+    env = {**os.environ, **_environ(machine), "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONNOUSERSITE", None)
+    usersite = subprocess.run([sys.executable, "-c", "import site; print(site.ENABLE_USER_SITE, site.USER_SITE)"],
+                              env=env, capture_output=True, text=True, timeout=60).stdout.split()
+    if usersite[0] != "True":
+        pytest.skip("the user site directory is disabled for this interpreter")
+    site = Path(usersite[1])
+    assert site.is_relative_to(home) and not (home / ".local").exists()
+    pth = f"import os; open({str(marker)!r}, 'a').close()\n"  # harmless: a marker
+    attack = ATTEMPTS + (
+        f"attempt('make the user site', os.makedirs, {str(site)!r})\n"
+        f"attempt('plant a .pth', create, {str(site / 'evil.pth')!r}, {pth!r})\n"
+        f"attempt('write home', create, {str(home / 'notes.txt')!r}, 'fine\\n')\n"
+        "print(json.dumps(results))\n")
+    args = ["run", "--policy", str(ws / "home.policy"), "--workspace", str(ws), "--approve", "--"]
+    for _ in range(2):  # compiled, then cached
+        done = _cli([*args, sys.executable, "-I", "-S", "-c", attack], env, machine["root"])
+        assert done.returncode == 0, done.stdout + done.stderr
+        results = _results(done.stdout)
+        assert results["make the user site"] != "ok" and results["plant a .pth"] != "ok", results
+        assert not site.exists() and results["write home"] == "ok", results
+        (home / "notes.txt").unlink()
+    assert not marker.exists()
