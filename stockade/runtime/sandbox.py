@@ -105,7 +105,7 @@ _TRUST_HELP = ("use a bubblewrap installed by the system (`/usr/bin/bwrap`: `apt
                "let the sandbox write")
 
 
-def refuse_bwrap(path: str, why: str) -> "StockadeError":
+def refuse_bwrap(path: str, why: str) -> StockadeError:
     """The R512 error: the bubblewrap found at ``path`` is not trusted, because ``why``."""
     return _error("R512", f"refusing to use bubblewrap at `{path}`: {why}", help=_TRUST_HELP)
 
@@ -113,8 +113,8 @@ def refuse_bwrap(path: str, why: str) -> "StockadeError":
 def untrusted_bwrap(path: str) -> str | None:
     """Why the bubblewrap binary at ``path`` (a real path) cannot be trusted, or None: it
     or one of its parent directories is a symlink, writable by group or others (a sticky
-    directory excepted), or owned by a user other than root and the caller.  (Whether the *sandbox* could write it is a
-    question for the policy: :func:`sandbox_writable`.)"""
+    directory excepted), or owned by a user other than root and the caller.  (Whether the
+    *sandbox* could write it is a question for the policy: :func:`sandbox_writable`.)"""
     uid = os.getuid()
     current = path
     while True:
@@ -123,7 +123,7 @@ def untrusted_bwrap(path: str) -> str | None:
         except OSError as exc:
             return f"`{current}` cannot be examined ({exc.strerror or exc})"
         mode = st.st_mode
-        if current == path and not (mode & 0o170000 == 0o100000):  # S_ISREG, without `stat`
+        if current == path and mode & 0o170000 != 0o100000:  # S_ISREG, without `stat`
             return "it is not a regular file"
         if mode & 0o170000 == 0o120000:
             return f"`{current}` is a symlink"

@@ -15,8 +15,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -306,7 +306,8 @@ def test_a_policy_named_through_a_symlink_the_sandbox_could_replace_is_refused(m
     attack = ATTEMPTS + (
         f"os.chdir({str(ws)!r})\n"
         "attempt('unlink', os.unlink, 'linked.policy')\n"
-        "attempt('swap', create, 'linked.policy', 'policy \"loose\"\\nfilesystem {\\n    read /\\n    write /\\n}\\n')\n"
+        "attempt('swap', create, 'linked.policy',"
+        " 'policy \"loose\"\\nfilesystem {\\n    read /\\n    write /\\n}\\n')\n"
         "print(json.dumps(results))\n")
     env = {**os.environ, **_environ(machine), "PYTHONPATH": str(ROOT)}
     for _ in range(2):
