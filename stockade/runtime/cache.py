@@ -31,8 +31,11 @@ from stockade.compiler.cache import entry_key, entry_path, load_checked, read_en
 
 
 def plan_key(policy: str | None, context: Mapping[str, str], target: str) -> str | None:
-    """The cache key of a plan, or None when the policy file cannot be read."""
-    return entry_key(policy, context, f"plan:{target}")
+    """The cache key of a plan, or None when the policy file cannot be read (the context's
+    ``search`` and ``usersite`` are checked against the plan instead:
+    :func:`stockade.runtime.plan.inputs_covered`)."""
+    return entry_key(policy, {k: v for k, v in context.items() if k != "search" and k != "usersite"},
+                     f"plan:{target}")
 
 
 def load_plan(key: str, environ: Mapping[str, str] | None = None, *,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import marshal
 import os
 import stat
+import sys
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,30 +118,163 @@ def plan_ir_json(plan: Mapping[str, Any]) -> Any:
 STATE_RULE_FILE = "<stockade runtime state>"
 
 
-def protect_state(ir: Any, paths: Sequence[str]) -> Any:
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def protect_state(ir: Any, paths: Sequence[str], missing: Sequence[str] = ()) -> Any:
     """The IR with a ``readonly`` rule for each of stockade's own state paths (the cache
-    directory, the audit file) that the policy would let the sandbox write.
+    directory, the audit file) and trusted inputs (see :func:`protect_inputs`) that the
+    policy would let the sandbox write.
 
     A sandboxed command must not be able to change what the next run trusts: a cached
-    plan or verdict (a weaker sandbox, a denied command allowed) or the audit trail.  The
-    rule is added only where the policy grants write (never turning a denied path into a
-    readable one); the backend then mounts the path read-only and pins the directories
-    between it and the writable mount above it, so it can be neither written nor renamed
-    away.  Paths that do not exist are skipped (the runtime creates them first).
+    plan or verdict (a weaker sandbox, a denied command allowed), the audit trail, the
+    policy, stockade's own code.  The rule is added only where the policy grants write
+    (never turning a denied path into a readable one); the backend then mounts the path
+    read-only and pins the directories between it and the writable mount above it, so it
+    can be neither written nor renamed away.  A literal ``write`` rule deeper inside a
+    protected path (more specific, so it would win) gets a ``readonly`` rule too.  Paths
+    that do not exist are skipped (the runtime creates the state paths first), except
+    those in ``missing``: the backend mounts an empty read-only placeholder on the first
+    missing component, so that the sandbox cannot create them.
     """
     from dataclasses import replace
 
     from stockade.compiler.ir import FsRule, Origin
 
-    extra = []
-    for path in paths:
-        if not path or not os.path.isabs(path) or not os.path.lexists(path):
+    layer = max((l.index for l in ir.layers), default=0)
+    extra: list[Any] = []
+    seen: set[str] = set()
+
+    def add(real: str) -> None:
+        if real not in seen:
+            seen.add(real)
+            extra.append(FsRule("readonly", real, source_text=f"readonly {real}",
+                                origin=Origin(STATE_RULE_FILE, 1, 1, layer=layer)))
+
+    keep_missing = set(missing)
+    workspace = getattr(getattr(ir, "context", None), "workspace", None) or "\0"
+    for path in [*paths, *missing]:
+        if not path or not os.path.isabs(path) or (path not in keep_missing and not os.path.lexists(path)):
             continue
         real = os.path.realpath(path)
+        if real in seen:
+            continue
         if ir.path_access(real).can_write:
-            extra.append(FsRule("readonly", real, source_text=f"readonly {real}",
-                                origin=Origin(STATE_RULE_FILE, 1, 1, layer=max((l.index for l in ir.layers), default=0))))
+            add(real)
+        for rule in ir.filesystem:  # a deeper grant would beat the rule above
+            if (rule.access == "write" and not rule.is_glob and rule.pattern != real and _within(rule.pattern, real)
+                    and not _within(workspace, rule.pattern)):  # never the workspace itself
+                add(rule.pattern)
     return replace(ir, filesystem=ir.filesystem + tuple(extra)) if extra else ir
+
+
+def input_context() -> dict[str, str]:
+    """The context entries that name what the next start of stockade runs, each
+    newline-separated: ``inputs`` (part of the plan's cache key: a plan is for one
+    interpreter and one copy of stockade) — the ``stockade`` package directory, the
+    interpreter's prefixes and executable; ``search`` — the launcher (``sys.argv[0]`` when
+    it is a ``stockade`` script), every absolute entry of the module path (site-packages,
+    where the ``.pth`` files are; the launcher's directory) and the user site directory
+    when it is enabled (also in ``usersite``).  ``search`` varies with ``-S``,
+    ``PYTHONPATH`` and the like, so it is not part of the key: a cached plan is used only
+    when it covered every entry (:func:`inputs_covered`).  Cheap: strings only, no system
+    call.
+
+    ``sys.path[0]`` of ``python -m stockade`` / ``-c`` (the current directory, unless
+    ``-P``) is left out: protecting it would make the directory stockade was started from
+    read-only.
+    """
+    import stockade
+
+    argv0 = sys.argv[0] if sys.argv else ""
+    launcher = os.path.basename(argv0) == "stockade"
+    inputs = [os.path.dirname(os.path.abspath(stockade.__file__)), sys.prefix, sys.exec_prefix, sys.base_prefix,
+              sys.base_exec_prefix, sys.executable]
+    search = [os.path.abspath(argv0)] if launcher else []
+    path = sys.path
+    if path and not launcher and not sys.flags.safe_path and (argv0 in ("", "-c") or argv0.endswith("__main__.py")):
+        path = path[1:]
+    search += [entry for entry in path if entry.startswith("/")]
+    site = sys.modules.get("site")
+    usersite = getattr(site, "USER_SITE", None) if getattr(site, "ENABLE_USER_SITE", False) else None
+    if usersite:
+        search.append(usersite)
+    return {"inputs": "\n".join(dict.fromkeys(p for p in inputs if p)), "search": "\n".join(dict.fromkeys(search)),
+            "usersite": usersite or ""}
+
+
+def inputs_covered(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> bool:
+    """Whether a cached plan was compiled with every entry of ``ctx["search"]`` protected."""
+    searched = plan.get("searched")
+    if not isinstance(searched, list):
+        return False
+    covered = set(searched)
+    return all(entry in covered for entry in ctx.get("search", "").split("\n") if entry)
+
+
+def protect_inputs(ir: Any, ctx: Mapping[str, str], sources: Sequence[str] = ()) -> tuple[Any, dict[str, Any]]:
+    """The IR with stockade's state (``ctx["state"]``), the policy's source files
+    (``sources``, as the compile result names them), stockade's installation
+    (``ctx["inputs"]``, ``ctx["search"]``, ``ctx["usersite"]``: :func:`input_context`) protected by
+    :func:`protect_state`, and the plan entries about the bubblewrap binary ``ctx["bwrap"]``:
+    ``bwrap`` (its path) and ``bwrap_writable`` (the first of it and its parent directories
+    that the policy lets the sandbox write, or None: the runtime refuses to use it then),
+    and ``searched`` (for :func:`inputs_covered`).  Raises R513 when one of the paths is
+    reached through a symlink the sandbox could replace (:func:`replaceable_link`).
+
+    An installation path that is the workspace or one of its ancestors is not protected
+    (the workspace would become read-only); the launcher, the package and the interpreter
+    never are that.
+    """
+    workspace = ctx.get("workspace", "")
+    paths = [path for path in ctx.get("state", "").split("\n") if path]
+    paths += [os.path.abspath(path) for path in sources if path and not path.startswith("<")]
+    usersite = ctx.get("usersite", "")
+    searched = [entry for entry in ctx.get("search", "").split("\n") if entry]
+    for path in [*ctx.get("inputs", "").split("\n"), *searched]:
+        if (path and path != usersite and os.path.isabs(path)
+                and not (workspace and _within(workspace, os.path.realpath(path)))):
+            paths.append(path)
+    bwrap = ctx.get("bwrap") or None
+    facts: dict[str, Any] = {"bwrap": bwrap, "bwrap_writable": None, "searched": searched}
+    if bwrap:
+        from stockade.runtime.sandbox import sandbox_writable
+
+        facts["bwrap_writable"] = sandbox_writable(ir, bwrap)
+    protected = protect_state(ir, paths, [usersite] if usersite else [])
+    for path in paths:
+        link = replaceable_link(protected, path)
+        if link is not None:
+            from stockade.diagnostics import Diagnostic, StockadeError
+
+            raise StockadeError(Diagnostic(
+                "R513", f"`{path}` is reached through the symlink `{link}`, which the sandbox could replace "
+                        f"(the policy lets it write `{os.path.dirname(link)}`); refusing to trust it",
+                help=f"name it by its real path `{os.path.realpath(path)}`, or move the symlink out of "
+                     "the writable paths"))
+    return protected, facts
+
+
+def replaceable_link(ir: Any, path: str) -> str | None:
+    """The first symlink on the way to ``path`` (itself included) that sits in a directory
+    the policy of ``ir`` lets the sandbox write, or None.  A mount cannot protect a symlink
+    (it lands on the target), so the sandbox could point such a name elsewhere for the next
+    run."""
+    current = "/"
+    for part in os.path.abspath(path).split("/"):
+        if not part:
+            continue
+        current = os.path.join(current, part)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(current).st_mode)
+        except OSError:
+            return None
+        if is_link:
+            if ir.path_access(os.path.realpath(os.path.dirname(current))).can_write:
+                return current
+            current = os.path.realpath(current)
+    return None
 
 
 def prepare_state(directories: Sequence[str] = (), files: Sequence[str] = ()) -> list[str]:

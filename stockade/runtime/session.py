@@ -134,49 +134,61 @@ def _target(ctx: Mapping[str, str]) -> str:
     return "seatbelt" if ctx["platform"] == "darwin" else "bwrap"
 
 
-def _state_paths(ctx: Mapping[str, str]) -> list[str]:
-    return [path for path in ctx.get("state", "").split("\n") if path]
+def _trusted_inputs() -> dict[str, str]:
+    """What the next run trusts besides stockade's state: its installation
+    (:func:`~stockade.runtime.plan.input_context`) and, on Linux, the bubblewrap binary
+    (located and checked here, before the plan, so that the plan can refuse a writable one)."""
+    from stockade.runtime.plan import input_context
+
+    out = input_context()
+    if sys.platform.startswith("linux"):
+        from stockade.runtime.sandbox import find_bwrap
+
+        out["bwrap"] = find_bwrap()
+    return out
 
 
 def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
     """The run plan of an already compiled policy (not cached); stockade's state paths in
-    ``ctx["state"]`` are protected (see :func:`~stockade.runtime.plan.protect_state`)."""
+    ``ctx["state"]``, its installation and the policy's files are protected (see
+    :func:`~stockade.runtime.plan.protect_inputs`)."""
     from stockade.backends.base import compile_ir
-    from stockade.runtime.plan import build_plan, protect_state
+    from stockade.runtime.plan import build_plan, protect_inputs
 
     target = _target(ctx)
-    ir = protect_state(ir, _state_paths(ctx))
-    return build_plan(ir, compile_ir(ir, target), target, Limits.from_ir(ir).to_json())
+    ir, facts = protect_inputs(ir, ctx, [layer.file for layer in ir.layers])  # its policy files too
+    return {**build_plan(ir, compile_ir(ir, target), target, Limits.from_ir(ir).to_json()), **facts}
 
 
 def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True,
               environ: Mapping[str, str] | None = None) -> tuple[dict, str | None]:
     """The run plan and its cache key for a policy file (None: the built-in policy) and
     context: from the cache, or compiled and cached (``use_cache=False`` compiles afresh).
-    Stockade's state paths in ``ctx["state"]`` (newline-separated) are protected from the
-    sandbox (see :func:`~stockade.runtime.plan.protect_state`)."""
+    Stockade's state paths in ``ctx["state"]`` (newline-separated), its installation and the
+    policy's files are protected from the sandbox (see
+    :func:`~stockade.runtime.plan.protect_inputs`)."""
     from stockade.runtime import cache
 
     target = _target(ctx)
     key = cache.plan_key(policy, ctx, target)
     if key is not None and use_cache:
-        from stockade.runtime.plan import facts_hold
+        from stockade.runtime.plan import facts_hold, inputs_covered
 
         hit = cache.load_plan(key, variables=environ)
-        if hit is not None and facts_hold(hit.get("facts", {})):
+        if hit is not None and facts_hold(hit.get("facts", {})) and inputs_covered(hit, ctx):
             return hit, key
     from stockade.backends.base import compile_ir
     from stockade.compiler.pipeline import compile_policy
-    from stockade.runtime.plan import build_plan, protect_state
+    from stockade.runtime.plan import build_plan, protect_inputs
 
     try:
         result = compile_policy(policy, workspace=ctx["workspace"], home=ctx["home"], tmpdir=ctx["tmpdir"],
                                 platform=ctx["platform"], environ=environ)
     except OSError as exc:
         raise _environment_problem("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
-    ir = protect_state(result.ir, _state_paths(ctx))
+    ir, facts = protect_inputs(result.ir, ctx, list(result.sources))  # the policy's files too
     artifact = compile_ir(ir, target)
-    plan = build_plan(ir, artifact, target, Limits.from_ir(ir).to_json())
+    plan = {**build_plan(ir, artifact, target, Limits.from_ir(ir).to_json()), **facts}
     if key is not None:
         plan = cache.store_plan(key, plan, result.sources, variables=environ)
     return plan, key
@@ -186,10 +198,14 @@ def sandbox_prefix(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> tuple[str
     """The backend and the checked sandbox prefix argv for a plan (raises R5xx)."""
     from stockade.runtime import sandbox
 
-    tool = sandbox.require_sandbox("darwin" if ctx["platform"] == "darwin" else sys.platform)
+    if plan.get("bwrap_writable"):  # before the probe runs it
+        raise sandbox.refuse_bwrap(plan["bwrap"], f"the policy lets the sandbox write `{plan['bwrap_writable']}`, "
+                                                  "so a command could have planted or replaced it")
+    tool = sandbox.require_sandbox("darwin" if ctx["platform"] == "darwin" else sys.platform,
+                                   bwrap=ctx.get("bwrap") or None)
     if tool.backend == "bwrap":
-        if plan.get("backend") != "bwrap":
-            raise _environment_problem("R510", "the cached plan is not for bubblewrap")
+        if plan.get("backend") != "bwrap" or plan.get("bwrap") != tool.path:
+            raise _environment_problem("R510", "the cached plan is not for this bubblewrap")
         return "bwrap", sandbox.harden_bwrap_argv(plan["argv"], cwd=ctx["workspace"], bwrap=tool.path)
     return "seatbelt", sandbox.seatbelt_argv(plan.get("profile") or "", plan.get("params"), tool.path)
 
@@ -271,6 +287,7 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
     from stockade.runtime.plan import prepare_state
 
     state = "\n".join(prepare_state([cache_dir()], [audit_path]))  # where this process keeps them
+    state_ctx = {"state": state, **_trusted_inputs()}  # all read-only inside (part of the plan key)
     if _is_ir(policy):
         ir_workspace = policy.context.workspace  # type: ignore[union-attr]
         if workspace is not None and os.path.realpath(workspace) != ir_workspace:
@@ -278,10 +295,10 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
                 "R522", f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
                 help="load the policy with the workspace to run in, or pass its path instead")
         ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,  # type: ignore[union-attr]
-               "tmpdir": policy.context.tmpdir, "state": state}  # type: ignore[union-attr]
+               "tmpdir": policy.context.tmpdir, **state_ctx}  # type: ignore[union-attr]
         plan, key = plan_from_ir(policy, ctx), None  # type: ignore[arg-type]
     else:
-        ctx = {**make_context(workspace, env_in), "state": state}
+        ctx = {**make_context(workspace, env_in), **state_ctx}
         path = None if policy is None else os.fspath(policy)  # type: ignore[arg-type]
         plan, key = load_plan(path, ctx, use_cache=use_cache, environ=environ)
     backend, prefix = sandbox_prefix(plan, ctx)  # fail closed before asking anything
