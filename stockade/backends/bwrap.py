@@ -243,6 +243,8 @@ class _FsPlanner:
             if path == "/sys":
                 # only `/` can hold /sys writable: its bind is recursive
                 if self.access["/"] == "write" and "/sys" not in self.access and os.path.isdir("/sys"):
+                    self.backend.warn("`/sys` is a kernel interface: it is read-only inside the sandbox "
+                                      "(the policy gives it `write` through `/`)", self._origin("/"), code="B310")
                     self.access["/sys"] = "read"
             elif proc_mounted and os.path.lexists(path):
                 self.access[path] = _min_access("read", self.access.get(path, "read"))
@@ -608,9 +610,9 @@ class BwrapBackend(Backend):
         if arch is None and sockets:
             seccomp.arch_name(self.options.get("seccomp_arch"))  # raises B309
         if arch is None:
-            self.warn(f"no seccomp filter for the architecture `{self.options.get('seccomp_arch') or os.uname().machine}`: "
-                      f"inside the sandbox, files can be made setuid/setgid and the caller's keyrings are reachable",
-                      None, code="B309")
+            machine = self.options.get("seccomp_arch") or os.uname().machine
+            self.warn(f"no seccomp filter for the architecture `{machine}`: inside the sandbox, files can be "
+                      f"made setuid/setgid and the caller's keyrings are reachable", None, code="B309")
         else:
             groups.append(("--seccomp", seccomp.placeholder(arch, sockets)))
         for op in plan.mounts:

@@ -319,9 +319,11 @@ def test_kernel_interface_rules_are_stricter_with_a_warning(tmp_path: Path) -> N
     # write / keeps /sys read-only
     ir = PolicyIR("t", Context(str(ws), str(tmp_path / "home"), str(tmp_path / "tmp")),
                   filesystem=(FsRule("write", "/"),), network=Network("allow"))
-    argv = compile_ir(ir, "bwrap").data["argv"]
+    artifact = compile_ir(ir, "bwrap")
+    argv = artifact.data["argv"]
     assert "--seccomp" in argv
     if os.path.isdir("/sys"):
+        assert any(w.code == "B310" and "`/sys`" in w.message for w in artifact.warnings)
         at = argv.index("--ro-bind", argv.index("--bind"))
         assert ["--ro-bind", "/sys", "/sys"] in [argv[i:i + 3] for i in range(at, len(argv))]
 
