@@ -131,6 +131,11 @@ for name, mode in (("creat-suid", 0o4755), ("creat-sgid", 0o2755)):
 out["mknodat"] = sc("mknodat", L(-100), os.path.join(scratch, "node").encode(), L(stat.S_IFREG | 0o4755), L(0))
 out["openat2"] = sc("openat2", L(-100), os.path.join(scratch, "o2").encode(), ctypes.c_void_p(0), L(24))
 out["io_uring"] = sc("io_uring_setup", L(1), ctypes.c_void_p(0))
+try:  # file capabilities: a v2 `security.capability` with CAP_SETUID (needs CAP_SETFCAP, dropped)
+    os.setxattr(target, "security.capability", bytes.fromhex("01000002" "80000000" "00000000" "00000000" "00000000"))
+    out["setcap"] = "set"
+except OSError as exc:
+    out["setcap"] = err(exc)
 out["plain chmod"] = (os.chmod(target, 0o700), "%o" % stat.S_IMODE(os.stat(target).st_mode))[1]
 
 # keyrings (the helper put a canary key in this run's own session keyring)
@@ -282,6 +287,7 @@ def test_no_setuid_or_setgid_file_can_be_made(probes, shape: str) -> None:
                  "mknodat"):
         assert result[name] in ("EPERM", "ENOSYS"), (name, result[name])  # ENOSYS: a kernel without fchmodat2
     assert result["openat2"] == "ENOSYS" and result["io_uring"] == "ENOSYS"
+    assert result["setcap"] in ("EPERM", "EOPNOTSUPP"), result["setcap"]  # no capability to give a file
     assert result["plain chmod"] == "700"  # ordinary modes still work
     # and nothing the probe left on the host carries the bits (lstat of names the test chose)
     for ws in (root / "ws" / "root-probe", root / "home" / "ws" / "root-probe"):
