@@ -322,6 +322,12 @@ def test_kernel_interface_rules_are_stricter_with_a_warning(tmp_path: Path) -> N
     assert not any(p == "/sys" or p.startswith(("/sys/", "/proc/")) for p in binds), binds
     if os.path.isdir("/proc/sys"):
         assert ["--ro-bind", "/proc/sys", "/proc/sys"] == argv[argv.index("/proc/sys") - 1:][:3]
+    # a denied /proc stays denied: its kernel files are not bound back in
+    rules, network = SHAPES["proc-denied"](str(ws))
+    ir = PolicyIR("t", Context(str(ws), str(tmp_path / "home"), str(tmp_path / "tmp")), filesystem=rules,
+                  network=network)
+    argv = compile_ir(ir, "bwrap").data["argv"]
+    assert "--proc" not in argv and not any(word.startswith("/proc/") for word in argv)
     # write / keeps /sys read-only
     ir = PolicyIR("t", Context(str(ws), str(tmp_path / "home"), str(tmp_path / "tmp")),
                   filesystem=(FsRule("write", "/"),), network=Network("allow"))
