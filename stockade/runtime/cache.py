@@ -60,10 +60,11 @@ def load_verdict(key: str, environ: Mapping[str, str] | None = None) -> dict | N
     data = read_entry(entry_path("verdicts", key, environ))
     if data is None or data.get("decision") not in ("allow", "confirm", "deny"):
         return None
-    reasons = data.get("reasons")
-    if type(reasons) is not list or not all(type(r) is str for r in reasons) or not _json(data.get("detail"), 0):
+    reasons, detail = data.get("reasons"), data.get("detail")
+    if type(reasons) is not list or not all(type(r) is str for r in reasons) or type(detail) is not dict \
+            or not _json(detail, 0):
         return None
-    return data if type(data["detail"]) is dict else None
+    return data
 
 
 def _json(value: Any, depth: int) -> bool:
