@@ -60,6 +60,7 @@ class RunLock:
         self.directory = directory
         self.fd = fd
         self.problem = problem
+        self.placeholders: list[str] = []  # this run's (see :meth:`record`)
 
     @classmethod
     def acquire(cls, directory: str, wait: float = WAIT_SECONDS) -> "RunLock":
@@ -108,6 +109,7 @@ class RunLock:
         paths = [p for p in placeholders if isinstance(p, str) and p.startswith("/") and "\0" not in p]
         if self.fd is None or not paths:
             return
+        self.placeholders += paths
         try:
             fd = os.open(os.path.join(self.directory, RECORD_NAME), os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW,
                          0o600)
@@ -121,8 +123,9 @@ class RunLock:
             os.close(fd)
 
     def release(self, placeholders: Iterable[str] = ()) -> None:
-        """Give up the lock; when no other run holds it, first remove every recorded
-        placeholder and ``placeholders`` that is still an empty directory (deepest first)."""
+        """Give up the lock (again: nothing); when no other run holds it, first remove every
+        placeholder recorded (by any run), this run's and ``placeholders`` that is still an
+        empty directory (deepest first)."""
         fd, self.fd = self.fd, None
         if fd is None:
             return
@@ -134,7 +137,7 @@ class RunLock:
             except OSError:
                 return  # another run is alive: the placeholders are its too
             record = os.path.join(self.directory, RECORD_NAME)
-            paths = {p for p in placeholders if isinstance(p, str)}
+            paths = {p for p in (*self.placeholders, *placeholders) if isinstance(p, str)}
             recorded = _read_record(record)
             paths.update(recorded)
             if paths:
