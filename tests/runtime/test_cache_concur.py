@@ -235,10 +235,13 @@ def test_damaged_entries_of_each_kind_through_the_cli(machine: Machine) -> None:
                "verdicts": [("run", "--workspace", ws, "--", "true")],
                "ir": [("analyze", "--workspace", ws, "--", "ls"), ("hook", "generic", "--workspace", ws)]}
     others = (None, 7, "x", [1], {"a": b"x"}, b"\x00")
+    # of a plan, the fields whose damage gave the original code a traceback (every field is
+    # damaged in process above)
+    plan_fields = {"argv", "placeholders", "seccomp", "facts", "limits", "env_rules", "sources", "variables", "ir"}
     for kind, commands in readers.items():
         (path,) = machine.entries(kind)
         entry = marshal.loads(Path(path).read_bytes())
-        for index, field in enumerate(sorted(entry)):
+        for index, field in enumerate(sorted(f for f in entry if kind != "plans" or f in plan_fields)):
             deleted = {k: v for k, v in entry.items() if k != field}
             for bad in [{**entry, field: others[index % len(others)]}] + ([deleted] if index % 3 == 0 else []):
                 Path(path).write_bytes(marshal.dumps(bad))
