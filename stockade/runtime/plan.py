@@ -69,9 +69,25 @@ def path_facts(argv: Sequence[str], extra: Sequence[str] = ()) -> dict[str, str]
     return {path: path_kind(path) for path in sorted(paths)}
 
 
-def facts_hold(facts: Mapping[str, str]) -> bool:
-    """Whether every recorded path still has the recorded kind."""
-    return all(path_kind(path) == kind for path, kind in facts.items())
+def facts_hold(facts: Mapping[str, str], placeholders: Sequence[str] = ()) -> bool:
+    """Whether every recorded path still has the recorded kind.
+
+    A placeholder recorded missing that is now an empty directory still holds: it is
+    another run's mount point (see :mod:`stockade.runtime.runlock`), over which this plan's
+    argv mounts exactly as over nothing."""
+    for path, kind in facts.items():
+        now = path_kind(path)
+        if now != kind and not (kind == "missing" and now == "dir" and path in placeholders and _empty_dir(path)):
+            return False
+    return True
+
+
+def _empty_dir(path: str) -> bool:
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,6 +123,78 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         "warnings": marshal.dumps([w.to_json() for w in artifact.warnings]),
         "ir": marshal.dumps(ir.to_json()),
     }
+
+
+#: The kinds :func:`path_kind` answers.
+_KINDS = frozenset({"missing", "dir", "file", "symlink", "other"})
+#: The limits that are counts of bytes or processes (the others are seconds).
+_INT_LIMITS = frozenset({"memory", "processes", "output", "file_size"})
+_LIMIT_NAMES = frozenset({"timeout", "cpu", *_INT_LIMITS})
+
+
+def _strs(value: Any) -> bool:
+    return type(value) is list and all(type(word) is str for word in value)
+
+
+def _str_map(value: Any, values: Any = (str,)) -> bool:
+    return type(value) is dict and all(type(k) is str and type(v) in values for k, v in value.items())
+
+
+def _limit(name: str, value: Any) -> bool:
+    if value is None:
+        return True
+    if type(value) is int:
+        return value >= 0
+    return type(value) is float and name not in _INT_LIMITS and 0 <= value < 1e12  # not nan, not inf
+
+
+def _env_rule(rule: Any) -> bool:
+    return (type(rule) in (list, tuple) and len(rule) == 3 and rule[0] in ("keep", "drop", "set")
+            and type(rule[1]) is str and (rule[2] is None or type(rule[2]) is str))
+
+
+def plan_problem(plan: Any) -> str | None:
+    """The first field of a loaded plan whose shape or type is not what :func:`build_plan`
+    makes (a damaged cache entry, used as a miss), or None.  Every field a run reads is
+    checked: the run then never meets a value of the wrong type."""
+    if type(plan) is not dict:
+        return "plan"
+    get = plan.get
+    backend = get("backend")
+    if backend not in ("bwrap", "seatbelt"):
+        return "backend"
+    argv = get("argv")
+    if not _strs(argv) or (backend == "bwrap" and not argv):
+        return "argv"
+    for name in ("policy", "policy_hash", "profile", "bwrap", "bwrap_writable"):
+        value = get(name, 0)  # missing: not None, not a str
+        if value is not None and type(value) is not str:
+            return name
+    if not _str_map(get("params")):
+        return "params"
+    placeholders = get("placeholders")
+    if not _strs(placeholders) or not all(path.startswith("/") for path in placeholders):
+        return "placeholders"
+    if type(get("machine")) is not str:
+        return "machine"
+    if not _str_map(get("seccomp"), (bytes,)):
+        return "seccomp"
+    facts = get("facts")
+    if not _str_map(facts) or not _KINDS.issuperset(facts.values()):
+        return "facts"
+    limits = get("limits")
+    if type(limits) is not dict or not all(name in _LIMIT_NAMES and _limit(name, value)
+                                           for name, value in limits.items()):
+        return "limits"
+    rules = get("env_rules")
+    if type(rules) is not list or not all(_env_rule(rule) for rule in rules):
+        return "env_rules"
+    if not _strs(get("searched")):
+        return "searched"
+    for name in ("warnings", "ir"):
+        if type(get(name)) is not bytes:
+            return name
+    return None
 
 
 def plan_ir_json(plan: Mapping[str, Any]) -> Any:
@@ -297,9 +385,9 @@ def prepare_state(directories: Sequence[str] = (), files: Sequence[str] = ()) ->
 
 def remove_placeholders(placeholders: Sequence[str]) -> None:
     """Remove the placeholder directories bwrap left on the host, if they are still empty
-    (deepest first)."""
-    for path in sorted(placeholders, key=len, reverse=True):
-        try:
-            os.rmdir(path)
-        except OSError:
-            pass
+    (deepest first), never following a symlink on the way.  Only safe when no other run
+    may be using them: a run releases its :class:`~stockade.runtime.runlock.RunLock`
+    instead, which removes them when it is the last run out."""
+    from stockade.runtime.runlock import remove_empty_dirs
+
+    remove_empty_dirs(placeholders)

@@ -186,9 +186,12 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
     key = _probe_key(bwrap)
     if use_cache:
         try:
-            with open(stamp, "rb") as handle:
-                if handle.read() == key.encode():
+            fd = os.open(stamp, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO there does not block
+            try:
+                if os.read(fd, 4096) == key.encode():
                     return
+            finally:
+                os.close(fd)
         except OSError:
             pass
     import subprocess  # only when the probe is not cached
@@ -205,7 +208,9 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
     if use_cache:
         try:
             os.makedirs(os.path.dirname(stamp), exist_ok=True)
-            tmp = f"{stamp}.{os.getpid()}"
+            from _thread import get_ident
+
+            tmp = f"{stamp}.{os.getpid()}.{get_ident()}"  # unique to this thread: concurrent probes never share one
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.write(key)
             os.replace(tmp, stamp)

@@ -172,11 +172,12 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
     target = _target(ctx)
     key = cache.plan_key(policy, ctx, target)
     if key is not None and use_cache:
-        from stockade.runtime.plan import facts_hold, inputs_covered
+        from stockade.runtime.plan import facts_hold, inputs_covered, plan_problem
 
         hit = cache.load_plan(key, variables=environ)
-        if hit is not None and facts_hold(hit.get("facts", {})) and inputs_covered(hit, ctx):
-            return hit, key
+        if (hit is not None and plan_problem(hit) is None and facts_hold(hit["facts"], hit["placeholders"])
+                and inputs_covered(hit, ctx)):
+            return hit, key  # (a damaged entry is a miss: compiled again and replaced)
     from stockade.backends.base import compile_ir
     from stockade.compiler.pipeline import compile_policy
     from stockade.runtime.plan import build_plan, protect_inputs
@@ -276,7 +277,7 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
     from, and supplies ``$HOME``, ``$TMPDIR`` and the policy's variables.  ``notify``
     receives messages for the user (an interrupted apply that was recovered).
     """
-    from stockade.runtime import audit as audit_mod, gate
+    from stockade.runtime import audit as audit_mod
 
     argv, text = _command(command)
     env_in = os.environ if environ is None else environ
@@ -288,6 +289,25 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
 
     state = "\n".join(prepare_state([cache_dir()], [audit_path]))  # where this process keeps them
     state_ctx = {"state": state, **_trusted_inputs()}  # all read-only inside (part of the plan key)
+    from stockade.runtime.runlock import RunLock
+
+    lock = RunLock.acquire(cache_dir())  # held shared from before the plan's facts are checked: see runlock
+    try:
+        return _judged(argv, text, policy, workspace, env_in, audit_path, state_ctx, approve, confirm, preview, diff,
+                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock)
+    finally:
+        lock.release()
+
+
+def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_in: Mapping[str, str],
+            audit_path: str, state_ctx: Mapping[str, str], approve: bool, confirm: Callable[[Judgement], bool] | None, preview: bool,
+            diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
+            stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
+            notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:
+    """Plan, judge and run (the middle of :func:`run`, under the run lock)."""
+    from stockade.runtime import audit as audit_mod, gate
+
+    path = None
     if _is_ir(policy):
         ir_workspace = policy.context.workspace  # type: ignore[union-attr]
         if workspace is not None and os.path.realpath(workspace) != ir_workspace:
@@ -302,16 +322,29 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
         path = None if policy is None else os.fspath(policy)  # type: ignore[arg-type]
         plan, key = load_plan(path, ctx, use_cache=use_cache, environ=environ)
     backend, prefix = sandbox_prefix(plan, ctx)  # fail closed before asking anything
+    fresh: list[dict] = []
 
     def load_ir() -> Any:
         if _is_ir(policy):
             return policy
+        from stockade.compiler.cache import ir_json_problem
         from stockade.compiler.ir import PolicyIR
         from stockade.runtime.plan import plan_ir_json
 
-        return PolicyIR.from_json(plan_ir_json(plan))
+        try:
+            data = plan_ir_json(plan)
+        except (EOFError, ValueError, TypeError):
+            data = None
+        if key is not None and ir_json_problem(data) is not None:  # a damaged cached plan: compiled again
+            fresh.append(load_plan(path, ctx, use_cache=False, environ=environ)[0])
+            data = plan_ir_json(fresh[0])
+        return PolicyIR.from_json(data)
 
     judgement = gate.judge(text, load_ir, ctx["workspace"], key)
+    if fresh:
+        plan = fresh[0]
+        backend, prefix = sandbox_prefix(plan, ctx)
+    _warn_cache(lock, plan, notify)
     ask = None if confirm is None else (lambda _prompt: bool(confirm(judgement)))
     decision = gate.decide(judgement, approve, ask, asked_by=getattr(confirm, "approved_by", "confirm"))
     base = {"policy": plan.get("policy"), "policy_hash": plan.get("policy_hash"), "command": text,
@@ -327,18 +360,30 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
     if not decision.runs:
         return outcome
     return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
-                     notify, base)
+                     notify, base, lock)
+
+
+def _warn_cache(lock: Any, plan: Mapping[str, Any], notify: Callable[[str], None] | None) -> None:
+    """One line for the user when the cache directory cannot be used (the run goes on
+    without the cache; without the run lock, no placeholder is removed)."""
+    from stockade.compiler.cache import cache_warning
+
+    warning = cache_warning()
+    if notify is None or (warning is None and (lock.problem is None or not plan["placeholders"])):
+        return
+    left = "; the placeholders bubblewrap makes are left on the host" \
+        if lock.problem is not None and plan["placeholders"] else ""
+    notify(f"{warning or f'warning: {lock.problem}'}{left}")
 
 
 def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, str], prefix: list[str],
               argv: list[str], env_in: Mapping[str, str], preview: bool, diff: bool,
               apply: bool | Callable[[PreviewResult], bool], stdout: Sink | None, stderr: Sink | None,
-              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any]) -> RunOutcome:
+              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any], lock: Any) -> RunOutcome:
     """Run an approved command (the second half of :func:`run`)."""
     from stockade.runtime import audit as audit_mod
     from stockade.runtime.cache import filter_environment
     from stockade.runtime.execute import run_confined
-    from stockade.runtime.plan import remove_placeholders
 
     limits = Limits(**plan.get("limits", {}))
     env = filter_environment(plan.get("env_rules", []), env_in)
@@ -357,10 +402,13 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     settled = None
     try:
         checked = plan.get("seccomp") if plan.get("machine") == os.uname().machine else None
-        result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
-                              stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
-                              seccomp_programs=checked)
-        remove_placeholders(plan.get("placeholders", ()))
+        lock.record(plan["placeholders"])  # before the sandbox makes them: removed by the last run out
+        try:
+            result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
+                                  stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
+                                  seccomp_programs=checked)
+        finally:
+            lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             raise _environment_problem("R507", "the sandbox could not be set up; the command did not run: "
