@@ -95,6 +95,7 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         "profile": artifact.text if backend == "seatbelt" else None,
         "params": data.get("params", {}) if backend == "seatbelt" else {},
         "placeholders": placeholders,
+        "placeholder_files": dict(data.get("placeholder_files", {})),
         "machine": os.uname().machine,
         "seccomp": programs,
         "facts": facts,
@@ -161,11 +162,75 @@ def prepare_state(directories: Sequence[str] = (), files: Sequence[str] = ()) ->
     return out
 
 
-def remove_placeholders(placeholders: Sequence[str]) -> None:
-    """Remove the placeholder directories bwrap left on the host, if they are still empty
-    (deepest first)."""
-    for path in sorted(placeholders, key=len, reverse=True):
+def _parent_fd(path: str) -> int:
+    """A descriptor of ``path``'s directory, opened component by component without
+    following a symlink (placeholders sit in writable, hence hostile, directories)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in [p for p in os.path.dirname(path).split("/") if p]:
+            next_fd = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def create_placeholder_files(files: Mapping[str, str]) -> None:
+    """Create the file placeholders of a plan (path → content) that do not exist, with
+    their content, before bubblewrap mounts over them: the host then sees what git assumes
+    of a missing file (``commondir`` = ``.``) rather than the empty file bubblewrap would
+    create, so host git keeps working while the run lasts.  Best effort: bubblewrap creates
+    what is left."""
+    for path, content in files.items():
         try:
-            os.rmdir(path)
+            fd = _parent_fd(path)
+        except OSError:
+            continue
+        try:
+            handle = os.open(os.path.basename(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, 0o644, dir_fd=fd)
+            try:
+                os.write(handle, content.encode())
+            finally:
+                os.close(handle)
         except OSError:
             pass
+        finally:
+            os.close(fd)
+
+
+def remove_placeholders(placeholders: Sequence[str], files: Mapping[str, str] | None = None) -> None:
+    """Remove the placeholders bwrap left on the host (deepest first): directories if they
+    are still empty; files (``files``: path → content) if they are regular and hold their
+    placeholder content or nothing."""
+    files = files or {}
+    for path in sorted(placeholders, key=len, reverse=True):
+        if path not in files:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+            continue
+        try:
+            fd = _parent_fd(path)
+        except OSError:
+            continue
+        name = os.path.basename(path)
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            expected = files[path].encode()
+            if stat.S_ISREG(st.st_mode) and st.st_size <= len(expected):
+                handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+                try:
+                    held = os.read(handle, len(expected) + 1)
+                finally:
+                    os.close(handle)
+                if held in (b"", expected):
+                    os.unlink(name, dir_fd=fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)

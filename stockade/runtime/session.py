@@ -310,7 +310,7 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     from stockade.runtime import audit as audit_mod
     from stockade.runtime.cache import filter_environment
     from stockade.runtime.execute import run_confined
-    from stockade.runtime.plan import remove_placeholders
+    from stockade.runtime.plan import create_placeholder_files, remove_placeholders
 
     limits = Limits(**plan.get("limits", {}))
     env = filter_environment(plan.get("env_rules", []), env_in)
@@ -329,10 +329,13 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     settled = None
     try:
         checked = plan.get("seccomp") if plan.get("machine") == os.uname().machine else None
+        placeholder_files = plan.get("placeholder_files") or {}
+        if placeholder_files:
+            create_placeholder_files(placeholder_files)
         result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
                               stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
                               seccomp_programs=checked)
-        remove_placeholders(plan.get("placeholders", ()))
+        remove_placeholders(plan.get("placeholders", ()), placeholder_files)
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             raise _environment_problem("R507", "the sandbox could not be set up; the command did not run: "
