@@ -261,25 +261,25 @@ def parse_config(text: str) -> list[tuple[str, str | None, str, str]]:
             continue
         value, more = _config_value(raw)
         while more and index < len(lines):
-            tail, more = _config_value(lines[index])
+            tail, more = _config_value(lines[index], started=bool(value))
             index += 1
             value += tail
         entries.append((section, subsection, key, value))
     return entries
 
 
-def _config_value(raw: str) -> tuple[str, bool]:
-    """A value's text from one line and whether a trailing backslash continues it."""
+def _config_value(raw: str, started: bool = False) -> tuple[str, bool]:
+    """A value's text from one line and whether a trailing backslash continues it
+    (``started``: a continued value, whose leading blanks are kept as git keeps them)."""
     out: list[str] = []
     quoted = False
     pending_space = ""
     i = 0
-    started = False
     while i < len(raw):
         c = raw[i]
         if c == "\\":
             if i + 1 >= len(raw):
-                return "".join(out), True
+                return "".join(out) + pending_space, True
             nxt = raw[i + 1]
             out.append(pending_space + {"n": "\n", "t": "\t", "b": "\b"}.get(nxt, nxt))
             pending_space = ""
