@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Mapping
 
 from stockade.compiler.ir import Context, FsRule, PolicyIR
@@ -113,4 +113,9 @@ def _protect_git(ir: PolicyIR, resolver: "PathResolver", environ: Mapping[str, s
         span = Span(origin.file, origin.line, origin.column) if origin else None
         sink.warning("C240", message, span, "protect the repository's real git directory, or replace the "
                                             "symlink by the directory it names")
+    if protection.rules:  # the IR's hash covers them: cached verdicts are keyed by it
+        digest = hashlib.sha256(ir.source_hash.encode())
+        for rule in protection.rules:
+            digest.update(b"\0" + rule.pattern.encode("utf-8", "surrogateescape"))
+        ir = replace(ir, source_hash=digest.hexdigest())
     return with_git_rules(ir, protection), protection.read

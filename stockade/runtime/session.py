@@ -283,7 +283,9 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
 
         return PolicyIR.from_json(plan_ir_json(plan))
 
-    judgement = gate.judge(text, load_ir, ctx["workspace"], key)
+    # a verdict is cached per plan key and IR hash: an edited include or git config (which
+    # changes the IR, not the key) is not judged by a stale verdict
+    judgement = gate.judge(text, load_ir, ctx["workspace"], key and f"{key}:{plan.get('policy_hash') or ''}")
     ask = None if confirm is None else (lambda _prompt: bool(confirm(judgement)))
     decision = gate.decide(judgement, approve, ask, asked_by=getattr(confirm, "approved_by", "confirm"))
     base = {"policy": plan.get("policy"), "policy_hash": plan.get("policy_hash"), "command": text,

@@ -200,3 +200,23 @@ def test_hooks_path(repo: Repo) -> None:
                             "chmod +x .githooks/pre-commit && echo ESCAPED\n")
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert not repo.observe("commit", "-q", "--allow-empty", "-m", "x", writable=True)
+
+
+def test_changed_git_config_is_not_judged_from_the_cache(repo: Repo) -> None:
+    """A plan and verdicts cached before the user adds an include must not let the sandbox
+    write the new include target: the plan recompiles, the verdict is judged again."""
+    repo.init()
+    target = repo.ws / "team.gitconfig"
+    target.write_text("")
+    command = [sys.executable, "-m", "stockade", "run", "--policy", str(POLICY), "--workspace", str(repo.ws),
+               "-c", "printf x > team.gitconfig"]
+    first = subprocess.run(command, env=repo.env, cwd=repo.ws, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0 and target.read_text() == "x", first.stderr
+    target.write_text("")
+    with open(repo.ws / ".git" / "config", "a") as config:  # the user's edit (not git: the sandbox wrote here)
+        config.write("[include]\n\tpath = ../team.gitconfig\n")
+    second = subprocess.run(command, env=repo.env, cwd=repo.ws, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 1 and "team.gitconfig" in second.stderr, second.stderr
+    code, out = repo.attack("printf x > team.gitconfig && echo ESCAPED\n")  # the cached plan mounts it too
+    assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
+    assert target.read_text() == ""
