@@ -86,8 +86,8 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
     sink.raise_if_errors()
     ir, read = _protect_git(ir, resolver, environ, sink)
     sources = dict(sink.sources)
-    for path in read:  # hashed by the caches (a changed git config recompiles); no text kept
-        sources.setdefault(path, "")
+    for git_file in read:  # hashed by the caches (a changed git config recompiles); no text kept
+        sources.setdefault(git_file, "")
     return CompileResult(ir, sink.warnings, sources)
 
 

@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -61,15 +61,15 @@ class Repo:
         self.host_git("add", "f.txt")
         self.host_git("commit", "-qm", "one")
 
-    def attack(self, script: str) -> tuple[int, str]:
+    def attack(self, script: str) -> str:
         """Run ``sh script`` under ``stockade run`` with the coding-agent policy (the
         script first prints SANDBOX-STARTED: the sandbox was set up and the attack ran)."""
         path = self.root / "attack.sh"
         path.write_text("echo SANDBOX-STARTED\n" + script.replace("{MARK}", str(self.marker)).replace("{PAYLOAD}", self.payload))
         done = subprocess.run([sys.executable, "-m", "stockade", "run", "--approve", "--policy", str(POLICY),
                                "--workspace", str(self.ws), "--", "/bin/sh", str(path)],
-                              env=self.env, cwd=self.ws, capture_output=True, text=True, timeout=120)
-        return done.returncode, done.stdout + done.stderr
+                              env=self.env, cwd=self.ws, capture_output=True, text=True, timeout=120, check=False)
+        return done.stdout + done.stderr
 
     def observe(self, *git_args: str, cwd: Path | None = None, writable: bool = False) -> bool:
         """Run git in a second bubblewrap box (the machine read-only except the marker
@@ -81,7 +81,7 @@ class Repo:
                 "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all", "--die-with-parent",
                 "--clearenv", "--setenv", "PATH", self.env["PATH"], "--setenv", "HOME", str(self.home),
                 "--setenv", "GIT_CONFIG_NOSYSTEM", "1", "--chdir", str(cwd or self.ws), "git", *git_args]
-        subprocess.run(argv, capture_output=True, timeout=60)
+        subprocess.run(argv, capture_output=True, timeout=60, check=False)
         return self.marker.exists()
 
 
@@ -118,18 +118,17 @@ def test_observer_sees_a_planted_redirect(repo: Repo) -> None:
 
 def test_git_still_works_inside_and_placeholders_go(repo: Repo) -> None:
     repo.init()
-    code, out = repo.attack("set -e\ngit status --short\necho more >> f.txt\ngit add f.txt\n"
-                            "git commit -qm two\ngit log --oneline | wc -l\ncat .git/commondir; echo\n")
-    assert code == 0, out
-    assert "2\n" in out and ".\n" in out  # two commits; commondir reads as "." inside
+    out = repo.attack("set -e\ngit status --short\necho more >> f.txt\ngit add f.txt\n"
+                      "git commit -qm two\ngit log --oneline | wc -l\ncat .git/commondir; echo\necho ALL-OK\n")
+    assert "ALL-OK" in out and "2\n" in out and ".\n" in out  # two commits; commondir reads as "." inside
     for name in ("commondir", "config.worktree", "worktrees"):
         assert not os.path.lexists(repo.ws / ".git" / name), name  # removed after the run
 
 
 def test_commondir_redirect(repo: Repo) -> None:
     repo.init()
-    code, out = repo.attack(PLANT + 'plant "$PWD/planted.git"\n'
-                                    'printf "%s\\n" "$PWD/planted.git" > .git/commondir && echo ESCAPED\n')
+    out = repo.attack(PLANT + 'plant "$PWD/planted.git"\n'
+                              'printf "%s\\n" "$PWD/planted.git" > .git/commondir && echo ESCAPED\n')
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert not repo.observe("status")
 
@@ -137,7 +136,7 @@ def test_commondir_redirect(repo: Repo) -> None:
 def test_config_worktree(repo: Repo) -> None:
     repo.init()
     repo.host_git("config", "extensions.worktreeConfig", "true")
-    code, out = repo.attack("cat > .git/config.worktree <<'CFG' && echo ESCAPED\n{PAYLOAD}CFG\n")
+    out = repo.attack("cat > .git/config.worktree <<'CFG' && echo ESCAPED\n{PAYLOAD}CFG\n")
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert not repo.observe("status")
 
@@ -145,9 +144,9 @@ def test_config_worktree(repo: Repo) -> None:
 def test_gitdir_file_and_its_gitdir(repo: Repo) -> None:
     repo.init(f"--separate-git-dir={repo.ws / '.gitstore'}")
     assert (repo.ws / ".git").is_file()
-    code, out = repo.attack("cat >> .gitstore/config <<'CFG' && echo ESCAPED-CONFIG\n{PAYLOAD}CFG\n"
-                            + PLANT.replace(".git/", ".gitstore/") + 'plant "$PWD/planted.git"\n'
-                            "printf 'gitdir: planted.git\\n' > .git && echo ESCAPED-DOTGIT\n")
+    out = repo.attack("cat >> .gitstore/config <<'CFG' && echo ESCAPED-CONFIG\n{PAYLOAD}CFG\n"
+                      + PLANT.replace(".git/", ".gitstore/") + 'plant "$PWD/planted.git"\n'
+                      "printf 'gitdir: planted.git\\n' > .git && echo ESCAPED-DOTGIT\n")
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert not repo.observe("status")
 
@@ -158,7 +157,7 @@ def test_include_path_target(repo: Repo, existing: bool) -> None:
     repo.host_git("config", "include.path", "../team.gitconfig")
     if existing:
         (repo.ws / "team.gitconfig").write_text("")
-    code, out = repo.attack("cat > team.gitconfig <<'CFG' && echo ESCAPED\n{PAYLOAD}CFG\ngit status --short\n")
+    out = repo.attack("cat > team.gitconfig <<'CFG' && echo ESCAPED\n{PAYLOAD}CFG\ngit status --short\n")
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert "fatal" not in out  # git inside copes with the placeholder
     assert not repo.observe("status")
@@ -168,9 +167,9 @@ def test_linked_worktree_commondir(repo: Repo) -> None:
     repo.init()
     linked = repo.home / "linked"
     repo.host_git("worktree", "add", "-q", str(linked))
-    code, out = repo.attack(PLANT + 'plant "$PWD/planted.git"\n'
-                                    'printf "%s\\n" "$PWD/planted.git" > .git/worktrees/linked/commondir'
-                                    ' && echo ESCAPED\n')
+    out = repo.attack(PLANT + 'plant "$PWD/planted.git"\n'
+                              'printf "%s\\n" "$PWD/planted.git" > .git/worktrees/linked/commondir'
+                              ' && echo ESCAPED\n')
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert not repo.observe("status", cwd=linked)
 
@@ -185,9 +184,9 @@ def test_submodule_config(repo: Repo) -> None:
     repo.init()
     repo.host_git("submodule", "add", "-q", str(upstream), "lib")
     repo.host_git("commit", "-qm", "sub")
-    code, out = repo.attack("cat >> .git/modules/lib/config <<'CFG' && echo ESCAPED-CONFIG\n"
-                            "[core]\n\tfsmonitor = \"touch {MARK}; false\"\nCFG\n"
-                            "printf 'gitdir: ../planted\\n' > lib/.git && echo ESCAPED-DOTGIT\n")
+    out = repo.attack("cat >> .git/modules/lib/config <<'CFG' && echo ESCAPED-CONFIG\n"
+                      "[core]\n\tfsmonitor = \"touch {MARK}; false\"\nCFG\n"
+                      "printf 'gitdir: ../planted\\n' > lib/.git && echo ESCAPED-DOTGIT\n")
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert not repo.observe("status")
 
@@ -196,8 +195,8 @@ def test_hooks_path(repo: Repo) -> None:
     repo.init()
     (repo.ws / ".githooks").mkdir()
     repo.host_git("config", "core.hooksPath", ".githooks")
-    code, out = repo.attack("printf '#!/bin/sh\\ntouch {MARK}\\n' > .githooks/pre-commit && "
-                            "chmod +x .githooks/pre-commit && echo ESCAPED\n")
+    out = repo.attack("printf '#!/bin/sh\\ntouch {MARK}\\n' > .githooks/pre-commit && "
+                      "chmod +x .githooks/pre-commit && echo ESCAPED\n")
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert not repo.observe("commit", "-q", "--allow-empty", "-m", "x", writable=True)
 
@@ -210,13 +209,13 @@ def test_changed_git_config_is_not_judged_from_the_cache(repo: Repo) -> None:
     target.write_text("")
     command = [sys.executable, "-m", "stockade", "run", "--policy", str(POLICY), "--workspace", str(repo.ws),
                "-c", "printf x > team.gitconfig"]
-    first = subprocess.run(command, env=repo.env, cwd=repo.ws, capture_output=True, text=True, timeout=120)
+    first = subprocess.run(command, env=repo.env, cwd=repo.ws, capture_output=True, text=True, timeout=120, check=False)
     assert first.returncode == 0 and target.read_text() == "x", first.stderr
     target.write_text("")
     with open(repo.ws / ".git" / "config", "a") as config:  # the user's edit (not git: the sandbox wrote here)
         config.write("[include]\n\tpath = ../team.gitconfig\n")
-    second = subprocess.run(command, env=repo.env, cwd=repo.ws, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(command, env=repo.env, cwd=repo.ws, capture_output=True, text=True, timeout=120, check=False)
     assert second.returncode == 1 and "team.gitconfig" in second.stderr, second.stderr
-    code, out = repo.attack("printf x > team.gitconfig && echo ESCAPED\n")  # the cached plan mounts it too
+    out = repo.attack("printf x > team.gitconfig && echo ESCAPED\n")  # the cached plan mounts it too
     assert "SANDBOX-STARTED" in out and "ESCAPED" not in out, out
     assert target.read_text() == ""
