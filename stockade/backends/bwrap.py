@@ -356,6 +356,11 @@ class _FsPlanner:
                 self.placeholders.append(top)
                 self.placeholder_files[top] = content
                 self._pin(parent, top)
+                self.backend.warn(f"read-only git file `{path}` does not exist; a read-only file git reads as "
+                                  f"missing is mounted there (`stockade run` creates it with that content first "
+                                  f"and removes it afterwards; run by hand, bubblewrap leaves an empty file on "
+                                  f"the host, which git may refuse: remove it after the run)",
+                                  self._origin(path), code="B303")
             self.state[top] = State("read", "host", top)
             return
         if top not in self.placeholders:
