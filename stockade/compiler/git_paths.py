@@ -411,6 +411,8 @@ class _Walker:
         self.gitdirs.add(resolved)
         gitdir = resolved
         for entry in GITDIR_ENTRIES:
+            if entry == "worktrees" and self._linked_inside(gitdir):
+                continue
             self.protect(posixpath.join(gitdir, entry))
         base = worktree or gitdir
         for entry in ("config", "config.worktree"):
@@ -424,6 +426,25 @@ class _Walker:
         self._modules(posixpath.join(gitdir, "modules"), depth)
         if worktree is not None:
             self._gitmodules(worktree)
+
+    def _linked_inside(self, common: str) -> bool:
+        """When the protected repository is a linked worktree of ``common`` (its git
+        directory is ``common/worktrees/<id>``), ``worktrees/`` stays writable — it holds
+        that worktree's index, HEAD and logs — and the *other* worktrees' directories are
+        protected instead (the linked one's own entries already are).  True in that case."""
+        prefix = posixpath.join(common, "worktrees") + "/"
+        own = {g for g in self.gitdirs if g.startswith(prefix)}
+        if not own:
+            return False
+        try:
+            names = sorted(os.listdir(prefix))
+        except OSError:
+            names = []
+        for name in names[:RULE_LIMIT]:
+            path = prefix + name
+            if path not in own:
+                self.protect(path)
+        return True
 
     def _modules(self, modules: str, depth: int, name_depth: int = 0) -> None:
         """Every existing submodule gitdir under ``modules/`` (names may have slashes)."""

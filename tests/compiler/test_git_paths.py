@@ -68,6 +68,13 @@ CASES = [
     ("nested module name", {".git/HEAD": HEAD, ".git/config": "", ".git/modules/a/b/HEAD": HEAD},
                           ENTRIES + tuple(f".git/modules/a/b/{e}" for e in
                                           ("config", "config.worktree", "commondir", "hooks", "worktrees"))),
+    ("linked worktree",   {".git": "gitdir: main/.git/worktrees/ws\n", "main/.git/HEAD": HEAD, "main/.git/config": "",
+                           "main/.git/worktrees/ws/HEAD": HEAD, "main/.git/worktrees/ws/commondir": "../..\n",
+                           "main/.git/worktrees/other/HEAD": HEAD},
+                          (".git",) + tuple(f"main/.git/worktrees/ws/{e}" for e in
+                                            ("config", "config.worktree", "commondir", "hooks", "worktrees"))
+                          + tuple(f"main/.git/{e}" for e in ("config", "config.worktree", "commondir", "hooks"))
+                          + ("main/.git/worktrees/other",)),
     (".gitmodules",       {".git/HEAD": HEAD, ".git/config": "",
                            ".gitmodules": '[submodule "v"]\n\tpath = vendor/v\n[submodule "o"]\n\tpath = ../../out\n',
                            "vendor/v/.git": "gitdir: ../../.git/modules/v\n"}, ENTRIES + ("vendor/v/.git",)),
@@ -118,7 +125,7 @@ def test_implied_rules_name_the_policy_line(tmp_path: Path) -> None:
 
 
 def test_symlinked_config_is_not_followed_and_warned(tmp_path: Path) -> None:
-    result, ws = compile_in(tmp_path, CASES[15][1])
+    result, ws = compile_in(tmp_path, next(c[1] for c in CASES if c[0] == "symlinked config"))
     assert not any(r.pattern.endswith("planted.cfg") for r in result.ir.filesystem)
     assert str(ws / ".git" / "config") not in result.sources  # never read through the link
     assert any(w.code == "C240" and ".git/config" in w.message for w in result.warnings)
@@ -210,3 +217,11 @@ def test_analyzer_judges_implied_rules(tmp_path: Path, command: str, decision: s
     if decision == "deny":
         rule = report["reasons"][0]["rule"]
         assert rule["file"].endswith("coding-agent.policy") and rule["line"] == 12
+
+
+def test_symlinked_dot_git_is_warned(tmp_path: Path) -> None:
+    """A `.git` symlink can be swapped by the sandbox (a mount cannot sit on a symlink):
+    its target's files are protected, the symlink itself is warned about."""
+    result, ws = compile_in(tmp_path, {"real/HEAD": HEAD, "real/config": "", ".git": "->real"})
+    assert any(w.code == "C240" and f"`{ws}/.git` is a symlink" in w.message for w in result.warnings)
+    assert str(ws / "real" / "commondir") in {r.pattern for r in implied(result.ir)}
