@@ -142,7 +142,7 @@ class _Reader:
             candidate = posixpath.join(current, parts[index])
             try:
                 mode = os.lstat(candidate).st_mode
-            except OSError:
+            except (OSError, ValueError):
                 return posixpath.normpath(posixpath.join(candidate, *parts[index + 1:])), None
             if stat.S_ISLNK(mode):
                 hops += 1
@@ -194,7 +194,7 @@ class _Reader:
                 return b"".join(chunks).decode("utf-8", "surrogateescape")
             finally:
                 os.close(file_fd)
-        except OSError:  # missing, a symlink (ELOOP), unreadable: nothing to follow
+        except (OSError, ValueError):  # missing, a symlink (ELOOP), unreadable: nothing to follow
             return None
         finally:
             os.close(fd)
@@ -203,7 +203,7 @@ class _Reader:
 def _kind(path: str) -> str:
     try:
         mode = os.lstat(path).st_mode
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte (from a hostile file)
         return "missing"
     if stat.S_ISLNK(mode):
         return "symlink"
@@ -339,13 +339,19 @@ class _Walker:
         """Make ``path`` read-only if the policy lets the sandbox write it; the resolved
         path (None when it lies behind a writable symlink, which is warned about)."""
         assert self.trigger is not None
+        if "\x00" in path:  # from a hostile file: no file has such a name
+            return None
         path = posixpath.normpath(path)
         resolved, link = self.reader.resolve(path)
         if resolved is None:
             self.warn(f"`{link}` is a symlink the sandbox can replace: git metadata behind it "
                       f"(`{path}`) cannot be protected")
             return None
-        if resolved in self.protected or len(self.out.rules) >= RULE_LIMIT:
+        if resolved in self.protected:
+            return resolved
+        if len(self.out.rules) >= RULE_LIMIT:
+            self.warn(f"more than {RULE_LIMIT} git paths to protect: `{resolved}` and the ones after it are not "
+                      f"made read-only")
             return resolved
         self.protected.add(resolved)
         if self.writable(resolved):
@@ -413,7 +419,7 @@ class _Walker:
         for entry in GITDIR_ENTRIES:
             if entry == "worktrees" and self._linked_inside(gitdir):
                 continue
-            self.protect(posixpath.join(gitdir, entry))
+            self.protect(posixpath.join(gitdir, entry), config=entry.startswith("config"))
         base = worktree or gitdir
         for entry in ("config", "config.worktree"):
             self.config(posixpath.join(gitdir, entry), base, 0)
@@ -510,6 +516,8 @@ class _Walker:
         if resolved is None or resolved in self.configs or depth > INCLUDE_DEPTH:
             return
         self.configs.add(resolved)
+        if not self.ir.path_access(resolved).can_read:
+            return  # a denied file (a secret an include names) is not read: its content could leak into rules
         text = self.read(resolved)
         if text is None:
             return

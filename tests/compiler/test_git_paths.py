@@ -50,6 +50,8 @@ CASES = [
     ("includeIf nested",  {".git/HEAD": HEAD, ".git/config": '[includeIf "onbranch:main"]\n  path = "../a.cfg"\n',
                            "a.cfg": "[include] path = b.cfg\n"}, ENTRIES + ("a.cfg", "b.cfg")),
     ("include in deny",   {".git/HEAD": HEAD, ".git/config": "[include]\npath = ../secret/x.cfg\n"}, ENTRIES),
+    ("include of a secret", {".git/HEAD": HEAD, ".git/config": "[include]\npath = ../secret/s.cfg\n",
+                             "secret/s.cfg": "[core]\nhooksPath = /leaked/path\n"}, ENTRIES),
     ("include ~ home",    {".git/HEAD": HEAD, ".git/config": "[include]\npath = ~/inc.cfg\n"}, ENTRIES),
     ("hooksPath",         {".git/HEAD": HEAD, ".git/config": "[core]\n\thooksPath = .githooks\n"},
                           ENTRIES + (".githooks",)),
@@ -75,6 +77,8 @@ CASES = [
                                             ("config", "config.worktree", "commondir", "hooks", "worktrees"))
                           + tuple(f"main/.git/{e}" for e in ("config", "config.worktree", "commondir", "hooks"))
                           + ("main/.git/worktrees/other",)),
+    ("hostile .gitmodules", {".git/HEAD": HEAD, ".git/config": "", ".gitmodules": "[submodule \"x\"]\npath = a\x00b\n"
+                             "[submodule \"y\"]\npath\n[include]\npath = /etc\n"}, ENTRIES),
     (".gitmodules",       {".git/HEAD": HEAD, ".git/config": "",
                            ".gitmodules": '[submodule "v"]\n\tpath = vendor/v\n[submodule "o"]\n\tpath = ../../out\n',
                            "vendor/v/.git": "gitdir: ../../.git/modules/v\n"}, ENTRIES + ("vendor/v/.git",)),
