@@ -51,7 +51,7 @@ CASES = [
                            "a.cfg": "[include] path = b.cfg\n"}, ENTRIES + ("a.cfg", "b.cfg")),
     ("include in deny",   {".git/HEAD": HEAD, ".git/config": "[include]\npath = ../secret/x.cfg\n"}, ENTRIES),
     ("include of a secret", {".git/HEAD": HEAD, ".git/config": "[include]\npath = ../secret/s.cfg\n",
-                             "secret/s.cfg": "[core]\nhooksPath = /leaked/path\n"}, ENTRIES),
+                             "secret/s.cfg": "[core]\nhooksPath = leaked\n"}, ENTRIES),
     ("include ~ home",    {".git/HEAD": HEAD, ".git/config": "[include]\npath = ~/inc.cfg\n"}, ENTRIES),
     ("hooksPath",         {".git/HEAD": HEAD, ".git/config": "[core]\n\thooksPath = .githooks\n"},
                           ENTRIES + (".githooks",)),
