@@ -25,7 +25,12 @@ rule wins, as in the IR:
   sandboxed process cannot move ``.git`` aside and recreate an unprotected ``.git/hooks``.
 * **protected paths that do not exist yet** under a writable mount: an empty read-only
   placeholder directory is mounted at the first missing component (mode ``0000`` for a
-  denied path, ``0555`` otherwise), which stops the path from being created.  bubblewrap
+  denied path, ``0555`` otherwise), which stops the path from being created.  A missing
+  git file that git reads as a file (``commondir``, ``config.worktree``, a user git config:
+  a directory there makes git fail) gets a read-only *file* instead, holding what git
+  assumes when it is missing (``.`` for ``commondir``, nothing for a config); it is in
+  ``data["placeholder_files"]`` too, so that the runtime can create it with that content
+  first (host git keeps working while the run lasts) and remove it afterwards.  bubblewrap
   creates the placeholder on the host; the list is in ``data["placeholders"]`` so that the
   runtime can remove what stays empty after the run.  When the first missing component
   is an ancestor of the protected path, the placeholder is stricter than the policy (the
@@ -88,6 +93,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 from stockade.backends import paths as P
 from stockade.backends import seccomp
 from stockade.backends.base import Artifact, Backend
+from stockade.compiler.git_paths import placeholder_content
 from stockade.compiler.ir import ACCESS_RANK, FsRule, Network, Origin, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.diagnostics import Diagnostic, StockadeError
@@ -133,6 +139,15 @@ PROCESS_ARGS: tuple[tuple[str, ...], ...] = (("--die-with-parent",), ("--new-ses
 _ENV_NAME = re.compile(r"[^=\x00]+\Z")
 
 
+#: The files bound read-only over a missing git file (see ``git_paths.placeholder_content``),
+#: shipped with stockade (read-only inside every sandbox), by content.
+PLACEHOLDER_FILES: dict[str, str] = {".": "git-dot.placeholder", "": "git-empty.placeholder"}
+
+
+def _placeholder_source(content: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), PLACEHOLDER_FILES[content])
+
+
 def _min_access(*accesses: str) -> str:
     return min(accesses, key=ACCESS_RANK.__getitem__)
 
@@ -175,6 +190,8 @@ class FsPlan:
     remounts: tuple[str, ...]
     placeholders: tuple[str, ...]
     minimal_root: bool
+    #: placeholders that are files (path → content), a subset of ``placeholders``
+    placeholder_files: tuple[tuple[str, str], ...] = ()
 
 
 class _FsPlanner:
@@ -190,6 +207,7 @@ class _FsPlanner:
         self.remounts: list[str] = []
         self.chmods: dict[str, str] = {}
         self.placeholders: list[str] = []
+        self.placeholder_files: dict[str, str] = {}
         self.state: dict[str, State] = {}
         self.mounted: set[str] = set()
 
@@ -292,6 +310,7 @@ class _FsPlanner:
             remounts=tuple(sorted(set(self.remounts), key=P.order_key, reverse=True)),
             placeholders=tuple(self.placeholders),
             minimal_root=minimal,
+            placeholder_files=tuple(sorted(self.placeholder_files.items())),
         )
 
     def _origin(self, path: str) -> Origin | None:
@@ -381,6 +400,23 @@ class _FsPlanner:
             if os.path.lexists(ancestor):
                 break
             top = ancestor
+        content = placeholder_content(path, self.rules.get(path, ())) if top == path and access == "read" else None
+        if content is not None:
+            # a git file git reads as a file (`commondir`, `config.worktree`, a user config):
+            # an empty directory there makes git fail, so a read-only file holding what git
+            # assumes when it is missing is mounted instead (git_paths.placeholder_content)
+            if top not in self.placeholders:
+                self._mount(("--ro-bind", _placeholder_source(content), top), top)
+                self.placeholders.append(top)
+                self.placeholder_files[top] = content
+                self._pin(parent, top)
+                self.backend.warn(f"read-only git file `{path}` does not exist; a read-only file git reads as "
+                                  f"missing is mounted there (`stockade run` creates it with that content first "
+                                  f"and removes it afterwards; run by hand, bubblewrap leaves an empty file on "
+                                  f"the host, which git may refuse: remove it after the run)",
+                                  self._origin(path), code="B303")
+            self.state[top] = State("read", "host", top)
+            return
         if top not in self.placeholders:
             perms = "0000" if top == path and access == "none" else "0555"
             self._hide(top, perms)
@@ -637,6 +673,7 @@ class BwrapBackend(Backend):
             "argv": argv,
             "env": env,
             "placeholders": list(plan.placeholders),
+            "placeholder_files": dict(plan.placeholder_files),
             "minimal_root": plan.minimal_root,
             "unshare_net": "--unshare-net" in argv,
             "seccomp": seccomp.encoded_program(arch, sockets) if arch else None,

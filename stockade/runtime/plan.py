@@ -69,17 +69,34 @@ def path_facts(argv: Sequence[str], extra: Sequence[str] = ()) -> dict[str, str]
     return {path: path_kind(path) for path in sorted(paths)}
 
 
-def facts_hold(facts: Mapping[str, str], placeholders: Sequence[str] = ()) -> bool:
+def facts_hold(facts: Mapping[str, str], placeholders: Sequence[str] = (),
+               files: Mapping[str, str] | None = None) -> bool:
     """Whether every recorded path still has the recorded kind.
 
-    A placeholder recorded missing that is now an empty directory still holds: it is
-    another run's mount point (see :mod:`stockade.runtime.runlock`), over which this plan's
-    argv mounts exactly as over nothing."""
+    A placeholder recorded missing that is now an empty directory (or, for a file
+    placeholder of ``files``, a file with its content) still holds: it is another run's
+    mount point (see :mod:`stockade.runtime.runlock`), over which this plan's argv mounts
+    exactly as over nothing."""
+    files = files or {}
     for path, kind in facts.items():
         now = path_kind(path)
-        if now != kind and not (kind == "missing" and now == "dir" and path in placeholders and _empty_dir(path)):
-            return False
+        if now == kind or (kind == "missing" and path in placeholders and (
+                _holds(path, files[path]) if path in files else now == "dir" and _empty_dir(path))):
+            continue
+        return False
     return True
+
+
+def _holds(path: str, content: str) -> bool:
+    """Whether ``path`` is a regular file (not a link) holding exactly ``content``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(content) + 2) == content.encode()
+    finally:
+        os.close(fd)
 
 
 def _empty_dir(path: str) -> bool:
@@ -112,6 +129,7 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         "profile": artifact.text if backend == "seatbelt" else None,
         "params": data.get("params", {}) if backend == "seatbelt" else {},
         "placeholders": placeholders,
+        "placeholder_files": dict(data.get("placeholder_files", {})),
         "machine": os.uname().machine,
         "seccomp": programs,
         "facts": facts,
@@ -189,6 +207,8 @@ def plan_problem(plan: Any) -> str | None:
     rules = get("env_rules")
     if type(rules) is not list or not all(_env_rule(rule) for rule in rules):
         return "env_rules"
+    if not _str_map(get("placeholder_files")):
+        return "placeholder_files"
     if not _strs(get("searched")):
         return "searched"
     for name in ("warnings", "ir"):
@@ -383,11 +403,39 @@ def prepare_state(directories: Sequence[str] = (), files: Sequence[str] = ()) ->
     return out
 
 
-def remove_placeholders(placeholders: Sequence[str]) -> None:
-    """Remove the placeholder directories bwrap left on the host, if they are still empty
-    (deepest first), never following a symlink on the way.  Only safe when no other run
-    may be using them: a run releases its :class:`~stockade.runtime.runlock.RunLock`
-    instead, which removes them when it is the last run out."""
-    from stockade.runtime.runlock import remove_empty_dirs
+def create_placeholder_files(files: Mapping[str, str]) -> None:
+    """Create the file placeholders of a plan (path → content) that do not exist, with
+    their content, before bubblewrap mounts over them: the host then sees what git assumes
+    of a missing file (``commondir`` = ``.``) rather than the empty file bubblewrap would
+    create, so host git keeps working while the run lasts.  The parents are walked without
+    following a symlink.  Best effort: bubblewrap creates what is left."""
+    from stockade.runtime.runlock import parent_nofollow
 
-    remove_empty_dirs(placeholders)
+    for path, content in files.items():
+        found = parent_nofollow(path)
+        if found is None:
+            continue
+        fd, name = found
+        try:
+            handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                             dir_fd=fd)
+            try:
+                os.write(handle, content.encode())
+            finally:
+                os.close(handle)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def remove_placeholders(placeholders: Sequence[str], files: Mapping[str, str] | None = None) -> None:
+    """Remove the placeholders bwrap left on the host (deepest first), never following a
+    symlink on the way: directories if they are still empty; files (``files``: path →
+    content) if they are regular and hold their placeholder content or nothing.  Only safe
+    when no other run may be using them: a run releases its
+    :class:`~stockade.runtime.runlock.RunLock` instead, which removes them when it is the
+    last run out."""
+    from stockade.runtime.runlock import remove_placeholder_paths
+
+    remove_placeholder_paths(placeholders, files or {})

@@ -40,7 +40,7 @@ import time
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Iterable
+    from typing import Iterable, Mapping
 
 #: The lock file and the record of placeholders, in the cache directory.
 LOCK_NAME = "run.lock"
@@ -103,10 +103,13 @@ class RunLock:
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
 
-    def record(self, placeholders: Iterable[str]) -> None:
+    def record(self, placeholders: Iterable[str], files: Mapping[str, str] | None = None) -> None:
         """Record placeholders (before the sandbox that makes them starts), so that the last
-        run out removes them even if this one is killed."""
-        paths = [p for p in placeholders if isinstance(p, str) and p.startswith("/") and "\0" not in p]
+        run out removes them even if this one is killed; ``files`` (path → content) are the
+        placeholders that are files (see :func:`remove_placeholder_paths`)."""
+        files = files or {}
+        paths = [_entry(p, files) for p in placeholders if isinstance(p, str) and p.startswith("/") and "\0" not in p]
+        paths = [p for p in paths if p is not None]
         if self.fd is None or not paths:
             return
         self.placeholders += paths
@@ -141,7 +144,7 @@ class RunLock:
             recorded = _read_record(record)
             paths.update(recorded)
             if paths:
-                remove_empty_dirs(paths)
+                remove_placeholder_paths(*_split_entries(paths))
             if recorded:
                 try:
                     os.close(os.open(record, os.O_WRONLY | os.O_TRUNC | _NOFOLLOW))
@@ -149,6 +152,33 @@ class RunLock:
                     pass
         finally:
             os.close(fd)
+
+
+#: A record entry for a file placeholder: ``FILE_TAG + content + FILE_TAG + path``.
+FILE_TAG = "\x01"
+
+
+def _entry(path: str, files: Mapping[str, str]) -> str | None:
+    content = files.get(path)
+    if content is None:
+        return path
+    if FILE_TAG in content or "\0" in content:
+        return None
+    return f"{FILE_TAG}{content}{FILE_TAG}{path}"
+
+
+def _split_entries(entries: Iterable[str]) -> tuple[list[str], dict[str, str]]:
+    """Record entries as (directory paths, {file path: content})."""
+    dirs: list[str] = []
+    files: dict[str, str] = {}
+    for entry in entries:
+        if entry.startswith(FILE_TAG):
+            content, _, path = entry[1:].partition(FILE_TAG)
+            if path.startswith("/"):
+                files[path] = content
+        elif entry.startswith("/"):
+            dirs.append(entry)
+    return dirs, files
 
 
 def _read_record(path: str) -> list[str]:
@@ -192,6 +222,61 @@ def rmdir_nofollow(path: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def parent_nofollow(path: str) -> tuple[int, str] | None:
+    """A descriptor of the directory of ``path`` (absolute) walked from ``/`` without
+    following a symlink, and the last component; None when the walk fails."""
+    parts = path.split("/")
+    if parts[0] != "" or len(parts) < 2 or any(part in ("", ".", "..") for part in parts[1:]):
+        return None
+    try:
+        fd = os.open("/", _DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        for name in parts[1:-1]:
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except OSError:
+        os.close(fd)
+        return None
+    return fd, parts[-1]
+
+
+def unlink_file_placeholder(path: str, content: str) -> bool:
+    """Remove the file placeholder ``path`` if it is still a regular file holding
+    ``content`` or nothing (what the run or bubblewrap put there), never following a
+    symlink; whether it was removed."""
+    found = parent_nofollow(path)
+    if found is None:
+        return False
+    fd, name = found
+    expected = content.encode("utf-8", "surrogateescape")
+    try:
+        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+        try:
+            st = os.fstat(handle)
+            held = os.read(handle, len(expected) + 1) if st.st_size <= len(expected) else None
+        finally:
+            os.close(handle)
+        if not (st.st_mode & 0o170000 == 0o100000 and held in (b"", expected)):
+            return False
+        os.unlink(name, dir_fd=fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def remove_placeholder_paths(directories: Iterable[str], files: Mapping[str, str]) -> None:
+    """Remove file placeholders (:func:`unlink_file_placeholder`), then the directories that
+    are still empty (:func:`remove_empty_dirs`)."""
+    for path, content in files.items():
+        unlink_file_placeholder(path, content)
+    remove_empty_dirs(path for path in directories if path not in files)
 
 
 def remove_empty_dirs(paths: Iterable[str]) -> None:

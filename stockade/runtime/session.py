@@ -175,7 +175,8 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
         from stockade.runtime.plan import facts_hold, inputs_covered, plan_problem
 
         hit = cache.load_plan(key, variables=environ)
-        if (hit is not None and plan_problem(hit) is None and facts_hold(hit["facts"], hit["placeholders"])
+        if (hit is not None and plan_problem(hit) is None
+                and facts_hold(hit["facts"], hit["placeholders"], hit["placeholder_files"])
                 and inputs_covered(hit, ctx)):
             return hit, key  # (a damaged entry is a miss: compiled again and replaced)
     from stockade.backends.base import compile_ir
@@ -340,7 +341,9 @@ def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_
             data = plan_ir_json(fresh[0])
         return PolicyIR.from_json(data)
 
-    judgement = gate.judge(text, load_ir, ctx["workspace"], key)
+    # a verdict is cached per plan key and IR hash: an edited include or git config (which
+    # changes the IR, not the key) is not judged by a stale verdict
+    judgement = gate.judge(text, load_ir, ctx["workspace"], key and f"{key}:{plan.get('policy_hash') or ''}")
     if fresh:
         plan = fresh[0]
         backend, prefix = sandbox_prefix(plan, ctx)
@@ -384,6 +387,7 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     from stockade.runtime import audit as audit_mod
     from stockade.runtime.cache import filter_environment
     from stockade.runtime.execute import run_confined
+    from stockade.runtime.plan import create_placeholder_files
 
     limits = Limits(**plan.get("limits", {}))
     env = filter_environment(plan.get("env_rules", []), env_in)
@@ -402,7 +406,11 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     settled = None
     try:
         checked = plan.get("seccomp") if plan.get("machine") == os.uname().machine else None
-        lock.record(plan["placeholders"])  # before the sandbox makes them: removed by the last run out
+        placeholder_files = plan.get("placeholder_files") or {}
+        lock.record(plan["placeholders"], placeholder_files)  # before the sandbox makes them (the last run out
+        # removes them)
+        if placeholder_files:
+            create_placeholder_files(placeholder_files)
         try:
             result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
                                   stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,

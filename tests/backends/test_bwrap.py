@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import stockade
 from stockade.backends.base import UnsupportedRules, compile_ir
 from stockade.backends.bwrap import BwrapBackend
 from stockade.backends.paths import order_key
@@ -72,7 +73,7 @@ def _check_golden(example: Path, fx: dict[str, str]) -> None:
     data = {key: value for key, value in artifact.data.items() if key != "warnings"}
     rendered = (artifact.text + "# data: " + json.dumps(data, indent=1, sort_keys=True).replace("\n", "\n# ")
                 + "\n" + "".join(f"# warning: {w}\n" for w in artifact.warnings))
-    rendered = rendered.replace(fx["root"], "$ROOT")
+    rendered = rendered.replace(fx["root"], "$ROOT").replace(os.path.dirname(stockade.__file__), "$STOCKADE")
     golden = GOLDEN / (example.stem + ".bwrap")
     if os.environ.get("STOCKADE_UPDATE_GOLDEN") == "1":
         golden.parent.mkdir(parents=True, exist_ok=True)
