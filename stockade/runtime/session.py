@@ -177,7 +177,8 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
         hit = cache.load_plan(key, variables=environ)
         if (hit is not None and plan_problem(hit) is None
                 and facts_hold(hit["facts"], hit["placeholders"], hit["placeholder_files"])
-                and inputs_covered(hit, ctx)):
+                and inputs_covered(hit, ctx) and hit["bwrap"] == (ctx.get("bwrap") or None)
+                and hit["bwrap_writable"] is None):  # (a refusal is decided afresh)
             return hit, key  # (a damaged entry is a miss: compiled again and replaced)
     from stockade.backends.base import compile_ir
     from stockade.compiler.pipeline import compile_policy
