@@ -1,0 +1,182 @@
+"""Limits that hold for the whole process tree, and the disk limits, attacked for real under
+bubblewrap through the library run API (:func:`stockade.runtime.session.run`).
+
+* ``memory``: two children each take 60 % of the limit → the tree is stopped (a memory
+  cgroup counts the tree, not each process); 600 MiB written into ``/dev/shm`` under
+  ``memory 256MiB`` fails (tmpfs pages are charged to the cgroup);
+* ``filesize``: a 2 MiB file under ``filesize 1MiB`` fails;
+* ``disk``: 200 MiB written to ``/tmp`` under ``disk 64MiB`` fails inside the sandbox and
+  nothing of it stays on the host; the workspace is written directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from stockade.runtime.limits import RunCgroup
+from stockade.runtime.session import RunOutcome, run
+from tests.runtime.conftest import box_root
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only")
+
+MiB = 1 << 20
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def _policy(limits: str) -> str:
+    return ("policy \"limits\"\n\nfilesystem {\n    read  /\n    deny  ~/.ssh\n"
+            "    write $WORKSPACE $TMPDIR /tmp\n}\n\n"
+            f"limits {{\n{limits}\n}}\n\ncommands {{\n    unknown-effects allow\n}}\n")
+
+
+class Machine:
+    """A private home, workspace and TMPDIR (outside /tmp), and stockade's own state."""
+
+    def __init__(self, root: Path, state: Path):
+        self.root = root
+        self.home = root / "home"
+        self.workspace = self.home / "ws"
+        self.tmpdir = root / "tmp"
+        self.state = state
+        for path in (self.workspace, self.tmpdir, self.home / ".ssh"):
+            path.mkdir(parents=True, exist_ok=True)
+
+    def run(self, command: str, limits: str, **options) -> tuple[RunOutcome, str, str]:
+        policy = self.root / f"p-{uuid.uuid4().hex[:8]}.policy"
+        policy.write_text(_policy(limits))
+        out, err = bytearray(), bytearray()
+        environ = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home), "TMPDIR": str(self.tmpdir),
+                   "LANG": "C.UTF-8"}
+        outcome = run(command, policy=str(policy), workspace=str(self.workspace), approve=True,
+                      audit=str(self.state / "audit.jsonl"), environ=environ, stdout=out.extend,
+                      stderr=err.extend, **options)
+        return outcome, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    def audit(self) -> list[dict]:
+        return [json.loads(line) for line in (self.state / "audit.jsonl").open()]
+
+
+@pytest.fixture()
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Machine]:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("STOCKADE_CACHE_DIR", raising=False)
+    monkeypatch.delenv("STOCKADE_AUDIT", raising=False)
+    root = box_root()
+    try:
+        yield Machine(root, tmp_path)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _memory_cgroup_available() -> bool:
+    made = RunCgroup.create(memory=256 * MiB)
+    if made is None:
+        return False
+    try:
+        return made.memory_dir is not None
+    finally:
+        made.remove()
+
+
+needs_memory_cgroup = pytest.mark.skipif(not _memory_cgroup_available(), reason="no writable memory cgroup")
+
+# each child takes 60 % of `memory 256MiB` (touched, not just reserved), then waits
+_HOG = f"{PYTHON} -I -S -c 'import time; x = b\"a\" * ({int(0.6 * 256)} << 20); time.sleep(8); print(\"SURVIVED\")'"
+
+
+@needs_memory_cgroup
+def test_two_children_each_under_the_limit_stop_the_tree_together(machine: Machine) -> None:
+    started = time.monotonic()
+    outcome, out, err = machine.run(f"{_HOG} & {_HOG} & wait; echo TREE-DONE", "    memory 256MiB\n    timeout 60s")
+    assert outcome.ran
+    assert "memory" in outcome.limits_hit, (out, err)
+    assert "SURVIVED" not in out and "TREE-DONE" not in out  # the whole tree was stopped
+    assert time.monotonic() - started < 8
+    assert outcome.exit_status == 137 and not outcome.warnings
+    assert machine.audit()[-1]["limits_hit"] == ["memory"]
+
+
+@needs_memory_cgroup
+def test_dev_shm_is_counted_in_the_memory_limit(machine: Machine) -> None:
+    # in a script, where the analyzer does not see the write (the sandbox is what must hold)
+    (machine.workspace / "fill.sh").write_text("head -c 600M /dev/zero > /dev/shm/fill; echo rc=$?; "
+                                               "echo size=$(stat -c %s /dev/shm/fill)\n")
+    outcome, out, err = machine.run("sh fill.sh", "    memory 256MiB\n    timeout 60s")
+    assert "size=629145600" not in out, (out, err)
+    assert "memory" in outcome.limits_hit
+
+
+def test_a_file_larger_than_filesize_fails(machine: Machine) -> None:
+    outcome, out, err = machine.run("head -c 2M /dev/zero > big; echo rc=$?", "    filesize 1MiB")
+    assert "file_size" in outcome.limits_hit, (out, err)
+    assert (machine.workspace / "big").stat().st_size <= MiB
+    small, _, _ = machine.run("head -c 512K /dev/zero > small", "    filesize 1MiB")
+    assert small.exit_status == 0 and (machine.workspace / "small").stat().st_size == 512 * 1024
+
+
+def test_disk_limit_stops_writes_outside_the_workspace_and_none_persist(machine: Machine) -> None:
+    name = f"stockade-disk-{uuid.uuid4().hex}"
+    host_tmp, host_tmpdir = Path("/tmp") / name, machine.tmpdir / name
+    seen = Path("/tmp") / f"{name}-seen"
+    seen.write_text("host file\n")
+    try:
+        outcome, out, err = machine.run(
+            f"head -c 200M /dev/zero > /tmp/{name}; echo rc=$?; head -c 1K /dev/zero > $TMPDIR/{name}; "
+            f"cat /tmp/{name}-seen; rm -f /tmp/{name}-seen; echo kept > kept.txt", "    disk 64MiB")
+        assert outcome.ran and "rc=0" not in out, (out, err)
+        assert "no space left on device" in err.lower() and "disk" in outcome.limits_hit
+        assert "host file" in out  # the host's files are visible ...
+        assert not host_tmp.exists() and not host_tmpdir.exists()  # ... and nothing written stays
+        assert seen.read_text() == "host file\n"  # nor is a deletion carried out on the host
+        assert (machine.workspace / "kept.txt").read_text() == "kept\n"  # the workspace is written directly
+        assert not [p for p in machine.tmpdir.iterdir()]
+    finally:
+        for path in (host_tmp, seen, host_tmpdir):
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+
+
+def test_disk_limit_with_the_workspace_inside_a_writable_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the workspace under /tmp: /tmp is overlaid, the workspace bound back over it
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    machine = Machine(tmp_path / "m", tmp_path)
+    outcome, out, err = machine.run(
+        "echo inside > in-ws.txt; echo outside > ../../outside.txt; head -c 100M /dev/zero > ../../big; echo rc=$?",
+        "    disk 16MiB")
+    assert outcome.ran and "rc=0" not in out, (out, err)
+    assert (machine.workspace / "in-ws.txt").read_text() == "inside\n"
+    assert not (machine.root / "outside.txt").exists() and not (machine.root / "big").exists()
+
+
+def test_disk_limit_refuses_a_writable_root(machine: Machine) -> None:
+    from stockade.diagnostics import StockadeError
+
+    policy = machine.root / "root.policy"
+    policy.write_text('policy "w"\nfilesystem {\n    write /\n}\nlimits {\n    disk 1MiB\n}\n'
+                      'commands {\n    unknown-effects allow\n}\n')
+    marker = machine.workspace / "ran"
+    with pytest.raises(StockadeError) as info:
+        run(["/usr/bin/touch", str(marker)], policy=str(policy), workspace=str(machine.workspace), approve=True,
+            audit=str(machine.state / "audit.jsonl"), environ={"PATH": "/usr/bin:/bin", "HOME": str(machine.home)})
+    assert info.value.diagnostics[0].code == "R540" and not marker.exists()
+
+
+def test_without_a_memory_cgroup_the_run_warns_that_memory_is_per_process(machine: Machine,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None: None))
+    outcome, _, _ = machine.run("true", "    memory 256MiB")
+    assert outcome.exit_status == 0
+    assert any("per process" in w for w in outcome.warnings)
+    assert any("per process" in w for w in machine.audit()[-1]["warnings"])
+    assert "per process" in json.dumps(outcome.to_json())
