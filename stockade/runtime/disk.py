@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,11 +82,14 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
     preview's overlay), then the ``disk`` layer over every writable path of ``prefix``
     outside ``workspace`` (see the module docstring).  Raises ``R540`` here, in the parent,
     when the limit cannot be enforced (``/`` is writable)."""
+    from stockade.runtime.sandbox import _error
+
+    if not prefix or os.path.basename(prefix[0]) != "bwrap" or not sys.platform.startswith("linux"):
+        raise _error("R540", "the `disk` limit is enforced only on linux with bubblewrap; the command did not run",
+                     help="remove the `disk` limit on this platform")
     workspace = os.path.realpath(workspace)
     roots = writable_roots(prefix, workspace)
     if "/" in roots:
-        from stockade.runtime.sandbox import _error
-
         raise _error("R540", "the `disk` limit cannot be enforced while `/` is writable; the command did not run",
                      help="grant write on the workspace and the paths that need it, not on `/`")
     directories: list[str] = []
