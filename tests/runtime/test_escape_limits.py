@@ -29,6 +29,7 @@ from tests.runtime.conftest import box_root
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only")
 
 MiB = 1 << 20
+ROOT = Path(__file__).resolve().parents[2]
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
@@ -180,3 +181,67 @@ def test_without_a_memory_cgroup_the_run_warns_that_memory_is_per_process(machin
     assert any("per process" in w for w in outcome.warnings)
     assert any("per process" in w for w in machine.audit()[-1]["warnings"])
     assert "per process" in json.dumps(outcome.to_json())
+
+
+_AS_USER = """
+import json, sys
+from stockade.runtime.execute import run_confined
+from stockade.runtime.limits import Limits
+job = json.load(open(sys.argv[1]))
+out, err = bytearray(), bytearray()
+result = run_confined(job["prefix"], ["sh", "fill.sh"], job["env"], Limits(**job["limits"]), cwd=job["ws"],
+                      stdout=out.extend, stderr=err.extend)
+print(json.dumps({**result.to_json(), "out": out.decode(), "err": err.decode()}))
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None or not os.path.exists("/usr/bin/python3"),
+                    reason="needs root to become a normal user")
+def test_as_a_normal_user_disk_holds_and_memory_warns(tmp_path: Path) -> None:
+    # uid 65534 has no writable memory cgroup here: `memory` holds per process and the run
+    # says so; the disk layer is mounted in a user namespace of the user's own
+    import subprocess
+
+    from stockade.backends.base import compile_ir
+    from stockade.compiler.pipeline import compile_policy
+    from stockade.runtime.plan import strip_environment
+    from stockade.runtime.sandbox import harden_bwrap_argv
+
+    root = box_root()
+    try:
+        os.chmod(root, 0o755)
+        home, ws, tmpdir = root / "home", root / "home" / "ws", root / "tmp"
+        for path in (ws, tmpdir):
+            path.mkdir(parents=True)
+        policy = root / "p.policy"
+        policy.write_text(_policy("    memory 256MiB\n    disk 16MiB"))
+        (ws / "fill.sh").write_text("head -c 100M /dev/zero > $TMPDIR/fill; echo rc=$?; echo ws > ws.txt\n")
+        ir = compile_policy(str(policy), workspace=str(ws), home=str(home), tmpdir=str(tmpdir)).ir
+        prefix = harden_bwrap_argv(strip_environment(compile_ir(ir, "bwrap").data["argv"]), cwd=str(ws))
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmpdir)}
+        job = root / "job.json"
+        job.write_text(json.dumps({"prefix": prefix, "env": env, "ws": str(ws),
+                                   "limits": {"memory": 256 * MiB, "disk": 16 * MiB, "timeout": 60}}))
+        for path in (root, *root.rglob("*")):
+            os.chown(path, 65534, 65534)
+        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                               "/usr/bin/python3", "-I", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+                               + _AS_USER, str(job)], cwd=ws, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert "rc=0" not in result["out"] and "no space left on device" in result["err"].lower(), result
+        assert "disk" in result["limits_hit"]
+        assert any("per process" in w for w in result["warnings"])
+        assert not (tmpdir / "fill").exists() and (ws / "ws.txt").read_text() == "ws\n"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_cli_prints_run_warnings_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    from stockade.cli.run_output import render_outcome
+    from stockade.runtime.limits import MEMORY_PER_PROCESS, Limits
+
+    outcome = RunOutcome("allow", (), True, ("true",), "true", "/w", "/a", exit_status=0, limits=Limits(memory=1),
+                         warnings=(MEMORY_PER_PROCESS,))
+    assert render_outcome(outcome, True, {"out": bytearray(), "err": bytearray()}, None) == 0
+    assert f"stockade: warning: {MEMORY_PER_PROCESS}" in capsys.readouterr().err
