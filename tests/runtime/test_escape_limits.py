@@ -117,6 +117,17 @@ def test_dev_shm_is_counted_in_the_memory_limit(machine: Machine) -> None:
     assert "memory" in outcome.limits_hit
 
 
+def test_dev_shm_is_capped_at_the_memory_limit_without_a_cgroup(machine: Machine,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # where no memory cgroup can be made, /dev/shm is a tmpfs of its own no larger than `memory`
+    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None: None))
+    (machine.workspace / "fill.sh").write_text("head -c 600M /dev/zero > /dev/shm/fill; echo rc=$?; "
+                                               "echo size=$(stat -c %s /dev/shm/fill)\n")
+    outcome, out, err = machine.run("sh fill.sh", "    memory 256MiB\n    timeout 60s")
+    assert "rc=0" not in out and "no space left on device" in err.lower(), (out, err)
+    assert f"size={256 * MiB}" in out and any("per process" in w for w in outcome.warnings)
+
+
 def test_a_file_larger_than_filesize_fails(machine: Machine) -> None:
     outcome, out, err = machine.run("head -c 2M /dev/zero > big; echo rc=$?", "    filesize 1MiB")
     assert "file_size" in outcome.limits_hit, (out, err)
