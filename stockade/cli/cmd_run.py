@@ -27,8 +27,10 @@ Exit codes:
 * ``124`` the timeout killed it (like coreutils ``timeout``);
 * ``127`` (``126``) the command does not exist (cannot be executed) inside the sandbox;
 * ``125`` the process-limit watchdog killed it (only when neither ``RLIMIT_NPROC`` nor a
-  pids cgroup can be used); other limit hits (output truncated, cpu, memory, file size,
-  refused forks) keep the command's status and are named on stderr and in the audit;
+  pids cgroup can be used); ``137`` with ``memory`` hit when the run's memory cgroup
+  OOM-killed a process (the whole tree is stopped); other limit hits (output truncated,
+  cpu, file size, disk, refused forks) keep the command's status and are named on stderr
+  and in the audit; run warnings (``memory`` held per process only) go to stderr too;
 * ``1`` refused by the policy (``deny``, or ``confirm`` without approval);
 * ``2`` usage error, or a policy that does not compile;
 * ``3`` environment problem: no bubblewrap, no user namespaces, sandbox failed to start,
