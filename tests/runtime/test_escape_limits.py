@@ -98,7 +98,8 @@ _HOG = f"{PYTHON} -I -S -c 'import time; x = b\"a\" * ({int(0.6 * 256)} << 20); 
 @needs_memory_cgroup
 def test_two_children_each_under_the_limit_stop_the_tree_together(machine: Machine) -> None:
     started = time.monotonic()
-    outcome, out, err = machine.run(f"{_HOG} & {_HOG} & wait; echo TREE-DONE", "    memory 256MiB\n    timeout 60s")
+    outcome, out, err = machine.run(f"{_HOG} & {_HOG} & wait; echo TREE-DONE",
+                                    "    memory 256MiB\n    processes 64\n    timeout 60s")
     assert outcome.ran
     assert "memory" in outcome.limits_hit, (out, err)
     assert "SURVIVED" not in out and "TREE-DONE" not in out  # the whole tree was stopped
@@ -169,6 +170,17 @@ def test_disk_limit_with_the_workspace_inside_a_writable_root(tmp_path: Path, mo
     assert outcome.ran and "rc=0" not in out, (out, err)
     assert (machine.workspace / "in-ws.txt").read_text() == "inside\n"
     assert not (machine.root / "outside.txt").exists() and not (machine.root / "big").exists()
+
+
+def test_disk_limit_with_a_preview(machine: Machine) -> None:
+    # the preview's overlay of the workspace and the disk layer in the same child
+    name = f"stockade-disk-{uuid.uuid4().hex}"
+    (machine.workspace / "fill.sh").write_text(f"head -c 100M /dev/zero > $TMPDIR/{name}; echo rc=$?; "
+                                               "echo new > new.txt\n")
+    outcome, out, err = machine.run("sh fill.sh", "    disk 16MiB", preview=True, apply=False)
+    assert "rc=0" not in out and "disk" in outcome.limits_hit, (out, err)
+    assert outcome.preview is not None and [c.path for c in outcome.preview.changes] == ["new.txt"]
+    assert not (machine.workspace / "new.txt").exists() and not (machine.tmpdir / name).exists()
 
 
 def test_disk_limit_refuses_a_writable_root(machine: Machine) -> None:
