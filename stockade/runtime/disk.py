@@ -44,6 +44,8 @@ _MS_REC = 0x4000
 _MS_PRIVATE = 1 << 18
 #: bwrap options that make a host path writable inside the sandbox (source, destination).
 _WRITABLE_BINDS = frozenset({"--bind", "--bind-try", "--dev-bind", "--dev-bind-try"})
+#: How the layers' directories are opened: a path that became a symlink fails (fail closed).
+_OPEN = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC if hasattr(os, "O_PATH") else 0
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -134,8 +136,8 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
             initial = handle.read().split() == [b"0", b"0", b"4294967295"]
         mount(None, "/", None, _MS_REC | _MS_PRIVATE, None, "make mounts private")
         # descriptors first: the tmpfs is mounted over the first directory, hiding it
-        lowers = [os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for path in directories]
-        kept = [os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for path in ([workspace] if covered else [])]
+        lowers = [os.open(path, _OPEN) for path in directories]
+        kept = [os.open(path, _OPEN) for path in ([workspace] if covered else [])]
         try:
             for path in files:
                 mount(path, path, None, _MS_BIND, None, f"bind `{path}`")

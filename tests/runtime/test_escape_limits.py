@@ -268,3 +268,13 @@ def test_the_cli_prints_run_warnings_on_stderr(capsys: pytest.CaptureFixture[str
                          warnings=(MEMORY_PER_PROCESS,))
     assert render_outcome(outcome, True, {"out": bytearray(), "err": bytearray()}, None) == 0
     assert f"stockade: warning: {MEMORY_PER_PROCESS}" in capsys.readouterr().err
+
+
+def test_the_disk_layer_covers_the_outermost_writable_paths_outside_the_workspace() -> None:
+    from stockade.runtime.disk import writable_roots
+
+    prefix = ["bwrap", "--ro-bind", "/", "/", "--bind", "/tmp", "/tmp", "--bind-try", "/tmp/a", "/tmp/a",
+              "--bind", "/home/u/ws", "/home/u/ws", "--bind", "/home/u/.cache", "/home/u/.cache",
+              "--ro-bind", "/etc", "/etc", "--tmpfs", "/run", "--chdir", "/home/u/ws", "--", "--bind", "/x", "/x"]
+    assert writable_roots(prefix, "/home/u/ws") == ["/tmp", "/home/u/.cache"]
+    assert writable_roots(["bwrap", "--bind", "/home/u", "/home/u", "--"], "/home/u/ws") == ["/home/u"]
