@@ -144,6 +144,15 @@ def _under(path: str, ancestor: str) -> bool:
     return path == ancestor or ancestor == "/" or path.startswith(ancestor.rstrip("/") + "/")
 
 
+def _size_text(value: float) -> str:
+    """A byte count as a policy would write it (``64MiB``; ``1500B`` when no unit divides it)."""
+    number = int(value)
+    for shift, unit in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if number >= 1 << shift and number % (1 << shift) == 0:
+            return f"{number >> shift}{unit}"
+    return f"{number}B"
+
+
 def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, sink: DiagnosticSink) -> None:
     """Name every write rule outside the workspace: under a ``disk`` limit, what the sandbox
     writes there is kept in a private, size-limited layer and discarded after the run."""
@@ -158,7 +167,7 @@ def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, 
             continue
         sink.warning("C240", f"under the `disk` limit, files written to `{rule.source_text or rule.pattern}` do not "
                              "persist: the sandbox writes them into a private layer of at most "
-                             f"{int(disk.value)} bytes that is discarded after the run", _span(rule.origin),
+                             f"{_size_text(disk.value)} that is discarded after the run", _span(rule.origin),
                      "write what must persist into the workspace, or remove the `disk` limit", related)
 
 

@@ -39,7 +39,7 @@ from _thread import get_ident
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable
+    from typing import Any
 
 from stockade.runtime.record import Record
 
