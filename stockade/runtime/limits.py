@@ -348,16 +348,19 @@ def _event_count(path: str, key: bytes) -> int:
     return 0
 
 
-def _parents(wanted: list[str]) -> list[tuple[str, list[str], bool]]:
+def _parents(wanted: list[str], lines: list[str] | None = None, base: str = "/sys/fs/cgroup",
+             v2_roots: tuple[str, ...] = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")) -> list[tuple[str, list[str], bool]]:
     """Writable places for the run's cgroup: ``(parent directory, controllers it gives,
-    cgroup v1?)`` — our own v1 cgroup of each wanted controller, then for the others the
-    nearest v2 ancestor that delegates them to its children."""
+    cgroup v1?)`` — our own v1 cgroup of each wanted controller, then for the others our
+    v2 cgroup's parent when it delegates them to its children (``lines``: those of
+    ``/proc/self/cgroup``; ``base`` and ``v2_roots``: where the hierarchies are mounted)."""
     out: list[tuple[str, list[str], bool]] = []
-    try:
-        with open("/proc/self/cgroup", "rb") as handle:
-            lines = handle.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return out
+    if lines is None:
+        try:
+            with open("/proc/self/cgroup", "rb") as handle:
+                lines = handle.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return out
     on_v1: set[str] = set()
     unified = None
     for line in lines:
@@ -369,15 +372,15 @@ def _parents(wanted: list[str]) -> list[tuple[str, list[str], bool]]:
         for controller in wanted:
             if controller in names:
                 on_v1.add(controller)
-                for base in (f"/sys/fs/cgroup/{controllers}", f"/sys/fs/cgroup/{controller}"):
-                    if os.path.isdir(base):
-                        parent = base + path.rstrip("/")
+                for mount in (f"{base}/{controllers}", f"{base}/{controller}"):
+                    if os.path.isdir(mount):
+                        parent = mount + path.rstrip("/")
                         if os.access(parent, os.W_OK):
                             out.append((parent, [controller], True))
                         break
     rest = [c for c in wanted if c not in on_v1]
     if rest and unified is not None:
-        for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        for root in v2_roots:
             if not os.path.exists(os.path.join(root, "cgroup.controllers")):
                 continue  # not a cgroup v2 mount
             # our own cgroup holds us, so it cannot give controllers to children (v2 has no

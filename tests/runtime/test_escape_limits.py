@@ -278,3 +278,26 @@ def test_the_disk_layer_covers_the_outermost_writable_paths_outside_the_workspac
               "--ro-bind", "/etc", "/etc", "--tmpfs", "/run", "--chdir", "/home/u/ws", "--", "--bind", "/x", "/x"]
     assert writable_roots(prefix, "/home/u/ws") == ["/tmp", "/home/u/.cache"]
     assert writable_roots(["bwrap", "--bind", "/home/u", "/home/u", "--"], "/home/u/ws") == ["/home/u"]
+
+
+def test_the_run_cgroup_goes_where_the_controllers_are(tmp_path: Path) -> None:
+    from stockade.runtime.limits import _parents
+
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    (v1 / "memory" / "job").mkdir(parents=True)
+    (v1 / "pids").mkdir()
+    app = v2 / "user.slice" / "app.slice"
+    (app / "term.scope").mkdir(parents=True)
+    (v2 / "cgroup.controllers").write_text("cpu memory pids\n")
+    (app / "cgroup.subtree_control").write_text("memory pids\n")
+    (app / "cgroup.procs").write_text("")
+    hybrid = ["4:memory:/job", "8:pids:/", "0::/"]
+    assert sorted(_parents(["pids", "memory"], hybrid, str(v1), (str(v2),))) == [
+        (str(v1 / "memory" / "job"), ["memory"], True), (str(v1 / "pids"), ["pids"], True)]
+    # a delegated v2 subtree: a sibling of our own cgroup, in its parent; never further up
+    unified = ["0::/user.slice/app.slice/term.scope"]
+    assert _parents(["memory"], unified, str(v1), (str(v2),)) == [(str(app), ["memory"], False)]
+    (app / "cgroup.subtree_control").write_text("pids\n")
+    assert _parents(["memory", "pids"], unified, str(v1), (str(v2),)) == [(str(app), ["pids"], False)]
+    (app / "cgroup.subtree_control").write_text("cpu\n")
+    assert _parents(["memory"], unified, str(v1), (str(v2),)) == []
