@@ -101,6 +101,9 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
             mode = os.lstat(root).st_mode
         except OSError:
             continue  # bubblewrap reports a missing source itself
+        if stat.S_ISLNK(mode):  # the plan named a directory or file: this is not what was compiled
+            raise _error("R540", f"cannot set up the `disk` layer: `{root}` is a symlink now; the command did not run",
+                         help="run again (the plan is recompiled when a path changes kind)")
         (directories if stat.S_ISDIR(mode) else files).append(root)
     covered = [root for root in directories if _inside(workspace, root)]  # the workspace is bound back
     if not directories and not files:
@@ -124,6 +127,15 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
     def enter() -> None:
         if before is not None:
             before()
+        try:
+            layer()
+        except OSError as exc:
+            if "disk limit: " in str(exc.strerror):
+                raise
+            where = f" (`{exc.filename}`)" if exc.filename else ""
+            raise OSError(exc.errno, f"disk limit: {exc.strerror}{where}") from None
+
+    def layer() -> None:
         if libc.unshare(_CLONE_NEWNS) != 0:  # a normal user (not already in a user namespace of its own)
             check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare")
             for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):

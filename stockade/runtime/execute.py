@@ -347,6 +347,12 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
             os.close(fd)
         if cgroup is not None:
             cgroup.remove()
+        said = str(exc.strerror or exc)
+        if "disk limit: " in said:
+            raise _error("R540", f"cannot set up the `disk` layer; the command did not run: "
+                                 f"{said.split('disk limit: ', 1)[1]}",
+                         help="the `disk` limit needs tmpfs and overlayfs in a private mount namespace over "
+                              "every writable directory outside the workspace") from None
         raise _error("R506", f"cannot start the sandbox `{argv[0]}`: {exc.strerror or exc}",
                      help="check that the sandbox tool is installed and executable") from None
     finally:

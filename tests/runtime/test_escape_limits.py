@@ -301,3 +301,46 @@ def test_the_run_cgroup_goes_where_the_controllers_are(tmp_path: Path) -> None:
     assert _parents(["memory", "pids"], unified, str(v1), (str(v2),)) == [(str(app), ["pids"], False)]
     (app / "cgroup.subtree_control").write_text("cpu\n")
     assert _parents(["memory"], unified, str(v1), (str(v2),)) == []
+
+
+def test_a_writable_path_swapped_for_a_symlink_fails_closed_under_disk(machine: Machine) -> None:
+    # the plan binds `scratch`; before the run it becomes a symlink to a directory the policy
+    # does not let the sandbox write: the disk layer refuses to follow it
+    from stockade.backends.base import compile_ir
+    from stockade.compiler.pipeline import compile_policy
+    from stockade.diagnostics import StockadeError
+    from stockade.runtime.execute import run_confined
+    from stockade.runtime.limits import Limits
+    from stockade.runtime.plan import strip_environment
+    from stockade.runtime.sandbox import harden_bwrap_argv
+
+    scratch, target = machine.root / "scratch", machine.root / "target"
+    scratch.mkdir()
+    target.mkdir()
+    policy = machine.root / "s.policy"
+    policy.write_text(f'filesystem {{\n    read /\n    write $WORKSPACE "{scratch}"\n}}\n')
+    ir = compile_policy(str(policy), workspace=str(machine.workspace), home=str(machine.home)).ir
+    prefix = harden_bwrap_argv(strip_environment(compile_ir(ir, "bwrap").data["argv"]), cwd=str(machine.workspace))
+    scratch.rmdir()
+    scratch.symlink_to(target)
+    with pytest.raises(StockadeError) as info:
+        run_confined(prefix, ["/bin/sh", "-c", f"echo x > {scratch}/planted"], {"PATH": "/usr/bin:/bin"},
+                     Limits(disk=MiB, timeout=30), cwd=str(machine.workspace), stdout=lambda b: None,
+                     stderr=lambda b: None)
+    assert info.value.diagnostics[0].code == "R540" and "disk" in info.value.diagnostics[0].message
+    assert not (target / "planted").exists()
+    # the same swap in the window between that check and the mounts (made here by a hook that
+    # runs in the child just before the layer): the layer's O_NOFOLLOW open fails closed
+    scratch.unlink()
+    scratch.mkdir()
+
+    def swap() -> None:
+        scratch.rmdir()
+        scratch.symlink_to(target)
+
+    with pytest.raises(StockadeError) as info:
+        run_confined(prefix, ["/bin/sh", "-c", f"echo x > {scratch}/planted"], {"PATH": "/usr/bin:/bin"},
+                     Limits(disk=MiB, timeout=30), cwd=str(machine.workspace), stdout=lambda b: None,
+                     stderr=lambda b: None, pre_exec=swap)
+    assert info.value.diagnostics[0].code == "R540" and str(scratch) in info.value.diagnostics[0].message
+    assert not (target / "planted").exists()
