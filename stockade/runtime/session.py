@@ -68,7 +68,9 @@ class RunOutcome(Record):
     the timeout killed it, ``125`` when the process-limit watchdog did); None when it was
     refused.  ``approved_by`` is ``policy``, ``--approve`` or the ``confirm`` callback's
     label; ``recovered`` says what was done with an interrupted apply found in the
-    workspace (``discarded``, ``rolled back``, ``completed``).
+    workspace (``discarded``, ``rolled back``, ``completed``); ``warnings`` say what the run
+    could not enforce as the policy says and enforced more narrowly (``memory`` per process
+    only, without a memory cgroup).
     """
 
     verdict: str
