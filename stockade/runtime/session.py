@@ -69,8 +69,8 @@ class RunOutcome(Record):
     refused.  ``approved_by`` is ``policy``, ``--approve`` or the ``confirm`` callback's
     label; ``recovered`` says what was done with an interrupted apply found in the
     workspace (``discarded``, ``rolled back``, ``completed``); ``warnings`` say what the run
-    could not enforce as the policy says and enforced more narrowly (``memory`` per process
-    only, without a memory cgroup).
+    could not enforce as the policy asks (``memory`` held per process only, without a
+    memory cgroup).
     """
 
     verdict: str
