@@ -193,7 +193,9 @@ class RunCgroup:
     def oom_events(self) -> int | None:
         """A descriptor that becomes readable when the kernel's OOM killer acts in the cgroup
         (cgroup v1, through ``cgroup.event_control``), or None: on v2 ``memory.oom.group``
-        already kills the whole tree.  The caller stops the tree when it fires."""
+        already kills the whole tree.  The caller stops the tree when it fires — also when
+        the notification is an ancestor's (v1 notifies a cgroup's descendants too): the
+        safe side."""
         if self.memory_dir is None or not self.memory_v1:
             return None
         if self._oom_fd is None:
