@@ -74,6 +74,18 @@ def writable_roots(prefix: Sequence[str], workspace: str) -> list[str]:
     return roots
 
 
+def _kept_flags(path: str) -> int:
+    """The mount flags of ``path``'s mount that a remount must keep (in a user namespace the
+    kernel refuses to drop a locked ``nosuid``, ``nodev``, ``noexec`` or atime setting)."""
+    have = os.statvfs(path).f_flag
+    out = _MS_NOSUID | _MS_NODEV
+    for st_flag, ms_flag in ((getattr(os, "ST_NOEXEC", 8), 8), (getattr(os, "ST_NOATIME", 1024), 1024),
+                             (getattr(os, "ST_NODIRATIME", 2048), 2048), (getattr(os, "ST_RELATIME", 4096), 1 << 21)):
+        if have & st_flag:
+            out |= ms_flag
+    return out
+
+
 def _escape(path: str) -> str:
     return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
 
@@ -153,7 +165,7 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
         try:
             for path in files:
                 mount(path, path, None, _MS_BIND, None, f"bind `{path}`")
-                mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None,
+                mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _kept_flags(path), None,
                       f"make `{path}` read-only")
             if directories:
                 base = directories[0]

@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
-def _policy(limits: str) -> str:
+def _policy(limits: str, write: str = "") -> str:
     return ("policy \"limits\"\n\nfilesystem {\n    read  /\n    deny  ~/.ssh\n"
-            "    write $WORKSPACE $TMPDIR /tmp\n}\n\n"
+            f"    write $WORKSPACE $TMPDIR /tmp {write}\n}}\n\n"
             f"limits {{\n{limits}\n}}\n\ncommands {{\n    unknown-effects allow\n}}\n")
 
 
@@ -51,9 +51,9 @@ class Machine:
         for path in (self.workspace, self.tmpdir, self.home / ".ssh"):
             path.mkdir(parents=True, exist_ok=True)
 
-    def run(self, command: str, limits: str, **options) -> tuple[RunOutcome, str, str]:
+    def run(self, command: str, limits: str, write: str = "", **options) -> tuple[RunOutcome, str, str]:
         policy = self.root / f"p-{uuid.uuid4().hex[:8]}.policy"
-        policy.write_text(_policy(limits))
+        policy.write_text(_policy(limits, write))
         out, err = bytearray(), bytearray()
         environ = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home), "TMPDIR": str(self.tmpdir),
                    "LANG": "C.UTF-8"}
@@ -142,10 +142,13 @@ def test_disk_limit_stops_writes_outside_the_workspace_and_none_persist(machine:
     host_tmp, host_tmpdir = Path("/tmp") / name, machine.tmpdir / name
     seen = Path("/tmp") / f"{name}-seen"
     seen.write_text("host file\n")
+    notes = machine.root / "notes.txt"  # a writable file outside the workspace: read-only under `disk`
+    notes.write_text("notes\n")
     try:
         outcome, out, err = machine.run(
             f"head -c 200M /dev/zero > /tmp/{name}; echo rc=$?; head -c 1K /dev/zero > $TMPDIR/{name}; "
-            f"cat /tmp/{name}-seen; rm -f /tmp/{name}-seen; echo kept > kept.txt", "    disk 64MiB")
+            f"cat /tmp/{name}-seen; rm -f /tmp/{name}-seen; echo kept > kept.txt; echo x >> {notes}; "
+            "echo notes=$?", "    disk 64MiB", write=str(notes))
         assert outcome.ran and "rc=0" not in out, (out, err)
         assert "no space left on device" in err.lower() and "disk" in outcome.limits_hit
         assert "host file" in out  # the host's files are visible ...
@@ -153,6 +156,7 @@ def test_disk_limit_stops_writes_outside_the_workspace_and_none_persist(machine:
         assert seen.read_text() == "host file\n"  # nor is a deletion carried out on the host
         assert (machine.workspace / "kept.txt").read_text() == "kept\n"  # the workspace is written directly
         assert not [p for p in machine.tmpdir.iterdir()]
+        assert "notes=0" not in out and notes.read_text() == "notes\n"
     finally:
         for path in (host_tmp, seen, host_tmpdir):
             if path.is_file() and not path.is_symlink():
@@ -237,8 +241,12 @@ def test_as_a_normal_user_disk_holds_and_memory_warns(tmp_path: Path) -> None:
         for path in (ws, tmpdir):
             path.mkdir(parents=True)
         policy = root / "p.policy"
-        policy.write_text(_policy("    memory 256MiB\n    disk 16MiB"))
-        (ws / "fill.sh").write_text("head -c 100M /dev/zero > $TMPDIR/fill; echo rc=$?; echo ws > ws.txt\n")
+        notes = home / "notes.txt"
+        notes.parent.mkdir(parents=True, exist_ok=True)
+        notes.write_text("notes\n")
+        policy.write_text(_policy("    memory 256MiB\n    disk 16MiB", write=str(notes)))
+        (ws / "fill.sh").write_text(f"head -c 100M /dev/zero > $TMPDIR/fill; echo rc=$?; echo ws > ws.txt; "
+                                    f"echo planted >> {notes}; echo notes=$?\n")
         ir = compile_policy(str(policy), workspace=str(ws), home=str(home), tmpdir=str(tmpdir)).ir
         prefix = harden_bwrap_argv(strip_environment(compile_ir(ir, "bwrap").data["argv"]), cwd=str(ws))
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmpdir)}
@@ -256,6 +264,7 @@ def test_as_a_normal_user_disk_holds_and_memory_warns(tmp_path: Path) -> None:
         assert "disk" in result["limits_hit"]
         assert any("per process" in w for w in result["warnings"])
         assert not (tmpdir / "fill").exists() and (ws / "ws.txt").read_text() == "ws\n"
+        assert "notes=0" not in result["out"] and notes.read_text() == "notes\n"  # a file: read-only
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
