@@ -92,7 +92,7 @@ def _memory_cgroup_available() -> bool:
 needs_memory_cgroup = pytest.mark.skipif(not _memory_cgroup_available(), reason="no writable memory cgroup")
 
 # each child takes 60 % of `memory 256MiB` (touched, not just reserved), then waits
-_HOG = f"{PYTHON} -I -S -c 'import time; x = b\"a\" * ({int(0.6 * 256)} << 20); time.sleep(8); print(\"SURVIVED\")'"
+_HOG = f"{PYTHON} -I -S -c 'import time; x = b\"a\" * ({int(0.6 * 256)} << 20); time.sleep(20); print(\"SURVIVED\")'"
 
 
 @needs_memory_cgroup
@@ -103,7 +103,7 @@ def test_two_children_each_under_the_limit_stop_the_tree_together(machine: Machi
     assert outcome.ran
     assert "memory" in outcome.limits_hit, (out, err)
     assert "SURVIVED" not in out and "TREE-DONE" not in out  # the whole tree was stopped
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 20
     assert outcome.exit_status == 137 and not outcome.warnings
     assert machine.audit()[-1]["limits_hit"] == ["memory"]
 
