@@ -161,11 +161,11 @@ def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, 
         if rule.access != "write" or (not rule.is_glob and _under(rule.pattern, context.workspace)):
             continue
         if rule.pattern == "/" and not rule.is_glob:
-            sink.warning("C240", "the `disk` limit cannot be enforced while `/` is writable: `stockade run` "
+            sink.warning("C245", "the `disk` limit cannot be enforced while `/` is writable: `stockade run` "
                                  "refuses to run this policy", _span(rule.origin),
                          "grant write on the workspace and the paths that need it, not on `/`", related)
             continue
-        sink.warning("C240", f"under the `disk` limit, files written to `{rule.source_text or rule.pattern}` do not "
+        sink.warning("C245", f"under the `disk` limit, files written to `{rule.source_text or rule.pattern}` do not "
                              "persist: the sandbox writes them into a private layer of at most "
                              f"{_size_text(disk.value)} that is discarded after the run", _span(rule.origin),
                      "write what must persist into the workspace, or remove the `disk` limit", related)

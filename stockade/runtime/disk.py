@@ -12,14 +12,14 @@ only.  The workspace itself is not limited and is written directly (a writable p
 contains the workspace — ``write ~`` with the workspace under it — is overlaid, and the real
 workspace is bound back over it).  A writable *file* outside the workspace (not a
 directory) becomes read-only for the run.  The compiler warns about each write rule this
-affects (``C240``).
+affects (``C245``).
 
 How: in the child, between fork and exec (after the preview's overlay, if any), a new
 mount namespace (and, for a normal user, a user namespace mapping only its own ids) in
 which the tmpfs and the overlays are mounted; bubblewrap is exec'd in it, so its binds of
 those paths take the overlays, and the namespace — with the tmpfs — goes away with the
 last process of the run.  The host is never written and no host-side cleanup is needed.
-A writable ``/`` cannot be overlaid this way: such a run is refused (``R540``).  The
+A writable ``/`` cannot be overlaid this way: such a run is refused (``R545``).  The
 tmpfs's pages are charged to the run's memory cgroup too.
 """
 
@@ -94,17 +94,17 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
                   before: Callable[[], None] | None = None) -> Callable[[], None]:
     """The function to run in the child before the sandbox tool is exec'd: ``before`` (the
     preview's overlay), then the ``disk`` layer over every writable path of ``prefix``
-    outside ``workspace`` (see the module docstring).  Raises ``R540`` here, in the parent,
+    outside ``workspace`` (see the module docstring).  Raises ``R545`` here, in the parent,
     when the limit cannot be enforced (``/`` is writable)."""
     from stockade.runtime.sandbox import _error
 
     if not prefix or os.path.basename(prefix[0]) != "bwrap" or not sys.platform.startswith("linux"):
-        raise _error("R540", "the `disk` limit is enforced only on linux with bubblewrap; the command did not run",
+        raise _error("R545", "the `disk` limit is enforced only on linux with bubblewrap; the command did not run",
                      help="remove the `disk` limit on this platform")
     workspace = os.path.realpath(workspace)
     roots = writable_roots(prefix, workspace)
     if "/" in roots:
-        raise _error("R540", "the `disk` limit cannot be enforced while `/` is writable; the command did not run",
+        raise _error("R545", "the `disk` limit cannot be enforced while `/` is writable; the command did not run",
                      help="grant write on the workspace and the paths that need it, not on `/`")
     directories: list[str] = []
     files: list[str] = []
@@ -114,7 +114,7 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
         except OSError:
             continue  # bubblewrap reports a missing source itself
         if stat.S_ISLNK(mode):  # the plan named a directory or file: this is not what was compiled
-            raise _error("R540", f"cannot set up the `disk` layer: `{root}` is a symlink now; the command did not run",
+            raise _error("R545", f"cannot set up the `disk` layer: `{root}` is a symlink now; the command did not run",
                          help="run again (the plan is recompiled when a path changes kind)")
         (directories if stat.S_ISDIR(mode) else files).append(root)
     covered = [root for root in directories if _inside(workspace, root)]  # the workspace is bound back

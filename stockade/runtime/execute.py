@@ -349,7 +349,7 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
             cgroup.remove()
         said = str(exc.strerror or exc)
         if "disk limit: " in said:
-            raise _error("R540", f"cannot set up the `disk` layer; the command did not run: "
+            raise _error("R545", f"cannot set up the `disk` layer; the command did not run: "
                                  f"{said.split('disk limit: ', 1)[1]}",
                          help="the `disk` limit needs tmpfs and overlayfs in a private mount namespace over "
                               "every writable directory outside the workspace") from None

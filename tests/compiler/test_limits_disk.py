@@ -62,14 +62,14 @@ def test_a_higher_layer_cannot_raise_a_locked_limit(name: str, higher: str, tmp_
 
 def test_disk_warns_about_every_write_rule_outside_the_workspace(tmp_path: Path) -> None:
     result = compile_text(POLICY, tmp_path)
-    warned = [w for w in result.warnings if w.code == "C240"]
+    warned = [w for w in result.warnings if w.code == "C245"]
     assert sorted(w.message.split("`")[3] for w in warned) == ["/tmp", "~/.cache"]
     assert all("do not persist" in w.message and w.span.line == 4 for w in warned)
     assert all(w.related and w.related[0].span.line == 7 for w in warned)
     root = compile_text('filesystem {\n    write /\n}\nlimits {\n    disk 1MiB\n}\n', tmp_path, name="r.policy")
-    assert any(w.code == "C240" and "refuses" in w.message for w in root.warnings)
+    assert any(w.code == "C245" and "refuses" in w.message for w in root.warnings)
     assert not [w for w in compile_text(POLICY.replace("    disk     64MiB\n", ""), tmp_path, name="n.policy").warnings
-                if w.code == "C240"]
+                if w.code == "C245"]
 
 
 @pytest.mark.parametrize("target, refused", [("seatbelt", {"disk"}), ("windows", {"disk", "filesize"}),

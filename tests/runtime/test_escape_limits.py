@@ -197,7 +197,7 @@ def test_disk_limit_refuses_a_writable_root(machine: Machine) -> None:
     with pytest.raises(StockadeError) as info:
         run(["/usr/bin/touch", str(marker)], policy=str(policy), workspace=str(machine.workspace), approve=True,
             audit=str(machine.state / "audit.jsonl"), environ={"PATH": "/usr/bin:/bin", "HOME": str(machine.home)})
-    assert info.value.diagnostics[0].code == "R540" and not marker.exists()
+    assert info.value.diagnostics[0].code == "R545" and not marker.exists()
 
 
 def test_without_a_memory_cgroup_the_run_warns_that_memory_is_per_process(machine: Machine,
@@ -336,7 +336,7 @@ def test_a_writable_path_swapped_for_a_symlink_fails_closed_under_disk(machine: 
         run_confined(prefix, ["/bin/sh", "-c", f"echo x > {scratch}/planted"], {"PATH": "/usr/bin:/bin"},
                      Limits(disk=MiB, timeout=30), cwd=str(machine.workspace), stdout=lambda b: None,
                      stderr=lambda b: None)
-    assert info.value.diagnostics[0].code == "R540" and "disk" in info.value.diagnostics[0].message
+    assert info.value.diagnostics[0].code == "R545" and "disk" in info.value.diagnostics[0].message
     assert not (target / "planted").exists()
     # the same swap in the window between that check and the mounts (made here by a hook that
     # runs in the child just before the layer): the layer's O_NOFOLLOW open fails closed
@@ -351,5 +351,5 @@ def test_a_writable_path_swapped_for_a_symlink_fails_closed_under_disk(machine: 
         run_confined(prefix, ["/bin/sh", "-c", f"echo x > {scratch}/planted"], {"PATH": "/usr/bin:/bin"},
                      Limits(disk=MiB, timeout=30), cwd=str(machine.workspace), stdout=lambda b: None,
                      stderr=lambda b: None, pre_exec=swap)
-    assert info.value.diagnostics[0].code == "R540" and str(scratch) in info.value.diagnostics[0].message
+    assert info.value.diagnostics[0].code == "R545" and str(scratch) in info.value.diagnostics[0].message
     assert not (target / "planted").exists()
