@@ -138,15 +138,21 @@ def _changed_below(dir_fd: int, rel: str, since: int, out: list[str]) -> None:
         if _recent(st, since):
             out.append(path)
         if stat.S_ISDIR(st.st_mode):
-            try:
-                fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
-            except OSError:
-                out.append(path)
-                continue
-            try:
-                _changed_below(fd, path, since, out)
-            finally:
-                os.close(fd)
+            _changed_in(dir_fd, name, path, since, out)
+
+
+def _changed_in(dir_fd: int, name: str, rel: str, since: int, out: list[str]) -> None:
+    """:func:`_changed_below` for the directory ``name`` of ``dir_fd`` (``rel`` in the
+    workspace); one that cannot be opened without following a link counts as changed."""
+    try:
+        fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        out.append(rel)
+        return
+    try:
+        _changed_below(fd, rel, since, out)
+    finally:
+        os.close(fd)
 
 
 def _names(token: str, n: int) -> tuple[str, str]:
@@ -446,15 +452,7 @@ def _check(dirs: _Dirs, up: Tree, ops: list[dict[str, Any]], since: int) -> list
             if _recent(st, since):
                 conflicts.append(rel)
             elif stat.S_ISDIR(st.st_mode):  # deleted or replaced: nothing below may have changed
-                try:
-                    fd = os.open(name, DIR_FLAGS, dir_fd=pfd)
-                except OSError:
-                    conflicts.append(rel)
-                    continue
-                try:
-                    _changed_below(fd, rel, since, conflicts)
-                finally:
-                    os.close(fd)
+                _changed_in(pfd, name, rel, since, conflicts)  # (any conflict refuses the whole apply)
             kept.append(entry)
         finally:
             dirs.release(pfd)

@@ -90,6 +90,17 @@ def _escape(path: str) -> str:
     return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
 
 
+def map_ids(uid: int, gid: int) -> None:
+    """In a new user namespace (in the child, before exec): map ``uid``/``gid`` to
+    themselves and deny ``setgroups``, so that files keep their owners."""
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
+
 def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
                   before: Callable[[], None] | None = None) -> Callable[[], None]:
     """The function to run in the child before the sandbox tool is exec'd: ``before`` (the
@@ -150,12 +161,7 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
     def layer() -> None:
         if libc.unshare(_CLONE_NEWNS) != 0:  # a normal user (not already in a user namespace of its own)
             check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare")
-            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-                fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
-                try:
-                    os.write(fd, text.encode())
-                finally:
-                    os.close(fd)
+            map_ids(uid, gid)
         with open("/proc/self/uid_map", "rb") as handle:
             initial = handle.read().split() == [b"0", b"0", b"4294967295"]
         mount(None, "/", None, _MS_REC | _MS_PRIVATE, None, "make mounts private")

@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.beneath import Tree
+from stockade.runtime.disk import map_ids
 from stockade.runtime.record import Record
 
 _CLONE_NEWUSER = 0x10000000
@@ -132,12 +133,7 @@ class Overlay:
 
         def enter() -> None:
             check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare")
-            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-                fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
-                try:
-                    os.write(fd, text.encode())
-                finally:
-                    os.close(fd)
+            map_ids(uid, gid)
             check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "make mounts private")
             # on the workspace directory itself, never through a symlink swapped in for it
             fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -200,30 +200,6 @@ def _read_record(path: str) -> list[str]:
     return [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def rmdir_nofollow(path: str) -> bool:
-    """Remove the empty directory ``path`` (absolute) without following any symlink on the
-    way: walk from ``/`` with ``O_NOFOLLOW | O_DIRECTORY`` descriptors, then ``rmdir`` the last
-    component relative to its parent's.  Whether it was removed."""
-    parts = path.split("/")
-    if parts[0] != "" or len(parts) < 2 or any(part in ("", ".", "..") for part in parts[1:]):
-        return False
-    try:
-        fd = os.open("/", _DIR_FLAGS)
-    except OSError:
-        return False
-    try:
-        for name in parts[1:-1]:
-            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        os.rmdir(parts[-1], dir_fd=fd)  # rmdir never follows a final symlink (ENOTDIR)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 def parent_nofollow(path: str) -> tuple[int, str] | None:
     """A descriptor of the directory of ``path`` (absolute) walked from ``/`` without
     following a symlink, and the last component; None when the walk fails."""
@@ -243,6 +219,23 @@ def parent_nofollow(path: str) -> tuple[int, str] | None:
         os.close(fd)
         return None
     return fd, parts[-1]
+
+
+def rmdir_nofollow(path: str) -> bool:
+    """Remove the empty directory ``path`` (absolute) without following any symlink on the
+    way (:func:`parent_nofollow`), then ``rmdir`` the last component relative to its
+    parent's.  Whether it was removed."""
+    found = parent_nofollow(path)
+    if found is None:
+        return False
+    fd, name = found
+    try:
+        os.rmdir(name, dir_fd=fd)  # rmdir never follows a final symlink (ENOTDIR)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def unlink_file_placeholder(path: str, content: str) -> bool:
