@@ -30,6 +30,7 @@ from stockade.runtime.execute import run_confined
 from stockade.runtime.limits import Limits
 from stockade.runtime.session import run
 from tests.runtime.conftest import POLICY, Box, box_root, make_box
+from tests.runtime.test_preview import snapshot as tree_of  # every entry below a path, links not followed
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only")
 
@@ -73,23 +74,6 @@ def sandboxed(box: Box, script: str) -> None:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def tree_of(path: Path) -> dict[str, tuple]:
-    """Every entry below ``path`` (type, mode, content or target), symlinks not followed."""
-    out: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(path):
-        for name in dirnames + filenames:
-            full = os.path.join(dirpath, name)
-            st = os.lstat(full)
-            rel = os.path.relpath(full, path)
-            if stat.S_ISLNK(st.st_mode):
-                out[rel] = ("link", os.readlink(full))
-            elif stat.S_ISDIR(st.st_mode):
-                out[rel] = ("dir", stat.S_IMODE(st.st_mode))
-            else:
-                out[rel] = ("file", stat.S_IMODE(st.st_mode), Path(full).read_bytes())
-    return out
 
 
 # -- 1. a recovery journal planted in the workspace ---------------------------------------
