@@ -145,7 +145,13 @@ def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
 
     target = _target(ctx)
     ir = protect_state(ir, _state_paths(ctx))
-    return build_plan(ir, compile_ir(ir, target), target, Limits.from_ir(ir).to_json())
+    return build_plan(ir, compile_ir(ir, target, **_options(target)), target, Limits.from_ir(ir).to_json())
+
+
+def _options(target: str) -> dict[str, Any]:
+    # bwrap: the globs' matches under the workspace and writable roots are decided at each
+    # run's start (stockade.runtime.globscan), not at compile time
+    return {"glob_per_run": True} if target == "bwrap" else {}
 
 
 def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True,
@@ -174,7 +180,7 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
     except OSError as exc:
         raise _environment_problem("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
     ir = protect_state(result.ir, _state_paths(ctx))
-    artifact = compile_ir(ir, target)
+    artifact = compile_ir(ir, target, **_options(target))
     plan = build_plan(ir, artifact, target, Limits.from_ir(ir).to_json())
     if key is not None:
         plan = cache.store_plan(key, plan, result.sources, variables=environ)
@@ -298,6 +304,15 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
                          sandbox_argv=tuple(prefix))
     if not decision.runs:
         return outcome
+    if plan.get("glob_scan"):  # this run's glob masks, from the tree as it is now (raises R540)
+        from stockade.runtime.globscan import plan_with_globs
+
+        scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
+        if scanned is not plan:
+            from stockade.runtime.sandbox import harden_bwrap_argv
+
+            plan, prefix = scanned, harden_bwrap_argv(scanned["argv"], cwd=ctx["workspace"], bwrap=prefix[0])
+            outcome = outcome.replace(sandbox_argv=tuple(prefix))
     return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
                      notify, base)
 
