@@ -52,7 +52,7 @@ TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (i
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Mapping, Sequence
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 #: Entries (files, directories, links …) the scanned trees may hold before a run is refused.
 DEFAULT_ENTRY_LIMIT = 1_000_000
 #: Seconds a scan may take before the run is refused.
@@ -272,17 +272,19 @@ class Scanner:
         return (st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns)
 
     def _cached(self, path: str, st: os.stat_result) -> tuple | None:
+        """The index's record of a directory when its identity is unchanged and the record
+        is well formed (a damaged one is a miss)."""
         old = self.old.get(path)
         if old.__class__ is not tuple or len(old) != 4 or old[0] is None:
             return None
-        ident, subdirs, hits, count = old
-        if ident != (st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns):
+        if old[0] != (st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns):
             return None
-        if subdirs.__class__ is not tuple or hits.__class__ is not tuple or count.__class__ is not int:
+        _, subdirs, hits, count = old
+        if subdirs.__class__ is not str or hits.__class__ is not tuple or count.__class__ is not int:
             return None
-        for name in subdirs:
-            if name.__class__ is not str or "/" in name or name in ("", ".", ".."):
-                return None
+        if subdirs and (subdirs.startswith("/") or subdirs.endswith("/") or "//" in subdirs
+                        or "/./" in f"/{subdirs}/" or "/../" in f"/{subdirs}/"):
+            return None  # names are joined with "/", which no name holds
         for hit in hits:
             if hit.__class__ is not tuple or len(hit) != 2 or hit[0].__class__ is not str or "/" in hit[0]:
                 return None
@@ -299,10 +301,8 @@ class Scanner:
             for entry in entries:
                 count += 1
                 name = entry.name
-                kind = None
                 if globs.candidate(name) and globs.matches(base + name):
-                    kind = _entry_kind(entry)
-                    hits.append((name, kind))
+                    hits.append((name, _entry_kind(entry)))
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
@@ -310,14 +310,22 @@ class Scanner:
                 if is_dir:
                     subdirs.append(name)
         self.listed += 1
-        return (self._identity(st), tuple(sorted(subdirs)), tuple(sorted(hits)), count)
+        return (self._identity(st), "/".join(sorted(subdirs)), tuple(sorted(hits)), count)
 
-    def _visit(self, fd: int, path: str, depth: int) -> tuple[str, ...]:
-        """Record one directory (from the index or listed); its subdirectories."""
-        if depth > MAX_DEPTH:
-            raise ScanBudgetExceeded("depth", path, depth, MAX_DEPTH)
-        if time.monotonic() > self.deadline:
-            raise ScanBudgetExceeded("time", path, self.count, self.seconds)
+    def _record(self, path: str, record: tuple) -> list[str]:
+        """Keep a directory's record; its subdirectories."""
+        self.new[path] = record
+        self.count += record[3] + 1
+        if self.count > self.limit:
+            raise ScanBudgetExceeded("entries", path, self.count, self.limit)
+        if record[2]:
+            base = path.rstrip("/") + "/"
+            for name, kind in record[2]:
+                self.hits.append((base + name, kind))
+        return record[1].split("/") if record[1] else []
+
+    def _visit(self, fd: int, path: str) -> list[str]:
+        """Record one open directory (from the index or listed); its subdirectories."""
         st = os.fstat(fd)  # before listing: a change after this is a new ctime
         record = self._cached(path, st)
         if record is None:
@@ -328,15 +336,8 @@ class Scanner:
                 # could be opened), else out of the sandbox's reach as well as ours
                 if os.access(".", os.X_OK, dir_fd=fd):
                     self.hits.append((path, "u"))
-                return ()
-        self.new[path] = record
-        self.count += record[3] + 1
-        if self.count > self.limit:
-            raise ScanBudgetExceeded("entries", path, self.count, self.limit)
-        base = path.rstrip("/") + "/"
-        for name, kind in record[2]:
-            self.hits.append((base + name, kind))
-        return record[1]
+                return []
+        return self._record(path, record)
 
     def scan(self, root: str) -> None:
         """Scan one root (its descriptors are closed whatever happens)."""
@@ -344,8 +345,10 @@ class Scanner:
         if fd is None:
             return
         frames: list[tuple[int, str, Any]] = [(fd, root, None)]
+        old, new = self.old, self.new
+        visited = 0
         try:
-            frames[0] = (fd, root, iter(self._visit(fd, root, 0)))
+            frames[0] = (fd, root, iter(self._visit(fd, root)))
             while frames:
                 parent, path, pending = frames[-1]
                 name = next(pending, None)
@@ -353,9 +356,31 @@ class Scanner:
                     os.close(parent)
                     frames.pop()
                     continue
-                child_path = path.rstrip("/") + "/" + name
+                child_path = f"{path}/{name}" if path != "/" else "/" + name
                 if child_path in SKIP:
                     continue
+                visited += 1
+                if visited & 63 == 0 and time.monotonic() > self.deadline:
+                    raise ScanBudgetExceeded("time", child_path, self.count, self.seconds)
+                leaf = old.get(child_path)
+                if leaf.__class__ is tuple and len(leaf) == 4 and leaf[1] == "" and leaf[0] is not None:
+                    # a directory without subdirectories last time: its identity is enough,
+                    # read through the parent's descriptor without following a link
+                    try:
+                        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+                    except OSError:
+                        continue  # gone since it was listed: its parent changed, so listed next time
+                    if leaf[0] == (st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns) and leaf[2] == () \
+                            and leaf[3].__class__ is int:
+                        new[child_path] = leaf  # unchanged, no subdirectories, no matches
+                        self.count += leaf[3] + 1
+                        if self.count > self.limit:
+                            raise ScanBudgetExceeded("entries", child_path, self.count, self.limit)
+                        continue
+                    record = self._cached(child_path, st)
+                    if record is not None:
+                        self._record(child_path, record)
+                        continue
                 try:
                     child = os.open(name, _DIR_FLAGS, dir_fd=parent)
                 except PermissionError:
@@ -365,7 +390,9 @@ class Scanner:
                 except OSError:
                     continue  # gone or replaced since it was listed: its parent changed, so listed next time
                 frames.append((child, child_path, None))
-                frames[-1] = (child, child_path, iter(self._visit(child, child_path, len(frames) - 1)))
+                if len(frames) > MAX_DEPTH:
+                    raise ScanBudgetExceeded("depth", child_path, len(frames) - 1, MAX_DEPTH)
+                frames[-1] = (child, child_path, iter(self._visit(child, child_path)))
         finally:
             for frame_fd, _, _ in frames:
                 os.close(frame_fd)
