@@ -177,6 +177,8 @@ class _FsPlanner:
         self.placeholders: list[str] = []
         self.state: dict[str, State] = {}
         self.mounted: set[str] = set()
+        #: denied points of a run's glob matches: not pinned (see ``add_given``)
+        self.unpinned: set[str] = set()
 
     # -- decision points ---------------------------------------------------------------
 
@@ -317,7 +319,7 @@ class _FsPlanner:
                     self.state[path] = State("none", "masked", path)
             else:
                 self._bind(path, access)
-            if parent.access == "write" and parent.backing == "host":
+            if parent.access == "write" and parent.backing == "host" and path not in self.unpinned:
                 self._pin(parent, path)
             return
         if parent.access == "write" and parent.backing == "host":
@@ -431,10 +433,19 @@ class _GlobExpander:
         """``glob_matches``: the matches a run's scan found (and those found when its plan
         was compiled) become points, without walking; ``glob_hidden``: directories the scan
         could not list, hidden whole (stricter than the policy)."""
+        planner = self.planner
         for path in paths:
             for rule, regex, prefix, _ in self.globs:
                 if P.is_within(path, prefix) and regex.match(path):
-                    self.planner.add_point(path, rule)
+                    planner.add_point(path, rule)
+        # a denied match needs no pins: a mount follows its directory when that is renamed,
+        # so the content stays masked, and a file created at the old name is the sandbox's
+        # own; pinning every directory above every match costs a mount each (bubblewrap's
+        # set-up time grows faster than the number of mounts)
+        for path, access in planner.access.items():
+            rules = planner.rules.get(path)
+            if access == "none" and rules and all(rule.is_glob for rule in rules):
+                planner.unpinned.add(path)
         for path in hidden:
             canonical = P.canonical(path)
             self.planner.access[canonical] = "none"

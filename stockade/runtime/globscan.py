@@ -66,6 +66,7 @@ RACY_NS = 1_000_000_000
 SKIP = frozenset({"/proc", "/sys", "/dev"})
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NOT_NAMES = frozenset({"", ".", ".."})
 _LIT, _ONE, _STAR, _ANY, _SEP = range(5)
 
 
@@ -282,9 +283,8 @@ class Scanner:
         _, subdirs, hits, count = old
         if subdirs.__class__ is not str or hits.__class__ is not tuple or count.__class__ is not int:
             return None
-        if subdirs and (subdirs.startswith("/") or subdirs.endswith("/") or "//" in subdirs
-                        or "/./" in f"/{subdirs}/" or "/../" in f"/{subdirs}/"):
-            return None  # names are joined with "/", which no name holds
+        # subdirs: names joined with "/", which no name holds ("", "." and ".." are skipped
+        # where they are opened)
         for hit in hits:
             if hit.__class__ is not tuple or len(hit) != 2 or hit[0].__class__ is not str or "/" in hit[0]:
                 return None
@@ -344,11 +344,12 @@ class Scanner:
         fd = _open_root(root)
         if fd is None:
             return
-        frames: list[tuple[int, str, Any]] = [(fd, root, None)]
+        root = root.rstrip("/") or "/"
+        frames: list[tuple[int, str, Any]] = [(fd, root.rstrip("/") + "/", None)]
         old, new = self.old, self.new
         visited = 0
         try:
-            frames[0] = (fd, root, iter(self._visit(fd, root)))
+            frames[0] = (fd, frames[0][1], iter(self._visit(fd, root)))
             while frames:
                 parent, path, pending = frames[-1]
                 name = next(pending, None)
@@ -356,7 +357,9 @@ class Scanner:
                     os.close(parent)
                     frames.pop()
                     continue
-                child_path = f"{path}/{name}" if path != "/" else "/" + name
+                if name in _NOT_NAMES:
+                    continue  # a damaged index: never opened
+                child_path = path + name
                 if child_path in SKIP:
                     continue
                 visited += 1
@@ -389,10 +392,10 @@ class Scanner:
                     continue
                 except OSError:
                     continue  # gone or replaced since it was listed: its parent changed, so listed next time
-                frames.append((child, child_path, None))
+                frames.append((child, child_path + "/", None))
                 if len(frames) > MAX_DEPTH:
                     raise ScanBudgetExceeded("depth", child_path, len(frames) - 1, MAX_DEPTH)
-                frames[-1] = (child, child_path, iter(self._visit(child, child_path)))
+                frames[-1] = (child, child_path + "/", iter(self._visit(child, child_path)))
         finally:
             for frame_fd, _, _ in frames:
                 os.close(frame_fd)

@@ -174,6 +174,36 @@ def test_a_symlink_named_env_masks_what_it_points_to(machine: Machine) -> None:
                                                                "a.txt": "ERR"}
 
 
+def test_a_masked_env_stays_masked_when_its_directories_are_renamed(machine: Machine) -> None:
+    """A run's glob masks are not pinned (a mount per directory above each match would make
+    bubblewrap slow): renaming the directories above a masked file moves the mount along."""
+    (machine.ws / "deep" / "dir").mkdir(parents=True)
+    (machine.ws / "deep" / "dir" / ".env").write_text("SECRET-DEEP\n")
+    assert machine.read("deep/dir/.env") == {"deep/dir/.env": "ERR"}
+    attack = ("import os\n"
+              "def read(path):\n"
+              "    try:\n"
+              "        return open(path).read().strip()\n"
+              "    except OSError:\n"
+              "        return 'ERR'\n"
+              "os.rename('deep', 'moved')\n"
+              "os.rename('moved/dir', 'moved/d2')\n"
+              "seen = [read('moved/d2/.env')]\n"
+              "for step in (lambda: os.link('moved/d2/.env', 'hard'), lambda: os.rename('moved/d2/.env', 'x'),\n"
+              "             lambda: os.unlink('moved/d2/.env')):\n"
+              "    try:\n"
+              "        step()\n"
+              "        seen.append('done')\n"
+              "    except OSError:\n"
+              "        seen.append('refused')\n"
+              "seen.append(read('hard'))\n"
+              "print(seen)\n")
+    _, out = machine.run(["python3", "-I", "-S", "-c", attack])
+    assert out.strip() == "['ERR', 'refused', 'refused', 'refused', 'ERR']"
+    assert (machine.ws / "moved" / "d2" / ".env").read_text() == "SECRET-DEEP\n"  # untouched on the host
+    assert machine.read("moved/d2/.env") == {"moved/d2/.env": "ERR"}  # and masked at its new place
+
+
 def test_a_tree_over_the_scan_budget_refuses_the_run(machine: Machine) -> None:
     for i in range(30):
         (machine.ws / "node_modules" / f"p{i}").mkdir(parents=True)
