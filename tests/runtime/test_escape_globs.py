@@ -29,6 +29,7 @@ filesystem {
     deny  ~/.ssh
     deny  "**/.env*"
     write $WORKSPACE $TMPDIR
+    readonly $WORKSPACE/vendor
 }
 commands {
     unknown-effects confirm
@@ -55,7 +56,7 @@ class Machine:
         self.ws = self.home / "ws"
         self.tmp = self.root / "tmp"
         self.cache = self.root / "cache"
-        for directory in (self.ws, self.tmp, self.home / ".ssh"):
+        for directory in (self.ws, self.tmp, self.home / ".ssh", self.ws / "vendor" / "lib"):
             directory.mkdir(parents=True, exist_ok=True)
         (self.ws / "a.txt").write_text("PUBLIC-A\n")
         self.policy = self.root / "globs.policy"
@@ -172,6 +173,17 @@ def test_a_symlink_named_env_masks_what_it_points_to(machine: Machine) -> None:
     os.symlink("../a.txt", machine.ws / "lib" / ".env")
     assert machine.read("lib/.env", "public.txt", "a.txt") == {"lib/.env": "ERR", "public.txt": "PUBLIC-TARGET",
                                                                "a.txt": "ERR"}
+
+
+def test_a_later_env_inside_a_read_only_directory_is_masked_after_its_mount(machine: Machine) -> None:
+    """The mask of a new match goes after the mounts it lies in (here the read-only bind of
+    ``vendor``), or that bind would cover it."""
+    assert machine.read("vendor/lib/x") == {"vendor/lib/x": "ERR"}  # compiled and cached
+    (machine.ws / "vendor" / "lib" / ".env").write_text("SECRET-VENDOR\n")
+    (machine.ws / "vendor" / "lib" / "x").write_text("PUBLIC-X\n")
+    assert machine.read("vendor/lib/.env", "vendor/lib/x") == {"vendor/lib/.env": "ERR", "vendor/lib/x": "PUBLIC-X"}
+    writer = "try:\n    open('vendor/lib/y', 'w')\n    print('wrote')\nexcept OSError:\n    print('read-only')\n"
+    assert machine.run(["python3", "-I", "-S", "-c", writer])[1].strip() == "read-only"  # the bind still holds
 
 
 def test_a_masked_env_stays_masked_when_its_directories_are_renamed(machine: Machine) -> None:
