@@ -21,8 +21,9 @@ every writable root of the policy, intersected with each glob's literal prefix: 
   leave the identity as it was).  A missing, damaged or foreign index is a full scan.
 * a **budget** bounds the work: more than ``STOCKADE_GLOB_SCAN_LIMIT`` entries (default
   :data:`DEFAULT_ENTRY_LIMIT`) in the scanned trees, more than ``STOCKADE_GLOB_SCAN_SECONDS``
-  (default :data:`DEFAULT_TIME_LIMIT`) or a tree deeper than :data:`MAX_DEPTH` refuses the
-  run (``R540``, naming the glob rules and the count) — never a silent gap.
+  (default :data:`DEFAULT_TIME_LIMIT`), a tree deeper than :data:`MAX_DEPTH` or more than
+  ``STOCKADE_GLOB_MATCH_LIMIT`` matches (default :data:`DEFAULT_MATCH_LIMIT`, each a mount)
+  refuses the run (``R540``, naming the glob rules and the count) — never a silent gap.
 * :func:`plan_with_globs` gives the run its argv: the plan's own (compiled without these
   matches) when nothing matches, the plan's remembered glob argv when the matches are those
   it was made for, else a new one: the bwrap backend's filesystem planner is run again over
@@ -55,6 +56,9 @@ if TYPE_CHECKING:  # pragma: no cover
 INDEX_VERSION = 2
 #: Entries (files, directories, links …) the scanned trees may hold before a run is refused.
 DEFAULT_ENTRY_LIMIT = 1_000_000
+#: Matches (each one a mount) beyond which a run is refused: bubblewrap's set-up time grows
+#: faster than the number of mounts.
+DEFAULT_MATCH_LIMIT = 2_000
 #: Seconds a scan may take before the run is refused.
 DEFAULT_TIME_LIMIT = 20.0
 #: Directory levels below a scan root before the run is refused.
@@ -297,9 +301,15 @@ class Scanner:
         count = 0
         globs = self.globs
         base = path.rstrip("/") + "/"
+        budget = self.limit - self.count
         with os.scandir(fd) as entries:
             for entry in entries:
                 count += 1
+                if count & 4095 == 0:  # a huge directory: the budget is checked while listing it
+                    if count > budget:
+                        raise ScanBudgetExceeded("entries", path, self.count + count, self.limit)
+                    if time.monotonic() > self.deadline:
+                        raise ScanBudgetExceeded("time", path, self.count + count, self.seconds)
                 name = entry.name
                 if globs.candidate(name) and globs.matches(base + name):
                     hits.append((name, _entry_kind(entry)))
@@ -413,7 +423,7 @@ def _resolved(path: str) -> tuple:
 
 def scan_globs(patterns: Sequence[str], roots: Sequence[str], index_path: str | None,
                limit: int = DEFAULT_ENTRY_LIMIT, seconds: float = DEFAULT_TIME_LIMIT,
-               use_index: bool = True) -> list[tuple]:
+               use_index: bool = True, max_matches: int = DEFAULT_MATCH_LIMIT) -> list[tuple]:
     """The current matches of ``patterns`` under ``roots``, sorted: ``(path, kind)`` tuples
     (kind ``f`` file, ``d`` directory, ``o`` other, ``u`` a directory that cannot be
     listed) and ``(path, "l", target, target_kind)`` for symlinks.  The index at
@@ -434,6 +444,8 @@ def scan_globs(patterns: Sequence[str], roots: Sequence[str], index_path: str | 
         scanner.scan(root)
     if index_path and (scanner.listed or len(scanner.new) != len(scanner.old)):
         _write_index(index_path, {"key": key, "dirs": scanner.new})
+    if len(scanner.hits) > max_matches:
+        raise ScanBudgetExceeded("matches", roots[0] if roots else "/", len(scanner.hits), max_matches)
     return sorted(_resolved(hit[0]) if hit[1] == "l" else hit for hit in set(scanner.hits))
 
 
@@ -461,7 +473,7 @@ def index_path(plan: Mapping[str, Any], environ: Mapping[str, str] | None = None
     return os.path.join(cache_dir(environ), "globscan", digest[:2], digest + ".marshal")
 
 
-def _int(environ: Mapping[str, str], name: str, default: float) -> float:
+def _number(environ: Mapping[str, str], name: str, default: float) -> float:
     try:
         value = float(environ.get(name) or default)
     except ValueError:
@@ -479,13 +491,19 @@ def _refusal(plan: Mapping[str, Any], exc: ScanBudgetExceeded) -> Exception:
                     f"reached through a symlink; refusing to run",
             help="restore the directory, or run with --no-cache to compile the plan for the new layout"))
     head = {"entries": f"more than {exc.limit} entries", "depth": f"directories more than {exc.limit} levels deep",
-            "time": f"more than {exc.limit:g} s of work"}[exc.what]
-    tail = f"at `{exc.root}`" if exc.what == "depth" else f"{exc.count} counted when it stopped at `{exc.root}`"
+            "time": f"more than {exc.limit:g} s of work", "matches": f"more than {exc.limit} matches"}[exc.what]
+    if exc.what == "depth":
+        tail = f"at `{exc.root}`"
+    elif exc.what == "matches":
+        tail = f"{exc.count} under `{exc.root}` and the other roots; each one is a mount"
+    else:
+        tail = f"{exc.count} counted when it stopped at `{exc.root}`"
     return StockadeError(Diagnostic(
         "R540", f"cannot decide the masks of the glob rule(s) {rules}: the scan found {head} ({tail}); "
                 f"refusing to run rather than leave matches unmasked",
         help="remove what is not needed from the tree, narrow the glob (e.g. `$WORKSPACE/**/.env*` instead of "
-             "`**/.env*`), or raise STOCKADE_GLOB_SCAN_LIMIT (entries) / STOCKADE_GLOB_SCAN_SECONDS"))
+             "`**/.env*`), or raise STOCKADE_GLOB_SCAN_LIMIT (entries), STOCKADE_GLOB_SCAN_SECONDS or "
+             "STOCKADE_GLOB_MATCH_LIMIT"))
 
 
 def plan_with_globs(plan: Mapping[str, Any], key: str | None, environ: Mapping[str, str] | None = None,
@@ -496,8 +514,9 @@ def plan_with_globs(plan: Mapping[str, Any], key: str | None, environ: Mapping[s
     spec = plan["glob_scan"]
     try:
         matches = scan_globs(spec["patterns"], spec["roots"], index_path(plan),
-                             int(_int(env, "STOCKADE_GLOB_SCAN_LIMIT", DEFAULT_ENTRY_LIMIT)),
-                             _int(env, "STOCKADE_GLOB_SCAN_SECONDS", DEFAULT_TIME_LIMIT), use_index)
+                             int(_number(env, "STOCKADE_GLOB_SCAN_LIMIT", DEFAULT_ENTRY_LIMIT)),
+                             _number(env, "STOCKADE_GLOB_SCAN_SECONDS", DEFAULT_TIME_LIMIT), use_index,
+                             int(_number(env, "STOCKADE_GLOB_MATCH_LIMIT", DEFAULT_MATCH_LIMIT)))
     except ScanBudgetExceeded as exc:
         raise _refusal(plan, exc) from None
     if not matches:

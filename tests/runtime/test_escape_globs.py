@@ -232,6 +232,15 @@ def test_a_tree_over_the_scan_budget_refuses_the_run(machine: Machine) -> None:
     assert "`**/.env*`" in diagnostic.message and "more than 100 entries" in diagnostic.message
     assert diagnostic.help and "STOCKADE_GLOB_SCAN_LIMIT" in diagnostic.help
     assert not marker.exists()
+    # too many matches (each one a mount): refused too
+    for i in range(5):
+        (machine.ws / "node_modules" / f"p{i}" / ".env").write_text("SECRET\n")
+    with pytest.raises(StockadeError) as err:
+        run(["python3", "-I", "-S", "-c", f"open({str(marker)!r}, 'w').close()"], policy=str(machine.policy),
+            workspace=str(machine.ws), audit=str(machine.root / "audit.jsonl"), approve=True,
+            environ=dict(machine.environ, STOCKADE_GLOB_MATCH_LIMIT="3"))
+    assert err.value.diagnostics[0].code == "R540" and "more than 3 matches" in err.value.diagnostics[0].message
+    assert not marker.exists()
 
 
 def test_a_damaged_index_is_a_full_scan_and_the_sandbox_cannot_write_it(machine: Machine) -> None:
