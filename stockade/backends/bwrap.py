@@ -414,8 +414,8 @@ class _GlobExpander:
         if options.get("glob_per_run"):
             ctx = planner.ir.context
             writable = [r.pattern for r in planner.ir.filesystem if r.kind == "write" and not r.is_glob]
-            self.run_roots = [r for r in P.outermost(P.canonical(P.normalise(p)) for p in [ctx.workspace, *writable] if p)
-                              if r not in GLOB_SKIP]
+            canonical = (P.canonical(P.normalise(path)) for path in [ctx.workspace, *writable] if path)
+            self.run_roots = [r for r in P.outermost(canonical) if r not in GLOB_SKIP]
         self.static: list[str] = []
         self.skip_roots: set[str] = set()
 
@@ -435,6 +435,8 @@ class _GlobExpander:
         could not list, hidden whole (stricter than the policy)."""
         planner = self.planner
         for path in paths:
+            if not os.path.lexists(path):
+                continue  # gone since the scan: nothing to mask (never a placeholder on the host)
             for rule, regex, prefix, _ in self.globs:
                 if P.is_within(path, prefix) and regex.match(path):
                     planner.add_point(path, rule)

@@ -304,17 +304,28 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
                          sandbox_argv=tuple(prefix))
     if not decision.runs:
         return outcome
-    if plan.get("glob_scan"):  # this run's glob masks, from the tree as it is now (raises R540)
-        from stockade.runtime.globscan import plan_with_globs
+    if not plan.get("glob_scan"):
+        return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
+                         notify, base)
+    from stockade.runtime.globscan import plan_with_globs
 
+    for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R540)
         scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
         if scanned is not plan:
             from stockade.runtime.sandbox import harden_bwrap_argv
 
-            plan, prefix = scanned, harden_bwrap_argv(scanned["argv"], cwd=ctx["workspace"], bwrap=prefix[0])
+            prefix = harden_bwrap_argv(scanned["argv"], cwd=ctx["workspace"], bwrap=prefix[0])
             outcome = outcome.replace(sandbox_argv=tuple(prefix))
-    return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
-                     notify, base)
+        try:
+            return _confined(outcome, scanned, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr,
+                             stdin, notify, base)
+        except Exception as exc:
+            # a match removed between the scan and bubblewrap's mounts fails the set-up before
+            # the command starts (R507): scan again, at most twice
+            codes = [d.code for d in getattr(exc, "diagnostics", ())]
+            if scanned is plan or codes != ["R507"] or attempt == 2:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, str], prefix: list[str],
