@@ -115,36 +115,37 @@ def compile_glob(pattern: str) -> tuple:
     return tuple(tokens)
 
 
-def glob_match(tokens: tuple, text: str, ti: int = 0, si: int = 0) -> bool:
-    """Whether the whole of ``text`` matches the tokens of :func:`compile_glob`."""
-    n = len(tokens)
-    while ti < n:
-        kind, value = tokens[ti]
-        if kind == _LIT:
-            if not text.startswith(value, si):
-                return False
-            si += len(value)
-        elif kind == _ONE:
-            if si >= len(text) or text[si] == "/":
-                return False
-            si += 1
-        elif kind == _STAR:
-            end = text.find("/", si)
-            end = len(text) if end < 0 else end
-            return any(glob_match(tokens, text, ti + 1, k) for k in range(end, si - 1, -1))
-        elif kind == _ANY:
-            return any(glob_match(tokens, text, ti + 1, k) for k in range(len(text), si - 1, -1))
-        else:  # _SEP: "/" or "/" + anything + "/"
-            if not text.startswith("/", si):
-                return False
-            k = si
-            while k >= 0:
-                if glob_match(tokens, text, ti + 1, k + 1):
-                    return True
-                k = text.find("/", k + 1)
+def glob_match(tokens: tuple, text: str) -> bool:
+    """Whether the whole of ``text`` matches the tokens of :func:`compile_glob`.
+
+    The set of positions reachable after each token is carried forward (no backtracking),
+    so a hostile path (hundreds of components) costs at most tokens × length² steps.
+    """
+    n = len(text)
+    states = {0}
+    for kind, value in tokens:
+        reached: set[int] = set()
+        for si in states:
+            if kind == _LIT:
+                if text.startswith(value, si):
+                    reached.add(si + len(value))
+            elif kind == _ONE:
+                if si < n and text[si] != "/":
+                    reached.add(si + 1)
+            elif kind == _STAR:
+                end = text.find("/", si)
+                reached.update(range(si, (n if end < 0 else end) + 1))
+            elif kind == _ANY:
+                reached.update(range(si, n + 1))
+            elif text.startswith("/", si):  # _SEP: "/" or "/" + anything + "/"
+                k = si
+                while k >= 0:
+                    reached.add(k + 1)
+                    k = text.find("/", k + 1)
+        if not reached:
             return False
-        ti += 1
-    return si == len(text)
+        states = reached
+    return n in states
 
 
 def _name_test(pattern: str) -> tuple:
