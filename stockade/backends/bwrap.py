@@ -25,7 +25,12 @@ rule wins, as in the IR:
   sandboxed process cannot move ``.git`` aside and recreate an unprotected ``.git/hooks``.
 * **protected paths that do not exist yet** under a writable mount: an empty read-only
   placeholder directory is mounted at the first missing component (mode ``0000`` for a
-  denied path, ``0555`` otherwise), which stops the path from being created.  bubblewrap
+  denied path, ``0555`` otherwise), which stops the path from being created.  A missing
+  git file that git reads as a file (``commondir``, ``config.worktree``, a user git config:
+  a directory there makes git fail) gets a read-only *file* instead, holding what git
+  assumes when it is missing (``.`` for ``commondir``, nothing for a config); it is in
+  ``data["placeholder_files"]`` too, so that the runtime can create it with that content
+  first (host git keeps working while the run lasts) and remove it afterwards.  bubblewrap
   creates the placeholder on the host; the list is in ``data["placeholders"]`` so that the
   runtime can remove what stays empty after the run.  When the first missing component
   is an ancestor of the protected path, the placeholder is stricter than the policy (the
@@ -50,16 +55,26 @@ filter hosts, so an allow-list becomes *no network* (a warning per allow rule);
 ``allow localhost`` reaches only the namespace's own loopback (a warning).
 A network namespace does not hold every socket: a unix socket with a path
 (``/run/docker.sock``) is reached through the filesystem, and a read-only mount does not
-stop ``connect()`` to it.  So whenever the network is unshared, the argv also carries a
-**seccomp filter** (:mod:`stockade.backends.seccomp`): ``socket(AF_UNIX | AF_VSOCK)`` and
-datagram ``socketpair()`` fail with ``EACCES``, io_uring with ``ENOSYS``; stream
+stop ``connect()`` to it.  So whenever the network is unshared, the argv's
+**seccomp filter** (:mod:`stockade.backends.seccomp`, in every sandbox) also refuses
+``socket(AF_UNIX | AF_VSOCK)`` and datagram ``socketpair()`` with ``EACCES``; stream
 ``socketpair()`` keeps working.  bubblewrap reads a filter from a file descriptor
 (``--seccomp FD``), so the argv holds a placeholder word (``STOCKADE_SECCOMP_FD:<arch>:
 <base64 program>``) that the runtime replaces with a descriptor it opens; bubblewrap
 rejects the placeholder itself (``Invalid fd``), so the argv cannot run without the
 filter by mistake.  The program is also in ``data["seccomp"]`` (base64, with
 ``data["seccomp_arch"]``).  The architecture is ``platform.machine()`` unless the
-``seccomp_arch`` option names one; one without a filter is error ``B309``.
+``seccomp_arch`` option names one; one without a filter is error ``B309`` (a warning
+``B309`` and no filter when the policy allows all network).
+
+**Kernel interfaces.**  When Stockade runs as root, so does the command (with no
+capabilities, but root owns the kernel's knobs): ``/proc/sys``, ``/proc/sysrq-trigger``,
+``/proc/irq``, ``/proc/bus`` and ``/proc/fs`` are read-only mounts of their own, ``/sys``
+is read-only (also under ``write /``), no rule makes a path below ``/proc`` or ``/sys``
+writable, and ``/proc/kcore``, ``/proc/keys``, ``/proc/timer_list``, ``/sys/firmware`` and the
+rest of Docker's masked paths are hidden (:data:`KERNEL_READONLY`, :data:`KERNEL_MASKED`;
+warning ``B310`` when a rule said otherwise).  The seccomp filter (above) is in every
+sandbox: its setuid-mode and keyring checks do not depend on the network.
 
 **Process.**  New user (nested user namespaces disabled), pid, ipc, uts and cgroup
 namespaces, every capability dropped, ``--die-with-parent``, ``--new-session``, a private
@@ -84,6 +99,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 from stockade.backends import paths as P
 from stockade.backends import seccomp
 from stockade.backends.base import Artifact, Backend
+from stockade.compiler.git_paths import placeholder_content
 from stockade.compiler.ir import ACCESS_RANK, FsRule, Network, Origin, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.diagnostics import Diagnostic, StockadeError
@@ -95,6 +111,17 @@ START_PATHS: tuple[str, ...] = (
 )
 #: Pseudo filesystems bubblewrap creates fresh (they expose no host files).
 PSEUDO_MOUNTS: dict[str, str] = {"/dev": "--dev", "/proc": "--proc"}
+#: Kernel interfaces that stay read-only inside, whatever the policy says (Docker's
+#: ``ReadonlyPaths``): as root, a writable ``/proc/sys/kernel/core_pattern`` is host root.
+#: bubblewrap covers some of them itself, but skips ``/proc/sys`` (its directory is never
+#: writable, only the files in it are).  ``/sys`` as a whole stays read-only too.
+KERNEL_READONLY: tuple[str, ...] = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/sys")
+#: Kernel interfaces hidden inside (Docker's ``MaskedPaths``): kernel memory, the keys the
+#: caller can see, timers and scheduler state of the host, firmware tables.
+KERNEL_MASKED: tuple[str, ...] = (
+    "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+    "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+)
 #: Not walked when expanding globs.
 GLOB_SKIP: tuple[str, ...] = ("/proc", "/sys", "/dev")
 #: Directories not descended into when expanding globs: version-control internals, package
@@ -116,6 +143,15 @@ NAMESPACE_ARGS: tuple[tuple[str, ...], ...] = (
 PROCESS_ARGS: tuple[tuple[str, ...], ...] = (("--die-with-parent",), ("--new-session",), ("--cap-drop", "ALL"))
 
 _ENV_NAME = re.compile(r"[^=\x00]+\Z")
+
+
+#: The files bound read-only over a missing git file (see ``git_paths.placeholder_content``),
+#: shipped with stockade (read-only inside every sandbox), by content.
+PLACEHOLDER_FILES: dict[str, str] = {".": "git-dot.placeholder", "": "git-empty.placeholder"}
+
+
+def _placeholder_source(content: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), PLACEHOLDER_FILES[content])
 
 
 def _min_access(*accesses: str) -> str:
@@ -160,6 +196,8 @@ class FsPlan:
     remounts: tuple[str, ...]
     placeholders: tuple[str, ...]
     minimal_root: bool
+    #: placeholders that are files (path → content), a subset of ``placeholders``
+    placeholder_files: tuple[tuple[str, str], ...] = ()
 
 
 class _FsPlanner:
@@ -175,6 +213,7 @@ class _FsPlanner:
         self.remounts: list[str] = []
         self.chmods: dict[str, str] = {}
         self.placeholders: list[str] = []
+        self.placeholder_files: dict[str, str] = {}
         self.state: dict[str, State] = {}
         self.mounted: set[str] = set()
         #: denied points of a run's glob matches: not pinned (see ``add_given``)
@@ -215,6 +254,39 @@ class _FsPlanner:
                 expander.add_given(given, self.backend.options.get("glob_hidden") or ())
             else:
                 expander.expand()
+        self._kernel_interfaces()
+
+    def _kernel_interfaces(self) -> None:
+        """Make ``/proc`` and ``/sys`` no way to host-root power: no point below them is
+        writable, :data:`KERNEL_READONLY` paths are read-only mounts of their own and
+        :data:`KERNEL_MASKED` ones are hidden (when they exist and can be seen at all)."""
+        def kernel(path: str) -> bool:
+            return P.is_within(path, "/proc") or P.is_within(path, "/sys")
+
+        for path, access in list(self.access.items()):
+            if access == "write" and kernel(path):
+                self.backend.warn(f"`{path}` is a kernel interface: it is read-only inside the sandbox "
+                                  f"(the policy gives it `write`)", self._origin(path), code="B310")
+                self.access[path] = "read"
+        proc = self.ir.path_access("/proc")
+        proc_mounted = not (proc.access == "none" and proc.rule is not None)  # see plan(): a fresh procfs
+        for path in KERNEL_READONLY:
+            if path == "/sys":
+                # only `/` can hold /sys writable: its bind is recursive
+                if self.access["/"] == "write" and "/sys" not in self.access and os.path.isdir("/sys"):
+                    self.backend.warn("`/sys` is a kernel interface: it is read-only inside the sandbox "
+                                      "(the policy gives it `write` through `/`)", self._origin("/"), code="B310")
+                    self.access["/sys"] = "read"
+            elif proc_mounted and os.path.lexists(path):
+                self.access[path] = _min_access("read", self.access.get(path, "read"))
+        for path in KERNEL_MASKED:
+            if (proc_mounted or not P.is_within(path, "/proc")) and os.path.lexists(path):
+                for point, access in list(self.access.items()):
+                    if P.is_within(point, path) and access != "none":
+                        self.backend.warn(f"`{point}` is a kernel interface hidden inside the sandbox "
+                                          f"(the policy gives it `{access}`)", self._origin(point), code="B310")
+                        self.access[point] = "none"
+                self.access[path] = "none"
 
     # -- planning ------------------------------------------------------------------------
 
@@ -251,6 +323,7 @@ class _FsPlanner:
             remounts=tuple(sorted(set(self.remounts), key=P.order_key, reverse=True)),
             placeholders=tuple(self.placeholders),
             minimal_root=minimal,
+            placeholder_files=tuple(sorted(self.placeholder_files.items())),
         )
 
     def _origin(self, path: str) -> Origin | None:
@@ -340,6 +413,23 @@ class _FsPlanner:
             if os.path.lexists(ancestor):
                 break
             top = ancestor
+        content = placeholder_content(path, self.rules.get(path, ())) if top == path and access == "read" else None
+        if content is not None:
+            # a git file git reads as a file (`commondir`, `config.worktree`, a user config):
+            # an empty directory there makes git fail, so a read-only file holding what git
+            # assumes when it is missing is mounted instead (git_paths.placeholder_content)
+            if top not in self.placeholders:
+                self._mount(("--ro-bind", _placeholder_source(content), top), top)
+                self.placeholders.append(top)
+                self.placeholder_files[top] = content
+                self._pin(parent, top)
+                self.backend.warn(f"read-only git file `{path}` does not exist; a read-only file git reads as "
+                                  f"missing is mounted there (`stockade run` creates it with that content first "
+                                  f"and removes it afterwards; run by hand, bubblewrap leaves an empty file on "
+                                  f"the host, which git may refuse: remove it after the run)",
+                                  self._origin(path), code="B303")
+            self.state[top] = State("read", "host", top)
+            return
         if top not in self.placeholders:
             perms = "0000" if top == path and access == "none" else "0555"
             self._hide(top, perms)
@@ -622,10 +712,18 @@ class BwrapBackend(Backend):
         groups: list[tuple[str, ...]] = [*NAMESPACE_ARGS]
         groups += self.dispatch(self.ir.network) or []
         groups += PROCESS_ARGS
-        arch = None
-        if ("--unshare-net",) in groups:  # the filter goes with every policy short of all network
-            arch = seccomp.arch_name(self.options.get("seccomp_arch"))
-            groups.append(("--seccomp", seccomp.placeholder(arch)))
+        # every sandbox gets the filter (setuid modes, keyrings); its socket checks go with
+        # every policy short of all network, which cannot do without them
+        sockets = ("--unshare-net",) in groups
+        arch = seccomp.supported_arch(self.options.get("seccomp_arch"))
+        if arch is None and sockets:
+            seccomp.arch_name(self.options.get("seccomp_arch"))  # raises B309
+        if arch is None:
+            machine = self.options.get("seccomp_arch") or os.uname().machine
+            self.warn(f"no seccomp filter for the architecture `{machine}`: inside the sandbox, files can be "
+                      f"made setuid/setgid and the caller's keyrings are reachable", None, code="B309")
+        else:
+            groups.append(("--seccomp", seccomp.placeholder(arch, sockets)))
         for op in plan.mounts:
             if op.perms is not None:
                 groups.append(("--perms", op.perms, *op.args))
@@ -648,9 +746,10 @@ class BwrapBackend(Backend):
             "argv": argv,
             "env": env,
             "placeholders": list(plan.placeholders),
+            "placeholder_files": dict(plan.placeholder_files),
             "minimal_root": plan.minimal_root,
             "unshare_net": "--unshare-net" in argv,
-            "seccomp": seccomp.encoded_program(arch) if arch else None,
+            "seccomp": seccomp.encoded_program(arch, sockets) if arch else None,
             "seccomp_arch": arch,
             "warnings": [w.to_json() for w in self.warnings],
         }
@@ -669,8 +768,8 @@ def render_text(policy_name: str, groups: Iterable[tuple[str, ...]]) -> str:
     if word is not None:
         encoded = word.rsplit(":", 1)[1]
         lines += [
-            "# the word after --seccomp stands for a file descriptor holding the seccomp filter that",
-            "# blocks host unix sockets; bwrap refuses it as it is. `stockade run` supplies the filter;",
+            "# the word after --seccomp stands for a file descriptor holding the seccomp filter (setuid",
+            "# modes, keyrings, host unix sockets); bwrap refuses it as it is. `stockade run` supplies it;",
             "# by hand (bash): replace that word with 3 and start the command with",
             f"#   3< <(printf %s '{encoded}' | base64 -d) bwrap ...",
         ]

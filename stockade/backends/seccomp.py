@@ -1,9 +1,10 @@
-"""A seccomp filter that keeps a sandbox with no network from reaching host sockets.
+"""The seccomp filter every bubblewrap sandbox gets: host sockets, setuid files, keyrings.
 
 Why
 ===
 
-``--unshare-net`` cuts the network, but not every socket is in the network namespace:
+**Host sockets.**  ``--unshare-net`` cuts the network, but not every socket is in the
+network namespace:
 
 * a **unix socket with a path** (``/run/docker.sock``, a socket under ``/tmp``) is reached
   through the filesystem, and a read-only bind mount does not stop ``connect()`` to it
@@ -13,13 +14,29 @@ Why
 * a **vsock** socket (``AF_VSOCK``) talks to the hypervisor and is not namespaced at all;
 * **io_uring** can create and connect sockets without the ``socket()`` system call.
 
-So when a policy does not allow all network, the bubblewrap backend also installs this
-filter (``bwrap --seccomp FD``): ``socket()`` of family ``AF_UNIX`` or ``AF_VSOCK`` fails with
-``EACCES``; ``socketpair(AF_UNIX, …)`` keeps working for ``SOCK_STREAM`` and
-``SOCK_SEQPACKET`` (local pipes: a connected pair cannot be pointed anywhere else) but
-fails with ``EACCES`` for ``SOCK_DGRAM``/``SOCK_RAW`` (a datagram socket can ``sendto()``
-any host socket path); ``io_uring_setup``/``io_uring_enter``/``io_uring_register`` fail
-with ``ENOSYS`` (programs fall back to ordinary system calls).  Everything else is allowed.
+So when a policy does not allow all network, the filter also refuses sockets:
+``socket()`` of family ``AF_UNIX`` or ``AF_VSOCK`` fails with ``EACCES``;
+``socketpair(AF_UNIX, …)`` keeps working for ``SOCK_STREAM`` and ``SOCK_SEQPACKET`` (local
+pipes: a connected pair cannot be pointed anywhere else) but fails with ``EACCES`` for
+``SOCK_DGRAM``/``SOCK_RAW`` (a datagram socket can ``sendto()`` any host socket path).
+
+**Root is not root inside** (every policy, all network or not).  The sandbox's uid is the
+caller's, so a command of Stockade running as root creates files owned by root:
+
+* a **setuid/setgid file** it leaves behind gives euid (egid) 0 to whoever runs it later.
+  ``chmod``/``fchmod``/``fchmodat``/``fchmodat2`` with ``S_ISUID`` or ``S_ISGID`` in the mode,
+  and file creation with them (``open``/``openat`` with ``O_CREAT`` or ``O_TMPFILE``,
+  ``creat``, ``mknod``/``mknodat``) fail with ``EPERM``; ``openat2`` passes its mode in a
+  struct a filter cannot read, so it fails with ``ENOSYS`` (libc and programs fall back to
+  ``openat``).  ``mkdir`` keeps working: the kernel drops ``S_ISUID``/``S_ISGID`` from its
+  mode (a directory only inherits ``S_ISGID`` from its parent);
+* the caller's **session keyring** is inherited: ``add_key``, ``keyctl`` and
+  ``request_key`` fail with ``EPERM`` (as in Docker's default profile and Flatpak);
+* ``io_uring_setup``/``io_uring_enter``/``io_uring_register`` fail with ``ENOSYS`` (its
+  ``openat`` and socket operations bypass the checks above; programs fall back to ordinary
+  system calls).
+
+Everything else is allowed.
 
 How
 ===
@@ -35,10 +52,12 @@ with ``struct seccomp_data`` (``nr`` at offset 0, ``arch`` at 4, ``args[i]`` at
 2. on x86_64, a system call number with the x32 bit (``0x40000000``) kills the process too
    (x32 calls share the x86_64 audit arch);
 3. the number selects the checks above.  Arguments are compared on their low 32 bits: the
-   kernel reads ``domain`` and ``type`` as ``int``, so the high bits cannot hide a family.
+   kernel reads ``domain``, ``type`` and ``flags`` as ``int`` and a mode as ``umode_t``, so
+   the high bits cannot hide a family, ``O_CREAT`` or ``S_ISUID``.
 
-Supported architectures: ``x86_64`` and ``aarch64`` (others: error ``B309``, never a
-sandbox without the filter).
+Supported architectures: ``x86_64`` and ``aarch64`` (others: error ``B309`` when the policy
+needs the socket checks, never a sandbox without them; with all network allowed, a sandbox
+without the filter and a ``B309`` warning).
 
 The program is built once, when the policy is compiled, and travels in the placeholder
 word of the argv (and so in the cached run plan); a run only decodes and checks it
@@ -69,6 +88,7 @@ SECCOMP_RET_KILL_PROCESS = 0x80000000
 SECCOMP_RET_ERRNO = 0x00050000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 
+EPERM = 1
 EACCES = 13
 ENOSYS = 38
 
@@ -77,6 +97,13 @@ AF_VSOCK = 40
 SOCK_STREAM = 1
 SOCK_SEQPACKET = 5
 SOCK_TYPE_MASK = 0xF  # the rest of `type` is SOCK_NONBLOCK / SOCK_CLOEXEC
+
+S_ISUID = 0o4000
+S_ISGID = 0o2000
+SETID_BITS = S_ISUID | S_ISGID
+O_CREAT = 0o100  # the same on x86_64 and in asm-generic (aarch64)
+O_TMPFILE_BIT = 0o20000000  # __O_TMPFILE: creates an inode with `mode` too
+CREATING_FLAGS = O_CREAT | O_TMPFILE_BIT
 
 OFFSET_NR = 0
 OFFSET_ARCH = 4
@@ -95,21 +122,34 @@ def arg_offset(index: int) -> int:
 
 
 class Arch(NamedTuple):
-    """What the filter needs to know about one architecture."""
+    """What the filter needs to know about one architecture (system call numbers; for
+    the mode checks, which argument holds the mode, and the open flags)."""
 
     name: str
     audit_arch: int
     socket: int
     socketpair: int
     io_uring: tuple[int, ...]
+    #: (nr, mode argument): chmod-like calls, refused with S_ISUID/S_ISGID in the mode
+    chmods: tuple[tuple[int, int], ...]
+    #: (nr, flags argument or -1 when it always creates, mode argument): file creation
+    creates: tuple[tuple[int, int, int], ...]
+    openat2: int
+    keyring: tuple[int, ...]  # add_key, request_key, keyctl
     x32_bit: bool = False
 
 
 ARCHES: dict[str, Arch] = {
     # AUDIT_ARCH_X86_64 = EM_X86_64 (62) | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
-    "x86_64": Arch("x86_64", 0xC000003E, socket=41, socketpair=53, io_uring=(425, 426, 427), x32_bit=True),
+    "x86_64": Arch("x86_64", 0xC000003E, socket=41, socketpair=53, io_uring=(425, 426, 427),
+                   chmods=((90, 1), (91, 1), (268, 2), (452, 2)),  # chmod fchmod fchmodat fchmodat2
+                   creates=((2, 1, 2), (257, 2, 3), (85, -1, 1), (133, -1, 1), (259, -1, 2)),  # open openat
+                   openat2=437, keyring=(248, 249, 250), x32_bit=True),  # creat mknod mknodat
     # AUDIT_ARCH_AARCH64 = EM_AARCH64 (183) | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE (asm-generic numbers)
-    "aarch64": Arch("aarch64", 0xC00000B7, socket=198, socketpair=199, io_uring=(425, 426, 427)),
+    "aarch64": Arch("aarch64", 0xC00000B7, socket=198, socketpair=199, io_uring=(425, 426, 427),
+                    chmods=((52, 1), (53, 2), (452, 2)),  # fchmod fchmodat fchmodat2
+                    creates=((56, 2, 3), (33, -1, 2)),  # openat mknodat
+                    openat2=437, keyring=(217, 218, 219)),
 }
 _ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 
@@ -177,8 +217,9 @@ class _Assembler:
         return out
 
 
-def build_filter(arch: str) -> list[Insn]:
-    """The filter's instructions for ``arch`` (a key of :data:`ARCHES`)."""
+def build_filter(arch: str, sockets: bool = True) -> list[Insn]:
+    """The filter's instructions for ``arch`` (a key of :data:`ARCHES`); the socket checks
+    only when ``sockets`` (a sandbox without all network)."""
     a = ARCHES[arch]
     asm = _Assembler()
     asm.op(LD_ABS, OFFSET_ARCH)
@@ -186,24 +227,47 @@ def build_filter(arch: str) -> list[Insn]:
     asm.op(LD_ABS, OFFSET_NR)
     if a.x32_bit:
         asm.op(JGE, X32_SYSCALL_BIT, "kill", 0)
-    asm.op(JEQ, a.socket, "socket", 0)
-    asm.op(JEQ, a.socketpair, "socketpair", 0)
-    for nr in a.io_uring:
+    if sockets:
+        asm.op(JEQ, a.socket, "socket", 0)
+        asm.op(JEQ, a.socketpair, "socketpair", 0)
+    for nr in (*a.io_uring, a.openat2):
         asm.op(JEQ, nr, "enosys", 0)
+    for nr in a.keyring:
+        asm.op(JEQ, nr, "eperm", 0)
+    for nr, mode_arg in a.chmods:
+        asm.op(JEQ, nr, f"mode{mode_arg}", 0)
+    for nr, flags_arg, mode_arg in a.creates:
+        asm.op(JEQ, nr, f"mode{mode_arg}" if flags_arg < 0 else f"create{flags_arg}_{mode_arg}", 0)
     asm.op(RET, SECCOMP_RET_ALLOW)
-    asm.label("socket")  # socket(domain, type, protocol)
-    asm.op(LD_ABS, arg_offset(0))
-    asm.op(JEQ, AF_UNIX, "eacces", 0)
-    asm.op(JEQ, AF_VSOCK, "eacces", "allow")
-    asm.label("socketpair")  # socketpair(domain, type, protocol, sv)
-    asm.op(LD_ABS, arg_offset(0))
-    asm.op(JEQ, AF_UNIX, 0, "allow")
-    asm.op(LD_ABS, arg_offset(1))
-    asm.op(AND, SOCK_TYPE_MASK)
-    asm.op(JEQ, SOCK_STREAM, "allow", 0)
-    asm.op(JEQ, SOCK_SEQPACKET, "allow", "eacces")
-    asm.label("eacces")
-    asm.op(RET, SECCOMP_RET_ERRNO | EACCES)
+    if sockets:
+        asm.label("socket")  # socket(domain, type, protocol)
+        asm.op(LD_ABS, arg_offset(0))
+        asm.op(JEQ, AF_UNIX, "eacces", 0)
+        asm.op(JEQ, AF_VSOCK, "eacces", "allow")
+        asm.label("socketpair")  # socketpair(domain, type, protocol, sv)
+        asm.op(LD_ABS, arg_offset(0))
+        asm.op(JEQ, AF_UNIX, 0, "allow")
+        asm.op(LD_ABS, arg_offset(1))
+        asm.op(AND, SOCK_TYPE_MASK)
+        asm.op(JEQ, SOCK_STREAM, "allow", 0)
+        asm.op(JEQ, SOCK_SEQPACKET, "allow", "eacces")
+    # open(path, flags, mode), openat(dfd, path, flags, mode): the mode counts only when
+    # the flags create a file (glibc passes 0 otherwise, other callers anything)
+    for flags_arg, mode_arg in sorted({(f, m) for _, f, m in a.creates if f >= 0}):
+        asm.label(f"create{flags_arg}_{mode_arg}")
+        asm.op(LD_ABS, arg_offset(flags_arg))
+        asm.op(AND, CREATING_FLAGS)
+        asm.op(JEQ, 0, "allow", f"mode{mode_arg}")
+    for mode_arg in sorted({m for _, m in a.chmods} | {m for _, _, m in a.creates}):
+        asm.label(f"mode{mode_arg}")  # the mode of chmod, creat, mknod, or a creating open
+        asm.op(LD_ABS, arg_offset(mode_arg))
+        asm.op(AND, SETID_BITS)
+        asm.op(JEQ, 0, "allow", "eperm")
+    asm.label("eperm")
+    asm.op(RET, SECCOMP_RET_ERRNO | EPERM)
+    if sockets:
+        asm.label("eacces")
+        asm.op(RET, SECCOMP_RET_ERRNO | EACCES)
     asm.label("enosys")
     asm.op(RET, SECCOMP_RET_ERRNO | ENOSYS)
     asm.label("kill")
@@ -213,9 +277,9 @@ def build_filter(arch: str) -> list[Insn]:
     return asm.assemble()
 
 
-def program(arch: str) -> bytes:
+def program(arch: str, sockets: bool = True) -> bytes:
     """The packed filter (what ``bwrap --seccomp FD`` reads from ``FD``)."""
-    return b"".join(insn.pack() for insn in build_filter(arch))
+    return b"".join(insn.pack() for insn in build_filter(arch, sockets))
 
 
 def decode(data: bytes) -> list[Insn]:
@@ -225,14 +289,14 @@ def decode(data: bytes) -> list[Insn]:
     return [Insn(*fields) for fields in struct.iter_unpack("<HBBI", data)]
 
 
-def encoded_program(arch: str) -> str:
+def encoded_program(arch: str, sockets: bool = True) -> str:
     """The packed filter in base64."""
-    return binascii.b2a_base64(program(arch), newline=False).decode("ascii")
+    return binascii.b2a_base64(program(arch, sockets), newline=False).decode("ascii")
 
 
-def placeholder(arch: str) -> str:
+def placeholder(arch: str, sockets: bool = True) -> str:
     """The argv word standing for the filter's file descriptor (see :data:`PLACEHOLDER_PREFIX`)."""
-    return f"{PLACEHOLDER_PREFIX}{arch}:{encoded_program(arch)}"
+    return f"{PLACEHOLDER_PREFIX}{arch}:{encoded_program(arch, sockets)}"
 
 
 def parse_placeholder(word: str) -> tuple[str, bytes]:

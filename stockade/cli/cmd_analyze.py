@@ -103,6 +103,11 @@ def run(args: argparse.Namespace | FastArgs) -> int:
 
         report_error(error, "json" if args.format == "json" else "text")
         return 2
+    from stockade.compiler.cache import cache_warning
+
+    warning = cache_warning()
+    if warning is not None:  # an unusable cache directory: this and later answers are only slower
+        print(f"stockade analyze: {warning}", file=sys.stderr)
     from stockade.analyzer import analyze, analyze_script
 
     if args.batch:

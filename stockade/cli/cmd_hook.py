@@ -54,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
                     and event["cwd"].startswith("/") and args.harness == "claude-code":
                 workspace = event["cwd"]
             ir, answer = load_ir(args.policy, workspace, args.home, args.tmpdir)
+            from stockade.compiler.cache import cache_warning
+
+            warning = cache_warning()
+            if warning is not None:  # an unusable cache directory: only slower
+                print(f"stockade: {warning}", file=sys.stderr)
             if ir is not None:
                 if args.harness == "claude-code":
                     from stockade.integrations.claude_code import judge_event

@@ -29,7 +29,8 @@ Exit codes:
 * ``125`` the process-limit watchdog killed it (only when neither ``RLIMIT_NPROC`` nor a
   pids cgroup can be used); other limit hits (output truncated, cpu, memory, file size,
   refused forks) keep the command's status and are named on stderr and in the audit;
-* ``1`` refused by the policy (``deny``, or ``confirm`` without approval);
+* ``1`` refused by the policy (``deny``, or ``confirm`` without approval), or a preview's
+  apply refused because someone changed those workspace files since it began (``R526``);
 * ``2`` usage error, or a policy that does not compile;
 * ``3`` environment problem: no bubblewrap, no user namespaces, sandbox failed to start,
   preview overlay unavailable.

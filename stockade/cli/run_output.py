@@ -92,6 +92,8 @@ def render_outcome(outcome: Any, text_mode: bool, captured: dict[str, bytearray]
         data["stderr"] = captured["err"].decode("utf-8", "replace")
         data["preview"] = shown
         _dump(data)
+    if outcome.preview is not None and outcome.preview.conflicts:
+        return EXIT_VIOLATION  # the apply was refused
     return outcome.exit_status if outcome.exit_status is not None else EXIT_OK
 
 
@@ -158,7 +160,12 @@ def _print_preview(preview: Any, diff: bool) -> None:
 
 def _print_preview_end(preview: Any) -> None:
     """Whether the changes were applied, and what could not be."""
-    if preview.applicable:
+    if preview.conflicts:
+        _warn("error[R526]: not applied: changed in the workspace since the preview started: "
+              + ", ".join(f"`{p}`" for p in preview.conflicts))
+        print("  = help: the workspace is untouched; run the command again to preview it against the current files",
+              file=sys.stderr)
+    elif preview.applicable:
         if preview.applied:
             _warn(f"applied {preview.applied_count} change(s) to the workspace")
         else:

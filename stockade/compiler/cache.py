@@ -145,30 +145,78 @@ def entry_path(kind: str, key: str, environ: Mapping[str, str] | None = None) ->
     return os.path.join(cache_dir(environ), kind, key[:2], key + ".marshal")
 
 
+#: Why writing to the cache failed in this process (None: no failure): the cache directory
+#: is unusable (a file in its place, read-only, a read-only file system, no permission).
+#: Commands then go on without the cache; the CLI warns once (:func:`cache_warning`).
+write_problem: str | None = None
+
+
+def cache_warning() -> str | None:
+    """The one-line warning for a cache that could not be written, or None."""
+    if write_problem is None:
+        return None
+    return f"warning: {write_problem}; going on without the cache"
+
+
 def read_entry(path: str) -> dict | None:
-    """A dict from the cache, or None (missing, unreadable or corrupt)."""
+    """A dict from the cache, or None (missing, unreadable, not a regular file, or corrupt)."""
     try:
-        with open(path, "rb") as handle:
-            data = marshal.loads(handle.read())
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO in its place does not block
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:  # not a regular file
+            return None
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = marshal.loads(b"".join(chunks))
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    return data if isinstance(data, dict) else None
+    finally:
+        os.close(fd)
+    return data if type(data) is dict else None
 
 
-def write_entry(path: str, data: Mapping[str, Any]) -> None:
-    """Write a dict of plain values atomically; a cache that cannot be written is only slower."""
+def write_entry(path: str, data: Mapping[str, Any]) -> bool:
+    """Write a dict of plain values atomically; whether it was written.  A cache that cannot
+    be written is only slower (:data:`write_problem` says why)."""
+    global write_problem
     try:
         payload = marshal.dumps(dict(data))
     except ValueError:  # a value marshal cannot hold: not cached
-        return
+        return False
+    from _thread import get_ident
+
+    tmp = f"{path}.{os.getpid()}.{get_ident()}.tmp"  # unique to this thread: concurrent writers never share one
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(payload)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
-    except OSError:
-        pass
+    except OSError as exc:
+        if write_problem is None:
+            where = exc.filename if isinstance(exc.filename, str) else path
+            write_problem = f"the cache directory cannot be written (`{where}`: {exc.strerror or exc})"
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def _checks(value: Any) -> bool:
+    """Whether an entry's ``sources`` or ``variables`` is a dict of str to str or None."""
+    return type(value) is dict and all(type(k) is str and (v is None or type(v) is str) for k, v in value.items())
 
 
 def load_checked(kind: str, key: str, environ: Mapping[str, str] | None = None, *,
@@ -179,10 +227,13 @@ def load_checked(kind: str, key: str, environ: Mapping[str, str] | None = None, 
     data = read_entry(entry_path(kind, key, environ))
     if data is None or data.get("version") != CACHE_VERSION:
         return None
-    for path, digest in data.get("sources", {}).items():
+    sources, variables = data.get("sources"), data.get("variables")
+    if not _checks(sources) or not _checks(variables):
+        return None  # damaged: a miss
+    for path, digest in sources.items():
         if file_sha256(path) != digest:
             return None
-    for name, value in data.get("variables", {}).items():
+    for name, value in variables.items():
         if env.get(name) != value:
             return None
     return data
@@ -200,6 +251,62 @@ def store_checked(kind: str, key: str, payload: Mapping[str, Any], sources: Mapp
     return data
 
 
+def ir_json_problem(data: Any) -> str | None:
+    """Where a JSON-shaped IR (a cache entry's) does not have the shape and the types
+    ``PolicyIR.from_json`` builds from (a damaged entry: a miss), or None.  Every field is
+    checked against the IR's field specs: a missing required field, a value of another type,
+    a None where the field has no None default."""
+    global _ir_shapes
+    from stockade.compiler import ir
+
+    if type(data) is not dict or data.get("ir_version") != ir.IR_VERSION:
+        return "ir_version"
+    if _ir_shapes is None:
+        from dataclasses import MISSING, fields
+
+        _ir_shapes = {cls: tuple((f.name, f.default is MISSING and f.default_factory is MISSING, f.default is None,
+                                  spec.get(f.name)) for f in fields(cls))
+                      for cls, spec in ir._FIELD_SPEC.items()}
+    return _node_problem(ir.PolicyIR, data, "ir", _ir_shapes)
+
+
+#: IR class → (field name, required, None allowed, spec) for each field (built on first use).
+_ir_shapes: dict[Any, tuple[tuple[str, bool, bool, Any], ...]] | None = None
+
+
+def _node_problem(cls: Any, data: Any, where: str, shapes: Mapping[Any, Any]) -> str | None:
+    if type(data) is not dict:
+        return where
+    for name, required, none_ok, kind in shapes[cls]:
+        if name not in data:
+            if required:
+                return f"{where}.{name}"
+            continue
+        raw = data[name]
+        if raw is None:
+            if not none_ok:
+                return f"{where}.{name}"
+            continue
+        if type(kind) is tuple:  # ("tuple", element)
+            if type(raw) is not list:
+                return f"{where}.{name}"
+            element = kind[1]
+            for index, item in enumerate(raw):
+                if _value_problem(element, item, "", shapes) is not None:
+                    return _value_problem(element, item, f"{where}.{name}[{index}]", shapes)
+        elif kind is not None and _value_problem(kind, raw, "", shapes) is not None:
+            return _value_problem(kind, raw, f"{where}.{name}", shapes)
+    return None
+
+
+def _value_problem(kind: Any, raw: Any, where: str, shapes: Mapping[Any, Any]) -> str | None:
+    if kind in shapes:
+        return _node_problem(kind, raw, where, shapes)
+    if kind is float:
+        return None if type(raw) in (int, float) else where
+    return None if type(raw) is kind else where
+
+
 def cached_ir(policy: str | None, *, workspace: str | None = None, home: str | None = None,
               tmpdir: str | None = None, use_cache: bool = True) -> Any:
     """The compiled :class:`~stockade.compiler.ir.PolicyIR` of a policy file (None: the
@@ -215,13 +322,13 @@ def cached_ir(policy: str | None, *, workspace: str | None = None, home: str | N
     key = entry_key(policy, {"workspace": workspace, "home": home, "tmpdir": tmpdir}, "ir") if use_cache else None
     if key is not None:
         entry = load_checked("ir", key)
-        if entry is not None:
+        if entry is not None and ir_json_problem(entry.get("ir")) is None:
             from stockade.compiler.ir import PolicyIR
 
             try:
                 return PolicyIR.from_json(entry["ir"])
-            except (KeyError, TypeError, ValueError):
-                pass  # a damaged entry is a miss
+            except Exception:  # noqa: BLE001 - a damaged entry (any shape) is a miss
+                pass
     from stockade.compiler.pipeline import compile_policy
 
     result = compile_policy(policy, workspace=workspace, home=home, tmpdir=tmpdir)

@@ -12,11 +12,14 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Mapping
 
-from stockade.compiler.ir import Context, PolicyIR
+from stockade.compiler.ir import Context, FsRule, PolicyIR
 from stockade.diagnostics import Diagnostic, DiagnosticSink, StockadeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.lower import PathResolver
 
 
 @dataclass
@@ -81,4 +84,38 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
     digest.update(json.dumps([context.workspace, context.home, context.tmpdir, context.platform]).encode())
     ir = merge_layers(layers, context, sink, digest.hexdigest())
     sink.raise_if_errors()
-    return CompileResult(ir, sink.warnings, sink.sources)
+    ir, read = _protect_git(ir, resolver, environ, sink)
+    sources = dict(sink.sources)
+    for git_file in read:  # hashed by the caches (a changed git config recompiles); no text kept
+        sources.setdefault(git_file, "")
+    return CompileResult(ir, sink.warnings, sources)
+
+
+def _protect_git(ir: PolicyIR, resolver: "PathResolver", environ: Mapping[str, str],
+                 sink: DiagnosticSink) -> tuple[PolicyIR, list[str]]:
+    """The IR with the rules that protecting a repository's git config or hooks implies
+    (:mod:`stockade.compiler.git_paths`), and the git files read to find them."""
+    import posixpath
+
+    from stockade.compiler.git_paths import implied_git_rules, with_git_rules
+    from stockade.diagnostics import Span
+    from stockade.policy_lang.ast import Word
+
+    def lexical(rule: FsRule) -> str | None:
+        expanded = resolver.expand(Word(rule.source_text, False, None), DiagnosticSink())
+        if not expanded:
+            return None
+        return posixpath.normpath(posixpath.join(ir.context.workspace, expanded))
+
+    protection = implied_git_rules(ir, environ, lexical)
+    for message, rule in protection.warnings:
+        origin = rule.origin
+        span = Span(origin.file, origin.line, origin.column) if origin else None
+        sink.warning("C240", message, span, "protect the repository's real git directory, or replace the "
+                                            "symlink by the directory it names")
+    if protection.rules:  # the IR's hash covers them: cached verdicts are keyed by it
+        digest = hashlib.sha256(ir.source_hash.encode())
+        for rule in protection.rules:
+            digest.update(b"\0" + rule.pattern.encode("utf-8", "surrogateescape"))
+        ir = replace(ir, source_hash=digest.hexdigest())
+    return with_git_rules(ir, protection), protection.read

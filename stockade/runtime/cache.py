@@ -31,8 +31,11 @@ from stockade.compiler.cache import entry_key, entry_path, load_checked, read_en
 
 
 def plan_key(policy: str | None, context: Mapping[str, str], target: str) -> str | None:
-    """The cache key of a plan, or None when the policy file cannot be read."""
-    return entry_key(policy, context, f"plan:{target}")
+    """The cache key of a plan, or None when the policy file cannot be read (the context's
+    ``search`` and ``usersite`` are checked against the plan instead:
+    :func:`stockade.runtime.plan.inputs_covered`)."""
+    return entry_key(policy, {k: v for k, v in context.items() if k != "search" and k != "usersite"},
+                     f"plan:{target}")
 
 
 def load_plan(key: str, environ: Mapping[str, str] | None = None, *,
@@ -55,11 +58,30 @@ def verdict_key(plan_key_: str, cwd: str, command_text: str) -> str:
 
 
 def load_verdict(key: str, environ: Mapping[str, str] | None = None) -> dict | None:
-    """A cached verdict (``decision``, ``reasons``, ``detail``), or None."""
+    """A cached verdict (``decision``, ``reasons``, ``detail``), or None (also when the
+    entry is damaged: a field missing or of another type, a detail that is not JSON)."""
     data = read_entry(entry_path("verdicts", key, environ))
     if data is None or data.get("decision") not in ("allow", "confirm", "deny"):
         return None
+    reasons, detail = data.get("reasons"), data.get("detail")
+    if type(reasons) is not list or not all(type(r) is str for r in reasons) or type(detail) is not dict \
+            or not _json(detail, 0):
+        return None
     return data
+
+
+def _json(value: Any, depth: int) -> bool:
+    """Whether a value is JSON-shaped (str keys; str, int, float, bool, None, lists, dicts)."""
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return True
+    if depth > 64:
+        return False
+    if kind is list:
+        return all(_json(item, depth + 1) for item in value)
+    if kind is dict:
+        return all(type(k) is str and _json(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def store_verdict(key: str, verdict: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:

@@ -528,7 +528,8 @@ def plan_with_globs(plan: Mapping[str, Any], key: str | None, environ: Mapping[s
             from stockade.compiler.cache import entry_path, write_entry
 
             write_entry(entry_path("plans", key), plan)
-    return {**plan, "argv": plan["glob_argv"], "placeholders": plan["glob_placeholders"]}
+    return {**plan, "argv": plan["glob_argv"], "placeholders": plan["glob_placeholders"],
+            "placeholder_files": plan.get("glob_placeholder_files", plan.get("placeholder_files", {}))}
 
 
 def replan(plan: Mapping[str, Any], matches: Sequence[tuple]) -> dict[str, Any]:
@@ -548,4 +549,5 @@ def replan(plan: Mapping[str, Any], matches: Sequence[tuple]) -> dict[str, Any]:
     programs = dict(plan.get("seccomp") or {})
     programs.update(checked_seccomp_programs(argv))
     return {**plan, "glob_set": [tuple(m) for m in matches], "glob_argv": argv,
-            "glob_placeholders": list(artifact.data.get("placeholders", ())), "seccomp": programs}
+            "glob_placeholders": list(artifact.data.get("placeholders", ())),
+            "glob_placeholder_files": dict(artifact.data.get("placeholder_files", {})), "seccomp": programs}

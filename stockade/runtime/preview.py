@@ -12,30 +12,40 @@ never written; every change lands in the upper dir.
 deleted files (whiteouts are character devices 0/0), new and replaced directories (opaque
 dirs: ``user.overlay.opaque``), permission changes, symlinks, type changes, and renames (a
 deleted file whose content reappears elsewhere).  :mod:`stockade.runtime.apply` applies
-them with a journal.
+them with a journal.  Both trees are hostile (a sandboxed command wrote the upper dir;
+another may be changing the workspace now), so they are read through
+:class:`~stockade.runtime.beneath.Tree`: no symlink is ever followed (a directory swapped
+for a link to ``~/.ssh`` cannot put a secret in the diff) and no fifo is opened.  The
+scratch dirs live in stockade's state directory (``<cache dir>/preview``, read-only inside
+every sandbox); an unusable one is R524.
 """
 
 from __future__ import annotations
 
 import ctypes
 import difflib
+import errno
 import hashlib
 import os
 import shutil
 import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from stockade.diagnostics import Diagnostic, StockadeError
+from stockade.runtime.beneath import Tree
 from stockade.runtime.record import Record
 
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNS = 0x00020000
 _MS_REC = 0x4000
 _MS_PRIVATE = 1 << 18
+_CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)
 _OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
 _WHITEOUT_XATTRS = ("user.overlay.whiteout", "trusted.overlay.whiteout")
+_ORIGIN_XATTRS = ("user.overlay.origin", "trusted.overlay.origin")
 #: Files larger than this are compared by hash only and not diffed line by line.
 DIFF_MAX_BYTES = 1 << 20
 
@@ -69,6 +79,15 @@ class Change:
         }
 
 
+def start_time_ns() -> int:
+    """Now, as the kernel stamps inode times (``CLOCK_REALTIME_COARSE``, which lags the
+    precise clock by up to a tick): any change after this call has a ctime at or above it."""
+    try:
+        return time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
+    except OSError:
+        return time.time_ns() - 20_000_000
+
+
 def _escape_option(path: str) -> str:
     return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
 
@@ -81,11 +100,17 @@ class Overlay:
         if not os.path.isdir(self.workspace):
             raise StockadeError(Diagnostic("R520", f"the workspace `{workspace}` is not a directory"))
         base = base_dir or tempfile.gettempdir()
+        #: When the preview began (the filesystems' coarse clock, which stamps ctimes):
+        #: a workspace entry changed since then is a conflict for the apply.
+        self.started_ns = start_time_ns()
         self.root = tempfile.mkdtemp(prefix="stockade-preview-", dir=base)
         if _inside(self.root, self.workspace):
             shutil.rmtree(self.root, ignore_errors=True)
             raise StockadeError(Diagnostic("R520", "the preview's scratch directory would be inside the workspace",
                                            help="set TMPDIR to a directory outside the workspace"))
+        st = os.stat(self.workspace, follow_symlinks=False)
+        #: The workspace directory's identity: the overlay is mounted only on that directory.
+        self.workspace_id = (st.st_dev, st.st_ino)
         self.upper = os.path.join(self.root, "upper")
         self.work = os.path.join(self.root, "work")
         os.mkdir(self.upper, 0o755)
@@ -97,9 +122,8 @@ class Overlay:
         user + mount namespaces."""
         libc = self._libc
         uid, gid = os.getuid(), os.getgid()
-        options = (f"userxattr,lowerdir={_escape_option(self.workspace)},upperdir={_escape_option(self.upper)},"
-                   f"workdir={_escape_option(self.work)}").encode()
-        target = self.workspace.encode()
+        workspace, expected = self.workspace, self.workspace_id
+        upper, work = _escape_option(self.upper), _escape_option(self.work)
 
         def check(result: int, what: str) -> None:
             if result != 0:
@@ -115,7 +139,17 @@ class Overlay:
                 finally:
                     os.close(fd)
             check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "make mounts private")
-            check(libc.mount(b"overlay", target, b"overlay", 0, options), "mount overlay")
+            # on the workspace directory itself, never through a symlink swapped in for it
+            fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != expected:
+                    raise OSError(errno.ESTALE, f"the workspace `{workspace}` was replaced")
+                here = f"/proc/self/fd/{fd}"
+                options = f"userxattr,lowerdir={here},upperdir={upper},workdir={work}".encode()
+                check(libc.mount(b"overlay", here.encode(), b"overlay", 0, options), "mount overlay")
+            finally:
+                os.close(fd)
 
         return enter
 
@@ -144,27 +178,28 @@ def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
-def is_whiteout(path: str, st: os.stat_result | None = None) -> bool:
+def is_whiteout(tree: Tree, rel: str, st: os.stat_result | None = None) -> bool:
     """Whether an upper-dir entry is an overlayfs whiteout (char device 0/0, or an
     xattr whiteout)."""
-    st = st or os.lstat(path)
+    st = st or tree.lstat(rel)
+    if st is None:
+        return False
     if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
         return True
     if stat.S_ISREG(st.st_mode) and st.st_size == 0:
-        return any(_getxattr(path, name) is not None for name in _WHITEOUT_XATTRS)
+        return any(tree.xattr(rel, name) is not None for name in _WHITEOUT_XATTRS)
     return False
 
 
-def is_opaque(path: str) -> bool:
+def is_opaque(tree: Tree, rel: str) -> bool:
     """Whether an upper-dir directory hides the lower directory of the same name."""
-    return any(_getxattr(path, name) in (b"y",) for name in _OPAQUE_XATTRS)
+    return any(tree.xattr(rel, name) in (b"y",) for name in _OPAQUE_XATTRS)
 
 
-def _getxattr(path: str, name: str) -> bytes | None:
-    try:
-        return os.getxattr(path, name, follow_symlinks=False)
-    except OSError:
-        return None
+def has_origin(tree: Tree, rel: str) -> bool:
+    """Whether an upper-dir entry was copied up from a lower entry (overlayfs records the
+    lower's file handle in ``user.overlay.origin``)."""
+    return any(tree.xattr(rel, name) is not None for name in _ORIGIN_XATTRS)
 
 
 def entry_kind(st: os.stat_result) -> str:
@@ -178,46 +213,48 @@ def entry_kind(st: os.stat_result) -> str:
     return "other"
 
 
-def _lstat(path: str) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except OSError:
-        return None
-
-
-def same_entry(upper: str, lower: str, ust: os.stat_result, lst: os.stat_result) -> bool:
+def same_entry(upper: Tree, lower: Tree, rel: str, ust: os.stat_result, lst: os.stat_result) -> bool:
     """Whether an upper entry equals the lower one (type, permissions, content/target)."""
     kind = entry_kind(ust)
     if kind != entry_kind(lst) or stat.S_IMODE(ust.st_mode) != stat.S_IMODE(lst.st_mode):
         return False
-    if kind == "symlink":
-        return os.readlink(upper) == os.readlink(lower)
-    if kind == "file":
-        return ust.st_size == lst.st_size and _digest(upper) == _digest(lower)
+    try:
+        if kind == "symlink":
+            return upper.readlink(rel) == lower.readlink(rel)
+        if kind == "file":
+            return ust.st_size == lst.st_size and _digest(upper, rel) == _digest(lower, rel)
+    except OSError:
+        return False
     return True
 
 
-def _digest(path: str) -> str:
+def _digest(tree: Tree, rel: str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
+    for block in tree.blocks(rel):
+        h.update(block)
     return h.hexdigest()
 
 
-def walk_upper(workspace: str, upper: str, rel: str = "") -> Iterator[tuple[str, str, str | None]]:
+def walk_upper(workspace: str, upper: str) -> Iterator[tuple[str, str, str | None]]:
     """The raw operations an upper dir implies, top-down: ``(op, rel_path, detail)`` with
     op ``delete``, ``replace`` (copy the upper entry over, recursively for dirs), ``chmod``
-    or ``unsupported``."""
+    or ``unsupported``.  Neither tree's symlinks are ever followed."""
+    with Tree(workspace) as lower, Tree(upper) as up:
+        yield from walk_trees(lower, up)
+
+
+def walk_trees(lower: Tree, upper: Tree, rel: str = "") -> Iterator[tuple[str, str, str | None]]:
+    """:func:`walk_upper` over open trees."""
     try:
-        names = sorted(os.listdir(os.path.join(upper, rel)))
+        names = upper.listdir(rel)
     except OSError:
         return
     for name in names:
-        path = os.path.join(rel, name) if rel else name
-        up, low = os.path.join(upper, path), os.path.join(workspace, path)
-        ust, lst = os.lstat(up), _lstat(low)
-        if is_whiteout(up, ust):
+        path = f"{rel}/{name}" if rel else name
+        ust, lst = upper.lstat(path), lower.lstat(path)
+        if ust is None:
+            continue
+        if is_whiteout(upper, path, ust):
             if lst is not None:
                 yield ("delete", path, None)
             continue
@@ -225,32 +262,29 @@ def walk_upper(workspace: str, upper: str, rel: str = "") -> Iterator[tuple[str,
         if kind == "other":
             yield ("unsupported", path, None)
             continue
-        if kind == "dir" and lst is not None and entry_kind(lst) == "dir" and not is_opaque(up):
+        if kind == "dir" and lst is not None and entry_kind(lst) == "dir" and not is_opaque(upper, path):
             if stat.S_IMODE(ust.st_mode) != stat.S_IMODE(lst.st_mode):
                 yield ("chmod", path, oct(stat.S_IMODE(ust.st_mode)))
-            yield from walk_upper(workspace, upper, path)
+            yield from walk_trees(lower, upper, path)
             continue
-        if lst is not None and kind != "dir" and same_entry(up, low, ust, lst):
+        if lst is not None and kind != "dir" and same_entry(upper, lower, path, ust, lst):
             continue  # copied up but unchanged (opened for writing, touched)
         yield ("replace", path, None)
 
 
-def _text_lines(path: str) -> list[str] | None:
+def _text_lines(tree: Tree, rel: str) -> list[str] | None:
     try:
-        if os.path.getsize(path) > DIFF_MAX_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = tree.read(rel, DIFF_MAX_BYTES)
     except OSError:
         return None
-    if b"\0" in data:
+    if data is None or b"\0" in data:
         return None
     return data.decode("utf-8", "replace").splitlines(keepends=True)
 
 
-def _line_counts(old: str | None, new: str | None) -> tuple[int, int, bool]:
-    old_lines = [] if old is None else _text_lines(old)
-    new_lines = [] if new is None else _text_lines(new)
+def _line_counts(old: tuple[Tree, str] | None, new: tuple[Tree, str] | None) -> tuple[int, int, bool]:
+    old_lines = [] if old is None else _text_lines(*old)
+    new_lines = [] if new is None else _text_lines(*new)
     if old_lines is None or new_lines is None:
         return 0, 0, True
     added = removed = 0
@@ -262,40 +296,54 @@ def _line_counts(old: str | None, new: str | None) -> tuple[int, int, bool]:
     return added, removed, False
 
 
-def _files_under(root: str, rel: str) -> Iterator[tuple[str, os.stat_result]]:
-    """Every entry below (and including) ``root/rel`` that is not a whiteout."""
-    top = os.path.join(root, rel)
-    st = os.lstat(top)
+def _files_under(tree: Tree, rel: str) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry below (and including) ``rel`` that is not a whiteout."""
+    st = tree.lstat(rel)
+    if st is None:
+        return
     yield rel, st
     if stat.S_ISDIR(st.st_mode):
-        for name in sorted(os.listdir(top)):
-            child = os.path.join(rel, name)
-            cst = os.lstat(os.path.join(root, child))
-            if is_whiteout(os.path.join(root, child), cst):
+        try:
+            names = tree.listdir(rel)
+        except OSError:
+            return
+        for name in names:
+            child = f"{rel}/{name}"
+            cst = tree.lstat(child)
+            if cst is None or is_whiteout(tree, child, cst):
                 continue
-            yield from _files_under(root, child)
+            yield from _files_under(tree, child)
 
 
 def collect_changes(workspace: str, upper: str) -> list[Change]:
-    """The changes of an upper dir against the workspace, for display (renames paired)."""
+    """The changes of an upper dir against the workspace, for display (renames paired).
+    Neither tree's symlinks are followed."""
+    with Tree(workspace) as lower, Tree(upper) as up:
+        return _collect(lower, up)
+
+
+def _collect(lower: Tree, up: Tree) -> list[Change]:
     changes: list[Change] = []
-    for op, path, detail in walk_upper(workspace, upper):
-        low, up = os.path.join(workspace, path), os.path.join(upper, path)
-        lst = _lstat(low)
+    for op, path, detail in walk_trees(lower, up):
+        lst = lower.lstat(path)
         if op == "delete":
-            assert lst is not None
-            for rel, st in _files_under(workspace, path):
-                added, removed, binary = _line_counts(os.path.join(workspace, rel), None) \
+            if lst is None:
+                continue
+            for rel, st in _files_under(lower, path):
+                added, removed, binary = _line_counts((lower, rel), None) \
                     if entry_kind(st) == "file" else (0, 0, False)
                 changes.append(Change("deleted", rel, entry_kind(st), old_mode=stat.S_IMODE(st.st_mode),
                                       removed_lines=removed, binary=binary))
         elif op == "chmod":
-            assert lst is not None and detail is not None
+            if lst is None or detail is None:
+                continue
             changes.append(Change("mode", path, "dir", old_mode=stat.S_IMODE(lst.st_mode), new_mode=int(detail, 8)))
         elif op == "unsupported":
             changes.append(Change("unsupported", path, "other"))
         else:
-            ust = os.lstat(up)
+            ust = up.lstat(path)
+            if ust is None:
+                continue
             if lst is not None and entry_kind(lst) != entry_kind(ust):
                 changes.append(Change("type", path, entry_kind(ust), old_mode=stat.S_IMODE(lst.st_mode),
                                       new_mode=stat.S_IMODE(ust.st_mode)))
@@ -303,49 +351,62 @@ def collect_changes(workspace: str, upper: str) -> list[Change]:
                     continue
             if lst is not None and entry_kind(lst) == "dir" and entry_kind(ust) == "dir":
                 # a replaced (opaque) directory: everything below the old one goes
-                for rel, st in list(_files_under(workspace, path))[1:]:
+                for rel, st in list(_files_under(lower, path))[1:]:
                     changes.append(Change("deleted", rel, entry_kind(st), old_mode=stat.S_IMODE(st.st_mode)))
-            for rel, st in _files_under(upper, path):
+            for rel, st in _files_under(up, path):
                 kind = entry_kind(st)
-                old = _lstat(os.path.join(workspace, rel))
+                old = lower.lstat(rel)
                 if rel == path and lst is not None and entry_kind(lst) == kind:
-                    if kind == "file" and not same_entry(up, low, st, lst) and _digest(up) == _digest(low):
+                    if kind == "file" and not same_entry(up, lower, rel, st, lst) and _same_bytes(up, lower, rel):
                         changes.append(Change("mode", rel, kind, old_mode=stat.S_IMODE(lst.st_mode),
                                               new_mode=stat.S_IMODE(st.st_mode)))
                         continue
                     if kind == "dir":
                         continue
-                    added, removed, binary = _line_counts(low, up) if kind == "file" else (0, 0, False)
+                    added, removed, binary = _line_counts((lower, rel), (up, rel)) if kind == "file" \
+                        else (0, 0, False)
                     changes.append(Change("modified", rel, kind, old_mode=stat.S_IMODE(lst.st_mode),
                                           new_mode=stat.S_IMODE(st.st_mode), added_lines=added,
                                           removed_lines=removed, binary=binary))
                     continue
                 if rel != path and old is not None and entry_kind(old) == kind and kind != "dir":
                     # below a replaced directory, an entry that existed before
-                    if same_entry(os.path.join(upper, rel), os.path.join(workspace, rel), st, old):
+                    if same_entry(up, lower, rel, st, old):
                         changes = [c for c in changes if not (c.kind == "deleted" and c.path == rel)]
                         continue
-                added, removed, binary = _line_counts(None, os.path.join(upper, rel)) \
-                    if kind == "file" else (0, 0, False)
+                added, removed, binary = _line_counts(None, (up, rel)) if kind == "file" else (0, 0, False)
                 changes.append(Change("added", rel, kind, new_mode=stat.S_IMODE(st.st_mode), added_lines=added,
                                       binary=binary))
-    return _pair_renames(changes, workspace, upper)
+    return _pair_renames(changes, lower, up)
 
 
-def _pair_renames(changes: list[Change], workspace: str, upper: str) -> list[Change]:
+def _same_bytes(a: Tree, b: Tree, rel: str) -> bool:
+    try:
+        return _digest(a, rel) == _digest(b, rel)
+    except OSError:
+        return False
+
+
+def _key(tree: Tree, rel: str, entry: str) -> str | None:
+    try:
+        return ("L" + tree.readlink(rel)) if entry == "symlink" else _digest(tree, rel)
+    except OSError:
+        return None
+
+
+def _pair_renames(changes: list[Change], lower: Tree, up: Tree) -> list[Change]:
     deleted = {c.path: c for c in changes if c.kind == "deleted" and c.entry in ("file", "symlink")}
     by_digest: dict[str, list[str]] = {}
     for path, change in deleted.items():
-        full = os.path.join(workspace, path)
-        key = ("L" + os.readlink(full)) if change.entry == "symlink" else _digest(full)
-        by_digest.setdefault(key, []).append(path)
+        key = _key(lower, path, change.entry)
+        if key is not None:
+            by_digest.setdefault(key, []).append(path)
     out: list[Change] = []
     used: set[str] = set()
     for change in changes:
         if change.kind == "added" and change.entry in ("file", "symlink") and by_digest:
-            full = os.path.join(upper, change.path)
-            key = ("L" + os.readlink(full)) if change.entry == "symlink" else _digest(full)
-            candidates = [p for p in by_digest.get(key, []) if p not in used]
+            key = _key(up, change.path, change.entry)
+            candidates = [p for p in by_digest.get(key or "", []) if p not in used]
             if candidates:
                 source = candidates[0]
                 used.add(source)
@@ -357,19 +418,25 @@ def _pair_renames(changes: list[Change], workspace: str, upper: str) -> list[Cha
 
 
 def unified_diff(workspace: str, upper: str, change: Change) -> str:
-    """The unified diff of one change (text files; a note for binary or non-files)."""
+    """The unified diff of one change (text files; a note for binary or non-files).
+    Neither tree's symlinks are followed."""
+    with Tree(workspace) as lower, Tree(upper) as up:
+        return _unified_diff(lower, up, change)
+
+
+def _unified_diff(lower: Tree, up: Tree, change: Change) -> str:
     old_rel = change.old_path or change.path
-    old = os.path.join(workspace, old_rel) if change.kind not in ("added",) else None
-    new = os.path.join(upper, change.path) if change.kind not in ("deleted",) else None
+    has_old = change.kind not in ("added",)
+    has_new = change.kind not in ("deleted",)
     if change.entry != "file" or change.kind in ("mode", "unsupported"):
         detail = {"mode": f"mode {oct(change.old_mode or 0)} → {oct(change.new_mode or 0)}"}.get(change.kind, change.kind)
         return f"--- {change.path}: {change.entry} {detail}\n"
-    old_lines = [] if old is None else _text_lines(old)
-    new_lines = [] if new is None else _text_lines(new)
+    old_lines = _text_lines(lower, old_rel) if has_old else []
+    new_lines = _text_lines(up, change.path) if has_new else []
     if old_lines is None or new_lines is None:
         return f"Binary files a/{old_rel} and b/{change.path} differ\n"
-    out = "".join(difflib.unified_diff(old_lines, new_lines, "/dev/null" if old is None else f"a/{old_rel}",
-                                       "/dev/null" if new is None else f"b/{change.path}"))
+    out = "".join(difflib.unified_diff(old_lines, new_lines, f"a/{old_rel}" if has_old else "/dev/null",
+                                       f"b/{change.path}" if has_new else "/dev/null"))
     if out and not out.endswith("\n"):
         out += "\n\\ No newline at end of file\n"
     return out
@@ -382,7 +449,8 @@ class PreviewResult(Record):
     """What a preview run would change in the workspace, and whether it was applied.
 
     ``unsupported`` lists the paths of devices, fifos and sockets, which are never
-    applied; ``diff`` is the full unified diff when :func:`stockade.runtime.session.run` was
+    applied; ``conflicts`` the workspace paths changed by someone else since the preview
+    started, when the apply was refused for them (nothing was applied); ``diff`` is the full unified diff when :func:`stockade.runtime.session.run` was
     asked for it.
     """
 
@@ -394,6 +462,7 @@ class PreviewResult(Record):
     applied_count: int = 0
     unsupported: tuple[str, ...] = ()
     diff: str | None = None
+    conflicts: tuple[str, ...] = ()
 
     _hidden = frozenset({"diff"})
 
@@ -405,16 +474,26 @@ class PreviewResult(Record):
     def to_json(self) -> dict:
         """The preview as a JSON object (as in the audit trail; the diff is left out)."""
         return {"changes": [c.to_json() for c in self.changes], "counts": dict(self.counts),
-                "insertions": self.insertions, "deletions": self.deletions, "applied": self.applied}
+                "insertions": self.insertions, "deletions": self.deletions, "applied": self.applied,
+                "conflicts": list(self.conflicts)}
 
 
-def open_overlay(workspace: str) -> Overlay:
-    """An overlay over ``workspace`` under the cache directory, probed to work (R5xx otherwise)."""
+def open_overlay(workspace: str, state_root: str | None = None) -> Overlay:
+    """An overlay over ``workspace`` under stockade's state directory (the cache directory,
+    read-only inside every sandbox), probed to work; R5xx otherwise (R524: the state
+    directory is unusable)."""
     from stockade.compiler.cache import cache_dir
 
-    base = os.path.join(cache_dir(), "preview")
-    os.makedirs(base, exist_ok=True)
-    overlay = Overlay(workspace, base_dir=base)
+    if os.path.realpath(workspace) != workspace:  # the run judged and confined this path, not a link's target
+        raise StockadeError(Diagnostic("R520", f"the workspace `{workspace}` was replaced (by a symlink?) "
+                                               "since the run started; refusing to preview it"))
+    root = os.path.abspath(state_root or cache_dir())
+    base = os.path.join(root, "preview")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        overlay = Overlay(workspace, base_dir=base)
+    except OSError as exc:
+        raise state_dir_error(root, exc) from None
     try:
         overlay.probe()
     except BaseException:
@@ -423,16 +502,28 @@ def open_overlay(workspace: str) -> Overlay:
     return overlay
 
 
+def state_dir_error(root: str, exc: OSError) -> StockadeError:
+    """R524: stockade's state directory cannot hold a preview or an apply's journal."""
+    return StockadeError(Diagnostic(
+        "R524", f"cannot use the state directory `{root}` for the preview: {exc.strerror or exc}",
+        help="previews keep their scratch copy and the apply journal there; set `STOCKADE_CACHE_DIR` "
+             "to a writable directory outside the workspace"))
+
+
 def collect_preview(overlay: Overlay, placeholders: Sequence[str], diff: bool = False) -> tuple[PreviewResult,
                                                                                                    frozenset[str]]:
     """The changes of a preview run, and the paths left out of them: the placeholders
     bubblewrap made for protected paths appear as new empty directories, not changes."""
     holders = set(placeholders)
-    raw = overlay.changes()
+    try:
+        raw = overlay.changes()
+    except OSError as exc:  # the workspace itself was replaced (say by a symlink) meanwhile
+        raise StockadeError(Diagnostic("R525", f"cannot read the preview's changes: {exc.strerror or exc}; "
+                                               "nothing was applied")) from None
     exclude = frozenset(c.path for c in raw
                         if c.kind == "added" and c.entry == "dir"
                         and os.path.join(overlay.workspace, c.path) in holders
-                        and not os.listdir(os.path.join(overlay.upper, c.path)))
+                        and _empty_dir(overlay.upper, c.path))
     changes = tuple(c for c in raw if c.path not in exclude)
     counts: dict[str, int] = {}
     for change in changes:
@@ -442,16 +533,30 @@ def collect_preview(overlay: Overlay, placeholders: Sequence[str], diff: bool = 
                          unsupported=tuple(c.path for c in changes if c.kind == "unsupported"), diff=text), exclude
 
 
+def _empty_dir(root: str, rel: str) -> bool:
+    try:
+        with Tree(root) as tree:
+            return not tree.listdir(rel)
+    except OSError:
+        return False
+
+
 def settle_preview(overlay: Overlay, plan: Mapping[str, Any], diff: bool,
-                   apply: bool | Callable[[PreviewResult], bool]) -> PreviewResult:
+                   apply: bool | Callable[[PreviewResult], bool], state_root: str | None = None) -> PreviewResult:
     """Collect the preview's changes and apply them when ``apply`` (a bool, or a callable
-    given the :class:`PreviewResult`) says so and there is something to apply."""
+    given the :class:`PreviewResult`) says so and there is something to apply.  An apply
+    refused because the workspace changed since the preview started returns the result
+    with ``conflicts`` set (and nothing applied)."""
     preview, exclude = collect_preview(overlay, plan.get("placeholders", ()), diff)
     if not preview.applicable:
         return preview
     if not (apply(preview) if callable(apply) else apply):
         return preview
-    from stockade.runtime.apply import apply_changes
+    from stockade.runtime.apply import ApplyConflict, apply_changes
 
-    count = apply_changes(overlay.workspace, overlay.upper, exclude)
+    try:
+        count = apply_changes(overlay.workspace, overlay.upper, exclude, since_ns=overlay.started_ns,
+                              state_root=state_root)
+    except ApplyConflict as conflict:
+        return preview.replace(conflicts=conflict.paths)
     return preview.replace(applied=True, applied_count=count)

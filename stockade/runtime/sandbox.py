@@ -86,13 +86,69 @@ def userns_problem() -> str | None:
 
 
 def find_bwrap(environ: Mapping[str, str] | None = None) -> str:
-    """The path of ``bwrap`` on ``PATH`` (raises R501 if there is none)."""
+    """The real path of the first ``bwrap`` on ``PATH``, checked to be trustworthy (raises
+    R501 if there is none, R512 if it is not trustworthy; see :func:`untrusted_bwrap`)."""
     env = os.environ if environ is None else environ
     path = _which("bwrap", env.get("PATH", os.defpath))
     if path is None:
         raise _error("R501", "bubblewrap (`bwrap`) is not installed or not on PATH; refusing to run unconfined",
                      help=_INSTALL_HELP)
-    return path
+    real = os.path.realpath(path)
+    problem = untrusted_bwrap(real)
+    if problem is not None:
+        raise refuse_bwrap(real, problem)
+    return real
+
+
+_TRUST_HELP = ("use a bubblewrap installed by the system (`/usr/bin/bwrap`: `apt-get install bubblewrap`), "
+               "owned by root and writable by nobody else, first on PATH, in a directory the policy does not "
+               "let the sandbox write")
+
+
+def refuse_bwrap(path: str, why: str) -> StockadeError:
+    """The R512 error: the bubblewrap found at ``path`` is not trusted, because ``why``."""
+    return _error("R512", f"refusing to use bubblewrap at `{path}`: {why}", help=_TRUST_HELP)
+
+
+def untrusted_bwrap(path: str) -> str | None:
+    """Why the bubblewrap binary at ``path`` (a real path) cannot be trusted, or None: it
+    or one of its parent directories is a symlink, writable by group or others (a sticky
+    directory excepted), or owned by a user other than root and the caller.  (Whether the
+    *sandbox* could write it is a question for the policy: :func:`sandbox_writable`.)"""
+    uid = os.getuid()
+    current = path
+    while True:
+        try:
+            st = os.lstat(current)
+        except OSError as exc:
+            return f"`{current}` cannot be examined ({exc.strerror or exc})"
+        mode = st.st_mode
+        if current == path and mode & 0o170000 != 0o100000:  # S_ISREG, without `stat`
+            return "it is not a regular file"
+        if mode & 0o170000 == 0o120000:
+            return f"`{current}` is a symlink"
+        if st.st_uid not in (0, uid):
+            return f"`{current}` is owned by uid {st.st_uid}, not root or the caller"
+        if mode & 0o022 and (current == path or not mode & 0o1000):  # a sticky directory (`/tmp`) is fine:
+            # others cannot rename or remove what root or the caller owns in it
+            return f"`{current}` is writable by {'group' if mode & 0o020 else 'others'}"
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def sandbox_writable(ir: object, path: str) -> str | None:
+    """The first of ``path`` and its parent directories that the policy of ``ir`` lets the
+    sandbox write (so that a command could have planted or replaced what is there), or None."""
+    current = path
+    while True:
+        if ir.path_access(current).can_write:  # type: ignore[attr-defined]
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 def _which(name: str, search: str) -> str | None:
@@ -106,13 +162,16 @@ def _which(name: str, search: str) -> str | None:
 
 
 def _probe_key(bwrap: str) -> str:
+    # the inode and ctime too: a binary replaced in place (same size, mtime set back) is
+    # probed again (the trust checks run on every run anyway, before the stamp is read)
     st = os.stat(bwrap)
     try:
         with open("/proc/sys/kernel/random/boot_id", "rb") as handle:  # bytes: no codec to load
             boot = handle.read().strip().decode("ascii", "replace")
     except OSError:
         boot = "unknown"
-    return f"{bwrap}|{st.st_size}|{st.st_mtime_ns}|{boot}|{os.getuid()}"
+    return (f"{bwrap}|{st.st_size}|{st.st_mtime_ns}|{st.st_dev}|{st.st_ino}|{st.st_ctime_ns}|{st.st_mode}|"
+            f"{st.st_uid}|{boot}|{os.getuid()}")
 
 
 def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache: bool = True) -> None:
@@ -127,9 +186,12 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
     key = _probe_key(bwrap)
     if use_cache:
         try:
-            with open(stamp, "rb") as handle:
-                if handle.read() == key.encode():
+            fd = os.open(stamp, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO there does not block
+            try:
+                if os.read(fd, 4096) == key.encode():
                     return
+            finally:
+                os.close(fd)
         except OSError:
             pass
     import subprocess  # only when the probe is not cached
@@ -146,7 +208,9 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
     if use_cache:
         try:
             os.makedirs(os.path.dirname(stamp), exist_ok=True)
-            tmp = f"{stamp}.{os.getpid()}"
+            from _thread import get_ident
+
+            tmp = f"{stamp}.{os.getpid()}.{get_ident()}"  # unique to this thread: concurrent probes never share one
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.write(key)
             os.replace(tmp, stamp)
@@ -154,11 +218,13 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
             pass
 
 
-def require_sandbox(platform: str | None = None, environ: Mapping[str, str] | None = None) -> SandboxTool:
-    """The sandbox tool for this platform, checked to work (raises R5xx otherwise)."""
+def require_sandbox(platform: str | None = None, environ: Mapping[str, str] | None = None,
+                    bwrap: str | None = None) -> SandboxTool:
+    """The sandbox tool for this platform, checked to work (raises R5xx otherwise);
+    ``bwrap``: the path :func:`find_bwrap` already answered."""
     platform = platform or sys.platform
     if platform.startswith("linux"):
-        path = find_bwrap(environ)
+        path = bwrap or find_bwrap(environ)
         probe_bwrap(path, environ)
         return SandboxTool("bwrap", path)
     if platform == "darwin":

@@ -67,8 +67,9 @@ class RunOutcome(Record):
     ``exit_status`` is the command's own status (``128 + N`` for signal ``N``, ``124`` when
     the timeout killed it, ``125`` when the process-limit watchdog did); None when it was
     refused.  ``approved_by`` is ``policy``, ``--approve`` or the ``confirm`` callback's
-    label; ``recovered`` says what was done with an interrupted apply found in the
-    workspace (``discarded``, ``rolled back``, ``completed``).
+    label; ``recovered`` says what was done with an interrupted apply to the
+    workspace, found in stockade's state directory (``discarded``, ``rolled back``,
+    ``completed``).
     """
 
     verdict: str
@@ -133,19 +134,31 @@ def _target(ctx: Mapping[str, str]) -> str:
     return "seatbelt" if ctx["platform"] == "darwin" else "bwrap"
 
 
-def _state_paths(ctx: Mapping[str, str]) -> list[str]:
-    return [path for path in ctx.get("state", "").split("\n") if path]
+def _trusted_inputs() -> dict[str, str]:
+    """What the next run trusts besides stockade's state: its installation
+    (:func:`~stockade.runtime.plan.input_context`) and, on Linux, the bubblewrap binary
+    (located and checked here, before the plan, so that the plan can refuse a writable one)."""
+    from stockade.runtime.plan import input_context
+
+    out = input_context()
+    if sys.platform.startswith("linux"):
+        from stockade.runtime.sandbox import find_bwrap
+
+        out["bwrap"] = find_bwrap()
+    return out
 
 
 def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
     """The run plan of an already compiled policy (not cached); stockade's state paths in
-    ``ctx["state"]`` are protected (see :func:`~stockade.runtime.plan.protect_state`)."""
+    ``ctx["state"]``, its installation and the policy's files are protected (see
+    :func:`~stockade.runtime.plan.protect_inputs`)."""
     from stockade.backends.base import compile_ir
-    from stockade.runtime.plan import build_plan, protect_state
+    from stockade.runtime.plan import build_plan, protect_inputs
 
     target = _target(ctx)
-    ir = protect_state(ir, _state_paths(ctx))
-    return build_plan(ir, compile_ir(ir, target, **_options(target)), target, Limits.from_ir(ir).to_json())
+    ir, facts = protect_inputs(ir, ctx, [layer.file for layer in ir.layers])  # its policy files too
+    return {**build_plan(ir, compile_ir(ir, target, **_options(target)), target, Limits.from_ir(ir).to_json()),
+            **facts}
 
 
 def _options(target: str) -> dict[str, Any]:
@@ -158,30 +171,33 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
               environ: Mapping[str, str] | None = None) -> tuple[dict, str | None]:
     """The run plan and its cache key for a policy file (None: the built-in policy) and
     context: from the cache, or compiled and cached (``use_cache=False`` compiles afresh).
-    Stockade's state paths in ``ctx["state"]`` (newline-separated) are protected from the
-    sandbox (see :func:`~stockade.runtime.plan.protect_state`)."""
+    Stockade's state paths in ``ctx["state"]`` (newline-separated), its installation and the
+    policy's files are protected from the sandbox (see
+    :func:`~stockade.runtime.plan.protect_inputs`)."""
     from stockade.runtime import cache
 
     target = _target(ctx)
     key = cache.plan_key(policy, ctx, target)
     if key is not None and use_cache:
-        from stockade.runtime.plan import facts_hold
+        from stockade.runtime.plan import facts_hold, inputs_covered, plan_problem
 
         hit = cache.load_plan(key, variables=environ)
-        if hit is not None and facts_hold(hit.get("facts", {})):
-            return hit, key
+        if (hit is not None and plan_problem(hit) is None
+                and facts_hold(hit["facts"], hit["placeholders"], hit["placeholder_files"])
+                and inputs_covered(hit, ctx)):
+            return hit, key  # (a damaged entry is a miss: compiled again and replaced)
     from stockade.backends.base import compile_ir
     from stockade.compiler.pipeline import compile_policy
-    from stockade.runtime.plan import build_plan, protect_state
+    from stockade.runtime.plan import build_plan, protect_inputs
 
     try:
         result = compile_policy(policy, workspace=ctx["workspace"], home=ctx["home"], tmpdir=ctx["tmpdir"],
                                 platform=ctx["platform"], environ=environ)
     except OSError as exc:
         raise _environment_problem("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
-    ir = protect_state(result.ir, _state_paths(ctx))
+    ir, facts = protect_inputs(result.ir, ctx, list(result.sources))  # the policy's files too
     artifact = compile_ir(ir, target, **_options(target))
-    plan = build_plan(ir, artifact, target, Limits.from_ir(ir).to_json())
+    plan = {**build_plan(ir, artifact, target, Limits.from_ir(ir).to_json()), **facts}
     if key is not None:
         plan = cache.store_plan(key, plan, result.sources, variables=environ)
     return plan, key
@@ -191,12 +207,26 @@ def sandbox_prefix(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> tuple[str
     """The backend and the checked sandbox prefix argv for a plan (raises R5xx)."""
     from stockade.runtime import sandbox
 
-    tool = sandbox.require_sandbox("darwin" if ctx["platform"] == "darwin" else sys.platform)
+    if plan.get("bwrap_writable"):  # before the probe runs it
+        raise sandbox.refuse_bwrap(plan["bwrap"], f"the policy lets the sandbox write `{plan['bwrap_writable']}`, "
+                                                  "so a command could have planted or replaced it")
+    tool = sandbox.require_sandbox("darwin" if ctx["platform"] == "darwin" else sys.platform,
+                                   bwrap=ctx.get("bwrap") or None)
     if tool.backend == "bwrap":
-        if plan.get("backend") != "bwrap":
-            raise _environment_problem("R510", "the cached plan is not for bubblewrap")
+        if plan.get("backend") != "bwrap" or plan.get("bwrap") != tool.path:
+            raise _environment_problem("R510", "the cached plan is not for this bubblewrap")
         return "bwrap", sandbox.harden_bwrap_argv(plan["argv"], cwd=ctx["workspace"], bwrap=tool.path)
     return "seatbelt", sandbox.seatbelt_argv(plan.get("profile") or "", plan.get("params"), tool.path)
+
+
+def apply_state_dir(workspace: str, state_root: str | None = None) -> str:
+    """Where a preview's apply to ``workspace`` (a real path) keeps its journal:
+    ``<state>/apply/<sha256 of the path>`` in stockade's state directory (default: the
+    cache directory, read-only inside every sandbox), never in the workspace."""
+    from stockade.compiler.cache import cache_dir, sha256
+
+    root = os.path.abspath(state_root or cache_dir())
+    return os.path.join(root, "apply", sha256(workspace.encode("utf-8", "surrogateescape")).hexdigest()[:32])
 
 
 # -- the run -----------------------------------------------------------------------
@@ -255,7 +285,7 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
     from, and supplies ``$HOME``, ``$TMPDIR`` and the policy's variables.  ``notify``
     receives messages for the user (an interrupted apply that was recovered).
     """
-    from stockade.runtime import audit as audit_mod, gate
+    from stockade.runtime import audit as audit_mod
 
     argv, text = _command(command)
     env_in = os.environ if environ is None else environ
@@ -266,6 +296,26 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
     from stockade.runtime.plan import prepare_state
 
     state = "\n".join(prepare_state([cache_dir()], [audit_path]))  # where this process keeps them
+    state_ctx = {"state": state, **_trusted_inputs()}  # all read-only inside (part of the plan key)
+    from stockade.runtime.runlock import RunLock
+
+    lock = RunLock.acquire(cache_dir())  # held shared from before the plan's facts are checked: see runlock
+    try:
+        return _judged(argv, text, policy, workspace, env_in, audit_path, state_ctx, approve, confirm, preview, diff,
+                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock)
+    finally:
+        lock.release()
+
+
+def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_in: Mapping[str, str],
+            audit_path: str, state_ctx: Mapping[str, str], approve: bool, confirm: Callable[[Judgement], bool] | None, preview: bool,
+            diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
+            stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
+            notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:
+    """Plan, judge and run (the middle of :func:`run`, under the run lock)."""
+    from stockade.runtime import audit as audit_mod, gate
+
+    path = None
     if _is_ir(policy):
         ir_workspace = policy.context.workspace  # type: ignore[union-attr]
         if workspace is not None and os.path.realpath(workspace) != ir_workspace:
@@ -273,23 +323,38 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
                 "R522", f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
                 help="load the policy with the workspace to run in, or pass its path instead")
         ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,  # type: ignore[union-attr]
-               "tmpdir": policy.context.tmpdir, "state": state}  # type: ignore[union-attr]
+               "tmpdir": policy.context.tmpdir, **state_ctx}  # type: ignore[union-attr]
         plan, key = plan_from_ir(policy, ctx), None  # type: ignore[arg-type]
     else:
-        ctx = {**make_context(workspace, env_in), "state": state}
+        ctx = {**make_context(workspace, env_in), **state_ctx}
         path = None if policy is None else os.fspath(policy)  # type: ignore[arg-type]
         plan, key = load_plan(path, ctx, use_cache=use_cache, environ=environ)
     backend, prefix = sandbox_prefix(plan, ctx)  # fail closed before asking anything
+    fresh: list[dict] = []
 
     def load_ir() -> Any:
         if _is_ir(policy):
             return policy
+        from stockade.compiler.cache import ir_json_problem
         from stockade.compiler.ir import PolicyIR
         from stockade.runtime.plan import plan_ir_json
 
-        return PolicyIR.from_json(plan_ir_json(plan))
+        try:
+            data = plan_ir_json(plan)
+        except (EOFError, ValueError, TypeError):
+            data = None
+        if key is not None and ir_json_problem(data) is not None:  # a damaged cached plan: compiled again
+            fresh.append(load_plan(path, ctx, use_cache=False, environ=environ)[0])
+            data = plan_ir_json(fresh[0])
+        return PolicyIR.from_json(data)
 
-    judgement = gate.judge(text, load_ir, ctx["workspace"], key)
+    # a verdict is cached per plan key and IR hash: an edited include or git config (which
+    # changes the IR, not the key) is not judged by a stale verdict
+    judgement = gate.judge(text, load_ir, ctx["workspace"], key and f"{key}:{plan.get('policy_hash') or ''}")
+    if fresh:
+        plan = fresh[0]
+        backend, prefix = sandbox_prefix(plan, ctx)
+    _warn_cache(lock, plan, notify)
     ask = None if confirm is None else (lambda _prompt: bool(confirm(judgement)))
     decision = gate.decide(judgement, approve, ask, asked_by=getattr(confirm, "approved_by", "confirm"))
     base = {"policy": plan.get("policy"), "policy_hash": plan.get("policy_hash"), "command": text,
@@ -306,7 +371,7 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
         return outcome
     if not plan.get("glob_scan"):
         return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
-                         notify, base)
+                         notify, base, lock)
     from stockade.runtime.globscan import plan_with_globs
 
     for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R540)
@@ -318,7 +383,7 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
             outcome = outcome.replace(sandbox_argv=tuple(prefix))
         try:
             return _confined(outcome, scanned, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr,
-                             stdin, notify, base)
+                             stdin, notify, base, lock)
         except Exception as exc:
             # a match removed between the scan and bubblewrap's mounts fails the set-up before
             # the command starts (R507): scan again, at most twice
@@ -328,20 +393,33 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _warn_cache(lock: Any, plan: Mapping[str, Any], notify: Callable[[str], None] | None) -> None:
+    """One line for the user when the cache directory cannot be used (the run goes on
+    without the cache; without the run lock, no placeholder is removed)."""
+    from stockade.compiler.cache import cache_warning
+
+    warning = cache_warning()
+    if notify is None or (warning is None and (lock.problem is None or not plan["placeholders"])):
+        return
+    left = "; the placeholders bubblewrap makes are left on the host" \
+        if lock.problem is not None and plan["placeholders"] else ""
+    notify(f"{warning or f'warning: {lock.problem}'}{left}")
+
+
 def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, str], prefix: list[str],
               argv: list[str], env_in: Mapping[str, str], preview: bool, diff: bool,
               apply: bool | Callable[[PreviewResult], bool], stdout: Sink | None, stderr: Sink | None,
-              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any]) -> RunOutcome:
+              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any], lock: Any) -> RunOutcome:
     """Run an approved command (the second half of :func:`run`)."""
     from stockade.runtime import audit as audit_mod
     from stockade.runtime.cache import filter_environment
     from stockade.runtime.execute import run_confined
-    from stockade.runtime.plan import remove_placeholders
+    from stockade.runtime.plan import create_placeholder_files
 
     limits = Limits(**plan.get("limits", {}))
     env = filter_environment(plan.get("env_rules", []), env_in)
     recovered = None
-    if os.path.lexists(os.path.join(ctx["workspace"], ".stockade-apply")):
+    if os.path.lexists(apply_state_dir(ctx["workspace"])):  # only stockade's own state is trusted
         from stockade.runtime.apply import recover
 
         recovered = recover(ctx["workspace"])
@@ -355,10 +433,17 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     settled = None
     try:
         checked = plan.get("seccomp") if plan.get("machine") == os.uname().machine else None
-        result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
-                              stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
-                              seccomp_programs=checked)
-        remove_placeholders(plan.get("placeholders", ()))
+        placeholder_files = plan.get("placeholder_files") or {}
+        lock.record(plan["placeholders"], placeholder_files)  # before the sandbox makes them (the last run out
+        # removes them)
+        if placeholder_files:
+            create_placeholder_files(placeholder_files)
+        try:
+            result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
+                                  stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
+                                  seccomp_programs=checked)
+        finally:
+            lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             raise _environment_problem("R507", "the sandbox could not be set up; the command did not run: "

@@ -55,6 +55,9 @@ def hand_built_coding_agent(ctx: Context = CTX) -> PolicyIR:
     fs += [FsRule("write", p, origin=o(10)) for p in (w, ctx.tmpdir, "/private/tmp")]
     fs += [FsRule("readonly", h + p, origin=o(11)) for p in ("/.bashrc", "/.zshrc", "/.profile", "/.bash_profile")]
     fs += [FsRule("readonly", w + p, origin=o(12)) for p in ("/.git/hooks", "/.git/config")]
+    # implied by protecting the repository's git config and hooks (stockade.compiler.git_paths)
+    fs += [FsRule("readonly", w + p, origin=o(12)) for p in ("/.git/config.worktree", "/.git/commondir",
+                                                              "/.git/worktrees")]
     net = Network("deny", (NetRule("allow", HostPattern("localhost"), origin=o(17)),) + tuple(
         NetRule("allow", HostPattern("host", name), origin=o(18))
         for name in ("github.com", "pypi.org", "files.pythonhosted.org", "registry.npmjs.org")))

@@ -1,17 +1,18 @@
 """Preview on a real overlay under bubblewrap, the change listing, and the journaled apply
-(including interrupted applies rolled back)."""
+(including applies killed part way and rolled back from the journal in the state dir)."""
 
 from __future__ import annotations
 
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from stockade.runtime import apply as apply_mod
-from stockade.runtime.apply import STAGE_NAME, apply_changes, recover
+from stockade.runtime.apply import apply_changes, journal_dir, recover
 from stockade.runtime.execute import run_confined
 from stockade.runtime.limits import Limits
 from stockade.runtime.preview import Overlay
@@ -30,8 +31,6 @@ def snapshot(root: Path) -> dict[str, tuple]:
         for name in dirnames + filenames:
             full = os.path.join(dirpath, name)
             rel = os.path.relpath(full, root)
-            if rel.split("/")[0] == STAGE_NAME:
-                continue
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
                 out[rel] = ("link", os.readlink(full))
@@ -55,6 +54,7 @@ def make_workspace(root: Path) -> Path:
 
 def run_preview(root: Path, script: str = SCRIPT) -> tuple[Path, Overlay]:
     ws = make_workspace(root)
+    time.sleep(0.02)  # the workspace is older than the preview (ctimes are stamped by a coarse clock)
     real = os.path.realpath(ws)
     prefix = harden_bwrap_argv(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--bind", real, real, "--dev", "/dev",
                                 "--proc", "/proc", "--"], cwd=real)
@@ -87,48 +87,96 @@ def test_preview_leaves_workspace_untouched_and_lists_changes(tmp_path: Path) ->
         overlay.cleanup()
 
 
+def no_temporaries(ws: Path) -> bool:
+    """Whether no temporary name of an apply is left in the workspace."""
+    return not [n for _d, dirs, files in os.walk(ws) for n in dirs + files if n.startswith(".stockade-")]
+
+
 def test_apply_matches_running_the_script_directly(tmp_path: Path) -> None:
     reference = make_workspace(tmp_path / "reference")
     import subprocess
 
     subprocess.run(["/bin/sh", "-c", SCRIPT], cwd=reference, check=True, capture_output=True)
     ws, overlay = run_preview(tmp_path / "preview")
+    state = str(tmp_path / "state")
     try:
-        apply_changes(str(ws), overlay.upper)
+        assert apply_changes(str(ws), overlay.upper, since_ns=overlay.started_ns, state_root=state) > 0
     finally:
         overlay.cleanup()
     assert snapshot(ws) == snapshot(reference)
-    assert not (ws / STAGE_NAME).exists()
+    assert no_temporaries(ws) and not os.path.exists(journal_dir(str(ws), state))
 
 
-@pytest.mark.parametrize("crash_at", [1, 3, 6, 9])
-def test_interrupted_apply_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash_at: int) -> None:
+def _apply_killed_at(ws: Path, overlay: Overlay, state: str, crash_at: int | str) -> int:
+    """Apply in a child process that kills itself (SIGKILL) at rename number ``crash_at``,
+    or right after the journal turns to state ``crash_at``; the child's wait status."""
+    import signal
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            calls = {"n": 0}
+            real_rename, real_write = apply_mod._rename, apply_mod._write_journal
+
+            def crashing_rename(*args: object, **kwargs: object) -> None:
+                calls["n"] += 1
+                if calls["n"] == crash_at:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                real_rename(*args, **kwargs)  # type: ignore[arg-type]
+
+            def crashing_write(directory: str, journal: dict) -> None:
+                real_write(directory, journal)
+                if crash_at == journal["state"]:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+            apply_mod._rename = crashing_rename
+            apply_mod._write_journal = crashing_write
+            apply_changes(str(ws), overlay.upper, since_ns=overlay.started_ns, state_root=state)
+        finally:
+            os._exit(0)
+    return os.waitpid(pid, 0)[1]
+
+
+@pytest.mark.parametrize("crash_at", ["placing", "switching", 1, 2, 3, 6, 9, 13])
+def test_apply_killed_part_way_is_rolled_back_by_the_next_run(tmp_path: Path, crash_at: int | str) -> None:
     ws, overlay = run_preview(tmp_path)
     before = snapshot(ws)
-    calls = {"n": 0}
-    real_rename = os.rename
-
-    def crashing_rename(src: str, dst: str) -> None:
-        calls["n"] += 1
-        if calls["n"] == crash_at:
-            raise KeyboardInterrupt("simulated crash")
-        real_rename(src, dst)
-
-    monkeypatch.setattr(apply_mod, "_rename", crashing_rename)
+    state = str(tmp_path / "state")
     try:
-        with pytest.raises(KeyboardInterrupt):
-            apply_changes(str(ws), overlay.upper)
+        status = _apply_killed_at(ws, overlay, state, crash_at)
     finally:
         overlay.cleanup()
-    assert (ws / STAGE_NAME).exists()  # the journal is there to recover from
-    assert recover(str(ws)) == "rolled back"
+    assert os.WIFSIGNALED(status)  # a real crash, part way
+    assert os.path.exists(os.path.join(journal_dir(str(ws), state), "journal.json"))
+    assert snapshot(ws) != before or isinstance(crash_at, str)
+    assert recover(str(ws), state) == ("discarded" if crash_at == "placing" else "rolled back")
     assert snapshot(ws) == before
+    assert no_temporaries(ws) and not os.path.exists(journal_dir(str(ws), state))
 
 
-def test_recover_discards_unjournaled_staging(tmp_path: Path) -> None:
+def test_apply_killed_after_its_commit_is_completed_by_the_next_run(tmp_path: Path) -> None:
+    import subprocess
+
+    reference = make_workspace(tmp_path / "reference")
+    subprocess.run(["/bin/sh", "-c", SCRIPT], cwd=reference, check=True, capture_output=True)
+    ws, overlay = run_preview(tmp_path / "preview")
+    state = str(tmp_path / "state")
+    try:
+        assert os.WIFSIGNALED(_apply_killed_at(ws, overlay, state, "done"))
+    finally:
+        overlay.cleanup()
+    assert not no_temporaries(ws)  # the old entries are still there
+    assert recover(str(ws), state) == "completed"
+    assert snapshot(ws) == snapshot(reference) and no_temporaries(ws)
+
+
+def test_recover_discards_an_unreadable_journal(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     before = snapshot(ws)
-    (ws / STAGE_NAME / "new").mkdir(parents=True)
-    (ws / STAGE_NAME / "new" / "0").write_text("half")
-    assert recover(str(ws)) == "discarded"
-    assert snapshot(ws) == before and not (ws / STAGE_NAME).exists()
+    state = str(tmp_path / "state")
+    directory = Path(journal_dir(str(ws), state))
+    directory.mkdir(parents=True)
+    (directory / "journal.json").write_text("{half")
+    assert recover(str(ws), state) == "discarded"
+    assert snapshot(ws) == before and not directory.exists()
+    assert recover(str(ws), state) is None
