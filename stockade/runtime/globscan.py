@@ -21,7 +21,7 @@ every writable root of the policy, intersected with each glob's literal prefix: 
   leave the identity as it was).  A missing, damaged or foreign index is a full scan.
 * a **budget** bounds the work: more than ``STOCKADE_GLOB_SCAN_LIMIT`` entries (default
   :data:`DEFAULT_ENTRY_LIMIT`) in the scanned trees, more than ``STOCKADE_GLOB_SCAN_SECONDS``
-  (default :data:`DEFAULT_TIME_LIMIT`), a tree deeper than :data:`MAX_DEPTH` or more than
+  (default :data:`DEFAULT_TIME_LIMIT`, of CPU time), a tree deeper than :data:`MAX_DEPTH` or more than
   ``STOCKADE_GLOB_MATCH_LIMIT`` matches (default :data:`DEFAULT_MATCH_LIMIT`, each a mount)
   refuses the run (``R540``, naming the glob rules and the count) — never a silent gap.
 * :func:`plan_with_globs` gives the run its argv: the plan's own (compiled without these
@@ -59,7 +59,8 @@ DEFAULT_ENTRY_LIMIT = 1_000_000
 #: Matches (each one a mount) beyond which a run is refused: bubblewrap's set-up time grows
 #: faster than the number of mounts.
 DEFAULT_MATCH_LIMIT = 2_000
-#: Seconds a scan may take before the run is refused.
+#: Seconds of CPU time a scan may take before the run is refused (CPU, not wall-clock time:
+#: a loaded machine slows every scan down without making it more work).
 DEFAULT_TIME_LIMIT = 20.0
 #: Directory levels below a scan root before the run is refused.
 MAX_DEPTH = 400
@@ -265,7 +266,7 @@ class Scanner:
         self.new: dict[str, tuple] = {}
         self.limit = limit
         self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
+        self.deadline = time.process_time() + seconds
         self.started = time.time_ns()
         self.count = 0
         self.listed = 0
@@ -309,7 +310,7 @@ class Scanner:
                 if count & 4095 == 0:  # a huge directory: the budget is checked while listing it
                     if count > budget:
                         raise ScanBudgetExceeded("entries", path, self.count + count, self.limit)
-                    if time.monotonic() > self.deadline:
+                    if time.process_time() > self.deadline:
                         raise ScanBudgetExceeded("time", path, self.count + count, self.seconds)
                 name = entry.name
                 if globs.candidate(name) and globs.matches(base + name):
@@ -374,7 +375,7 @@ class Scanner:
                 if child_path in SKIP:
                     continue
                 visited += 1
-                if visited & 63 == 0 and time.monotonic() > self.deadline:
+                if visited & 63 == 0 and time.process_time() > self.deadline:
                     raise ScanBudgetExceeded("time", child_path, self.count, self.seconds)
                 leaf = old.get(child_path)
                 if leaf.__class__ is tuple and len(leaf) == 4 and leaf[1] == "" and leaf[0] is not None:
@@ -492,7 +493,7 @@ def _refusal(plan: Mapping[str, Any], exc: ScanBudgetExceeded) -> Exception:
                     f"reached through a symlink; refusing to run",
             help="restore the directory, or run with --no-cache to compile the plan for the new layout"))
     head = {"entries": f"more than {exc.limit} entries", "depth": f"directories more than {exc.limit} levels deep",
-            "time": f"more than {exc.limit:g} s of work", "matches": f"more than {exc.limit} matches"}[exc.what]
+            "time": f"more than {exc.limit:g} s of CPU time", "matches": f"more than {exc.limit} matches"}[exc.what]
     if exc.what == "depth":
         tail = f"at `{exc.root}`"
     elif exc.what == "matches":
@@ -522,7 +523,7 @@ def plan_with_globs(plan: Mapping[str, Any], key: str | None, environ: Mapping[s
         raise _refusal(plan, exc) from None
     if not matches:
         return plan
-    if plan.get("glob_set") != matches or not plan.get("glob_argv"):
+    if plan.get("glob_set") != matches or not plan.get("glob_argv") or "glob_placeholders" not in plan:
         plan = replan(plan, matches)
         if key is not None:
             from stockade.compiler.cache import entry_path, write_entry

@@ -331,3 +331,17 @@ def test_the_scan_is_incremental_and_never_follows_links(tmp_path: Path) -> None
     index = str(tmp_path / "index.marshal")
     assert scan_globs(patterns, [str(root)], index) == [
         (f"{root}/a/.env.link", "l", str(outside), "d"), (f"{root}/a/b/.env", "f"), (f"{root}/a/b/.env.new", "f")]
+
+
+def test_a_damaged_glob_field_in_a_cached_plan_is_a_miss(machine: Machine) -> None:
+    import marshal
+
+    (machine.ws / "e").mkdir()
+    (machine.ws / "e" / ".env").write_text("SECRET-E\n")
+    assert machine.read("e/.env") == {"e/.env": "ERR"}
+    for field, value in (("glob_scan", {"patterns": "x"}), ("glob_set", [("a", 1)]), ("glob_argv", "bwrap")):
+        [entry] = machine.plans()
+        plan = marshal.loads(entry.read_bytes())
+        plan[field] = value
+        entry.write_bytes(marshal.dumps(plan))
+        assert machine.read("e/.env") == {"e/.env": "ERR"}, field  # compiled again, never a traceback
