@@ -87,6 +87,14 @@ class Backend:
         """Record a rule with no safe approximation on this target; compile fails at the end."""
         self.unsupported.append(Diagnostic(code, message, origin_span(origin), help, "error"))
 
+    def unsupported_limits(self, names: tuple[str, ...], why: str) -> None:
+        """Refuse every limit of ``names`` the policy sets: this target cannot enforce it
+        (never dropped silently; compiling fails listing each rule)."""
+        for rule in self.ir.limits:
+            if rule.name in names:
+                self.unsupported_rule(f"limit `{rule.name}` cannot be enforced by the {self.name} target: {why}",
+                                      rule.origin, code="B320", help=f"remove `{rule.name}` for this target")
+
     # -- the driver --------------------------------------------------------------------
 
     #: IR node type → renderer method name; each backend fills it in.

@@ -78,7 +78,8 @@ sandbox: its setuid-mode and keyring checks do not depend on the network.
 
 **Process.**  New user (nested user namespaces disabled), pid, ipc, uts and cgroup
 namespaces, every capability dropped, ``--die-with-parent``, ``--new-session``, a private
-``/dev`` and ``/proc`` (unless a rule explicitly denies them), ``--chdir`` to the canonical
+``/dev`` and ``/proc`` (unless a rule explicitly denies them) — with a ``memory`` limit,
+``/dev/shm`` is a tmpfs of its own no larger than the limit — ``--chdir`` to the canonical
 workspace.  **Environment**: ``--clearenv`` then ``--setenv`` for every variable the policy
 keeps or sets from ``environ``; without ``environ``, only ``set`` variables and a minimal
 ``PATH``.
@@ -122,6 +123,8 @@ KERNEL_MASKED: tuple[str, ...] = (
     "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
     "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
 )
+#: Shared memory in bubblewrap's /dev: sized by the ``memory`` limit.
+SHM = "/dev/shm"
 #: Not walked when expanding globs.
 GLOB_SKIP: tuple[str, ...] = ("/proc", "/sys", "/dev")
 #: Directories not descended into when expanding globs: version-control internals, package
@@ -310,6 +313,11 @@ class _FsPlanner:
             self._mount((option, pseudo), pseudo)
             self.state[pseudo] = State("pseudo", "pseudo", pseudo)
             self.access.pop(pseudo, None)
+            memory = self.ir.limit("memory")
+            if pseudo == "/dev" and memory is not None and not any(P.is_within(p, SHM) for p in self.access):
+                # bubblewrap's /dev/shm is a directory of its /dev tmpfs, as large as half the
+                # machine's memory: give it a tmpfs of its own, no larger than `memory`
+                self._mount(("--perms", "1777", "--size", str(max(int(memory), 4096)), "--tmpfs", SHM), SHM)
         for path in sorted(self.access, key=P.order_key):
             if path != "/" and path not in self.state:
                 self._plan_point(path)

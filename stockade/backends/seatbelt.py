@@ -372,6 +372,8 @@ class SeatbeltBackend(Backend):
 
     def render(self) -> Artifact:
         """Produce the profile text and the ``sandbox-exec`` argv."""
+        self.unsupported_limits(("disk",), "macOS has no private size-limited layer for the paths outside the "
+                                           "workspace (`stockade run` enforces `disk` with bubblewrap only)")
         self._set_params()
         self._rules = self._canonical_rules()
         self.cir = replace(self.ir, filesystem=tuple(self._rules))

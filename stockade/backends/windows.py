@@ -571,6 +571,8 @@ class WindowsBackend(Backend):
 
     def render(self) -> Artifact:
         """The plan as pretty JSON."""
+        self.unsupported_limits(("filesize", "disk"), "a Job Object limits neither the size of one file nor "
+                                                      "what a run leaves written")
         plan = self.plan()
         plan["warnings"] = [_warning_json(d) for d in self.warnings]
         return Artifact(target=self.name, text=json.dumps(plan, indent=2, ensure_ascii=False) + "\n", data=plan)

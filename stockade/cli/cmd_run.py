@@ -27,8 +27,10 @@ Exit codes:
 * ``124`` the timeout killed it (like coreutils ``timeout``);
 * ``127`` (``126``) the command does not exist (cannot be executed) inside the sandbox;
 * ``125`` the process-limit watchdog killed it (only when neither ``RLIMIT_NPROC`` nor a
-  pids cgroup can be used); other limit hits (output truncated, cpu, memory, file size,
-  refused forks) keep the command's status and are named on stderr and in the audit;
+  pids cgroup can be used); ``137`` with ``memory`` hit when the run's memory cgroup
+  OOM-killed a process (the whole tree is stopped); other limit hits (output truncated,
+  cpu, file size, disk, refused forks) keep the command's status and are named on stderr
+  and in the audit; run warnings (``memory`` held per process only) go to stderr too;
 * ``1`` refused by the policy (``deny``, or ``confirm`` without approval), or a preview's
   apply refused because someone changed those workspace files since it began (``R526``);
 * ``2`` usage error, or a policy that does not compile;
@@ -152,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         from stockade.cli.run_output import report_failure
 
         return report_failure(error, args.format)
-    if text_mode and outcome.ran and outcome.preview is None and not outcome.limits_hit:
+    if text_mode and outcome.ran and outcome.preview is None and not outcome.limits_hit and not outcome.warnings:
         return outcome.exit_status if outcome.exit_status is not None else EXIT_OK  # nothing more to say
     from stockade.cli.run_output import render_outcome
 

@@ -81,6 +81,8 @@ def render_outcome(outcome: Any, text_mode: bool, captured: dict[str, bytearray]
             prompt.show(outcome.preview)
         _print_preview_end(outcome.preview)
     if text_mode:
+        for warning in outcome.warnings:
+            _warn(f"warning: {warning}")
         for hit in outcome.limits_hit:
             if hit != "output":
                 value = _limit_value(outcome.limits, hit)

@@ -260,10 +260,11 @@ class EnvRule(_Node):
 
 @_node
 class LimitRule(_Node):
-    """One resource limit: ``timeout``/``cpu`` in seconds, ``memory``/``output`` in bytes,
-    ``processes`` as a count."""
+    """One resource limit: ``timeout``/``cpu`` in seconds, ``memory``/``output``/``filesize``
+    (the largest file a process may write)/``disk`` (what a run may leave written outside the
+    workspace) in bytes, ``processes`` as a count."""
 
-    name: Literal["timeout", "memory", "processes", "output", "cpu"]
+    name: Literal["timeout", "memory", "processes", "output", "cpu", "filesize", "disk"]
     value: float
     locked: bool = False
     origin: Origin | None = _origin()

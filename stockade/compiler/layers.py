@@ -144,6 +144,33 @@ def _under(path: str, ancestor: str) -> bool:
     return path == ancestor or ancestor == "/" or path.startswith(ancestor.rstrip("/") + "/")
 
 
+def _size_text(value: float) -> str:
+    """A byte count as a policy would write it (``64MiB``; ``1500B`` when no unit divides it)."""
+    number = int(value)
+    for shift, unit in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if number >= 1 << shift and number % (1 << shift) == 0:
+            return f"{number >> shift}{unit}"
+    return f"{number}B"
+
+
+def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, sink: DiagnosticSink) -> None:
+    """Name every write rule outside the workspace: under a ``disk`` limit, what the sandbox
+    writes there is kept in a private, size-limited layer and discarded after the run."""
+    related = (Related("the `disk` limit is here", _span(disk.origin)),) if disk.origin else ()
+    for rule in filesystem:
+        if rule.access != "write" or (not rule.is_glob and _under(rule.pattern, context.workspace)):
+            continue
+        if rule.pattern == "/" and not rule.is_glob:
+            sink.warning("C245", "the `disk` limit cannot be enforced while `/` is writable: `stockade run` "
+                                 "refuses to run this policy", _span(rule.origin),
+                         "grant write on the workspace and the paths that need it, not on `/`", related)
+            continue
+        sink.warning("C245", f"under the `disk` limit, files written to `{rule.source_text or rule.pattern}` do not "
+                             "persist: the sandbox writes them into a private layer of at most "
+                             f"{_size_text(disk.value)} that is discarded after the run", _span(rule.origin),
+                     "write what must persist into the workspace, or remove the `disk` limit", related)
+
+
 def merge_layers(layers: Sequence[LayerRules], context: Context, sink: DiagnosticSink,
                  source_hash: str = "") -> PolicyIR:
     """Merge lowered layers (lowest first) into one IR, rejecting loosened locked rules."""
@@ -213,6 +240,8 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
             else:
                 unparsable = new
         name = layer.name or name
+    if "disk" in limits:
+        _warn_disk(limits["disk"], filesystem, context, sink)
     top = layers[-1] if layers else None
     policy_name = (top.name if top and top.name else None) or name or "policy"
     return PolicyIR(

@@ -116,12 +116,12 @@ class EnvSetNode:
 
 # -- limits ----------------------------------------------------------------------------
 
-LimitName = Literal["timeout", "memory", "processes", "output", "cpu"]
+LimitName = Literal["timeout", "memory", "processes", "output", "cpu", "filesize", "disk"]
 
 
 @dataclass(frozen=True, slots=True)
 class LimitNode:
-    """``[locked] timeout|cpu DURATION``, ``memory|output SIZE``, ``processes COUNT``.
+    """``[locked] timeout|cpu DURATION``, ``memory|output|filesize|disk SIZE``, ``processes COUNT``.
 
     ``value`` is in seconds, bytes or a count; ``word`` keeps the text as written.
     """

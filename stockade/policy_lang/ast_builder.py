@@ -27,7 +27,7 @@ SECTION_KEYWORDS: dict[str, tuple[str, ...]] = {
     "filesystem": ("read", "write", "readonly", "deny"),
     "network": ("default", "allow", "deny"),
     "environment": ("keep", "drop", "set"),
-    "limits": ("timeout", "memory", "processes", "output", "cpu"),
+    "limits": ("timeout", "memory", "processes", "output", "cpu", "filesize", "disk"),
     "commands": ("allow", "confirm", "deny", "unknown-effects", "unparsable"),
     "test": VERDICTS,
 }
@@ -36,6 +36,8 @@ _LIMIT_PARSERS: dict[str, Callable[[str], float]] = {
     "cpu": values.parse_duration,
     "memory": values.parse_size,
     "output": values.parse_size,
+    "filesize": values.parse_size,
+    "disk": values.parse_size,
     "processes": values.parse_count,
 }
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}

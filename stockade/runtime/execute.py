@@ -20,11 +20,17 @@ its own environment to the command, so secrets of the parent never reach it.
 (:mod:`subprocess` pulls in ``signal``'s enums, ``selectors``, ``threading`` and more: several
 milliseconds on every ``stockade run``).  The child starts a new session, takes its
 standard streams, closes every other descriptor except the ones it must pass, restores
-the signals Python ignores (``SIGPIPE``, ``SIGXFSZ``), joins the pids cgroup, sets the
+the signals Python ignores (``SIGPIPE``, ``SIGXFSZ``), joins the run's cgroup, sets the
 rlimits and runs the ``pre_exec`` hook, then execs; any failure before the exec is sent
 back over a close-on-exec pipe and raised in the parent as :class:`OSError` (the child
 exits 127).  Output is read with :func:`select.poll`, and the exit is awaited on a pidfd
 (Linux 5.3+; elsewhere by polling ``waitpid``), so the timeout needs no thread or signal.
+
+**Memory.**  With a memory cgroup (see :class:`~stockade.runtime.limits.RunCgroup`) an OOM
+kill anywhere in the tree stops the whole run: cgroup v2 kills the group itself
+(``memory.oom.group``); on v1 the kernel's OOM notification (an eventfd, polled with the
+output) makes the runtime kill the tree.  The run then ends with ``137`` (SIGKILL) and
+``memory`` in ``limits_hit``.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import _signal  # the C module behind `signal`, whose IntEnum wrappers import `e
 import os
 import time
 
-from stockade.runtime.limits import Limits, PidsCgroup, nproc_enforced, rlimits
+from stockade.runtime.limits import MEMORY_PER_PROCESS, Limits, RunCgroup, nproc_enforced, rlimits
 from stockade.runtime.record import Record
 from stockade.runtime.sandbox import _error, supply_seccomp
 
@@ -65,6 +71,7 @@ class RunResult(Record):
     limits_hit: tuple[str, ...] = ()
     setup_failed: bool = False
     stderr_tail: bytes = b""
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         """The result as a JSON object (for the audit trail and ``--format json``)."""
@@ -76,6 +83,7 @@ class RunResult(Record):
             "bytes_shown": self.bytes_shown,
             "limits_hit": list(self.limits_hit),
             "setup_failed": self.setup_failed,
+            "warnings": list(self.warnings),
         }
 
 
@@ -149,7 +157,7 @@ def _close_all_but(keep: Sequence[int]) -> None:
 
 def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None, stdin: int | None = None,
           stdout: int, stderr: int, pass_fds: Sequence[int] = (), limits: Limits | None = None,
-          cgroup: PidsCgroup | None = None, pre_exec: Callable[[], None] | None = None) -> int:
+          cgroup: RunCgroup | None = None, pre_exec: Callable[[], None] | None = None) -> int:
     """Start ``argv`` in a new session and return its pid (a bare program name is searched
     on ``env``'s ``PATH``, as :mod:`subprocess` does).
 
@@ -228,7 +236,7 @@ def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None
     return pid
 
 
-def _kill_tree(pid: int, cgroup: PidsCgroup | None) -> None:
+def _kill_tree(pid: int, cgroup: RunCgroup | None) -> None:
     """SIGKILL the sandbox's process group (bwrap leads it; its pid namespace dies with it)
     and whatever is left in the cgroup."""
     try:
@@ -292,11 +300,16 @@ class _Exit:
 def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str, str], limits: Limits,
                  cwd: str | None = None, stdout: Sink | None = None, stderr: Sink | None = None,
                  stdin: int | None = None, pre_exec: Callable[[], None] | None = None,
-                 pass_fds: Sequence[int] = (), seccomp_programs: Mapping[str, bytes] | None = None) -> RunResult:
+                 pass_fds: Sequence[int] = (), seccomp_programs: Mapping[str, bytes] | None = None,
+                 workspace: str | None = None) -> RunResult:
     """Run ``prefix + command`` with the limits, streaming output to the sinks.
 
     ``pre_exec`` runs in the child after the rlimits are set and before the sandbox tool is
-    exec'd (the preview's overlay mount).  A seccomp placeholder in a bwrap prefix is
+    exec'd (the preview's overlay mount); with a ``disk`` limit the child then puts every
+    path the prefix binds writable outside ``workspace`` (default ``cwd``) under a
+    size-limited layer that is discarded after the run (:mod:`stockade.runtime.disk`).
+    ``memory`` is a total for the tree when a memory cgroup can be made; otherwise the
+    result's ``warnings`` say that it holds per process only.  A seccomp placeholder in a bwrap prefix is
     replaced by a descriptor holding the filter (see
     :func:`~stockade.runtime.sandbox.supply_seccomp`, given the ``seccomp_programs`` already
     checked; R510 when it cannot be).  Raises R506
@@ -305,10 +318,18 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     out_sink = stdout or _default_sink(1)
     err_sink = stderr or _default_sink(2)
     cap = _Cap(limits.output, out_sink, err_sink)
-    cgroup = None
-    if limits.processes is not None and not nproc_enforced():
-        cgroup = PidsCgroup.create(limits.processes)
+    warnings: list[str] = []
+    pids_limit = limits.processes if limits.processes is not None and not nproc_enforced() else None
+    cgroup = RunCgroup.create(pids=pids_limit, memory=limits.memory) if (
+        pids_limit is not None or limits.memory is not None) else None
+    if limits.memory is not None and (cgroup is None or cgroup.memory_dir is None):
+        warnings.append(MEMORY_PER_PROCESS)
+    oom_fd = cgroup.oom_events() if cgroup is not None else None  # v1: stop the whole tree on an OOM kill
     try:
+        if limits.disk is not None:
+            from stockade.runtime.disk import disk_pre_exec
+
+            pre_exec = disk_pre_exec(prefix, workspace or cwd or os.getcwd(), limits.disk, pre_exec)
         prefix, filter_fds = supply_seccomp(prefix, pass_fds, seccomp_programs)
     except BaseException:
         if cgroup is not None:
@@ -326,6 +347,12 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
             os.close(fd)
         if cgroup is not None:
             cgroup.remove()
+        said = str(exc.strerror or exc)
+        if "disk limit: " in said:
+            raise _error("R545", f"cannot set up the `disk` layer; the command did not run: "
+                                 f"{said.split('disk limit: ', 1)[1]}",
+                         help="the `disk` limit needs tmpfs and overlayfs in a private mount namespace over "
+                              "every writable directory outside the workspace") from None
         raise _error("R506", f"cannot start the sandbox `{argv[0]}`: {exc.strerror or exc}",
                      help="check that the sandbox tool is installed and executable") from None
     finally:
@@ -335,7 +362,7 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
 
     exit_ = _Exit(pid)
     watchdog = None
-    if limits.processes is not None and not nproc_enforced() and cgroup is None:
+    if pids_limit is not None and (cgroup is None or cgroup.pids_dir is None):
         from stockade.runtime.watchdog import PidNamespaceWatchdog
 
         watchdog = PidNamespaceWatchdog(pid, limits.processes)
@@ -348,6 +375,9 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     reader = poll()
     for fd in streams:
         reader.register(fd, POLLIN)
+    oom_killed = False
+    if oom_fd is not None:
+        reader.register(oom_fd, POLLIN)
     status: int | None = None
     try:
         while streams:
@@ -357,6 +387,11 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
                 _kill_tree(pid, cgroup)
                 break
             for fd, _ in reader.poll(None if remaining is None else int(remaining * 1000) + 1):
+                if fd == oom_fd:
+                    reader.unregister(fd)
+                    oom_killed = True
+                    _kill_tree(pid, cgroup)
+                    continue
                 data = os.read(fd, 65536)
                 name = streams.get(fd)
                 if name is None:
@@ -395,16 +430,21 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
         hits.append("processes")
     elif limits.processes is not None and b"resource temporarily unavailable" in bytes(tail).lower():
         hits.append("processes")  # fork refused by RLIMIT_NPROC (EAGAIN)
+    cgroup_oom = oom_killed or (cgroup is not None and cgroup.memory_hit())
     if cgroup is not None:
         cgroup.remove()
     # bwrap reports a command killed by signal N as status 128 + N
     sig = -returncode if returncode < 0 else (returncode - 128 if 128 < returncode < 160 else None)
     if limits.cpu is not None and sig in (_signal.SIGXCPU, _signal.SIGKILL) and not timed_out and not watchdog_hit:
         hits.append("cpu")
-    if limits.file_size is not None and (sig == _signal.SIGXFSZ or b"file too large" in bytes(tail).lower()):
-        hits.append("file_size")
+    lowered = bytes(tail).lower()
+    if limits.file_size is not None and (sig == _signal.SIGXFSZ or b"file too large" in lowered
+                                         or b"file size limit exceeded" in lowered):
+        hits.append("file_size")  # EFBIG, or a shell saying that SIGXFSZ killed a child
+    if limits.disk is not None and b"no space left on device" in lowered:
+        hits.append("disk")  # ENOSPC from the disk layer (the message of a program that hit it)
     if limits.memory is not None and not timed_out and (
-            sig in (_signal.SIGSEGV, _signal.SIGABRT, _signal.SIGBUS)
+            cgroup_oom or sig in (_signal.SIGSEGV, _signal.SIGABRT, _signal.SIGBUS)
             or any(marker in bytes(tail).lower() for marker in _MEMORY_MARKERS)):
         hits.append("memory")
     if cap.truncated:
@@ -423,4 +463,4 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
         exit_status = returncode
     setup_failed = returncode == 1 and counts["out"] == 0 and said.startswith(b"bwrap: ") and not not_run
     return RunResult(exit_status, returncode, duration, counts["out"], counts["err"], cap.shown, tuple(hits),
-                     setup_failed, bytes(tail))
+                     setup_failed, bytes(tail), tuple(warnings))

@@ -1,8 +1,14 @@
-"""Resource limits of a confined run: rlimits, a pids cgroup, and killing the whole tree.
+"""Resource limits of a confined run: rlimits, the run's cgroup, and killing the whole tree.
 
 From the policy's ``limits`` block (:meth:`Limits.from_ir`):
 
-* ``memory`` → ``RLIMIT_AS`` (address space of each process);
+* ``memory`` → a total for the whole process tree: the run's memory cgroup
+  (:class:`RunCgroup`: v1 ``memory.limit_in_bytes`` + ``memory.memsw.limit_in_bytes``, or
+  v2 ``memory.max`` + ``memory.swap.max`` in a delegated subtree), which also counts the
+  pages of tmpfs files the tree writes (``/dev/shm``); and ``RLIMIT_AS`` (each process's
+  address space) as well.  When no memory cgroup can be made (a normal user without a
+  delegated cgroup v2 subtree) only ``RLIMIT_AS`` holds, per process, and the run says so
+  (:data:`MEMORY_PER_PROCESS`);
 * ``cpu`` → ``RLIMIT_CPU`` (soft at the limit: ``SIGXCPU``; hard one second later);
 * ``processes`` → ``RLIMIT_NPROC``.  The kernel counts it per *real uid* (through every
   user namespace level up to the host), so for an ordinary user it caps the sandbox's
@@ -12,7 +18,11 @@ From the policy's ``limits`` block (:meth:`Limits.from_ir`):
   cgroup with ``pids.max`` (cgroup v1 ``pids`` hierarchy, or cgroup v2 when usable), and if
   no cgroup is writable, a watchdog (:mod:`stockade.runtime.watchdog`) counts the processes
   of the sandbox's pid namespace and kills the namespace when the count passes the limit;
-* ``filesize`` (or ``file_size``) → ``RLIMIT_FSIZE`` (``SIGXFSZ`` / ``EFBIG``);
+* ``filesize`` → ``RLIMIT_FSIZE`` (``SIGXFSZ`` / ``EFBIG``): the largest file any process
+  of the run may write;
+* ``disk`` → what the run may leave written outside the workspace: see
+  :mod:`stockade.runtime.disk` (a size-limited, discarded layer over every writable path
+  outside the workspace);
 * ``timeout`` and ``output`` are enforced by :mod:`stockade.runtime.execute`.
 
 The tree is killed through the pid namespace: bwrap runs with ``--unshare-pid
@@ -29,12 +39,16 @@ from _thread import get_ident
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable
+    from typing import Any
 
 from stockade.runtime.record import Record
 
 #: Names of limit hits reported by a run.
-LIMIT_NAMES = ("timeout", "memory", "cpu", "processes", "output", "file_size")
+LIMIT_NAMES = ("timeout", "memory", "cpu", "processes", "output", "file_size", "disk")
+
+#: The run-time warning when ``memory`` cannot be a total for the process tree.
+MEMORY_PER_PROCESS = ("limit `memory` holds per process only (RLIMIT_AS), not for the whole process tree: "
+                      "no writable memory cgroup (run as root, or from a delegated cgroup v2 subtree)")
 
 
 class Limits(Record):
@@ -46,6 +60,7 @@ class Limits(Record):
     processes: int | None = None
     output: int | None = None
     file_size: int | None = None
+    disk: int | None = None
 
     @classmethod
     def from_ir(cls, ir: Any) -> "Limits":
@@ -56,11 +71,9 @@ class Limits(Record):
         def as_int(value: float | None) -> int | None:
             return None if value is None else max(int(value), 0)
 
-        file_size = get("filesize")
-        if file_size is None:
-            file_size = get("file_size")
         return cls(timeout=get("timeout"), memory=as_int(get("memory")), cpu=get("cpu"),
-                   processes=as_int(get("processes")), output=as_int(get("output")), file_size=as_int(file_size))
+                   processes=as_int(get("processes")), output=as_int(get("output")),
+                   file_size=as_int(get("filesize")), disk=as_int(get("disk")))
 
     def to_json(self) -> dict:
         """The limits as a JSON object."""
@@ -90,28 +103,58 @@ def nproc_enforced() -> bool:
     return os.getuid() != 0
 
 
-class PidsCgroup:
-    """A private ``pids`` cgroup with ``pids.max`` (used when ``RLIMIT_NPROC`` is not
-    enforced); :meth:`create` returns None when no cgroup hierarchy is writable.
+class RunCgroup:
+    """The run's own cgroup: ``pids.max`` (used when ``RLIMIT_NPROC`` is not enforced) and
+    ``memory`` as a total for the whole process tree; :meth:`create` returns None when no
+    hierarchy that has one of the controllers asked for is writable.
 
-    The child joins it between fork and exec (:meth:`join_self`).  On a cgroup v1
-    hierarchy it writes itself to ``tasks``, not ``cgroup.procs``: moving a whole thread
-    group takes ``cgroup_threadgroup_rwsem`` for writing, which waits for an RCU grace
-    period (5–15 ms on this machine class, on every run), while moving the calling thread
-    alone does not — and the child of a fork is a single thread, so that is the whole
-    process.
+    One directory per hierarchy: on cgroup v1 each controller has its own (``memory``,
+    ``pids``); on cgroup v2 one directory holds both.  A v1 controller is used where the
+    machine has one (a controller bound to v1 is not available in v2); otherwise the v2
+    hierarchy, in the nearest ancestor of our own cgroup that delegates the controllers
+    to its children and whose ``cgroup.procs`` we can write (a delegated subtree, as a
+    normal user gets from systemd; the root cgroup as root).
+
+    Memory: v1 ``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` (memory plus
+    swap); v2 ``memory.max``, ``memory.swap.max = 0`` and ``memory.oom.group = 1`` (an OOM
+    kill takes the whole cgroup).  Pages of tmpfs files (``/dev/shm``, the ``disk`` layer)
+    are charged to the cgroup of the process that writes them.
+
+    The child joins between fork and exec (:meth:`join_self`).  On a cgroup v1 hierarchy
+    it writes itself to ``tasks``, not ``cgroup.procs``: moving a whole thread group takes
+    ``cgroup_threadgroup_rwsem`` for writing, which waits for an RCU grace period (5–15 ms
+    on this machine class, on every run), while moving the calling thread alone does not —
+    and the child of a fork is a single thread, so that is the whole process.
     """
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, dirs: list[tuple[str, str]], pids_dir: str | None = None, memory_dir: str | None = None,
+                 memory_v1: bool = False):
+        #: ``(directory, the file a process joins through)`` for each hierarchy
+        self.dirs = dirs
+        self.path = dirs[0][0]
+        self.pids_dir = pids_dir
+        self.memory_dir = memory_dir
+        self.memory_v1 = memory_v1
+        self._oom_fd: int | None = None
 
     @classmethod
-    def create(cls, limit: int) -> "PidsCgroup | None":
-        """Make a cgroup with ``pids.max = limit`` under our own pids cgroup, if possible
-        (removing empty ones left behind by runs that were killed)."""
-        for parent in _pids_parents():
+    def create(cls, pids: int | None = None, memory: int | None = None) -> "RunCgroup | None":
+        """Make the run's cgroup with the limits given (None: not asked for) under our own
+        cgroups, where possible (removing empty ones left behind by runs that were killed);
+        check :attr:`pids_dir` and :attr:`memory_dir` for what was set up."""
+        wanted = [name for name, value in (("pids", pids), ("memory", memory)) if value is not None]
+        if not wanted:
+            return None
+        dirs: list[tuple[str, str]] = []
+        got: dict[str, str] = {}
+        memory_v1 = False
+        name = f"stockade-{os.getpid()}-{get_ident() % 100000}"
+        for parent, controllers, v1 in _parents(wanted):
+            controllers = [c for c in controllers if c not in got]
+            if not controllers:
+                continue
             _remove_stale(parent)
-            path = os.path.join(parent, f"stockade-{os.getpid()}-{get_ident() % 100000}")
+            path = os.path.join(parent, name)
             try:
                 os.mkdir(path)
             except FileExistsError:
@@ -119,38 +162,83 @@ class PidsCgroup:
             except OSError:
                 continue
             try:
-                _write(os.path.join(path, "pids.max"), str(limit))
+                for controller in controllers:
+                    if controller == "pids":
+                        _write(os.path.join(path, "pids.max"), str(pids))
+                    elif v1:
+                        _write(os.path.join(path, "memory.limit_in_bytes"), str(memory))
+                        _write_optional(os.path.join(path, "memory.memsw.limit_in_bytes"), str(memory))
+                    else:
+                        _write(os.path.join(path, "memory.max"), str(memory))
+                        _write_optional(os.path.join(path, "memory.swap.max"), "0")
+                        _write_optional(os.path.join(path, "memory.oom.group"), "1")
             except OSError:
                 _rmdir_quiet(path)
                 continue
-            return cls(path)
-        return None
+            dirs.append((path, "tasks" if v1 else "cgroup.procs"))
+            for controller in controllers:
+                got[controller] = path
+                if controller == "memory":
+                    memory_v1 = v1
+        if not dirs:
+            return None
+        return cls(dirs, got.get("pids"), got.get("memory"), memory_v1)
 
     def join_self(self) -> None:
         """Move the calling process, which must be single-threaded, into the cgroup (run in
         the child before exec; see the class docstring)."""
-        tasks = os.path.join(self.path, "tasks")  # cgroup v1 only
-        _write(tasks if os.path.exists(tasks) else os.path.join(self.path, "cgroup.procs"), "0")
+        for path, join in self.dirs:
+            _write(os.path.join(path, join), "0")
+
+    def oom_events(self) -> int | None:
+        """A descriptor that becomes readable when the kernel's OOM killer acts in the cgroup
+        (cgroup v1, through ``cgroup.event_control``), or None: on v2 ``memory.oom.group``
+        already kills the whole tree.  The caller stops the tree when it fires — also when
+        the notification is an ancestor's (v1 notifies a cgroup's descendants too): the
+        safe side."""
+        if self.memory_dir is None or not self.memory_v1:
+            return None
+        if self._oom_fd is None:
+            try:
+                efd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+            except (AttributeError, OSError):
+                return None
+            try:
+                control = os.open(os.path.join(self.memory_dir, "memory.oom_control"), os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    _write(os.path.join(self.memory_dir, "cgroup.event_control"), f"{efd} {control}")
+                finally:
+                    os.close(control)
+            except OSError:
+                os.close(efd)
+                return None
+            self._oom_fd = efd
+        return self._oom_fd
 
     def pids(self) -> list[int]:
         """The processes currently in the cgroup."""
-        try:
-            with open(os.path.join(self.path, "cgroup.procs"), "rb") as handle:
-                return [int(line) for line in handle.read().split()]
-        except OSError:
-            return []
+        members: set[int] = set()
+        for path, _ in self.dirs:
+            try:
+                with open(os.path.join(path, "cgroup.procs"), "rb") as handle:
+                    members.update(int(line) for line in handle.read().split())
+            except OSError:
+                pass
+        return sorted(members)
 
     def hit(self) -> bool:
         """Whether a fork was refused because of ``pids.max``."""
-        try:
-            with open(os.path.join(self.path, "pids.events"), "rb") as handle:
-                for line in handle.read().splitlines():
-                    name, _, value = line.partition(b" ")
-                    if name == b"max" and int(value) > 0:
-                        return True
-        except (OSError, ValueError):
-            pass
-        return False
+        return self.pids_dir is not None and _event_count(os.path.join(self.pids_dir, "pids.events"), b"max") > 0
+
+    def memory_hit(self) -> bool:
+        """Whether the kernel's OOM killer killed a process of the cgroup (the memory total
+        was reached and nothing could be reclaimed)."""
+        if self.memory_dir is None:
+            return False
+        if self.memory_v1:
+            return _event_count(os.path.join(self.memory_dir, "memory.oom_control"), b"oom_kill") > 0
+        events = os.path.join(self.memory_dir, "memory.events")
+        return _event_count(events, b"oom_kill") > 0 or _event_count(events, b"oom_group_kill") > 0
 
     def kill_all(self) -> None:
         """SIGKILL every process in the cgroup, and any that the killed ones forked before
@@ -161,7 +249,7 @@ class PidsCgroup:
         fatal signal pending can fork, so a read without a new member ends it.
         """
         killed: set[int] = set()
-        for _ in range(1000):  # bounded: pids.max caps the members at any moment
+        for _ in range(1000):  # bounded: each round kills every member seen
             fresh = [pid for pid in self.pids() if pid not in killed]
             if not fresh:
                 return
@@ -173,7 +261,7 @@ class PidsCgroup:
                 killed.add(pid)
 
     def remove(self, patience: float = 0.002) -> None:
-        """Kill what is left and remove the cgroup directory.
+        """Kill what is left and remove the cgroup directories.
 
         The kernel refuses the ``rmdir`` (``EBUSY``) until the last exited process is
         released — an orphaned one (bubblewrap's namespace init outlives its parent by a
@@ -183,19 +271,33 @@ class PidsCgroup:
         is gone (:func:`_remove_stale`).
         """
         self.kill_all()
+        if self._oom_fd is not None:
+            os.close(self._oom_fd)
+            self._oom_fd = None
         deadline = time.monotonic() + patience
-        pause = 0.0002
-        while True:
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() >= deadline:
-                    return
-                time.sleep(pause)
-                pause = min(pause * 2, 0.005)
+        for path, _ in self.dirs:
+            pause = 0.0002
+            while True:
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.005)
+
+
+class PidsCgroup(RunCgroup):
+    """A run cgroup with ``pids.max`` only (the form the process limit alone needs)."""
+
+    @classmethod
+    def create(cls, limit: int) -> "RunCgroup | None":  # type: ignore[override]
+        """Make a cgroup with ``pids.max = limit`` (see :meth:`RunCgroup.create`)."""
+        made = RunCgroup.create(pids=limit)
+        return made if made is not None and made.pids_dir is not None else None
 
 
 def _write(path: str, text: str) -> None:
@@ -226,29 +328,75 @@ def _remove_stale(parent: str) -> None:
             _rmdir_quiet(os.path.join(parent, name))  # refused while anything is still inside
 
 
-def _pids_parents() -> list[str]:
-    """Writable places for a pids cgroup: our v1 ``pids`` cgroup, or the v2 root when it
-    delegates ``pids``."""
-    out: list[str] = []
+def _write_optional(path: str, text: str) -> None:
+    """Write a control file that the kernel may lack (no swap accounting, older kernels)."""
     try:
-        with open("/proc/self/cgroup", "rb") as handle:
-            lines = handle.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return out
+        _write(path, text)
+    except FileNotFoundError:
+        pass
+
+
+def _event_count(path: str, key: bytes) -> int:
+    """The value of ``key`` in a flat-keyed cgroup file (``pids.events``, ``memory.events``,
+    v1 ``memory.oom_control``); 0 when absent or unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            for line in handle.read().splitlines():
+                name, _, value = line.partition(b" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _parents(wanted: list[str], lines: list[str] | None = None, base: str = "/sys/fs/cgroup",
+             v2_roots: tuple[str, ...] = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")) -> list[tuple[str, list[str], bool]]:
+    """Writable places for the run's cgroup: ``(parent directory, controllers it gives,
+    cgroup v1?)`` — our own v1 cgroup of each wanted controller, then for the others our
+    v2 cgroup's parent when it delegates them to its children (``lines``: those of
+    ``/proc/self/cgroup``; ``base`` and ``v2_roots``: where the hierarchies are mounted)."""
+    out: list[tuple[str, list[str], bool]] = []
+    if lines is None:
+        try:
+            with open("/proc/self/cgroup", "rb") as handle:
+                lines = handle.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return out
+    on_v1: set[str] = set()
+    unified = None
     for line in lines:
         _, controllers, path = line.split(":", 2)
-        if "pids" in controllers.split(","):
-            base = "/sys/fs/cgroup/pids"
-            if os.path.isdir(base):
-                out.append(base + path.rstrip("/"))
-    for line in lines:
-        if line.startswith("0::"):
-            path = line[3:]
-            for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-                try:
-                    with open(os.path.join(root + path, "cgroup.subtree_control"), "rb") as handle:
-                        if b"pids" in handle.read().split() and path == "/":
-                            out.append(root)
-                except OSError:
-                    continue
-    return [p for p in out if os.access(p, os.W_OK)]
+        if not controllers:
+            unified = path
+            continue
+        names = controllers.split(",")
+        for controller in wanted:
+            if controller in names:
+                on_v1.add(controller)
+                for mount in (f"{base}/{controllers}", f"{base}/{controller}"):
+                    if os.path.isdir(mount):
+                        parent = mount + path.rstrip("/")
+                        if os.access(parent, os.W_OK):
+                            out.append((parent, [controller], True))
+                        break
+    rest = [c for c in wanted if c not in on_v1]
+    if rest and unified is not None:
+        for root in v2_roots:
+            if not os.path.exists(os.path.join(root, "cgroup.controllers")):
+                continue  # not a cgroup v2 mount
+            # our own cgroup holds us, so it cannot give controllers to children (v2 has no
+            # processes in inner nodes, the root excepted): the run's cgroup is a sibling, in
+            # our parent — never further up, where it would leave our ancestors' limits
+            own = unified.rstrip("/") or "/"
+            parent = root + (os.path.dirname(own) if own != "/" else "").rstrip("/")
+            try:
+                with open(os.path.join(parent, "cgroup.subtree_control"), "rb") as handle:
+                    given = handle.read().decode().split()
+            except OSError:
+                given = []
+            usable = [c for c in rest if c in given]
+            if usable and os.access(parent, os.W_OK) and os.access(os.path.join(parent, "cgroup.procs"), os.W_OK):
+                out.append((parent, usable, False))
+            break
+    return out

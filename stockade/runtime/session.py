@@ -69,7 +69,8 @@ class RunOutcome(Record):
     refused.  ``approved_by`` is ``policy``, ``--approve`` or the ``confirm`` callback's
     label; ``recovered`` says what was done with an interrupted apply to the
     workspace, found in stockade's state directory (``discarded``, ``rolled back``,
-    ``completed``).
+    ``completed``); ``warnings`` say what the run could not enforce as the policy asks
+    (``memory`` held per process only, without a memory cgroup).
     """
 
     verdict: str
@@ -96,6 +97,7 @@ class RunOutcome(Record):
     detail: Mapping[str, Any]
     cached_verdict: bool = False
     recovered: str | None = None
+    warnings: tuple[str, ...] = ()
 
     _factories = {"limits": Limits, "detail": dict}
     _hidden = frozenset({"sandbox_argv", "detail"})
@@ -109,7 +111,7 @@ class RunOutcome(Record):
             return {**head, "detail": dict(self.detail)}
         return {**head, "exit_status": self.exit_status, "duration": round(self.duration, 6),
                 "bytes_out": self.bytes_out, "bytes_err": self.bytes_err, "bytes_shown": self.bytes_shown,
-                "limits_hit": list(self.limits_hit), "setup_failed": False,
+                "limits_hit": list(self.limits_hit), "setup_failed": False, "warnings": list(self.warnings),
                 "preview": None if self.preview is None else self.preview.to_json()}
 
 
@@ -184,7 +186,8 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
         hit = cache.load_plan(key, variables=environ)
         if (hit is not None and plan_problem(hit) is None
                 and facts_hold(hit["facts"], hit["placeholders"], hit["placeholder_files"])
-                and inputs_covered(hit, ctx)):
+                and inputs_covered(hit, ctx) and hit["bwrap"] == (ctx.get("bwrap") or None)
+                and hit["bwrap_writable"] is None):  # (a refusal is decided afresh)
             return hit, key  # (a damaged entry is a miss: compiled again and replaced)
     from stockade.backends.base import compile_ir
     from stockade.compiler.pipeline import compile_policy
@@ -441,7 +444,7 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         try:
             result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
                                   stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
-                                  seccomp_programs=checked)
+                                  seccomp_programs=checked, workspace=ctx["workspace"])
         finally:
             lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
         if result.setup_failed:
@@ -463,4 +466,5 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     audit_mod.append_record(outcome.audit, record)
     return outcome.replace(ran=True, exit_status=result.exit_status, returncode=result.returncode,
                    limits_hit=result.limits_hit, limits=limits, duration=result.duration, bytes_out=result.bytes_out,
-                   bytes_err=result.bytes_err, bytes_shown=result.bytes_shown, preview=settled, recovered=recovered)
+                   bytes_err=result.bytes_err, bytes_shown=result.bytes_shown, preview=settled, recovered=recovered,
+                   warnings=result.warnings)

@@ -450,7 +450,11 @@ def test_the_next_run_rolls_back_an_apply_killed_part_way(box: Box) -> None:
                               Limits(timeout=20), cwd=str(box.workspace), pre_exec=overlay.pre_exec(),
                               stdout=lambda b: None, stderr=lambda b: None)
         assert result.exit_status == 0
-        assert os.WIFSIGNALED(_apply_killed_at(box.workspace, overlay, None, 2))  # type: ignore[arg-type]
+        # bubblewrap's mount points for protected paths that do not exist (placeholders) are
+        # in the upper dir: a run leaves them out of the apply, and so does this one
+        ws = str(box.workspace) + "/"
+        exclude = frozenset(p[len(ws):] for p in box.placeholders if p.startswith(ws))
+        assert os.WIFSIGNALED(_apply_killed_at(box.workspace, overlay, None, 2, exclude))  # type: ignore[arg-type]
     finally:
         overlay.cleanup()
     assert (box.workspace / "added.txt").exists() or not main.exists()  # killed part way

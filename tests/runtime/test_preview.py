@@ -107,7 +107,8 @@ def test_apply_matches_running_the_script_directly(tmp_path: Path) -> None:
     assert no_temporaries(ws) and not os.path.exists(journal_dir(str(ws), state))
 
 
-def _apply_killed_at(ws: Path, overlay: Overlay, state: str, crash_at: int | str) -> int:
+def _apply_killed_at(ws: Path, overlay: Overlay, state: str, crash_at: int | str,
+                     exclude: frozenset[str] = frozenset()) -> int:
     """Apply in a child process that kills itself (SIGKILL) at rename number ``crash_at``,
     or right after the journal turns to state ``crash_at``; the child's wait status."""
     import signal
@@ -131,7 +132,7 @@ def _apply_killed_at(ws: Path, overlay: Overlay, state: str, crash_at: int | str
 
             apply_mod._rename = crashing_rename
             apply_mod._write_journal = crashing_write
-            apply_changes(str(ws), overlay.upper, since_ns=overlay.started_ns, state_root=state)
+            apply_changes(str(ws), overlay.upper, exclude, since_ns=overlay.started_ns, state_root=state)
         finally:
             os._exit(0)
     return os.waitpid(pid, 0)[1]
