@@ -23,7 +23,7 @@ every writable root of the policy, intersected with each glob's literal prefix: 
   :data:`DEFAULT_ENTRY_LIMIT`) in the scanned trees, more than ``STOCKADE_GLOB_SCAN_SECONDS``
   (default :data:`DEFAULT_TIME_LIMIT`, of CPU time), a tree deeper than :data:`MAX_DEPTH` or more than
   ``STOCKADE_GLOB_MATCH_LIMIT`` matches (default :data:`DEFAULT_MATCH_LIMIT`, each a mount)
-  refuses the run (``R540``, naming the glob rules and the count) — never a silent gap.
+  refuses the run (``R550``, naming the glob rules and the count) — never a silent gap.
 * :func:`plan_with_globs` gives the run its argv: the plan's own (compiled without these
   matches) when nothing matches, the plan's remembered glob argv when the matches are those
   it was made for, else a new one: the bwrap backend's filesystem planner is run again over
@@ -489,7 +489,7 @@ def _refusal(plan: Mapping[str, Any], exc: ScanBudgetExceeded) -> Exception:
     rules = ", ".join(f"`{text}`" for text in plan["glob_scan"].get("rules", ())) or "the policy's globs"
     if exc.what == "symlink":
         return StockadeError(Diagnostic(
-            "R540", f"cannot decide the masks of the glob rule(s) {rules}: the scan root `{exc.root}` is now "
+            "R550", f"cannot decide the masks of the glob rule(s) {rules}: the scan root `{exc.root}` is now "
                     f"reached through a symlink; refusing to run",
             help="restore the directory, or run with --no-cache to compile the plan for the new layout"))
     head = {"entries": f"more than {exc.limit} entries", "depth": f"directories more than {exc.limit} levels deep",
@@ -501,7 +501,7 @@ def _refusal(plan: Mapping[str, Any], exc: ScanBudgetExceeded) -> Exception:
     else:
         tail = f"{exc.count} counted when it stopped at `{exc.root}`"
     return StockadeError(Diagnostic(
-        "R540", f"cannot decide the masks of the glob rule(s) {rules}: the scan found {head} ({tail}); "
+        "R550", f"cannot decide the masks of the glob rule(s) {rules}: the scan found {head} ({tail}); "
                 f"refusing to run rather than leave matches unmasked",
         help="remove what is not needed from the tree, narrow the glob (e.g. `$WORKSPACE/**/.env*` instead of "
              "`**/.env*`), or raise STOCKADE_GLOB_SCAN_LIMIT (entries), STOCKADE_GLOB_SCAN_SECONDS or "
@@ -511,7 +511,7 @@ def _refusal(plan: Mapping[str, Any], exc: ScanBudgetExceeded) -> Exception:
 def plan_with_globs(plan: Mapping[str, Any], key: str | None, environ: Mapping[str, str] | None = None,
                     use_index: bool = True) -> Mapping[str, Any]:
     """The plan with the argv and placeholders of this run's glob matches (see the module
-    doc); raises ``R540`` past the scan budget."""
+    doc); raises ``R550`` past the scan budget."""
     env = os.environ if environ is None else environ
     spec = plan["glob_scan"]
     try:

@@ -377,7 +377,7 @@ def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_
                          notify, base, lock)
     from stockade.runtime.globscan import plan_with_globs
 
-    for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R540)
+    for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R550)
         scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
         if scanned is not plan:
             from stockade.runtime.sandbox import harden_bwrap_argv

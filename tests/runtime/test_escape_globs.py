@@ -228,7 +228,7 @@ def test_a_tree_over_the_scan_budget_refuses_the_run(machine: Machine) -> None:
         run(["python3", "-I", "-S", "-c", f"open({str(marker)!r}, 'w').close()"], policy=str(machine.policy),
             workspace=str(machine.ws), audit=str(machine.root / "audit.jsonl"), environ=environ, approve=True)
     diagnostic = err.value.diagnostics[0]
-    assert diagnostic.code == "R540"
+    assert diagnostic.code == "R550"
     assert "`**/.env*`" in diagnostic.message and "more than 100 entries" in diagnostic.message
     assert diagnostic.help and "STOCKADE_GLOB_SCAN_LIMIT" in diagnostic.help
     assert not marker.exists()
@@ -239,7 +239,7 @@ def test_a_tree_over_the_scan_budget_refuses_the_run(machine: Machine) -> None:
         run(["python3", "-I", "-S", "-c", f"open({str(marker)!r}, 'w').close()"], policy=str(machine.policy),
             workspace=str(machine.ws), audit=str(machine.root / "audit.jsonl"), approve=True,
             environ=dict(machine.environ, STOCKADE_GLOB_MATCH_LIMIT="3"))
-    assert err.value.diagnostics[0].code == "R540" and "more than 3 matches" in err.value.diagnostics[0].message
+    assert err.value.diagnostics[0].code == "R550" and "more than 3 matches" in err.value.diagnostics[0].message
     assert not marker.exists()
 
 
