@@ -723,6 +723,16 @@ class BwrapBackend(Backend):
         # every sandbox gets the filter (setuid modes, keyrings); its socket checks go with
         # every policy short of all network, which cannot do without them
         sockets = ("--unshare-net",) in groups
+        if not sockets and self.options.get("as_root", os.geteuid() == 0):
+            # as root, host unix sockets are host root (/run/docker.sock, systemd's private
+            # socket, the system bus trust uid 0): refused even with all network allowed
+            sockets = True
+            net = self.ir.network
+            origin = net.default_origin if net.default == "allow" else next(
+                (r.origin for r in net.rules if r.action == "allow" and r.host.kind == "any"), None)
+            self.warn("running as root: host unix sockets stay refused although the policy allows all network "
+                      "(sockets such as `/run/docker.sock` trust uid 0, which is host root)", origin, code="B316",
+                      help="run stockade as a normal user to let the command reach host unix sockets")
         arch = seccomp.supported_arch(self.options.get("seccomp_arch"))
         if arch is None and sockets:
             seccomp.arch_name(self.options.get("seccomp_arch"))  # raises B309

@@ -153,7 +153,7 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
 #: The kinds :func:`path_kind` answers.
 _KINDS = frozenset({"missing", "dir", "file", "symlink", "other"})
 #: The limits that are counts of bytes or processes (the others are seconds).
-_INT_LIMITS = frozenset({"memory", "processes", "output", "file_size"})
+_INT_LIMITS = frozenset({"memory", "processes", "output", "file_size", "disk"})
 _LIMIT_NAMES = frozenset({"timeout", "cpu", *_INT_LIMITS})
 
 

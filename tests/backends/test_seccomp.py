@@ -285,7 +285,7 @@ def _ir(tmp: Path, network: Network) -> PolicyIR:
 ])
 def test_backend_always_adds_the_filter_with_socket_checks_unless_all_network(tmp_path: Path, network: Network,
                                                                              sockets: bool) -> None:
-    artifact = compile_ir(_ir(tmp_path, network), "bwrap", seccomp_arch="aarch64")
+    artifact = compile_ir(_ir(tmp_path, network), "bwrap", seccomp_arch="aarch64", as_root=False)
     argv = artifact.data["argv"]
     assert "--seccomp" in argv and ("--unshare-net" in argv) is sockets
     word = argv[argv.index("--seccomp") + 1]
@@ -301,9 +301,13 @@ def test_backend_refuses_an_architecture_without_filter(tmp_path: Path) -> None:
     with pytest.raises(StockadeError) as err:
         compile_ir(_ir(tmp_path, Network("deny")), "bwrap", seccomp_arch="riscv64")
     assert err.value.diagnostics[0].code == "B309"
-    # with all network allowed the socket checks are not needed: no filter, and a warning
-    # that names what is then missing
-    artifact = compile_ir(_ir(tmp_path, Network("allow")), "bwrap", seccomp_arch="riscv64")
+    # as root the socket checks stay even with all network allowed: refused too
+    with pytest.raises(StockadeError) as err:
+        compile_ir(_ir(tmp_path, Network("allow")), "bwrap", seccomp_arch="riscv64", as_root=True)
+    assert err.value.diagnostics[0].code == "B309"
+    # as a normal user with all network allowed the socket checks are not needed: no filter,
+    # and a warning that names what is then missing
+    artifact = compile_ir(_ir(tmp_path, Network("allow")), "bwrap", seccomp_arch="riscv64", as_root=False)
     assert "--seccomp" not in artifact.data["argv"] and artifact.data["seccomp"] is None
     warning = next(w for w in artifact.warnings if w.code == "B309")
     assert "`riscv64`" in warning.message and "setuid" in warning.message and "keyrings" in warning.message
@@ -460,7 +464,8 @@ def test_under_bwrap_unix_sockets_fail_and_the_rest_works(tmp_path: Path) -> Non
 
 @LINUX_ONLY
 def test_under_bwrap_all_network_means_no_socket_checks(tmp_path: Path) -> None:
-    status, out, err = _run(compile_ir(_ir(tmp_path, Network("allow")), "bwrap").data["argv"],
+    """(Compiled as for a normal user: as root the socket checks stay, see test_escape_root.)"""
+    status, out, err = _run(compile_ir(_ir(tmp_path, Network("allow")), "bwrap", as_root=False).data["argv"],
                             [sys.executable, "-I", "-S", "-c", PROBE])
     assert status == 0, err
     results = _results(out)

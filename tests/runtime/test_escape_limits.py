@@ -188,7 +188,14 @@ def test_disk_limit_with_a_preview(machine: Machine) -> None:
 
 
 def test_disk_limit_refuses_a_writable_root(machine: Machine) -> None:
+    """`write /` with `disk`: refused.  Through `stockade run` such a policy is refused even
+    earlier (the bubblewrap binary would be sandbox-writable, R512), so the disk layer's own
+    refusal is checked on the compiled argv itself."""
+    from stockade.backends.base import compile_ir
+    from stockade.compiler.pipeline import compile_policy
     from stockade.diagnostics import StockadeError
+    from stockade.runtime.disk import disk_pre_exec
+    from stockade.runtime.plan import strip_environment
 
     policy = machine.root / "root.policy"
     policy.write_text('policy "w"\nfilesystem {\n    write /\n}\nlimits {\n    disk 1MiB\n}\n'
@@ -197,7 +204,13 @@ def test_disk_limit_refuses_a_writable_root(machine: Machine) -> None:
     with pytest.raises(StockadeError) as info:
         run(["/usr/bin/touch", str(marker)], policy=str(policy), workspace=str(machine.workspace), approve=True,
             audit=str(machine.state / "audit.jsonl"), environ={"PATH": "/usr/bin:/bin", "HOME": str(machine.home)})
-    assert info.value.diagnostics[0].code == "R545" and not marker.exists()
+    assert info.value.diagnostics[0].code in ("R512", "R545") and not marker.exists()
+    ir = compile_policy(str(policy), workspace=str(machine.workspace), home=str(machine.home),
+                        tmpdir=str(machine.tmpdir)).ir
+    argv = strip_environment(compile_ir(ir, "bwrap").data["argv"])
+    with pytest.raises(StockadeError) as info:
+        disk_pre_exec(argv, str(machine.workspace), 1 << 20)
+    assert info.value.diagnostics[0].code == "R545" and "`/` is writable" in info.value.diagnostics[0].message
 
 
 def test_without_a_memory_cgroup_the_run_warns_that_memory_is_per_process(machine: Machine,

@@ -363,3 +363,45 @@ def test_stockade_run_with_all_network_gets_the_filter_fresh_and_cached(tmp_path
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == ["refused EPERM", "core_pattern ro"], done.stdout
         assert not os.lstat(ws / "t").st_mode & (stat.S_ISUID | stat.S_ISGID)
+
+
+def test_as_root_host_unix_sockets_stay_refused_with_all_network(tmp_path: Path) -> None:
+    """`network { default allow }` as root: a host unix socket (here one this test listens on,
+    standing for `/run/docker.sock`) is still refused inside, with warning B316; compiled as
+    a normal user, the same policy gets no socket checks and no warning."""
+    import socket
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = tmp_path / "open.policy"
+    policy.write_text('policy "open"\nfilesystem {\n    read /\n    write $WORKSPACE\n}\n'
+                      'network {\n    default allow\n}\n')
+    from stockade.compiler.pipeline import compile_policy
+
+    ir = compile_policy(str(policy), workspace=str(ws), home=str(tmp_path), tmpdir=str(tmp_path)).ir
+    as_user = compile_ir(ir, "bwrap", as_root=False)
+    assert not [w for w in as_user.warnings if w.code == "B316"]
+    as_root = compile_ir(ir, "bwrap", as_root=True)
+    warned = [w for w in as_root.warnings if w.code == "B316"]
+    assert warned and warned[0].span is not None and warned[0].span.line == 7  # `default allow`
+    assert as_user.data["seccomp"] != as_root.data["seccomp"]
+    if os.geteuid() != 0:
+        pytest.skip("the run part needs root")
+    path = str(tmp_path / "host.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(1)
+    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               XDG_STATE_HOME=str(tmp_path / "state"))
+    env.pop("STOCKADE_CACHE_DIR", None)
+    env.pop("STOCKADE_AUDIT", None)
+    script = ("import socket\ns = socket.socket(socket.AF_UNIX)\n"
+              f"try:\n    s.connect({path!r}); print('ESCAPED')\nexcept OSError as e:\n    print('refused', e.errno)\n")
+    try:
+        done = subprocess.run([sys.executable, "-m", "stockade", "run", "--policy", str(policy), "--workspace",
+                               str(ws), "--approve", "--", "python3", "-I", "-S", "-c", script],
+                              env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stderr
+    assert "ESCAPED" not in done.stdout and done.stdout.startswith("refused"), done.stdout
