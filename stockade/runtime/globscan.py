@@ -28,7 +28,8 @@ every writable root of the policy, intersected with each glob's literal prefix: 
   matches) when nothing matches, the plan's remembered glob argv when the matches are those
   it was made for, else a new one: the bwrap backend's filesystem planner is run again over
   the plan's IR with the matches as decision points (so masks, pins and their order are
-  exactly what a compile would give) and the result is remembered in the plan's cache entry.
+  exactly what a compile would give) and the result is remembered next to the plan
+  (``globplans/KEY`` in the cache, with the plan's identity).
 
 A match that is a symlink masks what it resolves to (never the link itself, which
 bubblewrap would follow anyway): the planner mounts at the canonical target, which is
@@ -199,6 +200,10 @@ class _Globs:
 
 
 # -- the scan -------------------------------------------------------------------------
+
+
+class DamagedPlan(ValueError):
+    """The plan's IR cannot be decoded to plan a run's matches (a damaged cache entry)."""
 
 
 class ScanBudgetExceeded(Exception):
@@ -523,32 +528,55 @@ def plan_with_globs(plan: Mapping[str, Any], key: str | None, environ: Mapping[s
         raise _refusal(plan, exc) from None
     if not matches:
         return plan
-    if plan.get("glob_set") != matches or not plan.get("glob_argv") or "glob_placeholders" not in plan:
-        plan = replan(plan, matches)
-        if key is not None:
-            from stockade.compiler.cache import entry_path, write_entry
+    from stockade.compiler.cache import entry_path, read_entry, sha256, write_entry
 
-            write_entry(entry_path("plans", key), plan)
-    return {**plan, "argv": plan["glob_argv"], "placeholders": plan["glob_placeholders"],
-            "placeholder_files": plan.get("glob_placeholder_files", plan.get("placeholder_files", {}))}
+    base = sha256(plan["ir"] + "\0".join(plan["argv"]).encode("utf-8", "surrogateescape")).hexdigest()
+    path = entry_path("globplans", key) if key is not None else None
+    overlay = read_entry(path) if path is not None and use_index else None
+    if overlay is None or overlay.get("base") != base or overlay.get("glob_set") != matches \
+            or not _overlay_ok(overlay):
+        overlay = {**replan(plan, matches), "base": base}
+        if path is not None:
+            write_entry(path, overlay)
+    return {**plan, "argv": overlay["glob_argv"], "placeholders": overlay["glob_placeholders"],
+            "placeholder_files": overlay["glob_placeholder_files"], "seccomp": overlay["seccomp"]}
+
+
+def _strs(value: Any) -> bool:
+    return type(value) is list and all(type(word) is str for word in value)
+
+
+def _overlay_ok(overlay: Mapping[str, Any]) -> bool:
+    """Whether a remembered glob argv has the shape :func:`replan` gives it (a damaged
+    entry is re-planned)."""
+    argv, placeholders, files, programs = (overlay.get("glob_argv"), overlay.get("glob_placeholders"),
+                                           overlay.get("glob_placeholder_files"), overlay.get("seccomp"))
+    return (_strs(argv) and bool(argv) and argv[-1] == "--" and _strs(placeholders)
+            and all(p.startswith("/") for p in placeholders)
+            and type(files) is dict and all(type(k) is str and type(v) is str for k, v in files.items())
+            and type(programs) is dict and all(type(k) is str and type(v) is bytes for k, v in programs.items()))
 
 
 def replan(plan: Mapping[str, Any], matches: Sequence[tuple]) -> dict[str, Any]:
-    """The plan with ``glob_set``/``glob_argv``/``glob_placeholders`` for ``matches``: the
-    bwrap backend compiles the plan's IR again with the matches (and the matches found
-    when the plan was compiled) as decision points, without walking anything."""
+    """The argv, placeholders and seccomp programs of a plan for ``matches`` (kept in the
+    cache as ``globplans/KEY``, next to the plan, with the plan's identity): the bwrap
+    backend compiles the plan's IR again with the matches (and those found when the plan
+    was compiled) as decision points, without walking anything."""
     from stockade.backends.base import compile_ir
     from stockade.compiler.ir import PolicyIR
     from stockade.runtime.plan import plan_ir_json, strip_environment
     from stockade.runtime.sandbox import checked_seccomp_programs
 
-    ir = PolicyIR.from_json(plan_ir_json(plan))
+    try:
+        ir = PolicyIR.from_json(plan_ir_json(plan))
+    except (EOFError, ValueError, TypeError, KeyError, AttributeError, IndexError):
+        raise DamagedPlan("the cached plan's IR cannot be decoded") from None
     paths = [*plan.get("glob_static", ()), *(m[0] for m in matches if m[1] != "u")]
     hidden = [m[0] for m in matches if m[1] == "u"]
     artifact = compile_ir(ir, "bwrap", glob_matches=paths, glob_hidden=hidden)
     argv = strip_environment(artifact.data.get("argv") or [])
     programs = dict(plan.get("seccomp") or {})
     programs.update(checked_seccomp_programs(argv))
-    return {**plan, "glob_set": [tuple(m) for m in matches], "glob_argv": argv,
+    return {"glob_set": [tuple(m) for m in matches], "glob_argv": argv,
             "glob_placeholders": list(artifact.data.get("placeholders", ())),
             "glob_placeholder_files": dict(artifact.data.get("placeholder_files", {})), "seccomp": programs}

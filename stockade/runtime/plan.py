@@ -234,14 +234,6 @@ def _glob_problem(plan: dict) -> str | None:
         return "glob_scan"
     if not _strs(get("glob_static", [])):
         return "glob_static"
-    for name in ("glob_argv", "glob_placeholders"):
-        if not _strs(get(name, [])):
-            return name
-    matches = get("glob_set", [])
-    if type(matches) is not list or not all(type(m) is tuple and _strs(list(m)) for m in matches):
-        return "glob_set"
-    if not _str_map(get("glob_placeholder_files", {})):
-        return "glob_placeholder_files"
     return None
 
 

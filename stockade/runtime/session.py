@@ -375,10 +375,18 @@ def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_
     if not plan.get("glob_scan"):
         return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
                          notify, base, lock)
-    from stockade.runtime.globscan import plan_with_globs
+    from stockade.runtime.globscan import DamagedPlan, plan_with_globs
 
     for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R550)
-        scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
+        try:
+            scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
+        except DamagedPlan:
+            if key is None:
+                raise
+            plan = load_plan(path, ctx, use_cache=False, environ=environ)[0]  # a damaged cached plan: compiled again
+            backend, prefix = sandbox_prefix(plan, ctx)
+            outcome = outcome.replace(sandbox_argv=tuple(prefix))
+            scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
         if scanned is not plan:
             from stockade.runtime.sandbox import harden_bwrap_argv
 

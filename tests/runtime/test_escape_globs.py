@@ -339,9 +339,17 @@ def test_a_damaged_glob_field_in_a_cached_plan_is_a_miss(machine: Machine) -> No
     (machine.ws / "e").mkdir()
     (machine.ws / "e" / ".env").write_text("SECRET-E\n")
     assert machine.read("e/.env") == {"e/.env": "ERR"}
-    for field, value in (("glob_scan", {"patterns": "x"}), ("glob_set", [("a", 1)]), ("glob_argv", "bwrap")):
+    for field, value in (("glob_scan", {"patterns": "x"}), ("glob_static", "x")):
         [entry] = machine.plans()
         plan = marshal.loads(entry.read_bytes())
         plan[field] = value
         entry.write_bytes(marshal.dumps(plan))
         assert machine.read("e/.env") == {"e/.env": "ERR"}, field  # compiled again, never a traceback
+    # the remembered argv of the current matches, kept next to the plan: damaged, it is re-planned
+    [overlay] = sorted((machine.cache / "globplans").rglob("*.marshal"))
+    for field, value in (("glob_set", [("a", 1)]), ("glob_argv", "bwrap"), ("glob_argv", ["true"]),
+                         ("seccomp", {"x": "y"}), ("glob_placeholders", ["relative"])):
+        data = marshal.loads(overlay.read_bytes())
+        data[field] = value
+        overlay.write_bytes(marshal.dumps(data))
+        assert machine.read("e/.env") == {"e/.env": "ERR"}, field
