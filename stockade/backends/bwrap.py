@@ -43,6 +43,12 @@ rule wins, as in the IR:
   becomes a point.  Files created later, and matches outside the walked trees, are
   protected only by the analyzer: every glob rule gets a warning saying so.  A walk that
   exceeds ``glob_walk_limit`` directories is an error (fail closed, never a silent gap).
+  With the ``glob_per_run`` option (what ``stockade run`` compiles with), the workspace and
+  every writable rule path are left out of that walk and named in ``data["glob_scan"]``
+  (with the globs and the matches the walk found): the runtime scans them at the start of
+  each run, package and cache directories included (:mod:`stockade.runtime.globscan`), and
+  compiles the run's argv again with ``glob_matches`` (the paths it found, made points
+  without any walk) and ``glob_hidden`` (directories it could not list, hidden whole).
 
 **Network.**  ``--unshare-net`` unless the policy allows all network.  bubblewrap cannot
 filter hosts, so an allow-list becomes *no network* (a warning per allow rule);
@@ -213,6 +219,8 @@ class _FsPlanner:
         self.placeholder_files: dict[str, str] = {}
         self.state: dict[str, State] = {}
         self.mounted: set[str] = set()
+        #: denied points of a run's glob matches: not pinned (see ``add_given``)
+        self.unpinned: set[str] = set()
 
     # -- decision points ---------------------------------------------------------------
 
@@ -243,7 +251,12 @@ class _FsPlanner:
                 self.add_point(P.normalise(rule.pattern), rule)
         globs = [rule for rule in self.ir.filesystem if rule.is_glob]
         if globs:
-            _GlobExpander(self, globs).expand()
+            expander = _GlobExpander(self, globs)
+            given = self.backend.options.get("glob_matches")
+            if given is not None:
+                expander.add_given(given, self.backend.options.get("glob_hidden") or ())
+            else:
+                expander.expand()
         self._kernel_interfaces()
 
     def _kernel_interfaces(self) -> None:
@@ -387,7 +400,7 @@ class _FsPlanner:
                     self.state[path] = State("none", "masked", path)
             else:
                 self._bind(path, access)
-            if parent.access == "write" and parent.backing == "host":
+            if parent.access == "write" and parent.backing == "host" and path not in self.unpinned:
                 self._pin(parent, path)
             return
         if parent.access == "write" and parent.backing == "host":
@@ -493,16 +506,57 @@ class _GlobExpander:
                       and (P.is_within(r.pattern, ctx.workspace) or P.is_within(r.pattern, ctx.home))]
         self.roots = P.outermost(P.canonical(P.normalise(r)) for r in roots if r)
         self.visited = 0
+        #: ``glob_per_run``: the runtime masks the matches under these roots at each run's
+        #: start (:mod:`stockade.runtime.globscan`); the walk here leaves them out
+        self.run_roots: list[str] = []
+        if options.get("glob_per_run"):
+            ctx = planner.ir.context
+            writable = [r.pattern for r in planner.ir.filesystem if r.kind == "write" and not r.is_glob]
+            canonical = (P.canonical(P.normalise(path)) for path in [ctx.workspace, *writable] if path)
+            self.run_roots = [r for r in P.outermost(canonical) if r not in GLOB_SKIP]
+        self.static: list[str] = []
+        self.skip_roots: set[str] = set()
 
-    def expand(self) -> None:
+    def _starts(self, roots: list[str]) -> list[str]:
         starts: set[str] = set()
         for _, _, prefix, _ in self.globs:
-            for root in self.roots:
+            for root in roots:
                 if P.is_within(root, prefix):
                     starts.add(root)
                 elif P.is_within(prefix, root):
                     starts.add(prefix)
-        starts_list = [s for s in P.outermost(starts) if os.path.isdir(s) and not os.path.islink(s)]
+        return P.outermost(starts)
+
+    def add_given(self, paths: Iterable[str], hidden: Iterable[str]) -> None:
+        """``glob_matches``: the matches a run's scan found (and those found when its plan
+        was compiled) become points, without walking; ``glob_hidden``: directories the scan
+        could not list, hidden whole (stricter than the policy)."""
+        planner = self.planner
+        for path in paths:
+            if not os.path.lexists(path):
+                continue  # gone since the scan: nothing to mask (never a placeholder on the host)
+            for rule, regex, prefix, _ in self.globs:
+                if P.is_within(path, prefix) and regex.match(path):
+                    planner.add_point(path, rule)
+        # a denied match needs no pins: a mount follows its directory when that is renamed,
+        # so the content stays masked, and a file created at the old name is the sandbox's
+        # own; pinning every directory above every match costs a mount each (bubblewrap's
+        # set-up time grows faster than the number of mounts)
+        for path, access in planner.access.items():
+            rules = planner.rules.get(path)
+            if access == "none" and rules and all(rule.is_glob for rule in rules):
+                planner.unpinned.add(path)
+        for path in hidden:
+            canonical = P.canonical(path)
+            self.planner.access[canonical] = "none"
+            self.planner.backend.warn(f"`{path}` cannot be listed, so the glob rules cannot be checked inside it; "
+                                      f"it is hidden (stricter than the policy)", self.globs[0][0].origin, code="B304")
+
+    def expand(self) -> None:
+        run_starts = self._starts(self.run_roots)
+        starts_list = [s for s in self._starts(self.roots) if os.path.isdir(s) and not os.path.islink(s)
+                       and not any(P.is_within(s, r) for r in run_starts)]
+        self.skip_roots = set(run_starts)
         matches: dict[FsRule, int] = {rule: 0 for rule, _, _, _ in self.globs}
         for start in starts_list:
             if not self._walk(start, matches):
@@ -513,6 +567,20 @@ class _GlobExpander:
                         help="narrow the glob, or raise the `glob_walk_limit` option", code="B304")
                 return
         walked = ", ".join(f"`{s}`" for s in starts_list) or "nothing"
+        if self.run_roots:
+            self.planner.backend.glob_scan = {
+                "patterns": [P.normalise(rule.pattern) for rule, _, _, _ in self.globs],
+                "rules": [rule.source_text or rule.pattern for rule, _, _, _ in self.globs],
+                "roots": run_starts, "static": self.static}
+            scanned = ", ".join(f"`{s}`" for s in run_starts) or "nothing"
+            for rule, _, _, _ in self.globs:
+                self.planner.backend.warn(
+                    f"bubblewrap cannot express the glob `{rule.source_text or rule.pattern}`: `stockade run` masks "
+                    f"its matches under {scanned} at the start of each run; under {walked} its {matches[rule]} "
+                    f"match(es) existing when the plan was compiled are masked (package and cache directories "
+                    f"there are not walked); files created there later, or elsewhere, that match it are protected "
+                    f"only by the analyzer", rule.origin, code="B304")
+            return
         for rule, _, _, _ in self.globs:
             self.planner.backend.warn(
                 f"bubblewrap cannot express the glob `{rule.source_text or rule.pattern}`: its {matches[rule]} "
@@ -537,11 +605,14 @@ class _GlobExpander:
                     if last.match(entry.name) and P.is_within(entry.path, prefix) and regex.match(entry.path):
                         matches[rule] += 1
                         self.planner.add_point(entry.path, rule)
+                        if self.run_roots and (not self.static or self.static[-1] != entry.path):
+                            self.static.append(entry.path)
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     is_dir = False
-                if is_dir and entry.path not in GLOB_SKIP and entry.name not in GLOB_SKIP_NAMES:
+                if is_dir and entry.path not in GLOB_SKIP and entry.name not in GLOB_SKIP_NAMES \
+                        and entry.path not in self.skip_roots:
                     stack.append(entry.path)
         return True
 
@@ -569,6 +640,8 @@ class BwrapBackend(Backend):
     def __init__(self, ir: PolicyIR, environ: Mapping[str, str] | None = None, **options: Any):
         super().__init__(ir, **options)
         self.environ = environ
+        #: with the ``glob_per_run`` option: what the runtime scans at each run's start
+        self.glob_scan: dict[str, Any] | None = None
 
     # -- pieces ----------------------------------------------------------------------------
 
@@ -698,6 +771,8 @@ class BwrapBackend(Backend):
             "seccomp_arch": arch,
             "warnings": [w.to_json() for w in self.warnings],
         }
+        if self.glob_scan is not None:
+            data["glob_scan"] = self.glob_scan
         return Artifact(self.name, render_text(self.ir.name, groups), data)
 
 

@@ -10,9 +10,13 @@ those facts again before a cached plan is used: a path that appeared, vanished o
 kind since the compile makes the plan stale (recompiled), so a cached argv never mounts
 differently from a fresh one for the paths it names.
 
-Known limit (the bwrap backend's, not the cache's): glob rules are expanded to the
-matches that exist when the plan is compiled; a file created later that matches a glob is
-protected by the analyzer only.  ``stockade run --no-cache`` forces a fresh compile.
+Glob rules (bwrap): the plan keeps the argv without the matches under the workspace and
+the writable roots (``glob_scan`` names the globs and those roots); every run scans them
+and gets the argv of the current matches (:mod:`stockade.runtime.globscan`), so a
+``.env`` written after the compile, or inside ``node_modules``, is masked by the next run.
+Known limit: matches elsewhere (the home directory outside those roots) are those that
+existed when the plan was compiled (``glob_static``); one created there later is protected
+by the analyzer only until the plan is compiled again (``stockade run --no-cache``).
 """
 
 from __future__ import annotations
@@ -140,6 +144,9 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         # analyzer runs, on a verdict-cache miss)
         "warnings": marshal.dumps([w.to_json() for w in artifact.warnings]),
         "ir": marshal.dumps(ir.to_json()),
+        # globs whose matches are decided at each run's start (stockade.runtime.globscan)
+        "glob_scan": data.get("glob_scan") if backend == "bwrap" else None,
+        "glob_static": list((data.get("glob_scan") or {}).get("static", ())) if backend == "bwrap" else [],
     }
 
 
@@ -214,6 +221,19 @@ def plan_problem(plan: Any) -> str | None:
     for name in ("warnings", "ir"):
         if type(get(name)) is not bytes:
             return name
+    return _glob_problem(plan)
+
+
+def _glob_problem(plan: dict) -> str | None:
+    """The first damaged field of a plan's run-time glob part (stockade.runtime.globscan)."""
+    get = plan.get
+    scan = get("glob_scan")
+    if scan is not None and (type(scan) is not dict
+                             or not all(_strs(scan.get(k)) for k in ("patterns", "rules", "roots"))
+                             or not all(root.startswith("/") for root in scan["roots"])):
+        return "glob_scan"
+    if not _strs(get("glob_static", [])):
+        return "glob_static"
     return None
 
 

@@ -159,7 +159,14 @@ def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
 
     target = _target(ctx)
     ir, facts = protect_inputs(ir, ctx, [layer.file for layer in ir.layers])  # its policy files too
-    return {**build_plan(ir, compile_ir(ir, target), target, Limits.from_ir(ir).to_json()), **facts}
+    return {**build_plan(ir, compile_ir(ir, target, **_options(target)), target, Limits.from_ir(ir).to_json()),
+            **facts}
+
+
+def _options(target: str) -> dict[str, Any]:
+    # bwrap: the globs' matches under the workspace and writable roots are decided at each
+    # run's start (stockade.runtime.globscan), not at compile time
+    return {"glob_per_run": True} if target == "bwrap" else {}
 
 
 def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True,
@@ -192,7 +199,7 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
     except OSError as exc:
         raise _environment_problem("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
     ir, facts = protect_inputs(result.ir, ctx, list(result.sources))  # the policy's files too
-    artifact = compile_ir(ir, target)
+    artifact = compile_ir(ir, target, **_options(target))
     plan = {**build_plan(ir, artifact, target, Limits.from_ir(ir).to_json()), **facts}
     if key is not None:
         plan = cache.store_plan(key, plan, result.sources, variables=environ)
@@ -365,8 +372,36 @@ def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_
                          sandbox_argv=tuple(prefix))
     if not decision.runs:
         return outcome
-    return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
-                     notify, base, lock)
+    if not plan.get("glob_scan"):
+        return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
+                         notify, base, lock)
+    from stockade.runtime.globscan import DamagedPlan, plan_with_globs
+
+    for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R550)
+        try:
+            scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
+        except DamagedPlan:
+            if key is None:
+                raise
+            plan = load_plan(path, ctx, use_cache=False, environ=environ)[0]  # a damaged cached plan: compiled again
+            backend, prefix = sandbox_prefix(plan, ctx)
+            outcome = outcome.replace(sandbox_argv=tuple(prefix))
+            scanned = plan_with_globs(plan, key, env_in, use_index=use_cache)
+        if scanned is not plan:
+            from stockade.runtime.sandbox import harden_bwrap_argv
+
+            prefix = harden_bwrap_argv(scanned["argv"], cwd=ctx["workspace"], bwrap=prefix[0])
+            outcome = outcome.replace(sandbox_argv=tuple(prefix))
+        try:
+            return _confined(outcome, scanned, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr,
+                             stdin, notify, base, lock)
+        except Exception as exc:
+            # a match removed between the scan and bubblewrap's mounts fails the set-up before
+            # the command starts (R507): scan again, at most twice
+            codes = [d.code for d in getattr(exc, "diagnostics", ())]
+            if scanned is plan or codes != ["R507"] or attempt == 2:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _warn_cache(lock: Any, plan: Mapping[str, Any], notify: Callable[[str], None] | None) -> None:
