@@ -44,7 +44,7 @@ rule wins, as in the IR:
   protected only by the analyzer: every glob rule gets a warning saying so.  A walk that
   exceeds ``glob_walk_limit`` directories is an error (fail closed, never a silent gap).
   With the ``glob_per_run`` option (what ``stockade run`` compiles with), the workspace and
-  every writable rule path are left out of that walk and named in ``data["glob_scan"]``
+  every writable rule path inside it or the home directory are left out of that walk and named in ``data["glob_scan"]``
   (with the globs and the matches the walk found): the runtime scans them at the start of
   each run, package and cache directories included (:mod:`stockade.runtime.globscan`), and
   compiles the run's argv again with ``glob_matches`` (the paths it found, made points
@@ -510,8 +510,13 @@ class _GlobExpander:
         #: start (:mod:`stockade.runtime.globscan`); the walk here leaves them out
         self.run_roots: list[str] = []
         if options.get("glob_per_run"):
+            # the workspace and the writable trees inside it or the home directory; shared
+            # temporary directories stay out here too: scanning a shared /tmp (tens of
+            # thousands of directories other programs leave) at every start would cost
+            # several times the run itself, and their later files are warned about (B304)
             ctx = planner.ir.context
-            writable = [r.pattern for r in planner.ir.filesystem if r.kind == "write" and not r.is_glob]
+            writable = [r.pattern for r in planner.ir.filesystem if r.kind == "write" and not r.is_glob
+                        and (P.is_within(r.pattern, ctx.workspace) or P.is_within(r.pattern, ctx.home))]
             canonical = (P.canonical(P.normalise(path)) for path in [ctx.workspace, *writable] if path)
             self.run_roots = [r for r in P.outermost(canonical) if r not in GLOB_SKIP]
         self.static: list[str] = []
