@@ -510,8 +510,9 @@ class Walker(ControlFlow):
 
     # -- assignments ------------------------------------------------------------------------
 
-    def assignment_value(self, node: Any) -> tuple[str, str, Any]:
-        """Name, value and value node of a ``variable_assignment``."""
+    def assignment_value(self, node: Any, more: list[Any] | None = None) -> tuple[str, str, Any]:
+        """Name, value and value node of a ``variable_assignment`` (``more``: nodes the grammar
+        split off the value's word, see :meth:`WordExpander.word_parts`)."""
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         name = self.src.node_text(name_node) if name_node is not None else UNKNOWN
@@ -519,13 +520,13 @@ class Walker(ControlFlow):
             self.words.parts(name_node)
             name = UNKNOWN
         if value_node is None:
-            return name, "", None
+            return name, "" if more is None else self.words.word_text(more), None
         if value_node.type == "array":
             values = []
             for item in value_node.named_children:
                 values.extend(self.words.fields(item))
             return name, values[0] if len(values) == 1 else UNKNOWN, value_node
-        value = self.words.text(value_node)
+        value = self.words.text(value_node) if more is None else self.words.word_text([value_node, *more])
         if self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+="):
             old = self.lookup(name)
             value = UNKNOWN if old is None else old + value
@@ -591,10 +592,42 @@ class Walker(ControlFlow):
         base = source.base if source.direct else None
         inert = _INERT_WORD_RE.fullmatch
         kinds = KIND_NAMES
+        last_end = -1  # the end of the last word (a word starting there continues it)
+        word_nodes: list[Any] | None = None  # the last word's nodes (None: an assignment)
+        word_count = 0  # how many fields of argv it made
+        assignment: Any = None
+        assignment_more: list[Any] = []
         for child in node.children:
             kind = kinds.get(child.kind_id)
             if kind is None:
                 kind = kinds[child.kind_id] = child.type
+            if child.start_byte == last_end and (kind == "word" or kind == "command_name"
+                                                 or kind in WORD_TYPES and child.is_named):
+                # one shell word the grammar split in two (see WordExpander.word_parts)
+                last_end = child.end_byte
+                more = [child] if kind != "command_name" else child.named_children
+                if word_nodes is None:  # the rest of an assignment's value
+                    assignment_more.extend(more)
+                    prefix[-1] = self.assignment_value(assignment, assignment_more)
+                    continue
+                del argv[len(argv) - word_count:], spans[len(spans) - word_count:]
+                word_nodes.extend(more)
+                span = (source.span(word_nodes[0])[0], source.span(word_nodes[-1])[1])
+                values = self.words.word_fields(word_nodes)
+                word_count = len(values)
+                argv.extend(values)
+                spans.extend([span] * word_count)
+                continue
+            if kind == "word" or kind == "command_name" or kind in WORD_TYPES and child.is_named:
+                last_end = child.end_byte
+                word_nodes = [child] if kind != "command_name" else list(child.named_children)
+                word_count = len(argv)
+            elif kind == "variable_assignment":
+                last_end = child.end_byte
+                word_nodes = None
+                assignment, assignment_more = child, []
+            else:
+                last_end = -1
             if kind == "word" or kind == "command_name":
                 subs = (child,) if kind == "word" else child.named_children
                 for sub in subs:
@@ -620,6 +653,8 @@ class Walker(ControlFlow):
                     spans.append(span)
             elif child.is_named and kind != "comment":
                 self.walk(child, stdin)
+            if last_end >= 0 and word_nodes is not None:
+                word_count = len(argv) - word_count
         for child in redirects:
             if child.type == "herestring_redirect":
                 stdin = self.herestring(child)
