@@ -121,6 +121,9 @@ class Walker(ControlFlow):
     #: nested scripts walked so far; depth of the function calls being walked
     nested_scripts = 0
     function_depth = 0
+    #: (a redirected command, the words the grammar hung on its redirections): see
+    #: :meth:`visit_redirected_statement`
+    redirect_words: tuple[Any, list[Any]] | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -380,15 +383,27 @@ class Walker(ControlFlow):
     def visit_redirected_statement(self, node: Any, stdin: Stdin) -> None:
         body = node.child_by_field_name("body")
         continuations: list[tuple[Any, bool]] = []
+        words: list[Any] = []  # words after a redirection: the command's arguments
         for index, child in enumerate(node.children):
             if child == body or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
-                stdin = self.heredoc(child, stdin, continuations)
+                stdin = self.heredoc(child, stdin, continuations, words)
             elif child.type == "herestring_redirect":
                 stdin = self.herestring(child)
             else:
-                self.redirect(child)
+                self.redirect(child, words)
+        if words:
+            # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
+            # redirection's target on the redirection (as more destinations, or a here-
+            # document's arguments); bash gives them to the command
+            if body is not None and body.type == "command":
+                self.redirect_words = (body, words)
+            else:  # after a compound command's redirection a word is a syntax error to bash
+                for word in words:
+                    self.words.parts(word)
+                self.effects.append(Unparsable(f"a word after the redirection of a compound command near "
+                                               f"`{clip(self.src.node_text(words[0]))}`", self.src.span(words[0])))
         if body is None:
             return
         if continuations:
@@ -398,14 +413,19 @@ class Walker(ControlFlow):
         else:
             self.walk(body, stdin)
 
-    def heredoc(self, node: Any, stdin: Stdin, continuations: list[tuple[Any, bool]]) -> Stdin:
+    def heredoc(self, node: Any, stdin: Stdin, continuations: list[tuple[Any, bool]],
+                words: list[Any] | None = None) -> Stdin:
         """A heredoc: its body (expanded unless the delimiter is quoted) becomes stdin;
-        statements the grammar hangs on it (``| sh``, ``&& cmd``) are continuations."""
+        statements the grammar hangs on it (``| sh``, ``&& cmd``) are continuations, words
+        after it (``cat <<EOF -n``: the command's arguments) go to ``words``."""
         quoted = False
         body_text: str | None = ""
         piped = False
-        for child in node.children:
+        for index, child in enumerate(node.children):
             kind = child.type
+            if words is not None and kind in WORD_TYPES and node.field_name_for_child(index) == "argument":
+                words.append(child)
+                continue
             if kind == "heredoc_start":
                 quoted = self.src.node_text(child)[:1] in ("'", '"', "\\")
             elif kind == "heredoc_body":
@@ -422,7 +442,7 @@ class Walker(ControlFlow):
             elif kind in ("&&", "||", ";", "&"):
                 piped = False
             elif kind in ("file_redirect", "herestring_redirect"):
-                self.redirect(child)
+                self.redirect(child, words)
             elif child.is_named and kind not in ("heredoc_end", "heredoc_content"):
                 first = child.children[0].type if child.children else ""
                 continuations.append((child, piped or first == "|"))
@@ -441,29 +461,50 @@ class Walker(ControlFlow):
             text = self.words.text(child)
         return _new_tuple(Stdin, (None if UNKNOWN in text else text + "\n", "a here-string"))
 
-    def redirect(self, node: Any) -> None:
-        """A file redirection: reads, writes, or a ``/dev/tcp`` connection."""
+    def redirect(self, node: Any, words: list[Any] | None = None) -> None:
+        """A file redirection: reads, writes, or a ``/dev/tcp`` connection.
+
+        tree-sitter-bash takes the words after the target for more destinations
+        (``>a -rf ~``): they are the command's arguments to bash, and go to ``words`` (when
+        None, they are only searched for code); one the grammar split off the target
+        (no blank between them: see :meth:`WordExpander.word_parts`) is the target's."""
         if node.type == "herestring_redirect":
             self.herestring(node)
             return
         operator = ""
         dest = None
+        more: list[Any] = []  # the rest of the target's word
+        last_end = -1
+        after = False  # a word after the target seen
         for index, child in enumerate(node.children):
             name = node.field_name_for_child(index)
             if not child.is_named and child.type not in ("(", ")"):
                 operator = operator or child.type
             elif name == "destination" and dest is None:
                 dest = child
+                last_end = child.end_byte
+            elif name == "destination":
+                if child.type == "number" and self.src.data[child.end_byte:child.end_byte + 1] in (b"<", b">"):
+                    continue  # the descriptor of the next redirection (`>&/dev/tcp/h/1 0>&1`)
+                if child.start_byte == last_end and not after:
+                    more.append(child)
+                elif words is not None:
+                    words.append(child)  # (the command joins a word's adjacent nodes)
+                    after = True
+                else:
+                    self.words.parts(child)
+                    after = True
+                last_end = child.end_byte
             elif child.type in WORD_TYPES and name != "descriptor":
                 self.words.parts(child)
         if dest is None:
             return
-        if dest.type == "number" and operator in (">&", "<&", ">&-", "<&-"):
+        if dest.type == "number" and operator in (">&", "<&", ">&-", "<&-") and not more:
             return
-        target = self.words.text(dest)
+        target = self.words.text(dest) if not more else self.words.word_text([dest, *more])
         if operator in (">&", "<&") and (target.isdigit() or target == "-"):
             return
-        span = self.src.span(dest)
+        span = self.src.span(dest) if not more else (self.src.span(dest)[0], self.src.span(more[-1])[1])
         self.file_access(target, span, read="<" in operator, write=">" in operator)
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
@@ -581,6 +622,10 @@ class Walker(ControlFlow):
     # -- simple commands --------------------------------------------------------------------
 
     def visit_command(self, node: Any, stdin: Stdin) -> None:
+        words: list[Any] | None = None  # more arguments, which the grammar hung on a redirection
+        if self.redirect_words is not None and self.redirect_words[0] == node:
+            words = self.redirect_words[1]
+            self.redirect_words = None
         prefix: list[tuple[str, str, Any]] = []
         argv: list[str] = []
         spans: list[SpanT] = []
@@ -655,13 +700,18 @@ class Walker(ControlFlow):
                 self.walk(child, stdin)
             if last_end >= 0 and word_nodes is not None:
                 word_count = len(argv) - word_count
-        for child in redirects:
-            if child.type == "herestring_redirect":
-                stdin = self.herestring(child)
-            elif child.type == "heredoc_redirect":
-                stdin = self.heredoc(child, stdin, [])
-            else:
-                self.redirect(child)
+        if redirects:
+            if words is None:
+                words = []
+            for child in redirects:
+                if child.type == "herestring_redirect":
+                    stdin = self.herestring(child)
+                elif child.type == "heredoc_redirect":
+                    stdin = self.heredoc(child, stdin, [], words)
+                else:
+                    self.redirect(child, words)
+        if words:
+            self.add_words(words, argv, spans)
         if not argv:
             for name, value, value_node in prefix:
                 if name != UNKNOWN:
@@ -675,6 +725,23 @@ class Walker(ControlFlow):
             self.effects.append(EnvChange(name, self.src.span(node)))
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
         run_command(self, argv, spans, stdin, env, self.src.span(node))
+
+    def add_words(self, nodes: list[Any], argv: list[str], spans: list[SpanT]) -> None:
+        """Add the fields of word nodes to ``argv`` (adjacent nodes are one word)."""
+        groups: list[list[Any]] = []
+        last_end = -1
+        for child in nodes:
+            if child.start_byte == last_end:
+                groups[-1].append(child)
+            else:
+                groups.append([child])
+            last_end = child.end_byte
+        source = self.src
+        for group in groups:
+            span = (source.span(group[0])[0], source.span(group[-1])[1])
+            values = self.words.fields(group[0]) if len(group) == 1 else self.words.word_fields(group)
+            argv.extend(values)
+            spans.extend([span] * len(values))
 
     def set_output(self, output: Stdin) -> None:
         """Record what the command just walked writes to stdout (for a following pipe)."""
