@@ -96,6 +96,7 @@ def test_lexer_words_and_spans() -> None:
 @example("rm -rf ~")
 @example("cat ~root/x ~+/y ~nobody")
 @example("ls ${HOME}/.ssh$x~")  # tree-sitter-bash splits the word after `$`; the tree walk rejoins it
+@example("ls $x~$x~")
 def test_generated_simple_commands_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
 

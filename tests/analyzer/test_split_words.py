@@ -25,6 +25,7 @@ HOME = "/home/dev"
 ARGV = [
     ("x=q; ls ${HOME}/.ssh$x~ b", ("ls", "/home/dev/.sshq~", "b")),
     ("x=q; ls ${x}a$x~$x~", ("ls", "qaq~q~")),
+    ("x=q; ls $x~$x~", ("ls", "q~q~")),
     ("a=1; ls ${a}$a/a$a~ ${a}a$a\\~", ("ls", "11/a1~", "1a1~")),
     ("a=1; ls ${a}a$ab~c", ("ls", "1a" + UNKNOWN + "~c")),  # the longest name: `$ab` (unknown)
     ("x=q; y=${HOME}/.ssh$x~; ls \"$y\"", ("ls", "/home/dev/.sshq~")),  # an assignment's value
