@@ -124,6 +124,27 @@ def test_generated_lists_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
 
 
+#: Words glued from 2–4 expansions and arguments (no blank), in every position the fast path
+#: takes: tree-sitter-bash splits some of them (``$x~$x~``, ``${HOME}/.ssh$x~``) without an error.
+_glued = st.lists(st.sampled_from(_EXPANSIONS + _ARGS + ["~", "a", "/", ".", "-", "=", ":", "1"]),
+                  min_size=2, max_size=4).map("".join)
+glued_commands = st.builds(
+    lambda frame, first, second: frame.replace("{}", first, 1).replace("{}", second),
+    st.sampled_from(["ls {}", "{} a", "x={}", "x={} ls", "ls {} b", "ls >{}", "echo a >>{}", "cat <{}",
+                     "x=q; ls {} && cat {}", "ls a {} # c", "x=1 y={} {}", "{} | {}"]), _glued, _glued)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(glued_commands)
+@example("x=q; ls $IFS$x~$IFS- && cat $IFS$x~.env-")
+@example("x=$x:$y.$x:$yr''m ls")
+@example("ls ${x}$x.txt$x.txt--to-command='rm -rf ~'")
+@example("ls root$x~$HOME/x$x=b/c b")
+@example("ls $HOME/x~+$HOME/x")
+def test_generated_glued_words_same_verdicts(ir, command: str) -> None:
+    _same(ir, command)
+
+
 def test_list_lexer_structure() -> None:
     statements = lex_list("a && b | c; d")
     assert [[[[w[0][0][0] for w in command] for command in pipeline] for pipeline in statement]
