@@ -70,6 +70,9 @@ WORD_TYPES = frozenset({
 })
 
 
+#: Nodes a word the grammar split can be made of (besides a leading ``variable_assignment``).
+_WORD_PIECES = WORD_TYPES | {"command_name"}
+
 #: The ``exported`` of a state that exported nothing: shared, never changed (exporting a name
 #: sets ``state.exported = state.exported | {name}``; a set() per command costs more).
 _NO_NAMES: frozenset[str] = frozenset()
@@ -637,43 +640,19 @@ class Walker(ControlFlow):
         base = source.base if source.direct else None
         inert = _INERT_WORD_RE.fullmatch
         kinds = KIND_NAMES
-        last_end = -1  # the end of the last word (a word starting there continues it)
-        word_nodes: list[Any] | None = None  # the last word's nodes (None: an assignment)
-        word_count = 0  # how many fields of argv it made
-        assignment: Any = None
-        assignment_more: list[Any] = []
+        last_end = -1  # the end of the last word or assignment (a word starting there continues it)
+        first = 0  # where its fields start in argv
         for child in node.children:
             kind = kinds.get(child.kind_id)
             if kind is None:
                 kind = kinds[child.kind_id] = child.type
-            if child.start_byte == last_end and (kind == "word" or kind == "command_name"
-                                                 or kind in WORD_TYPES and child.is_named):
-                # one shell word the grammar split in two (see WordExpander.word_parts)
-                last_end = child.end_byte
-                more = [child] if kind != "command_name" else child.named_children
-                if word_nodes is None:  # the rest of an assignment's value
-                    assignment_more.extend(more)
-                    prefix[-1] = self.assignment_value(assignment, assignment_more)
-                    continue
-                del argv[len(argv) - word_count:], spans[len(spans) - word_count:]
-                word_nodes.extend(more)
-                span = (source.span(word_nodes[0])[0], source.span(word_nodes[-1])[1])
-                values = self.words.word_fields(word_nodes)
-                word_count = len(values)
-                argv.extend(values)
-                spans.extend([span] * word_count)
-                continue
-            if kind == "word" or kind == "command_name" or kind in WORD_TYPES and child.is_named:
-                last_end = child.end_byte
-                word_nodes = [child] if kind != "command_name" else list(child.named_children)
-                word_count = len(argv)
-            elif kind == "variable_assignment":
-                last_end = child.end_byte
-                word_nodes = None
-                assignment, assignment_more = child, []
-            else:
-                last_end = -1
             if kind == "word" or kind == "command_name":
+                if child.start_byte == last_end:
+                    self.join_word(child, first, argv, spans, prefix)
+                    last_end = child.end_byte
+                    continue
+                last_end = child.end_byte
+                first = len(argv)
                 subs = (child,) if kind == "word" else child.named_children
                 for sub in subs:
                     if text is not None and (sub is child or sub.type == "word"):  # (child: a word)
@@ -688,18 +667,23 @@ class Walker(ControlFlow):
                         argv.append(value)
                         spans.append(span)
             elif kind == "variable_assignment":
+                last_end = child.end_byte
                 prefix.append(self.assignment_value(child))
             elif kind in _REDIRECTS:  # the grammar's `redirect` field holds exactly these
                 redirects.append(child)
             elif kind in WORD_TYPES and child.is_named:
+                if child.start_byte == last_end:
+                    self.join_word(child, first, argv, spans, prefix)
+                    last_end = child.end_byte
+                    continue
+                last_end = child.end_byte
+                first = len(argv)
                 span = source.span(child)
                 for value in fields(child):
                     argv.append(value)
                     spans.append(span)
             elif child.is_named and kind != "comment":
                 self.walk(child, stdin)
-            if last_end >= 0 and word_nodes is not None:
-                word_count = len(argv) - word_count
         if redirects:
             if words is None:
                 words = []
@@ -725,6 +709,32 @@ class Walker(ControlFlow):
             self.effects.append(EnvChange(name, self.src.span(node)))
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
         run_command(self, argv, spans, stdin, env, self.src.span(node))
+
+    def join_word(self, child: Any, first: int, argv: list[str], spans: list[SpanT],
+                  prefix: list[tuple[str, str, Any]]) -> None:
+        """Continue the word (or assignment) that ends where ``child`` starts: one shell word
+        that tree-sitter-bash split (see :meth:`WordExpander.word_parts`).  Its fields replace
+        those from ``first`` in ``argv``; an assignment's value is redone in ``prefix``."""
+        group = [child]
+        previous = child.prev_sibling
+        while previous is not None and previous.end_byte == group[0].start_byte:
+            group.insert(0, previous)
+            if previous.type not in _WORD_PIECES:
+                break
+            previous = previous.prev_sibling
+        nodes: list[Any] = []
+        for node in group:
+            nodes.extend(node.named_children if node.type == "command_name" else (node,))
+        head = nodes[0]
+        if head.type == "variable_assignment":
+            prefix[-1] = self.assignment_value(head, nodes[1:])
+            return
+        del argv[first:], spans[first:]
+        source = self.src
+        span = (source.span(nodes[0])[0], source.span(nodes[-1])[1])
+        values = self.words.word_fields(nodes)
+        argv.extend(values)
+        spans.extend([span] * len(values))
 
     def add_words(self, nodes: list[Any], argv: list[str], spans: list[SpanT]) -> None:
         """Add the fields of word nodes to ``argv`` (adjacent nodes are one word)."""
