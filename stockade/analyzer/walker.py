@@ -718,10 +718,16 @@ class Walker(ControlFlow):
         group = [child]
         previous = child.prev_sibling
         while previous is not None and previous.end_byte == group[0].start_byte:
+            kind = previous.type
+            if kind not in _WORD_PIECES and kind != "variable_assignment":
+                break
             group.insert(0, previous)
-            if previous.type not in _WORD_PIECES:
+            if kind == "variable_assignment":
                 break
             previous = previous.prev_sibling
+        if len(group) == 1:  # (a zero-width node between them: not the word before)
+            self.add_words(child.named_children if child.type == "command_name" else [child], argv, spans)
+            return
         nodes: list[Any] = []
         for node in group:
             nodes.extend(node.named_children if node.type == "command_name" else (node,))
