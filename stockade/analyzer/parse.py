@@ -12,6 +12,11 @@
   takes its ``{`` for a group's and fails.  :func:`hide_brace_words` gives the grammar every
   ``{`` that starts a longer word as a plain word character (same offsets); the tree's
   words keep the text as written, and the word expander expands it.
+* **A word split after ``$``; words after a redirection.**  Two misreadings without an error
+  node, repaired by the walk (see :meth:`~stockade.analyzer.words.WordExpander.word_parts`
+  and :meth:`~stockade.analyzer.walker.Walker.redirect`): ``${HOME}/.ssh$x~`` becomes
+  ``${HOME}/.ssh$`` and ``x~`` (adjacent nodes are one word), and in ``rm >a -rf ~`` the words
+  ``-rf ~`` are destinations of the redirection (they are the command's arguments).
 * **ERROR / MISSING nodes** mean the grammar did not understand the text: the caller fails
   closed with the ``unparsable`` verdict.
 * **A pipeline at the end of the text is slow.**  tree-sitter-bash takes 10–20 times longer

@@ -70,6 +70,9 @@ WORD_TYPES = frozenset({
 })
 
 
+#: Nodes a word the grammar split can be made of (besides a leading ``variable_assignment``).
+_WORD_PIECES = WORD_TYPES | {"command_name"}
+
 #: The ``exported`` of a state that exported nothing: shared, never changed (exporting a name
 #: sets ``state.exported = state.exported | {name}``; a set() per command costs more).
 _NO_NAMES: frozenset[str] = frozenset()
@@ -121,6 +124,9 @@ class Walker(ControlFlow):
     #: nested scripts walked so far; depth of the function calls being walked
     nested_scripts = 0
     function_depth = 0
+    #: (a redirected command, the words the grammar hung on its redirections): see
+    #: :meth:`visit_redirected_statement`
+    redirect_words: tuple[Any, list[Any]] | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -380,15 +386,27 @@ class Walker(ControlFlow):
     def visit_redirected_statement(self, node: Any, stdin: Stdin) -> None:
         body = node.child_by_field_name("body")
         continuations: list[tuple[Any, bool]] = []
+        words: list[Any] = []  # words after a redirection: the command's arguments
         for index, child in enumerate(node.children):
             if child == body or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
-                stdin = self.heredoc(child, stdin, continuations)
+                stdin = self.heredoc(child, stdin, continuations, words)
             elif child.type == "herestring_redirect":
                 stdin = self.herestring(child)
             else:
-                self.redirect(child)
+                self.redirect(child, words)
+        if words:
+            # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
+            # redirection's target on the redirection (as more destinations, or a here-
+            # document's arguments); bash gives them to the command
+            if body is not None and body.type == "command":
+                self.redirect_words = (body, words)
+            else:  # after a compound command's redirection a word is a syntax error to bash
+                for word in words:
+                    self.words.parts(word)
+                self.effects.append(Unparsable(f"a word after the redirection of a compound command near "
+                                               f"`{clip(self.src.node_text(words[0]))}`", self.src.span(words[0])))
         if body is None:
             return
         if continuations:
@@ -398,14 +416,19 @@ class Walker(ControlFlow):
         else:
             self.walk(body, stdin)
 
-    def heredoc(self, node: Any, stdin: Stdin, continuations: list[tuple[Any, bool]]) -> Stdin:
+    def heredoc(self, node: Any, stdin: Stdin, continuations: list[tuple[Any, bool]],
+                words: list[Any] | None = None) -> Stdin:
         """A heredoc: its body (expanded unless the delimiter is quoted) becomes stdin;
-        statements the grammar hangs on it (``| sh``, ``&& cmd``) are continuations."""
+        statements the grammar hangs on it (``| sh``, ``&& cmd``) are continuations, words
+        after it (``cat <<EOF -n``: the command's arguments) go to ``words``."""
         quoted = False
         body_text: str | None = ""
         piped = False
-        for child in node.children:
+        for index, child in enumerate(node.children):
             kind = child.type
+            if words is not None and kind in WORD_TYPES and node.field_name_for_child(index) == "argument":
+                words.append(child)
+                continue
             if kind == "heredoc_start":
                 quoted = self.src.node_text(child)[:1] in ("'", '"', "\\")
             elif kind == "heredoc_body":
@@ -422,7 +445,7 @@ class Walker(ControlFlow):
             elif kind in ("&&", "||", ";", "&"):
                 piped = False
             elif kind in ("file_redirect", "herestring_redirect"):
-                self.redirect(child)
+                self.redirect(child, words)
             elif child.is_named and kind not in ("heredoc_end", "heredoc_content"):
                 first = child.children[0].type if child.children else ""
                 continuations.append((child, piped or first == "|"))
@@ -441,29 +464,50 @@ class Walker(ControlFlow):
             text = self.words.text(child)
         return _new_tuple(Stdin, (None if UNKNOWN in text else text + "\n", "a here-string"))
 
-    def redirect(self, node: Any) -> None:
-        """A file redirection: reads, writes, or a ``/dev/tcp`` connection."""
+    def redirect(self, node: Any, words: list[Any] | None = None) -> None:
+        """A file redirection: reads, writes, or a ``/dev/tcp`` connection.
+
+        tree-sitter-bash takes the words after the target for more destinations
+        (``>a -rf ~``): they are the command's arguments to bash, and go to ``words`` (when
+        None, they are only searched for code); one the grammar split off the target
+        (no blank between them: see :meth:`WordExpander.word_parts`) is the target's."""
         if node.type == "herestring_redirect":
             self.herestring(node)
             return
         operator = ""
         dest = None
+        more: list[Any] = []  # the rest of the target's word
+        last_end = -1
+        after = False  # a word after the target seen
         for index, child in enumerate(node.children):
             name = node.field_name_for_child(index)
             if not child.is_named and child.type not in ("(", ")"):
                 operator = operator or child.type
             elif name == "destination" and dest is None:
                 dest = child
+                last_end = child.end_byte
+            elif name == "destination":
+                if child.type == "number" and self.src.data[child.end_byte:child.end_byte + 1] in (b"<", b">"):
+                    continue  # the descriptor of the next redirection (`>&/dev/tcp/h/1 0>&1`)
+                if child.start_byte == last_end and not after:
+                    more.append(child)
+                elif words is not None:
+                    words.append(child)  # (the command joins a word's adjacent nodes)
+                    after = True
+                else:
+                    self.words.parts(child)
+                    after = True
+                last_end = child.end_byte
             elif child.type in WORD_TYPES and name != "descriptor":
                 self.words.parts(child)
         if dest is None:
             return
-        if dest.type == "number" and operator in (">&", "<&", ">&-", "<&-"):
+        if dest.type == "number" and operator in (">&", "<&", ">&-", "<&-") and not more:
             return
-        target = self.words.text(dest)
+        target = self.words.text(dest) if not more else self.words.word_text([dest, *more])
         if operator in (">&", "<&") and (target.isdigit() or target == "-"):
             return
-        span = self.src.span(dest)
+        span = self.src.span(dest) if not more else (self.src.span(dest)[0], self.src.span(more[-1])[1])
         self.file_access(target, span, read="<" in operator, write=">" in operator)
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
@@ -510,8 +554,9 @@ class Walker(ControlFlow):
 
     # -- assignments ------------------------------------------------------------------------
 
-    def assignment_value(self, node: Any) -> tuple[str, str, Any]:
-        """Name, value and value node of a ``variable_assignment``."""
+    def assignment_value(self, node: Any, more: list[Any] | None = None) -> tuple[str, str, Any]:
+        """Name, value and value node of a ``variable_assignment`` (``more``: nodes the grammar
+        split off the value's word, see :meth:`WordExpander.word_parts`)."""
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         name = self.src.node_text(name_node) if name_node is not None else UNKNOWN
@@ -519,13 +564,13 @@ class Walker(ControlFlow):
             self.words.parts(name_node)
             name = UNKNOWN
         if value_node is None:
-            return name, "", None
+            return name, "" if more is None else self.words.word_text(more), None
         if value_node.type == "array":
             values = []
             for item in value_node.named_children:
                 values.extend(self.words.fields(item))
             return name, values[0] if len(values) == 1 else UNKNOWN, value_node
-        value = self.words.text(value_node)
+        value = self.words.text(value_node) if more is None else self.words.word_text([value_node, *more])
         if self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+="):
             old = self.lookup(name)
             value = UNKNOWN if old is None else old + value
@@ -580,6 +625,10 @@ class Walker(ControlFlow):
     # -- simple commands --------------------------------------------------------------------
 
     def visit_command(self, node: Any, stdin: Stdin) -> None:
+        words: list[Any] | None = None  # more arguments, which the grammar hung on a redirection
+        if self.redirect_words is not None and self.redirect_words[0] == node:
+            words = self.redirect_words[1]
+            self.redirect_words = None
         prefix: list[tuple[str, str, Any]] = []
         argv: list[str] = []
         spans: list[SpanT] = []
@@ -591,11 +640,19 @@ class Walker(ControlFlow):
         base = source.base if source.direct else None
         inert = _INERT_WORD_RE.fullmatch
         kinds = KIND_NAMES
+        last_end = -1  # the end of the last word or assignment (a word starting there continues it)
+        first = 0  # where its fields start in argv
         for child in node.children:
             kind = kinds.get(child.kind_id)
             if kind is None:
                 kind = kinds[child.kind_id] = child.type
             if kind == "word" or kind == "command_name":
+                if child.start_byte == last_end:
+                    self.join_word(child, first, argv, spans, prefix)
+                    last_end = child.end_byte
+                    continue
+                last_end = child.end_byte
+                first = len(argv)
                 subs = (child,) if kind == "word" else child.named_children
                 for sub in subs:
                     if text is not None and (sub is child or sub.type == "word"):  # (child: a word)
@@ -610,23 +667,35 @@ class Walker(ControlFlow):
                         argv.append(value)
                         spans.append(span)
             elif kind == "variable_assignment":
+                last_end = child.end_byte
                 prefix.append(self.assignment_value(child))
             elif kind in _REDIRECTS:  # the grammar's `redirect` field holds exactly these
                 redirects.append(child)
             elif kind in WORD_TYPES and child.is_named:
+                if child.start_byte == last_end:
+                    self.join_word(child, first, argv, spans, prefix)
+                    last_end = child.end_byte
+                    continue
+                last_end = child.end_byte
+                first = len(argv)
                 span = source.span(child)
                 for value in fields(child):
                     argv.append(value)
                     spans.append(span)
             elif child.is_named and kind != "comment":
                 self.walk(child, stdin)
-        for child in redirects:
-            if child.type == "herestring_redirect":
-                stdin = self.herestring(child)
-            elif child.type == "heredoc_redirect":
-                stdin = self.heredoc(child, stdin, [])
-            else:
-                self.redirect(child)
+        if redirects:
+            if words is None:
+                words = []
+            for child in redirects:
+                if child.type == "herestring_redirect":
+                    stdin = self.herestring(child)
+                elif child.type == "heredoc_redirect":
+                    stdin = self.heredoc(child, stdin, [], words)
+                else:
+                    self.redirect(child, words)
+        if words:
+            self.add_words(words, argv, spans)
         if not argv:
             for name, value, value_node in prefix:
                 if name != UNKNOWN:
@@ -640,6 +709,55 @@ class Walker(ControlFlow):
             self.effects.append(EnvChange(name, self.src.span(node)))
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
         run_command(self, argv, spans, stdin, env, self.src.span(node))
+
+    def join_word(self, child: Any, first: int, argv: list[str], spans: list[SpanT],
+                  prefix: list[tuple[str, str, Any]]) -> None:
+        """Continue the word (or assignment) that ends where ``child`` starts: one shell word
+        that tree-sitter-bash split (see :meth:`WordExpander.word_parts`).  Its fields replace
+        those from ``first`` in ``argv``; an assignment's value is redone in ``prefix``."""
+        group = [child]
+        previous = child.prev_sibling
+        while previous is not None and previous.end_byte == group[0].start_byte:
+            kind = previous.type
+            if kind not in _WORD_PIECES and kind != "variable_assignment":
+                break
+            group.insert(0, previous)
+            if kind == "variable_assignment":
+                break
+            previous = previous.prev_sibling
+        if len(group) == 1:  # (a zero-width node between them: not the word before)
+            self.add_words(child.named_children if child.type == "command_name" else [child], argv, spans)
+            return
+        nodes: list[Any] = []
+        for node in group:
+            nodes.extend(node.named_children if node.type == "command_name" else (node,))
+        head = nodes[0]
+        if head.type == "variable_assignment":
+            prefix[-1] = self.assignment_value(head, nodes[1:])
+            return
+        del argv[first:], spans[first:]
+        source = self.src
+        span = (source.span(nodes[0])[0], source.span(nodes[-1])[1])
+        values = self.words.word_fields(nodes)
+        argv.extend(values)
+        spans.extend([span] * len(values))
+
+    def add_words(self, nodes: list[Any], argv: list[str], spans: list[SpanT]) -> None:
+        """Add the fields of word nodes to ``argv`` (adjacent nodes are one word)."""
+        groups: list[list[Any]] = []
+        last_end = -1
+        for child in nodes:
+            if child.start_byte == last_end:
+                groups[-1].append(child)
+            else:
+                groups.append([child])
+            last_end = child.end_byte
+        source = self.src
+        for group in groups:
+            span = (source.span(group[0])[0], source.span(group[-1])[1])
+            values = self.words.fields(group[0]) if len(group) == 1 else self.words.word_fields(group)
+            argv.extend(values)
+            spans.extend([span] * len(values))
 
     def set_output(self, output: Stdin) -> None:
         """Record what the command just walked writes to stdout (for a following pipe)."""

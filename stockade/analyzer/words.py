@@ -32,6 +32,8 @@ _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n
 _ANSI_RE = LazyPattern(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _DQ_ESCAPE_RE = re.compile(r'\\([$`"\\\n])')
 _NESTED_CODE_RE = re.compile(r"\$\(|`|<\(|>\(")
+#: What a ``$`` expands when a word's text follows it: a name, one digit or a special parameter.
+_PARAMETER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 
 
 class Scope(Protocol):
@@ -339,10 +341,60 @@ class WordExpander:
     visit_translated_string = visit_string
 
     def visit_concatenation(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        children = node.children
+        if children[-1].type == "$":
+            return self.word_parts([node], quoted)
         out: list[tuple[str, str]] = []
-        for child in node.children:
+        for child in children:
             out.extend(self.parts(child, quoted))
         return out
+
+    def word_parts(self, nodes: list[Any], quoted: bool = False) -> list[tuple[str, str]]:
+        """The parts of one shell word that tree-sitter-bash split into adjacent nodes.
+
+        After ``${x}`` and more text, the grammar ends the word at a ``$NAME`` followed by
+        text (``${HOME}/.ssh$x~`` is the concatenation ``${HOME}/.ssh$`` — a bare ``$`` —
+        and the word ``x~``, no error reported; in an assignment the rest even becomes the
+        command name).  Bash reads one word, ``$x`` an expansion: a bare ``$`` directly
+        followed by a word's text is read here as bash reads it (the parameter it names,
+        the rest of that text literal)."""
+        flat: list[Any] = []
+        for node in nodes:
+            if node.type == "concatenation":
+                flat.extend(node.children)
+            else:
+                flat.append(node)
+        out: list[tuple[str, str]] = []
+        index = 0
+        while index < len(flat):
+            child = flat[index]
+            index += 1
+            if child.type == "$" and index < len(flat):
+                follower = flat[index]
+                if follower.type == "word" and follower.start_byte == child.end_byte:
+                    text = self.source.node_text(follower)
+                    match = _PARAMETER_RE.match(text)
+                    if match is not None and _NESTED_CODE_RE.search(text) is None:
+                        value = self.scope.lookup(match.group())
+                        out.append((UNKNOWN if value is None else value, "q" if quoted else "exp"))
+                        if match.end() < len(text):
+                            out.extend(self._literal(text[match.end():], quoted))
+                        index += 1
+                        continue
+            out.extend(self.parts(child, quoted))
+        return out
+
+    def word_fields(self, nodes: list[Any]) -> list[str]:
+        """The argv words one shell word split into adjacent nodes becomes (:meth:`word_parts`)."""
+        return expand_fields(self.word_parts(nodes), self.scope)
+
+    def word_text(self, nodes: list[Any]) -> str:
+        """:meth:`text` of one shell word split into adjacent nodes (:meth:`word_parts`)."""
+        parts = self.word_parts(nodes)
+        value = "".join(text for text, _ in parts)
+        if parts and parts[0][1] == "lit" and value.startswith("~"):
+            value = self._tilde(value)
+        return value
 
     def _value(self, value: str | None, quoted: bool) -> list[tuple[str, str]]:
         if value is None:

@@ -95,6 +95,8 @@ def test_lexer_words_and_spans() -> None:
 @given(simple_commands)
 @example("rm -rf ~")
 @example("cat ~root/x ~+/y ~nobody")
+@example("ls ${HOME}/.ssh$x~")  # tree-sitter-bash splits the word after `$`; the tree walk rejoins it
+@example("ls $x~$x~")
 def test_generated_simple_commands_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
 
@@ -117,7 +119,29 @@ def test_generated_near_simple_text_same_verdicts(ir, command: str) -> None:
 @example("IFS=,; c=rm,-rf,.git; $c")
 @example("x=a y=$x; echo $y && PAGER='sh -c id' git -p log")
 @example("PROMPT_COMMAND=id; e=; $e && HOME=/ cd ~")
+@example("x=a; ls ${HOME}/.ssh$x~ | cat ${x}a$x~$x~")
 def test_generated_lists_same_verdicts(ir, command: str) -> None:
+    _same(ir, command)
+
+
+#: Words glued from 2–4 expansions and arguments (no blank), in every position the fast path
+#: takes: tree-sitter-bash splits some of them (``$x~$x~``, ``${HOME}/.ssh$x~``) without an error.
+_glued = st.lists(st.sampled_from(_EXPANSIONS + _ARGS + ["~", "a", "/", ".", "-", "=", ":", "1"]),
+                  min_size=2, max_size=4).map("".join)
+glued_commands = st.builds(
+    lambda frame, first, second: frame.replace("{}", first, 1).replace("{}", second),
+    st.sampled_from(["ls {}", "{} a", "x={}", "x={} ls", "ls {} b", "ls >{}", "echo a >>{}", "cat <{}",
+                     "x=q; ls {} && cat {}", "ls a {} # c", "x=1 y={} {}", "{} | {}"]), _glued, _glued)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(glued_commands)
+@example("x=q; ls $IFS$x~$IFS- && cat $IFS$x~.env-")
+@example("x=$x:$y.$x:$yr''m ls")
+@example("ls ${x}$x.txt$x.txt--to-command='rm -rf ~'")
+@example("ls root$x~$HOME/x$x=b/c b")
+@example("ls $HOME/x~+$HOME/x")
+def test_generated_glued_words_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
 
 
