@@ -359,6 +359,15 @@ class Walker(ControlFlow):
 
     def visit_pipeline(self, node: Any, stdin: Stdin) -> None:
         parts = _flatten(node, "pipeline")
+        rest: list[Any] = []
+        while len(parts) > 1 and parts[-1].type == "list":
+            # tree-sitter-bash reads `a | b | c && d` as `a | (b | c && d)` (nested once per
+            # further `|`); bash, as `(a | b | c) && d`: the pipeline takes the list's first
+            # item, and the rest run in this shell (a `cd` or an assignment there holds for
+            # what follows)
+            items = _flatten(parts[-1], "list")
+            parts = parts[:-1] + _flatten(items[0], "pipeline")
+            rest = items[1:] + rest
         current_in = stdin
         for index, part in enumerate(parts):
             saved = self.state
@@ -369,6 +378,8 @@ class Walker(ControlFlow):
             finally:
                 self.state = saved
             current_in = out if index + 1 < len(parts) else current_in
+        for item in rest:
+            self.walk(item, stdin)
 
     def walk_producing(self, node: Any, stdin: Stdin) -> Stdin:
         """Walk a statement and return what it writes to standard output, when known."""
