@@ -1,14 +1,14 @@
 """The judge used by ``stockade check`` and ``stockade test``: the analyzer when present.
 
 The compiler runs policy tests through a judge callback (it must not import the analyzer);
-this adapter gives it the analyzer's verdict, falling back to command rules alone only when
-the analyzer package is not built.
+this adapter gives it the analyzer's verdict.  An analyzer that cannot be loaded is an
+environment error (``R560``, exit 3), never a silent fallback to a weaker judge.
 """
 
 from __future__ import annotations
 
 from stockade.compiler.ir import PolicyIR
-from stockade.compiler.policy_tests import Judge, Judgement, command_rules_judge
+from stockade.compiler.policy_tests import Judge, Judgement
 
 
 def analyzer_judge(ir: PolicyIR, command: str) -> Judgement:
@@ -27,12 +27,17 @@ def analyzer_judge(ir: PolicyIR, command: str) -> Judgement:
 
 
 def best_judge() -> Judge:
-    """The analyzer's judge if the analyzer is available, else command rules alone."""
+    """The analyzer's judge (raises ``R560`` when the analyzer cannot be loaded: judging
+    the tests with command rules alone would pass tests the real analyzer fails)."""
     try:
         import stockade.analyzer  # noqa: F401
+        import tree_sitter  # noqa: F401 (the analyzer loads these lazily: check them now)
+        import tree_sitter_bash  # noqa: F401
+    except ImportError as exc:
+        from stockade.diagnostics import Diagnostic, StockadeError
 
-        if hasattr(stockade.analyzer, "analyze"):
-            return analyzer_judge
-    except ImportError:
-        pass
-    return command_rules_judge
+        raise StockadeError(Diagnostic(
+            "R560", f"the analyzer cannot be loaded: `{exc}`; refusing to judge with command rules alone",
+            help="reinstall stockade with its dependencies (`pip install stockade`: tree-sitter and "
+                 "tree-sitter-bash)")) from None
+    return analyzer_judge

@@ -197,6 +197,14 @@ def _call(handler: "Callable[[Any], int]", args: Any) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as error:  # an environment or policy error a handler did not render itself
+        from stockade.diagnostics import StockadeError  # (not imported on the way in: the hot path)
+
+        if not isinstance(error, StockadeError):
+            raise
+        from stockade.cli.run_output import report_failure
+
+        return report_failure(error, getattr(args, "format", "text") or "text")
 
 
 if __name__ == "__main__":  # pragma: no cover
