@@ -13,7 +13,6 @@ them, and :func:`parse_fast` reads the plain forms of the arguments without ``ar
 
 from __future__ import annotations
 
-import os
 import sys
 
 from stockade.cli.main import FastArgs, read_plain_options

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Mapping, Sequence
+    from typing import Any, Mapping
 
 from stockade.compiler.environment import filter_environment, glob_match  # noqa: F401 (used by the runtime)
 from stockade.compiler.cache import entry_key, entry_path, load_checked, read_entry, sha256, store_checked, write_entry

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from stockade.analyzer import analyze
-from stockade.analyzer.effects import UNKNOWN, Execute, Read, Write
+from stockade.analyzer.effects import UNKNOWN, Execute, Read
 from stockade.analyzer.walker import walk_command
 from conftest import build_ir
 

@@ -6,7 +6,6 @@ runtime supplies it to bwrap, and — for real, under bwrap — that it works.""
 from __future__ import annotations
 
 import base64
-import json
 import os
 import shlex
 import shutil

@@ -26,8 +26,6 @@ import pytest
 
 from stockade.backends.base import compile_ir
 from stockade.compiler.ir import Context, FsRule, HostPattern, Network, NetRule, PolicyIR
-from stockade.runtime.execute import run_confined
-from stockade.runtime.limits import Limits
 from stockade.runtime.plan import strip_environment
 from stockade.runtime.sandbox import harden_bwrap_argv
 
