@@ -90,13 +90,10 @@ def _import(name: str) -> Any:
     return sys.modules[name]
 
 
-def _load(name: str):
-    try:
-        return _import(f"stockade.cli.cmd_{COMMANDS[name]}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"stockade.cli.cmd_{COMMANDS[name]}":
-            return None  # not built yet
-        raise
+def _load(name: str) -> Any:
+    """The module of the subcommand ``name`` (every subcommand has one: a missing module
+    is a broken installation and raises)."""
+    return _import(f"stockade.cli.cmd_{COMMANDS[name]}")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -114,9 +111,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in COMMANDS:
         if only is not None and name != only:
             continue
-        module = _load(name)
-        if module is not None:
-            module.register(sub)
+        _load(name).register(sub)
     return parser
 
 
