@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,9 +33,17 @@ PROBE_HOSTS = [("github.com", 443), ("registry.npmjs.org", 443), ("pypi.org", 44
                ("uploads.github.com", 443), ("evil.example", 443), ("files.pypi.org", 443)]
 
 
+#: The subprocesses' cache and state: a private directory, never the fake HOME's (`/home/dev`
+#: is only the context policies are compiled for; nothing may be written there).
+_STATE = tempfile.mkdtemp(prefix="stockade-integrations-")
+atexit.register(shutil.rmtree, _STATE, True)
+
+
 def stockade(*args: str, stdin: bytes | str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess (no colour)."""
-    env = dict(os.environ, NO_COLOR="1", HOME="/home/dev")
+    """Run the real CLI in a subprocess (no colour), with HOME `/home/dev` and a private
+    cache and state directory."""
+    env = dict(os.environ, NO_COLOR="1", HOME="/home/dev", STOCKADE_CACHE_DIR=os.path.join(_STATE, "cache"),
+               XDG_CACHE_HOME=os.path.join(_STATE, "xdg-cache"), XDG_STATE_HOME=os.path.join(_STATE, "state"))
     data = stdin.encode() if isinstance(stdin, str) else stdin
     return subprocess.run([sys.executable, "-m", "stockade", *args], input=data, capture_output=True, cwd=cwd,
                           env=env, timeout=60)

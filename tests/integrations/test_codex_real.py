@@ -111,7 +111,9 @@ def codex(tmp_path_factory) -> Codex:  # type: ignore[no-untyped-def]
     where = tmp_path_factory.mktemp("codex")
     try:
         done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(where),
-                               f"@openai/codex@{CODEX_VERSION}"], capture_output=True, timeout=300)
+                               f"@openai/codex@{CODEX_VERSION}"], capture_output=True,
+                              env=dict(os.environ, npm_config_cache=str(where / "npm-cache")),  # not ~/.npm
+                              timeout=300)
     except subprocess.TimeoutExpired:
         pytest.skip("npm install of @openai/codex timed out (no registry access?)")
     if done.returncode != 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -49,7 +50,9 @@ def srt_loader(tmp_path_factory):  # type: ignore[no-untyped-def]
     where = tmp_path_factory.mktemp("srt")
     try:
         done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(where),
-                               f"@anthropic-ai/sandbox-runtime@{SRT_VERSION}"], capture_output=True, timeout=240)
+                               f"@anthropic-ai/sandbox-runtime@{SRT_VERSION}"], capture_output=True,
+                              env=dict(os.environ, npm_config_cache=str(where / "npm-cache")),  # not ~/.npm
+                              timeout=240)
     except subprocess.TimeoutExpired:
         pytest.skip("npm install of @anthropic-ai/sandbox-runtime timed out (no registry access?)")
     if done.returncode != 0:
