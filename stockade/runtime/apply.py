@@ -266,9 +266,7 @@ def _copy_entry(src_dir: int, name: str, dst_dir: int, dst_name: str, rel: str) 
                     cst = os.stat(child, dir_fd=sfd, follow_symlinks=False)
                     if not _is_whiteout(sfd, child, cst):
                         _copy_entry(sfd, child, dfd, child, f"{rel}/{child}")
-                os.fchmod(dfd, mode)
-                os.utime(dfd, ns=(st.st_atime_ns, st.st_mtime_ns))
-                os.fsync(dfd)
+                _settle(dfd, mode, st)
             finally:
                 os.close(dfd)
         finally:
@@ -280,15 +278,20 @@ def _copy_entry(src_dir: int, name: str, dst_dir: int, dst_name: str, rel: str) 
                           dir_fd=dst_dir)
             try:
                 _copy_data(sfd, dfd)
-                os.fchmod(dfd, mode)
-                os.utime(dfd, ns=(st.st_atime_ns, st.st_mtime_ns))
-                os.fsync(dfd)
+                _settle(dfd, mode, st)
             finally:
                 os.close(dfd)
         finally:
             os.close(sfd)
     else:
         raise _error("R523", f"cannot apply `{rel}`: not a file, directory or symlink")
+
+
+def _settle(fd: int, mode: int, st: os.stat_result) -> None:
+    """Give a placed copy its mode (setuid/setgid already dropped) and times, and sync it."""
+    os.fchmod(fd, mode)
+    os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.fsync(fd)
 
 
 def _remove_at(dir_fd: int, name: str) -> None:
