@@ -10,6 +10,7 @@ recipe names must exist, so renaming one without updating the recipe fails here.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import textwrap
 from collections.abc import Iterator
@@ -70,7 +71,7 @@ def backticked(text: str) -> list[str]:
     return re.findall(r"`([^`]+)`", text)
 
 
-@pytest.fixture()
+@contextlib.contextmanager
 def restored_models() -> Iterator[None]:
     """Whatever the recipe registers is unregistered afterwards (the analyzer's tables are global)."""
     saved = dict(models.MODELS)
@@ -102,7 +103,7 @@ def matches(expect: str, decision: str) -> bool:
     return decision in ("confirm", "deny") if expect == "flag" else decision == expect
 
 
-def test_the_recipe_registers_models_the_analyzer_uses(ir: PolicyIR, restored_models: None) -> None:
+def test_the_recipe_registers_models_the_analyzer_uses(ir: PolicyIR) -> None:
     for tool in NEW_TOOLS:
         assert tool not in models.MODELS, f"`{tool}` is a real model now: pick another example name"
     table = cases()
@@ -112,21 +113,20 @@ def test_the_recipe_registers_models_the_analyzer_uses(ir: PolicyIR, restored_mo
     for tool in NEW_TOOLS:  # each model decides at least one case the default model gets wrong
         assert any(command.split()[0] == tool for command in wrong_before), (tool, before)
 
-    blocks = model_blocks()
-    assert len(blocks) == 2
-    for block in blocks:
-        exec(compile(block, str(CONTRIBUTING), "exec"), {"__name__": "recipe"})  # noqa: S102 (the recipe is our own documentation)
-    assert set(NEW_TOOLS) <= set(models.MODELS)
+    with restored_models():
+        blocks = model_blocks()
+        assert len(blocks) == 2
+        for block in blocks:
+            exec(compile(block, str(CONTRIBUTING), "exec"), {"__name__": "recipe"})  # noqa: S102 (our own docs)
+        assert set(NEW_TOOLS) <= set(models.MODELS)
+        for expect, command in table:
+            for fast_path in (True, False):
+                decision = judged(ir, command, fast_path)
+                assert matches(expect, decision), f"{command!r}: expected {expect}, got {decision}"
 
-    for expect, command in table:
-        for fast_path in (True, False):
-            decision = judged(ir, command, fast_path)
-            assert matches(expect, decision), f"{command!r}: expected {expect}, got {decision}"
-
-
-def test_the_models_are_gone_after_the_recipe_test() -> None:
-    for tool in NEW_TOOLS:
-        assert tool not in models.MODELS
+    # unregistered again: the default model decides, as before (the name → model memo is cleared too)
+    assert not set(NEW_TOOLS) & set(models.MODELS)
+    assert {command: judged(ir, command) for _, command in table} == before
 
 
 def test_every_file_the_recipe_names_exists() -> None:
