@@ -34,8 +34,9 @@ never run anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from stockade.compiler import ir as ir_module
 from stockade.compiler.ir import Origin, PolicyIR, Section, rule_origin
@@ -314,7 +315,8 @@ def get_backend(target: str) -> type[Backend]:
     from stockade.backends.registry import target_class
 
     found = target_class(target, kinds=("backend",))
-    assert issubclass(found, Backend)
+    if not (isinstance(found, type) and issubclass(found, Backend)):
+        raise TargetDefinitionError(f"the backend target `{target}` is not a Backend subclass")
     return found
 
 

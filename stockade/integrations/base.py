@@ -304,7 +304,7 @@ def expect_list_of_str(importer: Importer, value: Any, key: str, where: int = 0)
     return list(value)
 
 
-def expect_object(importer: Importer, value: Any, key: str) -> dict:
+def expect_object(importer: Importer, value: Any, key: str) -> dict[str, Any]:
     """``value`` as a JSON object (missing → empty), or a located ``X611`` error."""
     if value is None:
         return {}
