@@ -29,7 +29,7 @@ KINDS: tuple[str, ...] = ("backend", "export")
 class TargetEntry:
     """One registered target: its name, kind, ``"module:Class"`` and optional importer."""
 
-    __slots__ = ("name", "kind", "spec", "importer", "doc")
+    __slots__ = ("doc", "importer", "kind", "name", "spec")
 
     def __init__(self, name: str, kind: str, spec: str, importer: str | None = None, doc: str = "") -> None:
         if kind not in KINDS:

@@ -17,7 +17,14 @@ import pytest
 import stockade
 from stockade.backends import registry
 from stockade.backends.base import (
-    OMITTED, RUNTIME, Artifact, Backend, Handling, TargetDefinitionError, UnsupportedRules, handled,
+    OMITTED,
+    RUNTIME,
+    Artifact,
+    Backend,
+    Handling,
+    TargetDefinitionError,
+    UnsupportedRules,
+    handled,
 )
 from stockade.cli.main import main
 from stockade.compiler import ir as ir_module

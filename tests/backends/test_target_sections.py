@@ -20,7 +20,14 @@ import pytest
 
 from stockade.backends import registry
 from stockade.backends.base import (
-    RUNTIME, UNSUPPORTED, Artifact, Backend, Handling, TargetDefinitionError, UnsupportedRules, compile_ir,
+    RUNTIME,
+    UNSUPPORTED,
+    Artifact,
+    Backend,
+    Handling,
+    TargetDefinitionError,
+    UnsupportedRules,
+    compile_ir,
 )
 from stockade.compiler import ir as ir_module
 from stockade.compiler.ir import SECTIONS, PolicyIR, Section
