@@ -27,11 +27,13 @@ KINDS: tuple[str, ...] = ("backend", "export")
 
 
 class TargetEntry:
-    """One registered target: its name, kind, ``"module:Class"`` and optional importer."""
+    """One registered target: its name, kind, ``"module:Class"``, optional importer, a line
+    for help texts and the ``--platform`` ``stockade compile`` defaults to for it."""
 
-    __slots__ = ("doc", "importer", "kind", "name", "spec")
+    __slots__ = ("doc", "importer", "kind", "name", "platform", "spec")
 
-    def __init__(self, name: str, kind: str, spec: str, importer: str | None = None, doc: str = "") -> None:
+    def __init__(self, name: str, kind: str, spec: str, importer: str | None = None, doc: str = "",
+                 platform: str | None = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"target kind must be one of {KINDS}, not `{kind}`")
         self.name = name
@@ -39,6 +41,7 @@ class TargetEntry:
         self.spec = spec
         self.importer = importer
         self.doc = doc
+        self.platform = platform
 
     def __repr__(self) -> str:
         return f"TargetEntry({self.name!r}, {self.kind!r}, {self.spec!r})"
@@ -48,9 +51,10 @@ class TargetEntry:
 TARGETS: dict[str, TargetEntry] = {}
 
 
-def register(name: str, kind: str, spec: str, importer: str | None = None, doc: str = "") -> TargetEntry:
+def register(name: str, kind: str, spec: str, importer: str | None = None, doc: str = "",
+             platform: str | None = None) -> TargetEntry:
     """Register a target (``spec`` and ``importer`` are ``"module:Class"``, imported lazily)."""
-    entry = TARGETS[name] = TargetEntry(name, kind, spec, importer, doc)
+    entry = TARGETS[name] = TargetEntry(name, kind, spec, importer, doc, platform)
     return entry
 
 
@@ -61,9 +65,10 @@ def unregister(name: str) -> None:
 
 register("bwrap", "backend", "stockade.backends.bwrap:BwrapBackend", doc="bubblewrap argv (Linux)")
 register("seatbelt", "backend", "stockade.backends.seatbelt:SeatbeltBackend", doc="SBPL profile (macOS)")
-register("windows", "backend", "stockade.backends.windows:WindowsBackend", doc="JSON confinement plan")
+register("windows", "backend", "stockade.backends.windows:WindowsBackend", doc="JSON confinement plan",
+         platform="windows")
 register("windows-ps", "backend", "stockade.backends.windows:WindowsPowerShellBackend",
-         doc="the Windows plan as a PowerShell script")
+         doc="the Windows plan as a PowerShell script", platform="windows")
 register("codex-rules", "export", "stockade.integrations.codex:CodexExporter",
          "stockade.integrations.codex:CodexImporter", doc="Codex CLI .rules")
 register("srt", "export", "stockade.integrations.srt:SrtExporter", "stockade.integrations.srt:SrtImporter",

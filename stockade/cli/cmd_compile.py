@@ -39,9 +39,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.target != "ir":
-            lookup(args.target, ("backend",), extra=("ir",))  # B300 before compiling anything
-        if args.target == "windows" or args.target == "windows-ps":
-            args.platform = args.platform or "windows"
+            entry = lookup(args.target, ("backend",), extra=("ir",))  # B300 before compiling anything
+            args.platform = args.platform or entry.platform
         compiled = compile_from_args(args.policy, args)
         print_warnings(compiled.warnings, compiled.sources, args.format)
         if args.target == "ir":
