@@ -32,10 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from stockade.diagnostics import Diagnostic
     from stockade.runtime.session import RunOutcome
 
-#: Export targets (the rest go to the backends: ``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``, ``ir``).
-EXPORT_TARGETS = ("codex-rules", "srt", "claude-settings", "cursor")
-
-
 @dataclass(frozen=True)
 class PathCheck:
     """Whether an access to a path is granted, and the decision behind it."""
@@ -88,11 +84,13 @@ class Policy:
         return self.ir.network_access(host, port).allowed
 
     def compile(self, target: str, *, strict: bool = False, **options: Any) -> "Artifact":
-        """The artifact for a backend (``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``, ``ir``) or
-        an export (``codex-rules``, ``srt``, ``claude-settings``, ``cursor``).
+        """The artifact for any target of :data:`stockade.backends.registry.TARGETS` — a backend
+        (``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``) or an export (``codex-rules``,
+        ``srt``, ``claude-settings``, ``cursor``) — or ``ir`` (the IR as JSON).
 
         ``strict`` (exports only) raises when the target cannot express a rule exactly; the
-        artifact's ``warnings`` list every approximation otherwise.
+        artifact's ``warnings`` list every approximation otherwise.  An unknown target
+        raises ``B300``.
         """
         from stockade.backends.base import Artifact
 
@@ -101,13 +99,9 @@ class Policy:
 
             data = self.ir.to_json()
             return Artifact("ir", json.dumps(data, indent=2), data)
-        if target in EXPORT_TARGETS:
-            from stockade.integrations import export_ir
+        from stockade.backends.registry import build
 
-            return export_ir(self.ir, target, strict=strict)
-        from stockade.backends.base import compile_ir
-
-        return compile_ir(self.ir, target, **options)
+        return build(self.ir, target, strict=strict, extra_names=("ir",), **options)
 
 
 def load_policy(path: str | os.PathLike[str] | None = None, *, text: str | None = None,

@@ -99,7 +99,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 
 from stockade.backends import paths as P
 from stockade.backends import seccomp
-from stockade.backends.base import Artifact, Backend
+from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled
 from stockade.compiler.git_paths import placeholder_content
 from stockade.compiler.ir import ACCESS_RANK, FsRule, Network, Origin, PolicyIR
 from stockade.compiler.query import glob_to_regex
@@ -626,19 +626,15 @@ class BwrapBackend(Backend):
     """Compile a policy IR to a bubblewrap argv (see the module docstring)."""
 
     name: ClassVar[str] = "bwrap"
-    # Mounts can hide paths from reads: yes (tmpfs / masked files, minimal root).
-    SUPPORTS_READ_RESTRICTIONS: ClassVar[bool] = True
-    # Globs: no; existing matches are expanded at compile time (bounded), with a warning.
-    SUPPORTS_GLOBS: ClassVar[bool] = False
-    # Host allow-lists: no; the sandbox gets no network instead (warning).  Without all
-    # network, a seccomp filter also blocks unix (and vsock) sockets: the namespace does not.
-    SUPPORTS_HOST_FILTERING: ClassVar[bool] = False
-    # Loopback-only: only the network namespace's own loopback (warning), not the host's.
-    SUPPORTS_LOCALHOST_ONLY: ClassVar[bool] = False
-    # Resource limits: no (the runtime enforces them).
-    SUPPORTS_LIMITS: ClassVar[bool] = False
-    # Environment: yes (--clearenv / --setenv).
-    SUPPORTS_ENVIRONMENT: ClassVar[bool] = True
+    #: filesystem: mounts (globs expanded at compile time or per run, with a warning);
+    #: network: all or none (host allow-lists and loopback-only become none, with a warning;
+    #: a seccomp filter blocks unix sockets); environment: ``--clearenv`` / ``--setenv``;
+    #: limits: applied by ``stockade run`` (rlimits, cgroups, timeout, output cap, ``disk``),
+    #: the argv only sizes ``/dev/shm``; commands and verdicts: judged by ``stockade run``.
+    SECTIONS: ClassVar[dict[str, Handling]] = {
+        "filesystem": handled("plan_filesystem"), "network": handled("render_network"),
+        "environment": handled("environment"), "limits": RUNTIME, "commands": RUNTIME, "verdicts": RUNTIME,
+    }
 
     RENDERERS: ClassVar[dict[type, str]] = {Network: "render_network"}
 
@@ -661,6 +657,16 @@ class BwrapBackend(Backend):
                 "B305", f"workspace `{raw}` does not exist or is not a directory",
                 help="create it, or pass an existing directory with --workspace"))
         return workspace
+
+    def plan_filesystem(self) -> FsPlan | None:
+        """The mounts for the filesystem rules, or None when some rule cannot be expressed."""
+        if not self._check_rules():
+            return None
+        planner = _FsPlanner(self)
+        planner.collect()
+        if self.unsupported:
+            return None
+        return planner.plan()
 
     def _check_rules(self) -> bool:
         ok = True
@@ -700,6 +706,11 @@ class BwrapBackend(Backend):
         else:
             env = {r.name: r.value or "" for r in self.ir.environment if r.action == "set"}
             env.setdefault("PATH", MINIMAL_PATH)
+            keeps = [r for r in self.ir.environment if r.action == "keep"]
+            if keeps and not self.by_runtime:  # (the runtime hands the filtered environment itself)
+                self.warn(f"compiled without an environment to keep from: {', '.join(f'`keep {r.name}`' for r in keeps)}"
+                          f" keep nothing; the sandbox gets only the `set` variables and `PATH={env['PATH']}`",
+                          keeps[0].origin, code="B301")
         clean: dict[str, str] = {}
         for name, value in sorted(env.items()):
             if not _ENV_NAME.match(name) or "\x00" in value:
@@ -715,13 +726,9 @@ class BwrapBackend(Backend):
     def render(self) -> Artifact:
         """Build the argv groups, the environment, and the artifact."""
         workspace = self._workspace()
-        if not self._check_rules():
+        plan = self.plan_filesystem()
+        if plan is None:
             return Artifact(self.name, "", {})
-        planner = _FsPlanner(self)
-        planner.collect()
-        if self.unsupported:
-            return Artifact(self.name, "", {})
-        plan = planner.plan()
         groups: list[tuple[str, ...]] = [*NAMESPACE_ARGS]
         groups += self.dispatch(self.ir.network) or []
         groups += PROCESS_ARGS

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 
 _WILDCARD = re.compile(r"[*?\[]")
 
@@ -66,7 +66,7 @@ def ancestors(path: str) -> Iterator[str]:
         yield path
 
 
-def nearest(path: str, candidates: "set[str] | dict[str, object]") -> str | None:
+def nearest(path: str, candidates: Container[str]) -> str | None:
     """The deepest proper ancestor of ``path`` that is in ``candidates``, if any."""
     for ancestor in ancestors(path):
         if ancestor in candidates:

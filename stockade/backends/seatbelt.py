@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from itertools import product
 from typing import Any, ClassVar, Iterable, Sequence
 
-from stockade.backends.base import Artifact, Backend
+from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled, runtime
 from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, Network, NetRule, PolicyIR
 
 #: Where ``sandbox-exec`` lives; the runtime must not look it up on ``PATH``.
@@ -353,12 +353,15 @@ class SeatbeltBackend(Backend):
     """Render a policy as an SBPL profile for ``sandbox-exec`` (see module docstring)."""
 
     name: ClassVar[str] = "seatbelt"
-    SUPPORTS_READ_RESTRICTIONS: ClassVar[bool] = True
-    SUPPORTS_GLOBS: ClassVar[bool] = True  # as anchored, depth-sliced regexes
-    SUPPORTS_HOST_FILTERING: ClassVar[bool] = False  # Seatbelt sees addresses, not names
-    SUPPORTS_LOCALHOST_ONLY: ClassVar[bool] = True  # (remote ip "localhost:*")
-    SUPPORTS_LIMITS: ClassVar[bool] = False  # enforced by the runtime (rlimits, timeouts)
-    SUPPORTS_ENVIRONMENT: ClassVar[bool] = False  # rebuilt by the runtime before exec
+    #: filesystem: depth-sliced rules, globs as anchored regexes; network: all, loopback
+    #: (``(remote ip "localhost:*")``) or none (host names cannot be filtered: warned);
+    #: environment and limits: not in a profile, ``stockade run`` rebuilds the environment
+    #: and applies the limits before ``sandbox-exec`` (``disk`` is refused: it needs
+    #: bubblewrap); commands and verdicts: judged by ``stockade run``.
+    SECTIONS: ClassVar[dict[str, Handling]] = {
+        "filesystem": handled("_filesystem"), "network": handled("visit_Network"), "environment": RUNTIME,
+        "limits": runtime("refuse_limits"), "commands": RUNTIME, "verdicts": RUNTIME,
+    }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "visit_FsRule", Network: "visit_Network"}
 
@@ -372,8 +375,6 @@ class SeatbeltBackend(Backend):
 
     def render(self) -> Artifact:
         """Produce the profile text and the ``sandbox-exec`` argv."""
-        self.unsupported_limits(("disk",), "macOS has no private size-limited layer for the paths outside the "
-                                           "workspace (`stockade run` enforces `disk` with bubblewrap only)")
         self._set_params()
         self._rules = self._canonical_rules()
         self.cir = replace(self.ir, filesystem=tuple(self._rules))
@@ -392,6 +393,11 @@ class SeatbeltBackend(Backend):
         argv.append("--")
         data = {"profile": profile, "argv": argv, "params": dict(self.params.values)}
         return Artifact(target=self.name, text=profile, data=data)
+
+    def refuse_limits(self) -> None:
+        """The limits ``stockade run`` cannot apply on macOS: ``disk`` (error ``B320``)."""
+        self.unsupported_limits(("disk",), "macOS has no private size-limited layer for the paths outside the "
+                                           "workspace (`stockade run` enforces `disk` with bubblewrap only)")
 
     def _set_params(self) -> None:
         ctx = self.ir.context

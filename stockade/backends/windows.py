@@ -39,7 +39,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from stockade.backends.base import Artifact, Backend
+from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled
 from stockade.backends.windows_paths import WinPath, WinPathError, glob_base, looks_windows, parse_win_path
 from stockade.compiler.ir import Context, FsRule, PolicyIR
 from stockade.diagnostics import Diagnostic, StockadeError
@@ -176,12 +176,15 @@ class WindowsBackend(Backend):
     """IR → Windows confinement plan (JSON); see the module docstring."""
 
     name: ClassVar[str] = "windows"
-    SUPPORTS_READ_RESTRICTIONS = True
-    SUPPORTS_GLOBS = False
-    SUPPORTS_HOST_FILTERING = False
-    SUPPORTS_LOCALHOST_ONLY = True
-    SUPPORTS_LIMITS = True
-    SUPPORTS_ENVIRONMENT = True
+    #: filesystem: ACEs for a capability SID (globs on existing matches, warned); network:
+    #: firewall rules, all or none or loopback; environment: rebuilt by the launcher;
+    #: limits: a Job Object (memory, processes, cpu), the wait step (timeout) and the
+    #: output cap — ``filesize`` and ``disk`` are refused; commands and verdicts: judged
+    #: before a command runs (``stockade run``, ``stockade hook``), not by the plan.
+    SECTIONS: ClassVar[dict[str, Handling]] = {
+        "filesystem": handled("_acl"), "network": handled("_network"), "environment": handled("_environment"),
+        "limits": handled("_job"), "commands": RUNTIME, "verdicts": RUNTIME,
+    }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "render_fs_rule"}
 
@@ -425,6 +428,8 @@ class WindowsBackend(Backend):
         }
 
     def _job(self) -> dict[str, Any]:
+        self.unsupported_limits(("filesize", "disk"), "a Job Object limits neither the size of one file nor "
+                                                      "what a run leaves written")
         ir = self.ir
         flags = ["JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE", "JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION"]
         limits: dict[str, int] = {}
@@ -571,8 +576,6 @@ class WindowsBackend(Backend):
 
     def render(self) -> Artifact:
         """The plan as pretty JSON."""
-        self.unsupported_limits(("filesize", "disk"), "a Job Object limits neither the size of one file nor "
-                                                      "what a run leaves written")
         plan = self.plan()
         plan["warnings"] = [_warning_json(d) for d in self.warnings]
         return Artifact(target=self.name, text=json.dumps(plan, indent=2, ensure_ascii=False) + "\n", data=plan)

@@ -1,8 +1,10 @@
 """``stockade compile POLICY --target T``: the IR or a backend's artifact.
 
-Targets: ``ir`` (JSON), ``bwrap`` (argv), ``seatbelt`` (SBPL), ``windows`` (JSON plan),
-``windows-ps`` (PowerShell).  Warnings about safe-side approximations go to stderr;
-rules a target cannot express safely fail the compile with every one listed (exit 2).
+Targets: ``ir`` (JSON) and every backend of :data:`stockade.backends.registry.TARGETS`
+(``bwrap`` argv, ``seatbelt`` SBPL, ``windows`` JSON plan, ``windows-ps`` PowerShell); an
+unknown one is ``B300``.  Warnings about safe-side approximations, and sections left to
+``stockade run`` (``B321``), go to stderr; rules a target cannot express safely fail the
+compile with every one listed (exit 2).
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("compile", help="compile a policy to the IR or a sandbox artifact",
                             description="Compile a policy for one target and print or save the artifact.")
     parser.add_argument("policy", nargs="?", metavar="POLICY", help="the policy file (default: the built-in policy)")
+    from stockade.backends.registry import names
+
     parser.add_argument("--target", "-t", default="ir",
-                        help="ir, bwrap, seatbelt, windows or windows-ps (default: ir)")
+                        help=", ".join(["ir", *names("backend")]) + " (default: ir)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the artifact here (default: stdout)")
     add_context_args(parser)
     add_format_arg(parser)
@@ -31,17 +35,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compile and print or save the artifact."""
+    from stockade.backends.registry import build, lookup
+
     try:
-        if args.target == "windows" or args.target == "windows-ps":
-            args.platform = args.platform or "windows"
+        if args.target != "ir":
+            entry = lookup(args.target, ("backend",), extra=("ir",))  # B300 before compiling anything
+            args.platform = args.platform or entry.platform
         compiled = compile_from_args(args.policy, args)
         print_warnings(compiled.warnings, compiled.sources, args.format)
         if args.target == "ir":
             write_output(dump_json(compiled.ir.to_json()), args.output)
             return EXIT_OK
-        from stockade.backends.base import compile_ir
-
-        artifact = compile_ir(compiled.ir, args.target)
+        artifact = build(compiled.ir, args.target, kinds=("backend",))
     except StockadeError as error:
         return fail(error, args.format)
     print_warnings(artifact.warnings, compiled.sources, args.format)

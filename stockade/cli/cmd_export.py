@@ -1,7 +1,8 @@
 """``stockade export --to TARGET POLICY``: the policy as another agent tool's configuration.
 
-Targets: ``codex-rules`` (Codex ``.rules``), ``srt`` (sandbox-runtime settings JSON),
-``claude-settings`` (Claude Code ``settings.json``), ``cursor`` (Cursor ``sandbox.json``).
+Targets: every export of :data:`stockade.backends.registry.TARGETS` — ``codex-rules``
+(Codex ``.rules``), ``srt`` (sandbox-runtime settings JSON), ``claude-settings`` (Claude
+Code ``settings.json``), ``cursor`` (Cursor ``sandbox.json``); an unknown one is ``B300``.
 Whatever the target cannot express is printed as a warning naming the rule and its line;
 ``--strict`` makes those warnings an error (exit 2, nothing written).
 """
@@ -14,16 +15,18 @@ from stockade.cli.common import add_context_args, add_format_arg, compile_from_a
 from stockade.cli.main import EXIT_OK
 from stockade.diagnostics import StockadeError
 
-TARGETS = ("codex-rules", "srt", "claude-settings", "cursor")
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``export`` parser."""
+    from stockade.backends.registry import TARGETS, names
+
+    exports = names("export")
     parser = sub.add_parser("export", help="export a policy to another agent tool's configuration",
-                            description="Export a policy as Codex rules, srt settings, Claude Code settings "
-                                        "or a Cursor sandbox.json.")
+                            description="Export a policy as another agent tool's configuration: "
+                                        + "; ".join(f"{n} ({TARGETS[n].doc})" for n in exports) + ".")
     parser.add_argument("policy", nargs="?", metavar="POLICY", help="the policy file (default: the built-in policy)")
-    parser.add_argument("--to", "-t", required=True, choices=TARGETS, dest="target", help="the target format")
+    parser.add_argument("--to", "-t", required=True, dest="target", metavar="TARGET",
+                        help="the target format: " + ", ".join(exports))
     parser.add_argument("-o", "--output", metavar="FILE", help="write the file here (default: stdout)")
     parser.add_argument("--strict", action="store_true",
                         help="fail (exit 2) when the target cannot express a rule exactly")
@@ -34,10 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compile, export, print warnings, write the file."""
+    from stockade.backends.registry import lookup
     from stockade.cli.common import print_warnings
     from stockade.integrations import export_ir
 
     try:
+        lookup(args.target, ("export",))  # B300 before compiling anything
         compiled = compile_from_args(args.policy, args)
         print_warnings(compiled.warnings, compiled.sources, args.format)
         artifact = export_ir(compiled.ir, args.target, strict=args.strict)

@@ -1,6 +1,7 @@
 """``stockade import --from SOURCE FILE``: another agent tool's configuration as a policy.
 
-Sources: ``codex-rules``, ``srt``, ``claude-settings``, ``cursor``.  The output is canonical
+Sources: every export of :data:`stockade.backends.registry.TARGETS` with an importer
+(``codex-rules``, ``srt``, ``claude-settings``, ``cursor``); an unknown one is ``B300``.  The output is canonical
 policy text (as ``stockade fmt`` prints it) with comments naming the source entries.
 Malformed input is reported at ``file:line:col`` (exit 2); entries with no Stockade
 equivalent are warnings.
@@ -15,18 +16,21 @@ from stockade.cli.common import add_format_arg, dump_json, fail, print_warnings,
 from stockade.cli.main import EXIT_OK, EXIT_USAGE
 from stockade.diagnostics import Diagnostic, StockadeError
 
-SOURCES = ("codex-rules", "srt", "claude-settings", "cursor")
 #: Inputs larger than this are refused.
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``import`` parser."""
+    from stockade.backends.registry import TARGETS, names
+
+    sources = names("export", importable=True)
     parser = sub.add_parser("import", help="import another agent tool's configuration as a policy",
-                            description="Write an equivalent policy from Codex rules, srt settings, Claude Code "
-                                        "settings or a Cursor sandbox.json.")
+                            description="Write an equivalent policy from another agent tool's configuration: "
+                                        + "; ".join(f"{n} ({TARGETS[n].doc})" for n in sources) + ".")
     parser.add_argument("file", metavar="FILE", help="the file to import (`-`: standard input)")
-    parser.add_argument("--from", "-f", required=True, choices=SOURCES, dest="source", help="the input format")
+    parser.add_argument("--from", "-f", required=True, dest="source", metavar="SOURCE",
+                        help="the input format: " + ", ".join(sources))
     parser.add_argument("-o", "--output", metavar="OUT", help="write the policy here (default: stdout)")
     parser.add_argument("--home", metavar="DIR", help="the home directory `~` means (default: $HOME)")
     add_format_arg(parser)
@@ -52,10 +56,12 @@ def _read(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read, convert, write the policy."""
+    from stockade.backends.registry import importer_class
     from stockade.integrations import import_text
 
     name = "<stdin>" if args.file == "-" else args.file
     try:
+        importer_class(args.source)  # B300 before reading anything
         text = _read(args.file)
         result = import_text(text, args.source, name, home=args.home)
     except StockadeError as error:

@@ -464,3 +464,61 @@ _FIELD_SPEC: dict[type, dict[str, Any]] = {
         "source_hash": str,
     },
 }
+
+
+# -- policy sections (the contract between the IR and every target) -----------------------
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
+class Section:
+    """One enforced section of a policy: its ``name``, what it decides (``doc``), the noun
+    for its rules in messages, and ``rules(ir)``, every rule or setting of the section in
+    that IR with its text as written (``deny ~/.ssh``).
+
+    Every target (:class:`stockade.backends.base.Target`) declares one decision for each
+    section of :data:`SECTIONS`: adding a section here makes every target without a decision
+    for it fail loudly (see ``docs/contributing.md``, "Add a policy section").  ``tests``
+    and ``layers`` are compile-time metadata, not enforced sections: no target renders them.
+    """
+
+    __slots__ = ("name", "doc", "noun", "rules")
+
+    def __init__(self, name: str, doc: str, noun: str,
+                 rules: Callable[[PolicyIR], tuple[tuple[Any, str], ...]]) -> None:
+        self.name = name
+        self.doc = doc
+        self.noun = noun
+        self.rules = rules
+
+    def __repr__(self) -> str:
+        return f"Section({self.name!r})"
+
+
+def rule_origin(node: Any) -> Origin | None:
+    """Where a rule or setting of a section was written (a network default's origin too)."""
+    if isinstance(node, Network):
+        return node.default_origin
+    origin: Origin | None = getattr(node, "origin", None)
+    return origin
+
+
+def _network_rules(ir: PolicyIR) -> tuple[tuple[Any, str], ...]:
+    default = ((ir.network, f"default {ir.network.default}"),) if ir.network.default_origin is not None else ()
+    return default + tuple((r, f"{r.action} {r.host}") for r in ir.network.rules)
+
+
+#: Every enforced section of a policy, in the order of the language.
+SECTIONS: tuple[Section, ...] = (
+    Section("filesystem", "which paths can be read or written", "filesystem rules",
+            lambda ir: tuple((r, f"{r.kind} {r.source_text or r.pattern}") for r in ir.filesystem)),
+    Section("network", "which destinations can be contacted", "network rules", _network_rules),
+    Section("environment", "which variables a confined command sees", "environment rules",
+            lambda ir: tuple((r, f"{r.action} {r.name}") for r in ir.environment)),
+    Section("limits", "time, memory, process, output and disk bounds", "limits",
+            lambda ir: tuple((r, r.name) for r in ir.limits)),
+    Section("commands", "verdicts on commands, judged before they run", "command rules",
+            lambda ir: tuple((r, f"{r.verdict} {r.text}") for r in ir.commands)),
+    Section("verdicts", "the `unknown-effects` and `unparsable` verdicts", "verdict settings",
+            lambda ir: tuple((s, s.text) for s in (ir.unknown_effects, ir.unparsable) if s.origin is not None)),
+)

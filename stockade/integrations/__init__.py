@@ -9,48 +9,35 @@ One module per tool, each on the shared base in :mod:`.base`:
 * :mod:`.generic_hook` — the JSON-in/JSON-out hook for any harness, and the judging of
   hook events shared by every hook
 
-Targets are looked up by name and imported lazily (nothing heavy is imported here).
+Targets are registered once, in :mod:`stockade.backends.registry`, and imported lazily
+(nothing heavy is imported here).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
-
-#: ``--to`` / ``--from`` name → "module:ExporterClass:ImporterClass"
-TARGETS: dict[str, tuple[str, str, str]] = {
-    "codex-rules": ("stockade.integrations.codex", "CodexExporter", "CodexImporter"),
-    "srt": ("stockade.integrations.srt", "SrtExporter", "SrtImporter"),
-    "claude-settings": ("stockade.integrations.claude_code", "ClaudeSettingsExporter", "ClaudeSettingsImporter"),
-    "cursor": ("stockade.integrations.cursor", "CursorExporter", "CursorImporter"),
-}
 
 
 def target_names() -> list[str]:
-    """Every export/import target name."""
-    return list(TARGETS)
+    """Every export/import target name (from :data:`stockade.backends.registry.TARGETS`)."""
+    from stockade.backends.registry import names
 
-
-def _class(target: str, index: int) -> Any:
-    from stockade.diagnostics import Diagnostic, StockadeError
-
-    try:
-        module, *classes = TARGETS[target]
-    except KeyError:
-        raise StockadeError(Diagnostic("X602", f"unknown target `{target}`",
-                                       help="targets: " + ", ".join(TARGETS))) from None
-    return getattr(importlib.import_module(module), classes[index])
+    return names("export")
 
 
 def export_ir(ir: Any, target: str, strict: bool = False) -> Any:
     """Export a compiled policy to a target; returns an :class:`~stockade.backends.base.Artifact`.
 
     Raises :class:`~stockade.integrations.base.ExportError` under ``strict`` when the target
-    cannot express some rules.
+    cannot express some rules; ``B300`` for an unknown target.
     """
-    return _class(target, 0)(ir).export(strict)
+    from stockade.backends.registry import build
+
+    return build(ir, target, strict=strict, kinds=("export",))
 
 
 def import_text(text: str, target: str, file: str = "<input>", home: str | None = None) -> Any:
     """Import a target's file as policy text; returns an :class:`~stockade.integrations.base.ImportResult`."""
-    return _class(target, 1)(text, file, home=home).convert()
+    from stockade.backends.registry import importer_class
+
+    return importer_class(target)(text, file, home=home).convert()

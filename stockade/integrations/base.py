@@ -14,6 +14,10 @@ may define, in the manner of sqlglot's dialects:
   ``host_allowed``), used by exporters to check their output against the IR (fidelity) and
   by the round-trip tests.
 
+Each exporter declares a decision per policy section (``SECTIONS``, see
+:mod:`stockade.backends.base`); a section the tool has no place for is ``OMITTED``: one
+warning per rule.
+
 Diagnostic codes: ``X600`` export refused under ``--strict``, ``X601`` a rule the target
 cannot express exactly, ``X610``–``X619`` malformed import input, ``X620`` an import entry
 with no Stockade equivalent, ``X630``–``X639`` hooks.
@@ -25,9 +29,9 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
-from stockade.backends.base import Artifact, origin_span
+from stockade.backends.base import Artifact, Target, origin_span
 from stockade.compiler.ir import FsRule, Origin, PolicyIR
 from stockade.diagnostics import Diagnostic, Span, StockadeError
 
@@ -38,17 +42,16 @@ class ExportError(StockadeError):
     """Raised under ``--strict`` when a target cannot express some rules; lists all of them."""
 
 
-class Exporter:
-    """Base of every exporter: warnings keyed by origin, the strict switch, the driver."""
+class Exporter(Target):
+    """Base of every exporter: the section contract of :class:`~stockade.backends.base.Target`
+    (plus :data:`~stockade.backends.base.OMITTED`), warnings keyed by origin, the strict switch."""
 
-    #: The ``--to`` name of this target.
-    name: ClassVar[str] = ""
-    #: What the artifact is, for messages (``codex rules``).
-    label: ClassVar[str] = ""
+    KINDS: ClassVar[frozenset[str]] = frozenset({"handled", "runtime", "unsupported", "omitted"})
+    ERROR: ClassVar[type[StockadeError]] = ExportError
 
-    def __init__(self, ir: PolicyIR):
-        self.ir = ir
-        self.warnings: list[Diagnostic] = []
+    def __init__(self, ir: PolicyIR, **options: Any) -> None:
+        super().__init__(ir, **options)
+        self.strict = False
         self._seen: set[tuple[str, int, str]] = set()
 
     def cannot_express(self, message: str, origin: Origin | None, help: str | None = None) -> None:
@@ -59,47 +62,22 @@ class Exporter:
         self._seen.add(key)
         self.warnings.append(Diagnostic("X601", message, origin_span(origin), help, "warning"))
 
-    def sections_not_supported(self, sections: Iterable[str]) -> None:
-        """Warn once per source line for every rule of sections this target has no place for."""
-        ir = self.ir
-        table: dict[str, list[tuple[Any, str]]] = {
-            "filesystem": [(r, f"{r.kind} {r.source_text or r.pattern}") for r in ir.filesystem],
-            "network": [(r, f"{r.action} {r.host}") for r in ir.network.rules],
-            "environment": [(r, f"{r.action} {r.name}") for r in ir.environment],
-            "limits": [(r, f"{r.name}") for r in ir.limits],
-            "commands": [(r, f"{r.verdict} {r.text}") for r in ir.commands],
-        }
-        for section in sections:
-            if section == "network" and ir.network.default_origin is not None:
-                self.cannot_express(f"{self.label} has no network settings: `default {ir.network.default}` is not "
-                                    "exported", ir.network.default_origin)
-            if section == "verdicts":
-                for name, setting in (("unknown-effects", ir.unknown_effects), ("unparsable", ir.unparsable)):
-                    if setting.origin is not None:
-                        self.cannot_express(f"{self.label} has no equivalent of `{name} {setting.verdict}`",
-                                            setting.origin)
-                continue
-            by_line: dict[tuple[str, int], tuple[Origin | None, list[str]]] = {}
-            for rule, text in table.get(section, []):
-                key = (rule.origin.file, rule.origin.line) if rule.origin else ("", id(rule))
-                by_line.setdefault(key, (rule.origin, []))[1].append(f"`{text}`")
-            for origin, texts in by_line.values():
-                verb = "is" if len(texts) == 1 else "are"
-                self.cannot_express(f"{self.label} has no {section} rules: {', '.join(texts)} {verb} not exported",
-                                    origin)
+    def omit(self, message: str, origin: Origin | None) -> None:
+        """A rule of an :data:`~stockade.backends.base.OMITTED` section: an ``X601`` warning."""
+        self.cannot_express(message, origin)
 
-    def render(self) -> Artifact:
-        """Produce the artifact (subclasses implement it)."""
-        raise NotImplementedError
-
-    def export(self, strict: bool = False) -> Artifact:
-        """Render, then fail under ``strict`` when anything could not be expressed."""
-        artifact = self.render()
-        artifact.warnings = list(self.warnings)
-        if strict and self.warnings:
+    def finish(self, artifact: Artifact) -> Artifact:
+        """Fail on unsupported rules, and under ``strict`` when anything could not be expressed."""
+        artifact = super().finish(artifact)
+        if self.strict and self.warnings:
             errors = [Diagnostic("X600", f"`--strict`: {d.message}", d.span, d.help, "error") for d in self.warnings]
             raise ExportError(errors)
         return artifact
+
+    def export(self, strict: bool = False) -> Artifact:
+        """Render, then fail under ``strict`` when anything could not be expressed."""
+        self.strict = strict
+        return self.build()
 
 
 def json_text(data: Any) -> str:
@@ -326,7 +304,7 @@ def expect_list_of_str(importer: Importer, value: Any, key: str, where: int = 0)
     return list(value)
 
 
-def expect_object(importer: Importer, value: Any, key: str) -> dict:
+def expect_object(importer: Importer, value: Any, key: str) -> dict[str, Any]:
     """``value`` as a JSON object (missing → empty), or a located ``X611`` error."""
     if value is None:
         return {}

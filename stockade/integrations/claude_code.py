@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
-from stockade.backends.base import Artifact
+from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.integrations.base import (
@@ -226,6 +226,11 @@ class ClaudeSettingsExporter(Exporter):
 
     name: ClassVar[str] = "claude-settings"
     label: ClassVar[str] = "claude code settings"
+    #: permissions (commands, file tools, WebFetch), the sandbox block and `env` (set only)
+    SECTIONS: ClassVar[dict[str, Handling]] = {
+        "filesystem": handled("file_rules"), "network": handled("settings"), "environment": handled("settings"),
+        "limits": OMITTED, "commands": handled("bash_rules"), "verdicts": OMITTED,
+    }
 
     def bash_rules(self, rule: CommandRule) -> list[str]:
         """The ``Bash(...)`` rules of one command rule (each alternative spelled out)."""
@@ -316,7 +321,6 @@ class ClaudeSettingsExporter(Exporter):
             if rule.action != "set":
                 self.cannot_express(f"claude code settings cannot {rule.action} inherited variables: "
                                     f"`{rule.action} {rule.name}` is not exported", rule.origin)
-        self.sections_not_supported(("limits", "verdicts"))
         return Artifact(self.name, json_text(settings), settings)
 
 

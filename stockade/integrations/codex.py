@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
-from stockade.backends.base import Artifact
+from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule
 from stockade.integrations.base import Exporter, Importer, PolicyDraft, has_glob, pattern_word, source_comment
 
@@ -123,6 +123,11 @@ class CodexExporter(Exporter):
 
     name: ClassVar[str] = "codex-rules"
     label: ClassVar[str] = "the codex rules format"
+    #: codex rules hold command prefixes only
+    SECTIONS: ClassVar[dict[str, Handling]] = {
+        "filesystem": OMITTED, "network": OMITTED, "environment": OMITTED, "limits": OMITTED,
+        "commands": handled("rules"), "verdicts": OMITTED,
+    }
 
     def pattern_of(self, rule: CommandRule) -> list[tuple[str, ...]] | None:
         """The Codex pattern of a command rule, or None (with a warning) when it has none."""
@@ -177,7 +182,6 @@ class CodexExporter(Exporter):
             lines.append("")
             data.append({"pattern": [list(t) for t in pattern], "decision": decision,
                          "justification": rule.reason if rule.reason and rule.reason.strip() else None})
-        self.sections_not_supported(("filesystem", "network", "environment", "limits", "verdicts"))
         return Artifact(self.name, "\n".join(lines).rstrip("\n") + "\n", data)
 
 

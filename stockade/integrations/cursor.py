@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar
 
-from stockade.backends.base import Artifact
+from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.integrations.base import (
     Exporter, Importer, PolicyDraft, dedupe, expect_list_of_str, expect_object, fs_fidelity, home_form, is_under,
     json_text, load_json, locate_key, locate_value, quote_word, source_comment,
@@ -77,6 +77,11 @@ class CursorExporter(Exporter):
 
     name: ClassVar[str] = "cursor"
     label: ClassVar[str] = "cursor sandbox.json"
+    #: the workspace mode, extra paths, /tmp and the network default
+    SECTIONS: ClassVar[dict[str, Handling]] = {
+        "filesystem": handled("settings"), "network": handled("settings"), "environment": OMITTED,
+        "limits": OMITTED, "commands": OMITTED, "verdicts": OMITTED,
+    }
 
     def settings(self) -> dict:
         """The ``sandbox.json`` object."""
@@ -115,7 +120,6 @@ class CursorExporter(Exporter):
             if (rule.action == "allow") != (self.ir.network.default == "allow"):
                 self.cannot_express(f"`{rule.action} {rule.host}`: no documented host list in sandbox.json "
                                     f"(exported {side}: `default {self.ir.network.default}` decides)", rule.origin)
-        self.sections_not_supported(("environment", "limits", "commands", "verdicts"))
         return Artifact(self.name, json_text(data), data)
 
 

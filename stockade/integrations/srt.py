@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from stockade.backends.base import Artifact
+from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import HostPattern, NetRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.integrations.base import (
@@ -255,6 +255,11 @@ class SrtExporter(Exporter):
 
     name: ClassVar[str] = "srt"
     label: ClassVar[str] = "srt"
+    #: srt settings hold filesystem and network lists only
+    SECTIONS: ClassVar[dict[str, Handling]] = {
+        "filesystem": handled("settings"), "network": handled("settings"), "environment": OMITTED,
+        "limits": OMITTED, "commands": OMITTED, "verdicts": OMITTED,
+    }
 
     def settings(self) -> dict:
         """The settings object."""
@@ -278,7 +283,6 @@ class SrtExporter(Exporter):
         model = SrtModel.from_settings(settings, ctx.home, ctx.workspace)
         fs_fidelity(self, model.path_access)
         network_fidelity(self, None, model.host_allowed)
-        self.sections_not_supported(("environment", "limits", "commands", "verdicts"))
         return Artifact(self.name, json_text(settings), settings)
 
 

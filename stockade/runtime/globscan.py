@@ -573,7 +573,7 @@ def replan(plan: Mapping[str, Any], matches: Sequence[tuple]) -> dict[str, Any]:
         raise DamagedPlan("the cached plan's IR cannot be decoded") from None
     paths = [*plan.get("glob_static", ()), *(m[0] for m in matches if m[1] != "u")]
     hidden = [m[0] for m in matches if m[1] == "u"]
-    artifact = compile_ir(ir, "bwrap", glob_matches=paths, glob_hidden=hidden)
+    artifact = compile_ir(ir, "bwrap", glob_matches=paths, glob_hidden=hidden, by_runtime=True)
     argv = strip_environment(artifact.data.get("argv") or [])
     programs = dict(plan.get("seccomp") or {})
     programs.update(checked_seccomp_programs(argv))

@@ -165,8 +165,9 @@ def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
 
 def _options(target: str) -> dict[str, Any]:
     # bwrap: the globs' matches under the workspace and writable roots are decided at each
-    # run's start (stockade.runtime.globscan), not at compile time
-    return {"glob_per_run": True} if target == "bwrap" else {}
+    # run's start (stockade.runtime.globscan), not at compile time; `by_runtime`: the run
+    # enforces the sections the artifact leaves to it (limits, commands...), so no warning
+    return {"glob_per_run": True, "by_runtime": True} if target == "bwrap" else {"by_runtime": True}
 
 
 def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True,

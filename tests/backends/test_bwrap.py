@@ -286,8 +286,10 @@ def test_glob_walk_skips_package_and_cache_trees(tmp_path: Path) -> None:
     assert any("not walked" in w.message for w in artifact.warnings if w.code == "B304")
 
 
-def test_capability_flags() -> None:
+def test_section_decisions() -> None:
+    # the argv encodes mounts, the network namespace and the environment; `stockade run`
+    # applies the limits and judges commands, so the argv alone warns about those (B321)
     assert BwrapBackend.name == "bwrap"
-    assert BwrapBackend.SUPPORTS_READ_RESTRICTIONS and BwrapBackend.SUPPORTS_ENVIRONMENT
-    assert not (BwrapBackend.SUPPORTS_GLOBS or BwrapBackend.SUPPORTS_HOST_FILTERING
-                or BwrapBackend.SUPPORTS_LOCALHOST_ONLY or BwrapBackend.SUPPORTS_LIMITS)
+    kinds = {name: handling.kind for name, handling in BwrapBackend.SECTIONS.items()}
+    assert kinds == {"filesystem": "handled", "network": "handled", "environment": "handled",
+                     "limits": "runtime", "commands": "runtime", "verdicts": "runtime"}

@@ -22,7 +22,7 @@ def test_export_golden(example: str) -> None:
     result = stockade("export", "--to", "srt", f"examples/{example}.policy", *CONTEXT_ARGS)
     assert result.returncode == 0, result.stderr
     check_golden(GOLDEN / "srt" / f"{example}.json", result.stdout.decode())
-    assert b"srt has no commands rules" in result.stderr
+    assert b"srt has no command rules" in result.stderr
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
