@@ -20,13 +20,13 @@ if TYPE_CHECKING:  # pragma: no cover
 class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
-    state: "State"
+    state: State
 
-    def _branches(self, branches: list[list[Any]], stdin: "Stdin") -> None:
+    def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
         """Walk alternative branches from the same state; merge: disagreeing facts become
         unknown."""
         before = self.state
-        results: list["State"] = []
+        results: list[State] = []
         for branch in branches:
             self.state = before.copy()
             for node in branch:
@@ -35,7 +35,7 @@ class ControlFlow:
         self.state = self._merge(before, results)
 
     @staticmethod
-    def _merge(before: "State", results: "list[State]") -> "State":
+    def _merge(before: State, results: list[State]) -> State:
         """One state after alternatives: facts they disagree on become unknown."""
         merged = before.copy()
         names = set().union(*(r.variables.keys() for r in results)) if results else set()
@@ -50,7 +50,7 @@ class ControlFlow:
             merged.exported |= r.exported
         return merged
 
-    def visit_if_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_if_statement(self, node: Any, stdin: Stdin) -> None:
         conditions: list[Any] = []
         branches: list[list[Any]] = []
         current: list[Any] = []
@@ -86,7 +86,7 @@ class ControlFlow:
             branches.append([])
         self._branches(branches, stdin)
 
-    def visit_case_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_case_statement(self, node: Any, stdin: Stdin) -> None:
         value = node.child_by_field_name("value")
         if value is not None:
             self.words.parts(value)
@@ -102,7 +102,7 @@ class ControlFlow:
                 branches.append(body)
         self._branches(branches, stdin)
 
-    def visit_while_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
         body = [c for i, c in enumerate(node.children) if c.is_named and node.field_name_for_child(i) != "condition"]
         for index, child in enumerate(node.children):
             if node.field_name_for_child(index) == "condition" and child.is_named:
@@ -111,7 +111,7 @@ class ControlFlow:
 
     visit_until_statement = visit_while_statement
 
-    def visit_for_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
         variable = node.child_by_field_name("variable")
         name = self.src.node_text(variable) if variable is not None else ""
         items: list[str] = []
@@ -131,7 +131,7 @@ class ControlFlow:
         if len(items) > 8:
             items = [UNKNOWN]
         before = self.state
-        results: list["State"] = []
+        results: list[State] = []
         for item in items or [None]:
             self.state = before.copy()
             if item is not None:
@@ -141,7 +141,7 @@ class ControlFlow:
         results.append(before.copy())  # the body may not run at all
         self.state = self._merge(before, results)
 
-    def visit_c_style_for_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
             if field_name == "body":

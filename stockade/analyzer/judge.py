@@ -17,13 +17,29 @@ from __future__ import annotations
 
 import weakref
 
-from stockade.analyzer.effects import (UNKNOWN, Delete, Effect, Execute, LinkTarget, Network, Persistence, Privilege,
-                                       Read, Rename, SpanT, Unknown, Unparsable, Write, show)
+from stockade.analyzer.effects import (
+    UNKNOWN,
+    Delete,
+    Effect,
+    Execute,
+    LinkTarget,
+    Network,
+    Persistence,
+    Privilege,
+    Read,
+    Rename,
+    SpanT,
+    Unknown,
+    Unparsable,
+    Write,
+    show,
+)
 from stockade.compiler.ir import VERDICT_RANK
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Iterable
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
     from stockade.compiler.ir import Origin, PolicyIR
 
@@ -48,7 +64,7 @@ class Reason:
     policy text) are computed when first read — most verdicts are only counted, never
     rendered.  Treat instances as immutable; equality and hashing use all six values."""
 
-    __slots__ = ("verdict", "code", "span", "_message", "_render", "_args", "_source", "_rule", "_rule_text")
+    __slots__ = ("_args", "_message", "_render", "_rule", "_rule_text", "_source", "code", "span", "verdict")
 
     def __init__(self, verdict: str, code: str, message: str, span: SpanT, rule: Origin | None = None,
                  rule_text: str | None = None):
@@ -64,7 +80,7 @@ class Reason:
 
     @classmethod
     def deferred(cls, verdict: str, code: str, render: Callable[..., str], args: tuple, span: SpanT,
-                 source: Any = None) -> "Reason":
+                 source: Any = None) -> Reason:
         """A reason whose message is ``render(*args)`` and whose rule is ``source`` (a policy
         rule object, or None), both worked out when first read."""
         self = cls.__new__(cls)
@@ -205,8 +221,8 @@ class PolicyTables:
             prefix = path.rstrip("/") + "/"
             root = path == "/"
             found = tuple(rule for rule in self.literal
-                          if (rule.pattern.startswith(prefix) or root and rule.pattern != "/")
-                          and (need == "write" and rule.access != "write" or need == "read" and rule.access == "none"))
+                          if (rule.pattern.startswith(prefix) or (root and rule.pattern != "/"))
+                          and ((need == "write" and rule.access != "write") or (need == "read" and rule.access == "none")))
             if len(self._below) >= MEMO_SIZE:
                 self._below.clear()
             self._below[key] = found

@@ -112,7 +112,7 @@ class Source:
     original character offsets (``base`` is added to every offset; with ``collapse`` set,
     every span is that one span, for nested code whose text is not verbatim in its parent)."""
 
-    __slots__ = ("text", "data", "tree", "base", "collapse", "_byte_to_orig", "sliceable", "direct", "limit")
+    __slots__ = ("_byte_to_orig", "base", "collapse", "data", "direct", "limit", "sliceable", "text", "tree")
 
     def __init__(self, text: str, data: bytes, tree: Any, base: int = 0, collapse: tuple[int, int] | None = None,
                  _byte_to_orig: list[int] | None = None):

@@ -14,7 +14,7 @@ import re
 class LazyPattern:
     """A :class:`re.Pattern` compiled on first use (``match``, ``search``, ``finditer``, …)."""
 
-    __slots__ = ("_pattern", "_flags", "_compiled")
+    __slots__ = ("_compiled", "_flags", "_pattern")
 
     def __init__(self, pattern: str, flags: int = 0):
         self._pattern = pattern

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import (UNKNOWN, clip, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
-                                       Write)
 from stockade.analyzer.control import ControlFlow
+from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.models.envvars import judge_env_var
@@ -81,7 +80,7 @@ _NO_NAMES: frozenset[str] = frozenset()
 class State:
     """The shell state that decides what later words mean."""
 
-    __slots__ = ("variables", "cwd", "functions", "links", "positional", "dirstack", "exported")
+    __slots__ = ("cwd", "dirstack", "exported", "functions", "links", "positional", "variables")
 
     def __init__(self, variables: dict[str, str], cwd: str, functions: dict[str, tuple[Source, Any]] | None = None,
                  links: dict[str, str] | None = None, positional: list[str] | None = None,
@@ -94,7 +93,7 @@ class State:
         self.dirstack = [] if dirstack is None else dirstack
         self.exported = _NO_NAMES if exported is None else exported
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         """A copy for a subshell: changes inside do not leak out."""
         state = _new_object(State)  # not State(…): see _new_object
         state.variables = self.variables.copy()  # (.copy() is cheaper than dict(…))
@@ -865,4 +864,4 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     return walker.effects
 
 
-__all__ = ["Walker", "State", "Stdin", "walk_command", "Read", "Write"]
+__all__ = ["Read", "State", "Stdin", "Walker", "Write", "walk_command"]

@@ -13,6 +13,7 @@ Glob characters are kept: a path with ``*`` is judged as a pattern by the judge.
 from __future__ import annotations
 
 import re
+
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Protocol
@@ -223,7 +224,7 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
             item = tilde(item, scope)
         pieces = item.split(_SPLIT) if _SPLIT in item else [item]
         for piece in pieces:
-            if piece or len(pieces) == 1 and not only_unquoted_empty:
+            if piece or (len(pieces) == 1 and not only_unquoted_empty):
                 # the private marks are not ASCII: an ASCII piece holds none
                 out.append(piece if piece.isascii() else piece.translate(_UNPROTECT))
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from stockade.cli.common import add_context_args, add_format_arg, compile_from_args, dump_json, fail, print_warnings
 from stockade.cli.main import EXIT_OK, EXIT_VIOLATION

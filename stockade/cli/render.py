@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Iterable
+from collections.abc import Iterable
+from typing import IO
 
 from stockade.diagnostics import Diagnostic, Span, StockadeError
 

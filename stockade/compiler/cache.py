@@ -30,7 +30,8 @@ import sys
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Mapping
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 try:
     from _sha256 import sha256
@@ -327,7 +328,7 @@ def cached_ir(policy: str | None, *, workspace: str | None = None, home: str | N
 
             try:
                 return PolicyIR.from_json(entry["ir"])
-            except Exception:  # noqa: BLE001 - a damaged entry (any shape) is a miss
+            except Exception:  # a damaged entry (any shape) is a miss
                 pass
     from stockade.compiler.pipeline import compile_policy
 

@@ -19,13 +19,24 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
-from typing import Sequence
 
 from stockade.compiler.argv import compile_pattern, parse_argv, pattern_matches
 from stockade.compiler.ir import (
-    ACCESS_RANK, VERDICT_RANK, CommandRule, Context, FsRule, HostPattern, Layer, LimitRule, Network, NetRule, Origin,
-    PolicyIR, VerdictSetting,
+    ACCESS_RANK,
+    VERDICT_RANK,
+    CommandRule,
+    Context,
+    FsRule,
+    HostPattern,
+    Layer,
+    LimitRule,
+    NetRule,
+    Network,
+    Origin,
+    PolicyIR,
+    VerdictSetting,
 )
 from stockade.compiler.lower import LayerRules
 from stockade.compiler.query import glob_to_regex

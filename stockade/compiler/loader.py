@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 
-from stockade.diagnostics import DiagnosticSink, Related, Span
+from stockade.diagnostics import DiagnosticSink, Related
 from stockade.policy_lang import parse
 from stockade.policy_lang.ast import Include, PolicyFile
 

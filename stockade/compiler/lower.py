@@ -14,17 +14,36 @@ import ntpath
 import os
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from stockade.compiler.ir import (
-    CommandRule, Context, EnvRule, FsRule, HostPattern, LimitRule, NetRule, Origin, PatternToken, TestCase,
+    CommandRule,
+    Context,
+    EnvRule,
+    FsRule,
+    HostPattern,
+    LimitRule,
+    NetRule,
+    Origin,
+    PatternToken,
+    TestCase,
     VerdictSetting,
 )
 from stockade.diagnostics import DiagnosticSink, Related, Span
 from stockade.policy_lang.ast import (
-    CommandRuleNode, EnvNamesNode, EnvSetNode, FsRuleNode, LimitNode, NetDefaultNode, NetRuleNode, PolicyFile,
-    TestCaseNode, VerdictSettingNode, Visitor, Word,
+    CommandRuleNode,
+    EnvNamesNode,
+    EnvSetNode,
+    FsRuleNode,
+    LimitNode,
+    NetDefaultNode,
+    NetRuleNode,
+    PolicyFile,
+    TestCaseNode,
+    VerdictSettingNode,
+    Visitor,
+    Word,
 )
 
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")

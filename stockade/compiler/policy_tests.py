@@ -12,8 +12,8 @@ them are diagnostics with the YAML file's line and column.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from stockade.compiler.ir import VERDICT_RANK, Origin, PolicyIR, TestCase
 from stockade.diagnostics import DiagnosticSink, Span, StockadeError

@@ -25,7 +25,7 @@ from stockade.compiler.ir import FS_KIND_RANK, VERDICT_RANK, _Node, _node
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
     from stockade.compiler.argv import CompiledPattern
     from stockade.compiler.ir import CommandRule, FsRule, NetRule, PatternToken, PolicyIR
@@ -226,7 +226,7 @@ def address_network(address, prefixlen: int):  # type: ignore[no-untyped-def]
 
 
 class _NetworkIndex:
-    def __init__(self, ir: "PolicyIR"):
+    def __init__(self, ir: PolicyIR):
         self.default_allow = ir.network.default == "allow"
         self.exact: dict[str, list[NetRule]] = {}
         self.domains: dict[str, list[NetRule]] = {}
@@ -316,7 +316,7 @@ class _Memo(dict):  # type: ignore[type-arg]
 class PolicyIndex:
     """Indexes over one :class:`~stockade.compiler.ir.PolicyIR`, answering its decisions."""
 
-    def __init__(self, ir: "PolicyIR"):
+    def __init__(self, ir: PolicyIR):
         self.ir = ir
         self.paths = _PathIndex(ir.filesystem)
         self.commands = _CommandIndex(ir.commands)

@@ -33,18 +33,36 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from stockade.backends.base import Artifact
 from stockade.compiler.ir import CommandRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.integrations.base import (
-    Exporter, Importer, PolicyDraft, dedupe, expect_list_of_str, expect_object, fs_fidelity, has_glob, home_form,
-    json_text, load_json, locate_value, pattern_word, quote_word, source_comment,
+    Exporter,
+    PolicyDraft,
+    dedupe,
+    expect_list_of_str,
+    expect_object,
+    fs_fidelity,
+    has_glob,
+    home_form,
+    json_text,
+    load_json,
+    locate_value,
+    pattern_word,
+    quote_word,
+    source_comment,
 )
 from stockade.integrations.generic_hook import (
-    HookDecision, judge_command, judge_path, judge_search, judge_url, malformed,
+    HookDecision,
+    judge_command,
+    judge_path,
+    judge_search,
+    judge_url,
+    malformed,
 )
 from stockade.integrations.srt import SrtImporter, SrtModel, filesystem_lists, network_fidelity, network_lists
 
@@ -174,7 +192,7 @@ class ClaudeModel:
     workspace: str
 
     @classmethod
-    def from_settings(cls, settings: dict, home: str, workspace: str, tmpdir: str = "/tmp") -> "ClaudeModel":
+    def from_settings(cls, settings: dict, home: str, workspace: str, tmpdir: str = "/tmp") -> ClaudeModel:
         """Build the model; the sandbox's working and temp directories are writable by default."""
         permissions = settings.get("permissions") or {}
         rules = {}
@@ -377,9 +395,7 @@ class ClaudeSettingsImporter(SrtImporter):
         verdict = {"deny": "deny", "ask": "confirm", "allow": "allow"}[kind]
         if tool == "Bash":
             words = (spec or "*").strip()
-            if words.endswith(":*"):
-                words = words[:-2].rstrip()
-            elif words.endswith(" *"):
+            if words.endswith(":*") or words.endswith(" *"):
                 words = words[:-2].rstrip()
             elif kind == "allow" and "*" not in words and f"Bash({words} *)" not in self.permission_entries:
                 self.warn(f"`{entry}` matches exactly one command in claude code; imported as a prefix", line, col)

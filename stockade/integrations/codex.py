@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 from stockade.backends.base import Artifact
 from stockade.compiler.ir import CommandRule

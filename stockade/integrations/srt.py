@@ -30,8 +30,22 @@ from stockade.backends.base import Artifact
 from stockade.compiler.ir import HostPattern, NetRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.integrations.base import (
-    Exporter, Importer, PolicyDraft, dedupe, depth, expect_list_of_str, expect_object, fs_fidelity, has_glob,
-    home_form, is_under, json_text, load_json, locate_value, quote_word, source_comment,
+    Exporter,
+    Importer,
+    PolicyDraft,
+    dedupe,
+    depth,
+    expect_list_of_str,
+    expect_object,
+    fs_fidelity,
+    has_glob,
+    home_form,
+    is_under,
+    json_text,
+    load_json,
+    locate_value,
+    quote_word,
+    source_comment,
 )
 
 # -- the model -------------------------------------------------------------------------
@@ -81,7 +95,7 @@ class SrtModel:
     denied_domains: tuple[str, ...] = ()
 
     @classmethod
-    def from_settings(cls, settings: dict, home: str, cwd: str, extra_write: tuple[str, ...] = ()) -> "SrtModel":
+    def from_settings(cls, settings: dict, home: str, cwd: str, extra_write: tuple[str, ...] = ()) -> SrtModel:
         """Build the model from parsed settings; ``extra_write`` are implicit writable roots."""
         fs = settings.get("filesystem") or {}
         net = settings.get("network") or {}

@@ -9,13 +9,30 @@ mistakes get precise messages ("unknown keyword `wrte` in `filesystem`, did you 
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from stockade.diagnostics import Diagnostic, Span
 from stockade.policy_lang import values
 from stockade.policy_lang.ast import (
-    Block, CommandRuleNode, Comment, EnvAssignment, EnvNamesNode, EnvSetNode, FsRuleNode, HostNode, Include,
-    LimitNode, NetDefaultNode, NetRuleNode, PatternNode, PolicyFile, Rule, TestCaseNode, VerdictSettingNode, Word,
+    Block,
+    CommandRuleNode,
+    Comment,
+    EnvAssignment,
+    EnvNamesNode,
+    EnvSetNode,
+    FsRuleNode,
+    HostNode,
+    Include,
+    LimitNode,
+    NetDefaultNode,
+    NetRuleNode,
+    PatternNode,
+    PolicyFile,
+    Rule,
+    TestCaseNode,
+    VerdictSettingNode,
+    Word,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +66,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return f"did you mean `{match[0]}`?" if match else None
 
 
-def _tokens(tree: "Tree") -> list:
+def _tokens(tree: Tree) -> list:
     """Every token of a subtree, in order (iterative: no generator per level)."""
     out: list = []
     stack = [tree]
@@ -63,14 +80,14 @@ def _tokens(tree: "Tree") -> list:
     return out
 
 
-def _edge_token(tree: "Tree", last: bool):  # type: ignore[no-untyped-def]
+def _edge_token(tree: Tree, last: bool):  # type: ignore[no-untyped-def]
     node = tree
     while getattr(node, "children", None):
         node = node.children[-1 if last else 0]
     return node
 
 
-def code_lines(tree: "Tree") -> set[int]:
+def code_lines(tree: Tree) -> set[int]:
     """The line numbers that hold code (to tell trailing comments from leading ones)."""
     lines: set[int] = set()
     for token in _tokens(tree):
@@ -87,12 +104,12 @@ class _Builder:
 
     # -- helpers ---------------------------------------------------------------------
 
-    def span_of_token(self, token: "Token") -> Span:
+    def span_of_token(self, token: Token) -> Span:
         text = str(token)
         return Span(self.filename, token.line, token.column, token.end_line or token.line,
                     token.end_column or token.column + len(text))
 
-    def span_of_tree(self, tree: "Tree") -> Span:
+    def span_of_tree(self, tree: Tree) -> Span:
         """From the first to the last token of a subtree (positions are kept on tokens only)."""
         first, last = _edge_token(tree, False), _edge_token(tree, True)
         return Span(self.filename, first.line, first.column, last.end_line or last.line,
@@ -101,7 +118,7 @@ class _Builder:
     def error(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(code, message, span, help))
 
-    def word(self, token: "Token") -> Word:
+    def word(self, token: Token) -> Word:
         span = self.span_of_token(token)
         if token.type == "STRING":
             return Word(self.decode_string(str(token), span), True, span)
@@ -133,7 +150,7 @@ class _Builder:
 
     # -- the file --------------------------------------------------------------------
 
-    def build(self, tree: "Tree", comments: tuple[Comment, ...]) -> PolicyFile:
+    def build(self, tree: Tree, comments: tuple[Comment, ...]) -> PolicyFile:
         name: str | None = None
         name_span: Span | None = None
         enforced = False
@@ -173,7 +190,7 @@ class _Builder:
         return PolicyFile(name, enforced, tuple(includes), tuple(blocks), self.filename, comments,
                           name_span, enforced_span, span)
 
-    def block(self, tree: "Tree") -> Block | None:
+    def block(self, tree: Tree) -> Block | None:
         children = list(tree.children)
         head = children.pop(0)
         label_token = children.pop(0) if children and getattr(children[0], "type", None) == "STRING" else None
@@ -199,7 +216,7 @@ class _Builder:
 
     # -- rules -------------------------------------------------------------------------
 
-    def rule(self, section: str, tree: "Tree") -> Rule | None:
+    def rule(self, section: str, tree: Tree) -> Rule | None:
         children = list(tree.children)
         locked = False
         if getattr(children[0], "type", None) == "LOCKED":
@@ -232,7 +249,7 @@ class _Builder:
         method = getattr(self, f"rule_{section}")
         return method(keyword, children, locked, span, keyword_token, reason)
 
-    def _words(self, tokens: list, keyword_token: "Token", allow_commas: bool = False) -> list[Word] | None:
+    def _words(self, tokens: list, keyword_token: Token, allow_commas: bool = False) -> list[Word] | None:
         words: list[Word] = []
         ok = True
         for token in tokens:
@@ -246,7 +263,7 @@ class _Builder:
             return None
         return words if ok else None
 
-    def _single(self, tokens: list, keyword_token: "Token", what: str) -> Word | None:
+    def _single(self, tokens: list, keyword_token: Token, what: str) -> Word | None:
         words = self._words(tokens, keyword_token)
         if words is None:
             return None
@@ -310,7 +327,7 @@ class _Builder:
     def _env_set(self, tokens, locked, span, keyword_token) -> Rule | None:  # type: ignore[no-untyped-def]
         # NAME=value, NAME="quoted value" (two adjacent tokens) or NAME "value"
         assignments: list[EnvAssignment] = []
-        pending: list["Token"] = list(tokens)
+        pending: list[Token] = list(tokens)
         if not pending:
             self.error("P109", "`set` needs at least one `NAME=value`", self.span_of_token(keyword_token))
             return None
@@ -407,7 +424,7 @@ class _Builder:
         return TestCaseNode(keyword, words[0], span)  # type: ignore[arg-type]
 
 
-def build_ast(tree: "Tree", filename: str, comments: tuple[Comment, ...] = ()) -> tuple[PolicyFile | None, list[Diagnostic]]:
+def build_ast(tree: Tree, filename: str, comments: tuple[Comment, ...] = ()) -> tuple[PolicyFile | None, list[Diagnostic]]:
     """Build the AST of one file; the AST is None when any rule was malformed."""
     builder = _Builder(filename)
     policy = builder.build(tree, comments)

@@ -23,14 +23,27 @@ The output is a fixed point: ``format_policy(parse(format_policy(ast))) == forma
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Hashable
 
 from stockade.policy_lang.ast import (
-    Block, CommandRuleNode, Comment, EnvNamesNode, EnvSetNode, FsRuleNode, LimitNode, NetDefaultNode, NetRuleNode,
-    PolicyFile, Rule, TestCaseNode, VerdictSettingNode, Visitor, Word,
+    Block,
+    CommandRuleNode,
+    Comment,
+    EnvNamesNode,
+    EnvSetNode,
+    FsRuleNode,
+    LimitNode,
+    NetDefaultNode,
+    NetRuleNode,
+    PolicyFile,
+    Rule,
+    TestCaseNode,
+    VerdictSettingNode,
+    Visitor,
+    Word,
 )
 
 INDENT = "    "

@@ -40,14 +40,14 @@ TERMINAL_WORDS: dict[str, str] = {
 _collected = threading.local()
 
 
-def _collect_comment(token: "Token") -> None:
+def _collect_comment(token: Token) -> None:
     buffer = getattr(_collected, "comments", None)
     if buffer is not None:
         buffer.append(Comment(str(token)[1:].rstrip("\r"), token.line))
 
 
 @lru_cache(maxsize=1)
-def grammar() -> "Lark":
+def grammar() -> Lark:
     """The Lark parser for the policy language (built once per process)."""
     from lark import Lark
 

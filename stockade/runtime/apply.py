@@ -45,7 +45,8 @@ from stockade.runtime.beneath import DIR_FLAGS, Tree, open_dir_at, open_file_at,
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Iterable
+    from collections.abc import Iterable
+    from typing import Any
 
 JOURNAL_VERSION = 2
 _NEW, _OLD = ".stockade-new-", ".stockade-old-"

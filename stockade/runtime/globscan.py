@@ -52,7 +52,8 @@ import time
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 INDEX_VERSION = 2
 #: Entries (files, directories, links …) the scanned trees may hold before a run is refused.

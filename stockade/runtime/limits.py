@@ -63,7 +63,7 @@ class Limits(Record):
     disk: int | None = None
 
     @classmethod
-    def from_ir(cls, ir: Any) -> "Limits":
+    def from_ir(cls, ir: Any) -> Limits:
         """The limits a compiled policy sets (tightest across layers)."""
         def get(name: str) -> float | None:
             return ir.limit(name)
@@ -138,7 +138,7 @@ class RunCgroup:
         self._oom_fd: int | None = None
 
     @classmethod
-    def create(cls, pids: int | None = None, memory: int | None = None) -> "RunCgroup | None":
+    def create(cls, pids: int | None = None, memory: int | None = None) -> RunCgroup | None:
         """Make the run's cgroup with the limits given (None: not asked for) under our own
         cgroups, where possible (removing empty ones left behind by runs that were killed);
         check :attr:`pids_dir` and :attr:`memory_dir` for what was set up."""
@@ -294,7 +294,7 @@ class PidsCgroup(RunCgroup):
     """A run cgroup with ``pids.max`` only (the form the process limit alone needs)."""
 
     @classmethod
-    def create(cls, limit: int) -> "RunCgroup | None":  # type: ignore[override]
+    def create(cls, limit: int) -> RunCgroup | None:  # type: ignore[override]
         """Make a cgroup with ``pids.max = limit`` (see :meth:`RunCgroup.create`)."""
         made = RunCgroup.create(pids=limit)
         return made if made is not None and made.pids_dir is not None else None

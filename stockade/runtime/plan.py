@@ -28,7 +28,8 @@ import sys
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 #: bwrap options that carry environment, with their argument counts.
 _ENV_OPTIONS = {"--clearenv": 0, "--setenv": 2, "--unsetenv": 1}

@@ -31,8 +31,9 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.beneath import Tree
@@ -450,7 +451,7 @@ class PreviewResult(Record):
     asked for it.
     """
 
-    changes: tuple["Change", ...]
+    changes: tuple[Change, ...]
     counts: Mapping[str, int]
     insertions: int
     deletions: int

@@ -43,7 +43,9 @@ from stockade.runtime.record import Record
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
     from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
     from stockade.runtime.preview import PreviewResult
@@ -118,7 +120,7 @@ class RunOutcome(Record):
 # -- the plan ----------------------------------------------------------------------
 
 
-def _environment_problem(code: str, message: str, help: str | None = None) -> "StockadeError":
+def _environment_problem(code: str, message: str, help: str | None = None) -> StockadeError:
     from stockade.diagnostics import Diagnostic, StockadeError  # only when something is wrong
 
     return StockadeError(Diagnostic(code, message, help=help))
@@ -150,7 +152,7 @@ def _trusted_inputs() -> dict[str, str]:
     return out
 
 
-def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
+def plan_from_ir(ir: PolicyIR, ctx: Mapping[str, str]) -> dict:
     """The run plan of an already compiled policy (not cached); stockade's state paths in
     ``ctx["state"]``, its installation and the policy's files are protected (see
     :func:`~stockade.runtime.plan.protect_inputs`)."""
@@ -261,7 +263,7 @@ def _is_ir(policy: Any) -> bool:
     return policy is not None and not isinstance(policy, (str, os.PathLike)) and hasattr(policy, "context")
 
 
-def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | PolicyIR | None" = None,
+def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | PolicyIR | None = None,
         workspace: str | None = None, audit: str | None = None, approve: bool = False,
         confirm: Callable[[Judgement], bool] | None = None, preview: bool = False, diff: bool = False,
         apply: bool | Callable[[PreviewResult], bool] = False, use_cache: bool = True,
@@ -316,7 +318,8 @@ def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
             notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:
     """Plan, judge and run (the middle of :func:`run`, under the run lock)."""
-    from stockade.runtime import audit as audit_mod, gate
+    from stockade.runtime import audit as audit_mod
+    from stockade.runtime import gate
 
     path = None
     if _is_ir(policy):

@@ -8,13 +8,13 @@ spans and rules must be equal.  Also checks the lexer really takes the path it c
 
 from __future__ import annotations
 
+from conftest import load_corpus
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from test_corpus import MORE
 
-from conftest import load_corpus
 from stockade.analyzer import analyze
 from stockade.analyzer.fast import lex_list, lex_simple
-from test_corpus import MORE
 
 CORPUS = [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
 EXTRA = [command for _, command in MORE]

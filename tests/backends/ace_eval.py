@@ -24,9 +24,9 @@ What it models (the facts the Windows backend relies on):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Iterable
 
 USER_SID = "S-1-5-21-1004336348-1177238915-682003330-1001"
 LOGON_SID = "S-1-5-5-0-123456"

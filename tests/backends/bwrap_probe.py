@@ -21,8 +21,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from stockade.compiler.ir import PolicyIR
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stockade.backends.base import compile_ir
-from stockade.compiler.ir import Context, FsRule, HostPattern, Network, NetRule, PolicyIR
+from stockade.compiler.ir import Context, FsRule, HostPattern, NetRule, Network, PolicyIR
 from stockade.compiler.pipeline import compile_policy
 from tests.backends.bwrap_probe import BWRAP, Probe, build_fixture, check, expected, fixture_probes, ordered, run_probes
 
@@ -126,8 +126,9 @@ def test_host_loopback_listener(tmp_path: Path, default: str, reachable: bool) -
 
 
 def test_environment_is_rebuilt_inside(tmp_path: Path) -> None:
-    from stockade.compiler.ir import EnvRule
     import subprocess
+
+    from stockade.compiler.ir import EnvRule
 
     ctx = Context(str(tmp_path), str(tmp_path), str(tmp_path))
     ir = PolicyIR("env", ctx, filesystem=(FsRule("read", "/"),), environment=(

@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from sbpl_eval import DEFAULT_LINKS, Request, SBPLError, canonicalise, load, parse_argv, read, translate_regex
+
 from stockade.backends.base import UnsupportedRules, compile_ir, get_backend
 from stockade.backends.seatbelt import SeatbeltBackend, glob_shape
-from stockade.compiler.ir import Context, FsRule, HostPattern, Network, NetRule, Origin, PolicyIR
+from stockade.compiler.ir import Context, FsRule, HostPattern, NetRule, Network, Origin, PolicyIR
 from stockade.compiler.pipeline import compile_policy
 
 ROOT = Path(__file__).resolve().parents[2]

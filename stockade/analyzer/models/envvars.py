@@ -27,7 +27,7 @@ CODE_VARS = frozenset({
 })
 
 
-def judge_env_var(walker: "Walker", name: str, value: str, span: SpanT) -> None:
+def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Walk the code an environment variable will make some program run."""
     if name in COMMAND_VARS:
         if value.strip() in ("", "cat", "less", "more", "less -R", "less -FRX", "vim", "vi", "nano", "code --wait"):

@@ -23,7 +23,7 @@ def model_find(inv: Invocation) -> None:
     argv = inv.argv
     index = 1
     roots: list[tuple[str, int]] = []
-    while index < len(argv) and argv[index] in ("-H", "-L", "-P") or index < len(argv) and argv[index].startswith("-O"):
+    while (index < len(argv) and argv[index] in ("-H", "-L", "-P")) or (index < len(argv) and argv[index].startswith("-O")):
         index += 1
     while index < len(argv) and not (argv[index].startswith("-") or argv[index] in ("(", "!", ")", ",")):
         roots.append((argv[index], index))
