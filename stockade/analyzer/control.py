@@ -62,7 +62,7 @@ class ControlFlow:
             elif child.type in ("elif_clause", "else_clause"):
                 has_else = has_else or child.type == "else_clause"
                 if child.type == "elif_clause":
-                    parts = [c for c in child.named_children]
+                    parts = list(child.named_children)
                     # an elif's first statements up to `then` are its condition
                     seen_then = False
                     body: list[Any] = []

@@ -246,9 +246,9 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     joins: list[int] = []
     position = text.find("\\\n")
     while position != -1:
-        if _odd_backslashes(text, position):
-            if tree is None or not _literal_at(tree, len(text[:position].encode("utf-8", "surrogateescape"))):
-                joins.append(position)
+        if _odd_backslashes(text, position) and (
+                tree is None or not _literal_at(tree, len(text[:position].encode("utf-8", "surrogateescape")))):
+            joins.append(position)
         position = text.find("\\\n", position + 2)
     if not joins:
         return _source(text, data, tree if tree is not None else parse_tree(text, data), base, collapse, byte_map)

@@ -397,7 +397,7 @@ class Walker(ControlFlow):
         body = node.child_by_field_name("body")
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
-        for index, child in enumerate(node.children):
+        for child in node.children:
             if child == body or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
@@ -587,7 +587,7 @@ class Walker(ControlFlow):
         return name, value, value_node
 
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
-        name, value, value_node = self.assignment_value(node)
+        name, value, _ = self.assignment_value(node)
         if name == UNKNOWN:
             return
         self.state.variables[name] = value
@@ -707,7 +707,7 @@ class Walker(ControlFlow):
         if words:
             self.add_words(words, argv, spans)
         if not argv:
-            for name, value, value_node in prefix:
+            for name, value, _ in prefix:
                 if name != UNKNOWN:
                     self.state.variables[name] = value
             return

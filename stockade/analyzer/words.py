@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import re
 
+from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.regex import LazyPattern
+
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Protocol
 else:
     Protocol = object  # Scope is a structural type for checkers only
-
-from stockade.analyzer.effects import UNKNOWN
-from stockade.analyzer.regex import LazyPattern
 
 # private characters: quoted brace syntax, split points, quoted tilde
 _Q_OPEN, _Q_COMMA, _Q_CLOSE, _SPLIT, _Q_TILDE = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"

@@ -202,11 +202,11 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
         # network
         merger.check_network(layer, Network(network.default, tuple(network_rules), network.default_locked,
                                              network.default_origin))
-        if layer.network_default is not None:
-            if not (network.default_locked and network.default == "deny" and layer.network_default.verdict == "allow"):
-                network = Network(layer.network_default.verdict,  # type: ignore[arg-type]
-                                  (), layer.network_default.locked or network.default_locked,
-                                  layer.network_default.origin)
+        if layer.network_default is not None and not (
+                network.default_locked and network.default == "deny" and layer.network_default.verdict == "allow"):
+            network = Network(layer.network_default.verdict,  # type: ignore[arg-type]
+                              (), layer.network_default.locked or network.default_locked,
+                              layer.network_default.origin)
         network_rules.extend(layer.network)
         # environment
         locked_drops = [r for r in environment if r.locked and r.action == "drop"]

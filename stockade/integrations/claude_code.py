@@ -395,7 +395,7 @@ class ClaudeSettingsImporter(SrtImporter):
         verdict = {"deny": "deny", "ask": "confirm", "allow": "allow"}[kind]
         if tool == "Bash":
             words = (spec or "*").strip()
-            if words.endswith(":*") or words.endswith(" *"):
+            if words.endswith((":*", " *")):
                 words = words[:-2].rstrip()
             elif kind == "allow" and "*" not in words and f"Bash({words} *)" not in self.permission_entries:
                 self.warn(f"`{entry}` matches exactly one command in claude code; imported as a prefix", line, col)
@@ -411,7 +411,7 @@ class ClaudeSettingsImporter(SrtImporter):
             if path.endswith("/**"):
                 path = path[:-3] or "/"
             word = quote_word("/" if path == "" else path, force=has_glob(path))
-            if not (path.startswith("/") or path.startswith("~") or path.startswith("**") or path.startswith("$")):
+            if not path.startswith(("/", "~", "**", "$")):
                 word = quote_word("$WORKSPACE/" + path, force=has_glob(path))
             rule = {("deny", "Read"): "deny", ("deny", "Edit"): "readonly", ("deny", "Write"): "readonly",
                     ("allow", "Read"): "read", ("allow", "Edit"): "write", ("allow", "Write"): "write"}[(kind, tool)]

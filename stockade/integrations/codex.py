@@ -82,9 +82,10 @@ class CodexModel:
         for rule in self.rules:
             if len(argv) < len(rule.pattern):
                 continue
-            if all(word in alts for word, alts in zip(argv, rule.pattern)):
-                if best is None or _RANK[rule.decision] > _RANK[best]:
-                    best = rule.decision
+            # a prefix match: the command may have more words than the pattern
+            if all(word in alts for word, alts in zip(argv, rule.pattern, strict=False)) and (
+                    best is None or _RANK[rule.decision] > _RANK[best]):
+                best = rule.decision
         return best
 
 

@@ -305,7 +305,7 @@ def policy_path(entry: str) -> str:
         return "$WORKSPACE"
     if entry.startswith("./"):
         entry = entry[2:]
-    if not (entry.startswith("/") or entry.startswith("~") or entry.startswith("**/") or entry.startswith("$")):
+    if not entry.startswith(("/", "~", "**/", "$")):
         entry = "$WORKSPACE/" + entry
     return quote_word(entry) if not has_glob(entry) else quote_word(entry, force=True)
 

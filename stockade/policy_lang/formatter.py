@@ -159,9 +159,9 @@ def align_rules(rules: tuple[Rule, ...] | list[Rule]) -> list[str]:
     for text in texts:
         widths[text.group] = max(widths.get(text.group, 0), len(text.head))
     bodies = [f"{t.head.ljust(widths[t.group])} {t.args}".rstrip() for t in texts]
-    reason_column = max((len(b) for b, t in zip(bodies, texts) if t.reason is not None), default=0) + 2
+    reason_column = max((len(b) for b, t in zip(bodies, texts, strict=True) if t.reason is not None), default=0) + 2
     return [f"{body.ljust(reason_column)}{t.reason}" if t.reason is not None else body
-            for body, t in zip(bodies, texts)]
+            for body, t in zip(bodies, texts, strict=True)]
 
 
 # -- where each comment goes -----------------------------------------------------------

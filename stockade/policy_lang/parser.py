@@ -18,7 +18,7 @@ from stockade.diagnostics import Diagnostic, Span
 from stockade.policy_lang.ast import Comment, PolicyFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lark import Lark
+    from lark import Lark, Token
 
 #: How terminals are named in messages.
 TERMINAL_WORDS: dict[str, str] = {

@@ -531,7 +531,7 @@ def _place(dirs: _Dirs, up: Tree, ops: list[dict[str, Any]], token: str) -> None
     for entry in ops:
         if entry["op"] != "replace":
             continue
-        parent, name = _split_parent(entry["path"])
+        parent, _name = _split_parent(entry["path"])
         new_name, _old = _names(token, entry["n"])
         pfd = dirs.open(parent)
         try:

@@ -73,7 +73,7 @@ def read_records(path: str, where: AuditFilter | None = None) -> Iterator[dict]:
     """The records of an audit file, oldest first; unreadable lines become
     ``{"event": "corrupt", "line": N}`` records instead of stopping the reader."""
     try:
-        handle = open(path, encoding="utf-8", errors="replace")
+        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the `with` below
     except OSError as exc:
         raise _error("R531", f"cannot read the audit file `{path}`: {exc.strerror}") from None
     import fcntl

@@ -15,19 +15,19 @@ from __future__ import annotations
 import os
 import sys
 
+from stockade.runtime import cache
+from stockade.runtime.record import Record
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Mapping
-    from typing import Any
-
-from stockade.runtime import cache
-from stockade.runtime.record import Record
+    from typing import Any, ClassVar
 
 
 class Judgement(Record):
     """The analyzer's verdict on a command, with its reasons (as text) and full detail."""
 
-    _factories = {"detail": dict}
+    _factories: ClassVar[dict[str, Callable[[], Any]]] = {"detail": dict}
 
     decision: str
     reasons: tuple[str, ...]

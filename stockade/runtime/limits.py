@@ -37,11 +37,11 @@ import os
 import time
 from _thread import get_ident
 
+from stockade.runtime.record import Record
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
-
-from stockade.runtime.record import Record
 
 #: Names of limit hits reported by a run.
 LIMIT_NAMES = ("timeout", "memory", "cpu", "processes", "output", "file_size", "disk")

@@ -271,7 +271,7 @@ def protect_state(ir: Any, paths: Sequence[str], missing: Sequence[str] = ()) ->
 
     from stockade.compiler.ir import FsRule, Origin
 
-    layer = max((l.index for l in ir.layers), default=0)
+    layer = max((each.index for each in ir.layers), default=0)
     extra: list[Any] = []
     seen: set[str] = set()
 

@@ -44,7 +44,7 @@ from stockade.runtime.record import Record
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
+    from typing import Any, ClassVar
 
     from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
@@ -101,7 +101,7 @@ class RunOutcome(Record):
     recovered: str | None = None
     warnings: tuple[str, ...] = ()
 
-    _factories = {"limits": Limits, "detail": dict}
+    _factories: ClassVar[dict[str, Callable[[], Any]]] = {"limits": Limits, "detail": dict}
     _hidden = frozenset({"sandbox_argv", "detail"})
 
     def to_json(self) -> dict:

@@ -296,9 +296,9 @@ def apply_plan(fs: FsModel, plan: dict) -> list[tuple]:
     for check_ in plan["preflight"]:
         if check_["check"] == "exists" and not fs.exists(check_["target"]):
             raise PreflightFailed(f"missing {check_['target']}")
-        if check_["check"] == "canonical" and fs.exists(check_["target"]):
-            if key(fs.resolve(check_["target"])) != key(check_["target"]):
-                raise PreflightFailed(f"not canonical: {check_['target']}")
+        if (check_["check"] == "canonical" and fs.exists(check_["target"])
+                and key(fs.resolve(check_["target"])) != key(check_["target"])):
+            raise PreflightFailed(f"not canonical: {check_['target']}")
     for holder in plan["placeholders"]:
         missing = []
         path: str | None = holder["path"]

@@ -308,7 +308,7 @@ def test_network_loopback_only_with_a_warning_per_host(agent: tuple) -> None:
     hosts = [r for r in ir.network.rules if r.host.kind == "host"]
     warned = [w for w in artifact.warnings if w.code == "B301"]
     assert len(warned) == len(hosts) == 4
-    for rule, warning in zip(hosts, warned):
+    for rule, warning in zip(hosts, warned, strict=True):
         assert f"`{rule.host}`" in warning.message and warning.span.line == rule.origin.line
         assert warning.span.file.endswith("coding-agent.policy")
 

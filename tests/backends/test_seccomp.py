@@ -150,7 +150,7 @@ def test_setid_modes_are_refused_by_every_chmod(arch: S.Arch, sockets: bool) -> 
 def test_creating_a_file_with_setid_modes_is_refused(arch: S.Arch, sockets: bool) -> None:
     insns = _insns(arch, sockets)
     for nr, flags_arg, mode_arg in arch.creates:
-        def action(flags: int, mode: int) -> int:
+        def action(flags: int, mode: int, nr: int = nr, flags_arg: int = flags_arg, mode_arg: int = mode_arg) -> int:
             args = [AT_FDCWD, 0x1000, 0, 0]
             if flags_arg >= 0:
                 args[flags_arg] = flags

@@ -339,7 +339,7 @@ def test_every_sid_and_sddl_parses() -> None:
     sddls = [s for s in strings if (s.startswith("(") and s.endswith(")")) or s.startswith("O:")]
     assert sids and sddls
     for sid in sids:
-        authority, subs = parse_sid(sid)
+        authority, _subs = parse_sid(sid)
         assert authority in (5, 15, 16)
     for sddl in sddls:
         if sddl.startswith("O:"):

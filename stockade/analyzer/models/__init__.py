@@ -79,10 +79,7 @@ class Parsed(Record):
 
     def has(self, *names: str) -> bool:
         """Whether any of the options is present."""
-        for option, _, _ in self.options:
-            if option in names:
-                return True
-        return False
+        return any(option in names for option, _, _ in self.options)
 
     def values_of(self, *names: str) -> list[tuple[str, int]]:
         """The values given to the options (with the argv index of each)."""

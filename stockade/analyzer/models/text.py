@@ -41,15 +41,15 @@ def model_find(inv: Invocation) -> None:
                 end += 1
             sub = [w.replace("{}", root_word) for w in argv[index + 1:end]]
             if sub:
-                for root, root_index in roots:
+                for root, _ in roots:
                     argv_for_root = [w.replace("{}", root) if "{}" in orig else w
-                                     for w, orig in zip(sub, argv[index + 1:end])]
+                                     for w, orig in zip(sub, argv[index + 1:end], strict=True)]
                     _run_on_tree(inv, argv_for_root, index + 1, end, argv[index + 1:end])
             index = end + 1
             continue
         if word == "-delete":
             names = [argv[i + 1] for i in range(1, index) if argv[i] in ("-name", "-iname") and i + 1 < len(argv)]
-            for root, root_index in roots:
+            for root, _ in roots:
                 if names and all("/" not in name for name in names):
                     # only entries whose name matches are deleted: judge the name below the root
                     for name in names:
@@ -69,7 +69,7 @@ def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, origina
     effects = inv.walker.effects
     mark = len(effects)
     inv.run(start, argv=argv, spans=inv.spans[start:end])
-    placeholder_paths = {inv.path(w) for w, orig in zip(argv, original) if "{}" in orig and UNKNOWN not in w}
+    placeholder_paths = {inv.path(w) for w, orig in zip(argv, original, strict=True) if "{}" in orig and UNKNOWN not in w}
     for position in range(mark, len(effects)):
         effect = effects[position]
         if isinstance(effect, (Delete, Write, Read)) and effect.path in placeholder_paths:
