@@ -31,7 +31,7 @@ import sys
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, TypeGuard
 
 try:
     from _sha256 import sha256
@@ -159,7 +159,7 @@ def cache_warning() -> str | None:
     return f"warning: {write_problem}; going on without the cache"
 
 
-def read_entry(path: str) -> dict | None:
+def read_entry(path: str) -> dict[str, Any] | None:
     """A dict from the cache, or None (missing, unreadable, not a regular file, or corrupt)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO in its place does not block
@@ -215,33 +215,33 @@ def write_entry(path: str, data: Mapping[str, Any]) -> bool:
     return True
 
 
-def _checks(value: Any) -> bool:
+def _checks(value: Any) -> TypeGuard[dict[str, str | None]]:
     """Whether an entry's ``sources`` or ``variables`` is a dict of str to str or None."""
     return type(value) is dict and all(type(k) is str and (v is None or type(v) is str) for k, v in value.items())
 
 
 def load_checked(kind: str, key: str, environ: Mapping[str, str] | None = None, *,
-                 variables: Mapping[str, str] | None = None) -> dict | None:
+                 variables: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """A cached entry whose source files and variables are all unchanged, or None
     (``variables``: where the policy's variables come from, default ``environ``)."""
     env = variables if variables is not None else os.environ if environ is None else environ
     data = read_entry(entry_path(kind, key, environ))
     if data is None or data.get("version") != CACHE_VERSION:
         return None
-    sources, variables = data.get("sources"), data.get("variables")
-    if not _checks(sources) or not _checks(variables):
+    sources, recorded = data.get("sources"), data.get("variables")
+    if not _checks(sources) or not _checks(recorded):
         return None  # damaged: a miss
     for path, digest in sources.items():
         if file_sha256(path) != digest:
             return None
-    for name, value in variables.items():
+    for name, value in recorded.items():
         if env.get(name) != value:
             return None
     return data
 
 
 def store_checked(kind: str, key: str, payload: Mapping[str, Any], sources: Mapping[str, str],
-                  environ: Mapping[str, str] | None = None, *, variables: Mapping[str, str] | None = None) -> dict:
+                  environ: Mapping[str, str] | None = None, *, variables: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Record an entry with the hashes of its source files and the variables they mention."""
     env = variables if variables is not None else os.environ if environ is None else environ
     data = dict(payload)

@@ -226,12 +226,11 @@ class Lowerer(Visitor):
 
     def visit_NetDefaultNode(self, node: NetDefaultNode) -> None:
         if self._singleton("network default", node.action, node.span):
-            self.out.network_default = VerdictSetting(node.action, self.locked(node.locked),  # type: ignore[arg-type]
-                                                      self.origin(node.span))
+            self.out.network_default = VerdictSetting(node.action, self.locked(node.locked), self.origin(node.span))
 
     def visit_NetRuleNode(self, node: NetRuleNode) -> None:
         for host in node.hosts:
-            pattern = HostPattern(host.kind, host.value, host.port)  # type: ignore[arg-type]
+            pattern = HostPattern(host.kind, host.value, host.port)
             previous = self.seen_hosts.get(pattern)
             if previous is not None:
                 self._conflict(f"`{host.word.text}`", previous, node.action, host.word.span, hard=True)
