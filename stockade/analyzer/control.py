@@ -14,13 +14,22 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from stockade.analyzer.exec import Stdin
+    from stockade.analyzer.parse import Source
     from stockade.analyzer.walker import State
+    from stockade.analyzer.words import WordExpander
 
 
 class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
     state: State
+    if TYPE_CHECKING:  # provided by the Walker this class is mixed into
+        src: Source
+        words: WordExpander
+
+        def walk(self, node: Any, stdin: Stdin = ...) -> None: ...
+
+        def arithmetic(self, node: Any) -> None: ...
 
     def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
         """Walk alternative branches from the same state; merge: disagreeing facts become
@@ -41,7 +50,8 @@ class ControlFlow:
         names = set().union(*(r.variables.keys() for r in results)) if results else set()
         for name in names:
             values = {r.variables.get(name) for r in results}
-            merged.variables[name] = values.pop() if len(values) == 1 and None not in values else UNKNOWN
+            value = values.pop() if len(values) == 1 else None  # None: unset in a branch, or they disagree
+            merged.variables[name] = UNKNOWN if value is None else value
         cwds = {r.cwd for r in results}
         merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
         for r in results:
@@ -132,7 +142,8 @@ class ControlFlow:
             items = [UNKNOWN]
         before = self.state
         results: list[State] = []
-        for item in items or [None]:
+        each: list[str | None] = list(items) if items else [None]  # None: the body runs with no item known
+        for item in each:
             self.state = before.copy()
             if item is not None:
                 self.state.variables[name] = item

@@ -118,8 +118,8 @@ class Walker(ControlFlow):
     """Walks one command or script and collects its effects."""
 
     #: the source being walked and its word expander (set by :meth:`walk_in`)
-    src: Source = None  # type: ignore[assignment]
-    words: WordExpander = None  # type: ignore[assignment]
+    src: Source = None  # type: ignore[assignment]  # None only until the first walk_in sets it
+    words: WordExpander = None  # type: ignore[assignment]  # likewise
     #: nested scripts walked so far; depth of the function calls being walked
     nested_scripts = 0
     function_depth = 0
@@ -267,7 +267,8 @@ class Walker(ControlFlow):
         if self.nested_scripts > MAX_NESTED_SCRIPTS or self.depth > MAX_DEPTH:
             self.effects.append(Unparsable("nested code too deep to follow", span))
             return
-        base, collapse = 0, span
+        base = 0
+        collapse: tuple[int, int] | None = span  # None: the text is the source as written
         if exact:
             start = self.command.find(text, span[0], span[1]) if text else -1
             if start != -1:
@@ -618,9 +619,9 @@ class Walker(ControlFlow):
                 name = self.src.node_text(child)
                 if keyword == "export":
                     self.state.exported = self.state.exported | {name}
-                    value = self.state.variables.get(name)
-                    if value is not None:
-                        self.env_assignment(name, value, child, in_shell=True)
+                    known = self.state.variables.get(name)
+                    if known is not None:
+                        self.env_assignment(name, known, child, in_shell=True)
             elif child.type in WORD_TYPES:
                 for text in self.words.fields(child):
                     if "=" in text and _ASSIGN_WORD_RE.match(text):

@@ -87,7 +87,7 @@ def _unescape_unquoted(text: str) -> list[tuple[str, str]]:
         return [(text, "lit")]
     out: list[tuple[str, str]] = []
     i = 0
-    buf = []
+    buf: list[str] = []
     while i < len(text):
         char = text[i]
         if char == "\\" and i + 1 < len(text):

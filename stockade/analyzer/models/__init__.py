@@ -195,6 +195,7 @@ def spec_model(spec: Spec) -> Model:
                     recursive = True
                     break
         args_role = spec.args
+        index: int | None  # the argv index of a word (None: a default path)
         for option, value, index in options:
             if flags:
                 effect = flags.get(option)
@@ -209,7 +210,7 @@ def spec_model(spec: Spec) -> Model:
                 role = values.get(option)
                 if role is not None:
                     apply_role(inv, role, value, index)
-        positionals = list(parsed.positionals)
+        positionals: list[tuple[str, int | None]] = list(parsed.positionals)  # None: a default path
         if first is not None and positionals and not (first_given_by and parsed.has(*first_given_by)):
             word, index = positionals.pop(0)
             apply_role(inv, first, word, index)

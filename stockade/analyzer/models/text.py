@@ -218,12 +218,12 @@ def model_rg(inv: Invocation) -> None:
         elif option in ("-u", "--unrestricted"):
             unrestricted += 1
     hidden = hidden or unrestricted >= 2
-    words = list(parsed.positionals)
+    words: list[tuple[str, int | None]] = list(parsed.positionals)  # None: the default path
     if not parsed.values_of("-e", "--regexp", "-f", "--file") and words and not parsed.has("--files",
                                                                                            "--type-list"):
         words.pop(0)
-    for word, index in words or [(".", None)]:
-        inv.read(word, index, recursive=True, skip_hidden=not hidden)
+    for word, at in words or [(".", None)]:
+        inv.read(word, at, recursive=True, skip_hidden=not hidden)
 
 
 _AG_VALUES = {"-A", "--after", "-B", "--before", "--depth", "-G", "--file-search-regex", "-g", "--ignore",
@@ -242,11 +242,11 @@ def model_ag(inv: Invocation) -> None:
             inv.unknown(f"`ag --pager` runs `{show(value)}`", index)
         elif option in ("-p", "--path-to-ignore") and value:
             inv.read(value, index)
-    words = list(parsed.positionals)
+    words: list[tuple[str, int | None]] = list(parsed.positionals)  # None: the default path
     if not parsed.values_of("-g") and words:
         words.pop(0)
-    for word, index in words or [(".", None)]:
-        inv.read(word, index, recursive=True, skip_hidden=not hidden)
+    for word, at in words or [(".", None)]:
+        inv.read(word, at, recursive=True, skip_hidden=not hidden)
 
 
 def model_tar(inv: Invocation) -> None:
