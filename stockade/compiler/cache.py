@@ -34,9 +34,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, TypeGuard
 
 try:
-    from _sha256 import sha256
+    from _sha256 import sha256 as sha256  # (re-exported: the runtime hashes with it too)
 except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import sha256
+    from hashlib import sha256 as sha256
 
 CACHE_VERSION = "4"
 _VARIABLE_PATTERN = r"\$\{?([A-Za-z_][A-Za-z0-9_]*)"

@@ -92,13 +92,14 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
     if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
         return malformed("`cwd` must be an absolute path", {"tool": tool})
 
-    def text_field(key: str, required: bool = True) -> str | HookDecision | None:
+    def text_field(key: str) -> str | HookDecision:
         value = tool_input.get(key)
-        if value is None and not required:
-            return None
         if not isinstance(value, str) or not value or "\0" in value:
             return malformed(f"`tool_input.{key}` of `{tool}` must be a non-empty string", {"tool": tool})
         return value
+
+    def optional_text_field(key: str) -> str | HookDecision | None:
+        return None if tool_input.get(key) is None else text_field(key)
 
     if tool == "Bash":
         command = text_field("command")
@@ -114,11 +115,12 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
         return judge_path(ir, path, access, cwd, {"tool": tool, "path": path, "access": access})
     if tool in ("Glob", "Grep"):
         pattern = text_field("pattern")
-        root = text_field("path", required=False)
-        for value in (pattern, root):
-            if isinstance(value, HookDecision):
-                return value
-        root = root or cwd or ir.context.workspace
+        if isinstance(pattern, HookDecision):
+            return pattern
+        given_root = optional_text_field("path")
+        if isinstance(given_root, HookDecision):
+            return given_root
+        root = given_root or cwd or ir.context.workspace
         subject = {"tool": tool, "path": root, "access": "read", "pattern": pattern}
         return judge_search(ir, root, pattern, cwd, subject, contents=tool == "Grep")
     if tool == "WebFetch":

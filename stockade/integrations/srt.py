@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -251,7 +252,7 @@ def probe_host(host: HostPattern) -> tuple[str, int | None]:
     return host.value, host.port
 
 
-def network_fidelity(exporter: Exporter, allowed: bool | None, model_allowed) -> None:  # type: ignore[no-untyped-def]
+def network_fidelity(exporter: Exporter, allowed: bool | None, model_allowed: Callable[[str, int | None], bool]) -> None:
     """Warn for every network rule whose probe the target decides differently."""
     ir = exporter.ir
     for rule in ir.network.rules:

@@ -119,7 +119,7 @@ class Tree:
         try:
             if limit is not None and os.fstat(fd).st_size > limit:
                 return None
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:

@@ -108,8 +108,8 @@ class RunLock:
         run out removes them even if this one is killed; ``files`` (path → content) are the
         placeholders that are files (see :func:`remove_placeholder_paths`)."""
         files = files or {}
-        paths = [_entry(p, files) for p in placeholders if isinstance(p, str) and p.startswith("/") and "\0" not in p]
-        paths = [p for p in paths if p is not None]
+        entries = [_entry(p, files) for p in placeholders if isinstance(p, str) and p.startswith("/") and "\0" not in p]
+        paths = [p for p in entries if p is not None]
         if self.fd is None or not paths:
             return
         self.placeholders += paths

@@ -46,11 +46,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, ClassVar
 
+    from typing_extensions import TypeIs  # (typing.TypeIs is Python 3.13)
+
     from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
     from stockade.runtime.preview import PreviewResult
 
-Sink = "Callable[[bytes], object]"  # a type alias, spelled as a string (no `typing` at run time)
+    Sink = Callable[[bytes], object]
 
 
 def __getattr__(name: str) -> Any:
@@ -259,7 +261,7 @@ def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
-def _is_ir(policy: Any) -> bool:
+def _is_ir(policy: object) -> TypeIs[PolicyIR]:
     return policy is not None and not isinstance(policy, (str, os.PathLike)) and hasattr(policy, "context")
 
 
@@ -312,7 +314,7 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
         lock.release()
 
 
-def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_in: Mapping[str, str],
+def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyIR | None, workspace: str | None, env_in: Mapping[str, str],
             audit_path: str, state_ctx: Mapping[str, str], approve: bool, confirm: Callable[[Judgement], bool] | None, preview: bool,
             diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
@@ -323,17 +325,17 @@ def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_
 
     path = None
     if _is_ir(policy):
-        ir_workspace = policy.context.workspace  # type: ignore[union-attr]
+        ir_workspace = policy.context.workspace
         if workspace is not None and os.path.realpath(workspace) != ir_workspace:
             raise _environment_problem(
                 "R522", f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
                 help="load the policy with the workspace to run in, or pass its path instead")
-        ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,  # type: ignore[union-attr]
-               "tmpdir": policy.context.tmpdir, **state_ctx}  # type: ignore[union-attr]
-        plan, key = plan_from_ir(policy, ctx), None  # type: ignore[arg-type]
+        ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,
+               "tmpdir": policy.context.tmpdir, **state_ctx}
+        plan, key = plan_from_ir(policy, ctx), None
     else:
         ctx = {**make_context(workspace, env_in), **state_ctx}
-        path = None if policy is None else os.fspath(policy)  # type: ignore[arg-type]
+        path = None if policy is None else os.fspath(policy)
         plan, key = load_plan(path, ctx, use_cache=use_cache, environ=environ)
     backend, prefix = sandbox_prefix(plan, ctx)  # fail closed before asking anything
     fresh: list[dict] = []
