@@ -223,7 +223,8 @@ class PolicyTables:
             root = path == "/"
             found = tuple(rule for rule in self.literal
                           if (rule.pattern.startswith(prefix) or (root and rule.pattern != "/"))
-                          and ((need == "write" and rule.access != "write") or (need == "read" and rule.access == "none")))
+                          and ((need == "write" and rule.access != "write")
+                               or (need == "read" and rule.access == "none")))
             if len(self._below) >= MEMO_SIZE:
                 self._below.clear()
             self._below[key] = found

@@ -241,7 +241,8 @@ def load_checked(kind: str, key: str, environ: Mapping[str, str] | None = None, 
 
 
 def store_checked(kind: str, key: str, payload: Mapping[str, Any], sources: Mapping[str, str],
-                  environ: Mapping[str, str] | None = None, *, variables: Mapping[str, str] | None = None) -> dict[str, Any]:
+                  environ: Mapping[str, str] | None = None, *,
+                  variables: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Record an entry with the hashes of its source files and the variables they mention."""
     env = variables if variables is not None else os.environ if environ is None else environ
     data = dict(payload)

@@ -107,7 +107,8 @@ def load_yaml_suite(path: str) -> list[TestCase]:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as exc:
-        raise StockadeError(sink.items + [_error("C230", f"cannot read test suite `{path}`: {exc.strerror or exc}")]) from None
+        problem = _error("C230", f"cannot read test suite `{path}`: {exc.strerror or exc}")
+        raise StockadeError(sink.items + [problem]) from None
     sink.sources[path] = text
 
     def span(node: yaml.Node) -> Span:

@@ -252,7 +252,8 @@ def probe_host(host: HostPattern) -> tuple[str, int | None]:
     return host.value, host.port
 
 
-def network_fidelity(exporter: Exporter, allowed: bool | None, model_allowed: Callable[[str, int | None], bool]) -> None:
+def network_fidelity(exporter: Exporter, allowed: bool | None,
+                     model_allowed: Callable[[str, int | None], bool]) -> None:
     """Warn for every network rule whose probe the target decides differently."""
     ir = exporter.ir
     for rule in ir.network.rules:

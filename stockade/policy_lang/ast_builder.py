@@ -459,7 +459,8 @@ class _Builder:
         return TestCaseNode(cast("Verdict", keyword), words[0], span)  # a keyword of the section
 
 
-def build_ast(tree: Tree[Token], filename: str, comments: tuple[Comment, ...] = ()) -> tuple[PolicyFile | None, list[Diagnostic]]:
+def build_ast(tree: Tree[Token], filename: str,
+              comments: tuple[Comment, ...] = ()) -> tuple[PolicyFile | None, list[Diagnostic]]:
     """Build the AST of one file; the AST is None when any rule was malformed."""
     builder = _Builder(filename)
     policy = builder.build(tree, comments)

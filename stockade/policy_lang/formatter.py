@@ -336,7 +336,8 @@ class _Formatter:
         if policy.enforced:
             header.append((("enforced",), "enforced"))
         groups: list[list[tuple[Key, str]]] = [header] if header else []
-        includes: list[tuple[Key, str]] = [(("include", i), f"include {quote(inc.path)}") for i, inc in enumerate(policy.includes)]
+        includes: list[tuple[Key, str]] = [(("include", i), f"include {quote(inc.path)}")
+                                           for i, inc in enumerate(policy.includes)]
         if includes:
             groups.append(includes)
         for items in groups:

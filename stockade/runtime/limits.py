@@ -294,7 +294,7 @@ class PidsCgroup(RunCgroup):
     """A run cgroup with ``pids.max`` only (the form the process limit alone needs)."""
 
     @classmethod
-    def create(cls, limit: int) -> RunCgroup | None:  # type: ignore[override]
+    def create(cls, limit: int) -> RunCgroup | None:  # type: ignore[override]  # takes only the pids limit
         """Make a cgroup with ``pids.max = limit`` (see :meth:`RunCgroup.create`)."""
         made = RunCgroup.create(pids=limit)
         return made if made is not None and made.pids_dir is not None else None

@@ -36,6 +36,7 @@ TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (i
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
 
+    from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
 
 #: bwrap options the runtime needs whatever the backend emitted: a pid namespace (so a
@@ -139,12 +140,12 @@ def untrusted_bwrap(path: str) -> str | None:
         current = parent
 
 
-def sandbox_writable(ir: object, path: str) -> str | None:
+def sandbox_writable(ir: PolicyIR, path: str) -> str | None:
     """The first of ``path`` and its parent directories that the policy of ``ir`` lets the
     sandbox write (so that a command could have planted or replaced what is there), or None."""
     current = path
     while True:
-        if ir.path_access(current).can_write:  # type: ignore[attr-defined]
+        if ir.path_access(current).can_write:
             return current
         parent = os.path.dirname(current)
         if parent == current:

@@ -314,8 +314,9 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
         lock.release()
 
 
-def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyIR | None, workspace: str | None, env_in: Mapping[str, str],
-            audit_path: str, state_ctx: Mapping[str, str], approve: bool, confirm: Callable[[Judgement], bool] | None, preview: bool,
+def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyIR | None, workspace: str | None,
+            env_in: Mapping[str, str], audit_path: str, state_ctx: Mapping[str, str], approve: bool,
+            confirm: Callable[[Judgement], bool] | None, preview: bool,
             diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
             notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:

@@ -188,7 +188,8 @@ def check(ir: PolicyIR, argv: Sequence[str], probes: Sequence[Probe]) -> tuple[l
     from the IR's answer (answers are computed before anything runs), and all results."""
     wanted = [expected(ir, probe) for probe in probes]
     results = run_probes(argv, probes)
-    mismatches = [(probe, want, got) for probe, want, got in zip(probes, wanted, results, strict=True) if want != got["ok"]]
+    mismatches = [(probe, want, got) for probe, want, got in zip(probes, wanted, results, strict=True)
+                  if want != got["ok"]]
     return mismatches, results
 
 

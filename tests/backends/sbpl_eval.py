@@ -37,7 +37,33 @@ from typing import Any
 
 # -- vocabulary (researched from Apple's operation table and real system profiles) ------------
 
-OPERATIONS: frozenset[str] = frozenset(["default", "appleevent-send", "authorization-right-obtain", "boot-arg-set", "device*", "device-camera", "device-microphone", "darwin-notification-post", "distributed-notification-post", "dynamic-code-generation", "file*", "file-chroot", "file-clone", "file-ioctl", "file-issue-extension", "file-link", "file-map-executable", "file-mknod", "file-mount", "file-mount-update", "file-read*", "file-read-data", "file-read-metadata", "file-read-xattr", "file-revoke", "file-search", "file-test-existence", "file-unmount", "file-write*", "file-write-acl", "file-write-create", "file-write-data", "file-write-finderinfo", "file-write-flags", "file-write-mode", "file-write-owner", "file-write-setugid", "file-write-times", "file-write-unlink", "file-write-xattr", "fs-rename", "fs-snapshot*", "fs-snapshot-create", "fs-snapshot-delete", "fs-snapshot-revert", "generic-issue-extension", "qtn-user", "hid-control", "iokit*", "iokit-issue-extension", "iokit-open", "iokit-set-properties", "iokit-get-properties", "ipc*", "ipc-posix*", "ipc-posix-issue-extension", "ipc-posix-sem*", "ipc-posix-sem-create", "ipc-posix-sem-open", "ipc-posix-sem-post", "ipc-posix-sem-unlink", "ipc-posix-sem-wait", "ipc-posix-shm*", "ipc-posix-shm-read*", "ipc-posix-shm-read-data", "ipc-posix-shm-read-metadata", "ipc-posix-shm-write*", "ipc-posix-shm-write-create", "ipc-posix-shm-write-data", "ipc-posix-shm-write-unlink", "ipc-sysv*", "ipc-sysv-msg", "ipc-sysv-sem", "ipc-sysv-shm", "job-creation", "load-unsigned-code", "lsopen", "mach*", "mach-cross-domain-lookup", "mach-host*", "mach-host-exception-port-set", "mach-host-special-port-set", "mach-issue-extension", "mach-lookup", "mach-per-user-lookup", "mach-priv*", "mach-priv-host-port", "mach-priv-task-port", "mach-register", "mach-task-name", "network*", "network-inbound", "network-bind", "network-outbound", "nvram*", "nvram-delete", "nvram-get", "nvram-set", "opendirectory-user-modify", "process*", "process-codesigning-status*", "process-codesigning-status-set", "process-codesigning-status-get", "process-exec*", "process-exec-interpreter", "process-fork", "process-info*", "process-info-codesignature", "process-info-dirtycontrol", "process-info-listpids", "process-info-rusage", "process-info-pidinfo", "process-info-pidfdinfo", "process-info-pidfileportinfo", "process-info-setcontrol", "pseudo-tty", "signal", "socket-ioctl", "sysctl*", "sysctl-read", "sysctl-write", "system*", "system-acct", "system-audit", "system-automount", "system-chud", "system-debug", "system-fsctl", "system-info", "system-kext*", "system-kext-load", "system-kext-unload", "system-kext-query", "system-mac-label", "system-nfssvc", "system-package-check", "system-privilege", "system-reboot", "system-sched", "system-set-time", "system-socket", "system-suspend-resume", "system-swap", "user-preference*", "user-preference-read", "managed-preference-read", "user-preference-write", "storage-class-map"])
+OPERATIONS: frozenset[str] = frozenset("""
+default appleevent-send authorization-right-obtain boot-arg-set device* device-camera device-microphone
+darwin-notification-post distributed-notification-post dynamic-code-generation
+file* file-chroot file-clone file-ioctl file-issue-extension file-link file-map-executable file-mknod
+file-mount file-mount-update file-read* file-read-data file-read-metadata file-read-xattr file-revoke
+file-search file-test-existence file-unmount file-write* file-write-acl file-write-create file-write-data
+file-write-finderinfo file-write-flags file-write-mode file-write-owner file-write-setugid file-write-times
+file-write-unlink file-write-xattr fs-rename fs-snapshot* fs-snapshot-create fs-snapshot-delete
+fs-snapshot-revert generic-issue-extension qtn-user hid-control iokit* iokit-issue-extension iokit-open
+iokit-set-properties iokit-get-properties ipc* ipc-posix* ipc-posix-issue-extension ipc-posix-sem*
+ipc-posix-sem-create ipc-posix-sem-open ipc-posix-sem-post ipc-posix-sem-unlink ipc-posix-sem-wait
+ipc-posix-shm* ipc-posix-shm-read* ipc-posix-shm-read-data ipc-posix-shm-read-metadata ipc-posix-shm-write*
+ipc-posix-shm-write-create ipc-posix-shm-write-data ipc-posix-shm-write-unlink ipc-sysv* ipc-sysv-msg
+ipc-sysv-sem ipc-sysv-shm job-creation load-unsigned-code lsopen mach* mach-cross-domain-lookup mach-host*
+mach-host-exception-port-set mach-host-special-port-set mach-issue-extension mach-lookup mach-per-user-lookup
+mach-priv* mach-priv-host-port mach-priv-task-port mach-register mach-task-name network* network-inbound
+network-bind network-outbound nvram* nvram-delete nvram-get nvram-set opendirectory-user-modify process*
+process-codesigning-status* process-codesigning-status-set process-codesigning-status-get process-exec*
+process-exec-interpreter process-fork process-info* process-info-codesignature process-info-dirtycontrol
+process-info-listpids process-info-rusage process-info-pidinfo process-info-pidfdinfo
+process-info-pidfileportinfo process-info-setcontrol pseudo-tty signal socket-ioctl sysctl* sysctl-read
+sysctl-write system* system-acct system-audit system-automount system-chud system-debug system-fsctl
+system-info system-kext* system-kext-load system-kext-unload system-kext-query system-mac-label
+system-nfssvc system-package-check system-privilege system-reboot system-sched system-set-time
+system-socket system-suspend-resume system-swap user-preference* user-preference-read
+managed-preference-read user-preference-write storage-class-map
+""".split())
 
 #: Legacy spellings accepted by the profile compiler and used in real profiles.
 ALIASES: dict[str, str] = {

@@ -23,7 +23,7 @@ def model_find(inv: Invocation) -> None:
     argv = inv.argv
     index = 1
     roots: list[tuple[str, int]] = []
-    while (index < len(argv) and argv[index] in ("-H", "-L", "-P")) or (index < len(argv) and argv[index].startswith("-O")):
+    while index < len(argv) and (argv[index] in ("-H", "-L", "-P") or argv[index].startswith("-O")):
         index += 1
     while index < len(argv) and not (argv[index].startswith("-") or argv[index] in ("(", "!", ")", ",")):
         roots.append((argv[index], index))
@@ -69,7 +69,8 @@ def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, origina
     effects = inv.walker.effects
     mark = len(effects)
     inv.run(start, argv=argv, spans=inv.spans[start:end])
-    placeholder_paths = {inv.path(w) for w, orig in zip(argv, original, strict=True) if "{}" in orig and UNKNOWN not in w}
+    placeholder_paths = {inv.path(w) for w, orig in zip(argv, original, strict=True)
+                         if "{}" in orig and UNKNOWN not in w}
     for position in range(mark, len(effects)):
         effect = effects[position]
         if isinstance(effect, (Delete, Write, Read)) and effect.path in placeholder_paths:
