@@ -82,14 +82,14 @@ def main() -> None:
     from stockade.compiler.ir import PolicyIR
 
     fresh_copies = [PolicyIR.from_json(ir.to_json()) for _ in range(7)]
-    first = min(_times(1, lambda: [analyze(c, copy) for c in typical])[0] for copy in fresh_copies)
+    first = min(_times(1, lambda copy=copy: [analyze(c, copy) for c in typical])[0] for copy in fresh_copies)
     print(f"  first pass, fresh policy tables (no path memo warm): {len(typical) / first:,.0f} commands/s "
           f"({first / len(typical) * 1e6:.0f} µs each)")
     from conftest import load_corpus
 
     for name in ("benign", "adversarial"):
         part = [c["command"] for c in load_corpus(f"{name}.jsonl") if len(c["command"]) < 120]
-        took = _best_of(7, lambda: [analyze(c, ir) for _ in range(rounds) for c in part])
+        took = _best_of(7, lambda part=part: [analyze(c, ir) for _ in range(rounds) for c in part])
         print(f"  {name} commands only: {len(part)} commands, {rounds * len(part) / took:,.0f} commands/s")
     floor = _best_of(3, lambda: [analyze("true", ir) for _ in range(rounds * len(typical))])
     print(f"  floor, analyze('true'): {floor / (rounds * len(typical)) * 1e6:.1f} µs (per-command setup, fast "
@@ -101,7 +101,8 @@ def main() -> None:
                                 ("the same (tree-sitter)", simple, False),
                                 ("other (tree-sitter)", [c for c in typical if c not in simple], True),
                                 ("whole corpus, fast path off", typical, False)):
-        took = _best_of(3, lambda: [analyze(c, ir, fast_path=fast) for _ in range(rounds) for c in subset])
+        took = _best_of(3, lambda fast=fast, subset=subset: [analyze(c, ir, fast_path=fast)
+                                                             for _ in range(rounds) for c in subset])
         print(f"  {label}: {len(subset)} commands, {rounds * len(subset) / took:,.0f} commands/s "
               f"({took / (rounds * len(subset)) * 1e6:.0f} µs each)")
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stockade.runtime.globscan import Scanner, scan_globs  # noqa: E402
+from stockade.runtime.globscan import Scanner, scan_globs
 
 PATTERNS = ["/**/.env*"]
 

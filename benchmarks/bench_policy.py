@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from stockade.compiler.pipeline import compile_policy  # noqa: E402
+from stockade.compiler.pipeline import compile_policy
 
 
 def make_policy(n: int, seed: int = 7) -> str:

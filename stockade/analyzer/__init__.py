@@ -23,10 +23,10 @@ TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import PolicyIR
 
-__all__ = ["analyze", "analyze_script", "judge_command", "Verdict", "Reason", "ScriptReport", "LineFinding"]
+__all__ = ["LineFinding", "Reason", "ScriptReport", "Verdict", "analyze", "analyze_script", "judge_command"]
 
 
-def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: bool = True) -> Verdict:
+def analyze(command: str, ir: PolicyIR, cwd: str | None = None, *, fast_path: bool = True) -> Verdict:
     """Judge one command (or script) against the policy; never raises.
 
     ``fast_path=False`` parses every text with tree-sitter, bypassing the exact lexer for
@@ -61,7 +61,7 @@ def _load_walker():
     return walk_command
 
 
-def judge_command(ir: "PolicyIR", command: str) -> Verdict:
+def judge_command(ir: PolicyIR, command: str) -> Verdict:
     """The judge callback for policy tests: the same as :func:`analyze`."""
     return analyze(command, ir)
 
@@ -75,7 +75,7 @@ class LineFinding(Record):
     column: int
     reason: Reason
 
-    def __new__(cls, line: int, column: int, reason: Reason) -> "LineFinding":
+    def __new__(cls, line: int, column: int, reason: Reason) -> LineFinding:
         return tuple.__new__(cls, (line, column, reason))
 
     def to_json(self) -> dict:
@@ -93,7 +93,7 @@ class ScriptReport(Record):
     verdict: Verdict
     findings: tuple[LineFinding, ...]
 
-    def __new__(cls, verdict: Verdict, findings: tuple[LineFinding, ...]) -> "ScriptReport":
+    def __new__(cls, verdict: Verdict, findings: tuple[LineFinding, ...]) -> ScriptReport:
         return tuple.__new__(cls, (verdict, findings))
 
     def to_json(self) -> dict:
@@ -109,7 +109,7 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - start + 1
 
 
-def analyze_script(text: str, ir: "PolicyIR", cwd: str | None = None) -> ScriptReport:
+def analyze_script(text: str, ir: PolicyIR, cwd: str | None = None) -> ScriptReport:
     """Judge a whole script (state flows from line to line) and locate each finding."""
     verdict = analyze(text, ir, cwd)
     findings = []

@@ -14,19 +14,28 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from stockade.analyzer.exec import Stdin
+    from stockade.analyzer.parse import Source
     from stockade.analyzer.walker import State
+    from stockade.analyzer.words import WordExpander
 
 
 class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
-    state: "State"
+    state: State
+    if TYPE_CHECKING:  # provided by the Walker this class is mixed into
+        src: Source
+        words: WordExpander
 
-    def _branches(self, branches: list[list[Any]], stdin: "Stdin") -> None:
+        def walk(self, node: Any, stdin: Stdin = ...) -> None: ...
+
+        def arithmetic(self, node: Any) -> None: ...
+
+    def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
         """Walk alternative branches from the same state; merge: disagreeing facts become
         unknown."""
         before = self.state
-        results: list["State"] = []
+        results: list[State] = []
         for branch in branches:
             self.state = before.copy()
             for node in branch:
@@ -35,13 +44,14 @@ class ControlFlow:
         self.state = self._merge(before, results)
 
     @staticmethod
-    def _merge(before: "State", results: "list[State]") -> "State":
+    def _merge(before: State, results: list[State]) -> State:
         """One state after alternatives: facts they disagree on become unknown."""
         merged = before.copy()
         names = set().union(*(r.variables.keys() for r in results)) if results else set()
         for name in names:
             values = {r.variables.get(name) for r in results}
-            merged.variables[name] = values.pop() if len(values) == 1 and None not in values else UNKNOWN
+            value = values.pop() if len(values) == 1 else None  # None: unset in a branch, or they disagree
+            merged.variables[name] = UNKNOWN if value is None else value
         cwds = {r.cwd for r in results}
         merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
         for r in results:
@@ -50,7 +60,7 @@ class ControlFlow:
             merged.exported |= r.exported
         return merged
 
-    def visit_if_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_if_statement(self, node: Any, stdin: Stdin) -> None:
         conditions: list[Any] = []
         branches: list[list[Any]] = []
         current: list[Any] = []
@@ -62,7 +72,7 @@ class ControlFlow:
             elif child.type in ("elif_clause", "else_clause"):
                 has_else = has_else or child.type == "else_clause"
                 if child.type == "elif_clause":
-                    parts = [c for c in child.named_children]
+                    parts = list(child.named_children)
                     # an elif's first statements up to `then` are its condition
                     seen_then = False
                     body: list[Any] = []
@@ -86,7 +96,7 @@ class ControlFlow:
             branches.append([])
         self._branches(branches, stdin)
 
-    def visit_case_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_case_statement(self, node: Any, stdin: Stdin) -> None:
         value = node.child_by_field_name("value")
         if value is not None:
             self.words.parts(value)
@@ -102,7 +112,7 @@ class ControlFlow:
                 branches.append(body)
         self._branches(branches, stdin)
 
-    def visit_while_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
         body = [c for i, c in enumerate(node.children) if c.is_named and node.field_name_for_child(i) != "condition"]
         for index, child in enumerate(node.children):
             if node.field_name_for_child(index) == "condition" and child.is_named:
@@ -111,7 +121,7 @@ class ControlFlow:
 
     visit_until_statement = visit_while_statement
 
-    def visit_for_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
         variable = node.child_by_field_name("variable")
         name = self.src.node_text(variable) if variable is not None else ""
         items: list[str] = []
@@ -131,8 +141,9 @@ class ControlFlow:
         if len(items) > 8:
             items = [UNKNOWN]
         before = self.state
-        results: list["State"] = []
-        for item in items or [None]:
+        results: list[State] = []
+        each: list[str | None] = list(items) if items else [None]  # None: the body runs with no item known
+        for item in each:
             self.state = before.copy()
             if item is not None:
                 self.state.variables[name] = item
@@ -141,7 +152,7 @@ class ControlFlow:
         results.append(before.copy())  # the body may not run at all
         self.state = self._merge(before, results)
 
-    def visit_c_style_for_statement(self, node: Any, stdin: "Stdin") -> None:
+    def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
             if field_name == "body":

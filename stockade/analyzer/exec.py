@@ -10,12 +10,25 @@ only through :class:`Invocation`.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import (UNKNOWN, Delete, Execute, Network, Persistence, Privilege, Read, Record,
-                                       SpanT, Unknown, Write, show)
+from stockade.analyzer.effects import (
+    UNKNOWN,
+    Delete,
+    Execute,
+    Network,
+    Persistence,
+    Privilege,
+    Read,
+    Record,
+    SpanT,
+    Unknown,
+    Write,
+    show,
+)
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Iterable
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
     from stockade.analyzer.walker import Walker
 
@@ -30,7 +43,7 @@ class Stdin(Record):
     text: str | None
     what: str
 
-    def __new__(cls, text: str | None, what: str) -> "Stdin":
+    def __new__(cls, text: str | None, what: str) -> Stdin:
         return tuple.__new__(cls, (text, what))
 
 
@@ -40,9 +53,9 @@ TERMINAL = Stdin(None, "the terminal")
 class Invocation:
     """One command being modelled: its argv (with spans) and the walker's services."""
 
-    __slots__ = ("walker", "argv", "spans", "stdin", "env", "span", "name")
+    __slots__ = ("argv", "env", "name", "span", "spans", "stdin", "walker")
 
-    def __init__(self, walker: "Walker", argv: list[str], spans: list[SpanT], stdin: "Stdin",
+    def __init__(self, walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
                  env: dict[str, str], span: SpanT):
         self.walker = walker
         self.argv = argv
@@ -120,7 +133,7 @@ class Invocation:
 
     # -- nested code ----------------------------------------------------------------------
 
-    def run(self, start: int, extra: Iterable[str] = (), stdin: "Stdin | None" = None,
+    def run(self, start: int, extra: Iterable[str] = (), stdin: Stdin | None = None,
             argv: list[str] | None = None, spans: list[SpanT] | None = None) -> None:
         """Run ``argv[start:]`` (plus ``extra`` words) as a command of its own."""
         sub = list(argv if argv is not None else self.argv[start:])
@@ -134,7 +147,7 @@ class Invocation:
                     sub_spans[0] if sub_spans else self.span)
 
     def script(self, text: str, index: int | None, positional: list[str] | None = None,
-               stdin: "Stdin | None" = None, what: str = "nested shell code") -> None:
+               stdin: Stdin | None = None, what: str = "nested shell code") -> None:
         """Parse and walk shell code found in an argument (unknown text → unknown effects)."""
         if UNKNOWN in text:
             self.unknown(f"{what} is not known before it runs (`{show(text)}`)", index)
@@ -143,7 +156,7 @@ class Invocation:
                                   stdin=stdin or TERMINAL)
 
 
-def run_command(walker: "Walker", argv: list[str], spans: list[SpanT], stdin: Stdin,
+def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
                 env: dict[str, str], span: SpanT) -> None:
     """Model one simple command with a resolved argv."""
     name = argv[0]

@@ -17,13 +17,29 @@ from __future__ import annotations
 
 import weakref
 
-from stockade.analyzer.effects import (UNKNOWN, Delete, Effect, Execute, LinkTarget, Network, Persistence, Privilege,
-                                       Read, Rename, SpanT, Unknown, Unparsable, Write, show)
+from stockade.analyzer.effects import (
+    UNKNOWN,
+    Delete,
+    Effect,
+    Execute,
+    LinkTarget,
+    Network,
+    Persistence,
+    Privilege,
+    Read,
+    Rename,
+    SpanT,
+    Unknown,
+    Unparsable,
+    Write,
+    show,
+)
 from stockade.compiler.ir import VERDICT_RANK
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Iterable
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
     from stockade.compiler.ir import Origin, PolicyIR
 
@@ -48,7 +64,7 @@ class Reason:
     policy text) are computed when first read — most verdicts are only counted, never
     rendered.  Treat instances as immutable; equality and hashing use all six values."""
 
-    __slots__ = ("verdict", "code", "span", "_message", "_render", "_args", "_source", "_rule", "_rule_text")
+    __slots__ = ("_args", "_message", "_render", "_rule", "_rule_text", "_source", "code", "span", "verdict")
 
     def __init__(self, verdict: str, code: str, message: str, span: SpanT, rule: Origin | None = None,
                  rule_text: str | None = None):
@@ -57,14 +73,14 @@ class Reason:
         self.span = span
         self._message: str | None = message
         self._render: Callable[..., str] | None = None
-        self._args: tuple = ()
+        self._args: tuple[Any, ...] = ()
         self._source: Any = _NO_SOURCE
         self._rule = rule
         self._rule_text = rule_text
 
     @classmethod
     def deferred(cls, verdict: str, code: str, render: Callable[..., str], args: tuple, span: SpanT,
-                 source: Any = None) -> "Reason":
+                 source: Any = None) -> Reason:
         """A reason whose message is ``render(*args)`` and whose rule is ``source`` (a policy
         rule object, or None), both worked out when first read."""
         self = cls.__new__(cls)
@@ -84,7 +100,9 @@ class Reason:
         """The reason in words."""
         message = self._message
         if message is None:
-            message = self._message = self._render(*self._args)  # type: ignore[misc]
+            render = self._render
+            assert render is not None, "a reason with neither a message nor a renderer"
+            message = self._message = render(*self._args)
         return message
 
     def _resolve_rule(self) -> None:
@@ -106,13 +124,13 @@ class Reason:
         self._resolve_rule()
         return self._rule_text
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[object, ...]:
         return self.verdict, self.code, self.message, self.span, self.rule, self.rule_text
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Reason:
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash(self._key())
@@ -148,8 +166,7 @@ class Verdict:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Verdict:
             return NotImplemented
-        return (self.command, self.decision, self.reasons) == (other.command, other.decision,  # type: ignore[attr-defined]
-                                                               other.reasons)  # type: ignore[attr-defined]
+        return (self.command, self.decision, self.reasons) == (other.command, other.decision, other.reasons)
 
     def __hash__(self) -> int:
         return hash((self.command, self.decision, self.reasons))
@@ -205,8 +222,9 @@ class PolicyTables:
             prefix = path.rstrip("/") + "/"
             root = path == "/"
             found = tuple(rule for rule in self.literal
-                          if (rule.pattern.startswith(prefix) or root and rule.pattern != "/")
-                          and (need == "write" and rule.access != "write" or need == "read" and rule.access == "none"))
+                          if (rule.pattern.startswith(prefix) or (root and rule.pattern != "/"))
+                          and ((need == "write" and rule.access != "write")
+                               or (need == "read" and rule.access == "none")))
             if len(self._below) >= MEMO_SIZE:
                 self._below.clear()
             self._below[key] = found
@@ -240,7 +258,7 @@ def policy_tables(ir: PolicyIR) -> PolicyTables:
         return entry[1]
     tables = PolicyTables(ir)
     try:
-        ref = weakref.ref(ir, lambda dead, key=key: _forget(key, dead))
+        ref = weakref.ref(ir, lambda dead: _forget(key, dead))
     except TypeError:  # an IR that cannot be weakly referenced: no caching
         return tables
     _LAST = _TABLES[key] = (ref, tables)
@@ -409,12 +427,11 @@ class Judge:
         handlers = _HANDLERS
         known_commands = self._tables.known_commands
         for effect in effects:
-            cls = effect.__class__
-            if cls is Execute:  # the most frequent effect; a known, allowed argv needs no call
+            if effect.__class__ is Execute:  # the most frequent effect; a known, allowed argv needs no call
                 decision = known_commands.get(effect.argv)
                 if decision is not None and (decision.verdict is None or decision.verdict == "allow"):
                     continue
-            handler = handlers.get(cls)
+            handler = handlers.get(effect.__class__)
             if handler is not None:
                 handler(self, effect)
 
@@ -496,7 +513,7 @@ class Judge:
         if decision is None:
             decision = self._tables.index.path_access(path, self.cwd)
         resolved = decision.path
-        reasons = []
+        reasons: list[tuple[Any, ...]] = []
         target = self._tables.persistence_target(resolved)
         if target is not None:
             reasons.append(("deny", "A405", _msg_persistence_write, (verb, target), None))
@@ -552,6 +569,7 @@ class Judge:
         """The strictest reason decides; no reason means allow.  Reasons are listed strictest
         first, then by position (allow-verdict reasons are not listed)."""
         reasons = self.reasons
+        listed: tuple[Reason, ...]
         if not reasons:
             decision, listed = "allow", ()
         elif len(reasons) == 1:
@@ -588,16 +606,16 @@ _HANDLERS: dict[type, Callable[[Judge, Any], None]] = {
 }
 
 
-def rule_text(rule: object) -> str | None:
-    """The rule as policy text, for reports."""
+def rule_text(rule: Any) -> str | None:
+    """The rule as policy text, for reports (any kind of IR rule or setting: told apart by its fields)."""
     if rule is None:
         return None
     if hasattr(rule, "host"):
-        return f"{rule.action} {rule.host}"  # type: ignore[attr-defined]
+        return f"{rule.action} {rule.host}"
     if hasattr(rule, "kind") and isinstance(getattr(rule, "pattern", None), str):
-        return f"{rule.kind} {rule.pattern}"  # type: ignore[attr-defined]
+        return f"{rule.kind} {rule.pattern}"
     if hasattr(rule, "verdict") and hasattr(rule, "pattern"):
-        return f"{rule.verdict} {rule.text}"  # type: ignore[attr-defined]
+        return f"{rule.verdict} {rule.text}"
     if hasattr(rule, "verdict") and hasattr(rule, "name"):  # unknown-effects / unparsable
-        return rule.text  # type: ignore[attr-defined]
+        return rule.text
     return getattr(rule, "text", None)

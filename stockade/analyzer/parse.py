@@ -112,7 +112,7 @@ class Source:
     original character offsets (``base`` is added to every offset; with ``collapse`` set,
     every span is that one span, for nested code whose text is not verbatim in its parent)."""
 
-    __slots__ = ("text", "data", "tree", "base", "collapse", "_byte_to_orig", "sliceable", "direct", "limit")
+    __slots__ = ("_byte_to_orig", "base", "collapse", "data", "direct", "limit", "sliceable", "text", "tree")
 
     def __init__(self, text: str, data: bytes, tree: Any, base: int = 0, collapse: tuple[int, int] | None = None,
                  _byte_to_orig: list[int] | None = None):
@@ -246,9 +246,9 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     joins: list[int] = []
     position = text.find("\\\n")
     while position != -1:
-        if _odd_backslashes(text, position):
-            if tree is None or not _literal_at(tree, len(text[:position].encode("utf-8", "surrogateescape"))):
-                joins.append(position)
+        if _odd_backslashes(text, position) and (
+                tree is None or not _literal_at(tree, len(text[:position].encode("utf-8", "surrogateescape")))):
+            joins.append(position)
         position = text.find("\\\n", position + 2)
     if not joins:
         return _source(text, data, tree if tree is not None else parse_tree(text, data), base, collapse, byte_map)

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    def LazyPattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
+        """To type checkers, a lazy pattern is the compiled pattern it stands for."""
+        ...
+else:
+    class LazyPattern:
+        """A :class:`re.Pattern` compiled on first use (``match``, ``search``, ``finditer``, …)."""
 
-class LazyPattern:
-    """A :class:`re.Pattern` compiled on first use (``match``, ``search``, ``finditer``, …)."""
+        __slots__ = ("_compiled", "_flags", "_pattern")
 
-    __slots__ = ("_pattern", "_flags", "_compiled")
+        def __init__(self, pattern: str, flags: int = 0):
+            self._pattern = pattern
+            self._flags = flags
+            self._compiled: re.Pattern[str] | None = None
 
-    def __init__(self, pattern: str, flags: int = 0):
-        self._pattern = pattern
-        self._flags = flags
-        self._compiled: re.Pattern[str] | None = None
+        def __getattr__(self, name: str) -> object:
+            compiled = self._compiled
+            if compiled is None:
+                compiled = self._compiled = re.compile(self._pattern, self._flags)
+            return getattr(compiled, name)
 
-    def __getattr__(self, name: str) -> object:
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compiled = re.compile(self._pattern, self._flags)
-        return getattr(compiled, name)
-
-    def __repr__(self) -> str:
-        return f"LazyPattern({self._pattern!r}, {self._flags!r})"
+        def __repr__(self) -> str:
+            return f"LazyPattern({self._pattern!r}, {self._flags!r})"

@@ -7,7 +7,7 @@ from stockade.analyzer.judge import Reason, Verdict
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Iterable
+    from collections.abc import Iterable
 
 _LEVEL = {"deny": "error", "confirm": "warning", "allow": "note"}
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import (UNKNOWN, clip, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable,
-                                       Write)
 from stockade.analyzer.control import ControlFlow
+from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.models.envvars import judge_env_var
@@ -81,7 +80,7 @@ _NO_NAMES: frozenset[str] = frozenset()
 class State:
     """The shell state that decides what later words mean."""
 
-    __slots__ = ("variables", "cwd", "functions", "links", "positional", "dirstack", "exported")
+    __slots__ = ("cwd", "dirstack", "exported", "functions", "links", "positional", "variables")
 
     def __init__(self, variables: dict[str, str], cwd: str, functions: dict[str, tuple[Source, Any]] | None = None,
                  links: dict[str, str] | None = None, positional: list[str] | None = None,
@@ -94,7 +93,7 @@ class State:
         self.dirstack = [] if dirstack is None else dirstack
         self.exported = _NO_NAMES if exported is None else exported
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         """A copy for a subshell: changes inside do not leak out."""
         state = _new_object(State)  # not State(…): see _new_object
         state.variables = self.variables.copy()  # (.copy() is cheaper than dict(…))
@@ -119,8 +118,8 @@ class Walker(ControlFlow):
     """Walks one command or script and collects its effects."""
 
     #: the source being walked and its word expander (set by :meth:`walk_in`)
-    src: Source = None  # type: ignore[assignment]
-    words: WordExpander = None  # type: ignore[assignment]
+    src: Source = None  # type: ignore[assignment]  # None only until the first walk_in sets it
+    words: WordExpander = None  # type: ignore[assignment]  # likewise
     #: nested scripts walked so far; depth of the function calls being walked
     nested_scripts = 0
     function_depth = 0
@@ -268,7 +267,8 @@ class Walker(ControlFlow):
         if self.nested_scripts > MAX_NESTED_SCRIPTS or self.depth > MAX_DEPTH:
             self.effects.append(Unparsable("nested code too deep to follow", span))
             return
-        base, collapse = 0, span
+        base = 0
+        collapse: tuple[int, int] | None = span  # None: the text is the source as written
         if exact:
             start = self.command.find(text, span[0], span[1]) if text else -1
             if start != -1:
@@ -398,7 +398,7 @@ class Walker(ControlFlow):
         body = node.child_by_field_name("body")
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
-        for index, child in enumerate(node.children):
+        for child in node.children:
             if child == body or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
@@ -588,7 +588,7 @@ class Walker(ControlFlow):
         return name, value, value_node
 
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
-        name, value, value_node = self.assignment_value(node)
+        name, value, _ = self.assignment_value(node)
         if name == UNKNOWN:
             return
         self.state.variables[name] = value
@@ -619,9 +619,9 @@ class Walker(ControlFlow):
                 name = self.src.node_text(child)
                 if keyword == "export":
                     self.state.exported = self.state.exported | {name}
-                    value = self.state.variables.get(name)
-                    if value is not None:
-                        self.env_assignment(name, value, child, in_shell=True)
+                    known = self.state.variables.get(name)
+                    if known is not None:
+                        self.env_assignment(name, known, child, in_shell=True)
             elif child.type in WORD_TYPES:
                 for text in self.words.fields(child):
                     if "=" in text and _ASSIGN_WORD_RE.match(text):
@@ -708,7 +708,7 @@ class Walker(ControlFlow):
         if words:
             self.add_words(words, argv, spans)
         if not argv:
-            for name, value, value_node in prefix:
+            for name, value, _ in prefix:
                 if name != UNKNOWN:
                     self.state.variables[name] = value
             return
@@ -865,4 +865,4 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     return walker.effects
 
 
-__all__ = ["Walker", "State", "Stdin", "walk_command", "Read", "Write"]
+__all__ = ["Read", "State", "Stdin", "Walker", "Write", "walk_command"]

@@ -13,14 +13,15 @@ Glob characters are kept: a path with ``*`` is judged as a pattern by the judge.
 from __future__ import annotations
 
 import re
+
+from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.regex import LazyPattern
+
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Protocol
 else:
     Protocol = object  # Scope is a structural type for checkers only
-
-from stockade.analyzer.effects import UNKNOWN
-from stockade.analyzer.regex import LazyPattern
 
 # private characters: quoted brace syntax, split points, quoted tilde
 _Q_OPEN, _Q_COMMA, _Q_CLOSE, _SPLIT, _Q_TILDE = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"
@@ -86,7 +87,7 @@ def _unescape_unquoted(text: str) -> list[tuple[str, str]]:
         return [(text, "lit")]
     out: list[tuple[str, str]] = []
     i = 0
-    buf = []
+    buf: list[str] = []
     while i < len(text):
         char = text[i]
         if char == "\\" and i + 1 < len(text):
@@ -223,7 +224,7 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
             item = tilde(item, scope)
         pieces = item.split(_SPLIT) if _SPLIT in item else [item]
         for piece in pieces:
-            if piece or len(pieces) == 1 and not only_unquoted_empty:
+            if piece or (len(pieces) == 1 and not only_unquoted_empty):
                 # the private marks are not ASCII: an ASCII piece holds none
                 out.append(piece if piece.isascii() else piece.translate(_UNPROTECT))
     return out

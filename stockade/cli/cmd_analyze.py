@@ -19,8 +19,21 @@ from stockade.cli.main import FastArgs, read_plain_options
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    import argparse
-    from typing import Any
+    from typing import Any, Protocol
+
+    class AnalyzeArgs(Protocol):
+        """The parsed arguments (an ``argparse.Namespace`` or :func:`parse_fast`'s ``FastArgs``)."""
+
+        policy: str | None
+        workspace: str | None
+        home: str | None
+        tmpdir: str | None
+        cwd: str | None
+        format: str
+        script: str | None
+        batch: bool
+        no_cache: bool
+        command: list[str]
 
 _EXIT = {"allow": 0, "confirm": 4, "deny": 1}
 
@@ -69,7 +82,7 @@ def parse_fast(argv: list[str]) -> FastArgs | None:
     return FastArgs(**values, handler=run)
 
 
-def load_policy(args: argparse.Namespace | FastArgs) -> Any:
+def load_policy(args: AnalyzeArgs) -> Any:
     """The compiled IR for the arguments, from the compiled-policy cache when it is fresh
     (every source file, every variable the sources mention and stockade's own code must be
     unchanged: see :func:`stockade.compiler.cache.cached_ir`)."""
@@ -79,7 +92,7 @@ def load_policy(args: argparse.Namespace | FastArgs) -> Any:
                            use_cache=not args.no_cache)
 
 
-def run(args: argparse.Namespace | FastArgs) -> int:
+def run(args: AnalyzeArgs) -> int:
     """Run the subcommand; returns the exit code."""
     command_words = list(args.command)
     if command_words[:1] == ["--"]:

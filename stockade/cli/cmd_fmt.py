@@ -99,7 +99,8 @@ def write_atomically(path: str, text: str) -> None:
     """Replace ``path`` with ``text`` via a temporary file in the same directory and ``os.replace``."""
     directory = os.path.dirname(os.path.abspath(path))
     mode = os.stat(path).st_mode & 0o7777
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="", dir=directory,
+    # not a `with` around all: the temporary's name is unlinked below when writing or replacing fails
+    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="", dir=directory,  # noqa: SIM115
                                          prefix=f".{os.path.basename(path)}.", suffix=".tmp", delete=False)
     try:
         with handle:

@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     source = f"hook:{args.harness}"
     ir = None
+    answer: HookDecision | None
     try:
         event = read_event(sys.stdin.buffer)
         if isinstance(event, HookDecision):

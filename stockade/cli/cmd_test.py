@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from stockade.cli.common import add_context_args, add_format_arg, compile_from_args, dump_json, fail, print_warnings
 from stockade.cli.main import EXIT_OK, EXIT_VIOLATION
 from stockade.diagnostics import StockadeError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.policy_tests import TestOutcome
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def print_failures(failed: Sequence) -> None:  # type: ignore[type-arg]
+def print_failures(failed: Sequence[TestOutcome]) -> None:
     """One located line per failed case, with the rule that decided."""
     for outcome in failed:
         case = outcome.case

@@ -6,10 +6,13 @@ import argparse
 import json
 import os
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from stockade.cli.main import EXIT_USAGE
 from stockade.diagnostics import Diagnostic, StockadeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.pipeline import CompileResult
 
 
 def add_context_args(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +30,7 @@ def add_format_arg(parser: argparse.ArgumentParser, choices: tuple[str, ...] = (
     parser.add_argument("--format", choices=choices, default="text", help="output format (default: text)")
 
 
-def compile_from_args(path: str | None, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def compile_from_args(path: str | None, args: argparse.Namespace) -> CompileResult:
     """Compile ``path`` (None: the built-in default) with the context options of ``args``."""
     from stockade.compiler.pipeline import compile_policy
 

@@ -30,9 +30,10 @@ def best_judge() -> Judge:
     """The analyzer's judge (raises ``R560`` when the analyzer cannot be loaded: judging
     the tests with command rules alone would pass tests the real analyzer fails)."""
     try:
-        import stockade.analyzer  # noqa: F401
         import tree_sitter  # noqa: F401 (the analyzer loads these lazily: check them now)
         import tree_sitter_bash  # noqa: F401
+
+        import stockade.analyzer  # noqa: F401
     except ImportError as exc:
         from stockade.diagnostics import Diagnostic, StockadeError
 

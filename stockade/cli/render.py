@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Iterable
+from collections.abc import Iterable
+from typing import IO
 
 from stockade.diagnostics import Diagnostic, Span, StockadeError
 
@@ -42,10 +43,7 @@ def _source_line(span: Span, sources: dict[str, str]) -> str | None:
 
 def _caret(span: Span, line: str) -> str:
     start = max(span.column - 1, 0)
-    if span.end_line in (0, span.line) and span.end_column > span.column:
-        width = span.end_column - span.column
-    else:
-        width = 1
+    width = span.end_column - span.column if span.end_line in (0, span.line) and span.end_column > span.column else 1
     width = max(1, min(width, max(len(line) - start, 1)))
     prefix = "".join(ch if ch == "\t" else " " for ch in line[:start])
     return prefix + "^" * width

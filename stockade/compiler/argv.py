@@ -15,9 +15,9 @@ is not mistaken for a positional word).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Iterable, Sequence
 
 from stockade.compiler.ir import PatternToken
 

@@ -30,12 +30,13 @@ import sys
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Mapping
+    from collections.abc import Callable, Mapping
+    from typing import Any, TypeGuard
 
 try:
-    from _sha256 import sha256
+    from _sha256 import sha256 as sha256  # (re-exported: the runtime hashes with it too)
 except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import sha256
+    from hashlib import sha256 as sha256
 
 CACHE_VERSION = "4"
 _VARIABLE_PATTERN = r"\$\{?([A-Za-z_][A-Za-z0-9_]*)"
@@ -158,7 +159,7 @@ def cache_warning() -> str | None:
     return f"warning: {write_problem}; going on without the cache"
 
 
-def read_entry(path: str) -> dict | None:
+def read_entry(path: str) -> dict[str, Any] | None:
     """A dict from the cache, or None (missing, unreadable, not a regular file, or corrupt)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO in its place does not block
@@ -214,33 +215,34 @@ def write_entry(path: str, data: Mapping[str, Any]) -> bool:
     return True
 
 
-def _checks(value: Any) -> bool:
+def _checks(value: Any) -> TypeGuard[dict[str, str | None]]:
     """Whether an entry's ``sources`` or ``variables`` is a dict of str to str or None."""
     return type(value) is dict and all(type(k) is str and (v is None or type(v) is str) for k, v in value.items())
 
 
 def load_checked(kind: str, key: str, environ: Mapping[str, str] | None = None, *,
-                 variables: Mapping[str, str] | None = None) -> dict | None:
+                 variables: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """A cached entry whose source files and variables are all unchanged, or None
     (``variables``: where the policy's variables come from, default ``environ``)."""
     env = variables if variables is not None else os.environ if environ is None else environ
     data = read_entry(entry_path(kind, key, environ))
     if data is None or data.get("version") != CACHE_VERSION:
         return None
-    sources, variables = data.get("sources"), data.get("variables")
-    if not _checks(sources) or not _checks(variables):
+    sources, recorded = data.get("sources"), data.get("variables")
+    if not _checks(sources) or not _checks(recorded):
         return None  # damaged: a miss
     for path, digest in sources.items():
         if file_sha256(path) != digest:
             return None
-    for name, value in variables.items():
+    for name, value in recorded.items():
         if env.get(name) != value:
             return None
     return data
 
 
 def store_checked(kind: str, key: str, payload: Mapping[str, Any], sources: Mapping[str, str],
-                  environ: Mapping[str, str] | None = None, *, variables: Mapping[str, str] | None = None) -> dict:
+                  environ: Mapping[str, str] | None = None, *,
+                  variables: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Record an entry with the hashes of its source files and the variables they mention."""
     env = variables if variables is not None else os.environ if environ is None else environ
     data = dict(payload)
@@ -327,7 +329,7 @@ def cached_ir(policy: str | None, *, workspace: str | None = None, home: str | N
 
             try:
                 return PolicyIR.from_json(entry["ir"])
-            except Exception:  # noqa: BLE001 - a damaged entry (any shape) is a miss
+            except Exception:  # a damaged entry (any shape) is a miss
                 pass
     from stockade.compiler.pipeline import compile_policy
 

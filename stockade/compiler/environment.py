@@ -9,7 +9,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
 
 
 def filter_environment(rules: Iterable[Sequence[Any]], environ: Mapping[str, str]) -> dict[str, str]:

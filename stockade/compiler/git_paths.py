@@ -46,8 +46,8 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
 
 from stockade.compiler.ir import FsRule, PolicyIR
 
@@ -102,7 +102,7 @@ class GitProtection:
     warnings: list[tuple[str, FsRule]] = field(default_factory=list)
 
 
-def placeholder_content(path: str, rules: "Iterable[FsRule]" = ()) -> str | None:
+def placeholder_content(path: str, rules: Iterable[FsRule] = ()) -> str | None:
     """The content of the *file* placeholder for a missing protected git path, or None
     (an empty read-only directory is fine there).
 
@@ -319,7 +319,7 @@ def _first_word(command: str) -> str:
 class _Walker:
     """Collects the implied rules of one compile."""
 
-    def __init__(self, ir: PolicyIR, environ: "Mapping[str, str] | None"):
+    def __init__(self, ir: PolicyIR, environ: Mapping[str, str] | None):
         self.ir = ir
         self.home = ir.context.home
         self.environ = environ or {}
@@ -555,7 +555,7 @@ def _gitdir_of(rule: FsRule) -> str | None:
     return None
 
 
-def implied_git_rules(ir: PolicyIR, environ: "Mapping[str, str] | None" = None,
+def implied_git_rules(ir: PolicyIR, environ: Mapping[str, str] | None = None,
                       lexical: Callable[[FsRule], str | None] | None = None) -> GitProtection:
     """The ``readonly`` rules that protecting a repository's git config or hooks implies
     (see the module doc), each carrying the origin of the rule that implied it.

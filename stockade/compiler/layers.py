@@ -19,13 +19,25 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
-from typing import Sequence
 
 from stockade.compiler.argv import compile_pattern, parse_argv, pattern_matches
 from stockade.compiler.ir import (
-    ACCESS_RANK, VERDICT_RANK, CommandRule, Context, FsRule, HostPattern, Layer, LimitRule, Network, NetRule, Origin,
-    PolicyIR, VerdictSetting,
+    ACCESS_RANK,
+    VERDICT_RANK,
+    CommandRule,
+    Context,
+    EnvRule,
+    FsRule,
+    HostPattern,
+    Layer,
+    LimitRule,
+    NetRule,
+    Network,
+    Origin,
+    PolicyIR,
+    VerdictSetting,
 )
 from stockade.compiler.lower import LayerRules
 from stockade.compiler.query import glob_to_regex
@@ -35,7 +47,11 @@ _WILD = re.compile(r"[*?\[]")
 
 
 def _span(origin: Origin | None) -> Span | None:
-    return Span(origin.file, origin.line, origin.column) if origin else None
+    return _origin_span(origin) if origin else None
+
+
+def _origin_span(origin: Origin) -> Span:
+    return Span(origin.file, origin.line, origin.column)
 
 
 class _Merger:
@@ -43,7 +59,7 @@ class _Merger:
         self.sink = sink
 
     def loosens(self, what: str, higher: Origin | None, locked: Origin | None, help: str | None = None) -> None:
-        related = (Related("the locked rule is here", _span(locked)),) if locked else ()
+        related = (Related("the locked rule is here", _origin_span(locked)),) if locked else ()
         self.sink.error("C220", f"{what} loosens a locked rule of a lower layer", _span(higher),
                         help or "a higher layer may only tighten a locked rule", related)
 
@@ -90,7 +106,11 @@ class _Merger:
             return inner.value.endswith("." + outer.value)
         if outer.kind == "cidr" and inner.kind == "cidr":
             a, b = ipaddress.ip_network(inner.value), ipaddress.ip_network(outer.value)
-            return a.version == b.version and a.subnet_of(b)  # type: ignore[arg-type]
+            if isinstance(a, ipaddress.IPv4Network) and isinstance(b, ipaddress.IPv4Network):
+                return a.subnet_of(b)
+            if isinstance(a, ipaddress.IPv6Network) and isinstance(b, ipaddress.IPv6Network):
+                return a.subnet_of(b)
+            return False  # of different versions
         if outer.kind == "localhost" and inner.kind == "cidr":
             network = ipaddress.ip_network(inner.value)
             return network.is_loopback
@@ -156,7 +176,7 @@ def _size_text(value: float) -> str:
 def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, sink: DiagnosticSink) -> None:
     """Name every write rule outside the workspace: under a ``disk`` limit, what the sandbox
     writes there is kept in a private, size-limited layer and discarded after the run."""
-    related = (Related("the `disk` limit is here", _span(disk.origin)),) if disk.origin else ()
+    related = (Related("the `disk` limit is here", _origin_span(disk.origin)),) if disk.origin else ()
     for rule in filesystem:
         if rule.access != "write" or (not rule.is_glob and _under(rule.pattern, context.workspace)):
             continue
@@ -178,7 +198,7 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
     filesystem: list[FsRule] = []
     network = Network()
     network_rules: list[NetRule] = []
-    environment = []
+    environment: list[EnvRule] = []
     limits: dict[str, LimitRule] = {}
     commands: list[CommandRule] = []
     unknown_effects = VerdictSetting("confirm", name="unknown-effects")
@@ -191,11 +211,11 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
         # network
         merger.check_network(layer, Network(network.default, tuple(network_rules), network.default_locked,
                                              network.default_origin))
-        if layer.network_default is not None:
-            if not (network.default_locked and network.default == "deny" and layer.network_default.verdict == "allow"):
-                network = Network(layer.network_default.verdict,  # type: ignore[arg-type]
-                                  (), layer.network_default.locked or network.default_locked,
-                                  layer.network_default.origin)
+        if layer.network_default is not None and not (
+                network.default_locked and network.default == "deny" and layer.network_default.verdict == "allow"):
+            network = Network("allow" if layer.network_default.verdict == "allow" else "deny",
+                              (), layer.network_default.locked or network.default_locked,
+                              layer.network_default.origin)
         network_rules.extend(layer.network)
         # environment
         locked_drops = [r for r in environment if r.locked and r.action == "drop"]
@@ -213,14 +233,14 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
                                                          for n in layer.environment))]
         environment.extend(layer.environment)
         # limits
-        for rule in layer.limits:
-            current = limits.get(rule.name)
-            if current is not None and current.locked:
-                if rule.value > current.value:
-                    merger.loosens(f"`{rule.name}`", rule.origin, current.origin)
+        for limit in layer.limits:
+            current_limit = limits.get(limit.name)
+            if current_limit is not None and current_limit.locked:
+                if limit.value > current_limit.value:
+                    merger.loosens(f"`{limit.name}`", limit.origin, current_limit.origin)
                     continue
-                rule = LimitRule(rule.name, rule.value, True, rule.origin)
-            limits[rule.name] = rule
+                limit = LimitRule(limit.name, limit.value, True, limit.origin)
+            limits[limit.name] = limit
         # commands
         merger.check_commands(layer.commands, [r for r in commands if r.locked])
         commands.extend(layer.commands)

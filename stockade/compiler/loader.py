@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 
-from stockade.diagnostics import DiagnosticSink, Related, Span
+from stockade.diagnostics import DiagnosticSink, Related
 from stockade.policy_lang import parse
 from stockade.policy_lang.ast import Include, PolicyFile
 
@@ -116,11 +116,11 @@ class _Loader:
 def load_layers(path: str | None, text: str | None, sink: DiagnosticSink) -> list[LoadedFile]:
     """Parse a policy and everything it includes; the list is ordered lowest layer first."""
     loader = _Loader(sink)
-    if path is None and text is None:
-        loader.visit(BUILTIN_DEFAULT, None, [], builtin_default_text())
-    elif text is not None:
+    if text is not None:
         root = os.path.abspath(path) if path else os.path.abspath("<policy>")
         loader.visit(root, None, [], text)
+    elif path is not None:
+        loader.visit(os.path.abspath(path), None, [])
     else:
-        loader.visit(os.path.abspath(path), None, [])  # type: ignore[arg-type]
+        loader.visit(BUILTIN_DEFAULT, None, [], builtin_default_text())
     return loader.order

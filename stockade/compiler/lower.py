@@ -14,17 +14,36 @@ import ntpath
 import os
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from stockade.compiler.ir import (
-    CommandRule, Context, EnvRule, FsRule, HostPattern, LimitRule, NetRule, Origin, PatternToken, TestCase,
+    CommandRule,
+    Context,
+    EnvRule,
+    FsRule,
+    HostPattern,
+    LimitRule,
+    NetRule,
+    Origin,
+    PatternToken,
+    TestCase,
     VerdictSetting,
 )
 from stockade.diagnostics import DiagnosticSink, Related, Span
 from stockade.policy_lang.ast import (
-    CommandRuleNode, EnvNamesNode, EnvSetNode, FsRuleNode, LimitNode, NetDefaultNode, NetRuleNode, PolicyFile,
-    TestCaseNode, VerdictSettingNode, Visitor, Word,
+    CommandRuleNode,
+    EnvNamesNode,
+    EnvSetNode,
+    FsRuleNode,
+    LimitNode,
+    NetDefaultNode,
+    NetRuleNode,
+    PolicyFile,
+    TestCaseNode,
+    VerdictSettingNode,
+    Visitor,
+    Word,
 )
 
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")
@@ -207,12 +226,11 @@ class Lowerer(Visitor):
 
     def visit_NetDefaultNode(self, node: NetDefaultNode) -> None:
         if self._singleton("network default", node.action, node.span):
-            self.out.network_default = VerdictSetting(node.action, self.locked(node.locked),  # type: ignore[arg-type]
-                                                      self.origin(node.span))
+            self.out.network_default = VerdictSetting(node.action, self.locked(node.locked), self.origin(node.span))
 
     def visit_NetRuleNode(self, node: NetRuleNode) -> None:
         for host in node.hosts:
-            pattern = HostPattern(host.kind, host.value, host.port)  # type: ignore[arg-type]
+            pattern = HostPattern(host.kind, host.value, host.port)
             previous = self.seen_hosts.get(pattern)
             if previous is not None:
                 self._conflict(f"`{host.word.text}`", previous, node.action, host.word.span, hard=True)

@@ -12,8 +12,9 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from stockade.compiler.ir import Context, FsRule, PolicyIR
 from stockade.diagnostics import Diagnostic, DiagnosticSink, StockadeError
@@ -91,7 +92,7 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
     return CompileResult(ir, sink.warnings, sources)
 
 
-def _protect_git(ir: PolicyIR, resolver: "PathResolver", environ: Mapping[str, str],
+def _protect_git(ir: PolicyIR, resolver: PathResolver, environ: Mapping[str, str],
                  sink: DiagnosticSink) -> tuple[PolicyIR, list[str]]:
     """The IR with the rules that protecting a repository's git config or hooks implies
     (:mod:`stockade.compiler.git_paths`), and the git files read to find them."""

@@ -12,11 +12,16 @@ them are diagnostics with the YAML file's line and column.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from stockade.compiler.ir import VERDICT_RANK, Origin, PolicyIR, TestCase
 from stockade.diagnostics import DiagnosticSink, Span, StockadeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.ir import Verdict
+    from stockade.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class TestOutcome:
     def passed(self) -> bool:
         return self.got.decision == self.case.expect
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The outcome as a JSON object."""
         origin = self.case.origin
         return {
@@ -75,9 +80,10 @@ def command_rules_judge(ir: PolicyIR, command: str) -> Judgement:
         if token in _OPERATORS or set(token) <= set(";&|()"):
             if segment:
                 decision = ir.command_verdict(segment)
-                if decision.verdict is not None and VERDICT_RANK[decision.verdict] >= VERDICT_RANK[best.decision] \
+                rule = decision.rule  # the rule that gave the verdict (None: no rule matches)
+                if rule is not None and decision.verdict is not None \
+                        and VERDICT_RANK[decision.verdict] >= VERDICT_RANK[best.decision] \
                         and (best.rule is None or VERDICT_RANK[decision.verdict] > VERDICT_RANK[best.decision]):
-                    rule = decision.rule
                     reason = f"`{rule.verdict} {rule.text}` matches" + (f": {rule.reason}" if rule.reason else "")
                     best = Judgement(decision.verdict, reason, rule.origin)
             segment = []
@@ -101,7 +107,8 @@ def load_yaml_suite(path: str) -> list[TestCase]:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as exc:
-        raise StockadeError(sink.items + [_error("C230", f"cannot read test suite `{path}`: {exc.strerror or exc}")])
+        problem = _error("C230", f"cannot read test suite `{path}`: {exc.strerror or exc}")
+        raise StockadeError(sink.items + [problem]) from None
     sink.sources[path] = text
 
     def span(node: yaml.Node) -> Span:
@@ -149,13 +156,13 @@ def load_yaml_suite(path: str) -> list[TestCase]:
         name = fields.get("name")
         label = name.value if isinstance(name, yaml.ScalarNode) else suite_name
         where = span(item)
-        cases.append(TestCase(label, expect.value, command.value,  # type: ignore[arg-type]
-                              Origin(path, where.line, where.column)))
+        verdict = cast("Verdict", expect.value)  # one of VERDICT_RANK, checked above
+        cases.append(TestCase(label, verdict, command.value, Origin(path, where.line, where.column)))
     sink.raise_if_errors()
     return cases
 
 
-def _error(code: str, message: str):  # type: ignore[no-untyped-def]
+def _error(code: str, message: str) -> Diagnostic:
     from stockade.diagnostics import Diagnostic
 
     return Diagnostic(code, message)

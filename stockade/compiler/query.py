@@ -25,7 +25,12 @@ from stockade.compiler.ir import FS_KIND_RANK, VERDICT_RANK, _Node, _node
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
+    from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
+    from typing import TypeVar
+
+    _K = TypeVar("_K", bound=Hashable)
+    _V = TypeVar("_V")
 
     from stockade.compiler.argv import CompiledPattern
     from stockade.compiler.ir import CommandRule, FsRule, NetRule, PatternToken, PolicyIR
@@ -195,18 +200,17 @@ class _CommandIndex:
                 pattern = compiled[id(rule)] = compile_pattern(rule.pattern)
             if pattern_matches(pattern, parsed):
                 matches.append(rule)
-        matches = tuple(matches)
         if not matches:
             return CommandDecision(None, None)
         best = max(matches, key=lambda r: VERDICT_RANK[r.verdict])
-        return CommandDecision(best.verdict, best, matches)
+        return CommandDecision(best.verdict, best, tuple(matches))
 
 
 #: Host text that may be an IP address (``ipaddress`` is imported only for such hosts).
 _MAYBE_IP = re.compile(r"[0-9.]+\Z|.*:")
 
 
-def _ip_address(host: str):  # type: ignore[no-untyped-def]
+def _ip_address(host: str) -> IPv4Address | IPv6Address | None:
     """``host`` as an IP address, or None for a name."""
     if not _MAYBE_IP.match(host):
         return None
@@ -218,7 +222,7 @@ def _ip_address(host: str):  # type: ignore[no-untyped-def]
         return None
 
 
-def address_network(address, prefixlen: int):  # type: ignore[no-untyped-def]
+def address_network(address: IPv4Address | IPv6Address, prefixlen: int) -> IPv4Network | IPv6Network:
     """The network of ``prefixlen`` bits that holds ``address``."""
     import ipaddress
 
@@ -226,7 +230,7 @@ def address_network(address, prefixlen: int):  # type: ignore[no-untyped-def]
 
 
 class _NetworkIndex:
-    def __init__(self, ir: "PolicyIR"):
+    def __init__(self, ir: PolicyIR):
         self.default_allow = ir.network.default == "allow"
         self.exact: dict[str, list[NetRule]] = {}
         self.domains: dict[str, list[NetRule]] = {}
@@ -303,31 +307,30 @@ class _NetworkIndex:
 MEMO_SIZE = 4096
 
 
-class _Memo(dict):  # type: ignore[type-arg]
-    """A bounded memo: cleared when full (cheap, and decisions are quick to recompute)."""
-
-    def remember(self, key: object, value: object) -> object:
-        if len(self) >= MEMO_SIZE:
-            self.clear()
-        self[key] = value
-        return value
+def _remember(memo: dict[_K, _V], key: _K, value: _V) -> _V:
+    """Store an answer in a bounded memo: cleared when full (cheap, and decisions are quick to
+    recompute)."""
+    if len(memo) >= MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 class PolicyIndex:
     """Indexes over one :class:`~stockade.compiler.ir.PolicyIR`, answering its decisions."""
 
-    def __init__(self, ir: "PolicyIR"):
+    def __init__(self, ir: PolicyIR):
         self.ir = ir
         self.paths = _PathIndex(ir.filesystem)
         self.commands = _CommandIndex(ir.commands)
         self.network = _NetworkIndex(ir)
-        self._path_memo = _Memo()
-        self._command_memo = _Memo()
-        self._network_memo = _Memo()
+        self._path_memo: dict[tuple[str, str | None], PathDecision] = {}
+        self._command_memo: dict[tuple[str, ...], CommandDecision] = {}
+        self._network_memo: dict[tuple[str, int | None], NetworkDecision] = {}
         #: Answers already given, for hot callers to read before calling (never to write):
         #: ``(path, cwd)`` → :meth:`path_access`, ``tuple(argv)`` → :meth:`command_verdict`.
-        self.known_paths: dict = self._path_memo
-        self.known_commands: dict = self._command_memo
+        self.known_paths = self._path_memo
+        self.known_commands = self._command_memo
 
     def resolve(self, path: str, cwd: str | None = None) -> str:
         """Lexically resolve ``path`` against the context: ``~``, ``$HOME``, ``$WORKSPACE``,
@@ -349,21 +352,21 @@ class PolicyIndex:
             return found
         resolved = self.resolve(path, cwd)
         rule = self.paths.decide(resolved)
-        return self._path_memo.remember(key, PathDecision(resolved, rule.access if rule else "none", rule))  # type: ignore[return-value]
+        return _remember(self._path_memo, key, PathDecision(resolved, rule.access if rule else "none", rule))
 
     def command_verdict(self, argv: Sequence[str]) -> CommandDecision:
         key = tuple(argv)
         found = self._command_memo.get(key)
         if found is not None:
             return found
-        return self._command_memo.remember(key, self.commands.decide(argv))  # type: ignore[return-value]
+        return _remember(self._command_memo, key, self.commands.decide(argv))
 
     def network_access(self, host: str, port: int | None = None) -> NetworkDecision:
         key = (host, port)
         found = self._network_memo.get(key)
         if found is not None:
             return found
-        return self._network_memo.remember(key, self.network.decide(host, port))  # type: ignore[return-value]
+        return _remember(self._network_memo, key, self.network.decide(host, port))
 
     def filter_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         from stockade.compiler.environment import filter_environment

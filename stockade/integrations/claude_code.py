@@ -33,18 +33,36 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.integrations.base import (
-    Exporter, Importer, PolicyDraft, dedupe, expect_list_of_str, expect_object, fs_fidelity, has_glob, home_form,
-    json_text, load_json, locate_value, pattern_word, quote_word, source_comment,
+    Exporter,
+    PolicyDraft,
+    dedupe,
+    expect_list_of_str,
+    expect_object,
+    fs_fidelity,
+    has_glob,
+    home_form,
+    json_text,
+    load_json,
+    locate_value,
+    pattern_word,
+    quote_word,
+    source_comment,
 )
 from stockade.integrations.generic_hook import (
-    HookDecision, judge_command, judge_path, judge_search, judge_url, malformed,
+    HookDecision,
+    judge_command,
+    judge_path,
+    judge_search,
+    judge_url,
+    malformed,
 )
 from stockade.integrations.srt import SrtImporter, SrtModel, filesystem_lists, network_fidelity, network_lists
 
@@ -74,13 +92,14 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
     if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
         return malformed("`cwd` must be an absolute path", {"tool": tool})
 
-    def text_field(key: str, required: bool = True) -> str | HookDecision | None:
+    def text_field(key: str) -> str | HookDecision:
         value = tool_input.get(key)
-        if value is None and not required:
-            return None
         if not isinstance(value, str) or not value or "\0" in value:
             return malformed(f"`tool_input.{key}` of `{tool}` must be a non-empty string", {"tool": tool})
         return value
+
+    def optional_text_field(key: str) -> str | HookDecision | None:
+        return None if tool_input.get(key) is None else text_field(key)
 
     if tool == "Bash":
         command = text_field("command")
@@ -96,11 +115,12 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
         return judge_path(ir, path, access, cwd, {"tool": tool, "path": path, "access": access})
     if tool in ("Glob", "Grep"):
         pattern = text_field("pattern")
-        root = text_field("path", required=False)
-        for value in (pattern, root):
-            if isinstance(value, HookDecision):
-                return value
-        root = root or cwd or ir.context.workspace
+        if isinstance(pattern, HookDecision):
+            return pattern
+        given_root = optional_text_field("path")
+        if isinstance(given_root, HookDecision):
+            return given_root
+        root = given_root or cwd or ir.context.workspace
         subject = {"tool": tool, "path": root, "access": "read", "pattern": pattern}
         return judge_search(ir, root, pattern, cwd, subject, contents=tool == "Grep")
     if tool == "WebFetch":
@@ -174,7 +194,7 @@ class ClaudeModel:
     workspace: str
 
     @classmethod
-    def from_settings(cls, settings: dict, home: str, workspace: str, tmpdir: str = "/tmp") -> "ClaudeModel":
+    def from_settings(cls, settings: dict, home: str, workspace: str, tmpdir: str = "/tmp") -> ClaudeModel:
         """Build the model; the sandbox's working and temp directories are writable by default."""
         permissions = settings.get("permissions") or {}
         rules = {}
@@ -381,9 +401,7 @@ class ClaudeSettingsImporter(SrtImporter):
         verdict = {"deny": "deny", "ask": "confirm", "allow": "allow"}[kind]
         if tool == "Bash":
             words = (spec or "*").strip()
-            if words.endswith(":*"):
-                words = words[:-2].rstrip()
-            elif words.endswith(" *"):
+            if words.endswith((":*", " *")):
                 words = words[:-2].rstrip()
             elif kind == "allow" and "*" not in words and f"Bash({words} *)" not in self.permission_entries:
                 self.warn(f"`{entry}` matches exactly one command in claude code; imported as a prefix", line, col)
@@ -399,7 +417,7 @@ class ClaudeSettingsImporter(SrtImporter):
             if path.endswith("/**"):
                 path = path[:-3] or "/"
             word = quote_word("/" if path == "" else path, force=has_glob(path))
-            if not (path.startswith("/") or path.startswith("~") or path.startswith("**") or path.startswith("$")):
+            if not path.startswith(("/", "~", "**", "$")):
                 word = quote_word("$WORKSPACE/" + path, force=has_glob(path))
             rule = {("deny", "Read"): "deny", ("deny", "Edit"): "readonly", ("deny", "Write"): "readonly",
                     ("allow", "Read"): "read", ("allow", "Edit"): "write", ("allow", "Write"): "write"}[(kind, tool)]

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar
 
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule
@@ -81,9 +82,10 @@ class CodexModel:
         for rule in self.rules:
             if len(argv) < len(rule.pattern):
                 continue
-            if all(word in alts for word, alts in zip(argv, rule.pattern)):
-                if best is None or _RANK[rule.decision] > _RANK[best]:
-                    best = rule.decision
+            # a prefix match: the command may have more words than the pattern
+            if all(word in alts for word, alts in zip(argv, rule.pattern, strict=False)) and (
+                    best is None or _RANK[rule.decision] > _RANK[best]):
+                best = rule.decision
         return best
 
 
@@ -214,7 +216,7 @@ def parse_rules(text: str, file: str, importer: Importer | None = None) -> list[
     return rules
 
 
-def _literal(helper: Importer, node: ast.expr, what: str):  # type: ignore[no-untyped-def]
+def _literal(helper: Importer, node: ast.expr, what: str) -> Any:  # any literal: the caller checks its shape
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError):

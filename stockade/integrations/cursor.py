@@ -26,8 +26,21 @@ from typing import ClassVar
 
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.integrations.base import (
-    Exporter, Importer, PolicyDraft, dedupe, expect_list_of_str, expect_object, fs_fidelity, home_form, is_under,
-    json_text, load_json, locate_key, locate_value, quote_word, source_comment,
+    Exporter,
+    Importer,
+    PolicyDraft,
+    dedupe,
+    expect_list_of_str,
+    expect_object,
+    fs_fidelity,
+    home_form,
+    is_under,
+    json_text,
+    load_json,
+    locate_key,
+    locate_value,
+    quote_word,
+    source_comment,
 )
 
 TYPES = ("workspace_readwrite", "workspace_readonly", "insecure_none")
@@ -46,7 +59,7 @@ class CursorModel:
     network_default: str = "deny"
 
     @classmethod
-    def from_settings(cls, data: dict, workspace: str, home: str, tmpdir: str = "/tmp") -> "CursorModel":
+    def from_settings(cls, data: dict, workspace: str, home: str, tmpdir: str = "/tmp") -> CursorModel:
         """Build the model from a parsed file."""
         expand = lambda p: home.rstrip("/") + p[1:] if p == "~" or p.startswith("~/") else (  # noqa: E731
             p if p.startswith("/") else os.path.normpath(os.path.join(workspace, p)))

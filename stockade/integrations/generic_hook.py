@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any, Mapping
+from typing import IO, Any
 
 from stockade.compiler.ir import PolicyIR
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -30,8 +31,22 @@ from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import HostPattern, NetRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
 from stockade.integrations.base import (
-    Exporter, Importer, PolicyDraft, dedupe, depth, expect_list_of_str, expect_object, fs_fidelity, has_glob,
-    home_form, is_under, json_text, load_json, locate_value, quote_word, source_comment,
+    Exporter,
+    Importer,
+    PolicyDraft,
+    dedupe,
+    depth,
+    expect_list_of_str,
+    expect_object,
+    fs_fidelity,
+    has_glob,
+    home_form,
+    is_under,
+    json_text,
+    load_json,
+    locate_value,
+    quote_word,
+    source_comment,
 )
 
 # -- the model -------------------------------------------------------------------------
@@ -81,7 +96,7 @@ class SrtModel:
     denied_domains: tuple[str, ...] = ()
 
     @classmethod
-    def from_settings(cls, settings: dict, home: str, cwd: str, extra_write: tuple[str, ...] = ()) -> "SrtModel":
+    def from_settings(cls, settings: dict, home: str, cwd: str, extra_write: tuple[str, ...] = ()) -> SrtModel:
         """Build the model from parsed settings; ``extra_write`` are implicit writable roots."""
         fs = settings.get("filesystem") or {}
         net = settings.get("network") or {}
@@ -237,7 +252,8 @@ def probe_host(host: HostPattern) -> tuple[str, int | None]:
     return host.value, host.port
 
 
-def network_fidelity(exporter: Exporter, allowed: bool | None, model_allowed) -> None:  # type: ignore[no-untyped-def]
+def network_fidelity(exporter: Exporter, allowed: bool | None,
+                     model_allowed: Callable[[str, int | None], bool]) -> None:
     """Warn for every network rule whose probe the target decides differently."""
     ir = exporter.ir
     for rule in ir.network.rules:
@@ -295,7 +311,7 @@ def policy_path(entry: str) -> str:
         return "$WORKSPACE"
     if entry.startswith("./"):
         entry = entry[2:]
-    if not (entry.startswith("/") or entry.startswith("~") or entry.startswith("**/") or entry.startswith("$")):
+    if not entry.startswith(("/", "~", "**/", "$")):
         entry = "$WORKSPACE/" + entry
     return quote_word(entry) if not has_glob(entry) else quote_word(entry, force=True)
 

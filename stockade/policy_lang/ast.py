@@ -63,11 +63,14 @@ class NetDefaultNode:
     span: Span | None = _span()
 
 
+HostKind = Literal["any", "localhost", "host", "domain", "cidr"]
+
+
 @dataclass(frozen=True, slots=True)
 class HostNode:
     """A parsed destination: kind ``any``/``localhost``/``host``/``domain``/``cidr``, value, port."""
 
-    kind: str
+    kind: HostKind
     value: str
     port: int | None
     word: Word

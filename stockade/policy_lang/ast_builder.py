@@ -9,17 +9,39 @@ mistakes get precise messages ("unknown keyword `wrte` in `filesystem`, did you 
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, cast
 
 from stockade.diagnostics import Diagnostic, Span
 from stockade.policy_lang import values
 from stockade.policy_lang.ast import (
-    Block, CommandRuleNode, Comment, EnvAssignment, EnvNamesNode, EnvSetNode, FsRuleNode, HostNode, Include,
-    LimitNode, NetDefaultNode, NetRuleNode, PatternNode, PolicyFile, Rule, TestCaseNode, VerdictSettingNode, Word,
+    Block,
+    CommandRuleNode,
+    Comment,
+    EnvAssignment,
+    EnvNamesNode,
+    EnvSetNode,
+    FsRuleNode,
+    HostNode,
+    Include,
+    LimitNode,
+    NetDefaultNode,
+    NetRuleNode,
+    PatternNode,
+    PolicyFile,
+    Rule,
+    TestCaseNode,
+    VerdictSettingNode,
+    Word,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from lark import Token, Tree
+
+    from stockade.policy_lang.ast import FsKind, LimitName, SectionKind, Verdict
+
+    #: ``_Builder.rule_<section>(keyword, tokens, locked, span, keyword_token, reason)``
+    _RuleMethod = Callable[[str, list[Token], bool, Span, Token, str | None], Rule | None]
 
 VERDICTS = ("allow", "confirm", "deny")
 #: The keywords each section accepts.
@@ -49,34 +71,53 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return f"did you mean `{match[0]}`?" if match else None
 
 
-def _tokens(tree: "Tree") -> list:
+def _tokens(tree: Tree[Token]) -> list[Token]:
     """Every token of a subtree, in order (iterative: no generator per level)."""
-    out: list = []
-    stack = [tree]
+    out: list[Token] = []
+    stack: list[Token | Tree[Token]] = [tree]
     while stack:
         node = stack.pop()
         children = getattr(node, "children", None)
         if children is None:
-            out.append(node)
+            out.append(cast("Token", node))
         else:
             stack.extend(reversed(children))
     return out
 
 
-def _edge_token(tree: "Tree", last: bool):  # type: ignore[no-untyped-def]
-    node = tree
+def _edge_token(tree: Tree[Token], last: bool) -> Token:
+    node: Token | Tree[Token] = tree
     while getattr(node, "children", None):
-        node = node.children[-1 if last else 0]
-    return node
+        node = cast("Tree[Token]", node).children[-1 if last else 0]
+    return cast("Token", node)
 
 
-def code_lines(tree: "Tree") -> set[int]:
+def _subtrees(tree: Tree[Token]) -> list[Tree[Token]]:
+    """The children of a node whose grammar rule holds only subrules (``start``)."""
+    return cast("list[Tree[Token]]", tree.children)
+
+
+def _start(token: Token) -> tuple[int, int]:
+    """The line and column of a token (the lexer positions every token it makes)."""
+    line, column = token.line, token.column
+    assert line is not None and column is not None, "an unpositioned token"
+    return line, column
+
+
+def _end(token: Token) -> tuple[int, int]:
+    """The end line and column of a token (computed from its start when the lexer left them out)."""
+    line, column = _start(token)
+    return token.end_line or line, token.end_column or column + len(token)
+
+
+def code_lines(tree: Tree[Token]) -> set[int]:
     """The line numbers that hold code (to tell trailing comments from leading ones)."""
     lines: set[int] = set()
     for token in _tokens(tree):
-        lines.add(token.line)
-        if token.end_line and token.end_line != token.line:
-            lines.update(range(token.line, token.end_line + 1))
+        line, _ = _start(token)
+        lines.add(line)
+        if token.end_line and token.end_line != line:
+            lines.update(range(line, token.end_line + 1))
     return lines
 
 
@@ -87,21 +128,23 @@ class _Builder:
 
     # -- helpers ---------------------------------------------------------------------
 
-    def span_of_token(self, token: "Token") -> Span:
-        text = str(token)
-        return Span(self.filename, token.line, token.column, token.end_line or token.line,
-                    token.end_column or token.column + len(text))
+    def span_of_token(self, token: Token) -> Span:
+        return Span(self.filename, *_start(token), *_end(token))
 
-    def span_of_tree(self, tree: "Tree") -> Span:
+    def span_of_tree(self, tree: Tree[Token]) -> Span:
         """From the first to the last token of a subtree (positions are kept on tokens only)."""
-        first, last = _edge_token(tree, False), _edge_token(tree, True)
-        return Span(self.filename, first.line, first.column, last.end_line or last.line,
-                    last.end_column or last.column + len(str(last)))
+        return Span(self.filename, *_start(_edge_token(tree, False)), *_end(_edge_token(tree, True)))
+
+    @staticmethod
+    def span_of_word(word: Word) -> Span:
+        """The span of a word this builder made (each has one)."""
+        assert word.span is not None, "a word without a span"
+        return word.span
 
     def error(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(code, message, span, help))
 
-    def word(self, token: "Token") -> Word:
+    def word(self, token: Token) -> Word:
         span = self.span_of_token(token)
         if token.type == "STRING":
             return Word(self.decode_string(str(token), span), True, span)
@@ -133,17 +176,17 @@ class _Builder:
 
     # -- the file --------------------------------------------------------------------
 
-    def build(self, tree: "Tree", comments: tuple[Comment, ...]) -> PolicyFile:
+    def build(self, tree: Tree[Token], comments: tuple[Comment, ...]) -> PolicyFile:
         name: str | None = None
         name_span: Span | None = None
         enforced = False
         enforced_span: Span | None = None
         includes: list[Include] = []
         blocks: list[Block] = []
-        for item in tree.children:
+        for item in _subtrees(tree):
             kind = item.data
             if kind == "policy_decl":
-                token = item.children[0]
+                token = cast("Token", item.children[0])
                 span = self.span_of_tree(item)
                 if name is not None:
                     self.error("P103", "the policy is named twice", span, f"it was named `{name}` at {name_span}")
@@ -158,7 +201,7 @@ class _Builder:
                 enforced = True
                 enforced_span = self.span_of_tree(item)
             elif kind == "include_decl":
-                token = item.children[0]
+                token = cast("Token", item.children[0])
                 path = self.word(token).text
                 span = self.span_of_token(token)
                 if not path:
@@ -173,10 +216,11 @@ class _Builder:
         return PolicyFile(name, enforced, tuple(includes), tuple(blocks), self.filename, comments,
                           name_span, enforced_span, span)
 
-    def block(self, tree: "Tree") -> Block | None:
+    def block(self, tree: Tree[Token]) -> Block | None:
         children = list(tree.children)
-        head = children.pop(0)
-        label_token = children.pop(0) if children and getattr(children[0], "type", None) == "STRING" else None
+        head = cast("Token", children.pop(0))
+        has_label = bool(children) and getattr(children[0], "type", None) == "STRING"
+        label_token = cast("Token", children.pop(0)) if has_label else None
         section = str(head)
         span = self.span_of_tree(tree)
         if section not in SECTION_KEYWORDS:
@@ -191,29 +235,30 @@ class _Builder:
             self.error("P105", f"a `{section}` block takes no name", self.span_of_token(label_token),
                        f"write `{section} {{`")
         rules: list[Rule] = []
-        for rule_tree in children:
+        for rule_tree in cast("list[Tree[Token]]", children):  # after the head and label: `rule` subtrees
             rule = self.rule(section, rule_tree)
             if rule is not None:
                 rules.append(rule)
-        return Block(section, tuple(rules), label, span)  # type: ignore[arg-type]
+        # `section` is one of SECTION_KEYWORDS, checked above
+        return Block(cast("SectionKind", section), tuple(rules), label, span)
 
     # -- rules -------------------------------------------------------------------------
 
-    def rule(self, section: str, tree: "Tree") -> Rule | None:
+    def rule(self, section: str, tree: Tree[Token]) -> Rule | None:
         children = list(tree.children)
         locked = False
         if getattr(children[0], "type", None) == "LOCKED":
             locked = True
-            locked_token = children.pop(0)
+            locked_token = cast("Token", children.pop(0))
             if section == "test":
                 self.error("P106", "`locked` has no meaning in a test block", self.span_of_token(locked_token))
-        keyword_token = children.pop(0)
+        keyword_token = cast("Token", children.pop(0))
         keyword = str(keyword_token)
         reason: str | None = None
         reason_span: Span | None = None
         if children and getattr(children[-1], "data", None) == "because":
-            because = children.pop()
-            reason = self.word(because.children[-1]).text
+            because = cast("Tree[Token]", children.pop())
+            reason = self.word(cast("Token", because.children[-1])).text
             reason_span = self.span_of_tree(because)
         span = self.span_of_tree(tree)
         if keyword not in SECTION_KEYWORDS[section]:
@@ -229,10 +274,11 @@ class _Builder:
             self.error("P106", "`because` is only for command rules", reason_span)
         if reason is not None and not reason.strip():
             self.error("P104", "the reason after `because` is empty", reason_span)
-        method = getattr(self, f"rule_{section}")
-        return method(keyword, children, locked, span, keyword_token, reason)
+        method: _RuleMethod = getattr(self, f"rule_{section}")
+        # what is left of the rule are its argument tokens (`because` was its only subtree)
+        return method(keyword, cast("list[Token]", children), locked, span, keyword_token, reason)
 
-    def _words(self, tokens: list, keyword_token: "Token", allow_commas: bool = False) -> list[Word] | None:
+    def _words(self, tokens: list[Token], keyword_token: Token, allow_commas: bool = False) -> list[Word] | None:
         words: list[Word] = []
         ok = True
         for token in tokens:
@@ -246,7 +292,7 @@ class _Builder:
             return None
         return words if ok else None
 
-    def _single(self, tokens: list, keyword_token: "Token", what: str) -> Word | None:
+    def _single(self, tokens: list[Token], keyword_token: Token, what: str) -> Word | None:
         words = self._words(tokens, keyword_token)
         if words is None:
             return None
@@ -255,7 +301,8 @@ class _Builder:
             return None
         return words[0]
 
-    def rule_filesystem(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+    def rule_filesystem(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
+                        reason: str | None) -> Rule | None:
         words = self._words(tokens, keyword_token)
         if words is None:
             return None
@@ -266,9 +313,10 @@ class _Builder:
             if "\n" in word.text or "\x00" in word.text:
                 self.error("P104", "a path cannot hold a newline or NUL", word.span)
                 return None
-        return FsRuleNode(keyword, tuple(words), locked, span)
+        return FsRuleNode(cast("FsKind", keyword), tuple(words), locked, span)  # a keyword of the section
 
-    def rule_network(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+    def rule_network(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
+                     reason: str | None) -> Rule | None:
         if keyword == "default":
             word = self._single(tokens, keyword_token, "of `allow` or `deny`")
             if word is None:
@@ -277,7 +325,7 @@ class _Builder:
                 self.error("P109", f"`default` takes `allow` or `deny`, not `{word.text}`", word.span,
                            did_you_mean(word.text, ("allow", "deny")))
                 return None
-            return NetDefaultNode(word.text, locked, span)  # type: ignore[arg-type]
+            return NetDefaultNode("allow" if word.text == "allow" else "deny", locked, span)
         words = self._words(tokens, keyword_token)
         if words is None:
             return None
@@ -291,9 +339,10 @@ class _Builder:
             hosts.append(HostNode(kind, value, port, word))
         if len(hosts) != len(words):
             return None
-        return NetRuleNode(keyword, tuple(hosts), locked, span)
+        return NetRuleNode("allow" if keyword == "allow" else "deny", tuple(hosts), locked, span)
 
-    def rule_environment(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+    def rule_environment(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
+                         reason: str | None) -> Rule | None:
         if keyword == "set":
             return self._env_set(tokens, locked, span, keyword_token)
         words = self._words(tokens, keyword_token)
@@ -305,12 +354,12 @@ class _Builder:
             except values.ValueProblem as problem:
                 self.error(problem.code, problem.message, word.span, problem.help)
                 return None
-        return EnvNamesNode(keyword, tuple(words), locked, span)
+        return EnvNamesNode("keep" if keyword == "keep" else "drop", tuple(words), locked, span)
 
-    def _env_set(self, tokens, locked, span, keyword_token) -> Rule | None:  # type: ignore[no-untyped-def]
+    def _env_set(self, tokens: list[Token], locked: bool, span: Span, keyword_token: Token) -> Rule | None:
         # NAME=value, NAME="quoted value" (two adjacent tokens) or NAME "value"
         assignments: list[EnvAssignment] = []
-        pending: list["Token"] = list(tokens)
+        pending: list[Token] = list(tokens)
         if not pending:
             self.error("P109", "`set` needs at least one `NAME=value`", self.span_of_token(keyword_token))
             return None
@@ -326,14 +375,12 @@ class _Builder:
                     pending[0].line == token.line and pending[0].column == token.end_column:
                 value_token = pending.pop(0)
                 value = self.word(value_token).text
-                word = Word(f"{name}={value}", True, Span(self.filename, token.line, token.column,
-                                                        value_token.end_line, value_token.end_column))
+                word = Word(f"{name}={value}", True, Span(self.filename, *_start(token), *_end(value_token)))
             elif not eq:
                 if pending and pending[0].type == "STRING":
                     value_token = pending.pop(0)
                     value = self.word(value_token).text
-                    word = Word(f"{name}={value}", True, Span(self.filename, token.line, token.column,
-                                                            value_token.end_line, value_token.end_column))
+                    word = Word(f"{name}={value}", True, Span(self.filename, *_start(token), *_end(value_token)))
                 else:
                     self.error("P109", f"`{text}` has no value", word.span, f"write `{text}=value`")
                     return None
@@ -345,7 +392,8 @@ class _Builder:
             assignments.append(EnvAssignment(name, value, word))
         return EnvSetNode(tuple(assignments), locked, span)
 
-    def rule_limits(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+    def rule_limits(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
+                    reason: str | None) -> Rule | None:
         word = self._single(tokens, keyword_token, "value")
         if word is None:
             return None
@@ -354,9 +402,10 @@ class _Builder:
         except values.ValueProblem as problem:
             self.error(problem.code, problem.message, word.span, problem.help)
             return None
-        return LimitNode(keyword, value, word, locked, span)
+        return LimitNode(cast("LimitName", keyword), value, word, locked, span)  # a keyword of the section
 
-    def rule_commands(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+    def rule_commands(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
+                      reason: str | None) -> Rule | None:
         if keyword in ("unknown-effects", "unparsable"):
             word = self._single(tokens, keyword_token, "verdict")
             if word is None:
@@ -367,18 +416,20 @@ class _Builder:
                 return None
             if reason is not None:
                 self.error("P106", f"`because` is not allowed on `{keyword}`", span)
-            return VerdictSettingNode(keyword, word.text, locked, span)  # type: ignore[arg-type]
+            # the keyword is a keyword of the section, the verdict was checked above
+            return VerdictSettingNode("unknown-effects" if keyword == "unknown-effects" else "unparsable",
+                                      cast("Verdict", word.text), locked, span)
         patterns: list[PatternNode] = []
         current: list[Word] = []
         ok = True
-        for token in [*tokens, None]:
+        for token in [*tokens, None]:  # None: the end of the last pattern
             if token is None or token.type == "COMMA":
                 if not current:
                     where = self.span_of_token(token) if token is not None else self.span_of_token(keyword_token)
                     self.error("P109", "empty command pattern", where, "patterns are separated by `,`")
                     ok = False
                 else:
-                    first, last = current[0].span, current[-1].span
+                    first, last = self.span_of_word(current[0]), self.span_of_word(current[-1])
                     patterns.append(PatternNode(tuple(current), Span(self.filename, first.line, first.column,
                                                                      last.end_line, last.end_column)))
                 current = []
@@ -390,9 +441,10 @@ class _Builder:
             current.append(word)
         if not ok:
             return None
-        return CommandRuleNode(keyword, tuple(patterns), reason, locked, span)  # type: ignore[arg-type]
+        return CommandRuleNode(cast("Verdict", keyword), tuple(patterns), reason, locked, span)  # a section keyword
 
-    def rule_test(self, keyword, tokens, locked, span, keyword_token, reason) -> Rule | None:  # type: ignore[no-untyped-def]
+    def rule_test(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
+                  reason: str | None) -> Rule | None:
         words = self._words(tokens, keyword_token)
         if words is None:
             return None
@@ -404,10 +456,11 @@ class _Builder:
         if not words[0].text.strip():
             self.error("P104", "the test command is empty", words[0].span)
             return None
-        return TestCaseNode(keyword, words[0], span)  # type: ignore[arg-type]
+        return TestCaseNode(cast("Verdict", keyword), words[0], span)  # a keyword of the section
 
 
-def build_ast(tree: "Tree", filename: str, comments: tuple[Comment, ...] = ()) -> tuple[PolicyFile | None, list[Diagnostic]]:
+def build_ast(tree: Tree[Token], filename: str,
+              comments: tuple[Comment, ...] = ()) -> tuple[PolicyFile | None, list[Diagnostic]]:
     """Build the AST of one file; the AST is None when any rule was malformed."""
     builder = _Builder(filename)
     policy = builder.build(tree, comments)

@@ -26,11 +26,24 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Hashable
+from typing import NoReturn
 
 from stockade.policy_lang.ast import (
-    Block, CommandRuleNode, Comment, EnvNamesNode, EnvSetNode, FsRuleNode, LimitNode, NetDefaultNode, NetRuleNode,
-    PolicyFile, Rule, TestCaseNode, VerdictSettingNode, Visitor, Word,
+    Block,
+    CommandRuleNode,
+    Comment,
+    EnvNamesNode,
+    EnvSetNode,
+    FsRuleNode,
+    LimitNode,
+    NetDefaultNode,
+    NetRuleNode,
+    PolicyFile,
+    Rule,
+    TestCaseNode,
+    VerdictSettingNode,
+    Visitor,
+    Word,
 )
 
 INDENT = "    "
@@ -130,13 +143,14 @@ class _RuleRenderer(Visitor):
     def visit_TestCaseNode(self, node: TestCaseNode) -> RuleText:
         return RuleText(node.expect, quote(node.command.text))
 
-    def generic_visit(self, node: object) -> RuleText:
+    def generic_visit(self, node: object) -> NoReturn:
         raise TypeError(f"cannot format `{type(node).__name__}` as a rule")
 
 
 def rule_text(rule: Rule) -> RuleText:
     """The parts of one rule's line (see :class:`RuleText`)."""
-    return _RuleRenderer().visit(rule)
+    text: RuleText = _RuleRenderer().visit(rule)
+    return text
 
 
 def align_rules(rules: tuple[Rule, ...] | list[Rule]) -> list[str]:
@@ -146,14 +160,16 @@ def align_rules(rules: tuple[Rule, ...] | list[Rule]) -> list[str]:
     for text in texts:
         widths[text.group] = max(widths.get(text.group, 0), len(text.head))
     bodies = [f"{t.head.ljust(widths[t.group])} {t.args}".rstrip() for t in texts]
-    reason_column = max((len(b) for b, t in zip(bodies, texts) if t.reason is not None), default=0) + 2
+    reason_column = max((len(b) for b, t in zip(bodies, texts, strict=True) if t.reason is not None), default=0) + 2
     return [f"{body.ljust(reason_column)}{t.reason}" if t.reason is not None else body
-            for body, t in zip(bodies, texts)]
+            for body, t in zip(bodies, texts, strict=True)]
 
 
 # -- where each comment goes -----------------------------------------------------------
 
-Key = Hashable
+#: What a comment attaches to: ``("policy",)``, ``("include", i)``, ``("open", b)``, ``("rule", b, r)``,
+#: ``("close", b)``...
+Key = tuple[str, *tuple[int, ...]]
 
 
 @dataclass
@@ -241,7 +257,7 @@ def place_comments(policy: PolicyFile, source: str | None = None) -> _Placement:
         following = next((key for line, key in anchors if line > comment.line), None) if anchor_lines else None
         if following is None or not comment.line:
             placement.end_of_file.append(comment)
-        elif following[0] == "close":
+        elif following[0] == "close" and len(following) == 2:  # ("close", block index)
             placement.block_end.setdefault(following[1], []).append(comment)
         else:
             placement.leading.setdefault(following, []).append(comment)
@@ -320,7 +336,8 @@ class _Formatter:
         if policy.enforced:
             header.append((("enforced",), "enforced"))
         groups: list[list[tuple[Key, str]]] = [header] if header else []
-        includes = [(("include", i), f"include {quote(inc.path)}") for i, inc in enumerate(policy.includes)]
+        includes: list[tuple[Key, str]] = [(("include", i), f"include {quote(inc.path)}")
+                                           for i, inc in enumerate(policy.includes)]
         if includes:
             groups.append(includes)
         for items in groups:

@@ -18,7 +18,7 @@ from stockade.diagnostics import Diagnostic, Span
 from stockade.policy_lang.ast import Comment, PolicyFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lark import Lark
+    from lark import Lark, Token
 
 #: How terminals are named in messages.
 TERMINAL_WORDS: dict[str, str] = {
@@ -40,14 +40,14 @@ TERMINAL_WORDS: dict[str, str] = {
 _collected = threading.local()
 
 
-def _collect_comment(token: "Token") -> None:
+def _collect_comment(token: Token) -> None:
     buffer = getattr(_collected, "comments", None)
     if buffer is not None:
-        buffer.append(Comment(str(token)[1:].rstrip("\r"), token.line))
+        buffer.append(Comment(str(token)[1:].rstrip("\r"), token.line or 0))  # 0: no line
 
 
 @lru_cache(maxsize=1)
-def grammar() -> "Lark":
+def grammar() -> Lark:
     """The Lark parser for the policy language (built once per process)."""
     from lark import Lark
 
@@ -159,7 +159,8 @@ def parse(text: str, filename: str = "<policy>") -> tuple[PolicyFile | None, lis
         return None, [Diagnostic("P199", f"internal error: the policy grammar cannot be built: {exc}",
                                  Span(filename, 1, 1), "reinstall stockade with its dependencies "
                                  "(`pip install stockade` brings lark and interegular)")]
-    _collected.comments = comments = []
+    comments: list[Comment] = []
+    _collected.comments = comments
     tree = None
     try:
         # an unclosed block at the end of the file: report it, close it, and parse on so

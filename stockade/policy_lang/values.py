@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.policy_lang.ast import HostKind
 
 
 class ValueProblem(ValueError):
@@ -90,7 +94,7 @@ def _parse_port(text: str, original: str) -> int:
     return int(text)
 
 
-def parse_host(text: str) -> tuple[str, str, int | None]:
+def parse_host(text: str) -> tuple[HostKind, str, int | None]:
     """Parse a destination into ``(kind, value, port)``.
 
     Forms: ``*``, ``localhost``, ``host``, ``*.domain``, ``host:port``, IPv4, IPv4 CIDR,
@@ -130,7 +134,7 @@ def parse_host(text: str) -> tuple[str, str, int | None]:
     return "host", lowered.rstrip("."), port
 
 
-def _parse_ip_or_cidr(text: str, original: str, port: int | None, must: bool) -> tuple[str, str, int | None]:
+def _parse_ip_or_cidr(text: str, original: str, port: int | None, must: bool) -> tuple[HostKind, str, int | None]:
     try:
         if "/" in text:
             network = ipaddress.ip_network(text, strict=True)

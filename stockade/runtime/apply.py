@@ -45,7 +45,8 @@ from stockade.runtime.beneath import DIR_FLAGS, Tree, open_dir_at, open_file_at,
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Iterable
+    from collections.abc import Iterable
+    from typing import Any
 
 JOURNAL_VERSION = 2
 _NEW, _OLD = ".stockade-new-", ".stockade-old-"
@@ -530,7 +531,7 @@ def _place(dirs: _Dirs, up: Tree, ops: list[dict[str, Any]], token: str) -> None
     for entry in ops:
         if entry["op"] != "replace":
             continue
-        parent, name = _split_parent(entry["path"])
+        parent, _name = _split_parent(entry["path"])
         new_name, _old = _names(token, entry["n"])
         pfd = dirs.open(parent)
         try:

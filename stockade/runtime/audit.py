@@ -28,12 +28,13 @@ import time
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Mapping
+    from collections.abc import Mapping
+    from typing import Any
 
     from stockade.diagnostics import StockadeError
 
 
-def _error(code: str, message: str, help: str | None = None) -> "StockadeError":
+def _error(code: str, message: str, help: str | None = None) -> StockadeError:
     from stockade.diagnostics import Diagnostic, StockadeError
 
     return StockadeError(Diagnostic(code, message, help=help))

@@ -9,7 +9,8 @@ takes a shared POSIX lock, so it never sees half of a record being appended.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from stockade.runtime.audit import _error
 from stockade.runtime.record import Record
@@ -48,7 +49,7 @@ def parse_time(text: str) -> _dt.datetime | None:
         value = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=_dt.UTC)
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -59,7 +60,7 @@ def parse_since(text: str, now: _dt.datetime | None = None) -> _dt.datetime:
     ``3d``, ``1w``).  Raises ValueError with a message for anything else."""
     text = text.strip()
     if len(text) >= 2 and text[-1] in _UNITS and text[:-1].replace(".", "", 1).isdigit():
-        now = now or _dt.datetime.now(_dt.timezone.utc)
+        now = now or _dt.datetime.now(_dt.UTC)
         return now - _dt.timedelta(seconds=float(text[:-1]) * _UNITS[text[-1]])
     value = parse_time(text)
     if value is None:
@@ -72,7 +73,7 @@ def read_records(path: str, where: AuditFilter | None = None) -> Iterator[dict]:
     """The records of an audit file, oldest first; unreadable lines become
     ``{"event": "corrupt", "line": N}`` records instead of stopping the reader."""
     try:
-        handle = open(path, encoding="utf-8", errors="replace")
+        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the `with` below
     except OSError as exc:
         raise _error("R531", f"cannot read the audit file `{path}`: {exc.strerror}") from None
     import fcntl

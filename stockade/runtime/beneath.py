@@ -19,7 +19,7 @@ import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Iterator
+    from collections.abc import Iterator
 
 #: Flags of every directory opened on the way.
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -64,7 +64,7 @@ class Tree:
             os.close(self.fd)
             self.fd = -1
 
-    def __enter__(self) -> "Tree":
+    def __enter__(self) -> Tree:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -119,7 +119,7 @@ class Tree:
         try:
             if limit is not None and os.fstat(fd).st_size > limit:
                 return None
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:

@@ -22,12 +22,13 @@ written atomically.  A corrupt or unreadable entry is a miss.  This module impor
 
 from __future__ import annotations
 
+from stockade.compiler.cache import entry_key, entry_path, load_checked, read_entry, sha256, store_checked, write_entry
+from stockade.compiler.environment import filter_environment, glob_match  # noqa: F401 (used by the runtime)
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Mapping
-
-from stockade.compiler.environment import filter_environment, glob_match  # noqa: F401 (used by the runtime)
-from stockade.compiler.cache import entry_key, entry_path, load_checked, read_entry, sha256, store_checked, write_entry
+    from collections.abc import Mapping
+    from typing import Any
 
 
 def plan_key(policy: str | None, context: Mapping[str, str], target: str) -> str | None:

@@ -15,18 +15,19 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
-if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Mapping
-
 from stockade.runtime import cache
 from stockade.runtime.record import Record
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Mapping
+    from typing import Any, ClassVar
 
 
 class Judgement(Record):
     """The analyzer's verdict on a command, with its reasons (as text) and full detail."""
 
-    _factories = {"detail": dict}
+    _factories: ClassVar[dict[str, Callable[[], Any]]] = {"detail": dict}
 
     decision: str
     reasons: tuple[str, ...]
@@ -63,7 +64,7 @@ def analyze(command_text: str, ir_loader: Callable[[], Any], cwd: str | None) ->
         decision = str(verdict.decision)
         reasons = tuple(_reason_text(r) for r in getattr(verdict, "reasons", ()))
         detail = verdict.to_json() if hasattr(verdict, "to_json") else {}
-    except Exception as exc:  # noqa: BLE001 - fail closed on any analyzer error
+    except Exception as exc:  # fail closed on any analyzer error
         return Judgement("deny", (f"the analyzer failed: {type(exc).__name__}: {exc}",))
     if decision not in ("allow", "confirm", "deny"):
         return Judgement("deny", (f"the analyzer returned an unknown verdict `{decision}`",))

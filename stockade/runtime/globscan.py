@@ -52,7 +52,8 @@ import time
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+    from typing import Any, TypeGuard
 
 INDEX_VERSION = 2
 #: Entries (files, directories, links …) the scanned trees may hold before a run is refused.
@@ -542,7 +543,7 @@ def plan_with_globs(plan: Mapping[str, Any], key: str | None, environ: Mapping[s
             "placeholder_files": overlay["glob_placeholder_files"], "seccomp": overlay["seccomp"]}
 
 
-def _strs(value: Any) -> bool:
+def _strs(value: Any) -> TypeGuard[list[str]]:
     return type(value) is list and all(type(word) is str for word in value)
 
 

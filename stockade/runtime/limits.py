@@ -37,11 +37,11 @@ import os
 import time
 from _thread import get_ident
 
+from stockade.runtime.record import Record
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
-
-from stockade.runtime.record import Record
 
 #: Names of limit hits reported by a run.
 LIMIT_NAMES = ("timeout", "memory", "cpu", "processes", "output", "file_size", "disk")
@@ -63,7 +63,7 @@ class Limits(Record):
     disk: int | None = None
 
     @classmethod
-    def from_ir(cls, ir: Any) -> "Limits":
+    def from_ir(cls, ir: Any) -> Limits:
         """The limits a compiled policy sets (tightest across layers)."""
         def get(name: str) -> float | None:
             return ir.limit(name)
@@ -138,7 +138,7 @@ class RunCgroup:
         self._oom_fd: int | None = None
 
     @classmethod
-    def create(cls, pids: int | None = None, memory: int | None = None) -> "RunCgroup | None":
+    def create(cls, pids: int | None = None, memory: int | None = None) -> RunCgroup | None:
         """Make the run's cgroup with the limits given (None: not asked for) under our own
         cgroups, where possible (removing empty ones left behind by runs that were killed);
         check :attr:`pids_dir` and :attr:`memory_dir` for what was set up."""
@@ -294,7 +294,7 @@ class PidsCgroup(RunCgroup):
     """A run cgroup with ``pids.max`` only (the form the process limit alone needs)."""
 
     @classmethod
-    def create(cls, limit: int) -> "RunCgroup | None":  # type: ignore[override]
+    def create(cls, limit: int) -> RunCgroup | None:  # type: ignore[override]  # takes only the pids limit
         """Make a cgroup with ``pids.max = limit`` (see :meth:`RunCgroup.create`)."""
         made = RunCgroup.create(pids=limit)
         return made if made is not None and made.pids_dir is not None else None

@@ -28,7 +28,8 @@ import sys
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+    from typing import Any, TypeGuard
 
 #: bwrap options that carry environment, with their argument counts.
 _ENV_OPTIONS = {"--clearenv": 0, "--setenv": 2, "--unsetenv": 1}
@@ -157,11 +158,11 @@ _INT_LIMITS = frozenset({"memory", "processes", "output", "file_size", "disk"})
 _LIMIT_NAMES = frozenset({"timeout", "cpu", *_INT_LIMITS})
 
 
-def _strs(value: Any) -> bool:
+def _strs(value: Any) -> TypeGuard[list[str]]:
     return type(value) is list and all(type(word) is str for word in value)
 
 
-def _str_map(value: Any, values: Any = (str,)) -> bool:
+def _str_map(value: Any, values: Any = (str,)) -> TypeGuard[dict[str, Any]]:
     return type(value) is dict and all(type(k) is str and type(v) in values for k, v in value.items())
 
 
@@ -270,7 +271,7 @@ def protect_state(ir: Any, paths: Sequence[str], missing: Sequence[str] = ()) ->
 
     from stockade.compiler.ir import FsRule, Origin
 
-    layer = max((l.index for l in ir.layers), default=0)
+    layer = max((each.index for each in ir.layers), default=0)
     extra: list[Any] = []
     seen: set[str] = set()
 

@@ -31,8 +31,9 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.beneath import Tree
@@ -365,11 +366,11 @@ def _collect(lower: Tree, up: Tree) -> list[Change]:
                                           new_mode=stat.S_IMODE(st.st_mode), added_lines=added,
                                           removed_lines=removed, binary=binary))
                     continue
-                if rel != path and old is not None and entry_kind(old) == kind and kind != "dir":
-                    # below a replaced directory, an entry that existed before
-                    if same_entry(up, lower, rel, st, old):
-                        changes = [c for c in changes if not (c.kind == "deleted" and c.path == rel)]
-                        continue
+                # below a replaced directory, an entry that existed before
+                if (rel != path and old is not None and entry_kind(old) == kind and kind != "dir"
+                        and same_entry(up, lower, rel, st, old)):
+                    changes = [c for c in changes if not (c.kind == "deleted" and c.path == rel)]
+                    continue
                 added, removed, binary = _line_counts(None, (up, rel)) if kind == "file" else (0, 0, False)
                 changes.append(Change("added", rel, kind, new_mode=stat.S_IMODE(st.st_mode), added_lines=added,
                                       binary=binary))
@@ -450,7 +451,7 @@ class PreviewResult(Record):
     asked for it.
     """
 
-    changes: tuple["Change", ...]
+    changes: tuple[Change, ...]
     counts: Mapping[str, int]
     insertions: int
     deletions: int

@@ -40,7 +40,7 @@ import time
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Iterable, Mapping
+    from collections.abc import Iterable, Mapping
 
 #: The lock file and the record of placeholders, in the cache directory.
 LOCK_NAME = "run.lock"
@@ -63,7 +63,7 @@ class RunLock:
         self.placeholders: list[str] = []  # this run's (see :meth:`record`)
 
     @classmethod
-    def acquire(cls, directory: str, wait: float = WAIT_SECONDS) -> "RunLock":
+    def acquire(cls, directory: str, wait: float = WAIT_SECONDS) -> RunLock:
         """Take the run lock shared (creating the file), waiting up to ``wait`` seconds for a
         run that holds it exclusively.  A lock file that cannot be opened gives an unheld
         lock with its :attr:`problem`; a lock still held exclusively after ``wait`` raises
@@ -108,8 +108,8 @@ class RunLock:
         run out removes them even if this one is killed; ``files`` (path → content) are the
         placeholders that are files (see :func:`remove_placeholder_paths`)."""
         files = files or {}
-        paths = [_entry(p, files) for p in placeholders if isinstance(p, str) and p.startswith("/") and "\0" not in p]
-        paths = [p for p in paths if p is not None]
+        entries = [_entry(p, files) for p in placeholders if isinstance(p, str) and p.startswith("/") and "\0" not in p]
+        paths = [p for p in entries if p is not None]
         if self.fd is None or not paths:
             return
         self.placeholders += paths

@@ -34,7 +34,9 @@ from stockade.runtime.record import Record
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+
+    from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
 
 #: bwrap options the runtime needs whatever the backend emitted: a pid namespace (so a
@@ -50,7 +52,7 @@ _USERNS_HELP = ("enable unprivileged user namespaces: `sysctl -w kernel.unprivil
                 "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`")
 
 
-def _error(code: str, message: str, help: str | None = None) -> "StockadeError":
+def _error(code: str, message: str, help: str | None = None) -> StockadeError:
     """A :class:`~stockade.diagnostics.StockadeError` (diagnostics are imported only
     when something is wrong)."""
     from stockade.diagnostics import Diagnostic, StockadeError
@@ -138,12 +140,12 @@ def untrusted_bwrap(path: str) -> str | None:
         current = parent
 
 
-def sandbox_writable(ir: object, path: str) -> str | None:
+def sandbox_writable(ir: PolicyIR, path: str) -> str | None:
     """The first of ``path`` and its parent directories that the policy of ``ir`` lets the
     sandbox write (so that a command could have planted or replaced what is there), or None."""
     current = path
     while True:
-        if ir.path_access(current).can_write:  # type: ignore[attr-defined]
+        if ir.path_access(current).can_write:
             return current
         parent = os.path.dirname(current)
         if parent == current:
@@ -263,7 +265,7 @@ def harden_bwrap_argv(argv: Sequence[str], cwd: str | None = None, bwrap: str | 
 SECCOMP_OPTIONS: tuple[str, ...] = ("--seccomp", "--add-seccomp-fd")
 
 
-def _refuse_seccomp(message: str) -> "StockadeError":
+def _refuse_seccomp(message: str) -> StockadeError:
     return _error("R510", f"{message}; refusing to run without the seccomp filter",
                   help="let `stockade run` supply the filter (it recompiles stale plans with "
                        "`--no-cache`), or pass the program on the named descriptor")

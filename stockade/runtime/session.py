@@ -43,12 +43,16 @@ from stockade.runtime.record import Record
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, ClassVar
+
+    from typing_extensions import TypeIs  # (typing.TypeIs is Python 3.13)
+
     from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
     from stockade.runtime.preview import PreviewResult
 
-Sink = "Callable[[bytes], object]"  # a type alias, spelled as a string (no `typing` at run time)
+    Sink = Callable[[bytes], object]
 
 
 def __getattr__(name: str) -> Any:
@@ -99,7 +103,7 @@ class RunOutcome(Record):
     recovered: str | None = None
     warnings: tuple[str, ...] = ()
 
-    _factories = {"limits": Limits, "detail": dict}
+    _factories: ClassVar[dict[str, Callable[[], Any]]] = {"limits": Limits, "detail": dict}
     _hidden = frozenset({"sandbox_argv", "detail"})
 
     def to_json(self) -> dict:
@@ -118,7 +122,7 @@ class RunOutcome(Record):
 # -- the plan ----------------------------------------------------------------------
 
 
-def _environment_problem(code: str, message: str, help: str | None = None) -> "StockadeError":
+def _environment_problem(code: str, message: str, help: str | None = None) -> StockadeError:
     from stockade.diagnostics import Diagnostic, StockadeError  # only when something is wrong
 
     return StockadeError(Diagnostic(code, message, help=help))
@@ -150,7 +154,7 @@ def _trusted_inputs() -> dict[str, str]:
     return out
 
 
-def plan_from_ir(ir: "PolicyIR", ctx: Mapping[str, str]) -> dict:
+def plan_from_ir(ir: PolicyIR, ctx: Mapping[str, str]) -> dict:
     """The run plan of an already compiled policy (not cached); stockade's state paths in
     ``ctx["state"]``, its installation and the policy's files are protected (see
     :func:`~stockade.runtime.plan.protect_inputs`)."""
@@ -258,11 +262,11 @@ def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
-def _is_ir(policy: Any) -> bool:
+def _is_ir(policy: object) -> TypeIs[PolicyIR]:
     return policy is not None and not isinstance(policy, (str, os.PathLike)) and hasattr(policy, "context")
 
 
-def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | PolicyIR | None" = None,
+def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | PolicyIR | None = None,
         workspace: str | None = None, audit: str | None = None, approve: bool = False,
         confirm: Callable[[Judgement], bool] | None = None, preview: bool = False, diff: bool = False,
         apply: bool | Callable[[PreviewResult], bool] = False, use_cache: bool = True,
@@ -311,27 +315,29 @@ def run(command: Sequence[str] | str, *, policy: "str | os.PathLike[str] | Polic
         lock.release()
 
 
-def _judged(argv: list[str], text: str, policy: Any, workspace: str | None, env_in: Mapping[str, str],
-            audit_path: str, state_ctx: Mapping[str, str], approve: bool, confirm: Callable[[Judgement], bool] | None, preview: bool,
+def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyIR | None, workspace: str | None,
+            env_in: Mapping[str, str], audit_path: str, state_ctx: Mapping[str, str], approve: bool,
+            confirm: Callable[[Judgement], bool] | None, preview: bool,
             diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
             notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:
     """Plan, judge and run (the middle of :func:`run`, under the run lock)."""
-    from stockade.runtime import audit as audit_mod, gate
+    from stockade.runtime import audit as audit_mod
+    from stockade.runtime import gate
 
     path = None
     if _is_ir(policy):
-        ir_workspace = policy.context.workspace  # type: ignore[union-attr]
+        ir_workspace = policy.context.workspace
         if workspace is not None and os.path.realpath(workspace) != ir_workspace:
             raise _environment_problem(
                 "R522", f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
                 help="load the policy with the workspace to run in, or pass its path instead")
-        ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,  # type: ignore[union-attr]
-               "tmpdir": policy.context.tmpdir, **state_ctx}  # type: ignore[union-attr]
-        plan, key = plan_from_ir(policy, ctx), None  # type: ignore[arg-type]
+        ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,
+               "tmpdir": policy.context.tmpdir, **state_ctx}
+        plan, key = plan_from_ir(policy, ctx), None
     else:
         ctx = {**make_context(workspace, env_in), **state_ctx}
-        path = None if policy is None else os.fspath(policy)  # type: ignore[arg-type]
+        path = None if policy is None else os.fspath(policy)
         plan, key = load_plan(path, ctx, use_cache=use_cache, environ=environ)
     backend, prefix = sandbox_prefix(plan, ctx)  # fail closed before asking anything
     fresh: list[dict] = []

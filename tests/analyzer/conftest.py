@@ -13,8 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from stockade.compiler.ir import (CommandRule, Context, FsRule, HostPattern, Network, NetRule, Origin, PatternToken,
-                                  PolicyIR, VerdictSetting)
+from stockade.compiler.ir import (
+    CommandRule,
+    Context,
+    FsRule,
+    HostPattern,
+    NetRule,
+    Network,
+    Origin,
+    PatternToken,
+    PolicyIR,
+    VerdictSetting,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "examples" / "coding-agent.policy"

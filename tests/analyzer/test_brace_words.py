@@ -17,7 +17,7 @@ def _codes(verdict) -> list[str]:
 
 
 def test_a_brace_word_in_command_position_is_the_command_it_expands_to(ir, sandbox_dirs) -> None:
-    workspace, home, tmpdir = sandbox_dirs
+    _, home, tmpdir = sandbox_dirs
     verdict = analyze("{rm,-rf,~}", ir)
     assert verdict.decision == "deny" and _codes(verdict) == ["A403"]
     assert home in verdict.reasons[0].message and verdict.reasons[0].span == (0, 10)
@@ -56,4 +56,4 @@ def test_hiding_keeps_every_offset_and_touches_only_braces(text: str) -> None:
     data = text.encode()
     hidden = hide_brace_words(data)
     assert len(hidden) == len(data)
-    assert all(a == b or (a == ord("{") and b == 1) for a, b in zip(data, hidden))
+    assert all(a == b or (a == ord("{") and b == 1) for a, b in zip(data, hidden, strict=True))

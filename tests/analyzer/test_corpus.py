@@ -4,8 +4,8 @@ written differently (to show the mechanism generalises rather than knowing strin
 from __future__ import annotations
 
 import pytest
-
 from conftest import load_corpus
+
 from stockade.analyzer import analyze
 
 CASES = load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")

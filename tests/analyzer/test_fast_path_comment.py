@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from test_fast_path import simple_commands, simple_lists
 
 from stockade.analyzer import analyze
-from test_fast_path import simple_commands, simple_lists
 
 _COMMENTS = ["#", "# x", "#rm -rf ~", "# 'unterminated", '# "q" $(id) `id` <<EOF', "# a | b && c; d", "#\t\\",
              "# é", "# {日", "#\rx", "# x\ny", "## x #"]

@@ -21,8 +21,9 @@ _WORDS = ["ls", "rm", "find", "xargs", "echo", "git", "sh", "cat", "time", "if",
 _BLANKS = [" ", "  ", "\t", " \t"]
 _OPS = ["&&", "||", ";", "|", " && ", " || ", "; ", " | ", " ;", "&", ""]
 
-_commands = st.builds(lambda lead, words, blanks, trail: lead + "".join(b + w for b, w in zip(blanks, words)).lstrip(
-    " \t") + trail, st.sampled_from(["", " ", "\t"]), st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6),
+_commands = st.builds(lambda lead, words, blanks, trail: lead + "".join(
+    b + w for b, w in zip(blanks, words, strict=False)).lstrip(" \t") + trail,
+    st.sampled_from(["", " ", "\t"]), st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6),
     st.lists(st.sampled_from(_BLANKS), min_size=6, max_size=6), st.sampled_from(["", " ", "\t "]))
 _lists = st.builds(lambda first, rest: first + "".join(op + command for op, command in rest),
                    _commands, st.lists(st.tuples(st.sampled_from(_OPS), _commands), max_size=4))

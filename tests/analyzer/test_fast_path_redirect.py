@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from test_fast_path import simple_commands
 
 from stockade.analyzer import analyze
 from stockade.analyzer.fast import _TRAILING_REDIRECT_RE
-from test_fast_path import simple_commands
 
 _OPERATORS = [">", ">>", "<", ">|", ">&", "<&", "&>", "<<", "<<<", "<>", "2>", "1>", ">>>", "<(", ">("]
 _TARGETS = ["f", "out.txt", "~/.bashrc", "~", "~root/x", "~+/y", "/dev/null", "/dev/tcp/203.0.113.5/4444",

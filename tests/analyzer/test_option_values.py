@@ -112,7 +112,7 @@ def test_clone_into_the_workspace_is_allowed(ir, command: str) -> None:
 
 
 def test_clone_writes_its_destination(ir, sandbox_dirs) -> None:
-    workspace, home, _ = sandbox_dirs
+    _, home, _ = sandbox_dirs
     verdict = analyze("cd ~ && git clone https://github.com/org/repo.git", ir)
     assert verdict.decision == "deny"
     assert f"writes `{home}/repo`" in verdict.reasons[0].message

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_fast_path import CORPUS, EXTRA, near_simple, simple_commands, simple_lists
 
 from stockade.analyzer.parse import Source, hide_brace_words, newline_safe, parse, parse_tree, parser
-from test_fast_path import CORPUS, EXTRA, near_simple, simple_commands, simple_lists
 
 SNAPSHOT = Path(__file__).parent / "snapshot" / "verdicts.jsonl"
 

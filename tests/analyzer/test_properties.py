@@ -7,10 +7,10 @@ import json
 import subprocess
 import sys
 
+from conftest import load_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import load_corpus
 from stockade.analyzer import analyze, analyze_script
 
 CORPUS = [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
@@ -81,7 +81,7 @@ def test_reasons_name_rules_and_spans(ir) -> None:
     reason = verdict.reasons[0]
     assert reason.code == "A401" and reason.rule is not None
     assert reason.rule.file.endswith("coding-agent.policy") and reason.rule.line > 0
-    assert "git push --force" in verdict.command[reason.span[0]:] 
+    assert "git push --force" in verdict.command[reason.span[0]:]
     data = verdict.to_json()
     assert json.loads(json.dumps(data))["decision"] == "deny"
 

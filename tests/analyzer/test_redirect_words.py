@@ -13,11 +13,11 @@ hunting fast-path divergences (the fast path declines these texts, so both paths
 from __future__ import annotations
 
 import pytest
+from conftest import build_ir
 
 from stockade.analyzer import analyze
 from stockade.analyzer.effects import Execute, Write
 from stockade.analyzer.walker import walk_command
-from conftest import build_ir
 
 HOME = "/home/dev"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from snapshot_cases import SNAPSHOT, cases, snapshot_ir, verdict_json
 
 

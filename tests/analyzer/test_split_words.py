@@ -13,11 +13,11 @@ script did not set is unknown to the analyzer (the environment may set it).
 from __future__ import annotations
 
 import pytest
+from conftest import build_ir
 
 from stockade.analyzer import analyze
 from stockade.analyzer.effects import UNKNOWN, Execute, Read
 from stockade.analyzer.walker import walk_command
-from conftest import build_ir
 
 HOME = "/home/dev"
 

@@ -24,9 +24,9 @@ What it models (the facts the Windows backend relies on):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Iterable
 
 USER_SID = "S-1-5-21-1004336348-1177238915-682003330-1001"
 LOGON_SID = "S-1-5-5-0-123456"
@@ -296,9 +296,9 @@ def apply_plan(fs: FsModel, plan: dict) -> list[tuple]:
     for check_ in plan["preflight"]:
         if check_["check"] == "exists" and not fs.exists(check_["target"]):
             raise PreflightFailed(f"missing {check_['target']}")
-        if check_["check"] == "canonical" and fs.exists(check_["target"]):
-            if key(fs.resolve(check_["target"])) != key(check_["target"]):
-                raise PreflightFailed(f"not canonical: {check_['target']}")
+        if (check_["check"] == "canonical" and fs.exists(check_["target"])
+                and key(fs.resolve(check_["target"])) != key(check_["target"])):
+            raise PreflightFailed(f"not canonical: {check_['target']}")
     for holder in plan["placeholders"]:
         missing = []
         path: str | None = holder["path"]

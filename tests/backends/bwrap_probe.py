@@ -21,8 +21,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from stockade.compiler.ir import PolicyIR
 
@@ -188,7 +188,8 @@ def check(ir: PolicyIR, argv: Sequence[str], probes: Sequence[Probe]) -> tuple[l
     from the IR's answer (answers are computed before anything runs), and all results."""
     wanted = [expected(ir, probe) for probe in probes]
     results = run_probes(argv, probes)
-    mismatches = [(probe, want, got) for probe, want, got in zip(probes, wanted, results) if want != got["ok"]]
+    mismatches = [(probe, want, got) for probe, want, got in zip(probes, wanted, results, strict=True)
+                  if want != got["ok"]]
     return mismatches, results
 
 

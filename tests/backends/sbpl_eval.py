@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 # -- vocabulary (researched from Apple's operation table and real system profiles) ------------
 

@@ -15,7 +15,7 @@ import stockade
 from stockade.backends.base import UnsupportedRules, compile_ir
 from stockade.backends.bwrap import BwrapBackend
 from stockade.backends.paths import order_key
-from stockade.compiler.ir import Context, EnvRule, FsRule, HostPattern, Network, NetRule, Origin, PolicyIR
+from stockade.compiler.ir import Context, EnvRule, FsRule, HostPattern, NetRule, Network, Origin, PolicyIR
 from stockade.compiler.pipeline import compile_policy
 from stockade.diagnostics import StockadeError
 from tests.backends.bwrap_probe import build_fixture

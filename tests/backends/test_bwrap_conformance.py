@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stockade.backends.base import compile_ir
-from stockade.compiler.ir import Context, FsRule, HostPattern, Network, NetRule, PolicyIR
+from stockade.compiler.ir import Context, FsRule, HostPattern, NetRule, Network, PolicyIR
 from stockade.compiler.pipeline import compile_policy
 from tests.backends.bwrap_probe import BWRAP, Probe, build_fixture, check, expected, fixture_probes, ordered, run_probes
 
@@ -93,7 +93,7 @@ def test_protected_paths_that_do_not_exist_cannot_be_created(tmp_path: Path) -> 
                       Probe("create", f"{ws}/sub/rc/x"), Probe("create", f"{ws}/sub/ok"),
                       Probe("rename", f"{ws}/sub"), Probe("create", f"{ws}/.git/config")])
     mismatches, results = check(ir, artifact.data["argv"], probes)
-    observed = {(p.op, p.path): r["ok"] for p, r in zip(probes, results)}
+    observed = {(p.op, p.path): r["ok"] for p, r in zip(probes, results, strict=True)}
     assert observed[("create", f"{ws}/sub/ok")] is True
     assert not any(ok for key, ok in observed.items() if key != ("create", f"{ws}/sub/ok"))
     # .git/config: stricter than the IR (the whole missing .git is a placeholder), and warned
@@ -126,8 +126,9 @@ def test_host_loopback_listener(tmp_path: Path, default: str, reachable: bool) -
 
 
 def test_environment_is_rebuilt_inside(tmp_path: Path) -> None:
-    from stockade.compiler.ir import EnvRule
     import subprocess
+
+    from stockade.compiler.ir import EnvRule
 
     ctx = Context(str(tmp_path), str(tmp_path), str(tmp_path))
     ir = PolicyIR("env", ctx, filesystem=(FsRule("read", "/"),), environment=(
@@ -182,7 +183,7 @@ def test_generated_policies_match_the_ir(root_readable: bool, kinds: list[str | 
             Path(f"{base}/{f}").write_text("x")
         os.symlink(f"{base}/a/b", f"{base}/e/link")
         rules = [FsRule(kind, f"{base}/{d}" if d else base)
-                 for kind, d in zip(kinds, ("", *TREE)) if kind is not None]
+                 for kind, d in zip(kinds, ("", *TREE), strict=True) if kind is not None]
         if missing:
             rules.append(FsRule(missing_kind, f"{base}/{missing}"))
         rules += [FsRule("read", "/")] if root_readable else list(_system_reads())

@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from sbpl_eval import DEFAULT_LINKS, Request, SBPLError, canonicalise, load, parse_argv, read, translate_regex
+
 from stockade.backends.base import UnsupportedRules, compile_ir, get_backend
 from stockade.backends.seatbelt import SeatbeltBackend, glob_shape
-from stockade.compiler.ir import Context, FsRule, HostPattern, Network, NetRule, Origin, PolicyIR
+from stockade.compiler.ir import Context, FsRule, HostPattern, NetRule, Network, Origin, PolicyIR
 from stockade.compiler.pipeline import compile_policy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -308,7 +308,7 @@ def test_network_loopback_only_with_a_warning_per_host(agent: tuple) -> None:
     hosts = [r for r in ir.network.rules if r.host.kind == "host"]
     warned = [w for w in artifact.warnings if w.code == "B301"]
     assert len(warned) == len(hosts) == 4
-    for rule, warning in zip(hosts, warned):
+    for rule, warning in zip(hosts, warned, strict=True):
         assert f"`{rule.host}`" in warning.message and warning.span.line == rule.origin.line
         assert warning.span.file.endswith("coding-agent.policy")
 

@@ -17,7 +17,7 @@ import pytest
 
 from stockade.backends import seccomp as S
 from stockade.backends.base import compile_ir
-from stockade.compiler.ir import Context, FsRule, HostPattern, Network, NetRule, PolicyIR
+from stockade.compiler.ir import Context, FsRule, HostPattern, NetRule, Network, PolicyIR
 from stockade.diagnostics import StockadeError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +150,7 @@ def test_setid_modes_are_refused_by_every_chmod(arch: S.Arch, sockets: bool) -> 
 def test_creating_a_file_with_setid_modes_is_refused(arch: S.Arch, sockets: bool) -> None:
     insns = _insns(arch, sockets)
     for nr, flags_arg, mode_arg in arch.creates:
-        def action(flags: int, mode: int) -> int:
+        def action(flags: int, mode: int, nr: int = nr, flags_arg: int = flags_arg, mode_arg: int = mode_arg) -> int:
             args = [AT_FDCWD, 0x1000, 0, 0]
             if flags_arg >= 0:
                 args[flags_arg] = flags
@@ -206,7 +206,7 @@ def test_io_uring_is_unavailable(arch: S.Arch, sockets: bool) -> None:
 def test_everything_else_is_allowed(arch: S.Arch, sockets: bool) -> None:
     insns = _insns(arch, sockets)
     special = _special(arch)
-    for nr in range(0, 600):
+    for nr in range(600):
         if nr not in special:
             assert run_filter(insns, nr, arch.audit_arch, S.AF_UNIX, SOCK_DGRAM, 0o6777, 0o6777) == ALLOW, nr
 

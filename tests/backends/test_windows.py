@@ -12,19 +12,18 @@ import os
 import re
 from pathlib import Path
 
+import ace_eval
 import jsonschema
 import pytest
+from ace_eval import Evaluator, FsModel, apply_plan, parse_ace, parse_sddl, parse_sid, teardown
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stockade.backends.base import UnsupportedRules, compile_ir
 from stockade.backends.windows import ALLOW_MASK, DENY_MASK, capability_sid
 from stockade.backends.windows_ps import ps_quote
-from stockade.compiler.ir import (Context, EnvRule, FsRule, HostPattern, LimitRule, Network, NetRule, Origin,
-                                  PolicyIR)
+from stockade.compiler.ir import Context, EnvRule, FsRule, HostPattern, LimitRule, NetRule, Network, Origin, PolicyIR
 from stockade.diagnostics import StockadeError
-import ace_eval
-from ace_eval import Evaluator, FsModel, apply_plan, parse_ace, parse_sddl, parse_sid, teardown
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden" / "windows"
@@ -215,7 +214,7 @@ def test_probes_have_teeth() -> None:
     assert not ev2.read(f"{WS}\\link-to-ssh\\id_rsa")
     assert ev2.write(f"{WS}\\src\\main.py") and not ev2.write(f"{WS}\\.git\\hooks\\pre-commit")
     assert not ev2.rename(f"{WS}\\.git", f"{WS}\\old-git") and ev2.rename(f"{WS}\\src", f"{WS}\\src2")
-    assert not ev2.read("C:\\Windows\\System32\\cmd.exe") is False  # read / covers the drive
+    assert ev2.read("C:\\Windows\\System32\\cmd.exe") is not False  # read / covers the drive
     assert not ev2.create(f"{HOME}\\new.txt") and ev2.create(f"{WS}\\new.txt")
 
 
@@ -337,10 +336,10 @@ def test_every_sid_and_sddl_parses() -> None:
     plan = compile_ir(coding_agent_ir(), "windows").data
     strings = _strings(plan)
     sids = [s for s in strings if s.startswith("S-1-")]
-    sddls = [s for s in strings if s.startswith("(") and s.endswith(")") or s.startswith("O:")]
+    sddls = [s for s in strings if (s.startswith("(") and s.endswith(")")) or s.startswith("O:")]
     assert sids and sddls
     for sid in sids:
-        authority, subs = parse_sid(sid)
+        authority, _subs = parse_sid(sid)
         assert authority in (5, 15, 16)
     for sddl in sddls:
         if sddl.startswith("O:"):

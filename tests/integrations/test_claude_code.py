@@ -7,7 +7,16 @@ import json
 import pytest
 
 from tests.integrations.helpers import (
-    CONTEXT, CONTEXT_ARGS, EXAMPLES, GOLDEN, PROBE_COMMANDS, PROBE_PATHS, ROOT, check_golden, compile_text, fixture,
+    CONTEXT,
+    CONTEXT_ARGS,
+    EXAMPLES,
+    GOLDEN,
+    PROBE_COMMANDS,
+    PROBE_PATHS,
+    ROOT,
+    check_golden,
+    compile_text,
+    fixture,
     stockade,
 )
 
@@ -66,7 +75,7 @@ def test_passthrough_allow_prints_nothing_on_allow_but_still_denies() -> None:
     (b'{"tool_name": "Bash", "cwd": 3, "tool_input": {"command": "ls"}}', "cwd"),
     (b"[" * 100000, "nested"),
 ])
-def test_malformed_events_are_denied_with_a_reason(event: bytes, needle: str) -> None:  # noqa: D103
+def test_malformed_events_are_denied_with_a_reason(event: bytes, needle: str) -> None:
     result = hook(event)
     assert result.returncode == 0
     assert "Traceback" not in result.stderr.decode()

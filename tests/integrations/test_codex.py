@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from tests.integrations.helpers import (
-    CONTEXT_ARGS, EXAMPLES, FIXTURES, GOLDEN, PROBE_COMMANDS, check_golden, compile_text, fixture, stockade,
+    CONTEXT_ARGS,
+    EXAMPLES,
+    FIXTURES,
+    GOLDEN,
+    PROBE_COMMANDS,
+    check_golden,
+    compile_text,
+    fixture,
+    stockade,
 )
 
 
@@ -39,7 +47,7 @@ def test_exported_rules_parse_back_and_match_examples() -> None:
 
 
 def test_import_and_round_trip() -> None:
-    from stockade.integrations import export_ir, import_text
+    from stockade.integrations import export_ir
     from stockade.integrations.codex import CodexModel, parse_rules
 
     result = stockade("import", "--from", "codex-rules", str(FIXTURES / "codex_sample.rules"))

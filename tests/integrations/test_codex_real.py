@@ -166,7 +166,7 @@ def test_real_codex_decides_as_the_export_means(codex: Codex, tmp_path: Path, ex
 
 def test_real_codex_loads_both_exports_together(codex: Codex, tmp_path: Path) -> None:
     files = [tmp_path / f"{example}.rules" for example in EXAMPLES]
-    for example, path in zip(EXAMPLES, files):
+    for example, path in zip(EXAMPLES, files, strict=True):
         export(f"examples/{example}.policy", path)
     assert codex.check(files, ["terraform", "apply"]) == "forbidden"
     assert codex.check(files, ["git", "push", "origin", "feature"]) == "prompt"

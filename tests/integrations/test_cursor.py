@@ -7,7 +7,16 @@ import json
 import pytest
 
 from tests.integrations.helpers import (
-    CONTEXT, CONTEXT_ARGS, EXAMPLES, FIXTURES, GOLDEN, PROBE_PATHS, ROOT, check_golden, compile_text, fixture,
+    CONTEXT,
+    CONTEXT_ARGS,
+    EXAMPLES,
+    FIXTURES,
+    GOLDEN,
+    PROBE_PATHS,
+    ROOT,
+    check_golden,
+    compile_text,
+    fixture,
     stockade,
 )
 

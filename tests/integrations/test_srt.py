@@ -10,8 +10,17 @@ import subprocess
 import pytest
 
 from tests.integrations.helpers import (
-    CONTEXT, CONTEXT_ARGS, EXAMPLES, FIXTURES, GOLDEN, PROBE_HOSTS, PROBE_PATHS, check_golden, compile_text,
-    fixture, stockade,
+    CONTEXT,
+    CONTEXT_ARGS,
+    EXAMPLES,
+    FIXTURES,
+    GOLDEN,
+    PROBE_HOSTS,
+    PROBE_PATHS,
+    check_golden,
+    compile_text,
+    fixture,
+    stockade,
 )
 
 SRT_VERSION = "0.0.83"

@@ -9,7 +9,15 @@ import pytest
 
 from stockade.policy_lang import parse
 from stockade.policy_lang.ast import (
-    Block, CommandRuleNode, Comment, EnvAssignment, EnvSetNode, FsRuleNode, PatternNode, PolicyFile, Word,
+    Block,
+    CommandRuleNode,
+    Comment,
+    EnvAssignment,
+    EnvSetNode,
+    FsRuleNode,
+    PatternNode,
+    PolicyFile,
+    Word,
 )
 from stockade.policy_lang.ast import TestCaseNode as CaseNode  # renamed: pytest would try to collect it
 from stockade.policy_lang.formatter import bare_word, format_policy, needs_quotes, quote

@@ -45,7 +45,7 @@ def test_the_formatter_round_trips_them() -> None:
     ("limits {\n  file_size 1MiB\n}\n", "P107"),
 ])
 def test_bad_values_are_errors(text: str, code: str | None) -> None:
-    policy, diagnostics = parse(text, "t.policy")
+    _, diagnostics = parse(text, "t.policy")
     errors = [d for d in diagnostics if d.severity == "error"]
     assert errors, text
     if code is not None:

@@ -20,8 +20,22 @@ from hypothesis import strategies as st
 from stockade.diagnostics import StockadeError
 from stockade.policy_lang import parse, values
 from stockade.policy_lang.ast import (
-    Block, CommandRuleNode, Comment, EnvAssignment, EnvNamesNode, EnvSetNode, FsRuleNode, HostNode, Include, LimitNode,
-    NetDefaultNode, NetRuleNode, PatternNode, PolicyFile, VerdictSettingNode, Word,
+    Block,
+    CommandRuleNode,
+    Comment,
+    EnvAssignment,
+    EnvNamesNode,
+    EnvSetNode,
+    FsRuleNode,
+    HostNode,
+    Include,
+    LimitNode,
+    NetDefaultNode,
+    NetRuleNode,
+    PatternNode,
+    PolicyFile,
+    VerdictSettingNode,
+    Word,
 )
 from stockade.policy_lang.ast import TestCaseNode as CaseNode  # renamed: pytest would try to collect it
 from stockade.policy_lang.formatter import format_policy, needs_quotes
@@ -72,7 +86,7 @@ host_texts = st.one_of(
 def hosts(draw: st.DrawFn) -> HostNode:
     text = draw(host_texts)
     port = draw(st.one_of(st.none(), st.integers(1, 65535)))
-    if port is not None and "/" not in text and "::" not in text.strip("[]") or text == "[::1]" and port:
+    if (port is not None and "/" not in text and "::" not in text.strip("[]")) or (text == "[::1]" and port):
         text = f"{text}:{port}"
     word = draw(words(st.just(text)))
     kind, value, parsed_port = values.parse_host(word.text)

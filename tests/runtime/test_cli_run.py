@@ -51,7 +51,8 @@ def test_allowed_command_runs_and_status_passes_through(cli_box, cli_env) -> Non
     done = stockade(run_args(cli_box, "-c", "echo out; exit 7"), env)
     assert done.returncode == 7, done.stderr
     assert done.stdout == "out\n"
-    records = [json.loads(line) for line in Path(cli_env["XDG_STATE_HOME"], "stockade", "audit.jsonl").open()]
+    records = [json.loads(line) for line in
+               Path(cli_env["XDG_STATE_HOME"], "stockade", "audit.jsonl").read_text().splitlines()]
     assert [r["event"] for r in records] == ["decision", "run"]
     run = records[1]
     assert run["exit_status"] == 7 and run["policy"] == "coding-agent" and run["policy_hash"]

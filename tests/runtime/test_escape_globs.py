@@ -115,7 +115,7 @@ def test_env_inside_node_modules_is_masked(machine: Machine, use_cache: bool) ->
     (machine.ws / ".git" / "objects" / ".env").write_text("SECRET-GIT\n")
     paths = ["node_modules/pkg/.env", "node_modules/pkg/node_modules/dep/.env", ".git/objects/.env"]
     for _ in range(2):  # compiled, then cached (or compiled twice with --no-cache)
-        assert machine.read(*paths, use_cache=use_cache) == {path: "ERR" for path in paths}
+        assert machine.read(*paths, use_cache=use_cache) == dict.fromkeys(paths, "ERR")
 
 
 def test_env_in_a_directory_whose_mtime_is_forged_back_is_masked(machine: Machine) -> None:
@@ -283,11 +283,11 @@ def test_the_cache_inside_the_workspace_is_protected_and_scanned_safely(machine:
 
 
 def test_the_matcher_agrees_with_the_compilers_regex() -> None:
-    from hypothesis import given, settings, strategies as st
-
-    from stockade.runtime.globscan import compile_glob, glob_match
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     from stockade.compiler.query import glob_to_regex
+    from stockade.runtime.globscan import compile_glob, glob_match
 
     part = st.text(alphabet="ab.*?/", min_size=0, max_size=8)
 

@@ -17,8 +17,8 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -155,7 +155,7 @@ def test_disk_limit_stops_writes_outside_the_workspace_and_none_persist(machine:
         assert not host_tmp.exists() and not host_tmpdir.exists()  # ... and nothing written stays
         assert seen.read_text() == "host file\n"  # nor is a deletion carried out on the host
         assert (machine.workspace / "kept.txt").read_text() == "kept\n"  # the workspace is written directly
-        assert not [p for p in machine.tmpdir.iterdir()]
+        assert not list(machine.tmpdir.iterdir())
         assert "notes=0" not in out and notes.read_text() == "notes\n"
     finally:
         for path in (host_tmp, seen, host_tmpdir):

@@ -19,16 +19,15 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from stockade.backends.base import compile_ir
-from stockade.compiler.ir import Context, FsRule, HostPattern, Network, NetRule, PolicyIR
+from stockade.compiler.ir import Context, FsRule, HostPattern, NetRule, Network, PolicyIR
 from stockade.runtime.plan import strip_environment
 from stockade.runtime.sandbox import harden_bwrap_argv
-
 from tests.runtime.conftest import box_root, make_box
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -319,7 +318,7 @@ def test_kernel_interface_rules_are_stricter_with_a_warning(tmp_path: Path) -> N
     binds = {argv[i + 2] for i, word in enumerate(argv) if word == "--bind"}
     assert not any(p == "/sys" or p.startswith(("/sys/", "/proc/")) for p in binds), binds
     if os.path.isdir("/proc/sys"):
-        assert ["--ro-bind", "/proc/sys", "/proc/sys"] == argv[argv.index("/proc/sys") - 1:][:3]
+        assert argv[argv.index("/proc/sys") - 1:][:3] == ["--ro-bind", "/proc/sys", "/proc/sys"]
     # a denied /proc stays denied: its kernel files are not bound back in
     rules, network = SHAPES["proc-denied"](str(ws))
     ir = PolicyIR("t", Context(str(ws), str(tmp_path / "home"), str(tmp_path / "tmp")), filesystem=rules,

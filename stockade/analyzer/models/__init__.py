@@ -18,7 +18,7 @@ from stockade.analyzer.exec import _BY_NAME, Invocation
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable
+    from collections.abc import Callable
 
     Model = Callable[[Invocation], None]
 
@@ -60,7 +60,7 @@ class Spec(Record):
                 values: dict[str, str] = _NO_VALUES, recursive: frozenset[str] = _NO_FLAGS,
                 flags: dict[str, str] = _NO_VALUES, stdin_out: bool = False,
                 first_given_by: frozenset[str] = _NO_FLAGS, optional: frozenset[str] = _NO_FLAGS,
-                default: str | None = None) -> "Spec":
+                default: str | None = None) -> Spec:
         return tuple.__new__(cls, (args, first, last, values, recursive, flags, stdin_out, first_given_by, optional,
                                    default))
 
@@ -74,15 +74,12 @@ class Parsed(Record):
     positionals: tuple[tuple[str, int], ...]
 
     def __new__(cls, options: tuple[tuple[str, str | None, int], ...],
-                positionals: tuple[tuple[str, int], ...]) -> "Parsed":
+                positionals: tuple[tuple[str, int], ...]) -> Parsed:
         return tuple.__new__(cls, (options, positionals))
 
     def has(self, *names: str) -> bool:
         """Whether any of the options is present."""
-        for option, _, _ in self.options:
-            if option in names:
-                return True
-        return False
+        return any(option in names for option, _, _ in self.options)
 
     def values_of(self, *names: str) -> list[tuple[str, int]]:
         """The values given to the options (with the argv index of each)."""
@@ -198,6 +195,7 @@ def spec_model(spec: Spec) -> Model:
                     recursive = True
                     break
         args_role = spec.args
+        index: int | None  # the argv index of a word (None: a default path)
         for option, value, index in options:
             if flags:
                 effect = flags.get(option)
@@ -212,7 +210,7 @@ def spec_model(spec: Spec) -> Model:
                 role = values.get(option)
                 if role is not None:
                     apply_role(inv, role, value, index)
-        positionals = list(parsed.positionals)
+        positionals: list[tuple[str, int | None]] = list(parsed.positionals)  # None: a default path
         if first is not None and positionals and not (first_given_by and parsed.has(*first_given_by)):
             word, index = positionals.pop(0)
             apply_role(inv, first, word, index)
@@ -244,7 +242,7 @@ def default_model(inv: Invocation) -> None:
         if word.startswith("-"):
             _, eq, value = word.partition("=")
             word = value if eq else ""
-        if word.startswith(("/", "~", "./", "../")) or "/" in word and not word.startswith(("http:", "https:")):
+        if word.startswith(("/", "~", "./", "../")) or ("/" in word and not word.startswith(("http:", "https:"))):
             inv.read(word, index)
 
 

@@ -27,12 +27,12 @@ CODE_VARS = frozenset({
 })
 
 
-def judge_env_var(walker: "Walker", name: str, value: str, span: SpanT) -> None:
+def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Walk the code an environment variable will make some program run."""
     if name in COMMAND_VARS:
         if value.strip() in ("", "cat", "less", "more", "less -R", "less -FRX", "vim", "vi", "nano", "code --wait"):
             return
         walker.nested_script(value, span, exact=True, subshell=True) if "\x00" not in value else \
             walker.effects.append(Unknown(f"`{name}` is set to a command that is not known (`{show(value)}`)", span))
-    elif name in CODE_VARS or name.startswith("GIT_CONFIG_KEY_") or name.startswith("GIT_CONFIG_VALUE_"):
+    elif name in CODE_VARS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))

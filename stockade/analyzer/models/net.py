@@ -184,7 +184,7 @@ def model_scp(inv: Invocation) -> None:
         elif option == "-S" and inv.name == "scp":
             inv.unknown(f"scp runs the program `{value}` as its transport", index)
         elif option in ("-i", "-F", "--exclude-from", "--include-from", "--files-from", "--password-file",
-                        "--read-batch") or option == "-b" and inv.name == "sftp":
+                        "--read-batch") or (option == "-b" and inv.name == "sftp"):
             inv.read(value, index)
         elif option in ("--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir"):
             inv.write(value, index, recursive=option in ("--backup-dir", "--partial-dir"))

@@ -123,7 +123,7 @@ def model_kill(inv: Invocation) -> None:
     if inv.name in ("pkill", "killall", "killall5"):
         inv.unknown(f"`{inv.name}` signals every process whose name matches", 0)
         return
-    targets = [w for w in inv.argv[1:] if w.lstrip("-").isdigit() and not w.startswith("-") or w == "-1"]
+    targets = [w for w in inv.argv[1:] if (w.lstrip("-").isdigit() and not w.startswith("-")) or w == "-1"]
     if any(t in ("1", "-1") for t in targets[-len(targets):] if targets):
         inv.unknown("`kill` signals every process or init", 0)
 

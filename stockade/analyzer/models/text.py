@@ -23,7 +23,7 @@ def model_find(inv: Invocation) -> None:
     argv = inv.argv
     index = 1
     roots: list[tuple[str, int]] = []
-    while index < len(argv) and argv[index] in ("-H", "-L", "-P") or index < len(argv) and argv[index].startswith("-O"):
+    while index < len(argv) and (argv[index] in ("-H", "-L", "-P") or argv[index].startswith("-O")):
         index += 1
     while index < len(argv) and not (argv[index].startswith("-") or argv[index] in ("(", "!", ")", ",")):
         roots.append((argv[index], index))
@@ -41,15 +41,15 @@ def model_find(inv: Invocation) -> None:
                 end += 1
             sub = [w.replace("{}", root_word) for w in argv[index + 1:end]]
             if sub:
-                for root, root_index in roots:
+                for root, _ in roots:
                     argv_for_root = [w.replace("{}", root) if "{}" in orig else w
-                                     for w, orig in zip(sub, argv[index + 1:end])]
+                                     for w, orig in zip(sub, argv[index + 1:end], strict=True)]
                     _run_on_tree(inv, argv_for_root, index + 1, end, argv[index + 1:end])
             index = end + 1
             continue
         if word == "-delete":
             names = [argv[i + 1] for i in range(1, index) if argv[i] in ("-name", "-iname") and i + 1 < len(argv)]
-            for root, root_index in roots:
+            for root, _ in roots:
                 if names and all("/" not in name for name in names):
                     # only entries whose name matches are deleted: judge the name below the root
                     for name in names:
@@ -69,7 +69,8 @@ def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, origina
     effects = inv.walker.effects
     mark = len(effects)
     inv.run(start, argv=argv, spans=inv.spans[start:end])
-    placeholder_paths = {inv.path(w) for w, orig in zip(argv, original) if "{}" in orig and UNKNOWN not in w}
+    placeholder_paths = {inv.path(w) for w, orig in zip(argv, original, strict=True)
+                         if "{}" in orig and UNKNOWN not in w}
     for position in range(mark, len(effects)):
         effect = effects[position]
         if isinstance(effect, (Delete, Write, Read)) and effect.path in placeholder_paths:
@@ -218,12 +219,12 @@ def model_rg(inv: Invocation) -> None:
         elif option in ("-u", "--unrestricted"):
             unrestricted += 1
     hidden = hidden or unrestricted >= 2
-    words = list(parsed.positionals)
+    words: list[tuple[str, int | None]] = list(parsed.positionals)  # None: the default path
     if not parsed.values_of("-e", "--regexp", "-f", "--file") and words and not parsed.has("--files",
                                                                                            "--type-list"):
         words.pop(0)
-    for word, index in words or [(".", None)]:
-        inv.read(word, index, recursive=True, skip_hidden=not hidden)
+    for word, at in words or [(".", None)]:
+        inv.read(word, at, recursive=True, skip_hidden=not hidden)
 
 
 _AG_VALUES = {"-A", "--after", "-B", "--before", "--depth", "-G", "--file-search-regex", "-g", "--ignore",
@@ -242,11 +243,11 @@ def model_ag(inv: Invocation) -> None:
             inv.unknown(f"`ag --pager` runs `{show(value)}`", index)
         elif option in ("-p", "--path-to-ignore") and value:
             inv.read(value, index)
-    words = list(parsed.positionals)
+    words: list[tuple[str, int | None]] = list(parsed.positionals)  # None: the default path
     if not parsed.values_of("-g") and words:
         words.pop(0)
-    for word, index in words or [(".", None)]:
-        inv.read(word, index, recursive=True, skip_hidden=not hidden)
+    for word, at in words or [(".", None)]:
+        inv.read(word, at, recursive=True, skip_hidden=not hidden)
 
 
 def model_tar(inv: Invocation) -> None:

@@ -12,7 +12,6 @@ from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
 
-
 _NONE: frozenset[str] = frozenset()
 
 
@@ -36,7 +35,7 @@ class Wrapper(Record):
 
     def __new__(cls, values: frozenset[str] = _NONE, operands: int = 0, privilege: str | None = None,
                 shell_joined: bool = False, no_exec_flags: frozenset[str] = _NONE, code_flags: frozenset[str] = _NONE,
-                optional: frozenset[str] = _NONE) -> "Wrapper":
+                optional: frozenset[str] = _NONE) -> Wrapper:
         return tuple.__new__(cls, (values, operands, privilege, shell_joined, no_exec_flags, code_flags, optional))
 
 
