@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,20 +49,21 @@ class Use:
         return f"{self.file}:{self.line}: {self.how}"
 
 
-def uses_in(source: str, file: str) -> tuple[list[Use], list[Use]]:
+def uses_in(source: str, file: str, table: types.ModuleType = catalogue) -> tuple[list[Use], list[Use]]:
     """The code uses of one module: (literals and known names, names the catalogue lacks).
 
     Names are attribute reads on an alias of :mod:`stockade.catalogue` (``from stockade
     import catalogue as codes``, ``import stockade.catalogue as codes``) and names imported
-    from it; f-string parts are string constants too, so they are scanned as well."""
+    from it; f-string parts are string constants too, so they are scanned as well.  Names
+    are looked up in ``table`` (the catalogue module)."""
     tree = ast.parse(source, filename=file)
     aliases: set[str] = set()
     found: list[Use] = []
     missing: list[Use] = []
 
     def by_name(name: str, line: int) -> None:
-        value = getattr(catalogue, name, None)
-        if isinstance(value, catalogue.Code):
+        value = getattr(table, name, None)
+        if isinstance(value, table.Code):
             found.append(Use(str(value), file, line, f"name {name}"))
         elif name.isupper() and name not in ("FAMILIES", "ENTRIES", "README_BEGIN", "README_END"):
             missing.append(Use(name, file, line, f"name {name} is not in the catalogue"))
@@ -306,3 +308,38 @@ def test_readme_explain_sample_is_the_real_output(tmp_path: Path) -> None:
     start = text.index("$ stockade explain p111\n") + len("$ stockade explain p111\n")
     sample = text[start:text.index("```", start)]
     assert stockade("explain", "p111", tmp=tmp_path).stdout == sample
+
+
+def _recipe_blocks() -> list[str]:
+    text = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    start = text.index("## Add a diagnostic\n")
+    end = text.find("\n## ", start + 1)
+    section = text[start:end if end >= 0 else len(text)]
+    return [textwrap.dedent(block) for block in re.findall(r"```python\n(.*?)```", section, re.S)]
+
+
+def test_contributing_recipe_adds_a_diagnostic(tmp_path: Path) -> None:
+    declare, use = _recipe_blocks()
+    # step 2: the declaration, added to (a copy of) the catalogue, is a new entry
+    module = types.ModuleType("catalogue_with_new_code")
+    source = (PACKAGE / "catalogue.py").read_text(encoding="utf-8")
+    exec(compile(source + "\n" + declare, "catalogue_with_new_code.py", "exec"), module.__dict__)
+    name = next(n.targets[0].id for n in ast.parse(declare).body if isinstance(n, ast.Assign))  # type: ignore[attr-defined]
+    code = getattr(module, name)
+    assert type(code) is module.Code and catalogue.get(code) is None
+    added = module.get(code)
+    assert added is not None and added.name == name and added.code[0] == "C" and added.example_kind == "policy"
+    assert len(added.explanation.split("\n\n")) >= 2 and added.title[0].islower()
+    # step 3: raising it by name is a use the scan resolves; without step 2 the scan refuses it
+    found, missing = uses_in(use, "new.py", module)
+    assert [u.code for u in found] == [code] and not missing
+    assert [u.code for u in uses_in(use, "new.py")[1]] == [name]
+    # and a literal would be caught (test_a_new_code_literal_outside_the_catalogue_is_caught)
+    # step 4: the README list of the extended catalogue names the new code; the command works
+    assert f"`{code}` {added.title}" in module.readme_block()
+    assert "`python3 -m stockade.catalogue --write-readme README.md`" in catalogue.readme_block()
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{catalogue.README_BEGIN}\n{catalogue.README_END}\n")
+    done = subprocess.run([sys.executable, "-m", "stockade.catalogue", "--write-readme", str(readme)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and readme.read_text() == catalogue.readme_block() + "\n"
