@@ -5,9 +5,11 @@ Each code is declared here by name::
     UNKNOWN_TARGET = entry("B300", "unknown target", explanation=..., example=...)
 
 and raised by that name: ``Diagnostic(codes.UNKNOWN_TARGET, ...)`` with
-``from stockade import catalogue as codes``.  The value of a constant is a :class:`Code`, a
-``str`` subclass equal to the code text, so ``Diagnostic.code``, comparisons and JSON output
-are those of the plain string.  :func:`get` looks an entry up (any case), :data:`ENTRIES`
+``from stockade import catalogue as codes``.  The value of a constant is the code text
+itself, a plain ``str`` typed :data:`Code` for the type checker (a ``NewType``), so
+``Diagnostic.code``, comparisons, JSON and ``marshal`` output are unchanged (``marshal``,
+which the plan and policy caches use, refuses ``str`` subclasses: a constant of a subclass
+would break them).  :func:`get` looks an entry up (any case), :data:`ENTRIES`
 holds them all in code order, ``stockade explain CODE`` prints one, and the README's code
 list is generated from them (:func:`readme_block`; ``python3 -m stockade.catalogue
 --readme`` prints it, ``--write-readme FILE`` rewrites it between the markers).
@@ -22,7 +24,12 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any
+    from typing import Any, NewType
+
+    #: A diagnostic code (``"B300"``) for the type checker; at run time a plain ``str``.
+    Code = NewType("Code", str)
+else:
+    Code = str
 
 #: Code family (first letter) → (the stage package that reports it, a title).
 FAMILIES: dict[str, tuple[str, str]] = {
@@ -37,18 +44,6 @@ FAMILIES: dict[str, tuple[str, str]] = {
 
 README_BEGIN = "<!-- codes:begin -->"
 README_END = "<!-- codes:end -->"
-
-
-class Code(str):
-    """A diagnostic code (``"B300"``): a ``str``, so it compares, hashes and serialises as
-    its text; :attr:`entry` is its catalogue entry."""
-
-    __slots__ = ()
-
-    @property
-    def entry(self) -> Entry:
-        """The catalogue entry of this code."""
-        return _entries()[self]
 
 
 class Entry:
@@ -97,7 +92,7 @@ _DECLARED: dict[str, tuple[str, str, str | None, str | None, str | None]] = {}
 
 def entry(code: str, title: str, *, explanation: str, example: str | None = None,
           example_kind: str | None = None, reserved: str | None = None) -> Code:
-    """Declare a code (once); returns it as a :class:`Code` for the module constant."""
+    """Declare a code (once); returns it (a :data:`Code`) for the module constant."""
     if code in _DECLARED:
         raise ValueError(f"diagnostic code `{code}` is declared twice")
     _DECLARED[code] = (title, explanation, example, example_kind, reserved)
@@ -117,7 +112,7 @@ def _entries() -> dict[str, Entry]:
         return built  # type: ignore[no-any-return]
     names: dict[str, str] = {}
     for name, value in list(globals().items()):
-        if type(value) is Code:
+        if isinstance(value, str) and value in _DECLARED and name.isupper():
             if value in names:
                 raise ValueError(f"diagnostic code `{value}` has two names: {names[value]}, {name}")
             names[value] = name
@@ -126,8 +121,7 @@ def _entries() -> dict[str, Entry]:
         title, explanation, example, kind, reserved = _DECLARED[code]
         if code not in names:
             raise ValueError(f"diagnostic code `{code}` has no module constant")
-        value = Code(code)
-        made[value] = Entry(value, names[code], title, explanation, example,
+        made[code] = Entry(Code(code), names[code], title, explanation, example,
                             kind or ("policy" if example is not None else None), reserved)
     globals()["ENTRIES"] = made
     return made
@@ -377,7 +371,9 @@ APPROXIMATED_RULE = entry(
                 "policy that allows some hosts gets no network at all; `allow localhost` reaches only the "
                 "sandbox's own loopback; Seatbelt and Windows allow loopback only.\n\n"
                 "Accept the stricter behaviour, or run a filtering proxy and allow only it.",
-    example="network {\n    default deny\n    allow github.com\n}\n", example_kind="text")
+    example="$ printf 'network {\\n    allow github.com\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target bwrap --workspace .",
+    example_kind="shell")
 UNSUPPORTED_RULE = entry(
     "B302", "rule cannot be expressed by the target",
     explanation="The target has no safe approximation of a rule (or of a whole IR construct), so compiling "
@@ -392,7 +388,9 @@ MISSING_PATH = entry(
                 "file is mounted as a file git reads as missing; a workspace that is not readable makes the "
                 "sandbox start in `/`.\n\n"
                 "Create the path before the run, or adjust the rule.",
-    example="filesystem {\n    read /\n    write /no/such/dir\n}\n", example_kind="text")
+    example="$ printf 'filesystem {\\n    read /\\n    write /no/such/dir\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target bwrap --workspace .",
+    example_kind="shell")
 GLOB_ENFORCED_ON_MATCHES = entry(
     "B304", "glob enforced on existing matches only",
     explanation="Bubblewrap mounts paths, not patterns: a glob rule (`deny \"**/.env*\"`) is enforced on the "
@@ -401,7 +399,9 @@ GLOB_ENFORCED_ON_MATCHES = entry(
                 "A directory that cannot be listed is hidden. When a glob's walk exceeds the "
                 "`glob_walk_limit` option, compiling fails instead (never a silent gap).\n\n"
                 "Prefer literal paths for secrets, or narrow the glob (`$WORKSPACE/**/.env*`).",
-    example='filesystem {\n    read /\n    deny "**/.env*"\n}\n', example_kind="text")
+    example="$ printf 'filesystem {\\n    read /\\n    deny \"**/.env*\"\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target bwrap --workspace .",
+    example_kind="shell")
 BAD_WORKSPACE = entry(
     "B305", "workspace missing or invalid",
     explanation="The workspace given to the bubblewrap backend does not exist, is not a directory, or is not "
@@ -424,7 +424,10 @@ START_PATH_UNREADABLE = entry(
     "B308", "system path unreadable in the sandbox",
     explanation="A warning: a path programs need to start (such as `/usr`, `/lib`, `/bin`) is not readable "
                 "under the policy, so commands may fail to start in the sandbox's minimal root.\n\n"
-                "Grant `read` on the system paths.")
+                "Grant `read` on the system paths.",
+    example="$ printf 'filesystem {\\n    write $WORKSPACE\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target bwrap --workspace .",
+    example_kind="shell")
 NO_SECCOMP_FILTER = entry(
     "B309", "no seccomp filter for this architecture",
     explanation="Stockade's seccomp filter (which refuses host unix sockets, setuid/setgid modes and keyring "
@@ -454,7 +457,10 @@ PATH_RULE_APPROXIMATED = entry(
     explanation="A warning: Seatbelt cannot compare how deep two glob rules match beyond the deepest rule, "
                 "so where both may match, the rule granting less access applies; Windows skips a POSIX path "
                 "(`/etc/...`), which has no meaning there.\n\n"
-                "Put platform-specific paths in a layer for that platform, or accept the stricter reading.")
+                "Put platform-specific paths in a layer for that platform, or accept the stricter reading.",
+    example="$ printf 'filesystem {\\n    read /etc\\n}\\nnetwork {\\n    allow localhost\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target windows --platform windows --workspace 'C:\\w' --home 'C:\\h'",
+    example_kind="shell")
 SEATBELT_START_OR_WINDOWS_GLOB = entry(
     "B313", "no process can start, or glob on existing matches",
     explanation="Two cases. Seatbelt warns that no process can start under the profile because a system path "
@@ -462,18 +468,28 @@ SEATBELT_START_OR_WINDOWS_GLOB = entry(
                 "is applied; that is an error unless compiled with the option `globs=existing`, and then a "
                 "warning that later matches are not covered.\n\n"
                 "Grant `read` on system paths (`read /usr /System /bin /Library`); on Windows list secrets as "
-                "literal paths.")
+                "literal paths.",
+    example="$ printf 'filesystem {\\n    read /usr\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target seatbelt --platform darwin --workspace /Users/me/app"
+            " --home /Users/me",
+    example_kind="shell")
 LOOPBACK_DENY_UNENFORCEABLE = entry(
     "B314", "denying localhost cannot be enforced",
     explanation="The policy denies localhost, but Windows firewall rules do not filter loopback traffic, so "
                 "a confined process could still reach local services. Compiling fails unless the option "
                 "`loopback=accept` accepts the gap (then it is a warning).\n\n"
-                "Add `allow localhost` to the network block, or compile with `loopback=accept`.")
+                "Add `allow localhost` to the network block, or compile with `loopback=accept`.",
+    example="$ printf 'network {\\n    deny localhost\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target windows --platform windows --workspace 'C:\\w' --home 'C:\\h'",
+    example_kind="shell")
 ALL_DRIVES_ROOT = entry(
     "B315", "rule on the root applied to the known drives",
     explanation="A warning from the Windows target: a rule on `/` covers the root of every drive, but the plan "
                 "can only apply it to the drives it knows; other drives stay inaccessible.\n\n"
-                "Name the drives the command needs.")
+                "Name the drives the command needs.",
+    example="$ printf 'filesystem {\\n    read /\\n}\\nnetwork {\\n    allow localhost\\n}\\n' > example.policy\n"
+            "$ stockade compile example.policy --target windows --platform windows --workspace 'C:\\w' --home 'C:\\h'",
+    example_kind="shell")
 ROOT_KEEPS_SOCKETS_REFUSED = entry(
     "B316", "running as root: host unix sockets stay refused",
     explanation="A warning: the policy allows all network, but stockade runs as root, and host unix sockets "
@@ -486,7 +502,8 @@ UNSUPPORTED_LIMIT = entry(
                 "`stockade run` with bubblewrap on Linux, and the Windows plan limits neither the size of "
                 "one file (`filesize`) nor `disk`. Compiling fails rather than pretending.\n\n"
                 "Remove the limit for this target (a layer for the platform).",
-    example="$ printf 'limits {\\n    disk 1GiB\\n}\\n' > disk.policy\n$ stockade compile disk.policy --target seatbelt",
+    example="$ printf 'limits {\\n    disk 1GiB\\n}\\n' > disk.policy\n"
+            "$ stockade compile disk.policy --target seatbelt",
     example_kind="shell")
 
 # -- A4xx: analyzer verdict reasons ----------------------------------------------------------
