@@ -188,7 +188,8 @@ def test_entries_have_a_title_an_explanation_and_a_fix() -> None:
 def test_a_code_is_its_string() -> None:
     code = catalogue.UNKNOWN_TARGET
     assert code == "B300" and type(code) is str
-    assert catalogue.get(code).title == "unknown target" and catalogue.get(" b300 ") is catalogue.get(code)  # type: ignore[union-attr]
+    found = catalogue.get(code)
+    assert found is not None and found.title == "unknown target" and catalogue.get(" b300 ") is found
     data = Diagnostic(code, "unknown target `x`").to_json()
     assert json.loads(json.dumps(data))["code"] == "B300"
     assert marshal.loads(marshal.dumps(data)) == data  # the plan cache marshals warnings: no str subclass
@@ -290,7 +291,7 @@ def test_explain_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["ok"] is True and data["code"] == "B300" and data["name"] == "UNKNOWN_TARGET"
-    assert data["family"] == "backends" and data["explanation"] == catalogue.get("B300").explanation  # type: ignore[union-attr]
+    assert data["family"] == "backends" and data["explanation"] == catalogue.ENTRIES["B300"].explanation
 
 
 def test_explain_refuses_an_unknown_code_with_a_suggestion(tmp_path: Path) -> None:
@@ -327,7 +328,8 @@ def test_contributing_recipe_adds_a_diagnostic(tmp_path: Path) -> None:
     module = types.ModuleType("catalogue_with_new_code")
     source = (PACKAGE / "catalogue.py").read_text(encoding="utf-8")
     exec(compile(source + "\n" + declare, "catalogue_with_new_code.py", "exec"), module.__dict__)
-    name = next(n.targets[0].id for n in ast.parse(declare).body if isinstance(n, ast.Assign))  # type: ignore[attr-defined]
+    assigned = next(n for n in ast.parse(declare).body if isinstance(n, ast.Assign))
+    name = assigned.targets[0].id  # type: ignore[attr-defined]
     code = getattr(module, name)
     assert type(code) is str and catalogue.get(code) is None
     added = module.get(code)
