@@ -98,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
 
         console = Console(highlight=False, soft_wrap=True)
         for line, style in lines:
-            console.print(Text(line, style=style or ""))
+            text = Text(line, style=style or "")
+            if style is None:
+                text.highlight_regex(r"`[^`]+`", "cyan")  # code spans, as in the diagnostics' messages
+            console.print(text)
     else:
         for line, _ in lines:
             print(line)
