@@ -675,8 +675,8 @@ APPLY_CONFLICT = entry(
                 "Run the command again to preview it against the current files.")
 AUDIT_WRITE_FAILED = entry(
     "R530", "audit file cannot be written",
-    explanation="The audit trail cannot be opened or appended to. A run that cannot be recorded is not "
-                "started.\n\n"
+    explanation="The audit trail cannot be opened or appended to. `stockade run` records its decision "
+                "before the command starts, so a command whose decision cannot be recorded does not run.\n\n"
                 "Pass a writable file with `--audit FILE` (or fix the default path's permissions).")
 AUDIT_READ_FAILED = entry(
     "R531", "audit file cannot be read",
@@ -784,12 +784,13 @@ IMPORT_ENTRY_DROPPED = entry(
     explanation="A warning: an entry of the imported file has no Stockade equivalent (say codex "
                 "`network_rule(...)`) and is not imported; the warning locates it in the input.\n\n"
                 "Add the rule to the policy by hand if you need it.")
-HOOK_PATH_DECISION = entry(
-    "X630", "hook file-access decision",
-    explanation="The reason a generic hook gives for a file access event (`{\"path\": ..., \"access\": "
-                "\"read\"|\"write\"}`): granted by the filesystem rules, or denied because no rule grants "
-                "it or the rule gives less access; also used for a network event the policy decides.\n\n"
-                "For a deny, grant the access in `filesystem` (or `network`), or leave the path alone.",
+HOOK_ACCESS_DECISION = entry(
+    "X630", "hook file or network decision",
+    explanation="The reason a hook gives for a file access (a generic `{\"path\": ..., \"access\": "
+                "\"read\"|\"write\"}` event, Claude Code's file tools) or a URL fetch (Claude Code's "
+                "`WebFetch`): granted or denied by the policy's filesystem or network rules, naming the rule "
+                "that decided (or the network default).\n\n"
+                "For a deny, grant the access in `filesystem` or `network`, or leave the path or host alone.",
     example="$ echo '{\"path\": \"~/.ssh/id_rsa\", \"access\": \"read\"}' | stockade hook generic",
     example_kind="shell")
 HOOK_MALFORMED_EVENT = entry(
