@@ -5,13 +5,10 @@ backticks, no final period), a :class:`Span` in the source and an optional hint.
 collect them and raise one :class:`StockadeError` carrying all of them; only the CLI renders
 them (see ``stockade.cli.render``).
 
-Error code families:
-
-* ``P1xx`` policy language (syntax, unknown keywords, values)
-* ``C2xx`` compiler (includes, layers, variables, conflicts, tests)
-* ``B3xx`` backends (unsupported rules, bad context)
-* ``A4xx`` analyzer
-* ``R5xx`` runtime (sandbox tool missing, limits)
+Every code is declared once in :mod:`stockade.catalogue` (``P1xx`` policy language, ``C2xx``
+compiler, ``B3xx`` backends, ``A4xx`` analyzer, ``R5xx`` runtime, ``X6xx`` integrations,
+``E0xx`` command line) and raised by name: ``Diagnostic(codes.UNKNOWN_TARGET, ...)`` with
+``from stockade import catalogue as codes``; ``stockade explain CODE`` explains one.
 """
 
 from __future__ import annotations

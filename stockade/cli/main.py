@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "hook": "hook",
     "export": "export",
     "import": "import_",
+    "explain": "explain",
 }
 
 
