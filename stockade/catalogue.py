@@ -360,7 +360,9 @@ DISK_LIMIT_DISCARDS_WRITES = entry(
 
 UNKNOWN_TARGET = entry(
     "B300", "unknown target",
-    explanation="`stockade compile --target` (or the library) names a target that does not exist.\n\n"
+    explanation="`stockade compile --target`, `stockade export --to`, `stockade import --from` (or the "
+                "library) names a target that does not exist, or a target of the other kind (an export "
+                "target given to `compile`).\n\n"
                 "Use one of the targets listed in the hint (`stockade compile --target ir` prints the "
                 "compiled policy itself).",
     example="$ stockade compile examples/coding-agent.policy --target nonsense", example_kind="shell")
@@ -504,6 +506,17 @@ UNSUPPORTED_LIMIT = entry(
                 "Remove the limit for this target (a layer for the platform).",
     example="$ printf 'limits {\\n    disk 1GiB\\n}\\n' > disk.policy\n"
             "$ stockade compile disk.policy --target seatbelt",
+    example_kind="shell")
+
+RUNTIME_SECTION = entry(
+    "B321", "section enforced by `stockade run`, not by the artifact",
+    explanation="A warning: the compiled artifact does not encode this section of the policy (for example "
+                "`limits` in a bubblewrap argv, or `environment` in a Seatbelt profile); `stockade run` "
+                "enforces it when it runs a command under the artifact, and `stockade hook` judges "
+                "commands. Running the artifact by hand enforces less than the policy.\n\n"
+                "Run commands through `stockade run`, or remove the section's rules for this target.",
+    example="$ printf 'limits {\\n    timeout 1m\\n}\\n' > limits.policy\n"
+            "$ stockade compile limits.policy --target bwrap",
     example_kind="shell")
 
 # -- A4xx: analyzer verdict reasons ----------------------------------------------------------
@@ -724,11 +737,6 @@ EXPORT_APPROXIMATED = entry(
                 "dropping it silently.\n\n"
                 "Enforce the rule another way (`stockade run`), or accept the gap.",
     example="$ stockade export examples/coding-agent.policy --to codex-rules", example_kind="shell")
-UNKNOWN_EXPORT_TARGET = entry(
-    "X602", "unknown export target",
-    explanation="The library was asked to export to a target that does not exist (the command line checks "
-                "`--to` itself).\n\n"
-                "Use one of the targets listed in the hint.")
 IMPORT_INVALID_JSON = entry(
     "X610", "import input is not valid JSON",
     explanation="`stockade import` expected a JSON file (srt, Claude Code or Cursor settings) and the input "
