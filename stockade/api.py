@@ -21,8 +21,9 @@ diagnostics.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.analyzer.judge import Verdict
@@ -39,7 +40,7 @@ class PathCheck:
     path: str
     access: str
     allowed: bool
-    decision: "PathDecision"
+    decision: PathDecision
 
     def to_json(self) -> dict:
         """The check as a JSON object (with the deciding rule's origin)."""
@@ -56,16 +57,16 @@ class PathCheck:
 class Policy:
     """A compiled policy with the operations a harness needs."""
 
-    ir: "PolicyIR"
+    ir: PolicyIR
     path: str | None = None
-    warnings: tuple["Diagnostic", ...] = field(default=())
+    warnings: tuple[Diagnostic, ...] = field(default=())
 
     @property
     def name(self) -> str:
         """The policy's name."""
         return self.ir.name
 
-    def analyze(self, command: str, cwd: str | None = None) -> "Verdict":
+    def analyze(self, command: str, cwd: str | None = None) -> Verdict:
         """Judge a shell command or script; never raises (analyzer errors fail closed)."""
         from stockade.analyzer import analyze
 
@@ -83,7 +84,7 @@ class Policy:
         """Whether the network rules allow contact with ``host``:``port``."""
         return self.ir.network_access(host, port).allowed
 
-    def compile(self, target: str, *, strict: bool = False, **options: Any) -> "Artifact":
+    def compile(self, target: str, *, strict: bool = False, **options: Any) -> Artifact:
         """The artifact for any target of :data:`stockade.backends.registry.TARGETS` — a backend
         (``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``) or an export (``codex-rules``,
         ``srt``, ``claude-settings``, ``cursor``) — or ``ir`` (the IR as JSON).
@@ -121,7 +122,7 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, text: str | None 
 
 
 def run(command: Sequence[str] | str, policy: Policy | str | os.PathLike[str] | None = None, *,
-        workspace: str | None = None, **options: Any) -> "RunOutcome":
+        workspace: str | None = None, **options: Any) -> RunOutcome:
     """Judge ``command`` and run it confined by ``policy``; returns a
     :class:`~stockade.runtime.session.RunOutcome`.
 

@@ -52,7 +52,7 @@ class Entry:
     triggers it (``example_kind``: ``policy`` — a policy file, checked by the tests —,
     ``shell`` — a command line —, or ``text``)."""
 
-    __slots__ = ("code", "name", "title", "explanation", "example", "example_kind", "reserved")
+    __slots__ = ("code", "example", "example_kind", "explanation", "name", "reserved", "title")
 
     def __init__(self, code: Code, name: str, title: str, explanation: str, example: str | None,
                  example_kind: str | None, reserved: str | None) -> None:

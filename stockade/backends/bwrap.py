@@ -94,8 +94,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, ClassVar
 
 from stockade.backends import paths as P
 from stockade.backends import seccomp
@@ -206,7 +207,7 @@ class FsPlan:
 class _FsPlanner:
     """Turns the filesystem rules of an IR into an :class:`FsPlan` (see the module doc)."""
 
-    def __init__(self, backend: "BwrapBackend"):
+    def __init__(self, backend: BwrapBackend):
         self.backend = backend
         self.ir: PolicyIR = backend.ir
         self.access: dict[str, str] = {}
@@ -476,7 +477,7 @@ class _FsPlanner:
                                   f"in the minimal root", None, code="B308")
 
 
-def _last_component_regex(pattern: str) -> "re.Pattern[str]":
+def _last_component_regex(pattern: str) -> re.Pattern[str]:
     """What an entry's name must match to be a candidate for ``pattern`` (``.*`` when the
     glob ends in ``**``, which matches names at any depth)."""
     last = pattern.rsplit("/", 1)[-1]

@@ -36,12 +36,13 @@ warning naming each rule and its line.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar
 
 from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled, runtime
-from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, Network, NetRule, PolicyIR
+from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, NetRule, Network, PolicyIR
 
 #: Where ``sandbox-exec`` lives; the runtime must not look it up on ``PATH``.
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
@@ -690,4 +691,4 @@ _SYSCTL_NAMES: tuple[str, ...] = (
 )
 _SYSCTL_PREFIXES: tuple[str, ...] = ("hw.optional.", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.")
 
-__all__ = ["SeatbeltBackend", "macos_canonical", "regex_escape", "sbpl_string", "glob_shape", "glob_rest_regex"]
+__all__ = ["SeatbeltBackend", "glob_rest_regex", "glob_shape", "macos_canonical", "regex_escape", "sbpl_string"]

@@ -65,25 +65,25 @@ class WinPath:
         return f"{self.drive}:" if self.drive else ""
 
     @property
-    def parent(self) -> "WinPath | None":
+    def parent(self) -> WinPath | None:
         """The parent path, None for a root."""
         if not self.parts:
             return None
         return WinPath(self.drive, self.parts[:-1])
 
-    def ancestors(self) -> list["WinPath"]:
+    def ancestors(self) -> list[WinPath]:
         """Proper ancestors, deepest first, ending with the root."""
         return [WinPath(self.drive, self.parts[:i]) for i in range(len(self.parts) - 1, -1, -1)]
 
-    def child(self, name: str) -> "WinPath":
+    def child(self, name: str) -> WinPath:
         """This path with one more component."""
         return WinPath(self.drive, self.parts + (name,))
 
-    def is_within(self, other: "WinPath") -> bool:
+    def is_within(self, other: WinPath) -> bool:
         """Whether this path is ``other`` or below it (case-insensitive)."""
         if (self.drive or "").upper() != (other.drive or "").upper() or len(self.parts) < len(other.parts):
             return False
-        return all(a.lower() == b.lower() for a, b in zip(self.parts, other.parts))
+        return all(a.lower() == b.lower() for a, b in zip(self.parts, other.parts, strict=False))
 
 
 def parse_win_path(text: str, *, glob: bool = False) -> WinPath:

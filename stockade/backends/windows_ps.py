@@ -293,7 +293,7 @@ def render_powershell(plan: dict[str, Any]) -> str:
         emit("    # -- globs: ACEs on the matches that exist now (see the plan's warnings) --")
     for glob in plan["globs"]:
         emit(f"    $pattern = {ps_quote(glob['pattern'])}")
-        emit(f"    $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')")
+        emit("    $regex = [regex]::new((ConvertTo-StockadeRegex $pattern), 'IgnoreCase')")
         emit(f"    if (Test-Path -LiteralPath {ps_quote(glob['base'])}) {{")
         emit(f"        $found = @(Get-ChildItem -LiteralPath {ps_quote(glob['base'])} -Recurse -Force "
              "-Attributes !ReparsePoint -ErrorAction SilentlyContinue | Where-Object { $regex.IsMatch($_.FullName) })")

@@ -12,7 +12,13 @@ from __future__ import annotations
 import argparse
 
 from stockade.cli.common import (
-    add_context_args, add_format_arg, compile_from_args, dump_json, fail, print_warnings, write_output,
+    add_context_args,
+    add_format_arg,
+    compile_from_args,
+    dump_json,
+    fail,
+    print_warnings,
+    write_output,
 )
 from stockade.cli.main import EXIT_OK
 from stockade.diagnostics import StockadeError

@@ -28,8 +28,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from stockade.backends.base import Artifact, Target, origin_span
 from stockade.compiler.ir import FsRule, Origin, PolicyIR
@@ -280,7 +281,7 @@ class Importer:
         """Build the policy draft (subclasses implement it)."""
         raise NotImplementedError
 
-    def convert(self) -> "ImportResult":
+    def convert(self) -> ImportResult:
         """The imported policy as canonical text, with warnings."""
         draft = self.draft()
         return ImportResult(finish_policy(draft, self.file), list(self.warnings))
