@@ -45,7 +45,7 @@ from stockade.runtime.sandbox import _error, supply_seccomp
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Mapping, Sequence
+    from typing import Mapping, Sequence
 
 EXIT_TIMEOUT = 124
 EXIT_PROCESS_LIMIT = 125
@@ -129,111 +129,229 @@ class _SpawnFailed(OSError):
     """The child could not exec the sandbox tool (or failed before the exec)."""
 
 
-def _close_all_but(keep: Sequence[int]) -> None:
-    """Close every descriptor from 3 up, except ``keep``: the open ones listed in
-    ``/proc/self/fd`` (``os.closerange`` up to the descriptor limit makes a million
-    ``close`` calls where the kernel lacks ``close_range``)."""
-    spared = set(keep)
+#: Where a held bubblewrap's ``--chdir`` points until the parent has confined it: a path no
+#: sandbox has (procfs has no pid 0), so a bwrap that reads no release cannot run the command.
+HELD_CHDIR = "/proc/0/stockade-held"
+#: The pre-exec helper, run as a script by the interpreter that runs stockade.
+_HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prexec.py")
+_PIPE_BUF = 4096  # POSIX: a write of at most this many bytes to a pipe is atomic
+
+
+def _pipe() -> tuple[int, int]:
+    """A close-on-exec pipe whose ends are not 0–2 (the child's standard streams)."""
+    low: list[int] = []
+    read_fd, write_fd = os.pipe()
+    while read_fd < 3 or write_fd < 3:
+        low += [fd for fd in (read_fd, write_fd) if fd < 3]
+        read_fd, write_fd = (os.dup(fd) if fd < 3 else fd for fd in (read_fd, write_fd))
+    for fd in low:
+        os.close(fd)
+    return read_fd, write_fd
+
+
+def _fork_exec(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None, stdin: int | None,
+               stdout: int, stderr: int, keep: Sequence[int]) -> int:
+    """Start ``args`` with ``_posixsubprocess.fork_exec``: fork (vfork where it can) and
+    exec in C, running no Python in the child.  The child starts a new session, takes its
+    standard streams, keeps ``keep`` open (made inheritable there) and closes every other
+    descriptor, changes to ``cwd``, restores ``SIGPIPE``/``SIGXFSZ`` and execs; a bare name
+    is searched on ``env``'s ``PATH``.  An exec or ``chdir`` failure raises :class:`OSError`."""
+    import _posixsubprocess
+
+    name = os.fsencode(args[0])
+    if b"/" in name:
+        executables: tuple[bytes, ...] = (name,)
+    else:
+        path = env.get("PATH", os.defpath)
+        executables = tuple(os.path.join(os.fsencode(part), name) for part in path.split(os.pathsep))
+    env_list = [os.fsencode(key) + b"=" + os.fsencode(value) for key, value in env.items()]
+    err_read, err_write = _pipe()
     try:
-        names = os.listdir("/proc/self/fd")
-    except OSError:
-        names = None
-    if names is not None:
-        for name in names:
-            fd = int(name)
-            if fd > 2 and fd not in spared:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass  # the descriptor of the listing itself, already closed
-        return
-    low = 3
-    for fd in sorted(spared):
-        if fd >= low:
-            os.closerange(low, fd)
-            low = fd + 1
-    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
-
-
-def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None, stdin: int | None = None,
-          stdout: int, stderr: int, pass_fds: Sequence[int] = (), limits: Limits | None = None,
-          cgroup: RunCgroup | None = None, pre_exec: Callable[[], None] | None = None) -> int:
-    """Start ``argv`` in a new session and return its pid (a bare program name is searched
-    on ``env``'s ``PATH``, as :mod:`subprocess` does).
-
-    The child gets ``stdin`` (default: inherited), ``stdout`` and ``stderr`` as its
-    descriptors 0–2, keeps ``pass_fds`` open, and closes every other descriptor; it joins
-    ``cgroup``, sets the rlimits of ``limits`` (before any user namespace is made, which
-    records them) and runs ``pre_exec`` (e.g. the preview's overlay mount), then execs.
-    Raises :class:`OSError` (with the child's ``errno``) when any of that fails.
-    """
-    args = [os.fspath(word) for word in argv]
-    environment = {str(k): str(v) for k, v in env.items()}
-    pairs = rlimits(limits) if limits is not None else []
-    setrlimit = None
-    if pairs:
-        from resource import setrlimit
-    keep = [fd for fd in pass_fds if fd > 2]
-    report_read, report_write = os.pipe()  # close-on-exec: EOF in the parent means the exec worked
-    try:
-        pid = os.fork()
-    except BaseException:
-        os.close(report_read)
-        os.close(report_write)
-        raise
-    if pid == 0:  # the child: nothing here may return into the caller's code
-        stage = "setup"
         try:
-            os.setsid()
-            if stdin is not None and stdin != 0:
-                os.dup2(stdin, 0)
-            os.dup2(stdout, 1)
-            os.dup2(stderr, 2)
-            _close_all_but([*keep, report_write])
-            for fd in keep:
-                os.set_inheritable(fd, True)
-            if cwd is not None:
-                stage = "chdir"
-                os.chdir(cwd)
-            for signum in (_signal.SIGPIPE, getattr(_signal, "SIGXFSZ", None)):
-                if signum is not None:
-                    _signal.signal(signum, _signal.SIG_DFL)
-            if cgroup is not None:
-                stage = "cgroup"
-                cgroup.join_self()
-            if setrlimit is not None:
-                stage = "rlimit"
-                for which, values in pairs:
-                    setrlimit(which, values)
-            if pre_exec is not None:
-                stage = "pre_exec"
-                pre_exec()
-            stage = "exec"
-            if os.sep in args[0]:
-                os.execve(args[0], args, environment)
-            os.execvpe(args[0], args, environment)  # a bare name: searched on the environment's PATH
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent
-            try:
-                number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
-                os.write(report_write, f"{number}:{stage}:{exc}".encode("utf-8", "replace"))
-            finally:
-                os._exit(127)
-    os.close(report_write)
+            pid = _posixsubprocess.fork_exec(
+                list(args), executables, True, tuple(sorted({*keep, err_write})), cwd, env_list,
+                -1 if stdin is None else stdin, -1, -1, stdout, -1, stderr, err_read, err_write,
+                True, True, -1, None, None, None, -1, None, True)
+        finally:
+            os.close(err_write)
+        report = b""
+        while True:
+            chunk = os.read(err_read, 4096)
+            if not chunk:
+                break
+            report += chunk
+    finally:
+        os.close(err_read)
+    if report:
+        os.waitpid(pid, 0)
+        _, _, rest = report.partition(b":")
+        code, _, message = rest.partition(b":")
+        try:
+            number = int(code, 16)
+        except ValueError:
+            number = 0
+        stage = ("chdir" if cwd is not None else "setup") if message.startswith(b"noexec") else "exec"
+        said = os.strerror(number) if number else message.decode("utf-8", "replace")
+        raise _SpawnFailed(number, f"{stage}: {said}")
+    return pid
+
+
+def _reap_killed(pid: int) -> None:
+    try:
+        os.kill(pid, _signal.SIGKILL)
+    except OSError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def _bwrap_hold(args: Sequence[str], end: int | None) -> bytes | None:
+    """The release that lets a held bwrap go (``b"--chdir\\0DIR\\0"``, the argv's last
+    ``--chdir``), or None when the argv cannot be held: not bwrap, no ``--chdir``, a setuid
+    bwrap (the parent may not set its rlimits), no ``prlimit`` here, or a release too long
+    to be written atomically."""
+    if end is None or os.path.basename(args[0]) != "bwrap" or os.sep not in args[0]:
+        return None
+    try:
+        import resource
+
+        resource.prlimit  # noqa: B018 - Linux only
+        mode = os.stat(args[0]).st_mode
+    except (ImportError, AttributeError, OSError):
+        return None
+    if mode & 0o6000:
+        return None
+    at = None
+    for i in range(1, end - 1):
+        if args[i] == "--chdir":
+            at = i
+    if at is None:
+        return None
+    release = b"--chdir\0" + os.fsencode(args[at + 1]) + b"\0"
+    return release if len(release) <= _PIPE_BUF else None
+
+
+def _spawn_held(args: Sequence[str], env: Mapping[str, str], end: int, release: bytes, *, cwd: str | None,
+                stdin: int | None, stdout: int, stderr: int, keep: Sequence[int],
+                pairs: Sequence[tuple[int, tuple[int, int]]], cgroup: RunCgroup | None) -> int:
+    """Start bwrap held, confine it from here, then release it (see the module docstring)."""
+    from resource import prlimit
+
+    read_fd, write_fd = _pipe()
+    held = [*args[:end], "--chdir", HELD_CHDIR, "--args", str(read_fd), *args[end:]]
+    try:
+        try:
+            pid = _fork_exec(held, env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=[*keep, read_fd])
+        finally:
+            os.close(read_fd)
+    except BaseException:
+        os.close(write_fd)
+        raise
+    stage = "cgroup"
+    try:
+        if cgroup is not None:
+            cgroup.join(pid)
+        stage = "rlimit"
+        for which, values in pairs:
+            prlimit(pid, which, values)
+        stage = "release"
+        os.write(write_fd, release)
+    except BaseException as exc:
+        os.close(write_fd)
+        _reap_killed(pid)
+        if isinstance(exc, OSError):
+            raise _SpawnFailed(exc.errno or 0, f"{stage}: {exc.strerror or exc}") from None
+        raise
+    os.close(write_fd)
+    return pid
+
+
+def _spawn_helper(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None, stdin: int | None,
+                  stdout: int, stderr: int, keep: Sequence[int], pairs: Sequence[tuple[int, tuple[int, int]]],
+                  cgroup: RunCgroup | None, steps: Sequence[tuple[object, ...]]) -> int:
+    """Start the pre-exec helper (:mod:`stockade.runtime.prexec`), which confines itself,
+    runs ``steps`` and execs ``args``; its failures raise :class:`OSError` here."""
+    import marshal
+    import sys
+
+    if not sys.executable:
+        raise _SpawnFailed(0, "setup: no Python interpreter for the pre-exec helper (`sys.executable` is empty)")
+    spec = marshal.dumps({"argv": list(args), "env": dict(env), "rlimits": list(pairs),
+                          "cgroup": list(cgroup.dirs) if cgroup is not None else [], "steps": list(steps),
+                          "path": [entry for entry in sys.path if isinstance(entry, str)]})
+    spec_read, spec_write = _pipe()
+    report_read, report_write = _pipe()
+    try:
+        pid = _fork_exec([sys.executable, "-I", "-S", _HELPER, str(spec_read), str(report_write)], os.environ,
+                         cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=[*keep, spec_read, report_write])
+    except BaseException:
+        for fd in (spec_write, report_read):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (spec_read, report_write):
+            os.close(fd)
     report = b""
     try:
+        view = memoryview(spec)
+        try:
+            while view:
+                view = view[os.write(spec_write, view):]
+        except BrokenPipeError:
+            pass  # the helper is gone: its report says why
+        finally:
+            os.close(spec_write)
         while True:
             chunk = os.read(report_read, 4096)
             if not chunk:
                 break
             report += chunk
+    except BaseException:
+        _reap_killed(pid)
+        raise
     finally:
         os.close(report_read)
-    if report:
-        os.waitpid(pid, 0)
-        number, _, rest = report.decode("utf-8", "replace").partition(":")
-        stage, _, message = rest.partition(":")
-        raise _SpawnFailed(int(number) if number.isdigit() else 0, f"{stage}: {message}")
-    return pid
+    if report == b"+":
+        return pid
+    _, status = os.waitpid(pid, 0)
+    said = report.decode("utf-8", "replace").removeprefix("+")
+    number, _, rest = said.partition(":")
+    stage, _, message = rest.partition(":")
+    if not rest:
+        stage, message = "setup", f"the pre-exec helper ended before the exec (wait status {status})"
+    raise _SpawnFailed(int(number) if number.isdigit() else 0, f"{stage}: {message}")
+
+
+def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None, stdin: int | None = None,
+          stdout: int, stderr: int, pass_fds: Sequence[int] = (), limits: Limits | None = None,
+          cgroup: RunCgroup | None = None, pre_exec: Sequence[tuple[object, ...]] | None = None,
+          options_end: int | None = None) -> int:
+    """Start ``argv`` in a new session and return its pid (a bare program name is searched
+    on ``env``'s ``PATH``, as :mod:`subprocess` does).
+
+    The child gets ``stdin`` (default: inherited), ``stdout`` and ``stderr`` as its
+    descriptors 0–2, keeps ``pass_fds`` open, and closes every other descriptor; it is in
+    ``cgroup`` and under the rlimits of ``limits`` before it can fork or make a user
+    namespace, and the ``pre_exec`` steps (see :mod:`stockade.runtime.prexec`: the preview's
+    overlay, the ``disk`` layer) run before the exec.  ``options_end``: the index of the
+    ``--`` that ends a bubblewrap argv's options, which lets a bwrap with limits be held and
+    confined by the parent (see the module docstring).  No Python runs between fork and
+    exec.  Raises :class:`OSError` (with the child's ``errno``) when any of that fails.
+    """
+    if callable(pre_exec):
+        raise TypeError("pre_exec takes steps (see stockade.runtime.prexec), not a function")
+    args = [os.fspath(word) for word in argv]
+    environment = {str(k): str(v) for k, v in env.items()}
+    pairs = rlimits(limits) if limits is not None else []
+    steps = tuple(pre_exec or ())
+    keep = [fd for fd in pass_fds if fd > 2]
+    if not steps and not pairs and cgroup is None:
+        return _fork_exec(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep)
+    release = None if steps or options_end is None else _bwrap_hold(args, options_end)
+    if release is not None and options_end is not None:
+        return _spawn_held(args, environment, options_end, release, cwd=cwd, stdin=stdin, stdout=stdout,
+                           stderr=stderr, keep=keep, pairs=pairs, cgroup=cgroup)
+    return _spawn_helper(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep,
+                         pairs=pairs, cgroup=cgroup, steps=steps)
 
 
 def _kill_tree(pid: int, cgroup: RunCgroup | None) -> None:
@@ -299,13 +417,13 @@ class _Exit:
 
 def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str, str], limits: Limits,
                  cwd: str | None = None, stdout: Sink | None = None, stderr: Sink | None = None,
-                 stdin: int | None = None, pre_exec: Callable[[], None] | None = None,
+                 stdin: int | None = None, pre_exec: Sequence[tuple[object, ...]] | None = None,
                  pass_fds: Sequence[int] = (), seccomp_programs: Mapping[str, bytes] | None = None,
                  workspace: str | None = None) -> RunResult:
     """Run ``prefix + command`` with the limits, streaming output to the sinks.
 
-    ``pre_exec`` runs in the child after the rlimits are set and before the sandbox tool is
-    exec'd (the preview's overlay mount); with a ``disk`` limit the child then puts every
+    ``pre_exec``: steps run before the sandbox tool is exec'd, after the rlimits are set (the
+    preview's overlay mount, see :mod:`stockade.runtime.prexec`); with a ``disk`` limit a step then puts every
     path the prefix binds writable outside ``workspace`` (default ``cwd``) under a
     size-limited layer that is discarded after the run (:mod:`stockade.runtime.disk`).
     ``memory`` is a total for the tree when a memory cgroup can be made; otherwise the
@@ -341,7 +459,8 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     started = time.monotonic()
     try:
         pid = spawn(argv, env, cwd=cwd, stdin=stdin, stdout=out_write, stderr=err_write,
-                    pass_fds=(*pass_fds, *filter_fds), limits=limits, cgroup=cgroup, pre_exec=pre_exec)
+                    pass_fds=(*pass_fds, *filter_fds), limits=limits, cgroup=cgroup, pre_exec=pre_exec,
+                    options_end=len(prefix) - 1 if prefix and prefix[-1] == "--" else None)
     except OSError as exc:
         for fd in (out_read, err_read):
             os.close(fd)

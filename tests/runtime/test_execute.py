@@ -97,15 +97,14 @@ def test_spawn_reports_an_exec_failure_as_oserror() -> None:
 
 def test_spawn_reports_a_failed_chdir_and_a_failing_hook(tmp_path: Path) -> None:
     read_fd, write_fd = os.pipe()
-
-    def hook() -> None:
-        raise RuntimeError("overlay refused")
-
+    hook = ("call", "tests.runtime.spawn_hooks:refuse", ("overlay refused",))
     try:
         with pytest.raises(OSError, match="chdir"):
             spawn(["/bin/true"], {}, cwd=str(tmp_path / "missing"), stdout=write_fd, stderr=write_fd)
         with pytest.raises(OSError, match="pre_exec: overlay refused"):
-            spawn(["/bin/true"], {}, stdout=write_fd, stderr=write_fd, pre_exec=hook)
+            spawn(["/bin/true"], {}, stdout=write_fd, stderr=write_fd, pre_exec=[hook])
+        with pytest.raises(TypeError):  # no Python function runs between fork and exec
+            spawn(["/bin/true"], {}, stdout=write_fd, stderr=write_fd, pre_exec=lambda: None)  # type: ignore[arg-type]
     finally:
         os.close(read_fd)
         os.close(write_fd)
