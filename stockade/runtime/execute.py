@@ -15,16 +15,36 @@ file size, memory, refused forks) keep the command's status and are named in
 The environment passed to the sandbox tool *is* the command's environment: bwrap hands
 its own environment to the command, so secrets of the parent never reach it.
 
-**Spawning.**  The sandbox tool is started by :func:`spawn` with ``os.fork`` and
-``os.execve`` — what :mod:`subprocess` does with a ``preexec_fn``, without importing it
-(:mod:`subprocess` pulls in ``signal``'s enums, ``selectors``, ``threading`` and more: several
-milliseconds on every ``stockade run``).  The child starts a new session, takes its
-standard streams, closes every other descriptor except the ones it must pass, restores
-the signals Python ignores (``SIGPIPE``, ``SIGXFSZ``), joins the run's cgroup, sets the
-rlimits and runs the ``pre_exec`` hook, then execs; any failure before the exec is sent
-back over a close-on-exec pipe and raised in the parent as :class:`OSError` (the child
-exits 127).  Output is read with :func:`select.poll`, and the exit is awaited on a pidfd
-(Linux 5.3+; elsewhere by polling ``waitpid``), so the timeout needs no thread or signal.
+**Spawning: no Python between fork and exec.**  A host may call ``stockade.run`` from many
+threads; a forked child of a threaded process holds copies of locks that other threads held
+at the fork (the import lock, logging and allocator locks), so Python code run there can
+deadlock.  So every child is started by ``_posixsubprocess.fork_exec`` (what
+:mod:`subprocess` uses without a ``preexec_fn``, without importing :mod:`subprocess`: fork or
+vfork and exec in C, async-signal-safe by construction): a new session, the standard
+streams, every other descriptor closed but the ones passed, ``cwd``, ``SIGPIPE``/``SIGXFSZ``
+restored, exec; an exec or ``chdir`` failure comes back as :class:`OSError`.  What the child
+used to do in Python before the exec is done in one of three ways (:func:`spawn`):
+
+* **nothing to do** (no rlimit, no cgroup, no mount): the sandbox tool is exec'd directly;
+* **bubblewrap with limits** (every ``stockade run`` on Linux): bwrap is started *held*,
+  ``bwrap --perms 0755 --args FD <prefix options> -- command``.  bwrap reads its ``--args``
+  descriptor to the end before it does anything else — before it forks or makes a
+  namespace — so while the parent keeps the pipe's write end open it only waits.  The parent
+  joins the pid to the run's cgroup and sets the rlimits with ``prlimit``, then writes the
+  release, :data:`RELEASE` (``--dir /``: takes the pending ``--perms`` and does nothing), and
+  closes.  The release is 8 bytes, written whole or not at all; if the parent dies before
+  writing it, the ``--perms`` followed by another option is a parse error and bwrap exits
+  before it forks: the command never runs without its limits.  This costs no extra process;
+* **anything else** — the preview's overlay or the ``disk`` layer (mounts in new
+  namespaces), or limits on a tool the parent cannot hold (not bwrap, a setuid bwrap, no
+  ``prlimit``: macOS): the child execs the pre-exec helper (:mod:`stockade.runtime.prexec`)
+  with the interpreter that runs stockade.  After its exec it is a fresh single-threaded
+  process, where Python is safe; it joins the cgroup, sets the rlimits, mounts, and execs
+  the sandbox tool, reporting a failure over a close-on-exec pipe.  It costs a Python start
+  (~15 ms), never on the plain path.
+
+Output is read with :func:`select.poll`, and the exit is awaited on a pidfd (Linux 5.3+;
+elsewhere by polling ``waitpid``), so the timeout needs no thread or signal.
 
 **Memory.**  With a memory cgroup (see :class:`~stockade.runtime.limits.RunCgroup`) an OOM
 kill anywhere in the tree stops the whole run: cgroup v2 kills the group itself
@@ -129,12 +149,12 @@ class _SpawnFailed(OSError):
     """The child could not exec the sandbox tool (or failed before the exec)."""
 
 
-#: Where a held bubblewrap's ``--chdir`` points until the parent has confined it: a path no
-#: sandbox has (procfs has no pid 0), so a bwrap that reads no release cannot run the command.
-HELD_CHDIR = "/proc/0/stockade-held"
+#: What a held bubblewrap reads on ``--args`` when the parent releases it: an option that
+#: takes the pending ``--perms`` and does nothing (``/`` exists).  Without it the ``--perms``
+#: placed before the prefix's options is a parse error: bwrap exits before it forks.
+RELEASE = b"--dir\0/\0"
 #: The pre-exec helper, run as a script by the interpreter that runs stockade.
 _HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prexec.py")
-_PIPE_BUF = 4096  # POSIX: a write of at most this many bytes to a pipe is atomic
 
 
 def _pipe() -> tuple[int, int]:
@@ -204,40 +224,29 @@ def _reap_killed(pid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def _bwrap_hold(args: Sequence[str], end: int | None) -> bytes | None:
-    """The release that lets a held bwrap go (``b"--chdir\\0DIR\\0"``, the argv's last
-    ``--chdir``), or None when the argv cannot be held: not bwrap, no ``--chdir``, a setuid
-    bwrap (the parent may not set its rlimits), no ``prlimit`` here, or a release too long
-    to be written atomically."""
-    if end is None or os.path.basename(args[0]) != "bwrap" or os.sep not in args[0]:
-        return None
+def _can_hold(args: Sequence[str], end: int | None) -> bool:
+    """Whether the parent can hold and confine this argv itself: bubblewrap by absolute path
+    with at least one option before the ``--`` at ``end``, not setuid (the parent may not
+    set a setuid process's rlimits), and ``prlimit`` here (Linux)."""
+    if end is None or end < 2 or os.path.basename(args[0]) != "bwrap" or not os.path.isabs(args[0]):
+        return False
     try:
         import resource
 
         resource.prlimit  # noqa: B018 - Linux only
-        mode = os.stat(args[0]).st_mode
+        return not os.stat(args[0]).st_mode & 0o6000
     except (ImportError, AttributeError, OSError):
-        return None
-    if mode & 0o6000:
-        return None
-    at = None
-    for i in range(1, end - 1):
-        if args[i] == "--chdir":
-            at = i
-    if at is None:
-        return None
-    release = b"--chdir\0" + os.fsencode(args[at + 1]) + b"\0"
-    return release if len(release) <= _PIPE_BUF else None
+        return False
 
 
-def _spawn_held(args: Sequence[str], env: Mapping[str, str], end: int, release: bytes, *, cwd: str | None,
+def _spawn_held(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None,
                 stdin: int | None, stdout: int, stderr: int, keep: Sequence[int],
                 pairs: Sequence[tuple[int, tuple[int, int]]], cgroup: RunCgroup | None) -> int:
     """Start bwrap held, confine it from here, then release it (see the module docstring)."""
     from resource import prlimit
 
     read_fd, write_fd = _pipe()
-    held = [*args[:end], "--chdir", HELD_CHDIR, "--args", str(read_fd), *args[end:]]
+    held = [args[0], "--perms", "0755", "--args", str(read_fd), *args[1:]]
     try:
         try:
             pid = _fork_exec(held, env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=[*keep, read_fd])
@@ -254,7 +263,7 @@ def _spawn_held(args: Sequence[str], env: Mapping[str, str], end: int, release: 
         for which, values in pairs:
             prlimit(pid, which, values)
         stage = "release"
-        os.write(write_fd, release)
+        os.write(write_fd, RELEASE)  # shorter than PIPE_BUF: written whole or not at all
     except BaseException as exc:
         os.close(write_fd)
         _reap_killed(pid)
@@ -346,10 +355,9 @@ def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None
     keep = [fd for fd in pass_fds if fd > 2]
     if not steps and not pairs and cgroup is None:
         return _fork_exec(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep)
-    release = None if steps or options_end is None else _bwrap_hold(args, options_end)
-    if release is not None and options_end is not None:
-        return _spawn_held(args, environment, options_end, release, cwd=cwd, stdin=stdin, stdout=stdout,
-                           stderr=stderr, keep=keep, pairs=pairs, cgroup=cgroup)
+    if not steps and _can_hold(args, options_end):
+        return _spawn_held(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep,
+                           pairs=pairs, cgroup=cgroup)
     return _spawn_helper(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep,
                          pairs=pairs, cgroup=cgroup, steps=steps)
 
