@@ -59,13 +59,19 @@ import _signal  # the C module behind `signal`, whose IntEnum wrappers import `e
 import os
 import time
 
-from stockade.runtime.limits import MEMORY_PER_PROCESS, Limits, RunCgroup, nproc_enforced, rlimits
+from stockade.runtime.limits import (
+    MEMORY_PER_PROCESS,
+    Limits,
+    RunCgroup,
+    nproc_enforced,
+    rlimits,
+)
 from stockade.runtime.record import Record
 from stockade.runtime.sandbox import _error, supply_seccomp
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
 EXIT_TIMEOUT = 124
 EXIT_PROCESS_LIMIT = 125
@@ -239,6 +245,12 @@ def _can_hold(args: Sequence[str], end: int | None) -> bool:
         return False
 
 
+def held_argv(args: Sequence[str], fd: int) -> list[str]:
+    """A bubblewrap argv that waits for :data:`RELEASE` on descriptor ``fd`` before it does
+    anything, and exits with a parse error when the descriptor ends without it."""
+    return [args[0], "--perms", "0755", "--args", str(fd), *args[1:]]
+
+
 def _spawn_held(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None,
                 stdin: int | None, stdout: int, stderr: int, keep: Sequence[int],
                 pairs: Sequence[tuple[int, tuple[int, int]]], cgroup: RunCgroup | None) -> int:
@@ -246,7 +258,7 @@ def _spawn_held(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None,
     from resource import prlimit
 
     read_fd, write_fd = _pipe()
-    held = [args[0], "--perms", "0755", "--args", str(read_fd), *args[1:]]
+    held = held_argv(args, read_fd)
     try:
         try:
             pid = _fork_exec(held, env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=[*keep, read_fd])
