@@ -72,6 +72,7 @@ from stockade.runtime.sandbox import _error, supply_seccomp
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
 EXIT_TIMEOUT = 124
 EXIT_PROCESS_LIMIT = 125
@@ -184,6 +185,7 @@ def _fork_exec(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None, 
     is searched on ``env``'s ``PATH``.  An exec or ``chdir`` failure raises :class:`OSError`."""
     import _posixsubprocess
 
+    fork_exec: Any = _posixsubprocess.fork_exec  # typeshed's stub lacks the None defaults
     name = os.fsencode(args[0])
     if b"/" in name:
         executables: tuple[bytes, ...] = (name,)
@@ -194,7 +196,7 @@ def _fork_exec(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None, 
     err_read, err_write = _pipe()
     try:
         try:
-            pid = _posixsubprocess.fork_exec(
+            pid: int = fork_exec(
                 list(args), executables, True, tuple(sorted({*keep, err_write})), cwd, env_list,
                 -1 if stdin is None else stdin, -1, -1, stdout, -1, stderr, err_read, err_write,
                 True, True, -1, None, None, None, -1, None, True)
