@@ -196,10 +196,13 @@ def _fork_exec(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None, 
     err_read, err_write = _pipe()
     try:
         try:
-            pid: int = fork_exec(
-                list(args), executables, True, tuple(sorted({*keep, err_write})), cwd, env_list,
-                -1 if stdin is None else stdin, -1, -1, stdout, -1, stderr, err_read, err_write,
-                True, True, -1, None, None, None, -1, None, True)
+            call = [list(args), executables, True, tuple(sorted({*keep, err_write})), cwd, env_list,
+                    -1 if stdin is None else stdin, -1, -1, stdout, -1, stderr, err_read, err_write,
+                    True, True, -1, None, None, None, -1, None, True]  # ... preexec_fn=None, allow_vfork
+            signature = getattr(fork_exec, "__text_signature__", None)
+            if signature is not None and "allow_vfork" not in signature:
+                del call[-1]  # an interpreter whose fork_exec has no allow_vfork argument
+            pid: int = fork_exec(*call)
         finally:
             os.close(err_write)
         report = b""
