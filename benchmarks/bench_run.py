@@ -44,13 +44,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def ensure_venv(path: Path, source: Path = ROOT) -> Path:
-    """A venv at ``path`` with the checkout ``source`` installed (deps once, the code every time)."""
+    """A venv at ``path`` with the checkout ``source`` installed (deps once, the code every time).
+    pip builds from a temporary copy: setuptools writes ``build/`` and ``*.egg-info`` into the
+    tree it builds, and ``source`` may be a read-only checkout (``--baseline``)."""
     python = path / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", str(source)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(source)],
-                   check=True, stdout=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory(prefix="stockade-bench-src-") as scratch:
+        copy = Path(scratch) / "src"
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__"))
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+            subprocess.run([str(python), "-m", "pip", "install", "-q", str(copy)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(copy)],
+                       check=True, stdout=subprocess.DEVNULL)
     site = subprocess.run([str(python), "-c", "import stockade, os; print(os.path.dirname(stockade.__file__))"],
                           check=True, capture_output=True, text=True).stdout.strip()
     subprocess.run([str(python), "-m", "compileall", "-q", "-f", site], check=True)
