@@ -6,10 +6,13 @@ the fork; Python run there before the exec (a garbage collection whose finalizer
 lock, an import) can wait forever on one of them.  The host here makes that likely: one
 thread holds a lock of its own nearly all the time, one makes garbage cycles whose
 finalizers take that lock and log, one logs all the time through a handler that holds its
-lock while it writes, one imports and reloads modules.  Each run hits a
-limit of the policy — ``filesize``, ``processes`` (a pids cgroup as root, ``RLIMIT_NPROC``
-otherwise), ``timeout`` — and must be stopped by it every time: a limit set in the wrong
-process, or too late, shows as a run that was not stopped.
+lock while it writes, one imports and reloads modules.  Such a hang is rare even so; what
+the test checks for certain is its cause: the workload counts the forks made from Python
+(``os.register_at_fork`` hooks, which ``os.fork`` runs and a fork in C does not), and
+there must be none.  Each run hits a limit of the policy — ``filesize``, ``processes`` (a
+pids cgroup as root, ``RLIMIT_NPROC`` otherwise), ``timeout``, ``disk`` (mounted by the
+pre-exec helper) — and must be stopped by it every time: a limit set in the wrong process,
+or too late, shows as a run that was not stopped.
 
 The workload runs in a subprocess with a private HOME, workspace, cache and state, under
 an overall timeout: a deadlock fails the test instead of hanging it.
@@ -42,12 +45,14 @@ def _policy(limits: str) -> str:
 #: The policies: the short timeout in a policy of its own (a loaded machine may take seconds
 #: for the other runs, which must not be cut short).
 POLICIES = {"limits": _policy("    filesize  1MiB\n    processes 16\n    timeout   120s"),
-            "timeout": _policy("    timeout 2s")}
+            "timeout": _policy("    timeout 2s"), "disk": _policy("    disk 1MiB\n    timeout 120s")}
 #: One command per limit; each hits it on every run.
 COMMANDS = {
     "file_size": 'head -c 2M /dev/zero > "big-$$"; echo "rc=$?"; rm -f "big-$$"',
     "processes": "i=0; while [ $i -lt 40 ]; do sleep 0.3 & i=$((i+1)); done; wait; echo all-forked",
     "timeout": "sleep 30; echo not-stopped",
+    # the `disk` layer is mounted by the pre-exec helper: the other way of spawning
+    "disk": 'head -c 2M /dev/zero > "$TMPDIR/big-$$"; echo "rc=$?"',
 }
 
 
@@ -115,6 +120,8 @@ def workload(root: str, runs: int, threads: int) -> None:
             for name in names:
                 importlib.reload(importlib.import_module(name))
 
+    forks: list[int] = []  # Python-level forks (os.fork runs these hooks; a fork in C does not)
+    os.register_at_fork(before=lambda: forks.append(threading.get_ident()))
     busy = [threading.Thread(target=f, daemon=True) for f in (logger, garbage, importer, holder)]
     for thread in busy:
         thread.start()
@@ -122,7 +129,7 @@ def workload(root: str, runs: int, threads: int) -> None:
     def one(index: int) -> dict:
         kind = list(COMMANDS)[index % len(COMMANDS)]
         out, err = bytearray(), bytearray()
-        policy = Path(root, "timeout.policy" if kind == "timeout" else "limits.policy")
+        policy = Path(root, f"{kind if kind in POLICIES else 'limits'}.policy")
         outcome = stockade.run(COMMANDS[kind], policy=str(policy), workspace=str(workspace), approve=True,
                                audit=audit, environ=environ, stdout=out.extend, stderr=err.extend)
         return {"kind": kind, "ran": outcome.ran, "exit_status": outcome.exit_status,
@@ -130,15 +137,16 @@ def workload(root: str, runs: int, threads: int) -> None:
                 "err": err.decode("utf-8", "replace")[-300:]}
 
     try:
-        one(0)  # the plans compiled and cached once, as a host's first runs do
-        one(2)
+        for index in range(len(COMMANDS)):  # the plans compiled and cached once, as a host's first runs do
+            one(index)
+        forks.clear()
         with ThreadPoolExecutor(threads) as pool:
             results = list(pool.map(one, range(runs)))
     finally:
         stop.set()
         for thread in busy:
             thread.join()
-    print("RESULTS " + json.dumps(results), flush=True)
+    print("RESULTS " + json.dumps({"runs": results, "python_forks": len(forks)}), flush=True)
 
 
 def test_runs_from_eight_threads_finish_with_their_limits(tmp_path: Path) -> None:
@@ -157,7 +165,9 @@ def test_runs_from_eight_threads_finish_with_their_limits(tmp_path: Path) -> Non
         shutil.rmtree(root, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-3000:]
     line = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")][-1]
-    results = json.loads(line[len("RESULTS "):])
+    report = json.loads(line[len("RESULTS "):])
+    results = report["runs"]
+    assert report["python_forks"] == 0  # no child ran Python between fork and exec
     assert len(results) == RUNS and all(result["ran"] for result in results)
     wrong = []
     for result in results:
@@ -166,6 +176,8 @@ def test_runs_from_eight_threads_finish_with_their_limits(tmp_path: Path) -> Non
             ok = hits == ["file_size"] and status == 0 and "rc=153" in result["out"]  # 128 + SIGXFSZ
         elif kind == "processes":
             ok = hits == ["processes"] and "all-forked" not in result["out"]
+        elif kind == "disk":
+            ok = hits == ["disk"] and status == 0 and "rc=1" in result["out"]  # ENOSPC
         else:
             ok = hits == ["timeout"] and status == 124 and "not-stopped" not in result["out"]
         if not ok:
