@@ -21,7 +21,11 @@ baselines:
 * ``stockade run --no-cache -- true``: compile + analyze every time (first-run cost);
 * the analyzer gate's share: ``stockade.analyzer.analyze`` in-process on ``true``.
 
-Usage: ``python benchmarks/bench_run.py [N] [--venv DIR]``.
+With ``--baseline DIR`` (another checkout, e.g. the commit before a change), that tree is
+installed in a second venv (``<venv>-baseline``) and its ``stockade run -- true`` is run
+interleaved with the others: the line ``... baseline tree`` and the ratio ``this / baseline``.
+
+Usage: ``python benchmarks/bench_run.py [N] [--venv DIR] [--baseline DIR]``.
 """
 
 from __future__ import annotations
@@ -39,14 +43,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def ensure_venv(path: Path) -> Path:
-    """A venv at ``path`` with this checkout installed (deps once, the code every time)."""
+def ensure_venv(path: Path, source: Path = ROOT) -> Path:
+    """A venv at ``path`` with the checkout ``source`` installed (deps once, the code every time).
+    pip builds from a temporary copy: setuptools writes ``build/`` and ``*.egg-info`` into the
+    tree it builds, and ``source`` may be a read-only checkout (``--baseline``)."""
     python = path / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", str(ROOT)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)],
-                   check=True, stdout=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory(prefix="stockade-bench-src-") as scratch:
+        copy = Path(scratch) / "src"
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__"))
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+            subprocess.run([str(python), "-m", "pip", "install", "-q", str(copy)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(copy)],
+                       check=True, stdout=subprocess.DEVNULL)
     site = subprocess.run([str(python), "-c", "import stockade, os; print(os.path.dirname(stockade.__file__))"],
                           check=True, capture_output=True, text=True).stdout.strip()
     subprocess.run([str(python), "-m", "compileall", "-q", "-f", site], check=True)
@@ -92,12 +101,13 @@ def make_repository(path: Path) -> None:
         (path / ".git" / "config").write_text("[core]\n")
 
 
-def normal_user_setup(work: Path, stockade: Path, env: dict) -> tuple[list[str], dict] | None:
-    """The cached ``stockade run -- true`` as uid 65534, or None when that cannot be set up."""
+def normal_user_setup(work: Path, stockade: Path, env: dict, name: str = "nobody") -> tuple[list[str], dict] | None:
+    """The cached ``stockade run -- true`` as uid 65534 (home ``work/name``), or None when that
+    cannot be set up."""
     setpriv = shutil.which("setpriv")
     if os.getuid() != 0 or setpriv is None:
         return None
-    home = work / "nobody"
+    home = work / name
     ws = home / "ws"
     make_repository(ws)
     for path in (home, *home.rglob("*")):
@@ -120,10 +130,19 @@ def main() -> None:
         at = args.index("--venv")
         venv_dir = Path(args[at + 1])
         del args[at:at + 2]
+    baseline_dir = None
+    if "--baseline" in args:
+        at = args.index("--baseline")
+        baseline_dir = Path(args[at + 1]).resolve()
+        del args[at:at + 2]
     n = int(args[0]) if args else 30
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     venv = ensure_venv(venv_dir or base / "stockade-bench" / "venv")
     python, stockade = venv / "bin" / "python", venv / "bin" / "stockade"
+    old_stockade = None
+    if baseline_dir is not None:
+        old_venv = ensure_venv(venv.with_name(venv.name + "-baseline"), baseline_dir)
+        old_stockade = old_venv / "bin" / "stockade"
     work = Path(tempfile.mkdtemp(prefix="stockade-bench-"))
     os.chmod(work, 0o755)
     try:
@@ -133,10 +152,12 @@ def main() -> None:
         ws = work / "ws"
         make_repository(ws)
         run = [str(stockade), "run", "--workspace", str(ws), "--", "true"]
+        old_run = None if old_stockade is None else [str(old_stockade), *run[1:]]
         for _ in range(2):  # compile and cache the plan and verdict; then the module bundle of a cached run
-            warm = subprocess.run(run, env=env, cwd=ws, capture_output=True, text=True)
-            if warm.returncode != 0:
-                sys.exit(f"warm-up failed: {warm.stderr}")
+            for argv in (run, old_run) if old_run else (run,):
+                warm = subprocess.run(argv, env=env, cwd=ws, capture_output=True, text=True)
+                if warm.returncode != 0:
+                    sys.exit(f"warm-up failed: {warm.stderr}")
         plans = work / "cache" / "stockade" / "plans"
         plan = marshal.loads(max(plans.rglob("*.marshal"), key=lambda p: p.stat().st_mtime_ns).read_bytes())
         from stockade.runtime.sandbox import harden_bwrap_argv
@@ -147,9 +168,14 @@ def main() -> None:
             "bwrap (same argv) true": (bwrap, {"env": {"PATH": env["PATH"]}, "cwd": str(ws), "seccomp": plan}),
             "stockade run -- true": (run, {"env": env, "cwd": str(ws)}),
         }
+        if old_run is not None:
+            commands["  ... baseline tree"] = (old_run, {"env": env, "cwd": str(ws)})
         user = normal_user_setup(work, stockade, env)
         if user is not None:
             commands["  ... as a normal user"] = user
+        old_user = None if old_stockade is None else normal_user_setup(work, old_stockade, env, "nobody-baseline")
+        if old_user is not None:
+            commands["  ... baseline tree, normal user"] = old_user
         figures = interleaved(commands, n)
         uncached = run[:2] + ["--no-cache"] + run[2:]
         figures.update(interleaved({"stockade run --no-cache -- true": (uncached, {"env": env, "cwd": str(ws)})},
@@ -176,6 +202,12 @@ def main() -> None:
           f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, uid {os.getuid()}")
     for name, value in figures.items():
         print(f"  {name:<34} {value:8.1f}   x{value / base_py:5.2f} python   x{value / base_bw:6.2f} bwrap")
+    if "  ... baseline tree" in figures:
+        ratio = figures["stockade run -- true"] / figures["  ... baseline tree"]
+        print(f"  this tree / baseline tree ({baseline_dir}): x{ratio:.3f}")
+    if "  ... baseline tree, normal user" in figures and "  ... as a normal user" in figures:
+        ratio = figures["  ... as a normal user"] / figures["  ... baseline tree, normal user"]
+        print(f"  ... as a normal user: x{ratio:.3f}")
     overhead = figures["stockade run -- true"] - base_py - base_bw
     print(f"  stockade's own share (run - python - bwrap): {overhead:.1f} ms; goal: run <= 25 ms")
     print(f"  analyzer gate on a cache miss: import {import_ms:.1f} ms once, then {gate:.2f} ms per judgement "

@@ -15,16 +15,36 @@ file size, memory, refused forks) keep the command's status and are named in
 The environment passed to the sandbox tool *is* the command's environment: bwrap hands
 its own environment to the command, so secrets of the parent never reach it.
 
-**Spawning.**  The sandbox tool is started by :func:`spawn` with ``os.fork`` and
-``os.execve`` — what :mod:`subprocess` does with a ``preexec_fn``, without importing it
-(:mod:`subprocess` pulls in ``signal``'s enums, ``selectors``, ``threading`` and more: several
-milliseconds on every ``stockade run``).  The child starts a new session, takes its
-standard streams, closes every other descriptor except the ones it must pass, restores
-the signals Python ignores (``SIGPIPE``, ``SIGXFSZ``), joins the run's cgroup, sets the
-rlimits and runs the ``pre_exec`` hook, then execs; any failure before the exec is sent
-back over a close-on-exec pipe and raised in the parent as :class:`OSError` (the child
-exits 127).  Output is read with :func:`select.poll`, and the exit is awaited on a pidfd
-(Linux 5.3+; elsewhere by polling ``waitpid``), so the timeout needs no thread or signal.
+**Spawning: no Python between fork and exec.**  A host may call ``stockade.run`` from many
+threads; a forked child of a threaded process holds copies of locks that other threads held
+at the fork (the import lock, logging and allocator locks), so Python code run there can
+deadlock.  So every child is started by ``_posixsubprocess.fork_exec`` (what
+:mod:`subprocess` uses without a ``preexec_fn``, without importing :mod:`subprocess`: fork or
+vfork and exec in C, async-signal-safe by construction): a new session, the standard
+streams, every other descriptor closed but the ones passed, ``cwd``, ``SIGPIPE``/``SIGXFSZ``
+restored, exec; an exec or ``chdir`` failure comes back as :class:`OSError`.  What the child
+used to do in Python before the exec is done in one of three ways (:func:`spawn`):
+
+* **nothing to do** (no rlimit, no cgroup, no mount): the sandbox tool is exec'd directly;
+* **bubblewrap with limits** (every ``stockade run`` on Linux): bwrap is started *held*,
+  ``bwrap --perms 0755 --args FD <prefix options> -- command``.  bwrap reads its ``--args``
+  descriptor to the end before it does anything else — before it forks or makes a
+  namespace — so while the parent keeps the pipe's write end open it only waits.  The parent
+  joins the pid to the run's cgroup and sets the rlimits with ``prlimit``, then writes the
+  release, :data:`RELEASE` (``--dir /``: takes the pending ``--perms`` and does nothing), and
+  closes.  The release is 8 bytes, written whole or not at all; if the parent dies before
+  writing it, the ``--perms`` followed by another option is a parse error and bwrap exits
+  before it forks: the command never runs without its limits.  This costs no extra process;
+* **anything else** — the preview's overlay or the ``disk`` layer (mounts in new
+  namespaces), or limits on a tool the parent cannot hold (not bwrap, a setuid bwrap, no
+  ``prlimit``: macOS): the child execs the pre-exec helper (:mod:`stockade.runtime.prexec`)
+  with the interpreter that runs stockade.  After its exec it is a fresh single-threaded
+  process, where Python is safe; it joins the cgroup, sets the rlimits, mounts, and execs
+  the sandbox tool, reporting a failure over a close-on-exec pipe.  It costs a Python start
+  (~15 ms), never on the plain path.
+
+Output is read with :func:`select.poll`, and the exit is awaited on a pidfd (Linux 5.3+;
+elsewhere by polling ``waitpid``), so the timeout needs no thread or signal.
 
 **Memory.**  With a memory cgroup (see :class:`~stockade.runtime.limits.RunCgroup`) an OOM
 kill anywhere in the tree stops the whole run: cgroup v2 kills the group itself
@@ -39,13 +59,20 @@ import _signal  # the C module behind `signal`, whose IntEnum wrappers import `e
 import os
 import time
 
-from stockade.runtime.limits import MEMORY_PER_PROCESS, Limits, RunCgroup, nproc_enforced, rlimits
+from stockade.runtime.limits import (
+    MEMORY_PER_PROCESS,
+    Limits,
+    RunCgroup,
+    nproc_enforced,
+    rlimits,
+)
 from stockade.runtime.record import Record
 from stockade.runtime.sandbox import _error, supply_seccomp
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 EXIT_TIMEOUT = 124
 EXIT_PROCESS_LIMIT = 125
@@ -129,111 +156,227 @@ class _SpawnFailed(OSError):
     """The child could not exec the sandbox tool (or failed before the exec)."""
 
 
-def _close_all_but(keep: Sequence[int]) -> None:
-    """Close every descriptor from 3 up, except ``keep``: the open ones listed in
-    ``/proc/self/fd`` (``os.closerange`` up to the descriptor limit makes a million
-    ``close`` calls where the kernel lacks ``close_range``)."""
-    spared = set(keep)
+#: What a held bubblewrap reads on ``--args`` when the parent releases it: an option that
+#: takes the pending ``--perms`` and does nothing (``/`` exists).  Without it the ``--perms``
+#: placed before the prefix's options is a parse error: bwrap exits before it forks.
+RELEASE = b"--dir\0/\0"
+#: The pre-exec helper, run as a script by the interpreter that runs stockade.
+_HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prexec.py")
+
+
+def _pipe() -> tuple[int, int]:
+    """A close-on-exec pipe whose ends are not 0–2 (the child's standard streams)."""
+    low: list[int] = []
+    read_fd, write_fd = os.pipe()
+    while read_fd < 3 or write_fd < 3:
+        low += [fd for fd in (read_fd, write_fd) if fd < 3]
+        read_fd, write_fd = (os.dup(fd) if fd < 3 else fd for fd in (read_fd, write_fd))
+    for fd in low:
+        os.close(fd)
+    return read_fd, write_fd
+
+
+def _fork_exec(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None, stdin: int | None,
+               stdout: int, stderr: int, keep: Sequence[int]) -> int:
+    """Start ``args`` with ``_posixsubprocess.fork_exec``: fork (vfork where it can) and
+    exec in C, running no Python in the child.  The child starts a new session, takes its
+    standard streams, keeps ``keep`` open (made inheritable there) and closes every other
+    descriptor, changes to ``cwd``, restores ``SIGPIPE``/``SIGXFSZ`` and execs; a bare name
+    is searched on ``env``'s ``PATH``.  An exec or ``chdir`` failure raises :class:`OSError`."""
+    import _posixsubprocess
+
+    fork_exec: Any = _posixsubprocess.fork_exec  # typeshed's stub lacks the None defaults
+    name = os.fsencode(args[0])
+    if b"/" in name:
+        executables: tuple[bytes, ...] = (name,)
+    else:
+        path = env.get("PATH", os.defpath)
+        executables = tuple(os.path.join(os.fsencode(part), name) for part in path.split(os.pathsep))
+    env_list = [os.fsencode(key) + b"=" + os.fsencode(value) for key, value in env.items()]
+    err_read, err_write = _pipe()
     try:
-        names = os.listdir("/proc/self/fd")
-    except OSError:
-        names = None
-    if names is not None:
-        for name in names:
-            fd = int(name)
-            if fd > 2 and fd not in spared:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass  # the descriptor of the listing itself, already closed
-        return
-    low = 3
-    for fd in sorted(spared):
-        if fd >= low:
-            os.closerange(low, fd)
-            low = fd + 1
-    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
-
-
-def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None, stdin: int | None = None,
-          stdout: int, stderr: int, pass_fds: Sequence[int] = (), limits: Limits | None = None,
-          cgroup: RunCgroup | None = None, pre_exec: Callable[[], None] | None = None) -> int:
-    """Start ``argv`` in a new session and return its pid (a bare program name is searched
-    on ``env``'s ``PATH``, as :mod:`subprocess` does).
-
-    The child gets ``stdin`` (default: inherited), ``stdout`` and ``stderr`` as its
-    descriptors 0–2, keeps ``pass_fds`` open, and closes every other descriptor; it joins
-    ``cgroup``, sets the rlimits of ``limits`` (before any user namespace is made, which
-    records them) and runs ``pre_exec`` (e.g. the preview's overlay mount), then execs.
-    Raises :class:`OSError` (with the child's ``errno``) when any of that fails.
-    """
-    args = [os.fspath(word) for word in argv]
-    environment = {str(k): str(v) for k, v in env.items()}
-    pairs = rlimits(limits) if limits is not None else []
-    setrlimit = None
-    if pairs:
-        from resource import setrlimit
-    keep = [fd for fd in pass_fds if fd > 2]
-    report_read, report_write = os.pipe()  # close-on-exec: EOF in the parent means the exec worked
-    try:
-        pid = os.fork()
-    except BaseException:
-        os.close(report_read)
-        os.close(report_write)
-        raise
-    if pid == 0:  # the child: nothing here may return into the caller's code
-        stage = "setup"
         try:
-            os.setsid()
-            if stdin is not None and stdin != 0:
-                os.dup2(stdin, 0)
-            os.dup2(stdout, 1)
-            os.dup2(stderr, 2)
-            _close_all_but([*keep, report_write])
-            for fd in keep:
-                os.set_inheritable(fd, True)
-            if cwd is not None:
-                stage = "chdir"
-                os.chdir(cwd)
-            for signum in (_signal.SIGPIPE, getattr(_signal, "SIGXFSZ", None)):
-                if signum is not None:
-                    _signal.signal(signum, _signal.SIG_DFL)
-            if cgroup is not None:
-                stage = "cgroup"
-                cgroup.join_self()
-            if setrlimit is not None:
-                stage = "rlimit"
-                for which, values in pairs:
-                    setrlimit(which, values)
-            if pre_exec is not None:
-                stage = "pre_exec"
-                pre_exec()
-            stage = "exec"
-            if os.sep in args[0]:
-                os.execve(args[0], args, environment)
-            os.execvpe(args[0], args, environment)  # a bare name: searched on the environment's PATH
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent
-            try:
-                number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
-                os.write(report_write, f"{number}:{stage}:{exc}".encode("utf-8", "replace"))
-            finally:
-                os._exit(127)
-    os.close(report_write)
+            call = [list(args), executables, True, tuple(sorted({*keep, err_write})), cwd, env_list,
+                    -1 if stdin is None else stdin, -1, -1, stdout, -1, stderr, err_read, err_write,
+                    True, True, -1, None, None, None, -1, None, True]  # ... preexec_fn=None, allow_vfork
+            signature = getattr(fork_exec, "__text_signature__", None)
+            if signature is not None and "allow_vfork" not in signature:
+                del call[-1]  # an interpreter whose fork_exec has no allow_vfork argument
+            pid: int = fork_exec(*call)
+        finally:
+            os.close(err_write)
+        report = b""
+        while True:
+            chunk = os.read(err_read, 4096)
+            if not chunk:
+                break
+            report += chunk
+    finally:
+        os.close(err_read)
+    if report:
+        os.waitpid(pid, 0)
+        _, _, rest = report.partition(b":")
+        code, _, message = rest.partition(b":")
+        try:
+            number = int(code, 16)
+        except ValueError:
+            number = 0
+        stage = ("chdir" if cwd is not None else "setup") if message.startswith(b"noexec") else "exec"
+        said = os.strerror(number) if number else message.decode("utf-8", "replace")
+        raise _SpawnFailed(number, f"{stage}: {said}")
+    return pid
+
+
+def _reap_killed(pid: int) -> None:
+    try:
+        os.kill(pid, _signal.SIGKILL)
+    except OSError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def _can_hold(args: Sequence[str], end: int | None) -> bool:
+    """Whether the parent can hold and confine this argv itself: bubblewrap by absolute path
+    with at least one option before the ``--`` at ``end``, not setuid (the parent may not
+    set a setuid process's rlimits), and ``prlimit`` here (Linux)."""
+    if end is None or end < 2 or os.path.basename(args[0]) != "bwrap" or not os.path.isabs(args[0]):
+        return False
+    try:
+        import resource
+
+        resource.prlimit  # noqa: B018 - Linux only
+        return not os.stat(args[0]).st_mode & 0o6000
+    except (ImportError, AttributeError, OSError):
+        return False
+
+
+def held_argv(args: Sequence[str], fd: int) -> list[str]:
+    """A bubblewrap argv that waits for :data:`RELEASE` on descriptor ``fd`` before it does
+    anything, and exits with a parse error when the descriptor ends without it."""
+    return [args[0], "--perms", "0755", "--args", str(fd), *args[1:]]
+
+
+def _spawn_held(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None,
+                stdin: int | None, stdout: int, stderr: int, keep: Sequence[int],
+                pairs: Sequence[tuple[int, tuple[int, int]]], cgroup: RunCgroup | None) -> int:
+    """Start bwrap held, confine it from here, then release it (see the module docstring)."""
+    from resource import prlimit
+
+    read_fd, write_fd = _pipe()
+    held = held_argv(args, read_fd)
+    try:
+        try:
+            pid = _fork_exec(held, env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=[*keep, read_fd])
+        finally:
+            os.close(read_fd)
+    except BaseException:
+        os.close(write_fd)
+        raise
+    stage = "cgroup"
+    try:
+        if cgroup is not None:
+            cgroup.join(pid)
+        stage = "rlimit"
+        for which, values in pairs:
+            prlimit(pid, which, values)
+        stage = "release"
+        os.write(write_fd, RELEASE)  # shorter than PIPE_BUF: written whole or not at all
+    except BaseException as exc:
+        os.close(write_fd)
+        _reap_killed(pid)
+        if isinstance(exc, OSError):
+            raise _SpawnFailed(exc.errno or 0, f"{stage}: {exc.strerror or exc}") from None
+        raise
+    os.close(write_fd)
+    return pid
+
+
+def _spawn_helper(args: Sequence[str], env: Mapping[str, str], *, cwd: str | None, stdin: int | None,
+                  stdout: int, stderr: int, keep: Sequence[int], pairs: Sequence[tuple[int, tuple[int, int]]],
+                  cgroup: RunCgroup | None, steps: Sequence[tuple[object, ...]]) -> int:
+    """Start the pre-exec helper (:mod:`stockade.runtime.prexec`), which confines itself,
+    runs ``steps`` and execs ``args``; its failures raise :class:`OSError` here."""
+    import marshal
+    import sys
+
+    if not sys.executable:
+        raise _SpawnFailed(0, "setup: no Python interpreter for the pre-exec helper (`sys.executable` is empty)")
+    spec = marshal.dumps({"argv": list(args), "env": dict(env), "rlimits": list(pairs),
+                          "cgroup": list(cgroup.dirs) if cgroup is not None else [], "steps": list(steps),
+                          "path": [entry for entry in sys.path if isinstance(entry, str)]})
+    spec_read, spec_write = _pipe()
+    report_read, report_write = _pipe()
+    try:
+        pid = _fork_exec([sys.executable, "-I", "-S", _HELPER, str(spec_read), str(report_write)], os.environ,
+                         cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=[*keep, spec_read, report_write])
+    except BaseException:
+        for fd in (spec_write, report_read):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (spec_read, report_write):
+            os.close(fd)
     report = b""
     try:
+        view = memoryview(spec)
+        try:
+            while view:
+                view = view[os.write(spec_write, view):]
+        except BrokenPipeError:
+            pass  # the helper is gone: its report says why
+        finally:
+            os.close(spec_write)
         while True:
             chunk = os.read(report_read, 4096)
             if not chunk:
                 break
             report += chunk
+    except BaseException:
+        _reap_killed(pid)
+        raise
     finally:
         os.close(report_read)
-    if report:
-        os.waitpid(pid, 0)
-        number, _, rest = report.decode("utf-8", "replace").partition(":")
-        stage, _, message = rest.partition(":")
-        raise _SpawnFailed(int(number) if number.isdigit() else 0, f"{stage}: {message}")
-    return pid
+    if report == b"+":
+        return pid
+    _, status = os.waitpid(pid, 0)
+    said = report.decode("utf-8", "replace").removeprefix("+")
+    number, _, rest = said.partition(":")
+    stage, _, message = rest.partition(":")
+    if not rest:
+        stage, message = "setup", f"the pre-exec helper ended before the exec (wait status {status})"
+    raise _SpawnFailed(int(number) if number.isdigit() else 0, f"{stage}: {message}")
+
+
+def spawn(argv: Sequence[str], env: Mapping[str, str], *, cwd: str | None = None, stdin: int | None = None,
+          stdout: int, stderr: int, pass_fds: Sequence[int] = (), limits: Limits | None = None,
+          cgroup: RunCgroup | None = None, pre_exec: Sequence[tuple[object, ...]] | None = None,
+          options_end: int | None = None) -> int:
+    """Start ``argv`` in a new session and return its pid (a bare program name is searched
+    on ``env``'s ``PATH``, as :mod:`subprocess` does).
+
+    The child gets ``stdin`` (default: inherited), ``stdout`` and ``stderr`` as its
+    descriptors 0–2, keeps ``pass_fds`` open, and closes every other descriptor; it is in
+    ``cgroup`` and under the rlimits of ``limits`` before it can fork or make a user
+    namespace, and the ``pre_exec`` steps (see :mod:`stockade.runtime.prexec`: the preview's
+    overlay, the ``disk`` layer) run before the exec.  ``options_end``: the index of the
+    ``--`` that ends a bubblewrap argv's options, which lets a bwrap with limits be held and
+    confined by the parent (see the module docstring).  No Python runs between fork and
+    exec.  Raises :class:`OSError` (with the child's ``errno``) when any of that fails.
+    """
+    if callable(pre_exec):
+        raise TypeError("pre_exec takes steps (see stockade.runtime.prexec), not a function")
+    args = [os.fspath(word) for word in argv]
+    environment = {str(k): str(v) for k, v in env.items()}
+    pairs = rlimits(limits) if limits is not None else []
+    steps = tuple(pre_exec or ())
+    keep = [fd for fd in pass_fds if fd > 2]
+    if not steps and not pairs and cgroup is None:
+        return _fork_exec(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep)
+    if not steps and _can_hold(args, options_end):
+        return _spawn_held(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep,
+                           pairs=pairs, cgroup=cgroup)
+    return _spawn_helper(args, environment, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, keep=keep,
+                         pairs=pairs, cgroup=cgroup, steps=steps)
 
 
 def _kill_tree(pid: int, cgroup: RunCgroup | None) -> None:
@@ -299,13 +442,13 @@ class _Exit:
 
 def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str, str], limits: Limits,
                  cwd: str | None = None, stdout: Sink | None = None, stderr: Sink | None = None,
-                 stdin: int | None = None, pre_exec: Callable[[], None] | None = None,
+                 stdin: int | None = None, pre_exec: Sequence[tuple[object, ...]] | None = None,
                  pass_fds: Sequence[int] = (), seccomp_programs: Mapping[str, bytes] | None = None,
                  workspace: str | None = None) -> RunResult:
     """Run ``prefix + command`` with the limits, streaming output to the sinks.
 
-    ``pre_exec`` runs in the child after the rlimits are set and before the sandbox tool is
-    exec'd (the preview's overlay mount); with a ``disk`` limit the child then puts every
+    ``pre_exec``: steps run before the sandbox tool is exec'd, after the rlimits are set (the
+    preview's overlay mount, see :mod:`stockade.runtime.prexec`); with a ``disk`` limit a step then puts every
     path the prefix binds writable outside ``workspace`` (default ``cwd``) under a
     size-limited layer that is discarded after the run (:mod:`stockade.runtime.disk`).
     ``memory`` is a total for the tree when a memory cgroup can be made; otherwise the
@@ -341,7 +484,8 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     started = time.monotonic()
     try:
         pid = spawn(argv, env, cwd=cwd, stdin=stdin, stdout=out_write, stderr=err_write,
-                    pass_fds=(*pass_fds, *filter_fds), limits=limits, cgroup=cgroup, pre_exec=pre_exec)
+                    pass_fds=(*pass_fds, *filter_fds), limits=limits, cgroup=cgroup, pre_exec=pre_exec,
+                    options_end=len(prefix) - 1 if prefix and prefix[-1] == "--" else None)
     except OSError as exc:
         for fd in (out_read, err_read):
             os.close(fd)

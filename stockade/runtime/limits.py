@@ -81,7 +81,7 @@ class Limits(Record):
 
 
 def rlimits(limits: Limits) -> list[tuple[int, tuple[int, int]]]:
-    """The ``(resource, (soft, hard))`` pairs to set in the child before it execs."""
+    """The ``(resource, (soft, hard))`` pairs to set on the child before it can fork."""
     out: list[tuple[int, tuple[int, int]]] = []
     if limits.memory is None and limits.cpu is None and limits.processes is None and limits.file_size is None:
         return out
@@ -120,11 +120,13 @@ class RunCgroup:
     kill takes the whole cgroup).  Pages of tmpfs files (``/dev/shm``, the ``disk`` layer)
     are charged to the cgroup of the process that writes them.
 
-    The child joins between fork and exec (:meth:`join_self`).  On a cgroup v1 hierarchy
-    it writes itself to ``tasks``, not ``cgroup.procs``: moving a whole thread group takes
-    ``cgroup_threadgroup_rwsem`` for writing, which waits for an RCU grace period (5–15 ms
-    on this machine class, on every run), while moving the calling thread alone does not —
-    and the child of a fork is a single thread, so that is the whole process.
+    A process joins before it can fork (:meth:`join`: the parent moves a held bubblewrap, or
+    the pre-exec helper of :mod:`stockade.runtime.prexec` moves itself).  On a cgroup v1
+    hierarchy it is written to ``tasks``, not ``cgroup.procs``: moving a whole thread group
+    takes ``cgroup_threadgroup_rwsem`` for writing, which waits for an RCU grace period (5–15
+    ms on this machine class, on every run), while moving one thread does not — and the
+    process moved has one thread (bwrap waiting for its arguments; the helper), so that is
+    the whole process.
     """
 
     def __init__(self, dirs: list[tuple[str, str]], pids_dir: str | None = None, memory_dir: str | None = None,
@@ -184,11 +186,11 @@ class RunCgroup:
             return None
         return cls(dirs, got.get("pids"), got.get("memory"), memory_v1)
 
-    def join_self(self) -> None:
-        """Move the calling process, which must be single-threaded, into the cgroup (run in
-        the child before exec; see the class docstring)."""
+    def join(self, pid: int) -> None:
+        """Move process ``pid``, which must be single-threaded, into the cgroup (before it
+        can fork; see the class docstring)."""
         for path, join in self.dirs:
-            _write(os.path.join(path, join), "0")
+            _write(os.path.join(path, join), str(pid))
 
     def oom_events(self) -> int | None:
         """A descriptor that becomes readable when the kernel's OOM killer acts in the cgroup

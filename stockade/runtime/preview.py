@@ -1,8 +1,9 @@
 """Preview: run against a copy-on-write view of the workspace, then list what changed.
 
-bubblewrap 0.8.0 has no overlay options, so the runtime mounts the overlay itself: in the
-child, between fork and exec, it enters a new user + mount namespace (mapping only its own
-uid and gid), makes every mount private, and mounts ``overlay`` over the workspace
+bubblewrap 0.8.0 has no overlay options, so the runtime mounts the overlay itself: before
+bwrap starts, the pre-exec helper (:mod:`stockade.runtime.prexec`, a fresh process: no
+Python runs between fork and exec) enters a new user + mount namespace (mapping only its
+own uid and gid), makes every mount private, and mounts ``overlay`` over the workspace
 (``lowerdir`` = the workspace, ``upperdir``/``workdir`` in a private temp dir, option
 ``userxattr`` as unprivileged overlayfs requires).  Then bwrap is exec'd in that mount
 namespace, so its binds of the workspace see the merged view.  The host's workspace is
@@ -22,9 +23,7 @@ every sandbox); an unusable one is R524.
 
 from __future__ import annotations
 
-import ctypes
 import difflib
-import errno
 import hashlib
 import os
 import shutil
@@ -37,13 +36,8 @@ from typing import Any
 
 from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.beneath import Tree
-from stockade.runtime.disk import map_ids
 from stockade.runtime.record import Record
 
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNS = 0x00020000
-_MS_REC = 0x4000
-_MS_PRIVATE = 1 << 18
 _CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)
 _OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
 _WHITEOUT_XATTRS = ("user.overlay.whiteout", "trusted.overlay.whiteout")
@@ -90,10 +84,6 @@ def start_time_ns() -> int:
         return time.time_ns() - 20_000_000
 
 
-def _escape_option(path: str) -> str:
-    return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
-
-
 class Overlay:
     """A copy-on-write view of ``workspace`` for one preview run."""
 
@@ -117,50 +107,30 @@ class Overlay:
         self.work = os.path.join(self.root, "work")
         os.mkdir(self.upper, 0o755)
         os.mkdir(self.work, 0o700)
-        self._libc = ctypes.CDLL(None, use_errno=True)
 
-    def pre_exec(self) -> Callable[[], None]:
-        """The function to run in the child before exec: mount the overlay in new
-        user + mount namespaces."""
-        libc = self._libc
-        uid, gid = os.getuid(), os.getgid()
-        workspace, expected = self.workspace, self.workspace_id
-        upper, work = _escape_option(self.upper), _escape_option(self.work)
-
-        def check(result: int, what: str) -> None:
-            if result != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"{what}: {os.strerror(err)}")
-
-        def enter() -> None:
-            check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare")
-            map_ids(uid, gid)
-            check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "make mounts private")
-            # on the workspace directory itself, never through a symlink swapped in for it
-            fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
-                st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) != expected:
-                    raise OSError(errno.ESTALE, f"the workspace `{workspace}` was replaced")
-                here = f"/proc/self/fd/{fd}"
-                options = f"userxattr,lowerdir={here},upperdir={upper},workdir={work}".encode()
-                check(libc.mount(b"overlay", here.encode(), b"overlay", 0, options), "mount overlay")
-            finally:
-                os.close(fd)
-
-        return enter
+    def pre_exec(self) -> tuple[tuple[object, ...], ...]:
+        """The pre-exec steps that mount the overlay in new user + mount namespaces (see
+        :func:`stockade.runtime.prexec.overlay`)."""
+        return (("overlay", self.workspace, self.workspace_id, self.upper, self.work, os.getuid(), os.getgid()),)
 
     def probe(self) -> None:
         """Check that the overlay can be mounted here (raises R521 otherwise)."""
-        import subprocess
+        from stockade.runtime.execute import spawn
 
+        devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
         try:
-            subprocess.run(["true"], preexec_fn=self.pre_exec(), check=True, close_fds=True)
-        except (OSError, subprocess.SubprocessError) as exc:
+            pid = spawn(["true"], {"PATH": "/usr/bin:/bin"}, stdin=devnull, stdout=devnull, stderr=devnull,
+                        pre_exec=self.pre_exec())
+            status = os.waitpid(pid, 0)[1]
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise OSError(0, f"`true` ended with {os.waitstatus_to_exitcode(status)} in the view")
+        except OSError as exc:
             raise StockadeError(Diagnostic(
-                "R521", f"cannot mount a copy-on-write view of the workspace: {exc}",
+                "R521", f"cannot mount a copy-on-write view of the workspace: {exc.strerror or exc}",
                 help="previews need unprivileged overlayfs in a user namespace (Linux 5.11+); "
                      "run without `--preview` to let the command write the workspace directly")) from None
+        finally:
+            os.close(devnull)
 
     def changes(self) -> list[Change]:
         """What the run changed (see :func:`collect_changes`)."""

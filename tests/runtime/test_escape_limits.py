@@ -351,15 +351,11 @@ def test_a_writable_path_swapped_for_a_symlink_fails_closed_under_disk(machine: 
                      stderr=lambda b: None)
     assert info.value.diagnostics[0].code == "R545" and "disk" in info.value.diagnostics[0].message
     assert not (target / "planted").exists()
-    # the same swap in the window between that check and the mounts (made here by a hook that
-    # runs in the child just before the layer): the layer's O_NOFOLLOW open fails closed
+    # the same swap in the window between that check and the mounts (made here by a step that
+    # runs in the pre-exec helper just before the layer): the layer's O_NOFOLLOW open fails closed
     scratch.unlink()
     scratch.mkdir()
-
-    def swap() -> None:
-        scratch.rmdir()
-        scratch.symlink_to(target)
-
+    swap = [("call", "tests.runtime.spawn_hooks:swap_for_symlink", (str(scratch), str(target)))]
     with pytest.raises(StockadeError) as info:
         run_confined(prefix, ["/bin/sh", "-c", f"echo x > {scratch}/planted"], {"PATH": "/usr/bin:/bin"},
                      Limits(disk=MiB, timeout=30), cwd=str(machine.workspace), stdout=lambda b: None,

@@ -97,15 +97,14 @@ def test_spawn_reports_an_exec_failure_as_oserror() -> None:
 
 def test_spawn_reports_a_failed_chdir_and_a_failing_hook(tmp_path: Path) -> None:
     read_fd, write_fd = os.pipe()
-
-    def hook() -> None:
-        raise RuntimeError("overlay refused")
-
+    hook = ("call", "tests.runtime.spawn_hooks:refuse", ("overlay refused",))
     try:
         with pytest.raises(OSError, match="chdir"):
             spawn(["/bin/true"], {}, cwd=str(tmp_path / "missing"), stdout=write_fd, stderr=write_fd)
         with pytest.raises(OSError, match="pre_exec: overlay refused"):
-            spawn(["/bin/true"], {}, stdout=write_fd, stderr=write_fd, pre_exec=hook)
+            spawn(["/bin/true"], {}, stdout=write_fd, stderr=write_fd, pre_exec=[hook])
+        with pytest.raises(TypeError):  # no Python function runs between fork and exec
+            spawn(["/bin/true"], {}, stdout=write_fd, stderr=write_fd, pre_exec=lambda: None)  # type: ignore[arg-type]
     finally:
         os.close(read_fd)
         os.close(write_fd)
@@ -194,3 +193,72 @@ def test_json_line_edge_values() -> None:
     assert json_line(record) == json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
     with pytest.raises(TypeError):
         json_line({("a",): 1})
+
+
+# -- bubblewrap held by the parent -----------------------------------------------------------
+
+
+def _bwrap_with_release(release: bytes | None, tmp_path: Path) -> tuple[int, str, bool]:
+    """Run a held bwrap whose command leaves a marker; ``release`` written (or nothing, as when
+    the parent dies before it) and the pipe closed.  Returns (status, output, marker made)."""
+    import shutil
+
+    from stockade.runtime.execute import held_argv
+
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        pytest.skip("no bubblewrap")
+    marker = tmp_path / "ran"
+    argv = [bwrap, "--ro-bind", "/", "/", "--bind", str(tmp_path), str(tmp_path), "--",
+            "/bin/sh", "-c", f"touch {marker}; echo ran"]
+    args_read, args_write = os.pipe()
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = spawn(held_argv(argv, args_read), {"PATH": "/usr/bin:/bin"}, stdout=write_fd, stderr=write_fd,
+                    pass_fds=[args_read])
+    finally:
+        os.close(write_fd)
+        os.close(args_read)
+    if release is not None:
+        os.write(args_write, release)
+    os.close(args_write)
+    code, out = _collect(pid, read_fd)
+    return code, out, marker.exists()
+
+
+@LINUX_ONLY
+def test_a_held_bwrap_runs_the_command_once_released(tmp_path: Path) -> None:
+    from stockade.runtime.execute import RELEASE
+
+    code, out, ran = _bwrap_with_release(RELEASE, tmp_path)
+    assert (code, out, ran) == (0, "ran\n", True)
+
+
+@LINUX_ONLY
+def test_a_held_bwrap_never_runs_the_command_without_the_release(tmp_path: Path) -> None:
+    # the parent died before it confined and released bwrap: bwrap must not go on unconfined
+    code, out, ran = _bwrap_with_release(None, tmp_path)
+    assert code != 0 and not ran and "--perms" in out
+
+
+@LINUX_ONLY
+def test_run_confined_holds_bwrap_and_sets_its_limits_from_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from stockade.runtime import execute
+
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        pytest.skip("no bubblewrap")
+
+    def no_helper(*args: object, **kwargs: object) -> int:
+        raise AssertionError("a plain bwrap run with limits must not start the pre-exec helper (a Python start)")
+
+    monkeypatch.setattr(execute, "_spawn_helper", no_helper)
+    prefix = [os.path.realpath(bwrap), "--ro-bind", "/", "/", "--proc", "/proc", "--chdir", "/", "--"]
+    out = bytearray()
+    result = run_confined(prefix, ["/bin/sh", "-c", "ulimit -f; ulimit -v"],
+                          {"PATH": "/usr/bin:/bin"}, Limits(file_size=512 * 1024, memory=1 << 30, timeout=30),
+                          stdout=out.extend, stderr=out.extend)
+    lines = out.decode().splitlines()
+    assert result.exit_status == 0 and lines[:2] == [str(1024), str((1 << 30) // 1024)], out
