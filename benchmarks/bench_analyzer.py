@@ -7,7 +7,7 @@
 Run: ``python benchmarks/bench_analyzer.py [--venv DIR]``.  With ``--venv``, the cold process
 is the ``stockade`` command installed from this checkout in a clean virtual environment
 (made on first use, as ``bench_run.py`` does) and run in a user's environment (bytecode
-caches written, so its module bundle is used), against that environment's ``python -c
+caches written), against that environment's ``python -c
 pass``; without it, this interpreter runs ``python -m stockade`` (its site-packages may
 run slow ``.pth`` files on every start).
 """
@@ -120,8 +120,8 @@ def main() -> None:
         python = str(venv / "bin" / "python")
         cli = [str(venv / "bin" / "stockade"), *cli[3:]]
         for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
-            env.pop(name, None)  # a user's environment: bytecode caches (and the module bundle) are written
-        for _ in range(2):  # the policy cache, then the module bundle of a cached run
+            env.pop(name, None)  # a user's environment: bytecode caches are written
+        for _ in range(2):  # the policy cache, then the bytecode of a cached run
             subprocess.run([*cli, "--", "ls"], env=env, capture_output=True)
     baseline = _best_of(7, lambda: subprocess.run([python, "-c", "pass"]))
     cold = _best_of(7, lambda: subprocess.run([*cli, "--", "git status && rm -rf ~"], env=env,
