@@ -94,10 +94,10 @@ def main() -> None:
     floor = _best_of(3, lambda: [analyze("true", ir) for _ in range(rounds * len(typical))])
     print(f"  floor, analyze('true'): {floor / (rounds * len(typical)) * 1e6:.1f} µs (per-command setup, fast "
           "path, model and judge)")
-    from stockade.analyzer.fast import lex_plain
+    from stockade.analyzer.fast import lex_plain, lex_quoted
 
-    simple = [c for c in typical if lex_plain(c) is not None]
-    for label, subset, fast in (("plain commands and lists (fast path)", simple, True),
+    simple = [c for c in typical if lex_plain(c) is not None or lex_quoted(c) is not None]
+    for label, subset, fast in (("plain and quoted commands and lists (fast path)", simple, True),
                                 ("the same (tree-sitter)", simple, False),
                                 ("other (tree-sitter)", [c for c in typical if c not in simple], True),
                                 ("whole corpus, fast path off", typical, False)):

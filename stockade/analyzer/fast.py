@@ -1,39 +1,42 @@
-"""An exact fast path for plain commands: no tree-sitter for ``git status`` or ``rm -rf ./build``.
+"""An exact fast path for simple commands: no tree-sitter for ``git status`` or ``git commit -m 'x'``.
 
-Most commands an agent runs are one program with plain arguments, or a few of them joined
-by ``&&``, ``||``, ``;`` and ``|``.  For those, ``str.split`` gives the words the tree walk
-would, and then *the same* machinery runs: :func:`~stockade.analyzer.exec.run_command`
-(wrappers, nested scripts, per-tool models) and the judge.  Nested code found by a model
-(``bash -c '…'``) is handed back to the walker, which tries this path again and otherwise
-parses with tree-sitter.
+Most commands an agent runs are one program with plain or quoted arguments, or a few of
+them joined by ``&&``, ``||``, ``;`` and ``|``.  For those, this module finds the words the
+tree walk would, and then *the same* machinery runs:
+:func:`~stockade.analyzer.exec.run_command` (wrappers, nested scripts, per-tool models) and
+the judge.  Nested code found by a model (``bash -c '…'``) is handed back to the walker,
+which tries this path again and otherwise parses with tree-sitter.
 
 The path takes, conservatively, only text that is:
 
-* plain words — letters, digits and ``- _ . / : @ % + , = ~ *`` — separated by spaces and
-  tabs, and the argument ``{}`` (find's and xargs's placeholder, never the command word:
-  there tree-sitter-bash reads a compound statement; as an argument it is a concatenation
-  of ``{`` and ``}``, whose value is ``{}``); no quotes, no ``$``, no other character;
+* ASCII words of letters, digits and ``- _ . / : @ % + , = ~ *``, single-quoted strings (any
+  printable ASCII but ``'``) and double-quoted strings without ``$``, backtick, backslash or
+  ``!`` — nothing to expand but a leading tilde — separated by spaces and tabs, and, in text
+  without quotes, the argument ``{}`` (find's and xargs's placeholder, never the command word: there
+  tree-sitter-bash reads a compound statement; as an argument it is a concatenation of ``{``
+  and ``}``, whose value is ``{}``); no ``$`` outside single quotes, no other character;
 * whose command words hold none of ``= @ % +`` (no assignment; tree-sitter-bash reads
   ``a@``/``a%``/``a+:`` in command position as a malformed variable and reports a syntax
   error, which the analyzer must see the same way) and are not reserved words or
-  declaration builtins;
+  declaration builtins (nor start with one, unquoted, followed by a quoted string:
+  ``if'x'`` is the keyword to tree-sitter-bash);
 * with no word starting ``==`` or ``=~`` (the grammar's test operators, which it parses
   differently in a command: ``x == y`` is one argument, a trailing ``==`` an error);
-* one such command, or several joined by ``&&``, ``||``, ``;`` and ``|`` standing apart (no
-  empty command, no trailing operator, no lone ``&``).  They are walked as the tree walk
-  walks ``program``/``list``/``pipeline`` nodes: in order, every part of a pipeline in a
-  subshell with the previous part's output as its standard input, and the walker's depth
-  raised by the same number of levels.
+* one such command, or several joined by ``&&``, ``||``, ``;`` and ``|`` (no empty command,
+  no trailing operator, no lone ``&``; in text without quotes the operators stand apart).
+  They are walked as the tree walk walks ``program``/``list``/``pipeline`` nodes: in order,
+  every part of a pipeline in a subshell with the previous part's output as its standard
+  input, and the walker's depth raised by the same number of levels.
 
-A word is its own argv field unless it starts with a tilde (then
-:func:`~stockade.analyzer.words.expand_fields` expands it, as the tree walk does).  A single
-trailing newline is allowed (nested code fed by here-strings and here-documents ends with
-one).
-
-Anything else — quotes, expansions, assignments, redirections, comments — returns ``False``
-and goes to tree-sitter.  ``tests/analyzer/test_fast_path*.py`` assert, over the whole corpus and
-over generated commands, that verdicts (reasons and spans included) are identical with and
-without this path.
+Text without quotes (the plain lane) is split with ``str.split`` and its words run as argv
+directly (a word is its own field unless it starts with a tilde); quoted text is tiled by
+one ``findall`` and its words joined by :func:`~stockade.analyzer.words.expand_fields`
+(quote removal, a leading tilde).  A single trailing newline is allowed (nested code fed by
+here-strings and here-documents ends with one).  Anything else — ``$`` expansions,
+assignments, redirections, comments — returns ``False`` and goes to tree-sitter.
+``tests/analyzer/test_fast_path*.py`` assert, over the whole corpus and over generated
+commands, that verdicts (reasons and spans included) are identical with and without this
+path.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ _new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in e
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
+
     from stockade.analyzer.walker import Walker
 
 _UNQUOTED = r"A-Za-z0-9_./:@%+,=~*\-"
@@ -62,6 +68,20 @@ _PLAIN_SIMPLE_RE = re.compile(rf"[ \t]*[A-Za-z0-9_./:,~*\-]++(?:[ \t]++(?:[{_UNQ
 _PLAIN_LIST_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|{{}}]*+")
 #: A character a command's first plain word may not hold (see :data:`_PLAIN_LIST_TEXT_RE`).
 _BAD_PLAIN_HEAD_RE = re.compile(r"[=@%+{}]")
+_SQ = r"'[ -&(-~\t]*+'"                 # printable ASCII except '
+_DQ = r'"[ #%-\[\]-_a-~\t]*+"'           # printable ASCII except " \ ` ! $
+#: A superset of the quoted text the tokenizer accepts, checked before it: outside quotes
+#: none of ``< > ( ) ` \ [ ] ! # ? ^ $`` or a newline, double-quoted strings without
+#: `` ` \ ! $``.  Text it rejects has a character no token holds and never lexes.
+_QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n$]++|'[^']*+'|"[^"`\\!$]*+")*+""")
+#: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
+#: Text no token matches is skipped by ``findall``: the lexer checks that the tokens' lengths
+#: add up to the whole text (less trailing blanks), which only an exact tiling does.
+_TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++))")
+#: A quoted word's parts: unquoted text, a single-quoted string, a double-quoted string.
+_PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+#: A word starting ``==`` or ``=~`` (see the module docstring).
+_TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 
 #: First words tree-sitter-bash parses as something other than a simple command.
 _NOT_SIMPLE = frozenset({
@@ -75,6 +95,10 @@ _NOT_SIMPLE = frozenset({
 PlainCommand = tuple[list[str], list[SpanT], int, int, bool]
 #: A list's statements (``;``), each of pipelines (``&&``, ``||``), each of commands (``|``).
 Statements = list[list[list[PlainCommand]]]
+#: A word of the quoted lane: its parts (``(text, "lit"|"q")`` as in
+#: :meth:`~stockade.analyzer.words.WordExpander.parts`), start and end in the lexed text.
+Word = tuple[list[tuple[str, str]], int, int]
+QuotedStatements = list[list[list[list[Word]]]]
 
 
 def lex_plain(text: str, base: int = 0, collapse: SpanT | None = None) -> Statements | None:
@@ -101,9 +125,15 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
     if walker.depth + 3 > depth_limit:
         return False
     command = _plain_simple(text, base, collapse)
-    if command is None:
+    if command is not None:
+        _run_plain(walker, command, base, collapse, stdin, 2)
+        return True
+    if "'" not in text and '"' not in text:
         return False
-    _run_plain(walker, command, base, collapse, stdin, 2)
+    statements = lex_quoted(text)
+    if statements is None:
+        return False
+    _run_words(walker, statements[0][0][0], base, collapse, stdin, 2)
     return True
 
 
@@ -184,13 +214,24 @@ def _plain_list(text: str, base: int, collapse: SpanT | None) -> Statements | No
     commands.append((fields, spans if collapse is None else [collapse] * len(fields), start, end, tilde_possible))
     statements: Statements = [[[commands[0]]]]
     for operator, command in zip(operators, commands[1:], strict=False):
-        if operator == "|":  # to the last pipeline
-            statements[-1][-1].append(command)
-        elif operator == ";":  # a new statement
-            statements.append([[command]])
-        else:  # `&&`, `||`: a new pipeline of the last statement
-            statements[-1].append([command])
+        _attach(statements, operator, command)
     return statements
+
+
+def _attach(statements: list[Any], operator: str, command: Any) -> list[Any]:
+    """Add ``command`` to a list's ``statements`` after ``operator``: to the last pipeline
+    (``|``), as a new statement (``;``), or as a new pipeline of the last statement
+    (``&&``, ``||``); the pipeline it is now in."""
+    if operator == "|":
+        pipeline = statements[-1][-1]
+        pipeline.append(command)
+    elif operator == ";":
+        pipeline = [command]
+        statements.append([pipeline])
+    else:
+        pipeline = [command]
+        statements[-1].append(pipeline)
+    return pipeline
 
 
 _OPERATORS = frozenset({"&&", "||", ";", "|"})
@@ -233,14 +274,28 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
     ``list`` and ``pipeline`` nodes; False when the text is not one."""
     if walker.depth + 4 > depth_limit:
         return False
-    statements = _plain_list(text, base, collapse)
-    if statements is None:
+    plain = _plain_list(text, base, collapse)
+    if plain is not None:
+        _walk_list(walker, text, plain, _run_plain, base, collapse, stdin)
+        return True
+    if "'" not in text and '"' not in text:
         return False
+    quoted = lex_quoted(text)
+    if quoted is None:
+        return False
+    _walk_list(walker, text, quoted, _run_words, base, collapse, stdin)
+    return True
+
+
+def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[..., None], base: int,
+               collapse: SpanT | None, stdin: Stdin) -> None:
+    """Run a list's statements with ``run`` (:func:`_run_plain` or :func:`_run_words`), as
+    the tree walk runs ``program``, ``list`` and ``pipeline`` nodes."""
     for statement in statements:
         depth = 2 if len(statement) > 1 else 1  # program [→ list]
         for pipeline in statement:
             if len(pipeline) == 1:
-                _run_plain(walker, pipeline[0], base, collapse, stdin, depth + 1)
+                run(walker, pipeline[0], base, collapse, stdin, depth + 1)
                 continue
             current = stdin
             last = len(pipeline) - 1
@@ -249,13 +304,94 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
                 walker.state = saved.copy()
                 try:
                     walker._last_output = None
-                    _run_plain(walker, command, base, collapse, current, depth + 2)
+                    run(walker, command, base, collapse, current, depth + 2)
                     output = walker._last_output
                     walker._last_output = None
                 finally:
                     walker.state = saved
                 if index < last:
                     if output is None:
-                        output = _new_tuple(Stdin, (None, f"the output of `{clip(text[command[2]:command[3]])}`"))
+                        start, end = (command[2], command[3]) if run is _run_plain else (command[0][1], command[-1][2])
+                        output = _new_tuple(Stdin, (None, f"the output of `{clip(text[start:end])}`"))
                     current = output
-    return True
+
+
+def lex_quoted(text: str) -> QuotedStatements | None:
+    """The statements of a command or list of the quoted lane (see the module docstring), as
+    words with their parts, or None when the text is not one."""
+    if not text.isascii() or ("==" in text or "=~" in text) and _TEST_OP_RE.search(text) is not None \
+            or _QUOTED_TEXT_RE.fullmatch(text) is None:
+        return None
+    command: list[Word] = []
+    pipeline = [command]
+    statements: QuotedStatements = [[pipeline]]
+    position = 0
+    for blank, operator, word in _TOKENS_RE.findall(text):
+        start = position + len(blank)
+        if word:
+            position = start + len(word)
+            if "'" in word or '"' in word:
+                command.append((_word_parts(word), start, position))
+            else:
+                command.append(([(word, "lit")], start, position))
+            continue
+        position = start + len(operator)
+        if not command or not _head_ok(text, command):
+            return None
+        command = []
+        pipeline = _attach(statements, operator, command)
+    if position != len(text.rstrip(" \t")) or not command or not _head_ok(text, command):
+        return None  # (findall skipped text no token matches, or an operator ends the text)
+    return statements
+
+
+def _word_parts(word: str) -> list[tuple[str, str]]:
+    """A quoted word's parts: ``(text, "lit")`` for unquoted text, ``(text, "q")`` for the
+    content of a quoted string."""
+    parts: list[tuple[str, str]] = []
+    for unquoted, single, double in _PART_RE.findall(word):
+        if unquoted:
+            parts.append((unquoted, "lit"))
+        else:
+            parts.append((single or double, "q"))
+    return parts
+
+
+def _head_ok(text: str, command: list[Word]) -> bool:
+    """Whether tree-sitter-bash reads the words as the same simple command: the command word
+    holds none of ``= @ % +`` (an assignment, or what the grammar reads as a malformed
+    variable) and is not a reserved word or declaration builtin, quoted alone or unquoted
+    at its start (``'if' x``, ``if'x'``)."""
+    parts, start, end = command[0]
+    head = text[start:end]
+    if "=" in head or "@" in head or "%" in head or "+" in head:
+        return False
+    first, kind = parts[0]
+    return not (first in _NOT_SIMPLE and (kind == "lit" or len(parts) == 1))
+
+
+def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | None, stdin: Stdin,
+               depth: int) -> None:
+    """Expand one command's words and run it ``depth`` levels below the walker's depth, as
+    :meth:`~stockade.analyzer.walker.Walker.visit_command` does."""
+    argv: list[str] = []
+    spans: list[SpanT] = []
+    for parts, start, end in words:
+        span = collapse if collapse is not None else (base + start, base + end)
+        if len(parts) == 1:
+            # the lexer's text is ASCII: a quoted string, or a literal without braces or a
+            # leading tilde, is its own one field (as expand_fields would return)
+            value, kind = parts[0]
+            if kind == "q" or "{" not in value and value[0] != "~":
+                argv.append(value)
+                spans.append(span)
+                continue
+        for value in expand_fields(parts, walker):
+            argv.append(value)
+            spans.append(span)
+    span = collapse if collapse is not None else (base + words[0][1], base + words[-1][2])
+    walker.depth += depth
+    try:
+        run_command(walker, argv, spans, stdin, {}, span)
+    finally:
+        walker.depth -= depth

@@ -1,8 +1,8 @@
-"""The fast path for plain commands is exact: verdicts with and without it are identical.
+"""The fast path for plain and quoted commands is exact: verdicts with and without it are identical.
 
 Differential tests: every corpus command (and every case of test_corpus.MORE), generated
 simple commands and lists (plain words, quoted words, expansions, assignments: the path must
-take the plain ones and leave the rest to tree-sitter), and generated near-simple text
+take the plain and quoted ones and leave the rest to tree-sitter), and generated near-simple text
 (which the path must refuse or get right) are analyzed with ``fast_path=True`` and
 ``fast_path=False``; decisions, reasons, messages, spans and rules must be equal.  Also
 checks that the path really takes the commands it claims.
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import load_corpus
 from stockade.analyzer import analyze
-from stockade.analyzer.fast import lex_plain
+from stockade.analyzer.fast import lex_plain, lex_quoted
 from test_corpus import MORE
 
 CORPUS = [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
@@ -79,8 +79,24 @@ def test_fast_path_is_taken_for_plain_commands() -> None:
     taken = [c for c in CORPUS if lex_plain(c) is not None]
     assert "sudo rm -rf /var/lib/docker" in taken and "git status && git diff --stat" in taken
     assert "ls -la | grep -i readme" in taken
-    assert "bash -c 'rm -rf ~'" not in taken and "r\\\nm -rf ~" not in taken  # quotes, backslashes: tree-sitter
+    assert "bash -c 'rm -rf ~'" not in taken and "r\\\nm -rf ~" not in taken
     assert len(taken) >= 15
+    quoted = [c for c in CORPUS if lex_quoted(c) is not None]
+    assert "bash -c 'rm -rf ~'" in quoted and "r\\\nm -rf ~" not in quoted  # a backslash: tree-sitter
+    assert len(quoted) >= 10
+
+
+def test_quoted_words_and_spans() -> None:
+    statements = lex_quoted(" r''m  -rf\t'a b'\"c\"d ")
+    assert statements == [[[[([("r", "lit"), ("", "q"), ("m", "lit")], 1, 5), ([("-rf", "lit")], 7, 10),
+                              ([("a b", "q"), ("c", "q"), ("d", "lit")], 11, 20)]]]]
+    assert lex_quoted("grep 'a|b$' f && echo \"x\" | sh") == [
+        [[[([("grep", "lit")], 0, 4), ([("a|b$", "q")], 5, 11), ([("f", "lit")], 12, 13)]],
+         [[([("echo", "lit")], 17, 21), ([("x", "q")], 22, 25)], [([("sh", "lit")], 28, 30)]]]]
+    for text in ("echo \"$x\"", "echo $x 'a'", "x='a' ls", "a='b'", "'if' x", "if'x' y", "while'a' b",
+                 "echo 'a' > f", "echo 'a' # c", "echo \"a\\b\"", "echo \"!x\"", "echo \"`id`\"", "echo 'a';",
+                 "echo 'a' &", "a@'b' c", "echo 'é'", "echo 'a' ==", "echo 'a'\nls", "(echo 'a')", "echo 'a"):
+        assert lex_quoted(text) is None, text
 
 
 def test_plain_words_and_spans() -> None:
