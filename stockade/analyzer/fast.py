@@ -113,8 +113,8 @@ def lex_plain(text: str, base: int = 0, collapse: SpanT | None = None) -> Statem
 
 def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, stdin: Stdin,
                depth_limit: int) -> bool:
-    """Run ``text`` through the models if it is a plain command or a list of them; False
-    when it is not (the caller parses it).  The walker's depth is raised as the tree walk
+    """Run ``text`` through the models if it is a simple command of plain or quoted words or
+    a list of them; False when it is not (the caller parses it).  The walker's depth is raised as the tree walk
     would (program → [list →] [pipeline →] command), so limits trigger at the same nesting.
     One final newline (a here-string's, a here-document line's) ends the command as the
     end of text does; it is dropped (any other newline makes the path refuse the text)."""
@@ -270,8 +270,9 @@ def _tilde_fields(words: list[str], spans: list[SpanT], walker: Walker) -> tuple
 
 def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdin: Stdin,
               depth_limit: int) -> bool:
-    """Run a plain list (see :func:`_plain_list`) as the tree walk runs its ``program``,
-    ``list`` and ``pipeline`` nodes; False when the text is not one."""
+    """Run a list of plain (:func:`_plain_list`) or quoted (:func:`lex_quoted`) commands as
+    the tree walk runs its ``program``, ``list`` and ``pipeline`` nodes; False when the text
+    is not one."""
     if walker.depth + 4 > depth_limit:
         return False
     plain = _plain_list(text, base, collapse)
