@@ -7,7 +7,7 @@
 Run: ``python benchmarks/bench_analyzer.py [--venv DIR]``.  With ``--venv``, the cold process
 is the ``stockade`` command installed from this checkout in a clean virtual environment
 (made on first use, as ``bench_run.py`` does) and run in a user's environment (bytecode
-caches written, so its module bundle is used), against that environment's ``python -c
+caches written), against that environment's ``python -c
 pass``; without it, this interpreter runs ``python -m stockade`` (its site-packages may
 run slow ``.pth`` files on every start).
 """
@@ -94,10 +94,10 @@ def main() -> None:
     floor = _best_of(3, lambda: [analyze("true", ir) for _ in range(rounds * len(typical))])
     print(f"  floor, analyze('true'): {floor / (rounds * len(typical)) * 1e6:.1f} µs (per-command setup, fast "
           "path, model and judge)")
-    from stockade.analyzer.fast import lex_list, lex_simple
+    from stockade.analyzer.fast import lex_plain, lex_quoted
 
-    simple = [c for c in typical if lex_simple(c) is not None or lex_list(c) is not None]
-    for label, subset, fast in (("simple commands and lists (fast path)", simple, True),
+    simple = [c for c in typical if lex_plain(c) is not None or lex_quoted(c) is not None]
+    for label, subset, fast in (("plain and quoted commands and lists (fast path)", simple, True),
                                 ("the same (tree-sitter)", simple, False),
                                 ("other (tree-sitter)", [c for c in typical if c not in simple], True),
                                 ("whole corpus, fast path off", typical, False)):
@@ -121,8 +121,8 @@ def main() -> None:
         python = str(venv / "bin" / "python")
         cli = [str(venv / "bin" / "stockade"), *cli[3:]]
         for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
-            env.pop(name, None)  # a user's environment: bytecode caches (and the module bundle) are written
-        for _ in range(2):  # the policy cache, then the module bundle of a cached run
+            env.pop(name, None)  # a user's environment: bytecode caches are written
+        for _ in range(2):  # the policy cache, then the bytecode of a cached run
             subprocess.run([*cli, "--", "ls"], env=env, capture_output=True)
     baseline = _best_of(7, lambda: subprocess.run([python, "-c", "pass"]))
     cold = _best_of(7, lambda: subprocess.run([*cli, "--", "git status && rm -rf ~"], env=env,

@@ -8,14 +8,13 @@ run slow ``.pth`` files on every start.
 
 All figures are medians of N runs measured in the same run, **interleaved** (one run of
 each command per round, so that a noisy neighbour slows all of them alike), after a
-warm-up that fills the plan and verdict caches and the module bundle (in a user's
-environment: bytecode caches are written); each is printed as a ratio against the
-baselines:
+warm-up that fills the plan and verdict caches (in a user's environment: bytecode caches
+are written); each is printed as a ratio against the baselines:
 
 * ``python -c pass``: the venv's interpreter, the floor of any Python command;
 * ``bwrap <same argv> true``: the sandbox alone, with the argv stockade uses;
-* ``stockade run -- true``: cached plan, verdict and module bundle (the normal repeated
-  case); as root the process limit needs a pids cgroup;
+* ``stockade run -- true``: cached plan and verdict (the normal repeated case); as root
+  the process limit needs a pids cgroup;
 * ``… as a normal user``: the same as uid 65534 (``setpriv``), where ``RLIMIT_NPROC``
   replaces the cgroup (only when run as root and ``setpriv`` exists);
 * ``stockade run --no-cache -- true``: compile + analyze every time (first-run cost);
@@ -148,12 +147,12 @@ def main() -> None:
     try:
         env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"), XDG_STATE_HOME=str(work / "state"))
         for name in ("STOCKADE_CACHE_DIR", "STOCKADE_AUDIT", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
-            env.pop(name, None)  # a user's environment: bytecode caches are written (stockade.cli.preload)
+            env.pop(name, None)  # a user's environment: bytecode caches are written
         ws = work / "ws"
         make_repository(ws)
         run = [str(stockade), "run", "--workspace", str(ws), "--", "true"]
         old_run = None if old_stockade is None else [str(old_stockade), *run[1:]]
-        for _ in range(2):  # compile and cache the plan and verdict; then the module bundle of a cached run
+        for _ in range(2):  # compile and cache the plan and verdict; then a cached run
             for argv in (run, old_run) if old_run else (run,):
                 warm = subprocess.run(argv, env=env, cwd=ws, capture_output=True, text=True)
                 if warm.returncode != 0:

@@ -146,8 +146,7 @@ def console(argv: Sequence[str] | None = None) -> None:
     """The ``stockade`` command (``bin/stockade``, ``python -m stockade``): :func:`main`,
     then exit with its code.
 
-    The hot subcommands (:data:`HOT_COMMANDS`) import stockade's modules from their bundle
-    (:mod:`stockade.cli.preload`), run without the cyclic garbage collector
+    The hot subcommands (:data:`HOT_COMMANDS`) run without the cyclic garbage collector
     (unless ``--batch`` keeps the process alive: it only slows the start, ~6 ms of a cold
     ``stockade analyze``), and end with ``os._exit``
     once stdout and stderr are flushed, skipping the interpreter's teardown of every
@@ -157,15 +156,10 @@ def console(argv: Sequence[str] | None = None) -> None:
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     hot = bool(args_list) and args_list[0] in HOT_COMMANDS
-    bundle = None
-    if hot:
-        from stockade.cli.preload import install
+    if hot and "--batch" not in args_list:
+        import gc
 
-        bundle = install(args_list[0])  # this command's modules from one file (see stockade.cli.preload)
-        if "--batch" not in args_list:
-            import gc
-
-            gc.disable()  # a one-shot process: the cyclic collector only slows the imports down
+        gc.disable()  # a one-shot process: the cyclic collector only slows the imports down
     code = main(args_list)
     if hot:
         import os
@@ -174,11 +168,6 @@ def console(argv: Sequence[str] | None = None) -> None:
             try:
                 stream.flush()
             except (OSError, ValueError):
-                pass
-        if bundle is not None:
-            try:
-                bundle.save()  # only when this run's modules differ from the bundle's
-            except Exception:  # noqa: BLE001 - a cache that cannot be written is only slower
                 pass
         os._exit(code)
     sys.exit(code)

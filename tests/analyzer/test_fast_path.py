@@ -1,9 +1,11 @@
-"""The fast path for simple commands is exact: verdicts with and without it are identical.
+"""The fast path for plain and quoted commands is exact: verdicts with and without it are identical.
 
 Differential tests: every corpus command (and every case of test_corpus.MORE), generated
-simple commands, and generated near-simple text (which the lexer must reject or get right)
-are analyzed with ``fast_path=True`` and ``fast_path=False``; decisions, reasons, messages,
-spans and rules must be equal.  Also checks the lexer really takes the path it claims.
+simple commands and lists (plain words, quoted words, expansions, assignments: the path must
+take the plain and quoted ones and leave the rest to tree-sitter), and generated near-simple text
+(which the path must refuse or get right) are analyzed with ``fast_path=True`` and
+``fast_path=False``; decisions, reasons, messages, spans and rules must be equal.  Also
+checks that the path really takes the commands it claims.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 from conftest import load_corpus
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_corpus import MORE
 
 from stockade.analyzer import analyze
-from stockade.analyzer.fast import lex_list, lex_simple
+from stockade.analyzer.fast import lex_plain, lex_quoted
+from test_corpus import MORE
 
 CORPUS = [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
 EXTRA = [command for _, command in MORE]
@@ -73,22 +75,38 @@ def test_whole_corpus_same_verdicts(ir) -> None:
         _same(ir, command)
 
 
-def test_fast_path_is_taken_for_simple_commands() -> None:
-    taken = [c for c in CORPUS if lex_simple(c) is not None]
-    assert "sudo rm -rf /var/lib/docker" in taken and "bash -c 'rm -rf ~'" in taken
-    assert "git status && git diff --stat" not in taken and "r\\\nm -rf ~" not in taken
+def test_fast_path_is_taken_for_plain_commands() -> None:
+    taken = [c for c in CORPUS if lex_plain(c) is not None]
+    assert "sudo rm -rf /var/lib/docker" in taken and "git status && git diff --stat" in taken
+    assert "ls -la | grep -i readme" in taken
+    assert "bash -c 'rm -rf ~'" not in taken and "r\\\nm -rf ~" not in taken
     assert len(taken) >= 15
+    quoted = [c for c in CORPUS if lex_quoted(c) is not None]
+    assert "bash -c 'rm -rf ~'" in quoted and "r\\\nm -rf ~" not in quoted  # a backslash: tree-sitter
+    assert len(quoted) >= 10
 
 
-def test_lexer_words_and_spans() -> None:
-    words = lex_simple(" r''m  -rf\t'a b'\"c\"d ")
-    assert words == [([("r", "lit"), ("", "q"), ("m", "lit")], 1, 5), ([("-rf", "lit")], 7, 10),
-                     ([("a b", "q"), ("c", "q"), ("d", "lit")], 11, 20)]
-    for text in ("a= ls", "a==b ls", "if x", "ls; rm", "ls $(x)", "echo \"$x[1]\"", "echo $1", "echo ${x:-y}",
-                 "echo \"$\"", "a=1 export B", "ls\n", "ls\r", "echo 日", "ls # c", "",
-                 "   ", "echo \"a\\b\"", "x {a,b}", "[ -f x ]", "echo ?", "echo !x", "export A",
-                 "a@", "a@b x", "a% x", "g++ -o x", "x ==", "echo a =~ b", "x == y"):
-        assert lex_simple(text) is None, text
+def test_quoted_words_and_spans() -> None:
+    statements = lex_quoted(" r''m  -rf\t'a b'\"c\"d ")
+    assert statements == [[[[([("r", "lit"), ("", "q"), ("m", "lit")], 1, 5), ([("-rf", "lit")], 7, 10),
+                              ([("a b", "q"), ("c", "q"), ("d", "lit")], 11, 20)]]]]
+    assert lex_quoted("grep 'a|b$' f && echo \"x\" | sh") == [
+        [[[([("grep", "lit")], 0, 4), ([("a|b$", "q")], 5, 11), ([("f", "lit")], 12, 13)]],
+         [[([("echo", "lit")], 17, 21), ([("x", "q")], 22, 25)], [([("sh", "lit")], 28, 30)]]]]
+    for text in ("echo \"$x\"", "echo $x 'a'", "x='a' ls", "a='b'", "'if' x", "if'x' y", "while'a' b",
+                 "echo 'a' > f", "echo 'a' # c", "echo \"a\\b\"", "echo \"!x\"", "echo \"`id`\"", "echo 'a';",
+                 "echo 'a' &", "a@'b' c", "echo 'é'", "echo 'a' ==", "echo 'a'\nls", "(echo 'a')", "echo 'a"):
+        assert lex_quoted(text) is None, text
+
+
+def test_plain_words_and_spans() -> None:
+    assert lex_plain(" rm  -rf\t./a ", 10) == [[[(["rm", "-rf", "./a"], [(11, 13), (15, 18), (19, 22)], 1, 12, False)]]]
+    assert lex_plain("cat ~/x", 0, (3, 4)) == [[[(["cat", "~/x"], [(3, 4), (3, 4)], 0, 7, True)]]]
+    for text in ("a= ls", "a==b ls", "if x", "ls;", "ls $(x)", "echo $x", "echo \"$x\"", "echo ${x:-y}", "x=1 ls",
+                 "a=1", "r''m -rf ~", "echo 'a b'", "echo \"a\"", "a=1 export B", "ls\n", "ls\r", "echo 日", "ls # c",
+                 "", "   ", "echo \"a\\b\"", "x {a,b}", "[ -f x ]", "echo ?", "echo !x", "export A", "a@", "a@b x",
+                 "a% x", "g++ -o x", "x ==", "echo a =~ b", "x == y", "ls > f"):
+        assert lex_plain(text) is None, text
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -124,36 +142,14 @@ def test_generated_lists_same_verdicts(ir, command: str) -> None:
     _same(ir, command)
 
 
-#: Words glued from 2–4 expansions and arguments (no blank), in every position the fast path
-#: takes: tree-sitter-bash splits some of them (``$x~$x~``, ``${HOME}/.ssh$x~``) without an error.
-_glued = st.lists(st.sampled_from(_EXPANSIONS + _ARGS + ["~", "a", "/", ".", "-", "=", ":", "1"]),
-                  min_size=2, max_size=4).map("".join)
-glued_commands = st.builds(
-    lambda frame, first, second: frame.replace("{}", first, 1).replace("{}", second),
-    st.sampled_from(["ls {}", "{} a", "x={}", "x={} ls", "ls {} b", "ls >{}", "echo a >>{}", "cat <{}",
-                     "x=q; ls {} && cat {}", "ls a {} # c", "x=1 y={} {}", "{} | {}"]), _glued, _glued)
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(glued_commands)
-@example("x=q; ls $IFS$x~$IFS- && cat $IFS$x~.env-")
-@example("x=$x:$y.$x:$yr''m ls")
-@example("ls ${x}$x.txt$x.txt--to-command='rm -rf ~'")
-@example("ls root$x~$HOME/x$x=b/c b")
-@example("ls $HOME/x~+$HOME/x")
-def test_generated_glued_words_same_verdicts(ir, command: str) -> None:
-    _same(ir, command)
-
-
-def test_list_lexer_structure() -> None:
-    statements = lex_list("a && b | c; d")
-    assert [[[[w[0][0][0] for w in command] for command in pipeline] for pipeline in statement]
-            for statement in statements] == [[[["a"]], [["b"], ["c"]]], [[["d"]]]]
-    for text in ("ls;", "ls &", "a | | b", "a & b", "x | if y", "a ;; b", "&& a", "a |& b", "a | b=1", "b=1 | c", "a && b= c",
-                 "a\nb", "a | 'x' && (b)"):
-        assert lex_list(text) is None, text
-    taken = [c for c in CORPUS if lex_list(c) is not None and lex_simple(c) is None]
-    assert "git status && git diff --stat" in taken and "ls -la | grep -i readme" in taken
+def test_plain_list_structure() -> None:
+    statements = lex_plain("a && b | c x ; d")
+    assert statements is not None
+    assert [[[command[0] for command in pipeline] for pipeline in statement] for statement in statements] == \
+        [[[["a"]], [["b"], ["c", "x"]]], [[["d"]]]]
+    for text in ("ls;", "ls &", "a | | b", "a & b", "x | if y", "a ;; b", "&& a", "a |& b", "a | b=1", "b=1 | c",
+                 "a && b= c", "a\nb", "a | 'x' && (b)", "a&&b", "a;b", "x=1; ls", "echo 'a' | sh"):
+        assert lex_plain(text) is None, text
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
