@@ -16,7 +16,7 @@ saying so — never an exception, never ``allow``.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import Record
+from stockade.analyzer.effects import TupleRecord
 from stockade.analyzer.judge import Judge, Reason, Verdict
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -66,7 +66,7 @@ def judge_command(ir: PolicyIR, command: str) -> Verdict:
     return analyze(command, ir)
 
 
-class LineFinding(Record):
+class LineFinding(TupleRecord):
     """A non-allow reason located in a script: 1-based line and column."""
 
     __slots__ = ()
@@ -85,7 +85,7 @@ class LineFinding(Record):
         return data
 
 
-class ScriptReport(Record):
+class ScriptReport(TupleRecord):
     """A whole script's verdict and its findings by line."""
 
     __slots__ = ()

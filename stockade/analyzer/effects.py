@@ -4,12 +4,14 @@ Spans are ``(start, end)`` character offsets into the analysed command text (``e
 exclusive).  Paths are as resolved by the walker: absolute when the script determines
 them, containing :data:`UNKNOWN` where it does not.
 
-The records are :class:`Record` classes — tuples with named fields, like
+The records are :class:`TupleRecord` classes — tuples with named fields, like
 :func:`collections.namedtuple` but written out: a command creates several, a tuple is
 several times cheaper to build than a frozen dataclass, and a plain class statement costs
-next to nothing at import (``typing.NamedTuple`` needs :mod:`typing`, ~7 ms of a cold
-start, and ``namedtuple`` execs generated code for every class).  Compare them by type as
-well as by value (a ``Read`` and a ``Write`` of the same path are equal tuples).
+next to nothing at import, where ``@dataclass(frozen=True)`` compiles six generated methods
+per class on every start (``typing.NamedTuple`` needs :mod:`typing`, and ``namedtuple``
+execs generated code for every class; ``benchmarks/README.md``, *Records re-measured*, has
+the figures).  Equality and hashing include the record's kind: a ``Read`` and a ``Write``
+of the same path and span are different values.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ SpanT = tuple[int, int]
 _tuple_new = tuple.__new__
 
 
-class Record(tuple):
+class TupleRecord(tuple):
     """An immutable record: a tuple whose items are named by the class's ``_fields``.
 
     A subclass lists ``_fields`` and writes its ``__new__`` (positional or keyword
@@ -48,10 +50,19 @@ class Record(tuple):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in zip(self._fields, self))})"
 
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__qualname__, tuple.__hash__(self)))
+
     def __getnewargs__(self) -> tuple:
         return tuple(self)
 
-    def _replace(self, **changes: object) -> "Record":
+    def _replace(self, **changes: object) -> "TupleRecord":
         """A copy with some fields changed."""
         return type(self)(**{**dict(zip(self._fields, self)), **changes})
 
@@ -75,7 +86,7 @@ def clip(text: str, width: int = 40) -> str:
     text = text.replace("\n", "⏎").replace(UNKNOWN, "…")
     return text if len(text) <= width else text[: width - 1] + "…"
 
-class Read(Record):
+class Read(TupleRecord):
     """The command reads ``path`` (recursively: the whole tree below it; ``skip_hidden``: but
     not the entries below it whose name starts with ``.``, as ``rg`` and ``ag`` by default)."""
 
@@ -90,7 +101,7 @@ class Read(Record):
         return _tuple_new(cls, (path, span, recursive, skip_hidden))
 
 
-class Write(Record):
+class Write(TupleRecord):
     """The command creates or modifies ``path`` (recursively: anything below it)."""
 
     __slots__ = ()
@@ -103,7 +114,7 @@ class Write(Record):
         return _tuple_new(cls, (path, span, recursive))
 
 
-class Delete(Record):
+class Delete(TupleRecord):
     """The command removes ``path`` (recursively: with everything below it)."""
 
     __slots__ = ()
@@ -116,7 +127,7 @@ class Delete(Record):
         return _tuple_new(cls, (path, span, recursive))
 
 
-class Rename(Record):
+class Rename(TupleRecord):
     """The command moves ``source`` to ``dest`` (a delete of one, a write of the other)."""
 
     __slots__ = ()
@@ -129,7 +140,7 @@ class Rename(Record):
         return _tuple_new(cls, (source, dest, span))
 
 
-class Execute(Record):
+class Execute(TupleRecord):
     """A simple command runs with this argv (after unwrapping; judged by command rules)."""
 
     __slots__ = ()
@@ -141,7 +152,7 @@ class Execute(Record):
         return _tuple_new(cls, (argv, span))
 
 
-class Network(Record):
+class Network(TupleRecord):
     """The command contacts ``host`` on ``port`` (None: the port is not known)."""
 
     __slots__ = ()
@@ -154,7 +165,7 @@ class Network(Record):
         return _tuple_new(cls, (host, port, span))
 
 
-class Privilege(Record):
+class Privilege(TupleRecord):
     """The command gains or uses privileges beyond the agent's own (sudo, setuid, …)."""
 
     __slots__ = ()
@@ -166,7 +177,7 @@ class Privilege(Record):
         return _tuple_new(cls, (what, span))
 
 
-class EnvChange(Record):
+class EnvChange(TupleRecord):
     """The command changes an environment variable of the shell or a child."""
 
     __slots__ = ()
@@ -178,7 +189,7 @@ class EnvChange(Record):
         return _tuple_new(cls, (name, span))
 
 
-class Persistence(Record):
+class Persistence(TupleRecord):
     """The command installs something that runs later (rc files, hooks, cron, autostart)."""
 
     __slots__ = ()
@@ -190,7 +201,7 @@ class Persistence(Record):
         return _tuple_new(cls, (what, span))
 
 
-class Unknown(Record):
+class Unknown(TupleRecord):
     """Code or effects the analyzer cannot see into; judged by ``unknown-effects``."""
 
     __slots__ = ()
@@ -202,7 +213,7 @@ class Unknown(Record):
         return _tuple_new(cls, (why, span))
 
 
-class Unparsable(Record):
+class Unparsable(TupleRecord):
     """The text cannot be parsed reliably; judged by ``unparsable``."""
 
     __slots__ = ()
@@ -214,7 +225,7 @@ class Unparsable(Record):
         return _tuple_new(cls, (why, span))
 
 
-class LinkTarget(Record):
+class LinkTarget(TupleRecord):
     """A link made to ``path`` (``ln``): reading through it later must be as allowed as reading it."""
 
     __slots__ = ()

@@ -18,7 +18,7 @@ from stockade.analyzer.effects import (
     Persistence,
     Privilege,
     Read,
-    Record,
+    TupleRecord,
     SpanT,
     Unknown,
     Write,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_FUNCTION_DEPTH = 16
 
 
-class Stdin(Record):
+class Stdin(TupleRecord):
     """What a command reads on standard input: known text, or None (unknown data)."""
 
     __slots__ = ()

@@ -1,4 +1,4 @@
-"""The analyzer's records behave like the named tuples they replace, and lazy patterns like
+"""The analyzer's records behave like named tuples whose kind is part of their value, and lazy patterns like
 compiled ones; the IR's shared ``==``/``hash``/``repr`` match what ``@dataclass`` generates."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from stockade.analyzer.effects import Delete, Execute, Read, Record, Unknown, Write
+from stockade.analyzer.effects import Delete, Execute, Read, TupleRecord, Unknown, Write
 from stockade.analyzer.exec import Stdin
 from stockade.analyzer.models import Parsed, Spec
 from stockade.analyzer.models.wrappers import Wrapper
@@ -20,14 +20,14 @@ from stockade.compiler.query import PathDecision
 
 def test_effect_records_are_named_tuples() -> None:
     read = Read("/a", (0, 2))
-    assert read == ("/a", (0, 2), False, False) and isinstance(read, tuple) and isinstance(read, Record)
+    assert tuple(read) == ("/a", (0, 2), False, False) and isinstance(read, tuple) and isinstance(read, TupleRecord)
     assert (read.path, read.span, read.recursive, read.skip_hidden) == ("/a", (0, 2), False, False)
     assert Read(path="/a", span=(0, 2), skip_hidden=True).skip_hidden is True
     assert repr(read) == "Read(path='/a', span=(0, 2), recursive=False, skip_hidden=False)"
     assert read._replace(recursive=True) == Read("/a", (0, 2), True)
     assert read._asdict() == {"path": "/a", "span": (0, 2), "recursive": False, "skip_hidden": False}
     assert pickle.loads(pickle.dumps(read)) == read and type(pickle.loads(pickle.dumps(read))) is Read
-    assert hash(Write("/a", (0, 1))) == hash(Delete("/a", (0, 1)))  # tuples: compare types too
+    assert Write("/a", (0, 1)) == Write("/a", (0, 1)) and hash(Write("/a", (0, 1))) == hash(Write("/a", (0, 1)))
     assert Execute(("ls",), (0, 2)).argv == ("ls",) and Unknown("why", (0, 1)).why == "why"
     with pytest.raises(AttributeError):
         read.path = "/b"  # type: ignore[misc]
@@ -35,8 +35,16 @@ def test_effect_records_are_named_tuples() -> None:
         Read("/a")  # type: ignore[call-arg]
 
 
+def test_record_kinds_are_part_of_the_value() -> None:
+    write, delete = Write("/a", (0, 1)), Delete("/a", (0, 1))
+    assert write != delete and not write == delete and write != tuple(write)
+    assert len({write, delete, Write("/a", (0, 1))}) == 2
+    assert {write: 1, delete: 2}[Delete("/a", (0, 1))] == 2
+    assert Read("/a", (0, 1)) != Read("/a", (0, 1), True)
+
+
 def test_model_records_defaults() -> None:
-    assert Spec() == ("read", None, None, {}, frozenset(), {}, False, frozenset(), frozenset(), None)
+    assert tuple(Spec()) == ("read", None, None, {}, frozenset(), {}, False, frozenset(), frozenset(), None)
     assert Spec(stdin_out=True).stdin_out and Spec("write").args == "write"
     assert Wrapper(operands=1).operands == 1 and Wrapper().values == frozenset()
     assert Stdin(None, "the terminal").what == "the terminal"

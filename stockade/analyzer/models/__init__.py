@@ -13,7 +13,7 @@ Roles: ``read``, ``readr`` (recursive read), ``list`` (names only), ``write``, `
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import Record
+from stockade.analyzer.effects import TupleRecord
 from stockade.analyzer.exec import _BY_NAME, Invocation
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -27,7 +27,7 @@ _NO_VALUES: dict[str, str] = {}  # the shared empty defaults of Spec (never muta
 _NO_FLAGS: frozenset[str] = frozenset()
 
 
-class Spec(Record):
+class Spec(TupleRecord):
     """A data-like model of a simple tool.
 
     * ``args``: role of positional arguments;
@@ -65,7 +65,7 @@ class Spec(Record):
                                    default))
 
 
-class Parsed(Record):
+class Parsed(TupleRecord):
     """An argv split into options (name, value, index) and positionals (word, index)."""
 
     __slots__ = ()

@@ -7,7 +7,7 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, Record, show
+from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
@@ -15,7 +15,7 @@ from stockade.analyzer.models.envvars import judge_env_var
 _NONE: frozenset[str] = frozenset()
 
 
-class Wrapper(Record):
+class Wrapper(TupleRecord):
     """How a wrapper's argv is laid out: ``values`` (options taking a value), ``operands``
     (before the command: timeout DURATION, flock FILE), ``privilege`` (an escalation note),
     ``shell_joined`` (the command words are joined and run by ``sh -c``: watch, su -c),
