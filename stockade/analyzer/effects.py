@@ -48,10 +48,10 @@ class TupleRecord(tuple):
             setattr(cls, name, _tuplegetter(index, f"Field {index}: {name}"))
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in zip(self._fields, self))})"
+        return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in zip(self._fields, self, strict=True))})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+        return type(self) is type(other) and tuple.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
@@ -62,13 +62,13 @@ class TupleRecord(tuple):
     def __getnewargs__(self) -> tuple:
         return tuple(self)
 
-    def _replace(self, **changes: object) -> "TupleRecord":
+    def _replace(self, **changes: object) -> TupleRecord:
         """A copy with some fields changed."""
-        return type(self)(**{**dict(zip(self._fields, self)), **changes})
+        return type(self)(**{**dict(zip(self._fields, self, strict=True)), **changes})
 
     def _asdict(self) -> dict:
         """The fields as a dict."""
-        return dict(zip(self._fields, self))
+        return dict(zip(self._fields, self, strict=True))
 
 
 def is_known(text: str) -> bool:
@@ -97,7 +97,7 @@ class Read(TupleRecord):
     recursive: bool
     skip_hidden: bool
 
-    def __new__(cls, path: str, span: SpanT, recursive: bool = False, skip_hidden: bool = False) -> "Read":
+    def __new__(cls, path: str, span: SpanT, recursive: bool = False, skip_hidden: bool = False) -> Read:
         return _tuple_new(cls, (path, span, recursive, skip_hidden))
 
 
@@ -110,7 +110,7 @@ class Write(TupleRecord):
     span: SpanT
     recursive: bool
 
-    def __new__(cls, path: str, span: SpanT, recursive: bool = False) -> "Write":
+    def __new__(cls, path: str, span: SpanT, recursive: bool = False) -> Write:
         return _tuple_new(cls, (path, span, recursive))
 
 
@@ -123,7 +123,7 @@ class Delete(TupleRecord):
     span: SpanT
     recursive: bool
 
-    def __new__(cls, path: str, span: SpanT, recursive: bool = False) -> "Delete":
+    def __new__(cls, path: str, span: SpanT, recursive: bool = False) -> Delete:
         return _tuple_new(cls, (path, span, recursive))
 
 
@@ -136,7 +136,7 @@ class Rename(TupleRecord):
     dest: str
     span: SpanT
 
-    def __new__(cls, source: str, dest: str, span: SpanT) -> "Rename":
+    def __new__(cls, source: str, dest: str, span: SpanT) -> Rename:
         return _tuple_new(cls, (source, dest, span))
 
 
@@ -148,7 +148,7 @@ class Execute(TupleRecord):
     argv: tuple[str, ...]
     span: SpanT
 
-    def __new__(cls, argv: tuple[str, ...], span: SpanT) -> "Execute":
+    def __new__(cls, argv: tuple[str, ...], span: SpanT) -> Execute:
         return _tuple_new(cls, (argv, span))
 
 
@@ -161,7 +161,7 @@ class Network(TupleRecord):
     port: int | None
     span: SpanT
 
-    def __new__(cls, host: str, port: int | None, span: SpanT) -> "Network":
+    def __new__(cls, host: str, port: int | None, span: SpanT) -> Network:
         return _tuple_new(cls, (host, port, span))
 
 
@@ -173,7 +173,7 @@ class Privilege(TupleRecord):
     what: str
     span: SpanT
 
-    def __new__(cls, what: str, span: SpanT) -> "Privilege":
+    def __new__(cls, what: str, span: SpanT) -> Privilege:
         return _tuple_new(cls, (what, span))
 
 
@@ -185,7 +185,7 @@ class EnvChange(TupleRecord):
     name: str
     span: SpanT
 
-    def __new__(cls, name: str, span: SpanT) -> "EnvChange":
+    def __new__(cls, name: str, span: SpanT) -> EnvChange:
         return _tuple_new(cls, (name, span))
 
 
@@ -197,7 +197,7 @@ class Persistence(TupleRecord):
     what: str
     span: SpanT
 
-    def __new__(cls, what: str, span: SpanT) -> "Persistence":
+    def __new__(cls, what: str, span: SpanT) -> Persistence:
         return _tuple_new(cls, (what, span))
 
 
@@ -209,7 +209,7 @@ class Unknown(TupleRecord):
     why: str
     span: SpanT
 
-    def __new__(cls, why: str, span: SpanT) -> "Unknown":
+    def __new__(cls, why: str, span: SpanT) -> Unknown:
         return _tuple_new(cls, (why, span))
 
 
@@ -221,7 +221,7 @@ class Unparsable(TupleRecord):
     why: str
     span: SpanT
 
-    def __new__(cls, why: str, span: SpanT) -> "Unparsable":
+    def __new__(cls, why: str, span: SpanT) -> Unparsable:
         return _tuple_new(cls, (why, span))
 
 
@@ -233,7 +233,7 @@ class LinkTarget(TupleRecord):
     path: str
     span: SpanT
 
-    def __new__(cls, path: str, span: SpanT) -> "LinkTarget":
+    def __new__(cls, path: str, span: SpanT) -> LinkTarget:
         return _tuple_new(cls, (path, span))
 
 

@@ -37,7 +37,7 @@ def test_effect_records_are_named_tuples() -> None:
 
 def test_record_kinds_are_part_of_the_value() -> None:
     write, delete = Write("/a", (0, 1)), Delete("/a", (0, 1))
-    assert write != delete and not write == delete and write != tuple(write)
+    assert write != delete and write.__eq__(delete) is False and write != tuple(write)
     assert len({write, delete, Write("/a", (0, 1))}) == 2
     assert {write: 1, delete: 2}[Delete("/a", (0, 1))] == 2
     assert Read("/a", (0, 1)) != Read("/a", (0, 1), True)
