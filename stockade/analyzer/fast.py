@@ -632,6 +632,7 @@ def _assignment(parts: list[tuple[str, str]], walker: "Walker") -> tuple[str, st
     name, _, head = parts[0][0].partition("=")
     value_parts = _resolved(parts, walker)
     value_parts = ([(head, "lit")] if head else []) + value_parts[1:]
+    walker.spend(sum([len(text) for text, _ in value_parts]))  # (the analysis's expansion budget)
     value = "".join([text for text, _ in value_parts])
     if value_parts and value_parts[0][1] == "lit" and value[:1] == "~":
         value = tilde(value, walker)

@@ -9,6 +9,17 @@ known text to commands that read standard input, and hands each simple command's
 
 Lists and pipelines are walked iteratively; nesting deeper than :data:`MAX_DEPTH` is
 reported as unparsable rather than risking the interpreter's recursion limit.
+
+**Bounded.**  Every analysis ends within a work budget (the answer of a hook that hangs is
+fail-open): walk steps — statements, commands, function calls — are counted against
+:data:`WORK_BUDGET` plus :data:`WORK_PER_CHAR` per character of the text, and characters
+produced by expansion against :data:`EXPANSION_BUDGET`; past either, the walk stops and
+the rest of the text gets an unknown effect (the policy's ``unknown-effects`` verdict).
+Values longer than :data:`~stockade.analyzer.words.MAX_VALUE_CHARS` are not followed, and
+a function called again in the same state (its body, arguments, input and the whole shell
+state) is not walked again: the state it left is reused (see
+:func:`~stockade.analyzer.exec.run_command`), so ``f() { f; f; f; }; f`` costs a few calls,
+not 3^16.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
-from stockade.analyzer.words import WordExpander
+from stockade.analyzer.words import MAX_VALUE_CHARS, WordExpander
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,6 +43,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_DEPTH = 100
 MAX_NESTED_SCRIPTS = 2000
+#: Walk steps one analysis may take, plus :data:`WORK_PER_CHAR` per character of its text.
+WORK_BUDGET = 200_000
+WORK_PER_CHAR = 8
+#: Characters expansion may produce in one analysis (all words and values together).
+EXPANSION_BUDGET = 64 * 1024 * 1024
+
+
+class BudgetSpent(Exception):
+    """The analysis spent its work budget: raised from deep in the walk, caught by
+    :func:`walk_command`, which records an unknown effect for the rest of the text."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
 
 _ASSIGN_WORD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -150,6 +175,12 @@ class Walker(ControlFlow):
         state.exported = _NO_NAMES
         self.home = context.home
         self.depth = 0
+        self.steps = 0
+        self.budget = WORK_BUDGET + WORK_PER_CHAR * len(command)
+        self.expanded = 0
+        #: (function, arguments, input, state before) → state after: see exec.run_command
+        self.calls: dict[tuple[Any, ...], State] = {}
+        self.too_long: set[str] = set()  # variables whose value was too long (reported once)
         # (src, words, nested_scripts and function_depth start as the class's values)
 
     # -- entry points ------------------------------------------------------------------
@@ -208,8 +239,28 @@ class Walker(ControlFlow):
             if name == "#":
                 return str(len(params) - 1)
             index = int(name)
-            return params[index] if index < len(params) else ""
-        return self.state.variables.get(name)
+            value = params[index] if index < len(params) else ""
+        else:
+            value = self.state.variables.get(name)
+        if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
+            if name not in self.too_long:
+                self.too_long.add(name)
+                self.unknown(f"the value of `${name}` is longer than {MAX_VALUE_CHARS} characters; the analysis "
+                             "does not follow it", (0, len(self.command)))
+            return None
+        return value
+
+    def spend(self, size: int) -> None:
+        """Count ``size`` characters made by expansion; past :data:`EXPANSION_BUDGET`, stop."""
+        self.expanded += size
+        if self.expanded > EXPANSION_BUDGET:
+            raise BudgetSpent(f"expansion made more than {EXPANSION_BUDGET} characters")
+
+    def step(self) -> None:
+        """Count one walk step; past the work budget, stop the walk."""
+        self.steps += 1
+        if self.steps > self.budget:
+            raise BudgetSpent(f"more than {self.budget} steps")
 
     def cwd_text(self) -> str:
         return self.state.cwd
@@ -299,6 +350,9 @@ class Walker(ControlFlow):
 
     def walk(self, node: Any, stdin: Stdin = TERMINAL) -> None:
         """Visit one node."""
+        self.steps += 1
+        if self.steps > self.budget:
+            raise BudgetSpent(f"more than {self.budget} steps")
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -860,8 +914,12 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     """All effects of a command or script (``fast_path=False``: tree-sitter for all text)."""
     walker = _new_object(Walker)  # Walker(…): see _new_object
     walker._start(context, command, cwd, fast_path)
-    if not fast_path or not run_simple(walker, command, 0, None, TERMINAL, MAX_DEPTH):  # (run_text, inline)
-        walker.parse_and_walk(command)
+    try:
+        if not fast_path or not run_simple(walker, command, 0, None, TERMINAL, MAX_DEPTH):  # (run_text, inline)
+            walker.parse_and_walk(command)
+    except BudgetSpent as spent:
+        walker.effects.append(Unknown(f"the analysis stopped at its work budget ({spent.why}); what the command "
+                                      "does beyond that is not judged", (0, len(command))))
     return walker.effects
 
 

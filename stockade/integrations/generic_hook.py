@@ -122,7 +122,13 @@ def judge_command(ir: PolicyIR, command: str, cwd: str | None = None) -> HookDec
 
 def judge_path(ir: PolicyIR, path: str, access: str, cwd: str | None = None,
                subject: Mapping[str, Any] | None = None) -> HookDecision:
-    """A file access (``read`` or ``write``) against the filesystem rules."""
+    """A file access (``read`` or ``write``) against the filesystem rules (a path longer than
+    the analyzer judges, :data:`~stockade.analyzer.judge.MAX_PATH_CHARS`, is denied)."""
+    from stockade.analyzer.judge import MAX_PATH_CHARS
+
+    if len(path) > MAX_PATH_CHARS:
+        return malformed(f"a path of {len(path)} characters is longer than the hook judges ({MAX_PATH_CHARS})",
+                         {"path": path[:200] + "…", "access": access})
     decision = ir.path_access(path, cwd)
     subject = dict(subject or {"path": path, "access": access})
     granted = decision.can_write if access == "write" else decision.can_read
