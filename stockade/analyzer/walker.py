@@ -31,6 +31,7 @@ from stockade.analyzer.effects import (UNKNOWN, clip, Effect, EnvChange, Network
 from stockade.analyzer.control import ControlFlow
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
+from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import MAX_VALUE_CHARS, WordExpander
@@ -64,6 +65,9 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
 _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+#: Reserved words that cannot start a command: written unquoted in command position (where
+#: tree-sitter-bash takes them for a command's name), a syntax error to bash.
+_NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
 def _flatten(node: Any, kind: str) -> list[Any]:
     """The operands of a left-nested chain of ``kind`` nodes (``a && b || c``, ``a | b | c``),
     in order, collected without recursion (a chain can be thousands of commands long)."""
@@ -201,6 +205,8 @@ class Walker(ControlFlow):
             kind = "missing token" if error.is_missing else "syntax the shell grammar does not accept"
             self.effects.append(Unparsable(f"{kind} near `{clip(source.node_text(error) or text)}`",
                                            source.span(error)))
+        else:
+            self.stray_terminators(source)
         self.walk_in(source, source.tree.root_node)
 
     def parse_or_refuse(self, text: str, base: int, collapse: SpanT | None) -> Source | None:
@@ -340,6 +346,8 @@ class Walker(ControlFlow):
             if error is not None:
                 self.effects.append(Unparsable(f"nested code does not parse near `{clip(source.node_text(error))}`",
                                                source.span(error)))
+            else:
+                self.stray_terminators(source)
             self.walk_in(source, source.tree.root_node, stdin)
         finally:
             self.depth -= 1
@@ -748,7 +756,12 @@ class Walker(ControlFlow):
                     argv.append(value)
                     spans.append(span)
             elif child.is_named and kind != "comment":
+                if kind == "subshell":  # `x (p)`: bash reads `x (` as a function definition's start
+                    self.syntax_error(f"`(` after the command word `{clip(source.node_text(node.children[0]))}`",
+                                      source.span(child))
                 self.walk(child, stdin)
+        if argv and argv[0] in _NOT_A_COMMAND:
+            self.reserved_word(node, argv[0])
         if redirects:
             if words is None:
                 words = []
@@ -774,6 +787,40 @@ class Walker(ControlFlow):
             self.effects.append(EnvChange(name, self.src.span(node)))
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
         run_command(self, argv, spans, stdin, env, self.src.span(node))
+
+    def reserved_word(self, node: Any, word: str) -> None:
+        """A command named by a reserved word that cannot start one (``fi``, ``then``, ``}``…):
+        when the word is written unquoted as the command's first word (after an assignment
+        or a redirection it is an ordinary word), bash stops there with a syntax error."""
+        child = node.children[0] if node.children else None
+        if child is not None and child.type == "command_name" and self.src.node_text(child) == word:
+            self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
+
+    def syntax_error(self, what: str, span: SpanT) -> None:
+        """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before
+        it, not the rest (the ``unparsable`` verdict; the rest is judged as well).  Not
+        reported in a text whose parse has errors already (it is unparsable anyway)."""
+        if self.src.tree.root_node.has_error:
+            return
+        self.effects.append(Unparsable(f"a bash syntax error: {what}; bash does not run the text from there on",
+                                       span))
+
+    def stray_terminators(self, source: Source) -> None:
+        """``;;``, ``;&`` or ``;;&`` outside a ``case`` item: a syntax error to bash that
+        tree-sitter-bash accepts."""
+        data = source.data
+        if b";;" not in data and b";&" not in data:
+            return
+        stack = [source.tree.root_node]
+        while stack:
+            node = stack.pop()
+            for child in node.children:
+                kind = child.type
+                if kind in (";;", ";&", ";;&") and node.type != "case_item":
+                    self.syntax_error(f"`{kind}` outside a `case`", source.span(child))
+                    return
+                if child.child_count:
+                    stack.append(child)
 
     def join_word(self, child: Any, first: int, argv: list[str], spans: list[SpanT],
                   prefix: list[tuple[str, str, Any]]) -> None:
@@ -853,6 +900,8 @@ class Walker(ControlFlow):
             if word.startswith(UNKNOWN):
                 return word
             word = base.rstrip("/") + "/" + word if word else base
+        if len(word) > MAX_PATH_CHARS:
+            return word  # not judged (the judge refuses it): not worth normalising either
         if UNKNOWN not in word:
             word = _normalize(word)
             links = self.state.links
@@ -894,9 +943,13 @@ _RESOLVED_SIZE = 4096
 _VISITORS: dict[int, Any] = {}
 
 
+#: What :func:`_normalize` changes: an empty, ``.`` or ``..`` component.
+_ABNORMAL_RE = re.compile(r"//|/\.\.?(?:/|\Z)")
+
+
 def _normalize(path: str) -> str:
     """Lexically normalise an absolute path (``.``, ``..``, repeated and trailing slashes)."""
-    if "//" not in path and "/." not in path and (path == "/" or path[-1] != "/"):
+    if (path == "/" or path[-1] != "/") and ("//" not in path and "/." not in path or _ABNORMAL_RE.search(path) is None):
         return path  # already normal: the loop below would rebuild the same text
     parts: list[str] = []
     for part in path.split("/"):
