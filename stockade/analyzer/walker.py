@@ -796,11 +796,11 @@ class Walker(ControlFlow):
         if child is not None and child.type == "command_name" and self.src.node_text(child) == word:
             self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
 
-    def syntax_error(self, what: str, span: SpanT) -> None:
+    def syntax_error(self, what: str, span: SpanT, source: Source | None = None) -> None:
         """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before
         it, not the rest (the ``unparsable`` verdict; the rest is judged as well).  Not
         reported in a text whose parse has errors already (it is unparsable anyway)."""
-        if self.src.tree.root_node.has_error:
+        if (source or self.src).tree.root_node.has_error:
             return
         self.effects.append(Unparsable(f"a bash syntax error: {what}; bash does not run the text from there on",
                                        span))
@@ -817,7 +817,7 @@ class Walker(ControlFlow):
             for child in node.children:
                 kind = child.type
                 if kind in (";;", ";&", ";;&") and node.type != "case_item":
-                    self.syntax_error(f"`{kind}` outside a `case`", source.span(child))
+                    self.syntax_error(f"`{kind}` outside a `case`", source.span(child), source)
                     return
                 if child.child_count:
                     stack.append(child)

@@ -45,8 +45,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge one event; never raises, never prints a traceback."""
-    from stockade.integrations.generic_hook import (HOOK_TIMEOUT, HookDecision, judge_isolated, load_ir, read_event,
-                                                    reason, write_audit)
+    from stockade.integrations.generic_hook import (
+        HOOK_TIMEOUT,
+        HookDecision,
+        judge_isolated,
+        load_ir,
+        read_event,
+        reason,
+        write_audit,
+    )
 
     source = f"hook:{args.harness}"
     ir = None

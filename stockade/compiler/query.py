@@ -248,10 +248,10 @@ class _PathIndex:
             # one to its end): run each candidate's component program once over the path
             deep = {}
             for name in set(parts):
-                for rule, _ in self._candidates(name):
-                    program = self.programs.get(id(rule))
-                    if program is not None and id(rule) not in deep:
-                        deep[id(rule)] = program_matches(program, parts)
+                for candidate, _ in self._candidates(name):
+                    program = self.programs.get(id(candidate))
+                    if program is not None and id(candidate) not in deep:
+                        deep[id(candidate)] = program_matches(program, parts)
         # deepest ancestor first: the first one with a rule decides
         lengths = self.literal_lengths
         globs = self.glob_by_name or self.glob_by_prefix

@@ -28,8 +28,9 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any
 
 from stockade.compiler.ir import PolicyIR
 
