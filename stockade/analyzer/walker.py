@@ -68,6 +68,8 @@ _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirec
 #: Reserved words that cannot start a command: written unquoted in command position (where
 #: tree-sitter-bash takes them for a command's name), a syntax error to bash.
 _NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+#: Reserved words that take a command after them (tree-sitter-bash reads them as commands).
+_KEYWORD_PREFIXES = frozenset({"time", "coproc"})
 def _flatten(node: Any, kind: str) -> list[Any]:
     """The operands of a left-nested chain of ``kind`` nodes (``a && b || c``, ``a | b | c``),
     in order, collected without recursion (a chain can be thousands of commands long)."""
@@ -394,7 +396,17 @@ class Walker(ControlFlow):
             if kind != "comment" or self.depth >= MAX_DEPTH:
                 self.walk(child, stdin)
 
-    visit_do_group = visit_program
+    def visit_do_group(self, node: Any, stdin: Stdin) -> None:
+        self.no_empty_body(node)
+        self.visit_program(node, stdin)
+
+    def no_empty_body(self, node: Any) -> None:
+        """``{ }`` and ``do done`` hold no command: a syntax error to bash."""
+        for child in node.named_children:
+            if child.type != "comment":
+                return
+        if node.type == "do_group" or node.children[:1] and node.children[0].type == "{":
+            self.syntax_error(f"`{clip(self.src.node_text(node))}` holds no command", self.src.span(node))
     visit_else_clause = visit_program
 
     def visit_list(self, node: Any, stdin: Stdin) -> None:
@@ -402,6 +414,7 @@ class Walker(ControlFlow):
             self.walk(item, stdin)
 
     def visit_compound_statement(self, node: Any, stdin: Stdin) -> None:
+        self.no_empty_body(node)
         for child in node.named_children:
             if child.type in WORD_TYPES or child.type in ("binary_expression", "unary_expression",
                                                           "postfix_expression", "parenthesized_expression",
@@ -559,6 +572,12 @@ class Walker(ControlFlow):
             elif name == "destination" and dest is None:
                 dest = child
                 last_end = child.end_byte
+                if b"\n" in self.src.data[node.start_byte:child.start_byte]:
+                    self.syntax_error(f"`{operator}` without a target on its line", self.src.span(node))
+                if child.type == "number" and operator in ("<", ">", ">>", "<>", ">|", "&>", "&>>") \
+                        and self.src.data[child.end_byte:child.end_byte + 1] in (b"<", b">"):
+                    self.syntax_error(f"`{operator}` without a target (bash reads `{self.src.node_text(child)}` as "
+                                      "the next redirection's descriptor)", self.src.span(child))
             elif name == "destination":
                 if child.type == "number" and self.src.data[child.end_byte:child.end_byte + 1] in (b"<", b">"):
                     continue  # the descriptor of the next redirection (`>&/dev/tcp/h/1 0>&1`)
@@ -603,6 +622,8 @@ class Walker(ControlFlow):
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if name_node is not None and body is not None:
+            if body.type == "compound_statement":
+                self.no_empty_body(body)
             self.state.functions[self.src.node_text(name_node)] = (self.src, body)
 
     def visit_test_command(self, node: Any, stdin: Stdin) -> None:
@@ -760,8 +781,8 @@ class Walker(ControlFlow):
                     self.syntax_error(f"`(` after the command word `{clip(source.node_text(node.children[0]))}`",
                                       source.span(child))
                 self.walk(child, stdin)
-        if argv and argv[0] in _NOT_A_COMMAND:
-            self.reserved_word(node, argv[0])
+        if argv and (argv[0] in _NOT_A_COMMAND or argv[0] in _KEYWORD_PREFIXES or argv[0][:2] == "} "):
+            self.reserved_word(node, argv)
         if redirects:
             if words is None:
                 words = []
@@ -788,13 +809,24 @@ class Walker(ControlFlow):
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
         run_command(self, argv, spans, stdin, env, self.src.span(node))
 
-    def reserved_word(self, node: Any, word: str) -> None:
-        """A command named by a reserved word that cannot start one (``fi``, ``then``, ``}``…):
-        when the word is written unquoted as the command's first word (after an assignment
-        or a redirection it is an ordinary word), bash stops there with a syntax error."""
+    def reserved_word(self, node: Any, argv: list[str]) -> None:
+        """A command named by a reserved word that cannot start one (``fi``, ``then``, ``}``…),
+        or ``time``/``coproc`` followed by one (or ``coproc`` by nothing): when the word is
+        written unquoted as the command's first word (after an assignment or a redirection
+        it is an ordinary word), bash stops there with a syntax error."""
+        word = argv[0]
         child = node.children[0] if node.children else None
-        if child is not None and child.type == "command_name" and self.src.node_text(child) == word:
+        if child is None or child.type != "command_name" or self.src.node_text(child) != word:
+            return
+        if word[:2] == "} ":  # (tree-sitter-bash reads `} ]]` as one word)
+            word = "}"
+        if word in _NOT_A_COMMAND:
             self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
+            return
+        rest = [w for w in argv[1:] if w != "!" and not (word == "time" and w.startswith("-"))]
+        if rest[:1] and rest[0] in _NOT_A_COMMAND or word == "coproc" and not rest:
+            what = f"`{rest[0]}`" if rest else "nothing"
+            self.syntax_error(f"`{word}` followed by {what}", self.src.span(node))
 
     def syntax_error(self, what: str, span: SpanT, source: Source | None = None) -> None:
         """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before
