@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stockade.analyzer import analyze
 from stockade.analyzer.parse import UnsafeText, check_scanner_bytes, check_scanner_safe, hide_brace_words
@@ -102,3 +104,27 @@ def test_guard_matches_every_scanner_trigger() -> None:
     for smuggled in ("\udcc4\udc80", "\udcf3\udcb0\udc80\udc80", "\udce6\udc97\udca5"):
         with pytest.raises(UnsafeText):                    # bytes that are a character again
             check_scanner_safe("echo {" + smuggled)
+
+
+_BYTE = st.one_of(st.integers(0x80, 0xBF), st.integers(0xC0, 0xFF), st.integers(0x20, 0x7E)).map(lambda b: bytes([b]))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.sampled_from([b"{", b"{7", b"{12", b"{1..", b"{..", b"{3..45"]), st.lists(_BYTE, min_size=1, max_size=4))
+def test_guard_refuses_every_byte_sequence_that_decodes_above_latin_1(prefix: bytes, tail: list[bytes]) -> None:
+    """Whatever bytes follow the brace, the scanner's next code point (decoded as UTF-8, as
+    tree-sitter decodes it; invalid bytes are -1) is above U+00FF only if the guard refuses."""
+    rest = b"".join(tail)
+    data = b"echo a" + prefix + rest + b" x"
+    try:
+        first = rest.decode("utf-8", "surrogateescape")[0]
+        above = ord(first) > 0xFF and not 0xDC80 <= ord(first) <= 0xDCFF
+    except UnicodeDecodeError:
+        above = False
+    try:
+        check_scanner_bytes(data)
+        refused = False
+    except UnsafeText:
+        refused = True
+    if above:
+        assert refused, data
