@@ -107,10 +107,12 @@ def test_input_limits_give_unparsable_with_the_reason(ir) -> None:
 SYNTAX_ERRORS = ["then ls", "fi", "done", "}", "ls; }", "x(p)", "x (p) y", "ls;;", "ls;; ls", "esac x", "in",
                  "]]", "ls | fi", "ls && done", "! fi", "(fi)", "echo $(done)", "{ fi; }", "ls\nelif\nls", "do",
                  "ls; then", "ls & fi", "bash -c 'ls; fi'", "git status'", "} ]]", "f() { }", "{ #c\n}",
-                 "for i in a; do done", "coproc", "time fi", "time -p }", "coproc done", "echo >2>x", ">>1<x"]
+                 "for i in a; do done", "coproc", "time fi", "time -p }", "coproc done", "echo >2>x", ">>1<x",
+                 "if true; then fi", "if a; then b; else fi", "if a; then b; elif c; then fi"]
 NOT_ERRORS = ["echo fi", "x=1 fi", "'fi'", "\"done\"", "f\\i", "echo }", "{ ls; }", "case a in a) ls;; esac",
               "echo ';;'", "f() (ls)", "f() { ls; }; f", "ls 2>fi", "cat <<E\nfi\nE", "echo in", "[[ x ]]",
-              "time", "time -p ls", "coproc x", "echo >&2>x", "ls 2>&1", "}x", "for i in a; do ls; done"]
+              "time", "time -p ls", "coproc x", "echo >&2>x", "ls 2>&1", "}x", "for i in a; do ls; done",
+              "if a; then b; elif c; then d; else e; fi"]
 
 
 @pytest.mark.parametrize("text", SYNTAX_ERRORS)
