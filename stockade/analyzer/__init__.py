@@ -12,6 +12,10 @@ The pipeline: :mod:`.parse` (tree-sitter-bash) → :mod:`.walker` (shell semanti
 
 Fail closed: any internal error becomes the policy's ``unparsable`` verdict with a reason
 saying so — never an exception, never ``allow``.
+
+Bounded: a command longer than :data:`MAX_COMMAND_CHARS` (a script: :data:`MAX_SCRIPT_CHARS`)
+is not analysed — it gets the ``unparsable`` verdict with the reason — and every analysis
+has a work budget (see :mod:`.walker`): past it, the ``unknown-effects`` verdict.
 """
 
 from __future__ import annotations
@@ -23,20 +27,34 @@ TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import PolicyIR
 
-__all__ = ["LineFinding", "Reason", "ScriptReport", "Verdict", "analyze", "analyze_script", "judge_command"]
+#: The longest command :func:`analyze` reads: Linux's longest single argument
+#: (``MAX_ARG_STRLEN``), so the longest text ``bash -c`` can be given.
+MAX_COMMAND_CHARS = 128 * 1024
+#: The longest script :func:`analyze_script` reads.
+MAX_SCRIPT_CHARS = 8 * 1024 * 1024
+
+__all__ = ["analyze", "analyze_script", "judge_command", "Verdict", "Reason", "ScriptReport", "LineFinding"]
 
 
-def analyze(command: str, ir: PolicyIR, cwd: str | None = None, *, fast_path: bool = True) -> Verdict:
+def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: bool = True,
+            max_chars: int = MAX_COMMAND_CHARS) -> Verdict:
     """Judge one command (or script) against the policy; never raises.
 
     ``fast_path=False`` parses every text with tree-sitter, bypassing the exact lexer for
-    simple commands (:mod:`.fast`) — for differential tests; the verdict is the same."""
+    simple commands (:mod:`.fast`) — for differential tests; the verdict is the same.  A
+    text longer than ``max_chars`` is not analysed: the ``unparsable`` verdict, with the reason."""
     try:
         if not isinstance(command, str):
             raise TypeError(f"command must be a string, not {type(command).__name__}")
-        walk = _walk_command or _load_walker()
         judge = _new_object(Judge)  # Judge(ir, cwd) without type.__call__ (see Judge._start)
         judge._start(ir, cwd)
+        if len(command) > max_chars:
+            from stockade.analyzer.effects import Unparsable
+
+            judge.judge([Unparsable(f"the text is {len(command)} characters long, more than the analyzer reads "
+                                    f"({max_chars})", (0, len(command)))])
+            return judge.verdict(command)
+        walk = _walk_command or _load_walker()
         judge.judge(walk(ir.context, command, cwd, fast_path))
         return judge.verdict(command)
     except Exception as exc:  # fail closed: an analyzer error never lets a command through
@@ -109,12 +127,29 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - start + 1
 
 
-def analyze_script(text: str, ir: PolicyIR, cwd: str | None = None) -> ScriptReport:
-    """Judge a whole script (state flows from line to line) and locate each finding."""
-    verdict = analyze(text, ir, cwd)
+def line_starts(text: str) -> list[int]:
+    """The offset of every line's first character (one pass over the text)."""
+    starts = [0]
+    position = text.find("\n")
+    while position != -1:
+        starts.append(position + 1)
+        position = text.find("\n", position + 1)
+    return starts
+
+
+def analyze_script(text: str, ir: "PolicyIR", cwd: str | None = None) -> ScriptReport:
+    """Judge a whole script (state flows from line to line) and locate each finding
+    (linear: the line starts are found once, each finding's line by bisection)."""
+    from bisect import bisect_right
+
+    verdict = analyze(text, ir, cwd, max_chars=MAX_SCRIPT_CHARS)
     findings = []
+    starts: list[int] | None = None
     for reason in verdict.reasons:
-        line, column = line_col(text, reason.span[0])
-        findings.append(LineFinding(line, column, reason))
+        if starts is None:
+            starts = line_starts(text)
+        offset = max(0, min(reason.span[0], len(text)))
+        line = bisect_right(starts, offset)
+        findings.append(LineFinding(line, offset - starts[line - 1] + 1, reason))
     findings.sort(key=lambda f: (f.line, f.column))
     return ScriptReport(verdict, tuple(findings))

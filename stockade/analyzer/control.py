@@ -91,6 +91,8 @@ class ControlFlow:
                 current.append(child)
         for condition in conditions:
             self.walk(condition, stdin)
+        if not current or not all(branches):  # `if a; then fi`: a syntax error to bash
+            self.syntax_error("`then` or `else` with no command", self.src.span(node))  # type: ignore[attr-defined]
         branches.insert(0, current)
         if not has_else:
             branches.append([])

@@ -161,6 +161,7 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     """Model one simple command with a resolved argv."""
     name = argv[0]
     effects = walker.effects
+    walker.step()
     first_span = spans[0] if spans else span
     effects.append(_new_tuple(Execute, (tuple(argv), first_span)))
     if UNKNOWN in name:
@@ -172,6 +173,13 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
         if function is not None and "/" not in name:
             if walker.function_depth >= MAX_FUNCTION_DEPTH:
                 return  # recursion: the body was already walked at a shallower depth
+            # a call in the same state as an earlier one (same body, arguments, input, shell
+            # state) has the same effects, already recorded: take the state it left
+            key = (id(function[0]), function[1].id, tuple(argv), stdin, state_key(walker.state))
+            after = walker.calls.get(key)
+            if after is not None:
+                restore_state(walker.state, after)
+                return
             source, body = function
             saved = walker.state.positional
             walker.state.positional = [name, *argv[1:]]
@@ -181,6 +189,7 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
             finally:
                 walker.function_depth -= 1
                 walker.state.positional = saved
+            walker.calls[key] = walker.state.copy()
             return
     found = _BY_NAME.get(name)
     if found is None:
@@ -202,6 +211,27 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     invocation.span = span
     invocation.name = basename
     model(invocation)
+
+
+def state_key(state: Any) -> tuple[Any, ...]:
+    """Everything in a walker :class:`~stockade.analyzer.walker.State` that decides what later
+    words and commands mean, as a hashable value (functions by the identity of their code)."""
+    return (tuple(sorted(state.variables.items())), state.cwd,
+            tuple(sorted((name, id(src), body.id) for name, (src, body) in state.functions.items())),
+            tuple(sorted(state.links.items())), None if state.positional is None else tuple(state.positional),
+            tuple(state.dirstack), tuple(sorted(state.exported)))
+
+
+def restore_state(state: Any, saved: Any) -> None:
+    """Make ``state`` (in place: callers hold it) a copy of ``saved``."""
+    copy = saved.copy()
+    state.variables = copy.variables
+    state.cwd = copy.cwd
+    state.functions = copy.functions
+    state.links = copy.links
+    state.positional = copy.positional
+    state.dirstack = copy.dirstack
+    state.exported = copy.exported
 
 
 #: command name → (its model: builtins by bare name, then programs by basename, else the

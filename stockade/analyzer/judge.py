@@ -55,6 +55,15 @@ _SYSTEM_PERSIST = ("/etc/cron", "/etc/profile", "/etc/bash.bashrc", "/etc/zsh", 
 _NO_SOURCE: Any = object()
 #: Per-IR memo tables are cleared when they reach this size (cheap to refill).
 MEMO_SIZE = 4096
+#: A path longer than this (Linux's ``PATH_MAX``) is not judged: the ``unparsable`` verdict.
+MAX_PATH_CHARS = 4096
+#: Characters of paths one command's judging may decide (memoised answers are free);
+#: past it, the remaining effects are not judged: the ``unknown-effects`` verdict.
+JUDGE_BUDGET = 8 * 1024 * 1024
+
+
+class _JudgeBudgetSpent(Exception):
+    """Judging one command decided more path characters than :data:`JUDGE_BUDGET`."""
 
 
 class Reason:
@@ -346,6 +355,11 @@ def _msg_unparsable(why: str) -> str:
     return f"cannot parse the command reliably: {why}"
 
 
+def _msg_path_too_long(op: str, size: int) -> str:
+    return (f"cannot parse the command reliably: it {op} a path of {size} characters, longer than the analyzer "
+            f"judges ({MAX_PATH_CHARS})")
+
+
 def _hidden_below(pattern: str, root: str) -> bool:
     """Whether ``pattern`` (a path below ``root``) passes through a dot-file or dot-directory."""
     relative = pattern[len(root.rstrip("/")) + 1:]
@@ -382,6 +396,7 @@ class Judge:
         self.cwd = cwd
         self.reasons: list[Reason] = []
         self._seen: dict[tuple, list[Reason]] = {}
+        self._work = 0  # path characters decided (see JUDGE_BUDGET)
         ref, tables = _LAST  # the IR of the previous command, usually
         if ref() is not ir or tables is None:
             tables = policy_tables(ir)
@@ -426,14 +441,25 @@ class Judge:
         """Judge every effect."""
         handlers = _HANDLERS
         known_commands = self._tables.known_commands
-        for effect in effects:
-            if effect.__class__ is Execute:  # the most frequent effect; a known, allowed argv needs no call
-                decision = known_commands.get(effect.argv)
-                if decision is not None and (decision.verdict is None or decision.verdict == "allow"):
-                    continue
-            handler = handlers.get(effect.__class__)
-            if handler is not None:
-                handler(self, effect)
+        try:
+            for effect in effects:
+                cls = effect.__class__
+                if cls is Execute:  # the most frequent effect; a known, allowed argv needs no call
+                    decision = known_commands.get(effect.argv)
+                    if decision is not None and (decision.verdict is None or decision.verdict == "allow"):
+                        continue
+                handler = handlers.get(cls)
+                if handler is not None:
+                    handler(self, effect)
+        except _JudgeBudgetSpent:
+            self.unknown(f"judging stopped at its budget ({JUDGE_BUDGET} path characters); the command's further "
+                         "effects are not judged", effect.span)
+
+    def _spend(self, path: str) -> None:
+        """Count a path about to be decided against :data:`JUDGE_BUDGET`."""
+        self._work += len(path)
+        if self._work > JUDGE_BUDGET:
+            raise _JudgeBudgetSpent()
 
     def judge_Execute(self, effect: Execute) -> None:
         argv = effect.argv  # a tuple: the index's key
@@ -475,8 +501,12 @@ class Judge:
         if path is UNKNOWN:
             setting = self._tables.unknown_effects
             return ((setting.verdict, "A410", _msg_unknown_path, ("reads", path_in), setting),)
+        if len(path) > MAX_PATH_CHARS:
+            setting = self._tables.unparsable
+            return ((setting.verdict, "A400", _msg_path_too_long, ("reads", len(path)), setting),)
         decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
+            self._spend(path)
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             return (("deny", "A402", _msg_denied_read, (decision.path,), decision.rule),)
@@ -509,8 +539,12 @@ class Judge:
         if path is UNKNOWN:
             setting = self._tables.unknown_effects
             return ((setting.verdict, "A410", _msg_unknown_path, (verb, path_in), setting),)
+        if len(path) > MAX_PATH_CHARS:
+            setting = self._tables.unparsable
+            return ((setting.verdict, "A400", _msg_path_too_long, (verb, len(path)), setting),)
         decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
+            self._spend(path)
             decision = self._tables.index.path_access(path, self.cwd)
         resolved = decision.path
         reasons: list[tuple[Any, ...]] = []
@@ -538,8 +572,13 @@ class Judge:
         path = self._path(effect.path, effect.span, "links to")
         if path is None:
             return
+        if len(path) > MAX_PATH_CHARS:
+            setting = self._tables.unparsable
+            self._add(setting.verdict, "A400", _msg_path_too_long, ("links to", len(path)), effect.span, setting)
+            return
         decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
+            self._spend(path)
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             setting = self._tables.unknown_effects

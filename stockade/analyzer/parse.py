@@ -37,13 +37,18 @@
   (0.21.0 … 0.25.1) calls C ``isdigit()`` on the code point that follows ``{`` (and on the one
   after ``{N..``) while looking for a brace range (``scanner.c``, ``brace_start``).  For a code
   point above U+00FF that indexes glibc's 384-entry ctype table out of bounds: the process
-  segfaults when the read lands on an unmapped page (ASLR decides: about half the runs for
-  ``echo {\U00099d94``), and otherwise the scanner acts on garbage.  Upstream:
-  tree-sitter/tree-sitter-bash#337 (fix proposed in #348, unreleased).  :func:`parse` refuses
-  exactly the texts that can reach that call — ``{``, ASCII digits, optionally ``..`` and
-  digits, then a character above U+00FF (bytes smuggled in with ``surrogateescape`` reach the
-  scanner as a decode error, -1, which is safe) — with :class:`UnsafeText`; the walker turns
-  that into an ``unparsable`` effect.  The text is never handed to the parser.
+  segfaults when the read lands on an unmapped page (ASLR and the locale decide: about half
+  the runs for ``echo a{\\U00099d94``), and otherwise the scanner acts on garbage.  Upstream:
+  tree-sitter/tree-sitter-bash#337 (fix proposed in #348, unreleased).  The guard holds on
+  the exact bytes handed to the parser: :func:`tree_of` is the only caller of
+  ``Parser.parse``, and it refuses bytes holding ``{``, ASCII digits, optionally ``..`` and
+  digits, then a byte that starts a UTF-8 sequence of a character above U+00FF (``\\xc4`` or
+  more) followed by a continuation byte — however the text got there: characters above
+  U+00FF, bytes smuggled in with ``surrogateescape`` (from a file, from JSON ``\\udcXX``
+  escapes, from ANSI-C ``$'\\udcf3…'`` escapes) whose run is valid UTF-8 once encoded, or
+  pieces joined by removing a backslash-newline.  It raises :class:`UnsafeText`; the walker
+  turns that into an ``unparsable`` effect.  Text that cannot be encoded at all (a lone
+  surrogate below U+DC80) is refused the same way.
 
 tree-sitter is imported lazily and one :class:`~tree_sitter.Parser` is cached per process.
 """
@@ -58,8 +63,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _PARSER: Any = None
 
-#: The texts on which the scanner's ``brace_start`` calls ``isdigit()`` out of bounds.
-_SCANNER_UB_RE = re.compile("\\{[0-9]*(?:\\.\\.[0-9]*)?[^\x00-\xff\udc80-\udcff]")
+#: The bytes on which the scanner's ``brace_start`` may call ``isdigit()`` out of bounds: a
+#: ``{``, digits, optionally ``..`` and digits, then a lead byte of a character above U+00FF
+#: and a continuation byte (conservative: a lone or invalid byte reaches the scanner as -1,
+#: which is safe; any two bytes that may decode to a character above U+00FF are refused).
+_SCANNER_UB_RE = re.compile(rb"\{[0-9]*(?:\.\.[0-9]*)?[\xc4-\xff][\x80-\xbf]")
 
 
 class UnsafeText(ValueError):
@@ -74,18 +82,59 @@ class UnsafeText(ValueError):
         self.end = end
 
 
-def check_scanner_safe(text: str, to_orig: list[int] | None = None) -> None:
-    """Raise :class:`UnsafeText` when ``text`` contains a brace followed (after optional
-    digits and ``..``) by a character above U+00FF: tree-sitter-bash's scanner indexes a C
-    table out of bounds there.  ``to_orig`` maps character offsets back to the caller's text."""
-    match = _SCANNER_UB_RE.search(text)
+def check_scanner_bytes(data: bytes) -> None:
+    """Raise :class:`UnsafeText` (with *byte* offsets) when the bytes ``data``, handed to
+    tree-sitter-bash as they are, would make its scanner index a C table out of bounds."""
+    match = _SCANNER_UB_RE.search(data)
     if match is None:
         return
     start, end = match.start(), match.end()
-    if to_orig is not None:
-        start, end = to_orig[start], to_orig[end - 1] + 1
-    raise UnsafeText(f"a `{{` followed by the character U+{ord(match.group()[-1]):04X} crashes the shell "
-                     "parser (tree-sitter-bash scanner bug); refusing to parse it", start, end)
+    lead = data[end - 2]
+    length = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    try:
+        what = f"the character U+{ord(data[end - 2:end - 2 + length].decode('utf-8')):04X}"
+        end = end - 2 + length
+    except UnicodeDecodeError:
+        what = f"the bytes `{data[end - 2:end].hex(' ')}`"
+    raise UnsafeText(f"a `{{` followed by {what} crashes the shell parser (tree-sitter-bash scanner bug); "
+                     "refusing to parse it", start, end)
+
+
+def encode(text: str) -> bytes:
+    """``text`` as the parser reads it (UTF-8, escaped bytes restored); :class:`UnsafeText`
+    when it holds a character that has no UTF-8 form (a lone surrogate below U+DC80)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as error:
+        raise UnsafeText(f"the text holds U+{ord(text[error.start]):04X}, which is not a character; "
+                         "refusing to parse it", error.start, error.end) from None
+
+
+def check_scanner_safe(text: str, to_orig: list[int] | None = None) -> None:
+    """Raise :class:`UnsafeText` when ``text``, encoded as the parser reads it, holds bytes on
+    which tree-sitter-bash's scanner indexes a C table out of bounds (see
+    :func:`check_scanner_bytes`).  ``to_orig`` maps character offsets back to the caller's text."""
+    data = encode(text)
+    try:
+        check_scanner_bytes(data)
+    except UnsafeText as refused:
+        chars = _byte_to_char(text, data)
+        start, end = chars[refused.start], chars[refused.end - 1] + 1
+        if to_orig is not None:
+            start, end = to_orig[start], to_orig[end - 1] + 1
+        raise UnsafeText(refused.why, start, end) from None
+
+
+def _byte_to_char(text: str, data: bytes) -> list[int]:
+    """Byte offset in ``data`` (``text`` encoded) → character offset in ``text`` (one more
+    entry, for the end)."""
+    if len(data) == len(text):
+        return list(range(len(text) + 1))
+    out: list[int] = []
+    for index, char in enumerate(text):
+        out.extend([index] * len(char.encode("utf-8", "surrogateescape")))
+    out.append(len(text))
+    return out
 
 
 #: node kind id → node type, filled as kinds are met: ``node.type`` makes a new string on every
@@ -213,36 +262,37 @@ def parse_tree(text: str, data: bytes) -> Any:
     it when :func:`newline_safe` allows and that parse has no error — much faster when the
     text ends in a pipeline, and the same tree but for the root's end (see the module
     docstring)."""
-    parse_bytes = (_PARSER or parser()).parse
     data = hide_brace_words(data)
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
-        tree = parse_bytes(data + b"\n")
+        tree = tree_of(data + b"\n")
         if not tree.root_node.has_error:
             return tree
-    return parse_bytes(data)
+    return tree_of(data)
+
+
+def tree_of(data: bytes) -> Any:
+    """``Parser.parse(data)`` — the only call of it — after :func:`check_scanner_bytes` on
+    exactly these bytes (raises :class:`UnsafeText` with byte offsets)."""
+    check_scanner_bytes(data)
+    return (_PARSER or parser()).parse(data)
 
 
 def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> Source:
     """Parse shell text, joining backslash-newlines the way bash does.
 
-    Raises :class:`UnsafeText` (before any parsing) for text the parser cannot handle safely."""
+    Raises :class:`UnsafeText` (before the parser sees them) for bytes the parser cannot
+    handle safely: every parse goes through :func:`tree_of`, which checks the bytes it is
+    given; byte offsets are mapped back to character offsets of ``text`` here."""
     ascii = text.isascii()
-    if not ascii:  # the scanner bug needs a character above U+00FF
-        check_scanner_safe(text)
-    data = text.encode() if ascii else text.encode("utf-8", "surrogateescape")
-    byte_map: list[int] | None = None
-    if not ascii:
-        byte_map = []
-        for index, char in enumerate(text):
-            byte_map.extend([index] * len(char.encode("utf-8", "surrogateescape")))
-        byte_map.append(len(text))
+    data = text.encode() if ascii else encode(text)
+    byte_map: list[int] | None = None if ascii else _byte_to_char(text, data)
     if "\\\n" not in text:
-        return _source(text, data, parse_tree(text, data), base, collapse, byte_map)
+        return _source(text, data, _checked_tree(text, data, byte_map), base, collapse, byte_map)
     # which backslash-newlines does bash join?  Those outside literal contexts — which need
     # a quote (raw and ANSI-C strings), a `#` (comments) or `<<` (quoted here-documents):
     # without any, every one is joined and the text as written need not be parsed.
     literal_possible = "'" in text or "#" in text or "<<" in text
-    tree = parse_tree(text, data) if literal_possible else None
+    tree = _checked_tree(text, data, byte_map) if literal_possible else None
     joins: list[int] = []
     position = text.find("\\\n")
     while position != -1:
@@ -251,7 +301,8 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
             joins.append(position)
         position = text.find("\\\n", position + 2)
     if not joins:
-        return _source(text, data, tree if tree is not None else parse_tree(text, data), base, collapse, byte_map)
+        return _source(text, data, tree if tree is not None else _checked_tree(text, data, byte_map), base, collapse,
+                       byte_map)
     pieces: list[str] = []
     orig_index: list[int] = []
     last = 0
@@ -262,13 +313,26 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     pieces.append(text[last:])
     orig_index.extend(range(last, len(text)))
     joined = "".join(pieces)
-    check_scanner_safe(joined, orig_index)  # joining can make `{` meet such a character
-    joined_data = joined.encode("utf-8", "surrogateescape")
-    new_map: list[int] = []
-    for index, char in enumerate(joined):
-        new_map.extend([orig_index[index]] * len(char.encode("utf-8", "surrogateescape")))
+    joined_data = encode(joined)
+    joined_chars = _byte_to_char(joined, joined_data)
+    new_map = [orig_index[index] for index in joined_chars[:-1]]
     new_map.append(len(text))
-    return _source(joined, joined_data, parser().parse(hide_brace_words(joined_data)), base, collapse, new_map)
+    try:  # joining can make `{` meet the bytes of such a character
+        tree = tree_of(hide_brace_words(joined_data))
+    except UnsafeText as refused:
+        start, end = new_map[refused.start], new_map[refused.end - 1] + 1
+        raise UnsafeText(refused.why, start, end) from None
+    return _source(joined, joined_data, tree, base, collapse, new_map)
+
+
+def _checked_tree(text: str, data: bytes, byte_map: list[int] | None) -> Any:
+    """:func:`parse_tree`, its refusal's byte offsets mapped to character offsets of ``text``."""
+    try:
+        return parse_tree(text, data)
+    except UnsafeText as refused:
+        if byte_map is None:
+            raise
+        raise UnsafeText(refused.why, byte_map[refused.start], byte_map[refused.end - 1] + 1) from None
 
 
 def _source(text: str, data: bytes, tree: Any, base: int, collapse: tuple[int, int] | None,

@@ -9,6 +9,17 @@ known text to commands that read standard input, and hands each simple command's
 
 Lists and pipelines are walked iteratively; nesting deeper than :data:`MAX_DEPTH` is
 reported as unparsable rather than risking the interpreter's recursion limit.
+
+**Bounded.**  Every analysis ends within a work budget (the answer of a hook that hangs is
+fail-open): walk steps — statements, commands, function calls — are counted against
+:data:`WORK_BUDGET` plus :data:`WORK_PER_CHAR` per character of the text, and characters
+produced by expansion against :data:`EXPANSION_BUDGET`; past either, the walk stops and
+the rest of the text gets an unknown effect (the policy's ``unknown-effects`` verdict).
+Values longer than :data:`~stockade.analyzer.words.MAX_VALUE_CHARS` are not followed, and
+a function called again in the same state (its body, arguments, input and the whole shell
+state) is not walked again: the state it left is reused (see
+:func:`~stockade.analyzer.exec.run_command`), so ``f() { f; f; f; }; f`` costs a few calls,
+not 3^16.
 """
 
 from __future__ import annotations
@@ -19,9 +30,10 @@ from stockade.analyzer.control import ControlFlow
 from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
+from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
-from stockade.analyzer.words import WordExpander
+from stockade.analyzer.words import MAX_VALUE_CHARS, WordExpander
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,6 +43,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_DEPTH = 100
 MAX_NESTED_SCRIPTS = 2000
+#: Walk steps one analysis may take, plus :data:`WORK_PER_CHAR` per character of its text.
+WORK_BUDGET = 200_000
+WORK_PER_CHAR = 8
+#: Characters expansion may produce in one analysis (all words and values together).
+EXPANSION_BUDGET = 64 * 1024 * 1024
+
+
+class BudgetSpent(Exception):
+    """The analysis spent its work budget: raised from deep in the walk, caught by
+    :func:`walk_command`, which records an unknown effect for the rest of the text."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
 
 _ASSIGN_WORD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -38,6 +64,11 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
 _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+#: Reserved words that cannot start a command: written unquoted in command position (where
+#: tree-sitter-bash takes them for a command's name), a syntax error to bash.
+_NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+#: Reserved words that take a command after them (tree-sitter-bash reads them as commands).
+_KEYWORD_PREFIXES = frozenset({"time", "coproc"})
 def _flatten(node: Any, kind: str) -> list[Any]:
     """The operands of a left-nested chain of ``kind`` nodes (``a && b || c``, ``a | b | c``),
     in order, collected without recursion (a chain can be thousands of commands long)."""
@@ -149,6 +180,12 @@ class Walker(ControlFlow):
         state.exported = _NO_NAMES
         self.home = context.home
         self.depth = 0
+        self.steps = 0
+        self.budget = WORK_BUDGET + WORK_PER_CHAR * len(command)
+        self.expanded = 0
+        #: (function, arguments, input, state before) → state after: see exec.run_command
+        self.calls: dict[tuple[Any, ...], State] = {}
+        self.too_long: set[str] = set()  # variables whose value was too long (reported once)
         # (src, words, nested_scripts and function_depth start as the class's values)
 
     # -- entry points ------------------------------------------------------------------
@@ -169,6 +206,8 @@ class Walker(ControlFlow):
             kind = "missing token" if error.is_missing else "syntax the shell grammar does not accept"
             self.effects.append(Unparsable(f"{kind} near `{clip(source.node_text(error) or text)}`",
                                            source.span(error)))
+        else:
+            self.stray_terminators(source)
         self.walk_in(source, source.tree.root_node)
 
     def parse_or_refuse(self, text: str, base: int, collapse: SpanT | None) -> Source | None:
@@ -207,8 +246,28 @@ class Walker(ControlFlow):
             if name == "#":
                 return str(len(params) - 1)
             index = int(name)
-            return params[index] if index < len(params) else ""
-        return self.state.variables.get(name)
+            value = params[index] if index < len(params) else ""
+        else:
+            value = self.state.variables.get(name)
+        if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
+            if name not in self.too_long:
+                self.too_long.add(name)
+                self.unknown(f"the value of `${name}` is longer than {MAX_VALUE_CHARS} characters; the analysis "
+                             "does not follow it", (0, len(self.command)))
+            return None
+        return value
+
+    def spend(self, size: int) -> None:
+        """Count ``size`` characters made by expansion; past :data:`EXPANSION_BUDGET`, stop."""
+        self.expanded += size
+        if self.expanded > EXPANSION_BUDGET:
+            raise BudgetSpent(f"expansion made more than {EXPANSION_BUDGET} characters")
+
+    def step(self) -> None:
+        """Count one walk step; past the work budget, stop the walk."""
+        self.steps += 1
+        if self.steps > self.budget:
+            raise BudgetSpent(f"more than {self.budget} steps")
 
     def cwd_text(self) -> str:
         return self.state.cwd
@@ -289,6 +348,8 @@ class Walker(ControlFlow):
             if error is not None:
                 self.effects.append(Unparsable(f"nested code does not parse near `{clip(source.node_text(error))}`",
                                                source.span(error)))
+            else:
+                self.stray_terminators(source)
             self.walk_in(source, source.tree.root_node, stdin)
         finally:
             self.depth -= 1
@@ -299,6 +360,9 @@ class Walker(ControlFlow):
 
     def walk(self, node: Any, stdin: Stdin = TERMINAL) -> None:
         """Visit one node."""
+        self.steps += 1
+        if self.steps > self.budget:
+            raise BudgetSpent(f"more than {self.budget} steps")
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -332,7 +396,17 @@ class Walker(ControlFlow):
             if kind != "comment" or self.depth >= MAX_DEPTH:
                 self.walk(child, stdin)
 
-    visit_do_group = visit_program
+    def visit_do_group(self, node: Any, stdin: Stdin) -> None:
+        self.no_empty_body(node)
+        self.visit_program(node, stdin)
+
+    def no_empty_body(self, node: Any) -> None:
+        """``{ }`` and ``do done`` hold no command: a syntax error to bash."""
+        for child in node.named_children:
+            if child.type != "comment":
+                return
+        if node.type == "do_group" or node.children[:1] and node.children[0].type == "{":
+            self.syntax_error(f"`{clip(self.src.node_text(node))}` holds no command", self.src.span(node))
     visit_else_clause = visit_program
 
     def visit_list(self, node: Any, stdin: Stdin) -> None:
@@ -340,6 +414,7 @@ class Walker(ControlFlow):
             self.walk(item, stdin)
 
     def visit_compound_statement(self, node: Any, stdin: Stdin) -> None:
+        self.no_empty_body(node)
         for child in node.named_children:
             if child.type in WORD_TYPES or child.type in ("binary_expression", "unary_expression",
                                                           "postfix_expression", "parenthesized_expression",
@@ -497,6 +572,12 @@ class Walker(ControlFlow):
             elif name == "destination" and dest is None:
                 dest = child
                 last_end = child.end_byte
+                if b"\n" in self.src.data[node.start_byte:child.start_byte]:
+                    self.syntax_error(f"`{operator}` without a target on its line", self.src.span(node))
+                if child.type == "number" and operator in ("<", ">", ">>", "<>", ">|", "&>", "&>>") \
+                        and self.src.data[child.end_byte:child.end_byte + 1] in (b"<", b">"):
+                    self.syntax_error(f"`{operator}` without a target (bash reads `{self.src.node_text(child)}` as "
+                                      "the next redirection's descriptor)", self.src.span(child))
             elif name == "destination":
                 if child.type == "number" and self.src.data[child.end_byte:child.end_byte + 1] in (b"<", b">"):
                     continue  # the descriptor of the next redirection (`>&/dev/tcp/h/1 0>&1`)
@@ -541,6 +622,8 @@ class Walker(ControlFlow):
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if name_node is not None and body is not None:
+            if body.type == "compound_statement":
+                self.no_empty_body(body)
             self.state.functions[self.src.node_text(name_node)] = (self.src, body)
 
     def visit_test_command(self, node: Any, stdin: Stdin) -> None:
@@ -694,7 +777,12 @@ class Walker(ControlFlow):
                     argv.append(value)
                     spans.append(span)
             elif child.is_named and kind != "comment":
+                if kind == "subshell":  # `x (p)`: bash reads `x (` as a function definition's start
+                    self.syntax_error(f"`(` after the command word `{clip(source.node_text(node.children[0]))}`",
+                                      source.span(child))
                 self.walk(child, stdin)
+        if argv and (argv[0] in _NOT_A_COMMAND or argv[0] in _KEYWORD_PREFIXES or argv[0][:2] == "} "):
+            self.reserved_word(node, argv)
         if redirects:
             if words is None:
                 words = []
@@ -720,6 +808,51 @@ class Walker(ControlFlow):
             self.effects.append(EnvChange(name, self.src.span(node)))
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
         run_command(self, argv, spans, stdin, env, self.src.span(node))
+
+    def reserved_word(self, node: Any, argv: list[str]) -> None:
+        """A command named by a reserved word that cannot start one (``fi``, ``then``, ``}``…),
+        or ``time``/``coproc`` followed by one (or ``coproc`` by nothing): when the word is
+        written unquoted as the command's first word (after an assignment or a redirection
+        it is an ordinary word), bash stops there with a syntax error."""
+        word = argv[0]
+        child = node.children[0] if node.children else None
+        if child is None or child.type != "command_name" or self.src.node_text(child) != word:
+            return
+        if word[:2] == "} ":  # (tree-sitter-bash reads `} ]]` as one word)
+            word = "}"
+        if word in _NOT_A_COMMAND:
+            self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
+            return
+        rest = [w for w in argv[1:] if w != "!" and not (word == "time" and w.startswith("-"))]
+        if rest[:1] and rest[0] in _NOT_A_COMMAND or word == "coproc" and not rest:
+            what = f"`{rest[0]}`" if rest else "nothing"
+            self.syntax_error(f"`{word}` followed by {what}", self.src.span(node))
+
+    def syntax_error(self, what: str, span: SpanT, source: Source | None = None) -> None:
+        """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before
+        it, not the rest (the ``unparsable`` verdict; the rest is judged as well).  Not
+        reported in a text whose parse has errors already (it is unparsable anyway)."""
+        if (source or self.src).tree.root_node.has_error:
+            return
+        self.effects.append(Unparsable(f"a bash syntax error: {what}; bash does not run the text from there on",
+                                       span))
+
+    def stray_terminators(self, source: Source) -> None:
+        """``;;``, ``;&`` or ``;;&`` outside a ``case`` item: a syntax error to bash that
+        tree-sitter-bash accepts."""
+        data = source.data
+        if b";;" not in data and b";&" not in data:
+            return
+        stack = [source.tree.root_node]
+        while stack:
+            node = stack.pop()
+            for child in node.children:
+                kind = child.type
+                if kind in (";;", ";&", ";;&") and node.type != "case_item":
+                    self.syntax_error(f"`{kind}` outside a `case`", source.span(child), source)
+                    return
+                if child.child_count:
+                    stack.append(child)
 
     def join_word(self, child: Any, first: int, argv: list[str], spans: list[SpanT],
                   prefix: list[tuple[str, str, Any]]) -> None:
@@ -799,6 +932,8 @@ class Walker(ControlFlow):
             if word.startswith(UNKNOWN):
                 return word
             word = base.rstrip("/") + "/" + word if word else base
+        if len(word) > MAX_PATH_CHARS:
+            return word  # not judged (the judge refuses it): not worth normalising either
         if UNKNOWN not in word:
             word = _normalize(word)
             links = self.state.links
@@ -840,9 +975,13 @@ _RESOLVED_SIZE = 4096
 _VISITORS: dict[int, Any] = {}
 
 
+#: What :func:`_normalize` changes: an empty, ``.`` or ``..`` component.
+_ABNORMAL_RE = re.compile(r"//|/\.\.?(?:/|\Z)")
+
+
 def _normalize(path: str) -> str:
     """Lexically normalise an absolute path (``.``, ``..``, repeated and trailing slashes)."""
-    if "//" not in path and "/." not in path and (path == "/" or path[-1] != "/"):
+    if (path == "/" or path[-1] != "/") and ("//" not in path and "/." not in path or _ABNORMAL_RE.search(path) is None):
         return path  # already normal: the loop below would rebuild the same text
     parts: list[str] = []
     for part in path.split("/"):
@@ -860,8 +999,12 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     """All effects of a command or script (``fast_path=False``: tree-sitter for all text)."""
     walker = _new_object(Walker)  # Walker(…): see _new_object
     walker._start(context, command, cwd, fast_path)
-    if not fast_path or not run_simple(walker, command, 0, None, TERMINAL, MAX_DEPTH):  # (run_text, inline)
-        walker.parse_and_walk(command)
+    try:
+        if not fast_path or not run_simple(walker, command, 0, None, TERMINAL, MAX_DEPTH):  # (run_text, inline)
+            walker.parse_and_walk(command)
+    except BudgetSpent as spent:
+        walker.effects.append(Unknown(f"the analysis stopped at its work budget ({spent.why}); what the command "
+                                      "does beyond that is not judged", (0, len(command))))
     return walker.effects
 
 

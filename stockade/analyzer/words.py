@@ -28,6 +28,9 @@ _Q_OPEN, _Q_COMMA, _Q_CLOSE, _SPLIT, _Q_TILDE = "\ue000", "\ue001", "\ue002", "\
 _UNPROTECT = str.maketrans({_Q_OPEN: "{", _Q_COMMA: ",", _Q_CLOSE: "}", _Q_TILDE: "~"})
 _PROTECT = str.maketrans({"{": _Q_OPEN, ",": _Q_COMMA, "}": _Q_CLOSE, "~": _Q_TILDE})
 _MAX_BRACE_WORDS = 256
+#: A word or value longer than this once expanded is not followed: it is UNKNOWN (``x=$x$x``
+#: doubles a value with every statement; bash would hold it, the analyzer does not).
+MAX_VALUE_CHARS = 64 * 1024
 _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
                    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _ANSI_RE = LazyPattern(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
@@ -56,6 +59,12 @@ class Scope(Protocol):
 
     def arithmetic(self, node: Any) -> None:
         """Walk an arithmetic node: substitutions and subscripts in variable values."""
+
+    def spend(self, size: int) -> None:
+        """Count ``size`` expanded characters against the analysis's budget (may raise)."""
+
+    def unknown(self, why: str, span: tuple[int, int]) -> None:
+        """Record effects that cannot be seen into."""
 
 
 def decode_ansi_c(body: str) -> str:
@@ -197,6 +206,12 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
             word = "".join([text for text, _ in parts])
             if word.isascii():
                 return [word]
+    size = 0
+    for text, _ in parts:
+        size += len(text)
+    scope.spend(size)
+    if size > MAX_VALUE_CHARS:
+        return [UNKNOWN]
     ifs: str | None = None
     marked = []
     only_unquoted_empty = True
@@ -253,7 +268,21 @@ class WordExpander:
 
     def text(self, node: Any) -> str:
         """One word's value without splitting (assignments, case subjects, here-strings)."""
-        parts = self.parts(node)
+        return self._joined(self.parts(node), node, node)
+
+    def _joined(self, parts: list[tuple[str, str]], first: Any, last: Any) -> str:
+        """The parts' text, tilde-expanded; UNKNOWN (an unknown effect recorded) past
+        :data:`MAX_VALUE_CHARS`."""
+        size = 0
+        for text, _ in parts:
+            size += len(text)
+        if size > 64:
+            self.scope.spend(size)
+            if size > MAX_VALUE_CHARS:
+                span = (self.source.span(first)[0], self.source.span(last)[1])
+                self.scope.unknown(f"a value longer than {MAX_VALUE_CHARS} characters once expanded is not followed",
+                                   span)
+                return UNKNOWN
         value = "".join(text for text, _ in parts)
         if parts and parts[0][1] == "lit" and value.startswith("~"):
             value = self._tilde(value)
@@ -391,11 +420,7 @@ class WordExpander:
 
     def word_text(self, nodes: list[Any]) -> str:
         """:meth:`text` of one shell word split into adjacent nodes (:meth:`word_parts`)."""
-        parts = self.word_parts(nodes)
-        value = "".join(text for text, _ in parts)
-        if parts and parts[0][1] == "lit" and value.startswith("~"):
-            value = self._tilde(value)
-        return value
+        return self._joined(self.word_parts(nodes), nodes[0], nodes[-1])
 
     def _value(self, value: str | None, quoted: bool) -> list[tuple[str, str]]:
         if value is None:

@@ -174,7 +174,10 @@ def _batch(ir: Any, cwd: str | None) -> int:
             continue
         ident: Any = None
         try:
-            item = json.loads(line)
+            try:
+                item = json.loads(line)
+            except RecursionError:
+                raise ValueError("JSON nested too deeply") from None
             if not isinstance(item, dict):
                 raise ValueError("expected a JSON object")
             ident = item.get("id")

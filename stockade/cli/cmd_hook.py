@@ -10,7 +10,9 @@ Reads one JSON event on standard input and answers on standard output.
   the verdict JSON; the exit code is 0 allow, 4 confirm, 1 deny.
 
 ``--audit FILE`` appends one JSON line per decision (the runtime's audit format); if the
-line cannot be written the answer becomes ``deny``.
+line cannot be written the answer becomes ``deny``.  The event is judged in a child
+process (:func:`~stockade.integrations.generic_hook.judge_isolated`): a crash or a judging
+that runs past ``--timeout`` seconds is answered ``deny`` — never no answer.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the agent's workspace (default: the event's `cwd`, else the current directory)")
     parser.add_argument("--home", metavar="DIR", help="the home directory `~` means (default: $HOME)")
     parser.add_argument("--tmpdir", metavar="DIR", help="the temporary directory (default: $TMPDIR or /tmp)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
+                        help="deny when judging takes longer (default: 30; harnesses time hooks out, "
+                             "Claude Code after 60)")
     parser.add_argument("--passthrough-allow", action="store_true",
                         help="claude-code: on allow print nothing, leaving Claude Code's own permission prompts")
     parser.set_defaults(handler=run)
@@ -40,7 +45,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge one event; never raises, never prints a traceback."""
-    from stockade.integrations.generic_hook import HookDecision, load_ir, read_event, reason, write_audit
+    from stockade.integrations.generic_hook import (
+        HOOK_TIMEOUT,
+        HookDecision,
+        judge_isolated,
+        load_ir,
+        read_event,
+        reason,
+        write_audit,
+    )
 
     source = f"hook:{args.harness}"
     ir = None
@@ -62,13 +75,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"stockade: {warning}", file=sys.stderr)
             if ir is not None:
                 if args.harness == "claude-code":
-                    from stockade.integrations.claude_code import judge_event
-
-                    answer = judge_event(ir, event)
+                    from stockade.integrations.claude_code import judge_event as judge
                 else:
-                    from stockade.integrations.generic_hook import judge_generic
-
-                    answer = judge_generic(ir, event)
+                    from stockade.integrations.generic_hook import judge_generic as judge
+                policy = ir
+                timeout = HOOK_TIMEOUT if args.timeout is None else max(args.timeout, 0.0)
+                answer = judge_isolated(lambda: judge(policy, event), timeout)
     except Exception as exc:  # fail closed: a bug in the hook never lets a tool call through
         answer = HookDecision("deny", (reason("deny", "X639", f"internal hook error ({type(exc).__name__}: {exc}); "
                                               "failing closed"),))

@@ -100,9 +100,77 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
+#: Steps of a glob's component program (:func:`glob_program`): any number of components
+#: (``/**/``), or exactly one component of any name.
+_STAR = "**"
+_ANY = "*"
+
+
+def glob_program(pattern: str) -> tuple[re.Pattern[str] | str, ...] | None:
+    """An absolute glob as a program over path components, which :func:`program_matches`
+    runs over a path once for all its ancestors: a component regex (``*`` and ``?`` within
+    it), :data:`_STAR` for a ``**`` between components (zero or more of them, ``/**/``) and
+    :data:`_ANY`, :data:`_STAR` for a trailing ``**`` (one or more).  None for globs whose
+    ``**`` is inside a component or next to another ``**`` (matched by their regex)."""
+    if not pattern.startswith("/"):
+        return None
+    comps = pattern[1:].split("/")
+    program: list[re.Pattern[str] | str] = []
+    for index, comp in enumerate(comps):
+        if comp == "**":
+            if index > 0 and comps[index - 1] == "**":
+                return None
+            if index == len(comps) - 1:
+                program += [_ANY, _STAR]
+            else:
+                program.append(_STAR)
+        elif "**" in comp or not comp:
+            return None
+        else:
+            program.append(re.compile("".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)
+                                              for c in comp), re.DOTALL))
+    return tuple(program)
+
+
+def program_matches(program: tuple[re.Pattern[str] | str, ...], parts: Sequence[str]) -> list[bool]:
+    """For every depth ``d`` of the path ``parts`` (its components), whether the glob
+    ``program`` matches the ancestor of ``d`` components: one pass over the components, the
+    set of program positions reached so far (``[d]``; index 0 is the root)."""
+    size = len(program)
+
+    def closure(states: set[int]) -> set[int]:
+        for index in sorted(states):
+            while index < size and program[index] == _STAR:
+                index += 1
+                states.add(index)
+        return states
+
+    states = closure({0})
+    out = [False] * (len(parts) + 1)
+    for depth, comp in enumerate(parts, 1):
+        following: set[int] = set()
+        for index in states:
+            if index == size:
+                continue
+            step = program[index]
+            if step == _STAR:
+                following.add(index)
+            elif step == _ANY or step.fullmatch(comp) is not None:  # type: ignore[union-attr]
+                following.add(index + 1)
+        if not following:
+            break
+        states = closure(following)
+        out[depth] = size in states
+    return out
+
+
 def split_path(path: str) -> list[str]:
     """The components of an absolute normalised path (``/`` → ``[]``)."""
     return [part for part in path.split("/") if part]
+
+
+#: Paths deeper than this many components match globs by their component programs.
+_DEEP = 48
 
 
 class _PathIndex:
@@ -111,9 +179,12 @@ class _PathIndex:
         self.glob_by_name: dict[str, list[tuple[FsRule, re.Pattern[str]]]] = {}
         self.glob_by_prefix: dict[str, list[tuple[FsRule, re.Pattern[str]]]] = {}
         self.prefix_lengths: set[int] = set()
+        #: glob rule id → its component program (None: matched by its regex), see decide
+        self.programs: dict[int, tuple[re.Pattern[str] | str, ...] | None] = {}
         for rule in rules:
             if rule.is_glob:
                 compiled = (rule, glob_to_regex(rule.pattern))
+                self.programs[id(rule)] = glob_program(rule.pattern)
                 last = rule.pattern.rsplit("/", 1)[-1]
                 match = _WILDCARD.search(last)
                 if match is None:
@@ -126,30 +197,76 @@ class _PathIndex:
                 current = self.literal.get(rule.pattern)
                 if current is None or FS_KIND_RANK[rule.kind] > FS_KIND_RANK[current.kind]:
                     self.literal[rule.pattern] = rule
+        #: the lengths of the literal patterns: an ancestor of another length has no literal rule
+        self.literal_lengths = frozenset(len(pattern) for pattern in self.literal)
+        self._by_name: dict[str, Sequence[tuple[FsRule, re.Pattern[str]]]] = {}
 
-    def _best_at(self, ancestor: str, name: str) -> FsRule | None:
-        best = self.literal.get(ancestor)
-        if not self.glob_by_name and not self.glob_by_prefix:
-            return best
+    def _candidates(self, name: str) -> Sequence[tuple[FsRule, re.Pattern[str]]]:
+        """The glob rules that may match an ancestor whose last component is ``name``
+        (memoised by name: a deep path repeats names)."""
+        candidates = self._by_name.get(name)
+        if candidates is not None:
+            return candidates
         candidates = self.glob_by_name.get(name, ())
         for length in self.prefix_lengths:
             if length <= len(name):
                 more = self.glob_by_prefix.get(name[:length])
                 if more:
                     candidates = [*candidates, *more]
-        for rule, regex in candidates:
-            if (best is None or FS_KIND_RANK[rule.kind] > FS_KIND_RANK[best.kind]) and regex.match(ancestor):
+        if len(self._by_name) >= MEMO_SIZE:
+            self._by_name.clear()
+        self._by_name[name] = candidates
+        return candidates
+
+    def _best_at(self, path: str, end: int, name: str, deep: dict[int, list[bool]] | None = None,
+                 depth: int = 0) -> FsRule | None:
+        """The strictest rule for the ancestor ``path[:end]`` (whose last component is
+        ``name``), matched in place: the ancestor's text is made only for a literal rule of
+        its length, and globs match ``path`` up to ``end`` — or, for a deep path, are read
+        from ``deep`` (glob rule id → :func:`program_matches` of the path; ``depth``: the
+        ancestor's)."""
+        best = self.literal.get(path[:end]) if end in self.literal_lengths else None
+        if not self.glob_by_name and not self.glob_by_prefix:
+            return best
+        for rule, regex in self._candidates(name):
+            if best is not None and FS_KIND_RANK[rule.kind] <= FS_KIND_RANK[best.kind]:
+                continue
+            matches = deep.get(id(rule)) if deep is not None else None
+            if matches[depth] if matches is not None else regex.match(path, 0, end):
                 best = rule
         return best
 
     def decide(self, path: str) -> FsRule | None:
+        """The rule that decides ``path`` (an absolute path): the deepest ancestor with a rule.
+
+        Linear in the path's length but for the globs' own matching: the ancestors are
+        positions in one normalised text (no ancestor string is built but for a literal
+        rule of its length), and each is looked up once."""
         parts = split_path(path)
+        if not parts:
+            return self.literal.get("/")
+        text = "/" + "/".join(parts)
+        end = len(text)
+        deep: dict[int, list[bool]] | None = None
+        if len(parts) > _DEEP and (self.glob_by_name or self.glob_by_prefix):
+            # a glob's regex match of each ancestor is quadratic (``(?:/.*)?/…`` scans every
+            # one to its end): run each candidate's component program once over the path
+            deep = {}
+            for name in set(parts):
+                for candidate, _ in self._candidates(name):
+                    program = self.programs.get(id(candidate))
+                    if program is not None and id(candidate) not in deep:
+                        deep[id(candidate)] = program_matches(program, parts)
         # deepest ancestor first: the first one with a rule decides
+        lengths = self.literal_lengths
+        globs = self.glob_by_name or self.glob_by_prefix
         for depth in range(len(parts), 0, -1):
-            ancestor = "/" + "/".join(parts[:depth])
-            rule = self._best_at(ancestor, parts[depth - 1])
-            if rule is not None:
-                return rule
+            name = parts[depth - 1]
+            if globs or end in lengths:
+                rule = self._best_at(text, end, name, deep, depth)
+                if rule is not None:
+                    return rule
+            end -= len(name) + 1
         return self.literal.get("/")
 
 

@@ -12,7 +12,14 @@ Every answer has ``decision`` (``allow``/``confirm``/``deny``) and ``reasons`` (
 not an object, missing or mistyped fields, more than :data:`MAX_EVENT_BYTES` — is answered
 with ``deny`` and a reason (``X631``); nothing raises.  Codes: ``X630`` a path outside what
 the policy grants, ``X631`` malformed event, ``X632`` the policy could not be loaded,
-``X633`` the audit trail could not be written.
+``X633`` the audit trail could not be written, ``X639`` the judging itself failed (an
+internal error, or the separate process it runs in crashed or ran past its time limit).
+
+**Crash isolation.**  A hook that dies without an answer is fail-open: Claude Code treats a
+crashed hook as a non-blocking error and runs the command.  :func:`judge_isolated` therefore
+judges in a forked child process (with a memory limit) and waits for its answer at most
+:data:`HOOK_TIMEOUT` seconds; a child that crashes (a signal, even ``SIGSEGV`` in the shell
+parser), exits without an answer or runs past the time is answered ``deny`` by the parent.
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -28,6 +36,10 @@ from stockade.compiler.ir import PolicyIR
 
 #: Events larger than this are refused (a Write tool's content is part of the event).
 MAX_EVENT_BYTES = 16 * 1024 * 1024
+#: Seconds the hook waits for the judging child (Claude Code's own hook timeout is 60 s).
+HOOK_TIMEOUT = 30.0
+#: Address space the judging child may use beyond what it has when it starts (bytes).
+CHILD_MEMORY = 2 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,13 @@ def judge_command(ir: PolicyIR, command: str, cwd: str | None = None) -> HookDec
 
 def judge_path(ir: PolicyIR, path: str, access: str, cwd: str | None = None,
                subject: Mapping[str, Any] | None = None) -> HookDecision:
-    """A file access (``read`` or ``write``) against the filesystem rules."""
+    """A file access (``read`` or ``write``) against the filesystem rules (a path longer than
+    the analyzer judges, :data:`~stockade.analyzer.judge.MAX_PATH_CHARS`, is denied)."""
+    from stockade.analyzer.judge import MAX_PATH_CHARS
+
+    if len(path) > MAX_PATH_CHARS:
+        return malformed(f"a path of {len(path)} characters is longer than the hook judges ({MAX_PATH_CHARS})",
+                         {"path": path[:200] + "…", "access": access})
     decision = ir.path_access(path, cwd)
     subject = dict(subject or {"path": path, "access": access})
     granted = decision.can_write if access == "write" else decision.can_read
@@ -197,6 +215,112 @@ def judge_generic(ir: PolicyIR, event: Any) -> HookDecision:
     if access not in ("read", "write"):
         return malformed("`access` must be `read` or `write`")
     return judge_path(ir, path, access, cwd, {"tool": tool, "path": path, "access": access})
+
+
+# -- crash isolation ---------------------------------------------------------------------
+
+
+def judge_isolated(judge: Callable[[], HookDecision], timeout: float = HOOK_TIMEOUT) -> HookDecision:
+    """``judge()`` run in a forked child process; its answer comes back through a pipe.  A
+    child that dies (any signal), exits without a complete answer, or has not answered
+    after ``timeout`` seconds (it is then killed) gives a ``deny`` (``X639``).  Without
+    ``os.fork`` (Windows), ``judge()`` runs in this process."""
+    if not hasattr(os, "fork"):
+        return judge()
+    import select
+    import signal
+    import time
+
+    read_end, write_end = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: judge, write the answer, leave without cleanup
+        status = 0
+        try:
+            os.close(read_end)
+            _limit_memory(CHILD_MEMORY)
+            data = json.dumps(_answer_json(_judged(judge))).encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_end, view):]
+        except BaseException:  # noqa: B036 - the child must end here, whatever happened
+            status = 70
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_end], [], [], remaining)
+            if ready:
+                chunk = os.read(read_end, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        if timed_out:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(pid, 0)
+    if timed_out:
+        return _failed(f"judging did not finish within {timeout:g} s (the judging process was killed)")
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return _failed(f"the judging process crashed ({name})")
+    try:
+        answer = json.loads(b"".join(chunks))
+        return HookDecision(answer["decision"], tuple(answer["reasons"]), answer["subject"])
+    except (ValueError, KeyError, TypeError):
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        return _failed(f"the judging process ended (status {code}) without an answer")
+
+
+def _judged(judge: Callable[[], HookDecision]) -> HookDecision:
+    """``judge()``; an exception (a bug, or memory the child may not have) becomes a deny."""
+    try:
+        return judge()
+    except Exception as exc:  # fail closed: a bug in judging never lets a tool call through
+        return _failed(f"internal hook error ({type(exc).__name__}: {exc}); failing closed")
+
+
+def _failed(message: str) -> HookDecision:
+    return HookDecision("deny", (reason("deny", "X639", message),))
+
+
+def _answer_json(answer: HookDecision) -> dict[str, Any]:
+    return {"decision": answer.decision, "reasons": list(answer.reasons), "subject": dict(answer.subject)}
+
+
+def _limit_memory(extra: int) -> None:
+    """Cap this process's address space at its current size plus ``extra`` bytes (Linux;
+    elsewhere a no-op): past it allocations fail, and a crash is answered by the parent."""
+    try:
+        import resource
+
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            size = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = size + extra
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        if soft == resource.RLIM_INFINITY or soft > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (OSError, ValueError, ImportError):
+        pass
 
 
 # -- audit -----------------------------------------------------------------------------
