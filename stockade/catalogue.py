@@ -109,7 +109,7 @@ def _entries() -> dict[str, Entry]:
     module constant (a code with no constant, or with two, is a programming error)."""
     built = globals().get("ENTRIES")
     if built is not None:
-        return built  # type: ignore[no-any-return]
+        return built
     names: dict[str, str] = {}
     for name, value in list(globals().items()):
         if isinstance(value, str) and value in _DECLARED and name.isupper():

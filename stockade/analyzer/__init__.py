@@ -33,10 +33,10 @@ MAX_COMMAND_CHARS = 128 * 1024
 #: The longest script :func:`analyze_script` reads.
 MAX_SCRIPT_CHARS = 8 * 1024 * 1024
 
-__all__ = ["analyze", "analyze_script", "judge_command", "Verdict", "Reason", "ScriptReport", "LineFinding"]
+__all__ = ["LineFinding", "Reason", "ScriptReport", "Verdict", "analyze", "analyze_script", "judge_command"]
 
 
-def analyze(command: str, ir: "PolicyIR", cwd: str | None = None, *, fast_path: bool = True,
+def analyze(command: str, ir: PolicyIR, cwd: str | None = None, *, fast_path: bool = True,
             max_chars: int = MAX_COMMAND_CHARS) -> Verdict:
     """Judge one command (or script) against the policy; never raises.
 
@@ -137,7 +137,7 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
-def analyze_script(text: str, ir: "PolicyIR", cwd: str | None = None) -> ScriptReport:
+def analyze_script(text: str, ir: PolicyIR, cwd: str | None = None) -> ScriptReport:
     """Judge a whole script (state flows from line to line) and locate each finding
     (linear: the line starts are found once, each finding's line by bisection)."""
     from bisect import bisect_right

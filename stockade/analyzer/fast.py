@@ -202,7 +202,7 @@ def _plain_list(text: str, base: int, collapse: SpanT | None) -> Statements | No
             continue
         if not fields:
             start = found
-            if not token.isalnum() and _BAD_PLAIN_HEAD_RE.search(token) is not None or token in _NOT_SIMPLE:
+            if (not token.isalnum() and _BAD_PLAIN_HEAD_RE.search(token) is not None) or token in _NOT_SIMPLE:
                 return None
         elif braces and ("{" in token or "}" in token) and token != "{}":
             return None
@@ -320,7 +320,7 @@ def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[.
 def lex_quoted(text: str) -> QuotedStatements | None:
     """The statements of a command or list of the quoted lane (see the module docstring), as
     words with their parts, or None when the text is not one."""
-    if not text.isascii() or ("==" in text or "=~" in text) and _TEST_OP_RE.search(text) is not None \
+    if not text.isascii() or (("==" in text or "=~" in text) and _TEST_OP_RE.search(text) is not None) \
             or _QUOTED_TEXT_RE.fullmatch(text) is None:
         return None
     command: list[Word] = []
@@ -383,7 +383,7 @@ def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | N
             # the lexer's text is ASCII: a quoted string, or a literal without braces or a
             # leading tilde, is its own one field (as expand_fields would return)
             value, kind = parts[0]
-            if kind == "q" or "{" not in value and value[0] != "~":
+            if kind == "q" or ("{" not in value and value[0] != "~"):
                 argv.append(value)
                 spans.append(span)
                 continue

@@ -246,7 +246,7 @@ class Walker(ControlFlow):
             if name == "#":
                 return str(len(params) - 1)
             index = int(name)
-            value = params[index] if index < len(params) else ""
+            value: str | None = params[index] if index < len(params) else ""
         else:
             value = self.state.variables.get(name)
         if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
@@ -405,7 +405,7 @@ class Walker(ControlFlow):
         for child in node.named_children:
             if child.type != "comment":
                 return
-        if node.type == "do_group" or node.children[:1] and node.children[0].type == "{":
+        if node.type == "do_group" or (node.children[:1] and node.children[0].type == "{"):
             self.syntax_error(f"`{clip(self.src.node_text(node))}` holds no command", self.src.span(node))
     visit_else_clause = visit_program
 
@@ -824,7 +824,7 @@ class Walker(ControlFlow):
             self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
             return
         rest = [w for w in argv[1:] if w != "!" and not (word == "time" and w.startswith("-"))]
-        if rest[:1] and rest[0] in _NOT_A_COMMAND or word == "coproc" and not rest:
+        if (rest[:1] and rest[0] in _NOT_A_COMMAND) or (word == "coproc" and not rest):
             what = f"`{rest[0]}`" if rest else "nothing"
             self.syntax_error(f"`{word}` followed by {what}", self.src.span(node))
 
@@ -981,7 +981,7 @@ _ABNORMAL_RE = re.compile(r"//|/\.\.?(?:/|\Z)")
 
 def _normalize(path: str) -> str:
     """Lexically normalise an absolute path (``.``, ``..``, repeated and trailing slashes)."""
-    if (path == "/" or path[-1] != "/") and ("//" not in path and "/." not in path or _ABNORMAL_RE.search(path) is None):
+    if (path == "/" or path[-1] != "/") and (("//" not in path and "/." not in path) or _ABNORMAL_RE.search(path) is None):
         return path  # already normal: the loop below would rebuild the same text
     parts: list[str] = []
     for part in path.split("/"):

@@ -17,8 +17,9 @@ import sys
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Sequence
     import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -173,7 +174,7 @@ def console(argv: Sequence[str] | None = None) -> None:
     sys.exit(code)
 
 
-def _call(handler: "Callable[[Any], int]", args: Any) -> int:
+def _call(handler: Callable[[Any], int], args: Any) -> int:
     """Run a subcommand's handler; an interrupt exits 130, a closed pipe quietly."""
     try:
         return int(handler(args))

@@ -22,7 +22,8 @@ from operator import attrgetter
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Literal, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
+    from typing import Any, Literal
 
     from stockade.compiler.query import CommandDecision, NetworkDecision, PathDecision, PolicyIndex
 
@@ -62,7 +63,7 @@ class _Node:
         names, defaults = _init_spec(self.__class__)
         if len(args) > len(names):
             raise TypeError(f"{self.__class__.__name__}() takes {len(names)} arguments, {len(args)} given")
-        for name, value in zip(names, args):
+        for name, value in zip(names, args, strict=False):  # (fewer args than names: the rest by keyword)
             _set(self, name, value)
         for index in range(len(args), len(names)):
             name = names[index]
@@ -86,18 +87,18 @@ class _Node:
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[Any, ...]:
         return tuple(getattr(self, f.name) for f in fields(self))  # type: ignore[arg-type]
 
-    def __setstate__(self, state: tuple) -> None:
-        for f, value in zip(fields(self), state):  # type: ignore[arg-type]
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for f, value in zip(fields(self), state, strict=True):  # type: ignore[arg-type]
             _set(self, f.name, value)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
         key = _keys(self.__class__)[0]
-        return key(self) == key(other)
+        return bool(key(self) == key(other))
 
     def __hash__(self) -> int:
         return hash(_keys(self.__class__)[1](self))
@@ -128,7 +129,7 @@ def _init_spec(cls: type) -> tuple[tuple[str, ...], tuple[tuple[int, Any], ...]]
 _KEYS: dict[type, tuple[Any, Any, tuple[str, ...]]] = {}
 
 
-def _tuple_getter(names: list[str]) -> "Any":
+def _tuple_getter(names: list[str]) -> Any:
     """A function giving the tuple of the named attributes (a 1-tuple for one name)."""
     if len(names) == 1:
         single = attrgetter(names[0])
@@ -164,7 +165,7 @@ class Origin(_Node):
         return f"{self.file}:{self.line}:{self.column}"
 
 
-def _origin() -> "Any":
+def _origin() -> Any:
     return field(default=None, compare=False, hash=False, repr=False)
 
 
@@ -358,13 +359,13 @@ class PolicyIR(_Node):
     # -- the query API ---------------------------------------------------------------
 
     @cached_property
-    def index(self) -> "PolicyIndex":
+    def index(self) -> PolicyIndex:
         """The lookup index behind every decision (built once, on first use)."""
         from stockade.compiler.query import PolicyIndex
 
         return PolicyIndex(self)
 
-    def path_access(self, path: str, cwd: str | None = None) -> "PathDecision":
+    def path_access(self, path: str, cwd: str | None = None) -> PathDecision:
         """Access to ``path`` (``none``/``read``/``write``) and the rule that decided.
 
         Most specific path wins; on equal specificity the stricter rule wins.  ``~`` and
@@ -372,11 +373,11 @@ class PolicyIR(_Node):
         """
         return self.index.path_access(path, cwd)
 
-    def command_verdict(self, argv: Sequence[str]) -> "CommandDecision":
+    def command_verdict(self, argv: Sequence[str]) -> CommandDecision:
         """The verdict of the command rules for ``argv`` (strictest match wins), if any."""
         return self.index.command_verdict(argv)
 
-    def network_access(self, host: str, port: int | None = None) -> "NetworkDecision":
+    def network_access(self, host: str, port: int | None = None) -> NetworkDecision:
         """Whether ``host``:``port`` may be contacted, and the rule that decided."""
         return self.index.network_access(host, port)
 
@@ -391,18 +392,19 @@ class PolicyIR(_Node):
 
     # -- serialisation ---------------------------------------------------------------
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The IR as a JSON-compatible dict (validated by ``ir.schema.json``)."""
-        out = {"ir_version": IR_VERSION}
+        out: dict[str, Any] = {"ir_version": IR_VERSION}
         out.update(_to_json(self))
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "PolicyIR":
+    def from_json(cls, data: Mapping[str, Any]) -> PolicyIR:
         """Rebuild the IR from :meth:`to_json` output."""
         if data.get("ir_version") != IR_VERSION:
             raise ValueError(f"unsupported ir version `{data.get('ir_version')}`")
-        return _from_json(cls, data)
+        ir: PolicyIR = _from_json(cls, data)
+        return ir
 
 
 # -- JSON conversion (generic over the closed set of dataclasses above) -------------------
@@ -482,7 +484,7 @@ class Section:
     and ``layers`` are compile-time metadata, not enforced sections: no target renders them.
     """
 
-    __slots__ = ("name", "doc", "noun", "rules")
+    __slots__ = ("doc", "name", "noun", "rules")
 
     def __init__(self, name: str, doc: str, noun: str,
                  rules: Callable[[PolicyIR], tuple[tuple[Any, str], ...]]) -> None:

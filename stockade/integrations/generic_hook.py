@@ -244,7 +244,7 @@ def judge_isolated(judge: Callable[[], HookDecision], timeout: float = HOOK_TIME
             view = memoryview(data)
             while view:
                 view = view[os.write(write_end, view):]
-        except BaseException:  # noqa: B036 - the child must end here, whatever happened
+        except BaseException:
             status = 70
         finally:
             os._exit(status)

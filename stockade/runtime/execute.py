@@ -71,7 +71,7 @@ from stockade.runtime.sandbox import _error, supply_seccomp
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 EXIT_TIMEOUT = 124
@@ -81,7 +81,8 @@ _MEMORY_MARKERS = (b"memoryerror", b"cannot allocate memory", b"out of memory", 
                    b"failed to allocate", b"mmap failed")
 _TAIL = 4096
 
-Sink = "Callable[[bytes], object]"  # a type alias, spelled as a string (no `typing` at run time)
+if TYPE_CHECKING:  # pragma: no cover - a type alias for annotations only (no `typing` at run time)
+    Sink = Callable[[bytes], object]
 
 
 class RunResult(Record):
@@ -509,7 +510,7 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     if pids_limit is not None and (cgroup is None or cgroup.pids_dir is None):
         from stockade.runtime.watchdog import PidNamespaceWatchdog
 
-        watchdog = PidNamespaceWatchdog(pid, limits.processes)
+        watchdog = PidNamespaceWatchdog(pid, pids_limit)
         watchdog.start()
     deadline = None if limits.timeout is None else started + limits.timeout
     timed_out = False
@@ -564,6 +565,7 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
             os.close(fd)
         if watchdog is not None:
             watchdog.stop()
+    assert status is not None  # waited without a timeout
     returncode = os.waitstatus_to_exitcode(status)
     duration = time.monotonic() - started
     hits: list[str] = []
@@ -593,18 +595,18 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
         hits.append("memory")
     if cap.truncated:
         hits.append("output")
-    said = bytes(tail)
-    not_run = returncode == 1 and counts["out"] == 0 and said.startswith(b"bwrap: execvp ")
+    told = bytes(tail)
+    not_run = returncode == 1 and counts["out"] == 0 and told.startswith(b"bwrap: execvp ")
     if timed_out:
         exit_status = EXIT_TIMEOUT
     elif watchdog_hit:
         exit_status = EXIT_PROCESS_LIMIT
     elif not_run:  # the sandbox was built; the command is missing (127) or not executable (126) there
-        exit_status = 126 if b"permission denied" in said.lower() else 127
+        exit_status = 126 if b"permission denied" in told.lower() else 127
     elif returncode < 0:
         exit_status = 128 - returncode
     else:
         exit_status = returncode
-    setup_failed = returncode == 1 and counts["out"] == 0 and said.startswith(b"bwrap: ") and not not_run
+    setup_failed = returncode == 1 and counts["out"] == 0 and told.startswith(b"bwrap: ") and not not_run
     return RunResult(exit_status, returncode, duration, counts["out"], counts["err"], cap.shown, tuple(hits),
                      setup_failed, bytes(tail), tuple(warnings))

@@ -258,7 +258,7 @@ def main(argv: Sequence[str]) -> None:
         if os.sep in args[0]:
             os.execve(args[0], args, env)
         os.execvpe(args[0], args, env)  # a bare name: searched on the environment's PATH
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+    except BaseException as exc:
         try:
             number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
             os.write(report, f"{number}:{stage}:{exc}".encode("utf-8", "replace"))

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, ClassVar
+    from collections.abc import Callable
+    from typing import Any, ClassVar
 
 
 class FrozenRecordError(AttributeError):
@@ -53,7 +54,7 @@ class Record:
         fields = self._fields
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__}() takes {len(fields)} arguments, {len(args)} given")
-        values = dict(zip(fields, args))
+        values = dict(zip(fields, args, strict=False))  # the rest by keyword or default
         for name in fields[len(args):]:
             if name in kwargs:
                 values[name] = kwargs.pop(name)
@@ -79,7 +80,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash(self._values())

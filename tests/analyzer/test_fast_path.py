@@ -13,10 +13,10 @@ from __future__ import annotations
 from conftest import load_corpus
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from test_corpus import MORE
 
 from stockade.analyzer import analyze
 from stockade.analyzer.fast import lex_plain, lex_quoted
-from test_corpus import MORE
 
 CORPUS = [c["command"] for c in load_corpus("adversarial.jsonl") + load_corpus("benign.jsonl")]
 EXTRA = [command for _, command in MORE]

@@ -10,9 +10,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fast_path import CORPUS, EXTRA, near_simple, simple_commands, simple_lists
 
-from stockade.analyzer.parse import (Source, UnsafeText, check_scanner_bytes, hide_brace_words, newline_safe, parse,
-                                     parse_tree, parser)
-from test_fast_path import CORPUS, EXTRA, near_simple, simple_commands, simple_lists
+from stockade.analyzer.parse import (
+    Source,
+    UnsafeText,
+    check_scanner_bytes,
+    hide_brace_words,
+    newline_safe,
+    parse,
+    parse_tree,
+    parser,
+)
 
 SNAPSHOT = Path(__file__).parent / "snapshot" / "verdicts.jsonl"
 

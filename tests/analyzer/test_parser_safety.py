@@ -78,7 +78,7 @@ def test_refusal_names_the_spot(ir, text: str) -> None:
 def test_ansi_c_escapes_that_make_such_bytes_are_refused_in_nested_code(ir, text: str) -> None:
     assert text.isascii()
     codes = [r.code for r in analyze(text, ir).reasons]
-    assert text.startswith("echo") and codes == [] or codes == ["A400"]
+    assert (text.startswith("echo") and codes == []) or codes == ["A400"]
 
 
 def test_a_lone_surrogate_is_refused_not_an_internal_error(ir) -> None:
