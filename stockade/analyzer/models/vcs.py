@@ -100,8 +100,8 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "pull": ({**_FETCH, "-s": "text", "--strategy": "text", "-X": "text"}, "text", "tree"),
     "rm": ({"--pathspec-from-file": "read"}, "delete", "tree"),
     "mv": ({}, "write", "tree"),
-    "apply": ({"--directory": "text", "-p": "text", "--exclude": "text", "--include": "text"}, "read", "tree"),
-    "am": ({"--directory": "text", "-p": "text", "--exclude": "text", "--include": "text", "-S": "text"},
+    "apply": ({"--directory": "tree-dir", "-p": "text", "--exclude": "text", "--include": "text"}, "read", "tree"),
+    "am": ({"--directory": "tree-dir", "-p": "text", "--exclude": "text", "--include": "text", "-S": "text"},
            "read", "tree"),
     "clean": ({"-e": "text", "--exclude": "text"}, "clean", ""),
     "init": ({"--template": "template", "--separate-git-dir": "writer", "-b": "text",
@@ -131,9 +131,9 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "fetch": (_FETCH, "text", "git"),
     "ls-remote": ({"--upload-pack": _S, "-u": _S, "-o": "text", "--server-option": "text", "--sort": "text"},
                   "text", ""),
-    "push": ({"--receive-pack": _S, "--exec": _S, "-o": "text", "--push-option": "text", "--repo": "text", "--signed": "text"},
+    "push": ({"--receive-pack": _S, "--exec": _S, "-o": "text", "--push-option": "text", "--repo": "remote", "--signed": "text"},
              "push", ""),
-    "archive": ({"--exec": _S, "-o": "write", "--output": "write", "--remote": "text", "--prefix": "text",
+    "archive": ({"--exec": _S, "-o": "write", "--output": "write", "--remote": "remote", "--prefix": "text",
                  "--add-file": "read", "--format": "text", "--add-virtual-file": "text", "--mtime": "text"},
                 "text", ""),
     "bundle": ({"--version": "text"}, "bundle", "git"),
@@ -468,8 +468,13 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         elif role == "template":
             inv.read(_below(repo, value), index, recursive=True)
             inv.persistence(f"`git {sub} --template` installs the template's hooks in the repository", index)
+        elif role == "remote":  # a URL is contacted (a remote's name is not a host)
+            if "://" in value or "@" in value:
+                _contact(inv, value, index)
+        elif role == "tree-dir":  # a directory of the work tree that the subcommand writes below
+            inv.write(_below(git.tree if git.tree is not None else repo, value), index, recursive=True)
     positionals = list(parsed.positionals)
-    if sub in _NETWORK:
+    if sub in _NETWORK and not (positionals and positionals[0][0] == "foreach"):
         for word, index in positionals:
             if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word):
                 _contact(inv, word, index)
@@ -491,6 +496,10 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         inv.walker.effects.append(Execute(("git", *inv.argv[sub_index:]), inv.at(sub_index)))
     if sub == "rev-parse":
         _rev_parse(inv, git, parsed)
+    elif sub == "ls-files" and _top(inv, git) is not None:
+        # names of files of the work tree below the cwd (never inside .git): as a value, the
+        # glob of the names below the cwd
+        inv.walker.substitution_value = "*"
 
 
 _NO_VALUES: dict[str, str] = {}
@@ -643,7 +652,7 @@ def _op_push(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
     if not forced:
         forced = any(option.startswith("--force") for option, _, _ in options)
     words = inv.argv[sub_index + 1:]
-    if forced:
+    if forced and not any(option in ("-f", "--force") for option, _, _ in options):
         words = ["--force", *words]
     normalised = ("git", "push", *words)
     if normalised != tuple(inv.argv):
