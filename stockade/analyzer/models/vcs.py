@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from stockade.analyzer.effects import UNKNOWN, Execute, show
+from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -221,6 +221,7 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
         git.tree = _env(inv, "GIT_WORK_TREE")
     if not parsed.positionals:
         return
+    _planted(inv, git)
     sub, sub_index = parsed.positionals[0]
     if sub not in _SUBCOMMANDS and sub != "clone":
         alias = git.aliases.get(sub.lower())
@@ -290,6 +291,24 @@ def _repository(inv: Invocation, git: _Git, path: str, index: int | None) -> Non
     protected = inv.path(inv.walker.context.workspace.rstrip("/") + "/.git")
     if resolved != protected:
         inv.unknown(f"git uses the repository `{show(resolved)}`, whose hooks and configuration can run code", index)
+
+
+def _planted(inv: Invocation, git: _Git) -> None:
+    """A repository outside the workspace whose ``.git`` this text wrote (``echo … >
+    DIR/.git/config``) has configuration or hooks that run code the analyzer did not see."""
+    if _top(inv, git) is not None:
+        return
+    here = inv.path(git.repo)
+    if UNKNOWN in here:
+        return
+    inside = here.rstrip("/") + "/.git/"
+    for effect in inv.walker.effects:
+        path = getattr(effect, "dest", None) if effect.__class__ is Rename else getattr(effect, "path", None)
+        if effect.__class__ in (Write, Rename) and isinstance(path, str) and (path + "/").startswith(inside) \
+                and path.rstrip("/") != inside.rstrip("/"):
+            inv.unknown(f"git runs in `{show(here)}`, whose `{show(path)}` this command wrote: its configuration"
+                        " and hooks run code")
+            return
 
 
 def _expand_alias(inv: Invocation, sub_index: int, alias: tuple[str, int | None], depth: int) -> None:
