@@ -133,6 +133,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
                   "text", ""),
     "push": ({"--receive-pack": _S, "--exec": _S, "-o": "text", "--push-option": "text", "--repo": "remote", "--signed": "text"},
              "push", ""),
+    "send-pack": ({"--receive-pack": _S, "--exec": _S, "--signed": "text"}, "push", ""),
     "archive": ({"--exec": _S, "-o": "write", "--output": "write", "--remote": "remote", "--prefix": "text",
                  "--add-file": "read", "--format": "text", "--add-virtual-file": "text", "--mtime": "text"},
                 "text", ""),
@@ -147,7 +148,8 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "var": ({}, "text", ""), "help": ({}, "text", ""), "version": ({}, "text", ""),
 }
 #: subcommands whose operands may be URLs contacted
-_NETWORK = frozenset({"clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive"})
+_NETWORK = frozenset({"clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive", "send-pack",
+                      "fetch-pack"})
 #: push options that let it overwrite or delete remote history
 _FORCING = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete", "--prune"})
 #: how deep aliases may expand (git itself refuses loops)
@@ -264,12 +266,33 @@ def _environment(inv: Invocation, git: _Git) -> None:
         path = _env(inv, name)
         if path is not None:
             _config_file(inv, git, path, None, f"`{name}`")
-    if configs:
-        for path in ("~/.gitconfig", "~/.config/git/config", ".git/config"):
-            written = configs.get(inv.path(path))
-            if written is not None:
-                for key, value in written.items():
-                    _remember(git, key, value, None)
+    for path in _user_configs(inv):
+        written = configs.get(inv.path(path))
+        if written is not None:
+            for key, value in written.items():
+                _remember(git, key, value, None)
+        elif path[:1] != "~" and _wrote(inv, path):  # HOME/XDG_CONFIG_HOME moved to where this text wrote
+            inv.unknown(f"git reads configuration (which can run commands) from `{show(path)}`, which this command"
+                        " wrote")
+
+
+def _user_configs(inv: Invocation) -> list[str]:
+    """The per-user and repository configuration files git reads (``HOME`` and
+    ``XDG_CONFIG_HOME`` as git sees them)."""
+    home = _env(inv, "HOME") or "~"
+    xdg = _env(inv, "XDG_CONFIG_HOME") or home.rstrip("/") + "/.config"
+    return [home.rstrip("/") + "/.gitconfig", xdg.rstrip("/") + "/git/config", ".git/config"]
+
+
+def _wrote(inv: Invocation, path: str) -> bool:
+    """Whether this text wrote ``path`` (or moved something there) before this command."""
+    resolved = inv.path(path)
+    for effect in inv.walker.effects:
+        if effect.__class__ is Write and getattr(effect, "path", None) == resolved:
+            return True
+        if effect.__class__ is Rename and getattr(effect, "dest", None) == resolved:
+            return True
+    return False
 
 
 def _config_file(inv: Invocation, git: _Git, path: str, index: int | None, what: str) -> None:
@@ -418,9 +441,9 @@ def _git_config(inv: Invocation, start: int, repo: str) -> None:
     while index < len(argv):
         word = argv[index]
         if word == "--global":
-            scope_file = "~/.gitconfig"
+            scope_file = _env(inv, "GIT_CONFIG_GLOBAL") or _user_configs(inv)[0]
         elif word == "--system":
-            scope_file = "/etc/gitconfig"
+            scope_file = _env(inv, "GIT_CONFIG_SYSTEM") or "/etc/gitconfig"
         elif word in ("-f", "--file", "--blob"):
             if index + 1 < len(argv):
                 scope_file = _below(repo, argv[index + 1])
@@ -511,7 +534,7 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
                 inv.delete(path, index, recursive=parsed.has("-r"))
             elif operands == "writer":
                 inv.write(path, index, recursive=True)
-    if had_globals and sub != "push":  # command rules see the subcommand without git's global options
+    if had_globals and operands != "push":  # command rules see the subcommand without git's global options
         inv.walker.effects.append(Execute(("git", *inv.argv[sub_index:]), inv.at(sub_index)))
     if sub == "rev-parse":
         _rev_parse(inv, git, parsed)
@@ -673,7 +696,7 @@ def _op_push(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
     words = inv.argv[sub_index + 1:]
     if forced and not any(option in ("-f", "--force") for option, _, _ in options):
         words = ["--force", *words]
-    normalised = ("git", "push", *words)
+    normalised = ("git", "push", *words)  # (send-pack, push's plumbing, is judged as push)
     if normalised != tuple(inv.argv):
         inv.walker.effects.append(Execute(normalised, inv.at(sub_index)))
 
