@@ -105,7 +105,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
            "read", "tree"),
     "clean": ({"-e": "text", "--exclude": "text"}, "clean", ""),
     "init": ({"--template": "template", "--separate-git-dir": "writer", "-b": "text",
-              "--initial-branch": "text", "--object-format": "text", "--shared": "text"}, "writer", ""),
+              "--initial-branch": "text", "--object-format": "text", "--shared": "text"}, "init", ""),
     "worktree": ({"-b": "text", "-B": "text", "--reason": "text", "--expire": "text"}, "worktree", "git"),
     "notes": ({"-F": "read", "--file": "read", "-m": "text", "--ref": "text"}, "text", "git"),
     "gc": ({}, "text", "git"), "sparse-checkout": ({}, "text", "tree"),
@@ -325,10 +325,11 @@ def _planted(inv: Invocation, git: _Git) -> None:
     if UNKNOWN in here:
         return
     inside = here.rstrip("/") + "/.git/"
+    known = _known_configs(inv)  # (written by `git config`: judged when written)
     for effect in inv.walker.effects:
         path = getattr(effect, "dest", None) if effect.__class__ is Rename else getattr(effect, "path", None)
         if effect.__class__ in (Write, Rename) and isinstance(path, str) and (path + "/").startswith(inside) \
-                and path.rstrip("/") != inside.rstrip("/"):
+                and path.rstrip("/") != inside.rstrip("/") and path not in known:
             inv.unknown(f"git runs in `{show(here)}`, whose `{show(path)}` this command wrote: its configuration"
                         " and hooks run code")
             return
@@ -488,7 +489,8 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         return
     values, operands, writes = _SUBCOMMANDS.get(sub, (_NO_VALUES, "text", ""))
     parsed = parse_options(inv.argv, values, start=sub_index + 1,
-                           stop_at_first_positional=operands in ("foreach", "run"))
+                           stop_at_first_positional=operands in ("foreach", "run"),
+                           optional=_OPTIONAL_VALUES.get(sub, _NO_FLAGS))
     if writes:
         inv.write(_below(repo, ".git"), sub_index)
     if writes == "tree":
@@ -545,6 +547,9 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
 
 
 _NO_VALUES: dict[str, str] = {}
+_NO_FLAGS: frozenset[str] = frozenset()
+#: options whose value is only ever attached (``grep -O[pager]``)
+_OPTIONAL_VALUES = {"grep": frozenset({"-O", "--open-files-in-pager"})}
 
 
 def _tree_write(inv: Invocation, git: _Git, index: int) -> None:
@@ -609,15 +614,41 @@ def _write_paths(inv: Invocation, git: _Git, paths: list[tuple[str, int]]) -> No
 
 def _op_no_index(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
                  positionals: list[tuple[str, int]]) -> None:
-    """``diff --no-index A B`` (or outside a repository) reads two files or trees."""
-    if "--no-index" in inv.argv[sub_index + 1:]:
-        for word, index in positionals[:2]:
-            inv.read(_below(git.repo, word), index, recursive=True)
+    """``diff --no-index A B`` reads two files or trees; so does ``diff A B`` when one of the
+    two is outside the repository (or git runs outside one)."""
+    if "--no-index" not in inv.argv[sub_index + 1:]:
+        if len(positionals) != 2:
+            return
+        top = _top(inv, git)
+        paths = [inv.path(_below(git.repo, word)) for word, _ in positionals]
+        if top is not None and all(p == top or p.startswith(top + "/") for p in paths):
+            return  # revisions or paths of the repository
+        if not all(p.startswith("/") or p[:1] == UNKNOWN for p in paths):
+            return
+        if not any(word.startswith(("/", "~", ".")) or "/" in word for word, _ in positionals):
+            return  # two revisions (`git diff main feature`)
+    for word, index in positionals[:2]:
+        inv.read(_below(git.repo, word), index, recursive=True)
+
+
+def _op_init(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+             positionals: list[tuple[str, int]]) -> None:
+    """``init [DIR]`` creates DIR and its ``.git``; in the workspace's top directory it
+    (re)initialises the workspace's repository, whose protected parts it leaves alone."""
+    top = _top(inv, git)
+    for word, index in positionals[:1]:
+        path = _below(git.repo, word)
+        inv.write(path, index, recursive=top is None or inv.path(path) != top)
 
 
 def _op_foreach(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
                 positionals: list[tuple[str, int]]) -> None:
     """``submodule [opts] foreach [--recursive] CMD…``: the words are shell code run in each submodule."""
+    if positionals and positionals[0][0] == "add" and len(positionals) >= 2:
+        target, index = positionals[2] if len(positionals) >= 3 else (clone_directory(positionals[1][0]),
+                                                                      positionals[1][1])
+        inv.write(_below(git.repo, target or "."), index, recursive=True)
+        return
     if not positionals or positionals[0][0] != "foreach":
         return
     start = positionals[0][1] + 1
@@ -715,7 +746,7 @@ def _op_hook(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
 
 _OPERANDS = {
     "after-dashdash": _op_after_dashdash, "paths": _op_paths, "no-index": _op_no_index, "foreach": _op_foreach,
-    "run": _op_run, "worktree": _op_worktree, "bundle": _op_bundle, "clean": _op_clean, "push": _op_push,
+    "run": _op_run, "init": _op_init, "worktree": _op_worktree, "bundle": _op_bundle, "clean": _op_clean, "push": _op_push,
     "unknown": _op_unknown, "hook": _op_hook,
 }
 
