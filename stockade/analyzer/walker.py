@@ -157,6 +157,9 @@ class Walker(ControlFlow):
     #: (a redirected command, the words the grammar hung on its redirections): see
     #: :meth:`visit_redirected_statement`
     redirect_words: tuple[Any, list[Any]] | None = None
+    #: the known output of the command just walked in a command substitution, set by a
+    #: model that knows it (``git rev-parse --show-toplevel``); see :meth:`substitute`
+    substitution_value: str | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -276,11 +279,19 @@ class Walker(ControlFlow):
         """Walk a command or process substitution in a subshell; its output is unknown."""
         saved = self.state
         self.state = saved.copy()
+        self.substitution_value = None
         try:
             for child in node.named_children:
                 self.walk(child, TERMINAL)
         finally:
             self.state = saved
+        value = self.substitution_value
+        if value is not None:  # a model's known output (`git rev-parse --show-toplevel`), from one command
+            self.substitution_value = None
+            children = node.named_children
+            if len(children) == 1 and (children[0].type == "command" or (
+                    children[0].type == "redirected_statement" and children[0].named_children[0].type == "command")):
+                return value
         return UNKNOWN
 
     def nested_fragment(self, text: str, node: Any) -> None:

@@ -1,101 +1,765 @@
-"""git: global options (``-c key=value`` that run code, ``-C``), subcommands as data."""
+"""git as data: global options, the configuration it runs code from, and each subcommand's
+options (option → role of its value) and operands.
+
+git runs code and changes where it works in many ways, all modelled here:
+
+* global options (``-c key=value``, ``--config-env``, ``-C``, ``--git-dir``, ``--work-tree``,
+  ``--exec-path=``) and the variables that do the same (``GIT_CONFIG_COUNT`` with
+  ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``,
+  ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM``, ``GIT_DIR``, ``GIT_WORK_TREE``), as prefix
+  assignments or exported earlier in the text;
+* configuration keys whose value is a command (:data:`_CODE_KEYS`), that redirect the network
+  (:data:`_NET_KEYS`) or load configuration from elsewhere; configuration written by
+  ``git config`` earlier in the same text is remembered (per file) and applies to later git
+  commands that read that file (aliases, forced push refspecs);
+* aliases: ``alias.x = !code`` is shell code, ``alias.x = push -f`` is expanded;
+* subcommands (:data:`_SUBCOMMANDS`): option values that are shell code, programs, files
+  written or read; operands that are paths; work-tree writes;
+* push spellings that rewrite or delete remote history (``-f``, ``--force-with-lease``,
+  ``+refspec``, ``:branch``, ``--delete``, ``--mirror``, ``--prune``, forced refspecs from
+  config) are given to the command rules as one normalised argv ``git push --force …``, so a
+  rule ``deny git push --force`` matches every spelling; global options are dropped from it.
+"""
 
 from __future__ import annotations
 
 import re
+import shlex
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models import Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.regex import LazyPattern
 
 #: config keys whose value is a command git runs (``!`` aliases are shell code)
 _CODE_KEYS = LazyPattern(
-    r"^(core\.(fsmonitor|pager|editor|sshcommand|askpass|hookspath|gitproxy)|diff\..*\.(textconv|command)|"
-    r"diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|pager\..*|alias\..*|"
+    r"^(core\.(fsmonitor|pager|editor|sshcommand|askpass|gitproxy)|diff\..*\.(textconv|command)|"
+    r"diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|pager\..*|"
     r"sequence\.editor|credential\.helper|credential\..*\.helper|gpg\.program|gpg\..*\.program|"
-    r"uploadpack\.packobjectshook|sendemail\.(smtpserver|tocmd|cccmd)|web\.browser|browser\..*\.cmd|"
-    r"remote\..*\.(receivepack|uploadpack|vcs)|protocol\.ext\.allow|include\.path|includeif\..*|"
-    r"core\.(worktree|gitdir)|init\.templatedir)$", re.I)
-_GLOBAL_VALUES = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
-                  "--super-prefix", "--list-cmds"}
+    r"uploadpack\.packobjectshook|sendemail\.(smtpserver|tocmd|cccmd)|web\.browser|browser\..*\.(cmd|path)|"
+    r"remote\..*\.(receivepack|uploadpack|vcs)|(diff|merge)tool\..*\.(cmd|path)|man\..*\.(cmd|path)|"
+    r"core\.alternaterefscommand|sendemail\.sendmailcmd|instaweb\.httpd)$", re.I)
+#: config keys that load configuration, hooks or programs from elsewhere (cannot be seen into)
+_ELSEWHERE_KEYS = LazyPattern(r"^(include\.path|includeif\..*\.path|core\.worktree|init\.templatedir|"
+                              r"protocol\.(ext|fd)\.allow|protocol\.allow)$", re.I)
+#: config keys whose value is (or holds) a host git talks to; ``url.<base>.insteadOf``'s base
+_NET_KEYS = LazyPattern(r"^(https?\.(.*\.)?proxy|remote\..*\.(url|pushurl|proxy)|core\.gitproxy)$", re.I)
+_INSTEAD_OF = LazyPattern(r"^url\.(.*)\.(insteadof|pushinsteadof)$", re.I | re.S)
+#: commands a pager/editor key may name without running anything of note
+_PLAIN_PROGRAMS = frozenset({"cat", "less", "more", "false", "true", "", "vi", "vim", "nano", "less -r", "less -frx",
+                             "emacs", "code --wait", "delta", "diff-so-fancy"})
 
-#: subcommand → (role of positional arguments, writes to the repository)
-_SUBCOMMANDS: dict[str, tuple[str, bool]] = {
-    "status": ("text", False), "diff": ("text", False), "log": ("text", False), "show": ("text", False),
-    "blame": ("read", False), "grep": ("text", False), "ls-files": ("text", False), "rev-parse": ("text", False),
-    "branch": ("text", True), "tag": ("text", True), "describe": ("text", False), "shortlog": ("text", False),
-    "add": ("read", True), "commit": ("text", True), "checkout": ("text", True), "switch": ("text", True),
-    "restore": ("write", True), "reset": ("text", True), "stash": ("text", True), "merge": ("text", True),
-    "rebase": ("text", True), "cherry-pick": ("text", True), "revert": ("text", True), "rm": ("delete", True),
-    "mv": ("text", True), "init": ("writer", False), "worktree": ("text", True), "notes": ("text", True),
-    "gc": ("text", True), "apply": ("read", True), "am": ("read", True), "format-patch": ("text", True),
-    "config": ("text", False), "remote": ("text", True), "submodule": ("text", True), "bisect": ("text", True),
-    "clean": ("text", True), "fsck": ("text", False), "reflog": ("text", False), "cat-file": ("text", False),
-    "for-each-ref": ("text", False), "ls-tree": ("text", False), "show-ref": ("text", False),
-    "archive": ("text", False), "bundle": ("text", False), "sparse-checkout": ("text", True),
+#: global options that take a value (``--exec-path``, ``--list-cmds`` take one only attached)
+_GLOBAL_VALUES = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                            "--super-prefix"})
+
+# Subcommands: option → role of its value; the role of the operands; what the subcommand
+# writes: "" nothing, "git" the repository's .git, "tree" the .git and the work tree.
+# Value roles: script (shell code), python (code not seen into), write/writer/read/readr
+# (paths), text.  Operand roles: text, read, write, delete, writer, and special ones handled
+# by the model (after-dashdash, foreach, run, worktree, bundle, clean, no-index, push).
+_S = "script"
+_DIFF = {"--output": "write", "-O": "read", "--ext-diff": "text"}
+_FETCH = {"--upload-pack": _S, "--depth": "text", "--shallow-since": "text", "--shallow-exclude": "text",
+          "--refmap": "text", "-j": "text", "--jobs": "text", "-o": "text", "--server-option": "text",
+          "--negotiation-tip": "text", "--filter": "text", "--recurse-submodules-default": "text"}
+_SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
+    "status": ({}, "text", ""),
+    "diff": (_DIFF, "no-index", ""),
+    "log": (_DIFF, "text", ""),
+    "show": (_DIFF, "text", ""),
+    "whatchanged": (_DIFF, "text", ""),
+    "format-patch": ({**_DIFF, "-o": "writer", "--output-directory": "writer", "--in-reply-to": "text",
+                      "--subject-prefix": "text", "--to": "text", "--cc": "text", "--from": "text",
+                      "--cover-letter": "text", "--signature-file": "read"}, "text", ""),
+    "range-diff": (_DIFF, "text", ""),
+    "blame": ({"--contents": "read", "-S": "read", "--ignore-revs-file": "read", "-L": "text"}, "text", ""),
+    "grep": ({"-f": "read", "-e": "text", "-O": _S, "--open-files-in-pager": _S}, "text", ""),
+    "ls-files": ({"-X": "read", "--exclude-from": "read", "-x": "text", "--exclude": "text"}, "text", ""),
+    "rev-parse": ({}, "text", ""), "describe": ({}, "text", ""), "shortlog": ({}, "text", ""),
+    "fsck": ({}, "text", ""), "reflog": ({}, "text", "git"), "cat-file": ({}, "text", ""),
+    "for-each-ref": ({}, "text", ""), "ls-tree": ({}, "text", ""), "show-ref": ({}, "text", ""),
+    "branch": ({}, "text", "git"), "tag": ({"-F": "read", "--file": "read", "-m": "text", "-u": "text"}, "text", "git"),
+    "add": ({"--pathspec-from-file": "read"}, "read", "git"),
+    "commit": ({"-F": "read", "--file": "read", "-t": "read", "--template": "read", "-m": "text",
+                "--message": "text", "-C": "text", "-c": "text", "--author": "text", "--date": "text",
+                "--fixup": "text", "--squash": "text", "--pathspec-from-file": "read"}, "text", "git"),
+    "checkout": ({"-b": "text", "-B": "text", "--orphan": "text", "--pathspec-from-file": "read"},
+                 "after-dashdash", "tree"),
+    "switch": ({"-c": "text", "-C": "text", "--orphan": "text"}, "text", "tree"),
+    "restore": ({"-s": "text", "--source": "text", "--pathspec-from-file": "read"}, "paths", "tree"),
+    "reset": ({"--pathspec-from-file": "read"}, "text", "tree"),
+    "stash": ({"-m": "text", "--message": "text"}, "text", "tree"),
+    "merge": ({"-m": "text", "-F": "read", "--file": "read", "-s": "text", "--strategy": "text", "-X": "text",
+               "--strategy-option": "text"}, "text", "tree"),
+    "rebase": ({"-x": _S, "--exec": _S, "--onto": "text", "-s": "text", "--strategy": "text", "-X": "text",
+                "--strategy-option": "text", "-C": "text", "--whitespace": "text"}, "text", "tree"),
+    "cherry-pick": ({"-m": "text", "--mainline": "text", "-s": "text", "-X": "text"}, "text", "tree"),
+    "revert": ({"-m": "text", "--mainline": "text", "-X": "text"}, "text", "tree"),
+    "pull": ({**_FETCH, "-s": "text", "--strategy": "text", "-X": "text"}, "text", "tree"),
+    "rm": ({"--pathspec-from-file": "read"}, "delete", "tree"),
+    "mv": ({}, "write", "tree"),
+    "apply": ({"--directory": "tree-dir", "-p": "text", "--exclude": "text", "--include": "text"}, "read", "tree"),
+    "am": ({"--directory": "tree-dir", "-p": "text", "--exclude": "text", "--include": "text", "-S": "text"},
+           "read", "tree"),
+    "clean": ({"-e": "text", "--exclude": "text"}, "clean", ""),
+    "init": ({"--template": "template", "--separate-git-dir": "writer", "-b": "text",
+              "--initial-branch": "text", "--object-format": "text", "--shared": "text"}, "init", ""),
+    "worktree": ({"-b": "text", "-B": "text", "--reason": "text", "--expire": "text"}, "worktree", "git"),
+    "notes": ({"-F": "read", "--file": "read", "-m": "text", "--ref": "text"}, "text", "git"),
+    "gc": ({}, "text", "git"), "sparse-checkout": ({}, "text", "tree"),
+    "config": ({}, "text", ""),  # (its own model)
+    "remote": ({}, "text", "git"),
+    "submodule": ({"--reference": "read", "--depth": "text", "-b": "text", "--branch": "text", "--name": "text",
+                   "-j": "text", "--jobs": "text"}, "foreach", "tree"),
+    "bisect": ({}, "run", "git"),
+    "filter-branch": ({"--env-filter": _S, "--tree-filter": _S, "--index-filter": _S, "--parent-filter": _S,
+                       "--msg-filter": _S, "--commit-filter": _S, "--tag-name-filter": _S, "--setup": _S,
+                       "--subdirectory-filter": "text", "--prune-empty": "text", "-d": "writer",
+                       "--original": "text", "--state-branch": "text"}, "text", "tree"),
+    "filter-repo": ({"--filename-callback": "python", "--message-callback": "python",
+                     "--name-callback": "python", "--email-callback": "python", "--refname-callback": "python",
+                     "--blob-callback": "python", "--commit-callback": "python", "--tag-callback": "python",
+                     "--reset-callback": "python", "--paths-from-file": "read", "--replace-text": "read",
+                     "--replace-message": "read", "--mailmap": "read", "--path": "text", "--path-glob": "text",
+                     "--path-regex": "text", "--path-rename": "text", "--source": "read", "--target": "writer",
+                     "--subdirectory-filter": "text", "--to-subdirectory-filter": "text",
+                     "--file-info-callback": "python"}, "text", "tree"),
+    "difftool": ({"-x": _S, "--extcmd": _S, "-t": "text", "--tool": "text"}, "text", ""),
+    "mergetool": ({"-t": "text", "--tool": "text", "-O": "read"}, "text", "tree"),
+    "fetch": (_FETCH, "text", "git"),
+    "ls-remote": ({"--upload-pack": _S, "-u": _S, "-o": "text", "--server-option": "text", "--sort": "text"},
+                  "text", ""),
+    "push": ({"--receive-pack": _S, "--exec": _S, "-o": "text", "--push-option": "text", "--repo": "remote", "--signed": "text"},
+             "push", ""),
+    "send-pack": ({"--receive-pack": _S, "--exec": _S, "--signed": "text"}, "push", ""),
+    "archive": ({"--exec": _S, "-o": "write", "--output": "write", "--remote": "remote", "--prefix": "text",
+                 "--add-file": "read", "--format": "text", "--add-virtual-file": "text", "--mtime": "text"},
+                "text", ""),
+    "bundle": ({"--version": "text"}, "bundle", "git"),
+    "send-email": ({"--smtp-server": _S, "--to-cmd": _S, "--cc-cmd": _S, "--header-cmd": _S, "--to": "text",
+                    "--cc": "text", "--from": "text", "--subject": "text"}, "read", ""),
+    "instaweb": ({"-d": _S, "--httpd": _S, "-b": _S, "--browser": _S, "-p": "text", "--port": "text"}, "text", ""),
+    "web--browse": ({"-b": _S, "--browser": _S, "-c": "text", "--config": "text"}, "text", ""),
+    "daemon": ({}, "unknown", ""),
+    "upload-pack": ({}, "text", ""), "receive-pack": ({}, "text", "git"),
+    "hook": ({}, "hook", ""),
+    "var": ({}, "text", ""), "help": ({}, "text", ""), "version": ({}, "text", ""),
 }
-_NETWORK = {"clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule"}
+#: subcommands whose operands may be URLs contacted
+_NETWORK = frozenset({"clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive", "send-pack",
+                      "fetch-pack"})
+#: push options that let it overwrite or delete remote history
+_FORCING = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete", "--prune"})
+#: how deep aliases may expand (git itself refuses loops)
+_MAX_ALIAS_DEPTH = 8
 
 
-def model_git(inv: Invocation) -> None:
-    """git: ``-c`` keys that name commands are walked as shell code; ``-C DIR`` moves the
-    repository; network subcommands contact URL remotes; ``config`` writes the repository's
-    ``.git/config`` (or ``~/.gitconfig`` with ``--global``); ``clone`` writes its target."""
-    parsed = parse_options(inv.argv, _GLOBAL_VALUES, stop_at_first_positional=True)
-    repo = "."
+class _Git:
+    """What one git invocation sees: its configuration, repository and work tree."""
+
+    __slots__ = ("aliases", "forced_push", "repo", "tree")
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, tuple[str, int | None]] = {}
+        self.forced_push = ""  # why config makes pushes forced ("" when it does not)
+        self.repo = "."  # the -C directory
+        self.tree: str | None = None  # --work-tree / GIT_WORK_TREE
+
+
+def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
+    """Configuration files written by ``git config`` earlier in this text: resolved path → keys."""
+    configs: dict[str, dict[str, str]] | None = getattr(inv.walker, "git_configs", None)
+    if configs is None:
+        configs = {}
+        inv.walker.git_configs = configs  # type: ignore[attr-defined]
+    return configs
+
+
+def _env(inv: Invocation, name: str) -> str | None:
+    """A variable git sees: a prefix assignment, or exported earlier in the text."""
+    value = inv.env.get(name)
+    if value is not None:
+        return value
+    state = inv.walker.state
+    if name in state.exported:
+        return state.variables.get(name)
+    return None
+
+
+def model_git(inv: Invocation, depth: int = 0) -> None:
+    """git: global options and variables, configuration, aliases, then the subcommand."""
+    argv = inv.argv
+    git = _Git()
+    parsed = parse_options(argv, _GLOBAL_VALUES, stop_at_first_positional=True)
+    _environment(inv, git)
+    git_dir: tuple[str, int | None] | None = None
     for option, value, index in parsed.options:
         if value is None:
             continue
         if option == "-c":
-            key, _, setting = value.partition("=")
-            _config_value(inv, key, setting, index)
+            key, eq, setting = value.partition("=")
+            _config_value(inv, git, key, setting if eq else "true", index)
+        elif option == "--config-env":
+            key, _, name = value.partition("=")
+            found = _env(inv, name)
+            _config_value(inv, git, key, UNKNOWN if found is None else found, index)
         elif option == "-C":
-            repo = value if repo == "." else repo.rstrip("/") + "/" + value
-        elif option in ("--exec-path", "--config-env"):
-            inv.unknown(f"`git {option}` makes git run programs from elsewhere", index)
+            git.repo = value if git.repo == "." or value.startswith(("/", "~")) else git.repo.rstrip("/") + "/" + value
+        elif option == "--git-dir":
+            git_dir = (value, index)
+        elif option == "--work-tree":
+            git.tree = _below(git.repo, value)
+        elif option == "--exec-path":
+            inv.unknown(f"`git --exec-path={show(value)}` makes git run its programs from elsewhere", index)
+    if git_dir is None:
+        dir_variable = _env(inv, "GIT_DIR")
+        if dir_variable is not None:
+            git_dir = (dir_variable, None)
+    if git_dir is not None:
+        _repository(inv, git, *git_dir)
+    if git.tree is None:
+        git.tree = _env(inv, "GIT_WORK_TREE")
     if not parsed.positionals:
         return
+    _planted(inv, git)
     sub, sub_index = parsed.positionals[0]
-    rest = inv.argv[sub_index + 1:]
-    rest_spans = list(range(sub_index + 1, len(inv.argv)))
-    role, writes = _SUBCOMMANDS.get(sub, ("text", False))
-    if writes:
-        inv.write(repo.rstrip("/") + "/.git", sub_index)
+    if sub not in _SUBCOMMANDS and sub != "clone":
+        alias = git.aliases.get(sub.lower())
+        if alias is not None:
+            _expand_alias(inv, sub_index, alias, depth)
+            return
+    _subcommand(inv, git, sub, sub_index, bool(parsed.options))
+
+
+def _environment(inv: Invocation, git: _Git) -> None:
+    """Configuration from variables: ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``,
+    ``GIT_CONFIG_PARAMETERS``, ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM`` files, and files
+    written earlier in the text that git reads anyway (``~/.gitconfig``, the repo's config)."""
+    count = _env(inv, "GIT_CONFIG_COUNT")
+    if count is not None:
+        if not count.isdigit():
+            inv.unknown(f"`GIT_CONFIG_COUNT` is not known (`{show(count)}`): git reads configuration from variables")
+        else:
+            for number in range(min(int(count), 64)):
+                key = _env(inv, f"GIT_CONFIG_KEY_{number}")
+                value = _env(inv, f"GIT_CONFIG_VALUE_{number}")
+                if key is None or UNKNOWN in key:
+                    inv.unknown(f"`GIT_CONFIG_KEY_{number}` is not known: git reads configuration from variables")
+                    continue
+                _config_value(inv, git, key, UNKNOWN if value is None else value, None)
+    parameters = _env(inv, "GIT_CONFIG_PARAMETERS")
+    if parameters is not None:
+        try:
+            words = shlex.split(parameters.replace("'='", "' '=' '")) if UNKNOWN not in parameters else None
+        except ValueError:
+            words = None
+        if words is None:
+            inv.unknown("`GIT_CONFIG_PARAMETERS` is not known: git reads configuration from it")
+        else:
+            pairs = [w for w in words if w != "="]
+            for key, value in zip(pairs[::2], pairs[1::2], strict=False):
+                _config_value(inv, git, key, value, None)
+    configs = _known_configs(inv)
+    for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        path = _env(inv, name)
+        if path is not None:
+            _config_file(inv, git, path, None, f"`{name}`")
+    for path in _user_configs(inv):
+        written = configs.get(inv.path(path))
+        if written is not None:
+            for key, value in written.items():
+                _remember(git, key, value, None)
+        elif path[:1] != "~" and _wrote(inv, path):  # HOME/XDG_CONFIG_HOME moved to where this text wrote
+            inv.unknown(f"git reads configuration (which can run commands) from `{show(path)}`, which this command"
+                        " wrote")
+
+
+def _user_configs(inv: Invocation) -> list[str]:
+    """The per-user and repository configuration files git reads (``HOME`` and
+    ``XDG_CONFIG_HOME`` as git sees them)."""
+    home = _env(inv, "HOME") or "~"
+    xdg = _env(inv, "XDG_CONFIG_HOME") or home.rstrip("/") + "/.config"
+    return [home.rstrip("/") + "/.gitconfig", xdg.rstrip("/") + "/git/config", ".git/config"]
+
+
+def _wrote(inv: Invocation, path: str) -> bool:
+    """Whether this text wrote ``path`` (or moved something there) before this command."""
+    resolved = inv.path(path)
+    for effect in inv.walker.effects:
+        if effect.__class__ is Write and getattr(effect, "path", None) == resolved:
+            return True
+        if effect.__class__ is Rename and getattr(effect, "dest", None) == resolved:
+            return True
+    return False
+
+
+def _config_file(inv: Invocation, git: _Git, path: str, index: int | None, what: str) -> None:
+    """Git reads configuration from ``path``: known when written earlier in the text."""
+    if path in ("/dev/null", ""):
+        return
+    written = _known_configs(inv).get(inv.path(path))
+    if written is None:
+        inv.unknown(f"{what} makes git read configuration (which can run commands) from `{show(path)}`", index)
+        return
+    for key, value in written.items():
+        _remember(git, key, value, index)
+
+
+def _repository(inv: Invocation, git: _Git, path: str, index: int | None) -> None:
+    """``--git-dir``/``GIT_DIR``: a repository other than the workspace's has hooks and a
+    configuration the policy does not protect, and git runs code from both."""
+    resolved = inv.path(_below(git.repo, path))
+    protected = inv.path(inv.walker.context.workspace.rstrip("/") + "/.git")
+    if resolved != protected:
+        inv.unknown(f"git uses the repository `{show(resolved)}`, whose hooks and configuration can run code", index)
+
+
+def _planted(inv: Invocation, git: _Git) -> None:
+    """A repository outside the workspace whose ``.git`` this text wrote (``echo … >
+    DIR/.git/config``) has configuration or hooks that run code the analyzer did not see."""
+    if _top(inv, git) is not None:
+        return
+    here = inv.path(git.repo)
+    if UNKNOWN in here:
+        return
+    inside = here.rstrip("/") + "/.git/"
+    known = _known_configs(inv)  # (written by `git config`: judged when written)
+    for effect in inv.walker.effects:
+        path = getattr(effect, "dest", None) if effect.__class__ is Rename else getattr(effect, "path", None)
+        if effect.__class__ in (Write, Rename) and isinstance(path, str) and (path + "/").startswith(inside) \
+                and path.rstrip("/") != inside.rstrip("/") and path not in known:
+            inv.unknown(f"git runs in `{show(here)}`, whose `{show(path)}` this command wrote: its configuration"
+                        " and hooks run code")
+            return
+
+
+def _expand_alias(inv: Invocation, sub_index: int, alias: tuple[str, int | None], depth: int) -> None:
+    """``git NAME args``, NAME an alias: shell code (``!…``) or a git command line."""
+    value, index = alias
+    where = sub_index if index is None else index
+    if value.startswith("!"):
+        inv.script(value[1:] + "".join(" " + shlex.quote(w) for w in inv.argv[sub_index + 1:]), where,
+                   what=f"the shell alias `{inv.argv[sub_index]}`")
+        return
+    if depth >= _MAX_ALIAS_DEPTH:
+        return
+    if UNKNOWN in value:
+        inv.unknown(f"the alias `{inv.argv[sub_index]}` is not known before it runs", where)
+        return
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        inv.unknown(f"the alias `{inv.argv[sub_index]}` cannot be split into words", where)
+        return
+    argv = [*inv.argv[:sub_index], *words, *inv.argv[sub_index + 1:]]
+    spans = [*inv.spans[:sub_index], *[inv.at(sub_index)] * len(words), *inv.spans[sub_index + 1:]]
+    inv.walker.effects.append(Execute(("git", *words, *inv.argv[sub_index + 1:]), inv.at(sub_index)))
+    expanded = Invocation(inv.walker, argv, spans, inv.stdin, inv.env, inv.span)
+    model_git(expanded, depth + 1)
+
+
+def _below(repo: str, path: str) -> str:
+    """A path given to a git subcommand, relative to ``-C`` when one was given."""
+    return path if repo == "." or path.startswith(("/", "~")) else repo.rstrip("/") + "/" + path
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+def _remember(git: _Git, key: str, value: str, index: int | None) -> None:
+    """What configuration changes about later steps of this git command: aliases, forced pushes."""
+    lower = key.lower()
+    if lower.startswith("alias."):
+        git.aliases[lower[6:]] = (value, index)
+    elif lower.startswith("remote.") and lower.endswith(".push") and value.startswith("+"):
+        git.forced_push = f"config `{key}` is a forced refspec"
+    elif lower.startswith("remote.") and lower.endswith(".mirror") and value.lower() in ("true", "yes", "on", "1"):
+        git.forced_push = f"config `{key}` makes pushes mirror"
+
+
+def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index: int | None) -> None:
+    """Judge one configuration setting (from ``-c``, a variable or ``git config``)."""
+    if git is not None:
+        _remember(git, key, value, index)
+    lower = key.lower()
+    if lower.startswith("alias."):
+        if value.startswith("!"):
+            inv.script(value[1:], index, what=f"the shell alias in git config `{key}`")
+        return
+    if lower == "core.hookspath":
+        inv.persistence("`core.hooksPath` makes git run hooks from another directory", index)
+        return
+    if lower.startswith(("include.", "includeif.")) and git is not None:
+        _config_file(inv, git, value, index, f"git config `{key}`")
+        return
+    if _ELSEWHERE_KEYS.match(key):
+        inv.unknown(f"git config `{key}` loads configuration or code from elsewhere", index)
+        return
+    instead = _INSTEAD_OF.match(key)
+    if instead is not None:
+        _contact(inv, instead.group(1), index)
+        return
+    if _NET_KEYS.match(key) and not lower.endswith("gitproxy"):
+        _contact(inv, value, index)
+        return
+    if not _CODE_KEYS.match(key):
+        return
+    code = value[1:] if value.startswith("!") else value
+    if code.lower().strip() in _PLAIN_PROGRAMS:
+        return
+    inv.script(code, index, what=f"the command in git config `{key}`")
+
+
+def _contact(inv: Invocation, url: str, index: int | None) -> None:
+    """git will talk to ``url`` (a URL, ``user@host:path`` or ``host[:port]``)."""
+    if not url:
+        return
+    if "://" in url:
+        contact_url(inv, url, index, 443)
+    elif re.match(r"^[\w.-]+@[\w.\x00-]+:", url):
+        contact_url(inv, "ssh://" + url.split("@", 1)[1].split(":", 1)[0], index, 22)
+    elif url.startswith(("/", ".", "~")):
+        inv.read(url, index, recursive=True)
+    else:
+        contact_url(inv, "http://" + url, index, 80)
+
+
+#: ``git config`` options that change the file even with one operand
+_CONFIG_CHANGES = frozenset({"--unset", "--unset-all", "--remove-section", "--rename-section", "--replace-all",
+                             "--add"})
+
+
+def _git_config(inv: Invocation, start: int, repo: str) -> None:
+    """``git config [scope] key value``: a write to that file (``.git/config``, ``~/.gitconfig``,
+    ``/etc/gitconfig``, ``--file F``), remembered for later git commands; reading is a read."""
+    scope_file = _below(repo, ".git/config")
+    words: list[tuple[str, int]] = []
+    reading = False
+    argv = inv.argv
+    index = start
+    while index < len(argv):
+        word = argv[index]
+        if word == "--global":
+            scope_file = _env(inv, "GIT_CONFIG_GLOBAL") or _user_configs(inv)[0]
+        elif word == "--system":
+            scope_file = _env(inv, "GIT_CONFIG_SYSTEM") or "/etc/gitconfig"
+        elif word in ("-f", "--file", "--blob"):
+            if index + 1 < len(argv):
+                scope_file = _below(repo, argv[index + 1])
+            index += 1
+        elif word.startswith("--file="):
+            scope_file = _below(repo, word[7:])
+        elif word in ("--get", "--get-all", "--list", "-l", "--get-regexp", "--show-origin", "--name-only",
+                      "--get-urlmatch", "--get-color", "--get-colorbool", "-e", "--edit") or (
+                not words and word in ("get", "list")):
+            reading = word not in ("-e", "--edit")
+            if not reading:  # (the editor: judged where GIT_EDITOR/EDITOR are set)
+                inv.write(scope_file, index)
+                return
+        elif not word.startswith("-"):
+            words.append((word, index))
+        index += 1
+    changing = any(word in _CONFIG_CHANGES for word in argv[start:])
+    if words and words[0][0] in ("set", "unset", "rename-section", "remove-section"):
+        words = words[1:]
+        changing = True
+    if reading or not words or (len(words) < 2 and not changing):  # `git config KEY` reads it
+        inv.read(scope_file, None if not words else words[0][1])
+        return
+    key, key_index = words[0]
+    value = words[1][0] if len(words) > 1 else ""
+    inv.write(scope_file, key_index)
+    _known_configs(inv).setdefault(inv.path(scope_file), {})[key.lower()] = value
+    _config_value(inv, None, key, value if len(words) > 1 else "", key_index)
+
+
+# -- subcommands ---------------------------------------------------------------------------
+
+
+def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_globals: bool) -> None:
+    """Model ``git … SUB args`` from the subcommand's row of :data:`_SUBCOMMANDS`."""
+    repo = git.repo
     if sub == "config":
-        _git_config(inv, rest, rest_spans, repo)
+        _git_config(inv, sub_index + 1, repo)
         return
-    if sub in _NETWORK:
-        for offset, word in enumerate(rest):
+    if sub == "clone":
+        _git_clone(inv, git, sub_index)
+        return
+    values, operands, writes = _SUBCOMMANDS.get(sub, (_NO_VALUES, "text", ""))
+    parsed = parse_options(inv.argv, values, start=sub_index + 1,
+                           stop_at_first_positional=operands in ("foreach", "run"),
+                           optional=_OPTIONAL_VALUES.get(sub, _NO_FLAGS))
+    if writes:
+        inv.write(_below(repo, ".git"), sub_index)
+    if writes == "tree":
+        _tree_write(inv, git, sub_index)
+    for option, value, index in parsed.options:
+        role = values.get(option)
+        if role is None or value is None:
+            continue
+        if role == _S:
+            inv.script(value, index, what=f"the command given to `git {sub} {option}`")
+        elif role == "python":
+            inv.unknown(f"`git {sub} {option}` runs Python code that cannot be seen into", index)
+        elif role in ("write", "writer", "read", "readr"):
+            path = _below(repo, value)
+            if role.startswith("write"):
+                inv.write(path, index, recursive=role == "writer")
+            else:
+                inv.read(path, index, recursive=role == "readr")
+        elif role == "template":
+            inv.read(_below(repo, value), index, recursive=True)
+            inv.persistence(f"`git {sub} --template` installs the template's hooks in the repository", index)
+        elif role == "remote":  # a URL is contacted (a remote's name is not a host)
+            if "://" in value or "@" in value:
+                _contact(inv, value, index)
+        elif role == "tree-dir":  # a directory of the work tree that the subcommand writes below
+            inv.write(_below(git.tree if git.tree is not None else repo, value), index, recursive=True)
+    positionals = list(parsed.positionals)
+    if sub in _NETWORK and not (positionals and positionals[0][0] == "foreach"):
+        for word, index in positionals:
             if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word):
-                host_word = word if "://" in word else "ssh://" + word.split(":", 1)[0]
-                contact_url(inv, host_word, rest_spans[offset], 443)
-        if sub == "clone":
-            _git_clone(inv, sub_index, repo)
+                _contact(inv, word, index)
+    handler = _OPERANDS.get(operands)
+    if handler is not None:
+        handler(inv, git, sub, sub_index, parsed, positionals)
+    elif operands != "text":
+        for word, index in positionals:
+            path = _below(repo, word)
+            if operands == "read":
+                inv.read(path, index)
+            elif operands == "write":
+                inv.write(path, index, recursive=True)
+            elif operands == "delete":
+                inv.delete(path, index, recursive=parsed.has("-r"))
+            elif operands == "writer":
+                inv.write(path, index, recursive=True)
+    if had_globals and operands != "push":  # command rules see the subcommand without git's global options
+        inv.walker.effects.append(Execute(("git", *inv.argv[sub_index:]), inv.at(sub_index)))
+    if sub == "rev-parse":
+        _rev_parse(inv, git, parsed)
+    elif sub == "ls-files" and _top(inv, git) is not None:
+        # names of files of the work tree below the cwd (never inside .git): as a value, the
+        # glob of the names below the cwd
+        inv.walker.substitution_value = "*"
+
+
+_NO_VALUES: dict[str, str] = {}
+_NO_FLAGS: frozenset[str] = frozenset()
+#: options whose value is only ever attached (``grep -O[pager]``)
+_OPTIONAL_VALUES = {"grep": frozenset({"-O", "--open-files-in-pager"})}
+
+
+def _tree_write(inv: Invocation, git: _Git, index: int) -> None:
+    """The subcommand writes files of the work tree (never inside ``.git``): judged as a write
+    of the work tree's top directory, so a work tree the policy does not let it write is denied."""
+    tree = git.tree if git.tree is not None else git.repo
+    inv.write(tree, index)
+
+
+def _top(inv: Invocation, git: _Git) -> str | None:
+    """The work tree's top directory when known: ``--work-tree``, else the workspace when git
+    runs inside it (the workspace is the repository)."""
+    if git.tree is not None:
+        return inv.path(git.tree) if UNKNOWN not in git.tree else None
+    here = inv.path(git.repo)
+    workspace = inv.walker.context.workspace.rstrip("/")
+    if UNKNOWN not in here and (here == workspace or here.startswith(workspace + "/")):
+        return workspace
+    return None
+
+
+def _rev_parse(inv: Invocation, git: _Git, parsed: Parsed) -> None:
+    """``git rev-parse --show-toplevel`` (``--absolute-git-dir``) prints a known path inside the workspace."""
+    words = inv.argv
+    top = _top(inv, git)
+    if top is None:
         return
-    if role != "text":
-        for offset, word in enumerate(rest):
-            if word.startswith("-") or word == "--":
-                continue
-            path = word if repo == "." else repo.rstrip("/") + "/" + word
-            if role == "read":
-                inv.read(path, rest_spans[offset])
-            elif role == "write":
-                inv.write(path, rest_spans[offset])
-            elif role == "delete":
-                inv.delete(path, rest_spans[offset], recursive="-r" in rest)
-            elif role == "writer":
-                inv.write(path, rest_spans[offset], recursive=True)
-    if sub == "clean" and any(w.startswith("-") and "f" in w.lstrip("-")[:3] for w in rest):
-        inv.delete(repo, sub_index, recursive=True)
+    if "--show-toplevel" in words:
+        inv.walker.substitution_value = top
+    elif "--absolute-git-dir" in words:
+        inv.walker.substitution_value = top + "/.git"
 
 
-#: ``git clone`` options that take a value (the next word when not attached with ``=``)
-_CLONE_VALUES = {"-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "--reference",
-                 "--reference-if-able", "--separate-git-dir", "-u", "--upload-pack", "--template", "-j", "--jobs",
-                 "--shallow-since", "--shallow-exclude", "--filter", "--server-option", "--bundle-uri",
-                 "--ref-format", "--revision"}
+def _op_after_dashdash(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+                       positionals: list[tuple[str, int]]) -> None:
+    """``checkout [tree-ish] [--] paths``: the paths are written (the first word is a branch or
+    commit unless ``--`` comes first)."""
+    argv = inv.argv
+    try:
+        dashdash = argv.index("--", sub_index + 1)
+    except ValueError:
+        dashdash = -1
+    paths = [(w, i) for w, i in positionals if i > dashdash] if dashdash >= 0 else positionals[1:]
+    _write_paths(inv, git, paths)
+
+
+def _op_paths(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+              positionals: list[tuple[str, int]]) -> None:
+    """``restore paths``: every operand is a path written."""
+    _write_paths(inv, git, positionals)
+
+
+def _write_paths(inv: Invocation, git: _Git, paths: list[tuple[str, int]]) -> None:
+    top = _top(inv, git)
+    for word, index in paths:
+        path = _below(git.tree if git.tree is not None else git.repo, word)
+        resolved = inv.path(path)
+        # the top of the work tree (or above it): git writes the tree's files, never .git
+        recursive = top is None or not (top == resolved or top.startswith(resolved.rstrip("/") + "/"))
+        inv.write(path, index, recursive=recursive and resolved != "/")
+
+
+def _op_no_index(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+                 positionals: list[tuple[str, int]]) -> None:
+    """``diff --no-index A B`` reads two files or trees; so does ``diff A B`` when one of the
+    two is outside the repository (or git runs outside one)."""
+    if "--no-index" not in inv.argv[sub_index + 1:]:
+        if len(positionals) != 2:
+            return
+        top = _top(inv, git)
+        paths = [inv.path(_below(git.repo, word)) for word, _ in positionals]
+        if top is not None and all(p == top or p.startswith(top + "/") for p in paths):
+            return  # revisions or paths of the repository
+        if not all(p.startswith("/") or p[:1] == UNKNOWN for p in paths):
+            return
+        if not any(word.startswith(("/", "~", ".")) or "/" in word for word, _ in positionals):
+            return  # two revisions (`git diff main feature`)
+    for word, index in positionals[:2]:
+        inv.read(_below(git.repo, word), index, recursive=True)
+
+
+def _op_init(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+             positionals: list[tuple[str, int]]) -> None:
+    """``init [DIR]`` creates DIR and its ``.git``; in the workspace's top directory it
+    (re)initialises the workspace's repository, whose protected parts it leaves alone."""
+    top = _top(inv, git)
+    for word, index in positionals[:1]:
+        path = _below(git.repo, word)
+        inv.write(path, index, recursive=top is None or inv.path(path) != top)
+
+
+def _op_foreach(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+                positionals: list[tuple[str, int]]) -> None:
+    """``submodule [opts] foreach [--recursive] CMD…``: the words are shell code run in each submodule."""
+    if positionals and positionals[0][0] == "add" and len(positionals) >= 2:
+        target, index = positionals[2] if len(positionals) >= 3 else (clone_directory(positionals[1][0]),
+                                                                      positionals[1][1])
+        inv.write(_below(git.repo, target or "."), index, recursive=True)
+        return
+    if not positionals or positionals[0][0] != "foreach":
+        return
+    start = positionals[0][1] + 1
+    words = inv.argv[start:]
+    while words and words[0] in ("--recursive", "-q", "--quiet"):
+        words = words[1:]
+        start += 1
+    if words:
+        inv.script(" ".join(words), start, what="the command of `git submodule foreach`")
+
+
+def _op_run(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+            positionals: list[tuple[str, int]]) -> None:
+    """``bisect run CMD ARGS…``: the command runs at each step."""
+    if positionals and positionals[0][0] == "run":
+        inv.run(positionals[0][1] + 1)
+
+
+def _op_worktree(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+                 positionals: list[tuple[str, int]]) -> None:
+    """``worktree add PATH`` writes a directory; ``move A B`` moves one; ``remove P`` deletes it."""
+    if not positionals:
+        return
+    action = positionals[0][0]
+    rest = positionals[1:]
+    if action == "add" and rest:
+        inv.write(_below(git.repo, rest[0][0]), rest[0][1], recursive=True)
+    elif action == "move" and len(rest) >= 2:
+        inv.delete(_below(git.repo, rest[0][0]), rest[0][1], recursive=True)
+        inv.write(_below(git.repo, rest[1][0]), rest[1][1], recursive=True)
+    elif action == "remove" and rest:
+        inv.delete(_below(git.repo, rest[0][0]), rest[0][1], recursive=True)
+
+
+def _op_bundle(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+               positionals: list[tuple[str, int]]) -> None:
+    """``bundle create FILE`` writes it; ``verify``/``list-heads``/``unbundle FILE`` read it."""
+    if len(positionals) < 2:
+        return
+    action, (file, index) = positionals[0][0], positionals[1]
+    if action == "create":
+        inv.write(_below(git.repo, file), index)
+    else:
+        inv.read(_below(git.repo, file), index)
+
+
+def _op_clean(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+              positionals: list[tuple[str, int]]) -> None:
+    """``clean -f [paths]`` deletes untracked files of the work tree (never ``.git``): the
+    pathspecs recursively, or the work tree below the cwd (judged as its top directory)."""
+    if not parsed.has("-f", "--force"):
+        return
+    base = git.tree if git.tree is not None else git.repo
+    if not positionals:
+        inv.delete(base, sub_index)
+        return
+    top = _top(inv, git)
+    for word, index in positionals:
+        path = _below(base, word)
+        resolved = inv.path(path)
+        whole = top is not None and (top == resolved or top.startswith(resolved.rstrip("/") + "/"))
+        inv.delete(path, index, recursive=not whole)
+
+
+def _op_push(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+             positionals: list[tuple[str, int]]) -> None:
+    """``push``: the command rules see ``git push [--force] args``, ``--force`` whenever the
+    push may overwrite or delete remote history (forcing options, ``+refspec``, ``:ref``,
+    forced refspecs from configuration)."""
+    options = parsed.options
+    forced = bool(git.forced_push) or any(option in _FORCING for option, _, _ in options)
+    if not forced:
+        forced = any(word.startswith("+") or (n and word.startswith(":")) for n, (word, _) in enumerate(positionals))
+    if not forced:
+        forced = any(option.startswith("--force") for option, _, _ in options)
+    words = inv.argv[sub_index + 1:]
+    if forced and not any(option in ("-f", "--force") for option, _, _ in options):
+        words = ["--force", *words]
+    normalised = ("git", "push", *words)  # (send-pack, push's plumbing, is judged as push)
+    if normalised != tuple(inv.argv):
+        inv.walker.effects.append(Execute(normalised, inv.at(sub_index)))
+
+
+def _op_unknown(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+                positionals: list[tuple[str, int]]) -> None:
+    inv.unknown(f"`git {sub}` runs services and hooks that cannot be seen into", sub_index)
+
+
+def _op_hook(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+             positionals: list[tuple[str, int]]) -> None:
+    """``git hook run NAME`` runs a hook of the repository (protected when it is the workspace's)."""
+    if _top(inv, git) is None:
+        inv.unknown(f"`git {sub}` runs a hook of a repository the policy does not protect", sub_index)
+
+
+_OPERANDS = {
+    "after-dashdash": _op_after_dashdash, "paths": _op_paths, "no-index": _op_no_index, "foreach": _op_foreach,
+    "run": _op_run, "init": _op_init, "worktree": _op_worktree, "bundle": _op_bundle, "clean": _op_clean, "push": _op_push,
+    "unknown": _op_unknown, "hook": _op_hook,
+}
+
+
+# -- clone ---------------------------------------------------------------------------------
+
+#: ``git clone`` options → role of the value
+_CLONE_VALUES = {"-b": "text", "--branch": "text", "-o": "text", "--origin": "text", "-c": "config",
+                 "--config": "config", "--depth": "text", "--reference": "read", "--reference-if-able": "read",
+                 "--separate-git-dir": "writer", "-u": _S, "--upload-pack": _S, "--template": "template",
+                 "-j": "text", "--jobs": "text", "--shallow-since": "text", "--shallow-exclude": "text",
+                 "--filter": "text", "--server-option": "text", "--bundle-uri": "url", "--ref-format": "text",
+                 "--revision": "text"}
 
 
 def clone_directory(url: str) -> str:
@@ -113,93 +777,45 @@ def clone_directory(url: str) -> str:
     return name if name not in (".", "..") else ""
 
 
-def _git_clone(inv: Invocation, sub_index: int, repo: str) -> None:
+def _git_clone(inv: Invocation, git: _Git, sub_index: int) -> None:
     """``git clone [options] URL [DIR]`` writes DIR (default: named after the URL) below the
     cwd, or below ``-C DIR``; ``--separate-git-dir`` writes that directory too; ``-c`` keys
     are judged like ``git -c``; ``--template`` installs hooks and ``-u`` runs a command."""
+    repo = git.repo
     parsed = parse_options(inv.argv, _CLONE_VALUES, start=sub_index + 1)
     for option, value, index in parsed.options:
-        if value is None:
+        role = _CLONE_VALUES.get(option)
+        if value is None or role is None:
             continue
-        if option in ("-c", "--config"):
-            key, _, setting = value.partition("=")
-            _config_value(inv, key, setting, index)
-        elif option == "--separate-git-dir":
-            inv.write(_below_repo(repo, value), index, recursive=True)
-        elif option in ("--reference", "--reference-if-able"):
-            inv.read(_below_repo(repo, value), index)
-        elif option == "--template":
-            inv.read(_below_repo(repo, value), index, recursive=True)
+        if role == "config":
+            key, eq, setting = value.partition("=")
+            _config_value(inv, git, key, setting if eq else "true", index)
+        elif role == "writer":
+            inv.write(_below(repo, value), index, recursive=True)
+        elif role == "read":
+            inv.read(_below(repo, value), index)
+        elif role == "template":
+            inv.read(_below(repo, value), index, recursive=True)
             inv.persistence("`git clone --template` installs the template's hooks in the new repository", index)
-        elif option in ("-u", "--upload-pack"):
-            inv.script(value, index, what="the command given to `git clone --upload-pack`")
+        elif role == _S:
+            inv.script(value, index, what=f"the command given to `git clone {option}`")
+        elif role == "url":
+            _contact(inv, value, index)
     positionals = parsed.positionals
     if not positionals:
         return
     url, url_index = positionals[0]
-    if "://" not in url and not re.match(r"^[\w.-]+@[\w.-]+:|^[\w.-]+:", url):
-        inv.read(_below_repo(repo, url), url_index, recursive=True)  # a local repository is copied
+    if "://" in url or re.match(r"^[\w.-]+@[\w.-]+:", url):
+        _contact(inv, url, url_index)
+    elif url.startswith("ext::"):
+        inv.unknown(f"`git clone {show(url)}` runs a command as its transport", url_index)
+    elif not re.match(r"^[\w.-]+:", url):
+        inv.read(_below(repo, url), url_index, recursive=True)  # a local repository is copied
     if len(positionals) >= 2:
         target, target_index = positionals[1]
     else:
         target, target_index = clone_directory(url), url_index
-    inv.write(_below_repo(repo, target or "."), target_index, recursive=True)
-
-
-def _below_repo(repo: str, path: str) -> str:
-    """A path given to a git subcommand, relative to ``-C`` when one was given."""
-    return path if repo == "." or path.startswith(("/", "~")) else repo.rstrip("/") + "/" + path
-
-
-def _config_value(inv: Invocation, key: str, value: str, index: int) -> None:
-    if not _CODE_KEYS.match(key):
-        return
-    lower = key.lower()
-    if lower.startswith("alias.") and not value.startswith("!"):
-        return
-    if lower == "core.hookspath":
-        inv.persistence("`core.hooksPath` makes git run hooks from another directory", index)
-        return
-    if lower.startswith(("include", "core.worktree", "core.gitdir", "init.templatedir", "protocol.ext")):
-        inv.unknown(f"git config `{key}` loads configuration or code from elsewhere", index)
-        return
-    code = value[1:] if value.startswith("!") else value
-    if code.lower() in ("cat", "less", "false", "true", ""):
-        return
-    inv.script(code, index, what=f"the command in git config `{key}`")
-
-
-def _git_config(inv: Invocation, rest: list[str], spans: list[int], repo: str) -> None:
-    scope_file = repo.rstrip("/") + "/.git/config"
-    words: list[tuple[str, int]] = []
-    reading = False
-    skip = False
-    for offset, word in enumerate(rest):
-        if skip:
-            skip = False
-            continue
-        if word in ("--global",):
-            scope_file = "~/.gitconfig"
-        elif word == "--system":
-            scope_file = "/etc/gitconfig"
-        elif word in ("-f", "--file"):
-            if offset + 1 < len(rest):
-                scope_file = rest[offset + 1]
-            skip = True
-        elif word in ("--get", "--get-all", "--list", "-l", "--get-regexp", "--show-origin", "--name-only",
-                      "get", "list"):
-            reading = True
-        elif not word.startswith("-"):
-            words.append((word, spans[offset]))
-    if reading or len(words) < 2:
-        inv.read(scope_file, spans[0] if spans else None)
-        return
-    key, key_index = words[0]
-    if key in ("set",) and len(words) >= 3:
-        key, key_index = words[1]
-        words = words[1:]
-    inv.write(scope_file, key_index)
-    _config_value(inv, key, words[1][0] if len(words) > 1 else UNKNOWN, key_index)
+    inv.write(_below(repo, target or "."), target_index, recursive=True)
 
 
 register("git", model_git)
