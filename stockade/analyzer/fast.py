@@ -582,7 +582,7 @@ def _run_words(walker: "Walker", words: list[Word], base: int, collapse: SpanT |
             for parts, start, end in words:
                 name, value = _assignment(parts, walker)
                 state.variables[name] = value
-                if name in state.exported or name == "PROMPT_COMMAND":
+                if name in state.exported or "*" in state.exported or name in ("PROMPT_COMMAND", "PS4"):
                     judge_env_var(walker, name, value,
                                   collapse if collapse is not None else (base + start, base + end))
             return

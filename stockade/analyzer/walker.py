@@ -20,6 +20,7 @@ from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read,
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.shellstate import subscript_code
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import WordExpander
 
@@ -38,6 +39,8 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
 _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+#: functions bash calls without being asked: walked where they are defined
+_HOOK_FUNCTIONS = frozenset({"command_not_found_handle", "command_not_found_handler"})
 def _flatten(node: Any, kind: str) -> list[Any]:
     """The operands of a left-nested chain of ``kind`` nodes (``a && b || c``, ``a | b | c``),
     in order, collected without recursion (a chain can be thousands of commands long)."""
@@ -395,11 +398,18 @@ class Walker(ControlFlow):
         self.generic(node, stdin)
 
     def visit_redirected_statement(self, node: Any, stdin: Stdin) -> None:
-        body = node.child_by_field_name("body")
+        body = whole = node.child_by_field_name("body")
+        if body is not None and body.type == "list":
+            # tree-sitter-bash hangs `a && b > f` on the whole list; bash redirects only the
+            # last command, and opens `f` after `a` ran (in the directory `a` may have changed)
+            items = _flatten(body, "list")
+            for item in items[:-1]:
+                self.walk(item, stdin)
+            body = items[-1]
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
         for child in node.children:
-            if child == body or not child.is_named:
+            if child == whole or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
                 stdin = self.heredoc(child, stdin, continuations, words)
@@ -541,7 +551,16 @@ class Walker(ControlFlow):
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if name_node is not None and body is not None:
-            self.state.functions[self.src.node_text(name_node)] = (self.src, body)
+            name = self.src.node_text(name_node)
+            self.state.functions[name] = (self.src, body)
+            if name in _HOOK_FUNCTIONS:  # bash calls it by itself (for any command not found)
+                saved = self.state
+                self.state = saved.copy()
+                self.state.positional = [name, UNKNOWN]
+                try:
+                    self.walk(body, TERMINAL)
+                finally:
+                    self.state = saved
 
     def visit_test_command(self, node: Any, stdin: Stdin) -> None:
         stack = list(node.named_children)
@@ -556,6 +575,11 @@ class Walker(ControlFlow):
                             self.arith_value(self.words.text(operand), operand)
                     continue
                 stack.extend(current.named_children)
+            elif current.type == "unary_expression" and current.children and \
+                    self.src.node_text(current.children[0]) == "-v":
+                for operand in current.named_children[1:]:  # `[[ -v 'a[$(cmd)]' ]]` runs cmd
+                    for text in self.words.fields(operand):
+                        subscript_code(self, text, self.src.span(operand))
             elif current.type in WORD_TYPES:
                 self.words.parts(current)
             elif current.type in ("variable_name", "test_operator"):
@@ -600,18 +624,25 @@ class Walker(ControlFlow):
 
     def env_assignment(self, name: str, value: str, node: Any, in_shell: bool) -> None:
         """Variables that make later programs run code (PAGER, GIT_SSH_COMMAND, …)."""
-        if in_shell and name not in self.state.exported and name not in ("PROMPT_COMMAND",):
-            return
+        exported = self.state.exported
+        if in_shell and name not in exported and "*" not in exported and name not in ("PROMPT_COMMAND", "PS4"):
+            return  # ("*": `set -a`, every assignment is exported)
         judge_env_var(self, name, value, self.src.span(node))
 
     def visit_declaration_command(self, node: Any, stdin: Stdin) -> None:
         keyword = node.children[0].type if node.children else ""
+        if keyword != "export":  # `declare -x`, `typeset -gx`, `local -x` export too
+            for child in node.named_children:
+                if child.type == "word":
+                    flags = self.src.node_text(child)
+                    if flags[:1] == "-" and "x" in flags:
+                        keyword = "export"
         for child in node.named_children:
             if child.type == "variable_assignment":
                 name, value, _ = self.assignment_value(child)
                 if name != UNKNOWN:
                     self.state.variables[name] = value
-                    if keyword == "export":
+                    if keyword == "export" or "*" in self.state.exported:
                         self.state.exported = self.state.exported | {name}
                         self.effects.append(EnvChange(name, self.src.span(child)))
                         self.env_assignment(name, value, child, in_shell=True)
@@ -624,14 +655,28 @@ class Walker(ControlFlow):
                         self.env_assignment(name, known, child, in_shell=True)
             elif child.type in WORD_TYPES:
                 for text in self.words.fields(child):
+                    if "[" in text:  # `declare 'a[$(cmd)]=1'`: the subscript is evaluated
+                        subscript_code(self, text.partition("=")[0], self.src.span(child))
                     if "=" in text and _ASSIGN_WORD_RE.match(text):
                         key, _, val = text.partition("=")
                         self.state.variables[key.rstrip("+")] = val
+                        if keyword == "export" or "*" in self.state.exported:
+                            self.env_assignment(key.rstrip("+"), val, child, in_shell=False)
 
     def visit_unset_command(self, node: Any, stdin: Stdin) -> None:
+        keyword = node.children[0].type if node.children else ""
+        argv = [keyword]
+        spans: list[SpanT] = [self.src.span(node)]
         for child in node.named_children:
-            if child.type in ("variable_name", "word"):
-                self.state.variables.pop(self.src.node_text(child), None)
+            if child.type in WORD_TYPES or child.type == "variable_name":
+                for value in self.words.fields(child):
+                    argv.append(value)
+                    spans.append(self.src.span(child))
+        if keyword == "unset":  # an unset variable expands to nothing (see models.shellstate)
+            run_command(self, argv, spans, stdin, {}, self.src.span(node))
+        else:
+            for name in argv[1:]:
+                self.state.variables.pop(name, None)
 
     # -- simple commands --------------------------------------------------------------------
 
@@ -801,6 +846,13 @@ class Walker(ControlFlow):
             word = base.rstrip("/") + "/" + word if word else base
         if UNKNOWN not in word:
             word = _normalize(word)
+            for _ in range(8):  # (/proc/self/root/proc/self/root/…)
+                if not word.startswith("/proc/"):
+                    break
+                resolved = _proc_path(word, base)
+                if resolved == word:
+                    break
+                word = resolved
             links = self.state.links
             if links:
                 for _ in range(8):
@@ -838,6 +890,23 @@ _RESOLVED_SIZE = 4096
 
 #: node kind id → Walker method (``visit_<type>`` or ``generic``), filled as kinds are met.
 _VISITORS: dict[int, Any] = {}
+
+
+def _proc_path(word: str, cwd: str) -> str:
+    """``/proc/self/root/X`` is ``/X`` and ``/proc/self/cwd/X`` the working directory's ``X``
+    (also for ``thread-self`` and a process id: another process's root is judged as this
+    one's, its cwd as not known)."""
+    parts = word.split("/", 4)  # '', 'proc', PID, 'root'|'cwd', rest
+    if len(parts) < 4 or not (parts[2] in ("self", "thread-self") or parts[2].isdigit()):
+        return word
+    rest = parts[4] if len(parts) > 4 else ""
+    if parts[3] == "root":
+        return _normalize("/" + rest)
+    if parts[3] == "cwd":
+        if parts[2] not in ("self", "thread-self") or UNKNOWN in cwd:
+            return UNKNOWN + "/" + rest
+        return _normalize(cwd.rstrip("/") + "/" + rest)
+    return word
 
 
 def _normalize(path: str) -> str:

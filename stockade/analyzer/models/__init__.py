@@ -262,4 +262,4 @@ def builtin_model(name: str) -> Model | None:
     return _BUILTINS.get(name)
 
 
-from stockade.analyzer.models import files, net, shells, system, text, vcs, wrappers  # noqa: E402,F401
+from stockade.analyzer.models import files, net, shells, shellstate, system, text, vcs, wrappers  # noqa: E402,F401

@@ -248,6 +248,9 @@ def model_printf(inv: Invocation) -> None:
     args = inv.argv[1:]
     if args[:1] == ["-v"]:
         if len(args) > 1:
+            from stockade.analyzer.models.shellstate import subscript_code
+
+            subscript_code(inv.walker, args[1], inv.at(2))  # `printf -v 'a[$(cmd)]'` runs cmd
             inv.walker.state.variables[args[1]] = UNKNOWN
         return
     if not args:

@@ -1,0 +1,176 @@
+"""Builtins that change the shell's state or run code given to them in passing.
+
+``coproc`` runs its command; ``mapfile``/``readarray -C`` run a callback; ``read`` assigns
+what it reads (known text from a here-string, here-document or a known producer: see
+:func:`read_fields`); ``hash -p`` and ``enable -f`` make a name run a file the analyzer cannot
+see into; ``set -a`` exports later assignments; names with an array subscript
+(``a[$(cmd)]``) run the subscript's substitutions when a builtin assigns or tests them.
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.walker import Walker
+
+#: directories a ``hash -p`` target may lie in without being code the agent could have written
+SYSTEM_BIN_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/")
+#: ``set`` flag and ``-o`` name that export every later assignment
+_ALLEXPORT = "*"
+
+
+def subscript_code(walker: Walker, name: str, span: tuple[int, int]) -> None:
+    """A variable name with a subscript (``a[$(cmd)]``): bash evaluates the subscript as
+    arithmetic when the name is assigned or tested, running its substitutions."""
+    if "[" in name and ("$(" in name or "`" in name or "$" in name):
+        walker.nested_script(": " + name[name.index("["):], span, exact=False, subshell=True)
+
+
+def model_coproc(inv: Invocation) -> None:
+    """``coproc [NAME] COMMAND``: runs the command (tree-sitter-bash reads ``coproc NAME { …; }``
+    as a command ``coproc NAME { …`` followed by ``}``)."""
+    argv = inv.argv
+    start = 1
+    if len(argv) > 2 and argv[2] in ("{", "("):
+        start = 3
+    elif len(argv) > 1 and argv[1] in ("{", "("):
+        start = 2
+    end = len(argv)
+    while end > start and argv[end - 1] in ("}", ")"):
+        end -= 1
+    if end > start:
+        inv.run(start, argv=argv[start:end], spans=inv.spans[start:end])
+
+
+def model_mapfile(inv: Invocation) -> None:
+    """``mapfile``/``readarray [-C CALLBACK] ARRAY``: the callback is code run every ``-c`` lines."""
+    parsed = parse_options(inv.argv, {"-C", "-c", "-d", "-n", "-O", "-s", "-u"})
+    for option, value, index in parsed.options:
+        if option == "-C" and value is not None:
+            inv.script(value + " 0 line", index, what=f"the callback given to `{inv.name} -C`")
+    for word, index in parsed.positionals:
+        subscript_code(inv.walker, word, inv.at(index))
+        inv.walker.state.variables[word] = UNKNOWN
+
+
+def read_fields(text: str | None, names: list[str], ifs: str | None) -> dict[str, str]:
+    """The values ``read NAMES`` assigns from the first line of ``text`` (None: unknown)."""
+    if not names:
+        names = ["REPLY"]
+    if text is None:
+        return {name: UNKNOWN for name in names}
+    line = text.split("\n", 1)[0]
+    separators = " \t\n" if ifs is None or UNKNOWN in ifs else ifs
+    if len(names) == 1 or not separators:
+        stripped = line.strip(" \t\n") if names != ["REPLY"] else line
+        return {names[0]: stripped}
+    values: dict[str, str] = {}
+    rest = line.strip(" \t")
+    for name in names[:-1]:
+        cut = min((rest.find(ch) for ch in separators if ch in rest), default=-1)
+        if cut == -1:
+            values[name], rest = rest, ""
+        else:
+            values[name], rest = rest[:cut], rest[cut + 1:].lstrip(" \t")
+    values[names[-1]] = rest
+    return values
+
+
+def model_read(inv: Invocation) -> None:
+    """``read [-r] [-a ARRAY] NAMES``: assigns the first line of stdin (known or not)."""
+    parsed = parse_options(inv.argv, {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
+    walker = inv.walker
+    names = [word for word, _ in parsed.positionals]
+    for word, index in parsed.positionals:
+        subscript_code(walker, word, inv.at(index))
+    text = inv.stdin.text
+    if parsed.has("-u", "-d", "-n", "-N"):
+        text = None
+    arrays = parsed.values_of("-a")
+    for name, index in arrays:
+        subscript_code(walker, name, inv.at(index))
+        walker.state.variables[name] = UNKNOWN if text is None else text.split("\n", 1)[0]
+    if arrays and not names:
+        return
+    ifs = inv.env.get("IFS", walker.lookup("IFS"))
+    for name, value in read_fields(text, names, ifs).items():
+        if "[" not in name:
+            walker.state.variables[name] = value
+
+
+def model_hash(inv: Invocation) -> None:
+    """``hash -p FILE NAME``: later ``NAME`` runs ``FILE``."""
+    parsed = parse_options(inv.argv, {"-p", "-t", "-d"})
+    for option, value, index in parsed.options:
+        if option == "-p" and value is not None:
+            path = inv.path(value)
+            if UNKNOWN in path or not path.startswith(SYSTEM_BIN_DIRS):
+                names = " ".join(word for word, _ in parsed.positionals) or "a command"
+                inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, which cannot be seen into", index)
+
+
+def model_enable(inv: Invocation) -> None:
+    """``enable -f FILE NAME``: loads a builtin from a shared object."""
+    parsed = parse_options(inv.argv, {"-f"})
+    for option, value, index in parsed.options:
+        if option == "-f":
+            inv.unknown(f"`enable -f` loads a builtin from `{show(value or '')}`, which cannot be seen into", index)
+
+
+def model_set(inv: Invocation) -> None:
+    """``set -a`` / ``set -o allexport`` export every later assignment (``+a`` stops it);
+    ``set -- ARGS`` sets the positional parameters."""
+    state = inv.walker.state
+    argv = inv.argv
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            state.positional = [(state.positional or ["bash"])[0], *argv[index + 1:]]
+            return
+        if word in ("-o", "+o") and index + 1 < len(argv):
+            if argv[index + 1] == "allexport":
+                _allexport(inv, word[0] == "-")
+            index += 2
+            continue
+        if word[:1] in ("-", "+") and "a" in word[1:]:
+            _allexport(inv, word[0] == "-")
+        elif word[:1] not in ("-", "+"):
+            state.positional = [(state.positional or ["bash"])[0], *argv[index:]]
+            return
+        index += 1
+
+
+def _allexport(inv: Invocation, on: bool) -> None:
+    state = inv.walker.state
+    if on:
+        state.exported = state.exported | {_ALLEXPORT}
+    else:
+        state.exported = state.exported - {_ALLEXPORT}
+
+
+def model_unset(inv: Invocation) -> None:
+    """``unset [-v|-f] NAMES``: an unset variable expands to nothing."""
+    state = inv.walker.state
+    functions = "-f" in inv.argv[1:]
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if word.startswith("-"):
+            continue
+        subscript_code(inv.walker, word, inv.at(index))
+        if functions:
+            state.functions.pop(word, None)
+        elif "[" not in word:
+            state.variables[word] = ""
+
+
+register("coproc", model_coproc, builtin=True)
+register("mapfile readarray", model_mapfile, builtin=True)
+register("read", model_read, builtin=True)
+register("hash", model_hash, builtin=True)
+register("enable", model_enable, builtin=True)
+register("set", model_set, builtin=True)
+register("unset", model_unset, builtin=True)
