@@ -153,7 +153,7 @@ class Invocation:
             self.unknown(f"{what} is not known before it runs (`{show(text)}`)", index)
             return
         self.walker.nested_script(text, self.at(index), exact=True, subshell=True, positional=positional,
-                                  stdin=stdin or TERMINAL)
+                                  stdin=stdin or TERMINAL, env=self.env)
 
 
 def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,

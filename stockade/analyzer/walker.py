@@ -203,28 +203,41 @@ class Walker(ControlFlow):
             return self.state.cwd
         if name.isdigit() or name in ("@", "*", "#"):
             params = self.state.positional
-            if params is None:
-                return None
+            if params is None:  # a command line: `$0` is the shell, there are no arguments
+                return "bash" if name == "0" else None
             if name in ("@", "*"):
                 return " ".join(params[1:])
             if name == "#":
                 return str(len(params) - 1)
             index = int(name)
             return params[index] if index < len(params) else ""
-        return self.state.variables.get(name)
+        value = self.state.variables.get(name)
+        if value is None and name == "BASH_SOURCE":
+            return ""  # no script file is being run: a command line has no source
+        return value
 
     def cwd_text(self) -> str:
         return self.state.cwd
 
     def substitute(self, node: Any) -> str:
-        """Walk a command or process substitution in a subshell; its output is unknown."""
+        """Walk a command or process substitution in a subshell; its value is the output of a
+        single simple command whose model knows it (``$(echo ~)``, ``$(mktemp -d)``), trailing
+        newlines removed; otherwise unknown."""
         saved = self.state
         self.state = saved.copy()
+        saved_output = self.__dict__.get("_last_output")
+        self._last_output = None
+        children = [child for child in node.named_children if child.type != "comment"]
         try:
-            for child in node.named_children:
+            for child in children:
                 self.walk(child, TERMINAL)
+            output = self._last_output
         finally:
             self.state = saved
+            self._last_output = saved_output
+        if (output is not None and output.text is not None and len(children) == 1
+                and children[0].type == "command" and node.type == "command_substitution"):
+            return output.text.rstrip("\n")
         return UNKNOWN
 
     def nested_fragment(self, text: str, node: Any) -> None:
@@ -264,7 +277,8 @@ class Walker(ControlFlow):
     # -- nested code ----------------------------------------------------------------------
 
     def nested_script(self, text: str, span: SpanT, exact: bool, subshell: bool = True,
-                      positional: list[str] | None = None, stdin: Stdin = TERMINAL) -> None:
+                      positional: list[str] | None = None, stdin: Stdin = TERMINAL,
+                      env: dict[str, str] | None = None) -> None:
         """Parse and walk code found inside a word (``bash -c``, ``eval``, hooks, …)."""
         self.nested_scripts += 1
         if self.nested_scripts > MAX_NESTED_SCRIPTS or self.depth > MAX_DEPTH:
@@ -281,6 +295,8 @@ class Walker(ControlFlow):
             self.state = saved.copy()
         if positional is not None:
             self.state.positional = positional
+        if env:  # the child's environment: `X=~ bash -c 'rm -rf "$X"'`
+            self.state.variables.update(env)
         self.depth += 1
         try:
             if self.fast_path and run_simple(self, text, base, collapse, stdin, MAX_DEPTH):

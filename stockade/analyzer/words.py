@@ -435,6 +435,9 @@ class WordExpander:
                 name = self.source.node_text(child)
             elif name is None and kind == "subscript":
                 name = UNKNOWN
+                array = child.named_children[0] if child.named_children else None
+                if array is not None and self.source.node_text(array) == "BASH_SOURCE":
+                    name = "BASH_SOURCE"  # (a command line has none: see Walker.lookup)
                 self.parts(child, True)
                 for sub in child.named_children:
                     if sub.type != "variable_name":

@@ -187,6 +187,11 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
 }
 
 
+#: interpreter flags that print information and run no code
+_INFO_FLAGS = frozenset({"--version", "-V", "-v", "--help", "-h", "-VV"})
+_PYTHON_INFO_FLAGS = _INFO_FLAGS - {"-v"}  # (python -v is verbose mode: it reads code from stdin)
+
+
 def interpreter_model(options: dict[str, str]):
     """A model for a language interpreter: inline code is unknown, a script file is read,
     code on stdin is unknown."""
@@ -194,6 +199,9 @@ def interpreter_model(options: dict[str, str]):
 
     def model(inv: Invocation) -> None:
         parsed = parse_options(inv.argv, values, stop_at_first_positional=True)
+        info = _INFO_FLAGS if not inv.name.startswith(("python", "pypy")) else _PYTHON_INFO_FLAGS
+        if not parsed.positionals and parsed.options and all(option in info for option, _, _ in parsed.options):
+            return  # `python3 --version`, `node -v`: prints a version, runs no code
         for option, value, index in parsed.options:
             role = options.get(option)
             if role == "code":

@@ -174,3 +174,66 @@ register("hash", model_hash, builtin=True)
 register("enable", model_enable, builtin=True)
 register("set", model_set, builtin=True)
 register("unset", model_unset, builtin=True)
+
+
+# -- producers of known output: what `$(…)` of them is ---------------------------------------
+
+
+def model_mktemp(inv: Invocation) -> None:
+    """``mktemp [-d] [-u] [-p DIR|--tmpdir[=DIR]] [-t] [TEMPLATE]``: creates a new file (a
+    directory with ``-d``) in the temporary directory (or where the template says) and prints
+    its name — a fresh name, ``XXXXXXXXXX`` here."""
+    parsed = parse_options(inv.argv, {"-p", "--suffix"}, optional=frozenset({"--tmpdir"}))
+    walker = inv.walker
+    directory: str | None = None
+    in_tmp = parsed.has("-t", "--tmpdir")
+    for option, value, _ in parsed.options:
+        if option in ("-p", "--tmpdir") and value:
+            directory = value
+            in_tmp = True
+    template = parsed.positionals[0][0] if parsed.positionals else "tmp.XXXXXXXXXX"
+    if "X" not in template:
+        template += ".XXXXXXXXXX"
+    if in_tmp or not parsed.positionals:
+        if directory is None:
+            directory = walker.lookup("TMPDIR") or "/tmp"
+        template = directory.rstrip("/") + "/" + template.rpartition("/")[2]
+    path = inv.path(template)
+    if not parsed.has("-u", "--dry-run"):
+        inv.write(path, parsed.positionals[0][1] if parsed.positionals else None)
+    inv.output(None if UNKNOWN in path else path + "\n", "the output of `mktemp`")
+
+
+def model_dirname(inv: Invocation) -> None:
+    """``dirname NAME…``: prints each name without its last component."""
+    names = [word for word in inv.argv[1:] if not word.startswith("-")]
+    lines = []
+    for name in names:
+        stripped = name.rstrip("/")
+        head = stripped.rpartition("/")[0].rstrip("/") if "/" in stripped else "."
+        lines.append(head or "/")
+    text = "".join(line + "\n" for line in lines)
+    inv.output(None if UNKNOWN in text else text, "the output of `dirname`")
+
+
+def model_basename(inv: Invocation) -> None:
+    """``basename NAME [SUFFIX]``: prints the last component."""
+    args = [word for word in inv.argv[1:] if not word.startswith("-")]
+    if not args or "-a" in inv.argv or "-s" in inv.argv:
+        return
+    base = args[0].rstrip("/").rpartition("/")[2] or "/"
+    if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
+        base = base[:-len(args[1])]
+    inv.output(None if UNKNOWN in base else base + "\n", "the output of `basename`")
+
+
+def model_pwd(inv: Invocation) -> None:
+    """``pwd``: prints the working directory."""
+    cwd = inv.walker.state.cwd
+    inv.output(None if UNKNOWN in cwd else cwd + "\n", "the output of `pwd`")
+
+
+register("mktemp", model_mktemp)
+register("dirname", model_dirname)
+register("basename", model_basename)
+register("pwd", model_pwd, builtin=True)
