@@ -166,6 +166,9 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     if UNKNOWN in name:
         effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
         return
+    if "*" in name or "?" in name or "[" in name:
+        _globbed_command(walker, argv, spans, stdin, env, span)
+        return
     functions = walker.state.functions
     if functions:
         function = functions.get(name)
@@ -202,6 +205,31 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     invocation.span = span
     invocation.name = basename
     model(invocation)
+
+
+def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
+                     env: dict[str, str], span: SpanT) -> None:
+    """A command name with glob characters (``/usr/b?n/r? -rf ~``): bash runs whatever file
+    the glob matches.  Judged as every known program it could be (each run from the same
+    state); a glob that could be too many, or files in a directory that is not a standard
+    one, is code that cannot be seen into."""
+    from stockade.analyzer.globs import command_candidates
+
+    models, builtins, _ = _MODELS or _load_models()
+    name = argv[0]
+    first_span = spans[0] if spans else span
+    candidates = command_candidates(name, models)
+    if candidates is None:
+        walker.effects.append(Unknown(f"the command name `{show(name)}` is a glob that could run many programs",
+                                      first_span))
+        return
+    saved = walker.state
+    for candidate in candidates:
+        walker.state = saved.copy()
+        try:
+            run_command(walker, [candidate, *argv[1:]], spans, stdin, env, span)
+        finally:
+            walker.state = saved
 
 
 #: command name → (its model: builtins by bare name, then programs by basename, else the
