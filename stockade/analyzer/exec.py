@@ -19,6 +19,7 @@ from stockade.analyzer.effects import (
     Privilege,
     Read,
     Record,
+    Rename,
     SpanT,
     Unknown,
     Write,
@@ -185,6 +186,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
                 walker.function_depth -= 1
                 walker.state.positional = saved
             return
+    if "/" not in name and (env or walker.state.variables.get("PATH") is not None):
+        _path_lookup(walker, name, env, first_span)
     found = _BY_NAME.get(name)
     if found is None:
         models, builtins, default = _MODELS or _load_models()
@@ -205,6 +208,42 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     invocation.span = span
     invocation.name = basename
     model(invocation)
+
+
+#: names bash runs as builtins, never looked up in ``$PATH``
+_SHELL_BUILTINS = frozenset(
+    "cd pushd popd dirs echo printf read mapfile readarray test [ [[ true false : . source eval exec export "
+    "declare typeset local readonly unset set shopt alias unalias trap wait jobs fg bg kill let return exit "
+    "break continue shift getopts hash type command builtin enable help history umask ulimit times caller "
+    "compgen complete coproc disown suspend logout pwd".split())
+
+
+def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) -> None:
+    """A ``$PATH`` the command changed: a name may run a file the agent could write (a
+    relative entry, the temporary directory, or a directory this command wrote into)."""
+    path = env.get("PATH")
+    if path is None:
+        path = walker.state.variables.get("PATH")
+    if path is None or name in _SHELL_BUILTINS or name in walker.state.functions:
+        return
+    context = walker.context
+    temporary = tuple(d.rstrip("/") + "/" for d in (context.tmpdir, "/tmp", "/var/tmp", "/dev/shm") if d)
+    written = None
+    for entry in path.split(":"):
+        if entry == UNKNOWN:
+            break  # the inherited search path: from here on, the system's programs
+        directory = walker.resolve(entry) if entry else walker.state.cwd
+        suspicious = UNKNOWN in directory or not entry.startswith(("/", "~")) or             (directory + "/").startswith(temporary)
+        if not suspicious:
+            if written is None:
+                written = [e.dest if e.__class__ is Rename else e.path for e in walker.effects
+                           if e.__class__ is Write or e.__class__ is Rename]
+            prefix = directory.rstrip("/") + "/"
+            suspicious = any((p + "/").startswith(prefix) for p in written)
+        if suspicious:
+            walker.effects.append(Unknown(f"`{name}` may run `{show(directory)}/{name}`, a file the agent can "
+                                          "write (the command put that directory in `PATH`)", span))
+            return
 
 
 def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,

@@ -263,3 +263,4 @@ def builtin_model(name: str) -> Model | None:
 
 
 from stockade.analyzer.models import files, net, shells, shellstate, system, text, vcs, wrappers  # noqa: E402,F401
+from stockade.analyzer.models import selection  # noqa: E402,F401  (after the models it extends)
