@@ -83,7 +83,12 @@ _NO_NAMES: frozenset[str] = frozenset()
 class State:
     """The shell state that decides what later words mean."""
 
-    __slots__ = ("cwd", "dirstack", "exported", "functions", "links", "positional", "variables")
+    __slots__ = ("alternatives", "cwd", "dirstack", "exported", "functions", "links", "positional", "variables")
+
+    #: variables whose value differs between the branches that ran before (``if``, ``case``):
+    #: name → (the merged value object, which the variable still holds while this applies; the
+    #: values of the branches).  Commands naming one are walked once per value (strictest wins).
+    alternatives: dict[str, tuple[str, tuple[str, ...]]] | None
 
     def __init__(self, variables: dict[str, str], cwd: str, functions: dict[str, tuple[Source, Any]] | None = None,
                  links: dict[str, str] | None = None, positional: list[str] | None = None,
@@ -95,6 +100,7 @@ class State:
         self.positional = positional
         self.dirstack = [] if dirstack is None else dirstack
         self.exported = _NO_NAMES if exported is None else exported
+        self.alternatives = None
 
     def copy(self) -> State:
         """A copy for a subshell: changes inside do not leak out."""
@@ -106,6 +112,7 @@ class State:
         state.positional = None if self.positional is None else list(self.positional)
         state.dirstack = list(self.dirstack) if self.dirstack else []
         state.exported = set(self.exported) if self.exported else _NO_NAMES
+        state.alternatives = self.alternatives.copy() if self.alternatives else None
         return state
 
 
@@ -129,6 +136,8 @@ class Walker(ControlFlow):
     #: (a redirected command, the words the grammar hung on its redirections): see
     #: :meth:`visit_redirected_statement`
     redirect_words: tuple[Any, list[Any]] | None = None
+    #: which value of each variable in ``state.alternatives`` the command being walked sees
+    alternative: int | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -150,6 +159,7 @@ class Walker(ControlFlow):
         state.positional = None
         state.dirstack = []
         state.exported = _NO_NAMES
+        state.alternatives = None
         self.home = context.home
         self.depth = 0
         # (src, words, nested_scripts and function_depth start as the class's values)
@@ -212,6 +222,11 @@ class Walker(ControlFlow):
             index = int(name)
             return params[index] if index < len(params) else ""
         value = self.state.variables.get(name)
+        if self.alternative is not None:
+            alternatives = self.state.alternatives
+            entry = alternatives.get(name) if alternatives else None
+            if entry is not None and entry[0] is value:
+                return entry[1][self.alternative % len(entry[1])]
         if value is None and name == "BASH_SOURCE":
             return ""  # no script file is being run: a command line has no source
         return value
@@ -697,6 +712,25 @@ class Walker(ControlFlow):
     # -- simple commands --------------------------------------------------------------------
 
     def visit_command(self, node: Any, stdin: Stdin) -> None:
+        alternatives = self.state.alternatives
+        if alternatives and self.alternative is None:
+            text = self.src.node_text(node)
+            counts = [len(values) for name, (mark, values) in alternatives.items()
+                      if ("$" + name in text or "${" + name in text) and self.state.variables.get(name) is mark]
+            if counts:
+                pending = self.redirect_words
+                try:
+                    for index in range(max(counts)):  # once per value a branch may have left
+                        self.alternative = index
+                        self.redirect_words = pending
+                        self.simple_command(node, stdin)
+                finally:
+                    self.alternative = None
+                return
+        self.simple_command(node, stdin)
+
+    def simple_command(self, node: Any, stdin: Stdin) -> None:
+        """Walk one simple command (:meth:`visit_command`, for one set of alternatives)."""
         words: list[Any] | None = None  # more arguments, which the grammar hung on a redirection
         if self.redirect_words is not None and self.redirect_words[0] == node:
             words = self.redirect_words[1]

@@ -17,6 +17,7 @@ from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.files import _GREP_VALUES
+from stockade.analyzer.models.shellstate import model_parallel
 from stockade.analyzer.models.text import _RG_VALUES
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -208,9 +209,18 @@ def _relative_path_pattern(pattern: str, roots: list[str]) -> str:
     return pattern.lstrip("*").lstrip("/") or "*"
 
 
+def git_ls_files(inv: Invocation) -> None:
+    """``git ls-files``: prints names of files below the working directory (relative ones):
+    judged as the glob ``**/*`` (a name below here, not a hidden one)."""
+    if inv.argv[1:2] == ["ls-files"]:
+        inv.output("**/*\n", "the names `git ls-files` prints")
+
+
 _wrap("rg", rg_globs)
+_wrap("git", git_ls_files)
 for _grep in ("grep", "egrep", "fgrep"):
     if _grep in MODELS:
         _wrap(_grep, grep_includes)
 _wrap("find", find_selected)
 register("fd fdfind", model_fd)
+register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)

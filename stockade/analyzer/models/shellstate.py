@@ -237,3 +237,73 @@ register("mktemp", model_mktemp)
 register("dirname", model_dirname)
 register("basename", model_basename)
 register("pwd", model_pwd, builtin=True)
+
+
+_PARALLEL_VALUES = frozenset({
+    "-j", "--jobs", "-P", "--max-procs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "-d", "--delimiter",
+    "-n", "--max-args", "-N", "-L", "--max-lines", "--tmpdir", "--workdir", "--wd", "--results", "--colsep",
+    "-C", "-I", "--timeout", "--delay", "--retries", "-E", "--halt", "--memfree", "--load", "--env",
+    "--sshloginfile", "--slf", "--basefile", "--bf", "--return", "--transferfile", "--tf", "--block", "--tagstring",
+    "--joblog", "--shebang-wrap"})
+_PARALLEL_REPLACEMENTS = ("{}", "{.}", "{/}", "{//}", "{/.}", "{#}", "{%}")
+
+
+def model_parallel(inv: Invocation) -> None:
+    """GNU ``parallel [OPTIONS] [COMMAND] (::: ARGS | :::: FILES)…``: runs COMMAND through a
+    shell once per input (the ``:::`` arguments, or the lines of stdin), the input in place of
+    ``{}`` or appended; without COMMAND, each input is a command.  ``--dry-run`` runs nothing;
+    ``-S`` runs on other hosts."""
+    import shlex
+
+    argv = inv.argv
+    split = len(argv)
+    for index, word in enumerate(argv):
+        if word in (":::", "::::", ":::+", "::::+") and index:
+            split = index
+            break
+    parsed = parse_options(argv[:split], _PARALLEL_VALUES, stop_at_first_positional=True)
+    replace = "{}"
+    files_input = False
+    for option, value, index in parsed.options:
+        if option in ("-S", "--sshlogin", "--sshloginfile", "--slf") and value:
+            inv.unknown(f"`parallel {option}` runs commands on other hosts (`{show(value)}`)", index)
+        elif option in ("-a", "--arg-file") and value:
+            inv.read(value, index)
+            files_input = True
+        elif option == "-I" and value:
+            replace = value
+        elif option in ("--dry-run",):
+            return
+    command = [word for word, _ in parsed.positionals]
+    command_at = parsed.positionals[0][1] if parsed.positionals else None
+    items: list[str] = []
+    mode = ""
+    for index in range(split, len(argv)):
+        word = argv[index]
+        if word in (":::", ":::+"):
+            mode = "args"
+        elif word in ("::::", "::::+"):
+            mode = "files"
+        elif mode == "args":
+            items.append(word)
+        else:
+            inv.read(word, index)
+            items.append(UNKNOWN)
+    if split == len(argv):
+        text = None if files_input else inv.stdin.text
+        items = [UNKNOWN] if text is None else [line for line in text.split("\n") if line]
+    if len(items) > 16:
+        items = [UNKNOWN]
+    at = command_at if command_at is not None else (split + 1 if split < len(argv) else None)
+    for item in items:
+        quoted = item if UNKNOWN in item else shlex.quote(item)
+        if not command:
+            code = item
+        elif any(mark in word for word in command for mark in (replace, *_PARALLEL_REPLACEMENTS)):
+            code = " ".join(command)
+            for mark in (replace, *_PARALLEL_REPLACEMENTS):
+                code = code.replace(mark, quoted)
+        else:
+            code = " ".join(command) + " " + quoted
+        inv.script(code, at, what="the command `parallel` runs")
+
