@@ -162,7 +162,8 @@ class ControlFlow:
                 self.state.variables[name] = item
             self.walk(body, stdin)
             results.append(self.state)
-        results.append(before.copy())  # the body may not run at all
+        if not has_values or not items or UNKNOWN in "".join(items):
+            results.append(before.copy())  # the body may not run at all
         self.state = self._merge(before, results)
 
     def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:

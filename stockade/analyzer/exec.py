@@ -236,8 +236,8 @@ def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) ->
         suspicious = UNKNOWN in directory or not entry.startswith(("/", "~")) or             (directory + "/").startswith(temporary)
         if not suspicious:
             if written is None:
-                written = [e.dest if e.__class__ is Rename else e.path for e in walker.effects
-                           if e.__class__ is Write or e.__class__ is Rename]
+                written = [e.dest if isinstance(e, Rename) else e.path for e in walker.effects
+                           if isinstance(e, (Write, Rename))]
             prefix = directory.rstrip("/") + "/"
             suspicious = any((p + "/").startswith(prefix) for p in written)
         if suspicious:
@@ -254,7 +254,7 @@ def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin:
     one, is code that cannot be seen into."""
     from stockade.analyzer.globs import command_candidates
 
-    models, builtins, _ = _MODELS or _load_models()
+    models = (_MODELS or _load_models())[0]
     name = argv[0]
     first_span = spans[0] if spans else span
     candidates = command_candidates(name, models)

@@ -87,19 +87,30 @@ def _sample(pattern: str) -> str | None:
     return sample or None
 
 
-def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str]) -> list[str]:
+def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], deep: bool = False) -> list[str]:
     """The concrete paths a glob path could be, for judging: each rule path (``literal``) it
     could match, an ancestor of one, or a path below one; a name each glob rule (``globbed``)
-    matches, in the glob's directory; and the :func:`representative` name."""
+    matches, in the glob's directory; and the :func:`representative` name.  ``deep``: a
+    ``**`` also descends into hidden directories (``find``'s search, judged for reads)."""
     parts = [part for part in glob.split("/") if part]
     out: list[str] = [representative(glob)]
     seen = set(out)
     full = glob_regex(parts)
+    spread = parts.index("**") if deep and "**" in parts else -1
+    above = glob_regex(parts[:spread]) if spread >= 0 else None
     for rule in literal:
         rule_parts = [part for part in rule.split("/") if part]
         if not rule_parts:
             continue
         found: str | None = None
+        if above is not None and any(above.match("/" + "/".join(rule_parts[:k])) for k in range(len(rule_parts) + 1)):
+            # `ROOT/**/NAME` with the rule's path at or below ROOT: NAME below the rule's path
+            rest = parts[spread + 1:]
+            found = rule + ("/" + representative("/".join(rest)) if rest else "")
+            if found not in seen:
+                seen.add(found)
+                out.append(found)
+            continue
         if full.match(rule):
             found = rule
         else:
@@ -137,7 +148,14 @@ def command_candidates(name: str, programs: Iterable[str]) -> list[str] | None:
     directory, slash, base = name.rpartition("/")
     if slash:
         if has_glob(directory):
-            regex = glob_regex([part for part in directory.split("/") if part])
+            parts: list[str] = []
+            for part in directory.split("/"):
+                if part == "..":
+                    if parts:
+                        parts.pop()
+                elif part and part != ".":
+                    parts.append(part)
+            regex = glob_regex(parts)
             directories = [d for d in BIN_DIRS if regex.match(d)]
             if not directories:
                 return None

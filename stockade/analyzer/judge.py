@@ -206,7 +206,7 @@ class PolicyTables:
         self.literal = tuple(sorted((rule for rule in ir.filesystem if not rule.is_glob), key=lambda r: r.pattern))
         self._literal_paths = tuple(rule.pattern for rule in self.literal if rule.pattern != "/")
         self._glob_paths = tuple(rule.pattern for rule in ir.filesystem if rule.is_glob)
-        self._globs: dict[str, tuple[str, ...]] = {}
+        self._globs: dict[tuple[str, bool], tuple[str, ...]] = {}
         self.unknown_effects = ir.unknown_effects
         self.unparsable = ir.unparsable
         self.default_rule = _DefaultRule(ir)
@@ -233,16 +233,17 @@ class PolicyTables:
             self._below[key] = found
         return found
 
-    def glob_candidates(self, path: str) -> tuple[str, ...]:
+    def glob_candidates(self, path: str, deep: bool = False) -> tuple[str, ...]:
         """The concrete paths a glob path is judged as (:func:`globs.path_candidates`)."""
-        found = self._globs.get(path)
+        key = (path, deep)
+        found = self._globs.get(key)
         if found is None:
             from stockade.analyzer.globs import path_candidates
 
-            found = tuple(path_candidates(path, self._literal_paths, self._glob_paths))
+            found = tuple(path_candidates(path, self._literal_paths, self._glob_paths, deep))
             if len(self._globs) >= MEMO_SIZE:
                 self._globs.clear()
-            self._globs[path] = found
+            self._globs[key] = found
         return found
 
     def persistence_target(self, path: str) -> str | None:
@@ -492,7 +493,7 @@ class Judge:
         gets the reasons of every path it could match (:meth:`PolicyTables.glob_candidates`)."""
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
             reasons: list[tuple] = []
-            for candidate in self._tables.glob_candidates(path_in):
+            for candidate in self._tables.glob_candidates(path_in, deep=True):
                 for reason in self._read_reasons(candidate, recursive, skip_hidden):
                     if reason not in reasons:
                         reasons.append(reason)

@@ -138,6 +138,8 @@ class Walker(ControlFlow):
     redirect_words: tuple[Any, list[Any]] | None = None
     #: which value of each variable in ``state.alternatives`` the command being walked sees
     alternative: int | None = None
+    #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
+    _last_output: Stdin | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -240,7 +242,7 @@ class Walker(ControlFlow):
         newlines removed; otherwise unknown."""
         saved = self.state
         self.state = saved.copy()
-        saved_output = self.__dict__.get("_last_output")
+        saved_output = self._last_output
         self._last_output = None
         children = [child for child in node.named_children if child.type != "comment"]
         try:
@@ -417,7 +419,7 @@ class Walker(ControlFlow):
 
     def walk_producing(self, node: Any, stdin: Stdin) -> Stdin:
         """Walk a statement and return what it writes to standard output, when known."""
-        self._last_output: Stdin | None = None
+        self._last_output = None
         self.walk(node, stdin)
         output = self._last_output
         self._last_output = None

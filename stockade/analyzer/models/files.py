@@ -256,12 +256,24 @@ def model_printf(inv: Invocation) -> None:
     if not args:
         return
     fmt, rest = args[0], args[1:]
-    out = decode_ansi_c(fmt)
-    for arg in rest:
-        for spec in ("%s", "%b", "%d"):
-            if spec in out:
-                out = out.replace(spec, decode_ansi_c(arg) if spec == "%b" else arg, 1)
+    template = decode_ansi_c(fmt)
+    pieces: list[str] = []
+    while True:  # the format is reused while arguments are left (`printf '%s\n' a b`)
+        out = template
+        used = 0
+        for arg in rest:
+            for spec in ("%s", "%b", "%d"):
+                if spec in out:
+                    out = out.replace(spec, decode_ansi_c(arg) if spec == "%b" else arg, 1)
+                    used += 1
+                    break
+            else:
                 break
+        pieces.append(out)
+        rest = rest[used:]
+        if not rest or not used or len(pieces) > 64:
+            break
+    out = "".join(pieces)
     if "%" in out.replace("%%", ""):
         out = UNKNOWN
     inv.output(None if UNKNOWN in out else out.replace("%%", "%"), "the output of `printf`")

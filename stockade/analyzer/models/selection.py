@@ -15,7 +15,15 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here register first)
+    MODELS,
+    files,
+    parse_options,
+    register,
+    text,
+    vcs,
+    wrappers,
+)
 from stockade.analyzer.models.files import _GREP_VALUES
 from stockade.analyzer.models.shellstate import model_parallel
 from stockade.analyzer.models.text import _RG_VALUES

@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 SYSTEM_BIN_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/")
 #: ``set`` flag and ``-o`` name that export every later assignment
 _ALLEXPORT = "*"
+#: more known lines than this on the stdin of ``read``: its variables are judged as unknown
+_MAX_LINES = 8
 
 
 def subscript_code(walker: Walker, name: str, span: tuple[int, int]) -> None:
@@ -62,7 +64,7 @@ def read_fields(text: str | None, names: list[str], ifs: str | None) -> dict[str
     if not names:
         names = ["REPLY"]
     if text is None:
-        return {name: UNKNOWN for name in names}
+        return dict.fromkeys(names, UNKNOWN)
     line = text.split("\n", 1)[0]
     separators = " \t\n" if ifs is None or UNKNOWN in ifs else ifs
     if len(names) == 1 or not separators:
@@ -97,6 +99,21 @@ def model_read(inv: Invocation) -> None:
     if arrays and not names:
         return
     ifs = inv.env.get("IFS", walker.lookup("IFS"))
+    lines = [line for line in text.split("\n") if line] if text is not None else []
+    if 1 < len(lines) <= _MAX_LINES:
+        # `while read x` over known lines: each line is a value `x` may have (see
+        # State.alternatives: a command using it is walked once per line)
+        per_line = [read_fields(line, names, ifs) for line in lines]
+        state = walker.state
+        for name in per_line[0]:
+            if "[" in name:
+                continue
+            mark = "".join([UNKNOWN, UNKNOWN])  # a new object, held until the variable is reassigned
+            if state.alternatives is None:
+                state.alternatives = {}
+            state.alternatives[name] = (mark, tuple(values[name] for values in per_line))
+            state.variables[name] = mark
+        return
     for name, value in read_fields(text, names, ifs).items():
         if "[" not in name:
             walker.state.variables[name] = value
@@ -244,7 +261,7 @@ _PARALLEL_VALUES = frozenset({
     "-n", "--max-args", "-N", "-L", "--max-lines", "--tmpdir", "--workdir", "--wd", "--results", "--colsep",
     "-C", "-I", "--timeout", "--delay", "--retries", "-E", "--halt", "--memfree", "--load", "--env",
     "--sshloginfile", "--slf", "--basefile", "--bf", "--return", "--transferfile", "--tf", "--block", "--tagstring",
-    "--joblog", "--shebang-wrap"})
+    "--shebang-wrap"})
 _PARALLEL_REPLACEMENTS = ("{}", "{.}", "{/}", "{//}", "{/.}", "{#}", "{%}")
 
 

@@ -169,7 +169,7 @@ def _xargs_items(text: str | None, delimiter: str | None, lines: bool) -> list[s
     if text is None or UNKNOWN in text:
         return [UNKNOWN]
     if delimiter is not None:
-        items = [item for item in text.split(delimiter)]
+        items = text.split(delimiter)
         if items and items[-1] in ("", "\n"):
             items.pop()
     elif lines:
