@@ -167,8 +167,7 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     if UNKNOWN in name:
         effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
         return
-    if "*" in name or "?" in name or "[" in name:
-        _globbed_command(walker, argv, spans, stdin, env, span)
+    if ("*" in name or "?" in name or "[" in name) and _globbed_command(walker, argv, spans, stdin, env, span):
         return
     functions = walker.state.functions
     if functions:
@@ -247,11 +246,12 @@ def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) ->
 
 
 def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
-                     env: dict[str, str], span: SpanT) -> None:
+                     env: dict[str, str], span: SpanT) -> bool:
     """A command name with glob characters (``/usr/b?n/r? -rf ~``): bash runs whatever file
     the glob matches.  Judged as every known program it could be (each run from the same
     state); a glob that could be too many, or files in a directory that is not a standard
-    one, is code that cannot be seen into."""
+    one, is code that cannot be seen into.  False: it could be no known program (the name
+    is then modelled as it is, as any program without a model)."""
     from stockade.analyzer.globs import command_candidates
 
     models = (_MODELS or _load_models())[0]
@@ -261,7 +261,9 @@ def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin:
     if candidates is None:
         walker.effects.append(Unknown(f"the command name `{show(name)}` is a glob that could run many programs",
                                       first_span))
-        return
+        return True
+    if not candidates:
+        return False
     saved = walker.state
     for candidate in candidates:
         walker.state = saved.copy()
@@ -269,6 +271,7 @@ def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin:
             run_command(walker, [candidate, *argv[1:]], spans, stdin, env, span)
         finally:
             walker.state = saved
+    return True
 
 
 #: command name → (its model: builtins by bare name, then programs by basename, else the

@@ -144,7 +144,7 @@ def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], d
 
 def command_candidates(name: str, programs: Iterable[str]) -> list[str] | None:
     """The command names a globbed command name could be (None: too many to tell, or a
-    directory that is not a standard one)."""
+    directory that is not a standard one; empty: no known program, the name is run as it is)."""
     directory, slash, base = name.rpartition("/")
     if slash:
         if has_glob(directory):
@@ -165,7 +165,7 @@ def command_candidates(name: str, programs: Iterable[str]) -> list[str] | None:
         directories = [""]
     base_regex = glob_regex([base])
     names = sorted({program for program in (*programs, *COMMON_PROGRAMS)
-                    if "/" not in program and base_regex.match("/" + program)})
-    if not names or len(names) * len(directories) > MAX_CANDIDATES:
+                    if "/" not in program and not has_glob(program) and base_regex.match("/" + program)})
+    if len(names) * len(directories) > MAX_CANDIDATES:
         return None
     return [(d.rstrip("/") + "/" if slash else "") + program for d in directories for program in names]

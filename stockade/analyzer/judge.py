@@ -493,7 +493,7 @@ class Judge:
         gets the reasons of every path it could match (:meth:`PolicyTables.glob_candidates`)."""
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
             reasons: list[tuple] = []
-            for candidate in self._tables.glob_candidates(path_in, deep=True):
+            for candidate in self._tables.glob_candidates(path_in, deep=not skip_hidden):
                 for reason in self._read_reasons(candidate, recursive, skip_hidden):
                     if reason not in reasons:
                         reasons.append(reason)

@@ -92,10 +92,13 @@ def rg_globs(inv: Invocation) -> None:
     words = [word for word, _ in parsed.positionals]
     if not parsed.values_of("-e", "--regexp", "-f", "--file") and words and not parsed.has("--files"):
         words.pop(0)
+    # hidden directories are entered only with --hidden/-uu (or when the glob names them)
+    hidden = parsed.has("--hidden", "-.", "-uu", "-uuu") or sum(
+        1 for option, _, _ in parsed.options if option in ("-u", "--unrestricted")) >= 2
     for root in words or ["."]:
         for value, index in globs:
             for pattern in selected(root, value):
-                inv.read(pattern, index)
+                inv.read(pattern, index, skip_hidden=not hidden)
 
 
 def grep_includes(inv: Invocation) -> None:
