@@ -227,7 +227,20 @@ def git_ls_files(inv: Invocation) -> None:
         inv.output("**/*\n", "the names `git ls-files` prints")
 
 
+_LS_VALUES = frozenset({"-I", "--ignore", "--hide", "--block-size", "-T", "--tabsize", "-w", "--width", "--format",
+                        "--sort", "--time", "--time-style", "--quoting-style", "--indicator-style"})
+
+
+def ls_default(inv: Invocation) -> None:
+    """``ls`` without operands lists the working directory (``cd ~/.ssh && ls``)."""
+    parsed = parse_options(inv.argv, _LS_VALUES, optional=frozenset({"--color"}))
+    if not parsed.positionals:
+        inv.read(".", None, recursive=parsed.has("-R", "--recursive"))
+
+
 _wrap("rg", rg_globs)
+for _ls in ("ls", "dir", "vdir"):
+    _wrap(_ls, ls_default)
 _wrap("git", git_ls_files)
 for _grep in ("grep", "egrep", "fgrep"):
     if _grep in MODELS:

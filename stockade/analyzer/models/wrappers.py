@@ -89,6 +89,7 @@ def model_wrapper(inv: Invocation) -> None:
     values = set(spec.values) | set(spec.code_flags)
     parsed = parse_options(inv.argv, values, stop_at_first_positional=True, optional=spec.optional)
     env = dict(inv.env)
+    before = inv.walker.state.cwd
     for option, value, index in parsed.options:
         if option in spec.no_exec_flags:
             return
@@ -116,7 +117,16 @@ def model_wrapper(inv: Invocation) -> None:
     if spec.shell_joined:
         inv.script(" ".join(inv.argv[start:]), start, what=f"the command run by `{inv.name}`")
         return
-    inv.run(start)
+    state = inv.walker.state
+    cwd = state.cwd
+    if cwd == before:
+        inv.run(start)
+        return
+    try:  # `env -C DIR CMD`: only CMD runs in DIR
+        inv.run(start)
+    finally:
+        if inv.walker.state is state:
+            state.cwd = before
 
 
 def model_xargs(inv: Invocation) -> None:
