@@ -664,15 +664,20 @@ class Walker(ControlFlow):
 
     def visit_declaration_command(self, node: Any, stdin: Stdin) -> None:
         keyword = node.children[0].type if node.children else ""
-        if keyword != "export":  # `declare -x`, `typeset -gx`, `local -x` export too
-            for child in node.named_children:
-                if child.type == "word":
-                    flags = self.src.node_text(child)
-                    if flags[:1] == "-" and "x" in flags:
-                        keyword = "export"
+        nameref = False  # `declare -n r=HOME`: `$r` is `$HOME` (judged as its value now)
+        for child in node.named_children:
+            if child.type == "word":
+                flags = self.src.node_text(child)
+                if flags[:1] == "-" and "x" in flags:
+                    keyword = "export"  # `declare -x`, `typeset -gx`, `local -x` export too
+                if flags[:1] == "-" and "n" in flags:
+                    nameref = True
         for child in node.named_children:
             if child.type == "variable_assignment":
                 name, value, _ = self.assignment_value(child)
+                if nameref and name != UNKNOWN:
+                    target = self.lookup(value) if _IDENT_RE.match(value) else None
+                    value = UNKNOWN if target is None else target
                 if name != UNKNOWN:
                     self.state.variables[name] = value
                     if keyword == "export" or "*" in self.state.exported:
