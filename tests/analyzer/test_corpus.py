@@ -143,9 +143,8 @@ MORE = [
     ("allow", "git add -A && git commit -m 'wip: rm -rf cleanup'"),
     ("allow", "python3 scripts/gen.py > out/gen.json"),
     ("allow", "ls ~/.config"),
-    # reads files whose names are computed at run time (as `cat $(git ls-files)` does): flagged;
-    # these two were `allow` only while `wc -l` was read as an option taking the next word
-    ("flag", "wc -l $(git ls-files)"),
+    # `git ls-files` prints names of (non-secret) files below the working directory (issue 13)
+    ("allow", "wc -l $(git ls-files)"),
     ("allow", "for i in 1 2 3; do echo $i >> /tmp/log; done"),
     ("allow", "test -f README.md && cat README.md"),
     ("allow", "[[ -d build ]] || mkdir build"),
