@@ -39,6 +39,8 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CODE_IN_VALUE_RE = re.compile(r"\$\(|`")
 _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+#: commands that print nothing on stdout (so `$(cd DIR && pwd)` is the output of `pwd`)
+_SILENT_COMMANDS = frozenset({"cd", "test", "[", "true", ":", "set", "export", "unset", "shopt", "umask"})
 #: functions bash calls without being asked: walked where they are defined
 _HOOK_FUNCTIONS = frozenset({"command_not_found_handle", "command_not_found_handler"})
 def _flatten(node: Any, kind: str) -> list[Any]:
@@ -252,10 +254,24 @@ class Walker(ControlFlow):
         finally:
             self.state = saved
             self._last_output = saved_output
-        if (output is not None and output.text is not None and len(children) == 1
-                and children[0].type == "command" and node.type == "command_substitution"):
-            return output.text.rstrip("\n")
-        return UNKNOWN
+        if output is None or output.text is None or len(children) != 1 or node.type != "command_substitution":
+            return UNKNOWN
+        body = children[0]
+        if body.type == "list":  # `$(cd "$(dirname "$0")" && pwd)`: commands that print nothing, then one
+            items = _flatten(body, "list")
+            if not all(item.type == "command" and self._silent(item) for item in items[:-1]):
+                return UNKNOWN
+            body = items[-1]
+        if body.type != "command":
+            return UNKNOWN
+        return output.text.rstrip("\n")
+
+    def _silent(self, node: Any) -> bool:
+        """Whether a simple command prints nothing to stdout (``cd DIR``, ``test …``, ``X=v``)."""
+        name = node.child_by_field_name("name")
+        if name is None:
+            return True  # assignments only
+        return self.src.node_text(name) in _SILENT_COMMANDS
 
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk text the grammar kept raw (``${x%$(cmd)}``, `` ${u-`cmd`} ``) as a word."""
