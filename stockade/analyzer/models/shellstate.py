@@ -54,9 +54,12 @@ def model_mapfile(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option == "-C" and value is not None:
             inv.script(value + " 0 line", index, what=f"the callback given to `{inv.name} -C`")
-    for word, index in parsed.positionals:
+    text = inv.stdin.text
+    lines = [line for line in text.split("\n") if line] if text is not None and not parsed.has("-u", "-d") else []
+    value = lines[0] if len(lines) == 1 else UNKNOWN  # (one known line: the array's one element)
+    for word, index in parsed.positionals[:1] or [("MAPFILE", None)]:
         subscript_code(inv.walker, word, inv.at(index))
-        inv.walker.state.variables[word] = UNKNOWN
+        inv.walker.state.variables[word] = value
 
 
 def read_fields(text: str | None, names: list[str], ifs: str | None) -> dict[str, str]:
