@@ -19,6 +19,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from stockade.analyzer.words import WordExpander
 
 
+#: at most this many values of a variable are remembered from alternative branches
+_MAX_ALTERNATIVES = 4
+
+
 class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
@@ -51,6 +55,15 @@ class ControlFlow:
         for name in names:
             values = {r.variables.get(name) for r in results}
             value = values.pop() if len(values) == 1 else None  # None: unset in a branch, or they disagree
+            if value is None and 1 < len(values) <= _MAX_ALTERNATIVES:
+                # remember what each branch left (strictest wins when a command uses it)
+                options = tuple(sorted({UNKNOWN if v is None else v for v in values}))
+                mark = "".join([UNKNOWN, UNKNOWN])  # a new object: the variable holds it until reassigned
+                if merged.alternatives is None:
+                    merged.alternatives = {}
+                merged.alternatives[name] = (mark, options)
+                merged.variables[name] = mark
+                continue
             merged.variables[name] = UNKNOWN if value is None else value
         cwds = {r.cwd for r in results}
         merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
@@ -151,7 +164,8 @@ class ControlFlow:
                 self.state.variables[name] = item
             self.walk(body, stdin)
             results.append(self.state)
-        results.append(before.copy())  # the body may not run at all
+        if not has_values or not items or UNKNOWN in "".join(items):
+            results.append(before.copy())  # the body may not run at all
         self.state = self._merge(before, results)
 
     def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:

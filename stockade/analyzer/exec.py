@@ -18,6 +18,7 @@ from stockade.analyzer.effects import (
     Persistence,
     Privilege,
     Read,
+    Rename,
     SpanT,
     TupleRecord,
     Unknown,
@@ -153,7 +154,7 @@ class Invocation:
             self.unknown(f"{what} is not known before it runs (`{show(text)}`)", index)
             return
         self.walker.nested_script(text, self.at(index), exact=True, subshell=True, positional=positional,
-                                  stdin=stdin or TERMINAL)
+                                  stdin=stdin or TERMINAL, env=self.env)
 
 
 def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
@@ -166,6 +167,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     effects.append(_new_tuple(Execute, (tuple(argv), first_span)))
     if UNKNOWN in name:
         effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
+        return
+    if ("*" in name or "?" in name or "[" in name) and _globbed_command(walker, argv, spans, stdin, env, span):
         return
     functions = walker.state.functions
     if functions:
@@ -191,6 +194,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
                 walker.state.positional = saved
             walker.calls[key] = walker.state.copy()
             return
+    if "/" not in name and (env or walker.state.variables.get("PATH") is not None):
+        _path_lookup(walker, name, env, first_span)
     found = _BY_NAME.get(name)
     if found is None:
         models, builtins, default = _MODELS or _load_models()
@@ -219,7 +224,9 @@ def state_key(state: Any) -> tuple[Any, ...]:
     return (tuple(sorted(state.variables.items())), state.cwd,
             tuple(sorted((name, id(src), body.id) for name, (src, body) in state.functions.items())),
             tuple(sorted(state.links.items())), None if state.positional is None else tuple(state.positional),
-            tuple(state.dirstack), tuple(sorted(state.exported)))
+            tuple(state.dirstack), tuple(sorted(state.exported)),
+            None if not state.alternatives else tuple(sorted((name, tuple(options))
+                                                             for name, (_, options) in state.alternatives.items())))
 
 
 def restore_state(state: Any, saved: Any) -> None:
@@ -232,6 +239,70 @@ def restore_state(state: Any, saved: Any) -> None:
     state.positional = copy.positional
     state.dirstack = copy.dirstack
     state.exported = copy.exported
+    state.alternatives = copy.alternatives
+#: names bash runs as builtins, never looked up in ``$PATH``
+_SHELL_BUILTINS = frozenset(
+    "cd pushd popd dirs echo printf read mapfile readarray test [ [[ true false : . source eval exec export "
+    "declare typeset local readonly unset set shopt alias unalias trap wait jobs fg bg kill let return exit "
+    "break continue shift getopts hash type command builtin enable help history umask ulimit times caller "
+    "compgen complete coproc disown suspend logout pwd".split())
+
+
+def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) -> None:
+    """A ``$PATH`` the command changed: a name may run a file the agent could write (a
+    relative entry, the temporary directory, or a directory this command wrote into)."""
+    path = env.get("PATH")
+    if path is None:
+        path = walker.state.variables.get("PATH")
+    if path is None or name in _SHELL_BUILTINS or name in walker.state.functions:
+        return
+    context = walker.context
+    temporary = tuple(d.rstrip("/") + "/" for d in (context.tmpdir, "/tmp", "/var/tmp", "/dev/shm") if d)
+    written = None
+    for entry in path.split(":"):
+        if entry == UNKNOWN:
+            break  # the inherited search path: from here on, the system's programs
+        directory = walker.resolve(entry) if entry else walker.state.cwd
+        suspicious = UNKNOWN in directory or not entry.startswith(("/", "~")) or             (directory + "/").startswith(temporary)
+        if not suspicious:
+            if written is None:
+                written = [e.dest if isinstance(e, Rename) else e.path for e in walker.effects
+                           if isinstance(e, (Write, Rename))]
+            prefix = directory.rstrip("/") + "/"
+            suspicious = any((p + "/").startswith(prefix) for p in written)
+        if suspicious:
+            walker.effects.append(Unknown(f"`{name}` may run `{show(directory)}/{name}`, a file the agent can "
+                                          "write (the command put that directory in `PATH`)", span))
+            return
+
+
+def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
+                     env: dict[str, str], span: SpanT) -> bool:
+    """A command name with glob characters (``/usr/b?n/r? -rf ~``): bash runs whatever file
+    the glob matches.  Judged as every known program it could be (each run from the same
+    state); a glob that could be too many, or files in a directory that is not a standard
+    one, is code that cannot be seen into.  False: it could be no known program (the name
+    is then modelled as it is, as any program without a model)."""
+    from stockade.analyzer.globs import command_candidates
+
+    models = (_MODELS or _load_models())[0]
+    name = argv[0]
+    first_span = spans[0] if spans else span
+    candidates = command_candidates(name, models)
+    if candidates is None:
+        walker.effects.append(Unknown(f"the command name `{show(name)}` is a glob that could run many programs",
+                                      first_span))
+        return True
+    if not candidates:
+        return False
+    saved = walker.state
+    for candidate in candidates:
+        walker.state = saved.copy()
+        try:
+            run_command(walker, [candidate, *argv[1:]], spans, stdin, env, span)
+        finally:
+            walker.state = saved
+    return True
 
 
 #: command name → (its model: builtins by bare name, then programs by basename, else the

@@ -213,6 +213,9 @@ class PolicyTables:
         self.home = ir.context.home
         self.home_prefix = self.home.rstrip("/") + "/"
         self.literal = tuple(sorted((rule for rule in ir.filesystem if not rule.is_glob), key=lambda r: r.pattern))
+        self._literal_paths = tuple(rule.pattern for rule in self.literal if rule.pattern != "/")
+        self._glob_paths = tuple(rule.pattern for rule in ir.filesystem if rule.is_glob)
+        self._globs: dict[tuple[str, bool], tuple[str, ...]] = {}
         self.unknown_effects = ir.unknown_effects
         self.unparsable = ir.unparsable
         self.default_rule = _DefaultRule(ir)
@@ -237,6 +240,19 @@ class PolicyTables:
             if len(self._below) >= MEMO_SIZE:
                 self._below.clear()
             self._below[key] = found
+        return found
+
+    def glob_candidates(self, path: str, deep: bool = False) -> tuple[str, ...]:
+        """The concrete paths a glob path is judged as (:func:`globs.path_candidates`)."""
+        key = (path, deep)
+        found = self._globs.get(key)
+        if found is None:
+            from stockade.analyzer.globs import path_candidates
+
+            found = tuple(path_candidates(path, self._literal_paths, self._glob_paths, deep))
+            if len(self._globs) >= MEMO_SIZE:
+                self._globs.clear()
+            self._globs[key] = found
         return found
 
     def persistence_target(self, path: str) -> str | None:
@@ -383,6 +399,11 @@ def _judged_path(path: str) -> str | None:
     return path.replace("*", "x").replace("?", "x").replace("[", "x")
 
 
+def _is_glob(path: str) -> bool:
+    """Whether a known path is a glob (judged as every path it could match)."""
+    return ("*" in path or "?" in path or "[" in path) and UNKNOWN not in path
+
+
 class Judge:
     """Holds effects against one policy."""
 
@@ -494,7 +515,15 @@ class Judge:
 
     def _read_reasons(self, path_in: str, recursive: bool, skip_hidden: bool) -> tuple:
         """The reasons a read of ``path_in`` gets (``_add`` arguments but the span): a pure
-        function of the path, the cwd and the policy, memoised by :meth:`judge_Read`."""
+        function of the path, the cwd and the policy, memoised by :meth:`judge_Read`.  A glob
+        gets the reasons of every path it could match (:meth:`PolicyTables.glob_candidates`)."""
+        if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
+            reasons: list[tuple] = []
+            for candidate in self._tables.glob_candidates(path_in, deep=not skip_hidden):
+                for reason in self._read_reasons(candidate, recursive, skip_hidden):
+                    if reason not in reasons:
+                        reasons.append(reason)
+            return tuple(reasons)
         path = _judged_path(path_in)
         if path is None:
             return ()
@@ -532,7 +561,15 @@ class Judge:
 
     def _write_reasons(self, path_in: str, recursive: bool, verb: str) -> tuple:
         """The reasons writing (deleting, moving) ``path_in`` gets (``_add`` arguments but the
-        span): a pure function of the path, the cwd and the policy, memoised by :meth:`_write`."""
+        span): a pure function of the path, the cwd and the policy, memoised by :meth:`_write`
+        (a glob: the reasons of every path it could match)."""
+        if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
+            found: list[tuple] = []
+            for candidate in self._tables.glob_candidates(path_in):
+                for reason in self._write_reasons(candidate, recursive, verb):
+                    if reason not in found:
+                        found.append(reason)
+            return tuple(found)
         path = _judged_path(path_in)
         if path is None:
             return ()

@@ -32,6 +32,7 @@ from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.shellstate import subscript_code
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import MAX_VALUE_CHARS, WordExpander
 
@@ -69,6 +70,10 @@ _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirec
 _NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
 #: Reserved words that take a command after them (tree-sitter-bash reads them as commands).
 _KEYWORD_PREFIXES = frozenset({"time", "coproc"})
+#: commands that print nothing on stdout (so `$(cd DIR && pwd)` is the output of `pwd`)
+_SILENT_COMMANDS = frozenset({"cd", "test", "[", "true", ":", "set", "export", "unset", "shopt", "umask"})
+#: functions bash calls without being asked: walked where they are defined
+_HOOK_FUNCTIONS = frozenset({"command_not_found_handle", "command_not_found_handler"})
 def _flatten(node: Any, kind: str) -> list[Any]:
     """The operands of a left-nested chain of ``kind`` nodes (``a && b || c``, ``a | b | c``),
     in order, collected without recursion (a chain can be thousands of commands long)."""
@@ -111,7 +116,12 @@ _NO_NAMES: frozenset[str] = frozenset()
 class State:
     """The shell state that decides what later words mean."""
 
-    __slots__ = ("cwd", "dirstack", "exported", "functions", "links", "positional", "variables")
+    __slots__ = ("alternatives", "cwd", "dirstack", "exported", "functions", "links", "positional", "variables")
+
+    #: variables whose value differs between the branches that ran before (``if``, ``case``):
+    #: name → (the merged value object, which the variable still holds while this applies; the
+    #: values of the branches).  Commands naming one are walked once per value (strictest wins).
+    alternatives: dict[str, tuple[str, tuple[str, ...]]] | None
 
     def __init__(self, variables: dict[str, str], cwd: str, functions: dict[str, tuple[Source, Any]] | None = None,
                  links: dict[str, str] | None = None, positional: list[str] | None = None,
@@ -123,6 +133,7 @@ class State:
         self.positional = positional
         self.dirstack = [] if dirstack is None else dirstack
         self.exported = _NO_NAMES if exported is None else exported
+        self.alternatives = None
 
     def copy(self) -> State:
         """A copy for a subshell: changes inside do not leak out."""
@@ -134,6 +145,7 @@ class State:
         state.positional = None if self.positional is None else list(self.positional)
         state.dirstack = list(self.dirstack) if self.dirstack else []
         state.exported = set(self.exported) if self.exported else _NO_NAMES
+        state.alternatives = self.alternatives.copy() if self.alternatives else None
         return state
 
 
@@ -157,9 +169,10 @@ class Walker(ControlFlow):
     #: (a redirected command, the words the grammar hung on its redirections): see
     #: :meth:`visit_redirected_statement`
     redirect_words: tuple[Any, list[Any]] | None = None
-    #: the known output of the command just walked in a command substitution, set by a
-    #: model that knows it (``git rev-parse --show-toplevel``); see :meth:`substitute`
-    substitution_value: str | None = None
+    #: which value of each variable in ``state.alternatives`` the command being walked sees
+    alternative: int | None = None
+    #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
+    _last_output: Stdin | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -181,6 +194,7 @@ class Walker(ControlFlow):
         state.positional = None
         state.dirstack = []
         state.exported = _NO_NAMES
+        state.alternatives = None
         self.home = context.home
         self.depth = 0
         self.steps = 0
@@ -242,16 +256,22 @@ class Walker(ControlFlow):
             return self.state.cwd
         if name.isdigit() or name in ("@", "*", "#"):
             params = self.state.positional
-            if params is None:
-                return None
+            if params is None:  # a command line: `$0` is the shell, there are no arguments
+                return "bash" if name == "0" else None
             if name in ("@", "*"):
                 return " ".join(params[1:])
             if name == "#":
                 return str(len(params) - 1)
             index = int(name)
-            value: str | None = params[index] if index < len(params) else ""
-        else:
-            value = self.state.variables.get(name)
+            return params[index] if index < len(params) else ""
+        value = self.state.variables.get(name)
+        if self.alternative is not None:
+            alternatives = self.state.alternatives
+            entry = alternatives.get(name) if alternatives else None
+            if entry is not None and entry[0] is value:
+                value = entry[1][self.alternative % len(entry[1])]
+        if value is None and name == "BASH_SOURCE":
+            return ""  # no script file is being run: a command line has no source
         if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
             if name not in self.too_long:
                 self.too_long.add(name)
@@ -276,23 +296,39 @@ class Walker(ControlFlow):
         return self.state.cwd
 
     def substitute(self, node: Any) -> str:
-        """Walk a command or process substitution in a subshell; its output is unknown."""
+        """Walk a command or process substitution in a subshell; its value is the output of a
+        single simple command whose model knows it (``$(echo ~)``, ``$(mktemp -d)``), trailing
+        newlines removed; otherwise unknown."""
         saved = self.state
         self.state = saved.copy()
-        self.substitution_value = None
+        saved_output = self._last_output
+        self._last_output = None
+        children = [child for child in node.named_children if child.type != "comment"]
         try:
-            for child in node.named_children:
+            for child in children:
                 self.walk(child, TERMINAL)
+            output = self._last_output
         finally:
             self.state = saved
-        value = self.substitution_value
-        if value is not None:  # a model's known output (`git rev-parse --show-toplevel`), from one command
-            self.substitution_value = None
-            children = node.named_children
-            if len(children) == 1 and (children[0].type == "command" or (
-                    children[0].type == "redirected_statement" and children[0].named_children[0].type == "command")):
-                return value
-        return UNKNOWN
+            self._last_output = saved_output
+        if output is None or output.text is None or len(children) != 1 or node.type != "command_substitution":
+            return UNKNOWN
+        body = children[0]
+        if body.type == "list":  # `$(cd "$(dirname "$0")" && pwd)`: commands that print nothing, then one
+            items = _flatten(body, "list")
+            if not all(item.type == "command" and self._silent(item) for item in items[:-1]):
+                return UNKNOWN
+            body = items[-1]
+        if body.type != "command":
+            return UNKNOWN
+        return output.text.rstrip("\n")
+
+    def _silent(self, node: Any) -> bool:
+        """Whether a simple command prints nothing to stdout (``cd DIR``, ``test …``, ``X=v``)."""
+        name = node.child_by_field_name("name")
+        if name is None:
+            return True  # assignments only
+        return self.src.node_text(name) in _SILENT_COMMANDS
 
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk text the grammar kept raw (``${x%$(cmd)}``, `` ${u-`cmd`} ``) as a word."""
@@ -331,7 +367,8 @@ class Walker(ControlFlow):
     # -- nested code ----------------------------------------------------------------------
 
     def nested_script(self, text: str, span: SpanT, exact: bool, subshell: bool = True,
-                      positional: list[str] | None = None, stdin: Stdin = TERMINAL) -> None:
+                      positional: list[str] | None = None, stdin: Stdin = TERMINAL,
+                      env: dict[str, str] | None = None) -> None:
         """Parse and walk code found inside a word (``bash -c``, ``eval``, hooks, …)."""
         self.nested_scripts += 1
         if self.nested_scripts > MAX_NESTED_SCRIPTS or self.depth > MAX_DEPTH:
@@ -348,6 +385,8 @@ class Walker(ControlFlow):
             self.state = saved.copy()
         if positional is not None:
             self.state.positional = positional
+        if env:  # the child's environment: `X=~ bash -c 'rm -rf "$X"'`
+            self.state.variables.update(env)
         self.depth += 1
         try:
             if self.fast_path and run_simple(self, text, base, collapse, stdin, MAX_DEPTH):
@@ -469,7 +508,7 @@ class Walker(ControlFlow):
 
     def walk_producing(self, node: Any, stdin: Stdin) -> Stdin:
         """Walk a statement and return what it writes to standard output, when known."""
-        self._last_output: Stdin | None = None
+        self._last_output = None
         self.walk(node, stdin)
         output = self._last_output
         self._last_output = None
@@ -481,11 +520,18 @@ class Walker(ControlFlow):
         self.generic(node, stdin)
 
     def visit_redirected_statement(self, node: Any, stdin: Stdin) -> None:
-        body = node.child_by_field_name("body")
+        body = whole = node.child_by_field_name("body")
+        if body is not None and body.type == "list":
+            # tree-sitter-bash hangs `a && b > f` on the whole list; bash redirects only the
+            # last command, and opens `f` after `a` ran (in the directory `a` may have changed)
+            items = _flatten(body, "list")
+            for item in items[:-1]:
+                self.walk(item, stdin)
+            body = items[-1]
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
         for child in node.children:
-            if child == body or not child.is_named:
+            if child == whole or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
                 stdin = self.heredoc(child, stdin, continuations, words)
@@ -635,7 +681,16 @@ class Walker(ControlFlow):
         if name_node is not None and body is not None:
             if body.type == "compound_statement":
                 self.no_empty_body(body)
-            self.state.functions[self.src.node_text(name_node)] = (self.src, body)
+            name = self.src.node_text(name_node)
+            self.state.functions[name] = (self.src, body)
+            if name in _HOOK_FUNCTIONS:  # bash calls it by itself (for any command not found)
+                saved = self.state
+                self.state = saved.copy()
+                self.state.positional = [name, UNKNOWN]
+                try:
+                    self.walk(body, TERMINAL)
+                finally:
+                    self.state = saved
 
     def visit_test_command(self, node: Any, stdin: Stdin) -> None:
         stack = list(node.named_children)
@@ -650,6 +705,11 @@ class Walker(ControlFlow):
                             self.arith_value(self.words.text(operand), operand)
                     continue
                 stack.extend(current.named_children)
+            elif current.type == "unary_expression" and current.children and \
+                    self.src.node_text(current.children[0]) == "-v":
+                for operand in current.named_children[1:]:  # `[[ -v 'a[$(cmd)]' ]]` runs cmd
+                    for text in self.words.fields(operand):
+                        subscript_code(self, text, self.src.span(operand))
             elif current.type in WORD_TYPES:
                 self.words.parts(current)
             elif current.type in ("variable_name", "test_operator"):
@@ -694,18 +754,30 @@ class Walker(ControlFlow):
 
     def env_assignment(self, name: str, value: str, node: Any, in_shell: bool) -> None:
         """Variables that make later programs run code (PAGER, GIT_SSH_COMMAND, …)."""
-        if in_shell and name not in self.state.exported and name not in ("PROMPT_COMMAND",):
-            return
+        exported = self.state.exported
+        if in_shell and name not in exported and "*" not in exported and name not in ("PROMPT_COMMAND", "PS4"):
+            return  # ("*": `set -a`, every assignment is exported)
         judge_env_var(self, name, value, self.src.span(node))
 
     def visit_declaration_command(self, node: Any, stdin: Stdin) -> None:
         keyword = node.children[0].type if node.children else ""
+        nameref = False  # `declare -n r=HOME`: `$r` is `$HOME` (judged as its value now)
+        for child in node.named_children:
+            if child.type == "word":
+                flags = self.src.node_text(child)
+                if flags[:1] == "-" and "x" in flags:
+                    keyword = "export"  # `declare -x`, `typeset -gx`, `local -x` export too
+                if flags[:1] == "-" and "n" in flags:
+                    nameref = True
         for child in node.named_children:
             if child.type == "variable_assignment":
                 name, value, _ = self.assignment_value(child)
+                if nameref and name != UNKNOWN:
+                    target = self.lookup(value) if _IDENT_RE.match(value) else None
+                    value = UNKNOWN if target is None else target
                 if name != UNKNOWN:
                     self.state.variables[name] = value
-                    if keyword == "export":
+                    if keyword == "export" or "*" in self.state.exported:
                         self.state.exported = self.state.exported | {name}
                         self.effects.append(EnvChange(name, self.src.span(child)))
                         self.env_assignment(name, value, child, in_shell=True)
@@ -718,18 +790,51 @@ class Walker(ControlFlow):
                         self.env_assignment(name, known, child, in_shell=True)
             elif child.type in WORD_TYPES:
                 for text in self.words.fields(child):
+                    if "[" in text:  # `declare 'a[$(cmd)]=1'`: the subscript is evaluated
+                        subscript_code(self, text.partition("=")[0], self.src.span(child))
                     if "=" in text and _ASSIGN_WORD_RE.match(text):
                         key, _, val = text.partition("=")
                         self.state.variables[key.rstrip("+")] = val
+                        if keyword == "export" or "*" in self.state.exported:
+                            self.env_assignment(key.rstrip("+"), val, child, in_shell=False)
 
     def visit_unset_command(self, node: Any, stdin: Stdin) -> None:
+        keyword = node.children[0].type if node.children else ""
+        argv = [keyword]
+        spans: list[SpanT] = [self.src.span(node)]
         for child in node.named_children:
-            if child.type in ("variable_name", "word"):
-                self.state.variables.pop(self.src.node_text(child), None)
+            if child.type in WORD_TYPES or child.type == "variable_name":
+                for value in self.words.fields(child):
+                    argv.append(value)
+                    spans.append(self.src.span(child))
+        if keyword == "unset":  # an unset variable expands to nothing (see models.shellstate)
+            run_command(self, argv, spans, stdin, {}, self.src.span(node))
+        else:
+            for name in argv[1:]:
+                self.state.variables.pop(name, None)
 
     # -- simple commands --------------------------------------------------------------------
 
     def visit_command(self, node: Any, stdin: Stdin) -> None:
+        alternatives = self.state.alternatives
+        if alternatives and self.alternative is None:
+            text = self.src.node_text(node)
+            counts = [len(values) for name, (mark, values) in alternatives.items()
+                      if ("$" + name in text or "${" + name in text) and self.state.variables.get(name) is mark]
+            if counts:
+                pending = self.redirect_words
+                try:
+                    for index in range(max(counts)):  # once per value a branch may have left
+                        self.alternative = index
+                        self.redirect_words = pending
+                        self.simple_command(node, stdin)
+                finally:
+                    self.alternative = None
+                return
+        self.simple_command(node, stdin)
+
+    def simple_command(self, node: Any, stdin: Stdin) -> None:
+        """Walk one simple command (:meth:`visit_command`, for one set of alternatives)."""
         words: list[Any] | None = None  # more arguments, which the grammar hung on a redirection
         if self.redirect_words is not None and self.redirect_words[0] == node:
             words = self.redirect_words[1]
@@ -947,6 +1052,13 @@ class Walker(ControlFlow):
             return word  # not judged (the judge refuses it): not worth normalising either
         if UNKNOWN not in word:
             word = _normalize(word)
+            for _ in range(8):  # (/proc/self/root/proc/self/root/…)
+                if not word.startswith("/proc/"):
+                    break
+                resolved = _proc_path(word, base)
+                if resolved == word:
+                    break
+                word = resolved
             links = self.state.links
             if links:
                 for _ in range(8):
@@ -988,6 +1100,21 @@ _VISITORS: dict[int, Any] = {}
 
 #: What :func:`_normalize` changes: an empty, ``.`` or ``..`` component.
 _ABNORMAL_RE = re.compile(r"//|/\.\.?(?:/|\Z)")
+def _proc_path(word: str, cwd: str) -> str:
+    """``/proc/self/root/X`` is ``/X`` and ``/proc/self/cwd/X`` the working directory's ``X``
+    (also for ``thread-self`` and a process id: another process's root is judged as this
+    one's, its cwd as not known)."""
+    parts = word.split("/", 4)  # '', 'proc', PID, 'root'|'cwd', rest
+    if len(parts) < 4 or not (parts[2] in ("self", "thread-self") or parts[2].isdigit()):
+        return word
+    rest = parts[4] if len(parts) > 4 else ""
+    if parts[3] == "root":
+        return _normalize("/" + rest)
+    if parts[3] == "cwd":
+        if parts[2] not in ("self", "thread-self") or UNKNOWN in cwd:
+            return UNKNOWN + "/" + rest
+        return _normalize(cwd.rstrip("/") + "/" + rest)
+    return word
 
 
 def _normalize(path: str) -> str:

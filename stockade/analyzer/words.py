@@ -460,6 +460,15 @@ class WordExpander:
                 name = self.source.node_text(child)
             elif name is None and kind == "subscript":
                 name = UNKNOWN
+                array = child.named_children[0] if child.named_children else None
+                index_node = child.child_by_field_name("index")
+                index_text = self.source.node_text(index_node) if index_node is not None else ""
+                if array is not None and self.source.node_text(array) == "BASH_SOURCE":
+                    name = "BASH_SOURCE"  # (a command line has none: see Walker.lookup)
+                elif array is not None and index_text in ("0", "@", "*"):
+                    # an array the script assigned holds one known element, or is unknown
+                    # (see Walker.assignment_value): `${a[0]}` / `${a[@]}` is that value
+                    name = self.source.node_text(array)
                 self.parts(child, True)
                 for sub in child.named_children:
                     if sub.type != "variable_name":
@@ -513,7 +522,8 @@ def tilde(word: str, scope: Scope) -> str:
     head, sep, tail = word.partition("/")
     user = head[1:]
     if user == "":
-        base = scope.home
+        home = scope.lookup("HOME")  # `~` is `$HOME` (`HOME=/etc; cat ~/shadow`)
+        base = scope.home if home is None else home
     elif user == "+":
         base = scope.cwd_text()
     elif user == "root":

@@ -143,8 +143,7 @@ MORE = [
     ("allow", "git add -A && git commit -m 'wip: rm -rf cleanup'"),
     ("allow", "python3 scripts/gen.py > out/gen.json"),
     ("allow", "ls ~/.config"),
-    # reads files whose names are computed at run time: `git ls-files` prints names of the work
-    # tree below the cwd (never inside .git), a harmless producer (issue 13's false positives)
+    # `git ls-files` prints names of (non-secret) files below the working directory (issue 13)
     ("allow", "wc -l $(git ls-files)"),
     ("allow", "for i in 1 2 3; do echo $i >> /tmp/log; done"),
     ("allow", "test -f README.md && cat README.md"),

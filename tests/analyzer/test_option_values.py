@@ -85,8 +85,10 @@ def test_value_options_benign(ir, command: str) -> None:
 
 def test_xargs_optional_replace_string(ir) -> None:
     # `-i` takes no separate value: `rm` is the command, `{}` the replace string
-    assert "deletes" in " ".join(_messages(ir, "echo x | xargs -i rm -rf {}"))
-    assert _messages(ir, "echo x | xargs -i rm -rf {}") == _messages(ir, "echo x | xargs -I {} rm -rf {}")
+    # (stdin from a file: words not known; from `echo x`, the word is `x`, a workspace path)
+    assert "deletes" in " ".join(_messages(ir, "cat list | xargs -i rm -rf {}"))
+    assert _messages(ir, "cat list | xargs -i rm -rf {}") == _messages(ir, "cat list | xargs -I {} rm -rf {}")
+    assert "deletes" in " ".join(_messages(ir, "echo ~ | xargs -i rm -rf {}"))
 
 
 # -- git clone ---------------------------------------------------------------------------------

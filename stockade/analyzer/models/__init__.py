@@ -262,4 +262,14 @@ def builtin_model(name: str) -> Model | None:
     return _BUILTINS.get(name)
 
 
-from stockade.analyzer.models import files, net, shells, system, text, vcs, wrappers  # noqa: E402,F401
+from stockade.analyzer.models import (  # noqa: E402,F401
+    files,
+    net,
+    selection,
+    shells,
+    shellstate,
+    system,
+    text,
+    vcs,
+    wrappers,
+)

@@ -23,8 +23,16 @@ COMMAND_VARS = frozenset({
 CODE_VARS = frozenset({
     "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "BASH_ENV", "ENV",
     "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "GIT_EXEC_PATH",
-    "GIT_TEMPLATE_DIR", "GIT_CONFIG_PARAMETERS", "SHELLOPTS", "BASHOPTS", "PS4",
+    "GIT_TEMPLATE_DIR", "GIT_CONFIG_PARAMETERS", "SHELLOPTS", "BASHOPTS",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GCONV_PATH", "PYTHONHOME",
+    "PYTHONINSPECT", "PERL5DB", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ZDOTDIR", "GIT_EXTERNAL_DIFF",
+    "MAVEN_OPTS", "GRADLE_OPTS", "SBT_OPTS", "DOTNET_STARTUP_HOOKS", "R_PROFILE_USER", "R_ENVIRON_USER",
 })
+#: variables that make an interpreter import code from the directories they list: code from
+#: the workspace is the project's own (``PYTHONPATH=src``), from elsewhere it cannot be seen into
+PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH"})
+#: prompt strings: bash expands them (substitutions run) when it prints them (``PS4`` under ``set -x``)
+PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS4"})
 
 
 def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
@@ -34,5 +42,24 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
             return
         walker.nested_script(value, span, exact=True, subshell=True) if "\x00" not in value else \
             walker.effects.append(Unknown(f"`{name}` is set to a command that is not known (`{show(value)}`)", span))
+    elif name in PROMPT_VARS:
+        if "\x00" in value:
+            walker.effects.append(Unknown(f"`{name}` is set to a prompt that is not known (`{show(value)}`)", span))
+        elif "$" in value or "`" in value:
+            walker.nested_script(": " + value, span, exact=False, subshell=True)
+    elif name.startswith("BASH_FUNC_"):  # env 'BASH_FUNC_ls%%=() { …; }': a function bash imports
+        function = name[len("BASH_FUNC_"):].partition("%")[0] or "f"
+        if "\x00" in value:
+            walker.effects.append(Unknown(f"`{name}` defines a function that is not known (`{show(value)}`)", span))
+        else:
+            walker.nested_script(f"{function}{value}\n{function}", span, exact=False, subshell=True)
+    elif name in PATH_LIST_VARS:
+        workspace = walker.context.workspace.rstrip("/") + "/"
+        for entry in value.split(":"):
+            path = walker.resolve(entry) if entry else walker.state.cwd
+            if "\x00" in path or not (path + "/").startswith(workspace):
+                walker.effects.append(Unknown(f"`{name}` makes programs load code from `{show(path)}`, "
+                                              "which cannot be seen into", span))
+                return
     elif name in CODE_VARS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))

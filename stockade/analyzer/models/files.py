@@ -246,21 +246,43 @@ def model_echo(inv: Invocation) -> None:
 def model_printf(inv: Invocation) -> None:
     """``printf FORMAT ARGS``: output known when the format is (``%s``/``%b`` filled in)."""
     args = inv.argv[1:]
+    variable = None  # printf -v NAME: the output is assigned to NAME
     if args[:1] == ["-v"]:
-        if len(args) > 1:
-            inv.walker.state.variables[args[1]] = UNKNOWN
-        return
+        if len(args) < 2:
+            return
+        from stockade.analyzer.models.shellstate import subscript_code
+
+        subscript_code(inv.walker, args[1], inv.at(2))  # `printf -v 'a[$(cmd)]'` runs cmd
+        variable = args[1]
+        inv.walker.state.variables[variable] = UNKNOWN
+        args = args[2:]
     if not args:
         return
     fmt, rest = args[0], args[1:]
-    out = decode_ansi_c(fmt)
-    for arg in rest:
-        for spec in ("%s", "%b", "%d"):
-            if spec in out:
-                out = out.replace(spec, decode_ansi_c(arg) if spec == "%b" else arg, 1)
+    template = decode_ansi_c(fmt)
+    pieces: list[str] = []
+    while True:  # the format is reused while arguments are left (`printf '%s\n' a b`)
+        out = template
+        used = 0
+        for arg in rest:
+            for spec in ("%s", "%b", "%d"):
+                if spec in out:
+                    out = out.replace(spec, decode_ansi_c(arg) if spec == "%b" else arg, 1)
+                    used += 1
+                    break
+            else:
                 break
+        pieces.append(out)
+        rest = rest[used:]
+        if not rest or not used or len(pieces) > 64:
+            break
+    out = "".join(pieces)
     if "%" in out.replace("%%", ""):
         out = UNKNOWN
+    if variable is not None:
+        if "[" not in variable:
+            inv.walker.state.variables[variable] = out.replace("%%", "%") if UNKNOWN not in out else UNKNOWN
+        return
     inv.output(None if UNKNOWN in out else out.replace("%%", "%"), "the output of `printf`")
 
 

@@ -70,22 +70,83 @@ def model_source(inv: Invocation) -> None:
 
 
 def model_cd(inv: Invocation) -> None:
-    """``cd DIR`` / ``pushd DIR`` / ``popd``: the working directory of later commands."""
-    state = inv.walker.state
-    args = [a for a in inv.argv[1:] if not (a.startswith("-") and a not in ("-",))]
-    if inv.name == "popd":
-        state.cwd = state.dirstack.pop() if state.dirstack else UNKNOWN
+    """``cd DIR`` / ``pushd DIR|+N|-N`` / ``popd [+N|-N]``: the working directory of later
+    commands and the directory stack (``cd -`` goes to ``$OLDPWD``; a relative ``DIR`` is
+    looked up in ``$CDPATH`` first: bash takes the first entry where it exists, which the
+    analyzer cannot see, so the first entry is assumed)."""
+    walker = inv.walker
+    state = walker.state
+    name = inv.name
+    args = [a for a in inv.argv[1:]
+            if not (a.startswith("-") and a != "-" and not (name != "cd" and a[1:].isdigit()))]
+    no_cd = name != "cd" and "-n" in inv.argv[1:]
+    old = state.cwd
+    stack = [state.cwd, *reversed(state.dirstack)]  # as `dirs` lists it
+    if name in ("pushd", "popd") and args and args[0][:1] in ("+", "-") and args[0][1:].isdigit():
+        number = int(args[0][1:])
+        index = number if args[0][0] == "+" else len(stack) - 1 - number
+        if not 0 <= index < len(stack) or (name == "pushd" and len(stack) == 1 and index):
+            _set_stack(walker, [UNKNOWN])
+            return
+        if name == "pushd":
+            stack = stack[index:] + stack[:index]
+        else:
+            del stack[index]
+            if not stack:
+                stack = [UNKNOWN]
+        _set_stack(walker, stack)
+        return
+    if name == "popd":
+        if no_cd and len(stack) > 1:
+            del stack[1]
+        else:
+            stack = stack[1:] or [UNKNOWN]
+        _set_stack(walker, stack)
+        return
+    if name == "pushd" and not args:
+        if len(stack) < 2:
+            _set_stack(walker, [UNKNOWN])
+            return
+        stack[0], stack[1] = stack[1], stack[0]
+        _set_stack(walker, stack)
         return
     target = args[0] if args else "~"
     if target == "~":
-        target = inv.walker.home
-    if target == "-":
-        state.cwd = UNKNOWN
-        return
-    if inv.name == "pushd":
-        state.dirstack.append(state.cwd)
-    new = inv.path(target)
-    state.cwd = new if UNKNOWN not in new else UNKNOWN
+        target = walker.home
+    if target == "-" and name == "cd":
+        previous = state.variables.get("OLDPWD")
+        new = previous if previous else UNKNOWN
+    else:
+        new = inv.path(_cdpath(state.variables.get("CDPATH"), target))
+    if UNKNOWN in new:
+        new = UNKNOWN
+    if name == "pushd":
+        if no_cd:
+            stack.insert(1, new)
+        else:
+            stack.insert(0, new)
+        _set_stack(walker, stack)
+    else:
+        state.cwd = new
+    if state.cwd != old:
+        state.variables["OLDPWD"] = old
+
+
+def _cdpath(cdpath: str | None, target: str) -> str:
+    """The directory ``cd TARGET`` goes to with ``$CDPATH`` set (its first entry, see model_cd)."""
+    if not cdpath or target.startswith(("/", "./", "../", "~")) or target in (".", ".."):
+        return target
+    entry = cdpath.split(":")[0] or "."
+    return entry.rstrip("/") + "/" + target
+
+
+def _set_stack(walker: object, stack: list[str]) -> None:
+    """Make ``stack`` (as ``dirs`` lists it: the working directory first) the walker's."""
+    state = walker.state  # type: ignore[attr-defined]
+    if state.cwd != stack[0]:
+        state.variables["OLDPWD"] = state.cwd
+    state.cwd = stack[0]
+    state.dirstack = list(reversed(stack[1:]))
 
 
 def model_trap(inv: Invocation) -> None:
@@ -126,6 +187,11 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
 }
 
 
+#: interpreter flags that print information and run no code
+_INFO_FLAGS = frozenset({"--version", "-V", "-v", "--help", "-h", "-VV"})
+_PYTHON_INFO_FLAGS = _INFO_FLAGS - {"-v"}  # (python -v is verbose mode: it reads code from stdin)
+
+
 def interpreter_model(options: dict[str, str]):
     """A model for a language interpreter: inline code is unknown, a script file is read,
     code on stdin is unknown."""
@@ -133,6 +199,9 @@ def interpreter_model(options: dict[str, str]):
 
     def model(inv: Invocation) -> None:
         parsed = parse_options(inv.argv, values, stop_at_first_positional=True)
+        info = _INFO_FLAGS if not inv.name.startswith(("python", "pypy")) else _PYTHON_INFO_FLAGS
+        if not parsed.positionals and parsed.options and all(option in info for option, _, _ in parsed.options):
+            return  # `python3 --version`, `node -v`: prints a version, runs no code
         for option, value, index in parsed.options:
             role = options.get(option)
             if role == "code":

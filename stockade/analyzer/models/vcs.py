@@ -540,10 +540,6 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         inv.walker.effects.append(Execute(("git", *inv.argv[sub_index:]), inv.at(sub_index)))
     if sub == "rev-parse":
         _rev_parse(inv, git, parsed)
-    elif sub == "ls-files" and _top(inv, git) is not None:
-        # names of files of the work tree below the cwd (never inside .git): as a value, the
-        # glob of the names below the cwd
-        inv.walker.substitution_value = "*"
 
 
 _NO_VALUES: dict[str, str] = {}
@@ -578,9 +574,9 @@ def _rev_parse(inv: Invocation, git: _Git, parsed: Parsed) -> None:
     if top is None:
         return
     if "--show-toplevel" in words:
-        inv.walker.substitution_value = top
+        inv.output(top + "\n", "the work tree's top directory `git rev-parse` prints")
     elif "--absolute-git-dir" in words:
-        inv.walker.substitution_value = top + "/.git"
+        inv.output(top + "/.git\n", "the repository directory `git rev-parse` prints")
 
 
 def _op_after_dashdash(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,

@@ -7,10 +7,13 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
+import shlex
+
 from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.words import decode_ansi_c
 
 _NONE: frozenset[str] = frozenset()
 
@@ -86,6 +89,7 @@ def model_wrapper(inv: Invocation) -> None:
     values = set(spec.values) | set(spec.code_flags)
     parsed = parse_options(inv.argv, values, stop_at_first_positional=True, optional=spec.optional)
     env = dict(inv.env)
+    before = inv.walker.state.cwd
     for option, value, index in parsed.options:
         if option in spec.no_exec_flags:
             return
@@ -113,7 +117,16 @@ def model_wrapper(inv: Invocation) -> None:
     if spec.shell_joined:
         inv.script(" ".join(inv.argv[start:]), start, what=f"the command run by `{inv.name}`")
         return
-    inv.run(start)
+    state = inv.walker.state
+    cwd = state.cwd
+    if cwd == before:
+        inv.run(start)
+        return
+    try:  # `env -C DIR CMD`: only CMD runs in DIR
+        inv.run(start)
+    finally:
+        if inv.walker.state is state:
+            state.cwd = before
 
 
 def model_xargs(inv: Invocation) -> None:
@@ -126,22 +139,59 @@ def model_xargs(inv: Invocation) -> None:
                            stop_at_first_positional=True,
                            optional=frozenset({"-i", "-l", "-e", "--replace", "--eof"}))
     replace = None
+    delimiter: str | None = None
+    items = None if inv.stdin.text is None else inv.stdin.text
     for option, value, index in parsed.options:
         if option in ("-a", "--arg-file") and value:
             inv.read(value, index)
+            items = None
         if option in ("-I", "-i", "--replace"):
             replace = value or "{}"
+        if option in ("-0", "--null"):
+            delimiter = "\0"
+        if option in ("-d", "--delimiter") and value:
+            delimiter = decode_ansi_c(value)[:1] or None
     words = list(parsed.positionals)
     no_input = Stdin(None, "the terminal")
+    inputs = _xargs_items(items, delimiter, replace is not None)
     if not words:
-        inv.run(0, argv=["echo", UNKNOWN], spans=[inv.span, inv.span], stdin=no_input)
+        for item in inputs:
+            inv.run(0, argv=["echo", item], spans=[inv.span, inv.span], stdin=no_input)
         return
     start = words[0][1]
     if replace is not None:
-        argv = [w.replace(replace, UNKNOWN) for w in inv.argv[start:]]
-        inv.run(start, argv=argv, spans=inv.spans[start:], stdin=no_input)
-    else:
+        for item in inputs:
+            argv = [w.replace(replace, item) for w in inv.argv[start:]]
+            inv.run(start, argv=argv, spans=inv.spans[start:], stdin=no_input)
+    elif inputs == [UNKNOWN]:
         inv.run(start, extra=[UNKNOWN], stdin=no_input)
+    else:  # the words read from a known producer (`echo ~/.ssh | xargs rm -rf`)
+        inv.run(start, extra=inputs, stdin=no_input)
+
+
+#: more input items than this from a known producer: judged as unknown words
+_MAX_XARGS_ITEMS = 32
+
+
+def _xargs_items(text: str | None, delimiter: str | None, lines: bool) -> list[str]:
+    """The items xargs reads from ``text`` (None: unknown): blank-separated words with quotes
+    removed (one item a line with ``-I``), or split at ``delimiter`` (``-0``, ``-d``)."""
+    if text is None or UNKNOWN in text:
+        return [UNKNOWN]
+    if delimiter is not None:
+        items = text.split(delimiter)
+        if items and items[-1] in ("", "\n"):
+            items.pop()
+    elif lines:
+        items = [line.strip() for line in text.split("\n") if line.strip()]
+    else:
+        try:
+            items = shlex.split(text)
+        except ValueError:
+            return [UNKNOWN]
+    if not items:
+        return []
+    return items if len(items) <= _MAX_XARGS_ITEMS else [UNKNOWN]
 
 
 def model_nested_exec(inv: Invocation) -> None:

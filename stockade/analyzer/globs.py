@@ -1,0 +1,171 @@
+"""Glob patterns in paths and command names, matched against what they could name.
+
+The analyzer never lists a directory (the workspace is the agent's, and the analysis is
+static): a glob is judged as every path *the policy has a rule for* that it could match,
+plus one representative name for the paths no rule names (:func:`path_candidates`); a
+globbed command name as every known program it could be (:func:`command_candidates`).
+
+Shell globs follow bash's defaults: ``*``, ``?`` and ``[…]`` stay within a component, a
+component's leading ``.`` is matched only by a literal ``.`` (no ``dotglob``); ``**`` (the
+analyzer's spelling of "any depth", from ``rg -g``/``find -name`` patterns) spans components.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterable
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+#: more candidates than this: the glob is judged as unbounded
+MAX_CANDIDATES = 64
+#: the directories a globbed command directory may stand for
+BIN_DIRS = ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec",
+            "/usr/games", "/snap/bin", "/opt/homebrew/bin")
+#: common programs besides those with a model (a globbed name could be one of them)
+COMMON_PROGRAMS = frozenset((
+    "rm rmdir mv cp ln dd shred truncate chmod chown chgrp chattr mkdir touch install tee sponge sudo su doas "
+    "pkexec bash sh dash zsh ksh fish python python3 perl ruby node php lua curl wget nc ncat netcat socat ssh scp "
+    "sftp rsync git tar zip unzip gzip xz bzip2 cat less more head tail grep find xargs env nohup timeout kill "
+    "pkill killall crontab at systemctl mount umount mkfs fdisk passwd useradd usermod visudo reboot shutdown "
+    "halt poweroff ls id whoami true false echo printf sed awk gawk vim vi nano emacs").split())
+
+
+def has_glob(text: str) -> bool:
+    """Whether a word has glob characters."""
+    return "*" in text or "?" in text or "[" in text
+
+
+def _component_regex(part: str, dots: bool) -> str:
+    """One path component of a glob as a regex."""
+    out: list[str] = []
+    if not dots and part[:1] in ("*", "?", "["):
+        out.append(r"(?!\.)")
+    index = 0
+    while index < len(part):
+        char = part[index]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = part.find("]", index + 2 if part[index + 1:index + 2] in ("!", "^") else index + 1)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = part[index + 1:end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                index = end
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return "".join(out)
+
+
+def glob_regex(parts: list[str], dots: bool = False) -> re.Pattern[str]:
+    """The components ``parts`` of an absolute glob as a regex over absolute paths."""
+    body = ""
+    for part in parts:
+        body += r"(?:/(?!\.)[^/]+)*" if part == "**" else "/" + _component_regex(part, dots)
+    return re.compile((body or "/") + r"\Z", re.DOTALL)
+
+
+def representative(path: str) -> str:
+    """One concrete name a glob stands for when no rule names what it matches."""
+    return re.sub(r"\[[^\]]*\]", "x", path).replace("**", "x").replace("*", "x").replace("?", "x")
+
+
+def _sample(pattern: str) -> str | None:
+    """A concrete name matched by a policy glob's last component (``.env*`` → ``.env``)."""
+    if "/" in pattern or pattern == "**":
+        return None
+    sample = pattern.replace("**", "").replace("*", "").replace("?", "x")
+    return sample or None
+
+
+def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], deep: bool = False) -> list[str]:
+    """The concrete paths a glob path could be, for judging: each rule path (``literal``) it
+    could match, an ancestor of one, or a path below one; a name each glob rule (``globbed``)
+    matches, in the glob's directory; and the :func:`representative` name.  ``deep``: a
+    ``**`` also descends into hidden directories (``find``'s search, judged for reads)."""
+    parts = [part for part in glob.split("/") if part]
+    out: list[str] = [representative(glob)]
+    seen = set(out)
+    full = glob_regex(parts)
+    spread = parts.index("**") if deep and "**" in parts else -1
+    above = glob_regex(parts[:spread]) if spread >= 0 else None
+    for rule in literal:
+        rule_parts = [part for part in rule.split("/") if part]
+        if not rule_parts:
+            continue
+        found: str | None = None
+        if above is not None and any(above.match("/" + "/".join(rule_parts[:k])) for k in range(len(rule_parts) + 1)):
+            # `ROOT/**/NAME` with the rule's path at or below ROOT: NAME below the rule's path
+            rest = parts[spread + 1:]
+            found = rule + ("/" + representative("/".join(rest)) if rest else "")
+            if found not in seen:
+                seen.add(found)
+                out.append(found)
+            continue
+        if full.match(rule):
+            found = rule
+        else:
+            # the glob's first k components name the rule's path: a path below it
+            for k in range(1, len(parts)):
+                if glob_regex(parts[:k]).match(rule):
+                    found = rule + "/" + representative("/".join(parts[k:]))
+                    break
+            else:
+                # the glob names an ancestor of the rule's path
+                for k in range(1, len(rule_parts)):
+                    ancestor = "/" + "/".join(rule_parts[:k])
+                    if full.match(ancestor):
+                        found = ancestor
+                        break
+        if found is not None and found not in seen:
+            seen.add(found)
+            out.append(found)
+    if parts and has_glob(parts[-1]):
+        last = glob_regex(parts[-1:])
+        directory = representative("/" + "/".join(parts[:-1]))
+        for rule in globbed:
+            sample = _sample(rule.rpartition("/")[2])
+            if sample is not None and last.match("/" + sample):
+                candidate = directory.rstrip("/") + "/" + sample
+                if candidate not in seen:
+                    seen.add(candidate)
+                    out.append(candidate)
+    return out
+
+
+def command_candidates(name: str, programs: Iterable[str]) -> list[str] | None:
+    """The command names a globbed command name could be (None: too many to tell, or a
+    directory that is not a standard one; empty: no known program, the name is run as it is)."""
+    directory, slash, base = name.rpartition("/")
+    if slash:
+        if has_glob(directory):
+            parts: list[str] = []
+            for part in directory.split("/"):
+                if part == "..":
+                    if parts:
+                        parts.pop()
+                elif part and part != ".":
+                    parts.append(part)
+            regex = glob_regex(parts)
+            directories = [d for d in BIN_DIRS if regex.match(d)]
+            if not directories:
+                return None
+        else:
+            directories = [directory or "/"]
+    else:
+        directories = [""]
+    base_regex = glob_regex([base])
+    names = sorted({program for program in (*programs, *COMMON_PROGRAMS)
+                    if "/" not in program and not has_glob(program) and base_regex.match("/" + program)})
+    if len(names) * len(directories) > MAX_CANDIDATES:
+        return None
+    return [(d.rstrip("/") + "/" if slash else "") + program for d in directories for program in names]

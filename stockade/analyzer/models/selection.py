@@ -1,0 +1,250 @@
+"""Patterns that select the files a tool reads or acts on.
+
+``rg -g GLOB``, ``grep -r --include=GLOB``, ``find -name/-path PATTERN -exec CMD {}``, ``fd
+PATTERN -x CMD``: the pattern names the files that are read (or given to the command), below
+each root at any depth.  They are judged as the glob ``ROOT/**/PATTERN`` (see
+:mod:`stockade.analyzer.globs`), so ``rg -g '.env*' KEY`` reads ``.env`` files, which a policy
+may deny, while ``rg -g '*.py' TODO`` reads Python files.  Tool globs match a leading dot
+(``*`` in ``rg -g '*.env*'`` matches ``.env``): such a pattern is also judged without its
+leading stars.  The models here run after each tool's own model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here register first)
+    MODELS,
+    files,
+    parse_options,
+    register,
+    text,
+    vcs,
+    wrappers,
+)
+from stockade.analyzer.models.files import _GREP_VALUES
+from stockade.analyzer.models.shellstate import model_parallel
+from stockade.analyzer.models.text import _RG_VALUES
+
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
+
+_REGEX_META = re.compile(r"[\\^$()|+{}\[\]]")
+
+
+def selected(root: str, pattern: str) -> list[str]:
+    """The globs a name pattern below ``root`` is judged as (``ROOT/**/PATTERN``; a pattern with
+    a ``/`` is relative to the root; leading stars also dropped, as tool globs match dots)."""
+    pattern = pattern.strip()
+    if not pattern or UNKNOWN in pattern:
+        return [root.rstrip("/") + "/**/" + UNKNOWN]
+    base = root.rstrip("/") or ""
+    if "/" in pattern.strip("/"):
+        stripped = pattern.lstrip("*").lstrip("/")
+        out = [base + "/" + pattern.lstrip("/")]
+        if stripped and stripped != pattern:
+            out.append(base + "/**/" + stripped)
+        return out
+    pattern = pattern.strip("/")
+    out = [base + "/**/" + pattern]
+    stripped = pattern.lstrip("*")
+    if stripped and stripped != pattern:
+        out.append(base + "/**/" + stripped)
+    if stripped[:1] == "?":  # (a leading `?` may be the dot)
+        out.append(base + "/**/." + stripped[1:])
+    return out
+
+
+def regex_glob(regex: str) -> str:
+    """A glob matching (at least) the names an ``fd`` regex finds (``^\\.env`` → ``.env*``)."""
+    anchored_start = regex.startswith("^")
+    anchored_end = regex.endswith("$") and not regex.endswith("\\$")
+    body = regex[1 if anchored_start else 0:len(regex) - (1 if anchored_end else 0)]
+    body = body.replace(".*", "*").replace("\\.", "\0").replace(".", "?").replace("\0", ".")
+    if _REGEX_META.search(body):
+        return "*"
+    return ("" if anchored_start else "*") + body + ("" if anchored_end else "*")
+
+
+def _wrap(name: str, extra: Model) -> None:
+    """Register ``extra`` to run after the model ``name`` already has."""
+    previous = MODELS[name]
+
+    def model(inv: Invocation) -> None:
+        previous(inv)
+        extra(inv)
+
+    model.__doc__ = f"{previous.__doc__ or ''} (then {extra.__name__})"
+    register(name, model)
+
+
+def rg_globs(inv: Invocation) -> None:
+    """``rg -g GLOB`` / ``--glob`` / ``--iglob`` (not ``!GLOB``): an override that searches the
+    files it matches, hidden or not, below every searched path."""
+    parsed = parse_options(inv.argv, _RG_VALUES)
+    globs = [(value, index) for value, index in parsed.values_of("-g", "--glob", "--iglob")
+             if not value.startswith("!")]
+    if not globs:
+        return
+    words = [word for word, _ in parsed.positionals]
+    if not parsed.values_of("-e", "--regexp", "-f", "--file") and words and not parsed.has("--files"):
+        words.pop(0)
+    # hidden directories are entered only with --hidden/-uu (or when the glob names them)
+    hidden = parsed.has("--hidden", "-.", "-uu", "-uuu") or sum(
+        1 for option, _, _ in parsed.options if option in ("-u", "--unrestricted")) >= 2
+    for root in words or ["."]:
+        for value, index in globs:
+            for pattern in selected(root, value):
+                inv.read(pattern, index, skip_hidden=not hidden)
+
+
+def grep_includes(inv: Invocation) -> None:
+    """``grep -r --include=GLOB``: reads the files the glob matches below every root."""
+    parsed = parse_options(inv.argv, _GREP_VALUES)
+    includes = parsed.values_of("--include")
+    recursive = parsed.has("-r", "-R", "--recursive", "--dereference-recursive") or any(
+        value == "recurse" for value, _ in parsed.values_of("-d", "--directories"))
+    if not includes or not recursive:
+        return
+    words = [word for word, _ in parsed.positionals]
+    if words and not parsed.values_of("-e", "--regexp", "-f", "--file"):
+        words.pop(0)
+    for root in words or ["."]:
+        for value, index in includes:
+            for pattern in selected(root, value):
+                inv.read(pattern, index)
+
+
+_FD_VALUES = {"-e", "--extension", "-t", "--type", "-E", "--exclude", "-d", "--max-depth", "--min-depth",
+              "--exact-depth", "-j", "--threads", "-S", "--size", "--changed-within", "--changed-before",
+              "-o", "--owner", "--base-directory", "--path-separator", "--search-path", "-c", "--color",
+              "--ignore-file", "--max-results", "--batch-size", "--format"}
+
+
+def model_fd(inv: Invocation) -> None:
+    """``fd [PATTERN] [PATHS] [-x|-X CMD…]``: lists the names matching the pattern (a regex,
+    a glob with ``-g``) below the paths; ``-x``/``--exec`` runs CMD on each (``{}``: the name),
+    ``-X``/``--exec-batch`` once on all of them."""
+    argv = inv.argv
+    end = len(argv)
+    command: list[str] = []
+    command_at = None
+    for index, word in enumerate(argv[1:], start=1):
+        if word in ("-x", "--exec", "-X", "--exec-batch"):
+            end = index
+            command = argv[index + 1:]
+            command_at = index + 1
+            if ";" in command:
+                command = command[:command.index(";")]
+            break
+    parsed = parse_options(argv[:end], _FD_VALUES)
+    for value, index in parsed.values_of("--ignore-file"):
+        inv.read(value, index)
+    words = [word for word, _ in parsed.positionals]
+    roots = [value for value, _ in parsed.values_of("--search-path", "--base-directory")]
+    pattern = words.pop(0) if words else ""
+    roots = roots or words or ["."]
+    if parsed.has("-g", "--glob"):
+        glob = pattern or "*"
+    elif parsed.has("-F", "--fixed-strings"):
+        glob = "*" + pattern + "*" if pattern else "*"
+    else:
+        glob = regex_glob(pattern) if pattern else "*"
+    for extension, _ in parsed.values_of("-e", "--extension"):
+        glob = glob.rstrip("*") + "*." + extension.lstrip(".")
+    targets = [path for root in roots for path in selected(root, glob)]
+    for root in roots:
+        inv.read(root, None)
+    if not command or command_at is None:
+        return
+    if parsed.has("-x", "--exec") or argv[command_at - 1] in ("-x", "--exec"):
+        for target in targets:
+            sub = [word.replace("{}", target) for word in command]
+            if not any("{}" in word for word in command):
+                sub.append(target)
+            inv.run(command_at, argv=sub, spans=[inv.at(command_at)] * len(sub))
+    else:
+        sub = [w for w in command if w != "{}"] + targets
+        inv.run(command_at, argv=sub, spans=[inv.at(command_at)] * len(sub))
+
+
+def find_selected(inv: Invocation) -> None:
+    """``find ROOT -name|-iname|-path PATTERN … -exec CMD {}``: CMD gets the names the
+    patterns select (judged as ``ROOT/**/PATTERN``), besides the whole tree ``find``'s own
+    model gives it."""
+    argv = inv.argv
+    roots: list[str] = []
+    index = 1
+    while index < len(argv) and (argv[index] in ("-H", "-L", "-P") or argv[index].startswith("-O")):
+        index += 1
+    while index < len(argv) and not (argv[index].startswith("-") or argv[index] in ("(", "!", ")", ",")):
+        roots.append(argv[index])
+        index += 1
+    roots = roots or ["."]
+    patterns: list[str] = []
+    while index < len(argv):
+        word = argv[index]
+        if word in ("-name", "-iname") and index + 1 < len(argv):
+            patterns.append(argv[index + 1])
+        elif word in ("-path", "-ipath", "-wholename", "-iwholename") and index + 1 < len(argv):
+            patterns.append(_relative_path_pattern(argv[index + 1], roots))
+        elif word in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = index + 1
+            while end < len(argv) and argv[end] not in (";", "+"):
+                end += 1
+            command = argv[index + 1:end]
+            if command and patterns and any("{}" in word for word in command):
+                for root in roots:
+                    for pattern in patterns:
+                        for target in selected(root, pattern):
+                            sub = [word.replace("{}", target) for word in command]
+                            inv.run(index + 1, argv=sub, spans=inv.spans[index + 1:end])
+            index = end
+        index += 1
+    actions = ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fls", "-fprintf", "-quit")
+    if patterns and not any(word in actions for word in argv):
+        # what it prints, for a following pipe or `$(…)`: the names the patterns select
+        names = [target for root in roots for pattern in patterns for target in selected(root, pattern)]
+        if all(UNKNOWN not in name for name in names):
+            inv.output("".join(name + "\n" for name in names), "the names `find` prints")
+
+
+def _relative_path_pattern(pattern: str, roots: list[str]) -> str:
+    """A ``-path`` pattern (matched against the whole name find prints) below the roots."""
+    for root in roots:
+        if pattern.startswith(root.rstrip("/") + "/"):
+            return pattern[len(root.rstrip("/")) + 1:]
+    return pattern.lstrip("*").lstrip("/") or "*"
+
+
+def git_ls_files(inv: Invocation) -> None:
+    """``git ls-files``: prints names of files below the working directory (relative ones):
+    judged as the glob ``**/*`` (a name below here, not a hidden one)."""
+    if inv.argv[1:2] == ["ls-files"]:
+        inv.output("**/*\n", "the names `git ls-files` prints")
+
+
+_LS_VALUES = frozenset({"-I", "--ignore", "--hide", "--block-size", "-T", "--tabsize", "-w", "--width", "--format",
+                        "--sort", "--time", "--time-style", "--quoting-style", "--indicator-style"})
+
+
+def ls_default(inv: Invocation) -> None:
+    """``ls`` without operands lists the working directory (``cd ~/.ssh && ls``)."""
+    parsed = parse_options(inv.argv, _LS_VALUES, optional=frozenset({"--color"}))
+    if not parsed.positionals:
+        inv.read(".", None, recursive=parsed.has("-R", "--recursive"))
+
+
+_wrap("rg", rg_globs)
+for _ls in ("ls", "dir", "vdir"):
+    _wrap(_ls, ls_default)
+_wrap("git", git_ls_files)
+for _grep in ("grep", "egrep", "fgrep"):
+    if _grep in MODELS:
+        _wrap(_grep, grep_includes)
+_wrap("find", find_selected)
+register("fd fdfind", model_fd)
+register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)

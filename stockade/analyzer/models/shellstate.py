@@ -1,0 +1,329 @@
+"""Builtins that change the shell's state or run code given to them in passing.
+
+``coproc`` runs its command; ``mapfile``/``readarray -C`` run a callback; ``read`` assigns
+what it reads (known text from a here-string, here-document or a known producer: see
+:func:`read_fields`); ``hash -p`` and ``enable -f`` make a name run a file the analyzer cannot
+see into; ``set -a`` exports later assignments; names with an array subscript
+(``a[$(cmd)]``) run the subscript's substitutions when a builtin assigns or tests them.
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+
+TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.walker import Walker
+
+#: directories a ``hash -p`` target may lie in without being code the agent could have written
+SYSTEM_BIN_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/")
+#: ``set`` flag and ``-o`` name that export every later assignment
+_ALLEXPORT = "*"
+#: more known lines than this on the stdin of ``read``: its variables are judged as unknown
+_MAX_LINES = 8
+
+
+def subscript_code(walker: Walker, name: str, span: tuple[int, int]) -> None:
+    """A variable name with a subscript (``a[$(cmd)]``): bash evaluates the subscript as
+    arithmetic when the name is assigned or tested, running its substitutions."""
+    if "[" in name and ("$(" in name or "`" in name or "$" in name):
+        walker.nested_script(": " + name[name.index("["):], span, exact=False, subshell=True)
+
+
+def model_coproc(inv: Invocation) -> None:
+    """``coproc [NAME] COMMAND``: runs the command (tree-sitter-bash reads ``coproc NAME { …; }``
+    as a command ``coproc NAME { …`` followed by ``}``)."""
+    argv = inv.argv
+    start = 1
+    if len(argv) > 2 and argv[2] in ("{", "("):
+        start = 3
+    elif len(argv) > 1 and argv[1] in ("{", "("):
+        start = 2
+    end = len(argv)
+    while end > start and argv[end - 1] in ("}", ")"):
+        end -= 1
+    if end > start:
+        inv.run(start, argv=argv[start:end], spans=inv.spans[start:end])
+
+
+def model_mapfile(inv: Invocation) -> None:
+    """``mapfile``/``readarray [-C CALLBACK] ARRAY``: the callback is code run every ``-c`` lines."""
+    parsed = parse_options(inv.argv, {"-C", "-c", "-d", "-n", "-O", "-s", "-u"})
+    for option, value, index in parsed.options:
+        if option == "-C" and value is not None:
+            inv.script(value + " 0 line", index, what=f"the callback given to `{inv.name} -C`")
+    text = inv.stdin.text
+    lines = [line for line in text.split("\n") if line] if text is not None and not parsed.has("-u", "-d") else []
+    value = lines[0] if len(lines) == 1 else UNKNOWN  # (one known line: the array's one element)
+    for word, index in parsed.positionals[:1] or [("MAPFILE", None)]:
+        subscript_code(inv.walker, word, inv.at(index))
+        inv.walker.state.variables[word] = value
+
+
+def read_fields(text: str | None, names: list[str], ifs: str | None) -> dict[str, str]:
+    """The values ``read NAMES`` assigns from the first line of ``text`` (None: unknown)."""
+    if not names:
+        names = ["REPLY"]
+    if text is None:
+        return dict.fromkeys(names, UNKNOWN)
+    line = text.split("\n", 1)[0]
+    separators = " \t\n" if ifs is None or UNKNOWN in ifs else ifs
+    if len(names) == 1 or not separators:
+        stripped = line.strip(" \t\n") if names != ["REPLY"] else line
+        return {names[0]: stripped}
+    values: dict[str, str] = {}
+    rest = line.strip(" \t")
+    for name in names[:-1]:
+        cut = min((rest.find(ch) for ch in separators if ch in rest), default=-1)
+        if cut == -1:
+            values[name], rest = rest, ""
+        else:
+            values[name], rest = rest[:cut], rest[cut + 1:].lstrip(" \t")
+    values[names[-1]] = rest
+    return values
+
+
+def model_read(inv: Invocation) -> None:
+    """``read [-r] [-a ARRAY] NAMES``: assigns the first line of stdin (known or not)."""
+    parsed = parse_options(inv.argv, {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
+    walker = inv.walker
+    names = [word for word, _ in parsed.positionals]
+    for word, index in parsed.positionals:
+        subscript_code(walker, word, inv.at(index))
+    text = inv.stdin.text
+    if parsed.has("-u", "-d", "-n", "-N"):
+        text = None
+    arrays = parsed.values_of("-a")
+    for name, index in arrays:
+        subscript_code(walker, name, inv.at(index))
+        walker.state.variables[name] = UNKNOWN if text is None else text.split("\n", 1)[0]
+    if arrays and not names:
+        return
+    ifs = inv.env.get("IFS", walker.lookup("IFS"))
+    lines = [line for line in text.split("\n") if line] if text is not None else []
+    if 1 < len(lines) <= _MAX_LINES:
+        # `while read x` over known lines: each line is a value `x` may have (see
+        # State.alternatives: a command using it is walked once per line)
+        per_line = [read_fields(line, names, ifs) for line in lines]
+        state = walker.state
+        for name in per_line[0]:
+            if "[" in name:
+                continue
+            mark = "".join([UNKNOWN, UNKNOWN])  # a new object, held until the variable is reassigned
+            if state.alternatives is None:
+                state.alternatives = {}
+            state.alternatives[name] = (mark, tuple(values[name] for values in per_line))
+            state.variables[name] = mark
+        return
+    for name, value in read_fields(text, names, ifs).items():
+        if "[" not in name:
+            walker.state.variables[name] = value
+
+
+def model_hash(inv: Invocation) -> None:
+    """``hash -p FILE NAME``: later ``NAME`` runs ``FILE``."""
+    parsed = parse_options(inv.argv, {"-p", "-t", "-d"})
+    for option, value, index in parsed.options:
+        if option == "-p" and value is not None:
+            path = inv.path(value)
+            if UNKNOWN in path or not path.startswith(SYSTEM_BIN_DIRS):
+                names = " ".join(word for word, _ in parsed.positionals) or "a command"
+                inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, which cannot be seen into", index)
+
+
+def model_enable(inv: Invocation) -> None:
+    """``enable -f FILE NAME``: loads a builtin from a shared object."""
+    parsed = parse_options(inv.argv, {"-f"})
+    for option, value, index in parsed.options:
+        if option == "-f":
+            inv.unknown(f"`enable -f` loads a builtin from `{show(value or '')}`, which cannot be seen into", index)
+
+
+def model_set(inv: Invocation) -> None:
+    """``set -a`` / ``set -o allexport`` export every later assignment (``+a`` stops it);
+    ``set -- ARGS`` sets the positional parameters."""
+    state = inv.walker.state
+    argv = inv.argv
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            state.positional = [(state.positional or ["bash"])[0], *argv[index + 1:]]
+            return
+        if word in ("-o", "+o") and index + 1 < len(argv):
+            if argv[index + 1] == "allexport":
+                _allexport(inv, word[0] == "-")
+            index += 2
+            continue
+        if word[:1] in ("-", "+") and "a" in word[1:]:
+            _allexport(inv, word[0] == "-")
+        elif word[:1] not in ("-", "+"):
+            state.positional = [(state.positional or ["bash"])[0], *argv[index:]]
+            return
+        index += 1
+
+
+def _allexport(inv: Invocation, on: bool) -> None:
+    state = inv.walker.state
+    if on:
+        state.exported = state.exported | {_ALLEXPORT}
+    else:
+        state.exported = state.exported - {_ALLEXPORT}
+
+
+def model_unset(inv: Invocation) -> None:
+    """``unset [-v|-f] NAMES``: an unset variable expands to nothing."""
+    state = inv.walker.state
+    functions = "-f" in inv.argv[1:]
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if word.startswith("-"):
+            continue
+        subscript_code(inv.walker, word, inv.at(index))
+        if functions:
+            state.functions.pop(word, None)
+        elif "[" not in word:
+            state.variables[word] = ""
+
+
+register("coproc", model_coproc, builtin=True)
+register("mapfile readarray", model_mapfile, builtin=True)
+register("read", model_read, builtin=True)
+register("hash", model_hash, builtin=True)
+register("enable", model_enable, builtin=True)
+register("set", model_set, builtin=True)
+register("unset", model_unset, builtin=True)
+
+
+# -- producers of known output: what `$(…)` of them is ---------------------------------------
+
+
+def model_mktemp(inv: Invocation) -> None:
+    """``mktemp [-d] [-u] [-p DIR|--tmpdir[=DIR]] [-t] [TEMPLATE]``: creates a new file (a
+    directory with ``-d``) in the temporary directory (or where the template says) and prints
+    its name — a fresh name, ``XXXXXXXXXX`` here."""
+    parsed = parse_options(inv.argv, {"-p", "--suffix"}, optional=frozenset({"--tmpdir"}))
+    walker = inv.walker
+    directory: str | None = None
+    in_tmp = parsed.has("-t", "--tmpdir")
+    for option, value, _ in parsed.options:
+        if option in ("-p", "--tmpdir") and value:
+            directory = value
+            in_tmp = True
+    template = parsed.positionals[0][0] if parsed.positionals else "tmp.XXXXXXXXXX"
+    if "X" not in template:
+        template += ".XXXXXXXXXX"
+    if in_tmp or not parsed.positionals:
+        if directory is None:
+            directory = walker.lookup("TMPDIR") or "/tmp"
+        template = directory.rstrip("/") + "/" + template.rpartition("/")[2]
+    path = inv.path(template)
+    if not parsed.has("-u", "--dry-run"):
+        inv.write(path, parsed.positionals[0][1] if parsed.positionals else None)
+    inv.output(None if UNKNOWN in path else path + "\n", "the output of `mktemp`")
+
+
+def model_dirname(inv: Invocation) -> None:
+    """``dirname NAME…``: prints each name without its last component."""
+    names = [word for word in inv.argv[1:] if not word.startswith("-")]
+    lines = []
+    for name in names:
+        stripped = name.rstrip("/")
+        head = stripped.rpartition("/")[0].rstrip("/") if "/" in stripped else "."
+        lines.append(head or "/")
+    text = "".join(line + "\n" for line in lines)
+    inv.output(None if UNKNOWN in text else text, "the output of `dirname`")
+
+
+def model_basename(inv: Invocation) -> None:
+    """``basename NAME [SUFFIX]``: prints the last component."""
+    args = [word for word in inv.argv[1:] if not word.startswith("-")]
+    if not args or "-a" in inv.argv or "-s" in inv.argv:
+        return
+    base = args[0].rstrip("/").rpartition("/")[2] or "/"
+    if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
+        base = base[:-len(args[1])]
+    inv.output(None if UNKNOWN in base else base + "\n", "the output of `basename`")
+
+
+def model_pwd(inv: Invocation) -> None:
+    """``pwd``: prints the working directory."""
+    cwd = inv.walker.state.cwd
+    inv.output(None if UNKNOWN in cwd else cwd + "\n", "the output of `pwd`")
+
+
+register("mktemp", model_mktemp)
+register("dirname", model_dirname)
+register("basename", model_basename)
+register("pwd", model_pwd, builtin=True)
+
+
+_PARALLEL_VALUES = frozenset({
+    "-j", "--jobs", "-P", "--max-procs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "-d", "--delimiter",
+    "-n", "--max-args", "-N", "-L", "--max-lines", "--tmpdir", "--workdir", "--wd", "--results", "--colsep",
+    "-C", "-I", "--timeout", "--delay", "--retries", "-E", "--halt", "--memfree", "--load", "--env",
+    "--sshloginfile", "--slf", "--basefile", "--bf", "--return", "--transferfile", "--tf", "--block", "--tagstring",
+    "--shebang-wrap"})
+_PARALLEL_REPLACEMENTS = ("{}", "{.}", "{/}", "{//}", "{/.}", "{#}", "{%}")
+
+
+def model_parallel(inv: Invocation) -> None:
+    """GNU ``parallel [OPTIONS] [COMMAND] (::: ARGS | :::: FILES)…``: runs COMMAND through a
+    shell once per input (the ``:::`` arguments, or the lines of stdin), the input in place of
+    ``{}`` or appended; without COMMAND, each input is a command.  ``--dry-run`` runs nothing;
+    ``-S`` runs on other hosts."""
+    import shlex
+
+    argv = inv.argv
+    split = len(argv)
+    for index, word in enumerate(argv):
+        if word in (":::", "::::", ":::+", "::::+") and index:
+            split = index
+            break
+    parsed = parse_options(argv[:split], _PARALLEL_VALUES, stop_at_first_positional=True)
+    replace = "{}"
+    files_input = False
+    for option, value, index in parsed.options:
+        if option in ("-S", "--sshlogin", "--sshloginfile", "--slf") and value:
+            inv.unknown(f"`parallel {option}` runs commands on other hosts (`{show(value)}`)", index)
+        elif option in ("-a", "--arg-file") and value:
+            inv.read(value, index)
+            files_input = True
+        elif option == "-I" and value:
+            replace = value
+        elif option in ("--dry-run",):
+            return
+    command = [word for word, _ in parsed.positionals]
+    command_at = parsed.positionals[0][1] if parsed.positionals else None
+    items: list[str] = []
+    mode = ""
+    for index in range(split, len(argv)):
+        word = argv[index]
+        if word in (":::", ":::+"):
+            mode = "args"
+        elif word in ("::::", "::::+"):
+            mode = "files"
+        elif mode == "args":
+            items.append(word)
+        else:
+            inv.read(word, index)
+            items.append(UNKNOWN)
+    if split == len(argv):
+        text = None if files_input else inv.stdin.text
+        items = [UNKNOWN] if text is None else [line for line in text.split("\n") if line]
+    if len(items) > 16:
+        items = [UNKNOWN]
+    at = command_at if command_at is not None else (split + 1 if split < len(argv) else None)
+    for item in items:
+        quoted = item if UNKNOWN in item else shlex.quote(item)
+        if not command:
+            code = item
+        elif any(mark in word for word in command for mark in (replace, *_PARALLEL_REPLACEMENTS)):
+            code = " ".join(command)
+            for mark in (replace, *_PARALLEL_REPLACEMENTS):
+                code = code.replace(mark, quoted)
+        else:
+            code = " ".join(command) + " " + quoted
+        inv.script(code, at, what="the command `parallel` runs")
+
