@@ -263,3 +263,4 @@ def builtin_model(name: str) -> Model | None:
 
 
 from stockade.analyzer.models import files, net, shells, system, text, vcs, wrappers  # noqa: E402,F401
+from stockade.analyzer.models import archives, clouds, containers, packages  # noqa: E402,F401  (after: they override)

@@ -6,6 +6,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
 from stockade.analyzer.exec import Invocation
+from stockade.analyzer.judge import MATCHED_BELOW
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.regex import LazyPattern
 
@@ -33,6 +34,7 @@ def model_find(inv: Invocation) -> None:
     for root, root_index in roots:
         inv.read(root, root_index or None)
     root_word = roots[0][0] if len(roots) == 1 else UNKNOWN
+    named = _find_matched_name(argv, index)
     while index < len(argv):
         word = argv[index]
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -42,18 +44,18 @@ def model_find(inv: Invocation) -> None:
             sub = [w.replace("{}", root_word) for w in argv[index + 1:end]]
             if sub:
                 for root, _ in roots:
-                    argv_for_root = [w.replace("{}", root) if "{}" in orig else w
+                    # {} is each matched entry: ROOT/…/NAME when one -name test selects them
+                    found = root.rstrip("/") + MATCHED_BELOW + named if named is not None else root
+                    argv_for_root = [orig.replace("{}", found) if "{}" in orig else w
                                      for w, orig in zip(sub, argv[index + 1:end], strict=True)]
                     _run_on_tree(inv, argv_for_root, index + 1, end, argv[index + 1:end])
             index = end + 1
             continue
         if word == "-delete":
-            names = [argv[i + 1] for i in range(1, index) if argv[i] in ("-name", "-iname") and i + 1 < len(argv)]
             for root, _ in roots:
-                if names and all("/" not in name for name in names):
-                    # only entries whose name matches are deleted: judge the name below the root
-                    for name in names:
-                        inv.delete(root.rstrip("/") + "/" + name, index)
+                if named is not None:
+                    # only entries whose name matches are deleted, at any depth below the root
+                    inv.delete(root.rstrip("/") + MATCHED_BELOW + named, index)
                 else:
                     inv.delete(root, index, recursive=True)
         elif word in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(argv):
@@ -62,6 +64,29 @@ def model_find(inv: Invocation) -> None:
         elif word in _FIND_VALUE_TESTS:
             index += 1
         index += 1
+
+
+def _find_matched_name(argv: list[str], start: int) -> str | None:
+    """The name glob every entry a find expression acts on must match: its one ``-name``
+    (``-iname``: lowercased) when the expression has no alternation or negation."""
+    names: list[str] = []
+    index = start
+    while index < len(argv):
+        word = argv[index]
+        if word in ("-o", "-or", "!", "-not", ","):
+            return None
+        if word in ("-exec", "-execdir", "-ok", "-okdir"):
+            while index < len(argv) and argv[index] not in (";", "+"):
+                index += 1
+        elif word in ("-name", "-iname") and index + 1 < len(argv):
+            names.append(argv[index + 1].lower() if word == "-iname" else argv[index + 1])
+            index += 1
+        elif word in _FIND_VALUE_TESTS:
+            index += 1
+        index += 1
+    if len(names) != 1 or "/" in names[0] or UNKNOWN in names[0]:
+        return None
+    return names[0]
 
 
 def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, original: list[str]) -> None:
@@ -296,24 +321,30 @@ def model_tar(inv: Invocation) -> None:
         for word, index in parsed.positionals:
             inv.read(word, index, recursive=True)
     elif mode == "extract":
-        inv.write(directory, None, recursive=True)
+        # the members are new entries below the directory; their names are not visible (GNU
+        # tar strips a leading `/` and refuses `..`): judged as a write of the directory
+        # itself, so extracting into the workspace is allowed and into a read-only or denied
+        # place is not (a crafted archive naming `.git/hooks/x` is the accepted residue)
+        inv.write(directory, None)
 
 
 def model_zip(inv: Invocation) -> None:
     """zip ARCHIVE FILES: reads files (``-r`` recursive), writes the archive; ``-TT`` runs a
     command.  unzip ARCHIVE: reads it, writes below ``-d`` or the cwd."""
-    parsed = parse_options(inv.argv, {"-d", "-x", "-i", "-TT", "--unzip-command", "-P", "-n", "-b", "-O"})
+    argv = [("--unzip-command" + ("=" + w[3:] if len(w) > 3 else "")) if w.startswith("-TT") else w
+            for w in inv.argv]  # -TT is one option, not -T -T
+    parsed = parse_options(argv, {"-x", "-i", "--unzip-command", "-P", "--password", "-n", "--suffixes", "-b",
+                                  "--temp-path", "-O", "--output-file", "-t", "-tt", "-Z", "--compression-method",
+                                  "-@", "--names-stdin-never", "-U", "--unicode", "-la", "--logfile-path",
+                                  "-lf", "--logfile"})
     for option, value, index in parsed.options:
-        if option in ("-TT", "--unzip-command") and value:
+        if option == "--unzip-command" and value:
             inv.script(value, index, what="the command given to `zip -TT`")
+        elif option in ("-O", "--output-file", "-lf", "--logfile-path") and value:
+            inv.write(value, index)
+        elif option in ("-b", "--temp-path") and value:
+            inv.write(value, index)
     words = list(parsed.positionals)
-    if inv.name in ("unzip", "7z", "bsdtar"):
-        if words:
-            inv.read(words[0][0], words[0][1])
-        target = parsed.values_of("-d")
-        if not parsed.has("-l", "-t", "-p", "-v", "-Z"):
-            inv.write(target[0][0] if target else ".", target[0][1] if target else None, recursive=True)
-        return
     if words:
         inv.write(words[0][0], words[0][1])
         recursive = parsed.has("-r", "--recurse-paths")
@@ -356,5 +387,5 @@ register("awk gawk mawk nawk", model_awk)
 register("rg ripgrep", model_rg)
 register("ag", model_ag)
 register("tar gtar bsdtar-x", model_tar)
-register("zip unzip 7z", model_zip)
+register("zip", model_zip)
 register("vim vi nvim ex view gvim", model_editor)
