@@ -157,8 +157,6 @@ def model_container(inv: Invocation) -> None:
                 inv.write(value.split("dest=", 1)[1].split(",", 1)[0], index, recursive=True)
             elif option == "--network" and value == "host":
                 inv.privilege("`build --network=host` runs build steps in the host network", index)
-    elif command in ("load", "import"):
-        pass
 
 
 register("docker podman nerdctl", model_container)

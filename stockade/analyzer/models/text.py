@@ -7,7 +7,7 @@ import re
 from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.judge import MATCHED_BELOW
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.regex import LazyPattern
 
 _FIND_VALUE_TESTS = {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-xtype", "-size",
@@ -102,7 +102,7 @@ def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, origina
             effects[position] = type(effect)(effect.path, effect.span, True)
 
 
-_SED_CMD_RE = LazyPattern(r"\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
+_SED_CMD_RE = LazyPattern(r"\s*(?:(?:\d+(?:~\d+)?|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
 
 
 def sed_script(inv: Invocation, script: str, index: int) -> None:
@@ -182,6 +182,12 @@ def awk_program(inv: Invocation, program: str, index: int) -> None:
                        what="the awk `system()` command")
         else:
             inv.unknown("awk `system()` runs a computed command", index)
+    if re.search(r"@\s*[A-Za-z_]\w*\s*\(", program):
+        inv.unknown("gawk calls a function named by a variable (`@f()`), which can be `system`", index)
+    for match in re.finditer(r"@(load|include)\s*\"([^\"]*)\"", program):
+        if match.group(1) == "include":
+            inv.read(match.group(2), index)
+        inv.unknown(f"gawk `@{match.group(1)}` brings in code that is not visible", index)
     stripped = re.sub(r"\"(?:[^\"\\]|\\.)*\"", '""', program)
     stripped = re.sub(r"/(?:[^/\\\n]|\\.)+/", "//", stripped)
     if _AWK_PIPE_RE.search(stripped):
@@ -381,7 +387,51 @@ def model_editor(inv: Invocation) -> None:
         inv.write(word, index)
 
 
+_PERL_TAKES_REST = frozenset("eEMmIxCdDl0F")
+
+
+def model_perl(inv: Invocation) -> None:
+    """perl/ruby: the interpreter's model, plus ``-i[EXT]`` (alone or in a cluster: ``-pi``,
+    ``-i.bak``): the files operated on are rewritten in place."""
+    _INTERPRETER.get(inv.name, _no_model)(inv)
+    argv = inv.argv
+    in_place = False
+    code_given = False
+    index = 1
+    while index < len(argv) and argv[index].startswith("-") and argv[index] not in ("-", "--"):
+        word = argv[index]
+        for position, char in enumerate(word[1:], start=1):
+            if char == "i":
+                in_place = True
+                break
+            if char in _PERL_TAKES_REST:
+                if char in "eE":
+                    code_given = True
+                    if position == len(word) - 1:
+                        index += 1  # the code is the next word
+                if char in "IMmx" and position == len(word) - 1 and inv.name == "ruby":
+                    index += 1
+                break
+        index += 1
+    if argv[index:index + 1] == ["--"]:
+        index += 1
+    if not in_place:
+        return
+    files = argv[index:] if code_given else argv[index + 1:]
+    start = index if code_given else index + 1
+    for offset, word in enumerate(files):
+        inv.write(word, start + offset)
+
+
+def _no_model(inv: Invocation) -> None:
+    return
+
+
+_INTERPRETER = {name: MODELS[name] for name in ("perl", "ruby") if name in MODELS}
+
+
 register("find", model_find)
+register("perl ruby", model_perl)
 register("sed gsed", model_sed)
 register("awk gawk mawk nawk", model_awk)
 register("rg ripgrep", model_rg)
