@@ -67,6 +67,7 @@ def model_compressor(inv: Invocation) -> None:
     testing = parsed.has(*spec.test)
     deletes = (spec.deletes and not parsed.has(*spec.keep)) or parsed.has("--rm")
     outputs = parsed.values_of(*spec.name_out) if spec.name_out else []
+    recursive = parsed.has("-r", "--recursive") and inv.name not in ("lz4", "unlz4")
     for option, value, index in parsed.options:
         if value is not None and option in ("-D", "--patch-from", "--dictionary", "--filelist", "--files",
                                             "--files0"):
@@ -87,12 +88,14 @@ def model_compressor(inv: Invocation) -> None:
         inv.read(word, index)
         if to_stdout or testing:
             continue
-        if not outputs:
+        if recursive:  # every file below the directory is replaced
+            inv.write(word, index, recursive=True)
+        elif not outputs:
             out = word[: -len(spec.suffix)] if unpack and word.endswith(spec.suffix) else (
                 word if unpack else word + spec.suffix)
             inv.write(out if out != word else word + ".out", index)
         if deletes:
-            inv.delete(word, index)
+            inv.delete(word, index, recursive=recursive)
     if to_stdout or testing or not words:
         inv.output(None, f"the output of `{inv.name}`")
 
@@ -182,15 +185,15 @@ def model_cpio(inv: Invocation) -> None:
 def model_ar(inv: Invocation) -> None:
     """ar KEY[MODS] [RELPOS] [COUNT] ARCHIVE [MEMBERS]: ``d m q r s`` write the archive (``q r``
     read the members), ``x`` writes members into the cwd (``--output DIR``), ``t p`` read."""
-    parsed = parse_options(inv.argv, {"--plugin", "--target", "--output"})
+    parsed = parse_options(inv.argv, {"--plugin", "--target", "--output", "--record-libdeps"})
+    for value, index in parsed.values_of("--plugin"):
+        inv.unknown(f"`ar --plugin {value}` loads a code module", index)
     words = list(parsed.positionals)
     key = ""
     for option, _, _ in parsed.options:
         if len(option) == 2 and option[1] in "dmpqrstx":
             key = option[1:] + key
-    if not key and words:
-        key = words.pop(0)[0]
-    elif words and words[0][0][:1] in "dmpqrstx" and not key:
+    if (not key and words) or (words and words[0][0][:1] in "dmpqrstx" and not key):
         key = words.pop(0)[0]
     skip = sum(1 for mod in "abi" if mod in key[1:]) + ("N" in key)
     words = words[skip:]
@@ -251,7 +254,7 @@ def model_patch(inv: Invocation) -> None:
 
 def model_sponge(inv: Invocation) -> None:
     """sponge [-a] FILE: soaks up stdin and writes (``-a`` appends to) FILE."""
-    for word, index in parse_options(inv.argv, ()).positionals:
+    for word, index in parse_options(inv.argv, frozenset()).positionals:
         inv.write(word, index)
 
 

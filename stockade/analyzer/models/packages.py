@@ -98,7 +98,7 @@ def model_pip(inv: Invocation) -> None:
 def _pip_spec(inv: Invocation, word: str, index: int) -> None:
     """One requirement: a URL or VCS reference is contacted and its build code is unknown; a
     local archive's build code is unknown; a local directory is read (the project's own)."""
-    name, at, url = word.partition("@")
+    _, at, url = word.partition("@")
     if at and "://" in url:  # `pkg @ https://…` (a PEP 508 direct reference)
         word = url.strip()
     if "://" in word:
@@ -129,7 +129,7 @@ def _pip_config(inv: Invocation, parsed: object) -> None:
     inv.write(target, parsed.positionals[1][1])
     if parsed.has("--site"):
         inv.unknown("`pip config --site` changes the environment's index settings", parsed.positionals[1][1])
-    if len(words) >= 4 and "index" in words[2] or len(words) >= 4 and "find-links" in words[2]:
+    if (len(words) >= 4 and "index" in words[2]) or (len(words) >= 4 and "find-links" in words[2]):
         contact_url(inv, words[3], parsed.positionals[3][1], 443)
 
 
@@ -171,7 +171,7 @@ def model_npm(inv: Invocation) -> None:
                 contact_url(inv, value, index, 443)
             break
         return
-    if sub == "pkg" and words and words[0][0] == "set" or sub == "set-script":
+    if (sub == "pkg" and words and words[0][0] == "set") or sub == "set-script":
         pairs = words[1:] if sub == "pkg" else []
         for word, index in pairs:
             key, eq, value = word.partition("=")

@@ -126,6 +126,10 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
 }
 
 
+#: modules run with ``python -m`` that are tools with a model of their own
+_MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-never": ""}
+
+
 def interpreter_model(options: dict[str, str]):
     """A model for a language interpreter: inline code is unknown, a script file is read,
     code on stdin is unknown."""
@@ -139,6 +143,9 @@ def interpreter_model(options: dict[str, str]):
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
                 return
             if role == "module":
+                if value in _MODULE_TOOLS and index is not None:  # python -m pip …: the tool's own model
+                    inv.run(index, argv=[_MODULE_TOOLS[value], *inv.argv[index + 1:]],
+                            spans=inv.spans[index:])
                 return  # runs an installed module: judged by what is visible
             if role == "read" and value:
                 inv.read(value, index)

@@ -177,16 +177,14 @@ def model_docker(inv: Invocation) -> None:
 
 
 register(" ".join(_SYSTEM_PKG), model_system_pkg)
-register("pip pip3 pipx uv-pip", model_pip)
-register("npm yarn pnpm", model_npm)
 register("systemctl service launchctl update-rc.d chkconfig", model_systemctl)
 register("chmod", model_chmod)
 register("chown chgrp", model_chown)
 register("kill pkill killall killall5", model_kill)
+# pip/npm: models.packages; docker/podman: models.containers
 register("crontab", model_crontab)
 register("at batch atq", model_at)
 register("mkfs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.vfat mkfs.btrfs mke2fs fdisk sfdisk parted wipefs mkswap "
          "shred-dev blkdiscard", model_mkfs)
 register("mount umount modprobe insmod rmmod setcap sysctl iptables nft ufw useradd usermod userdel "
          "groupadd passwd visudo chpasswd reboot shutdown halt poweroff init", model_mount)
-register("docker podman", model_docker)

@@ -10,6 +10,10 @@ from stockade.analyzer.judge import MATCHED_BELOW
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.regex import LazyPattern
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
+
 _FIND_VALUE_TESTS = {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-xtype", "-size",
                      "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-perm", "-user",
                      "-group", "-maxdepth", "-mindepth", "-uid", "-gid", "-links", "-inum", "-samefile",
@@ -346,9 +350,7 @@ def model_zip(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option == "--unzip-command" and value:
             inv.script(value, index, what="the command given to `zip -TT`")
-        elif option in ("-O", "--output-file", "-lf", "--logfile-path") and value:
-            inv.write(value, index)
-        elif option in ("-b", "--temp-path") and value:
+        elif (option in ("-O", "--output-file", "-lf", "--logfile-path") and value) or (option in ("-b", "--temp-path") and value):
             inv.write(value, index)
     words = list(parsed.positionals)
     if words:
@@ -393,7 +395,8 @@ _PERL_TAKES_REST = frozenset("eEMmIxCdDl0F")
 def model_perl(inv: Invocation) -> None:
     """perl/ruby: the interpreter's model, plus ``-i[EXT]`` (alone or in a cluster: ``-pi``,
     ``-i.bak``): the files operated on are rewritten in place."""
-    _INTERPRETER.get(inv.name, _no_model)(inv)
+    model = _INTERPRETER.get(inv.name)
+    (model or _no_model)(inv)
     argv = inv.argv
     in_place = False
     code_given = False
@@ -427,7 +430,7 @@ def _no_model(inv: Invocation) -> None:
     return
 
 
-_INTERPRETER = {name: MODELS[name] for name in ("perl", "ruby") if name in MODELS}
+_INTERPRETER: dict[str, Model] = {name: MODELS[name] for name in ("perl", "ruby") if name in MODELS}
 
 
 register("find", model_find)
