@@ -155,7 +155,7 @@ def model_cloud(inv: Invocation) -> None:
                                       "--content-type", "--sse", "--storage-class", "--acl", "--format",
                                       "--filter", "-p", "--account"})
     words = [(w, i) for w, i in parsed.positionals]
-    if words and words[0][0] in ("--version", "version", "help", "config-never"):
+    if (parsed.has("--version", "-v", "--help", "-h") and not words) or (words and words[0][0] in ("version", "help")):
         return
     inv.read(credentials, None, recursive=True)
     endpoint = parsed.values_of("--endpoint-url")

@@ -8,6 +8,7 @@ the host path (read-only with ``:ro``/``readonly``, else read-write: a write of 
 
 from __future__ import annotations
 
+from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -35,7 +36,9 @@ _UNCONFINED = ("seccomp=unconfined", "seccomp:unconfined", "apparmor=unconfined"
 
 
 def _host_path(text: str) -> bool:
-    return text.startswith(("/", "~", ".", "$")) or text in (".", "..")
+    """Whether a mount source is a host path (not a named volume): a path, or a word whose
+    value is not known (``"$(pwd)"``: judged as an unknown path)."""
+    return text.startswith(("/", "~", ".", "$", UNKNOWN)) or text in (".", "..")
 
 
 def _daemon(inv: Invocation, value: str, index: int | None) -> None:

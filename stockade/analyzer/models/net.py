@@ -188,7 +188,9 @@ def model_ssh(inv: Invocation) -> None:
             port = int(value)
         elif option == "-J":
             contact_url(inv, "ssh://" + value, index, 22)
-    if parsed.positionals:
+    renamed = any(option == "-o" and value is not None and value.strip().lower().startswith("hostname")
+                  for option, value, _ in parsed.options)  # -o HostName=…: the alias is not contacted
+    if parsed.positionals and not renamed:
         host, index = parsed.positionals[0]
         contact_url(inv, "ssh://" + host.rpartition("@")[2] + (f":{port}" if ":" not in host else ""), index, port)
     inv.output(None, "the output of `ssh`")

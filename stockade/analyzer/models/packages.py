@@ -10,6 +10,7 @@ config file; ``npm pkg set scripts.X=CMD`` stores shell code that ``npm run X`` 
 
 from __future__ import annotations
 
+from stockade.analyzer.effects import Write
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -28,6 +29,20 @@ def env_value(inv: Invocation, *names: str) -> tuple[str, str] | None:
         if name in state.exported and name in state.variables:
             return name, state.variables[name]
     return None
+
+
+_CONFIG_NAMES = ("/.npmrc", "/.yarnrc", "/.yarnrc.yml", "/pip.conf", "/pip.ini", "/.pypirc", "/bunfig.toml",
+                 "/.pnpmfile.cjs", "/uv.toml")
+
+
+def config_written(inv: Invocation) -> None:
+    """A package manager run after the same command wrote a config file of one (``echo
+    registry=… > .npmrc && npm i``): where it installs from and what it runs are not visible."""
+    for effect in inv.walker.effects:
+        if type(effect) is Write and effect.path.endswith(_CONFIG_NAMES):
+            inv.unknown(f"`{inv.name}` reads `{effect.path.rpartition('/')[2]}`, which this command wrote: its "
+                        "registry and scripts are not visible", 0)
+            return
 
 
 _PIP_VALUES = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-t",
@@ -52,6 +67,12 @@ def model_pip(inv: Invocation) -> None:
         return
     if sub not in ("install", "download", "wheel", "uninstall"):
         return
+    config_written(inv)
+    config_file = env_value(inv, "PIP_CONFIG_FILE")
+    if config_file is not None and config_file[1] not in ("", "/dev/null", "os.devnull"):
+        inv.read(config_file[1], sub_index)
+        inv.unknown(f"`PIP_CONFIG_FILE` gives pip the settings in `{config_file[1]}`, which are not visible",
+                    sub_index)
     for option, value, index in parsed.options:
         if value is None:
             continue
@@ -151,6 +172,13 @@ def model_npm(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("--userconfig", "--globalconfig") and value:
             inv.read(value, index)
+            inv.unknown(f"`{inv.name} {option}` takes settings from `{value}`, which are not visible", index)
+        elif option.endswith(":registry") and value:  # --@scope:registry=URL
+            contact_url(inv, value, index, 443)
+    userconfig = env_value(inv, "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig")
+    if userconfig is not None:
+        inv.read(userconfig[1], 0)
+        inv.unknown(f"`{userconfig[0]}` gives {inv.name} the settings in `{userconfig[1]}`, which are not visible", 0)
     if not parsed.positionals:
         return
     sub, sub_index = parsed.positionals[0]
@@ -167,7 +195,7 @@ def model_npm(inv: Invocation) -> None:
             key, eq, value = word.partition("=")
             if not eq and position + 1 < len(pairs):
                 value = pairs[position + 1][0]
-            if key.endswith("registry") and value:
+            if "registry" in key.lower() and value:
                 contact_url(inv, value, index, 443)
             break
         return
@@ -183,6 +211,7 @@ def model_npm(inv: Invocation) -> None:
         return
     if sub not in _NPM_INSTALLS:
         return
+    config_written(inv)
     registry = parsed.values_of("--registry")
     registry_env = env_value(inv, "npm_config_registry", "NPM_CONFIG_REGISTRY", "YARN_REGISTRY",
                              "YARN_NPM_REGISTRY_SERVER")
