@@ -111,6 +111,8 @@ def model_unzip(inv: Invocation) -> None:
         return
     if parsed.positionals:
         inv.read(*parsed.positionals[0])
+    if parsed.has("-:"):  # members may climb out with `../`
+        inv.unknown("`unzip -:` lets members write above the target directory", None)
     target = parsed.values_of("-d")
     inv.write(target[-1][0] if target else ".", target[-1][1] if target else None)
 
@@ -176,6 +178,9 @@ def model_cpio(inv: Invocation) -> None:
     directory = parsed.values_of("-D", "--directory")
     if extract and not parsed.has("-t", "--list"):
         inv.write(directory[-1][0] if directory else ".", directory[-1][1] if directory else None)
+        if not parsed.has("--no-absolute-filenames"):  # GNU cpio keeps a member's leading `/`
+            inv.unknown("`cpio -i` writes members named by absolute paths where they say "
+                        "(without `--no-absolute-filenames`)", None)
     elif parsed.has("-p", "--pass-through"):
         for word, index in parsed.positionals[:1]:
             inv.write(word, index, recursive=True)

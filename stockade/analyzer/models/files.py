@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, LinkTarget
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Spec, parse_options, register, spec_model
@@ -314,3 +316,16 @@ register("echo", model_echo, builtin=False)
 register("printf", model_printf)
 register("dd", model_dd)
 register("chattr", model_chattr)
+_INSTALL_SPEC = spec_model(SPECS["install"])
+
+
+def model_install(inv: Invocation) -> None:
+    """install: the generic table (sources read, the destination written), and a mode with the
+    setuid or setgid bit (``-m 4755``, ``-m u+s``) is privilege escalation."""
+    _INSTALL_SPEC(inv)
+    for value, index in parse_options(inv.argv, SPECS["install"].values).values_of("-m", "--mode"):
+        if re.search(r"[+=][rwxXt]*s", value) or re.fullmatch(r"0*[2-7][0-7]{3}", value):
+            inv.privilege(f"`install -m {value}` sets the setuid/setgid bit", index)
+
+
+register("install", model_install)

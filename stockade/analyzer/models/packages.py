@@ -103,7 +103,11 @@ def model_pip(inv: Invocation) -> None:
         if proxy is not None:
             contact_url(inv, proxy[1], sub_index, 3128)
     for path, index in parsed.values_of("-r", "--requirement", "-c", "--constraint"):
-        inv.read(path, index)
+        if "://" in path:
+            contact_url(inv, path, index, 443)
+            inv.unknown(f"`{inv.name}` installs what `{path}` lists, which is not visible", index)
+        else:
+            inv.read(path, index)
     for path, index in parsed.values_of("-t", "--target", "--prefix", "--root", "-d", "--dest", "-w",
                                          "--wheel-dir"):
         inv.write(path, index, recursive=True)
@@ -221,7 +225,10 @@ def model_npm(inv: Invocation) -> None:
         contact_url(inv, registry_env[1], sub_index, 443)
     else:
         inv.network("registry.npmjs.org", 443, sub_index)
-    if parsed.has("-g", "--global"):
+    prefix = parsed.values_of("--prefix", "-C", "--cwd", "--dir")
+    if prefix:
+        inv.write(prefix[-1][0], prefix[-1][1], recursive=True)
+    elif parsed.has("-g", "--global"):
         inv.write("/usr/local/lib/node_modules", sub_index, recursive=True)
     if sub in ("exec", "dlx", "create"):
         inv.unknown(f"`{inv.name} {sub}` downloads and runs a package", sub_index)

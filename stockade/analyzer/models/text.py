@@ -330,6 +330,10 @@ def model_tar(inv: Invocation) -> None:
     if mode == "create":
         for word, index in parsed.positionals:
             inv.read(word, index, recursive=True)
+    elif mode == "extract" and parsed.has("-P", "--absolute-names"):
+        inv.unknown("`tar -P` extracts members at the absolute paths the archive names", None)
+    elif mode == "extract" and parsed.values_of("--transform", "--xform", "--strip-components-never"):
+        inv.write(directory, None, recursive=True)  # renamed members can land anywhere below it
     elif mode == "extract":
         # the members are new entries below the directory; their names are not visible (GNU
         # tar strips a leading `/` and refuses `..`): judged as a write of the directory
