@@ -262,18 +262,8 @@ def builtin_model(name: str) -> Model | None:
     return _BUILTINS.get(name)
 
 
-# the topic modules register their models; a later module's name overrides an earlier one's
-# (alphabetical, as sorted: packages wraps files' generic `cargo`, text wraps shells' `perl`)
-from stockade.analyzer.models import (  # noqa: E402,F401
-    archives,
-    clouds,
-    containers,
-    files,
-    net,
-    packages,
-    shells,
-    system,
-    text,
-    vcs,
-    wrappers,
-)
+from stockade.analyzer.models import files, net, shells, system, text, vcs, wrappers  # noqa: E402,F401
+
+# isort: split
+# (after the modules above: these replace models registered there, or wrap them: cargo)
+from stockade.analyzer.models import archives, clouds, containers, packages  # noqa: E402,F401
