@@ -64,6 +64,16 @@ JUDGE_BUDGET = 8 * 1024 * 1024
 
 class _JudgeBudgetSpent(Exception):
     """Judging one command decided more path characters than :data:`JUDGE_BUDGET`."""
+#: Joins a root and a name glob in an effect's path: the entries so named at any depth below the
+#: root (``find ROOT -name NAME -exec rm -rf {} +``); judged by :meth:`Judge._matched_below`.
+MATCHED_BELOW = "/\x01**/"
+#: The names git runs from a hooks directory (githooks(5)), and their samples.
+_HOOK_NAMES = tuple(name + suffix for name in (
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg",
+    "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update",
+    "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
+    "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
+    "p4-post-changelist", "p4-pre-submit", "post-index-change") for suffix in ("", ".sample"))
 
 
 class Reason:
@@ -563,6 +573,8 @@ class Judge:
         """The reasons writing (deleting, moving) ``path_in`` gets (``_add`` arguments but the
         span): a pure function of the path, the cwd and the policy, memoised by :meth:`_write`
         (a glob: the reasons of every path it could match)."""
+        if MATCHED_BELOW in path_in and UNKNOWN not in path_in:
+            return self._matched_below_reasons(path_in, recursive, verb)
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
             found: list[tuple] = []
             for candidate in self._tables.glob_candidates(path_in):
@@ -594,6 +606,36 @@ class Judge:
             for rule in self._tables.below(resolved, "write")[:3]:
                 reasons.append(("deny", "A403", _msg_not_writable_below, (verb, resolved, rule.pattern), rule))
         return tuple(reasons)
+
+    def _matched_below(self, path_in: str, recursive: bool, verb: str) -> tuple:
+        """Reasons for ``ROOT/**/NAME`` (entries named by the glob NAME at any depth below ROOT,
+        as ``find -name NAME -exec rm -rf {} +`` touches): ROOT must be writable, and a rule
+        below it that grants less is touched only when a component of its path below ROOT can
+        be such an entry (or be inside one, when ``recursive``)."""
+        from fnmatch import fnmatchcase
+
+        root, _, name = path_in.partition(MATCHED_BELOW)
+        decision = self._tables.index.path_access(root, self.cwd)
+        resolved = decision.path
+        if decision.access != "write":
+            return (("deny", "A403", _msg_not_writable, (verb, resolved + "/…/" + name), decision.rule),)
+        reasons: list[tuple[Any, ...]] = []
+        prefix = resolved.rstrip("/") + "/"
+        for rule in self._tables.below(resolved, "write"):
+            parts = rule.pattern[len(prefix):].split("/")
+            if rule.pattern.endswith("/.git/hooks"):  # what a hooks directory can hold
+                parts = parts + list(_HOOK_NAMES)
+            hit = any(fnmatchcase(part, name) for part in (parts if recursive else parts[-1:]))
+            hit = hit or (not recursive and rule.pattern.endswith("/.git/hooks")
+                          and any(fnmatchcase(hook, name) for hook in _HOOK_NAMES))
+            if hit:
+                reasons.append(("deny", "A403", _msg_not_writable_below, (verb, resolved + "/…/" + name,
+                                                                          rule.pattern), rule))
+                if len(reasons) >= 3:
+                    break
+        return tuple(reasons)
+
+    _matched_below_reasons = _matched_below
 
     def judge_Write(self, effect: Write) -> None:
         self._write(effect.path, effect.span, effect.recursive, "writes")

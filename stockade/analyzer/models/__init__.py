@@ -273,3 +273,7 @@ from stockade.analyzer.models import (  # noqa: E402,F401
     vcs,
     wrappers,
 )
+
+# isort: split
+# (after the modules above: these replace models registered there, or wrap them: cargo)
+from stockade.analyzer.models import archives, clouds, containers, packages  # noqa: E402,F401

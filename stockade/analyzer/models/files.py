@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, LinkTarget
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Spec, parse_options, register, spec_model
@@ -39,7 +41,8 @@ SPECS: dict[str, Spec] = {
     "file": Spec(values={"-f": "read", "--files-from": "read", "-m": "read", "--magic-file": "read", "-F": T,
                          "--separator": T, "-e": T, "--exclude": T, "-P": T, "--parameter": T}),
     "stat": Spec(values={"-c": T, "--format": T, "--printf": T}),
-    "base32 base64 basenc": Spec(values={"-w": T, "--wrap": T}),
+    "base32 base64 basenc": Spec(values={"-w": T, "--wrap": T, "-b": T, "--break": T, "-o": "write",
+                                         "--output": "write", "-i": "read", "--input": "read"}),
     "fold": Spec(values={"-w": T, "--width": T}),
     "fmt": Spec(values={"-w": T, "--width": T, "-g": T, "--goal": T, "-p": T, "--prefix": T}),
     "expand unexpand": Spec(values={"-t": T, "--tabs": T}),
@@ -101,8 +104,11 @@ SPECS: dict[str, Spec] = {
                                                         "-S": T, "--suffix": T, "--strip-program": "script"},
                     flags={"-d": "writes-args"}),
     "tee": Spec(args="write", stdin_out=False),
-    "chmod chgrp chown chattr setfacl touch-r": Spec(first="text", args="write", recursive=frozenset({"-R", "--recursive"}),
-                                                     values={"--reference": "read"}),
+    "chmod chgrp chown touch-r": Spec(first="text", args="write", recursive=frozenset({"-R", "--recursive"}),
+                                      values={"--reference": "read"}),
+    "setfacl": Spec(args="write", recursive=frozenset({"-R", "--recursive"}),
+                    values={"-m": T, "--modify": T, "-x": T, "--remove": T, "-M": "read", "--modify-file": "read",
+                            "-X": "read", "--remove-file": "read", "--set": T, "--set-file": "read"}),
     "grep egrep fgrep zgrep": Spec(first="text", recursive=frozenset({"-r", "-R", "--recursive",
                                                                             "--dereference-recursive"}),
                                          values=_GREP_VALUES, first_given_by=frozenset({"-e", "--regexp", "-f",
@@ -117,6 +123,33 @@ SPECS: dict[str, Spec] = {
         args="text", values={"-C": "text", "-f": "read", "--file": "read", "-o": "write", "-j": "text",
                              "--manifest-path": "read"}),
 }
+
+
+def model_chattr(inv: Invocation) -> None:
+    """chattr [-RVf] [-v VERSION] [-p PROJECT] MODE… FILES: the mode words (``+i``, ``-a``,
+    ``=e``) are not options and not files; every file is written (recursively with ``-R``)."""
+    argv = inv.argv
+    recursive = False
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            index += 1
+            break
+        if word in ("-v", "-p") and index + 1 < len(argv):
+            index += 2
+            continue
+        if word[:1] in "+-=" and len(word) > 1 and all(c in "aAcCdDeFijmPsStTux" for c in word[1:]):
+            index += 1  # a mode word (`-i` clears the immutable flag: not an option)
+            continue
+        if word[:1] == "-" and len(word) > 1 and all(c in "RVf" for c in word[1:]):
+            recursive = recursive or "R" in word
+            index += 1
+            continue
+        inv.write(word, index, recursive=recursive)
+        index += 1
+    for position in range(index, len(argv)):
+        inv.write(argv[position], position, recursive=recursive)
 
 
 def model_ln(inv: Invocation) -> None:
@@ -304,3 +337,17 @@ register("mv", model_mv)
 register("echo", model_echo, builtin=False)
 register("printf", model_printf)
 register("dd", model_dd)
+register("chattr", model_chattr)
+_INSTALL_SPEC = spec_model(SPECS["install"])
+
+
+def model_install(inv: Invocation) -> None:
+    """install: the generic table (sources read, the destination written), and a mode with the
+    setuid or setgid bit (``-m 4755``, ``-m u+s``) is privilege escalation."""
+    _INSTALL_SPEC(inv)
+    for value, index in parse_options(inv.argv, SPECS["install"].values).values_of("-m", "--mode"):
+        if re.search(r"[+=][rwxXt]*s", value) or re.fullmatch(r"0*[2-7][0-7]{3}", value):
+            inv.privilege(f"`install -m {value}` sets the setuid/setgid bit", index)
+
+
+register("install", model_install)

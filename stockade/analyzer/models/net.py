@@ -52,7 +52,14 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--cacert", "--cert", "--key", "-E", "-w", "--write-out", "--retry", "-r", "--range",
                 "--resolve", "--connect-to", "-D", "--dump-header", "--url", "--output-dir", "--stderr",
                 "--trace", "--trace-ascii", "-z", "--time-cond", "--netrc-file", "-Y", "-y", "-C",
-                "--limit-rate", "--max-filesize", "--proto", "--interface", "-Q", "--quote"}
+                "--limit-rate", "--max-filesize", "--proto", "--interface", "-Q", "--quote", "--unix-socket",
+                "--abstract-unix-socket", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",
+                "--proxy-user", "-U", "--dns-servers", "--doh-url", "--variable", "--expand-url", "--etag-save",
+                "--etag-compare", "--hsts", "--alt-svc", "--libcurl", "--proxy-cacert", "--capath",
+                "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
+                "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
+                "--create-file-mode", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+_ENGINE_SOCKET = LazyPattern(r"(docker|podman|containerd|crio|buildkit|kubelet|lxd)[^/]*\.sock$|/run/.*docker")
 
 
 def model_curl(inv: Invocation) -> None:
@@ -67,22 +74,45 @@ def model_curl(inv: Invocation) -> None:
                 inv.read("~/.netrc", index)
             continue
         if option in ("-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii",
-                      "--stderr", "--output-dir"):
+                      "--stderr", "--output-dir", "--etag-save", "--hsts", "--alt-svc", "--libcurl"):
             inv.write(value, index, recursive=option == "--output-dir")
         elif option in ("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "-F", "--form"):
             payload = value.partition("=")[2] if option in ("-F", "--form", "--data-urlencode") and "=" in value else value
             if payload.startswith(("@", "<")):
                 inv.read(payload[1:], index)
-        elif option in ("-T", "--upload-file", "-K", "--config", "--cacert", "--cert", "--key", "-E",
-                        "--netrc-file", "-b", "--cookie"):
+        elif option == "--doh-url":
+            contact_url(inv, value, index, 443)
+        elif option in ("-K", "--config"):
+            inv.read(value, index)
+            inv.unknown(f"`curl {option}` takes URLs, outputs and options from `{value}`, which is not visible", index)
+        elif option in ("-T", "--upload-file", "--cacert", "--cert", "--key", "-E",
+                        "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare"):
             if option not in ("-b", "--cookie") or "=" not in value:
                 inv.read(value, index)
-        elif option in ("-x", "--proxy"):
+        elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname"):
             contact_url(inv, value, index, 1080)
+        elif option == "--resolve":  # [+]HOST:PORT:ADDR[,ADDR]…: HOST is reached at ADDR
+            parts = value.lstrip("+").split(":", 2)
+            if len(parts) == 3:
+                for address in parts[2].split(","):
+                    address = address.strip("[]")
+                    contact_url(inv, f"[{address}]" if ":" in address else address, index,
+                                int(parts[1]) if parts[1].isdigit() else None)
+        elif option == "--connect-to":  # HOST1:PORT1:HOST2:PORT2: connects to HOST2 instead
+            parts = value.split(":")
+            if len(parts) >= 4 and parts[2]:
+                inv.network(parts[2].strip("[]"), int(parts[3]) if parts[3].isdigit() else None, index)
+        elif option in ("--unix-socket", "--abstract-unix-socket"):
+            if _ENGINE_SOCKET.search(value):
+                inv.privilege(f"`curl {option} {value}` talks to a daemon that acts as root", index)
+            else:
+                inv.write(value, index)  # connecting to a socket is writing to it
         elif option == "--url":
             contact_url(inv, value, index, 80)
+    via_socket = parsed.has("--unix-socket", "--abstract-unix-socket")
     for word, index in parsed.positionals:
-        contact_url(inv, word, index, 80)
+        if not via_socket:  # over a socket, the URL's host only names the Host header
+            contact_url(inv, word, index, 80)
     inv.output(None, f"data downloaded by `{inv.name}`")
 
 
@@ -110,8 +140,8 @@ def model_wget(inv: Invocation) -> None:
                 inv.unknown("contacts hosts listed in a file", index)
         elif option in ("-e", "--execute"):
             inv.unknown(f"wget runs the command `{value}`", index)
-    if not wrote:
-        inv.write(".", None, recursive=True)
+    if not wrote:  # one file named from the URL in the cwd; a tree of them with -r/-m
+        inv.write(".", None, recursive=parsed.has("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites"))
     for word, index in parsed.positionals:
         contact_url(inv, word, index, 80)
     inv.output(None, "data downloaded by `wget`")
@@ -128,7 +158,14 @@ def _ssh_options(inv: Invocation, value: str, index: int) -> None:
     elif key in ("identityfile", "userknownhostsfile", "certificatefile"):
         inv.read(setting.strip(), index)
     elif key == "proxyjump":
+        for hop in setting.strip().split(","):
+            contact_url(inv, "ssh://" + hop.rpartition("@")[2], index, 22)
+    elif key == "hostname":  # the host actually contacted, whatever the alias given
         contact_url(inv, "ssh://" + setting.strip(), index, 22)
+    elif key in ("include", "identityagent", "globalknownhostsfile", "revokedhostkeys"):
+        inv.read(setting.strip(), index)
+    elif key in ("controlpath", "userknownhostsfile-write"):
+        inv.write(setting.strip(), index)
 
 
 _SSH_VALUES = {"-o", "-i", "-F", "-p", "-l", "-J", "-L", "-R", "-D", "-W", "-b", "-c", "-E", "-e", "-I", "-m",
@@ -151,7 +188,9 @@ def model_ssh(inv: Invocation) -> None:
             port = int(value)
         elif option == "-J":
             contact_url(inv, "ssh://" + value, index, 22)
-    if parsed.positionals:
+    renamed = any(option == "-o" and value is not None and value.strip().lower().startswith("hostname")
+                  for option, value, _ in parsed.options)  # -o HostName=…: the alias is not contacted
+    if parsed.positionals and not renamed:
         host, index = parsed.positionals[0]
         contact_url(inv, "ssh://" + host.rpartition("@")[2] + (f":{port}" if ":" not in host else ""), index, port)
     inv.output(None, "the output of `ssh`")
@@ -189,6 +228,10 @@ def model_scp(inv: Invocation) -> None:
         elif option in ("--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir"):
             inv.write(value, index, recursive=option in ("--backup-dir", "--partial-dir"))
     words = list(parsed.positionals)
+    if inv.name == "sftp" and words:  # sftp [user@]host[:path]: the first operand is the host
+        host, index = words.pop(0)
+        contact_url(inv, "ssh://" + host.split(":", 1)[0].rpartition("@")[2], index, 22)
+        return
     remote = re.compile(r"^(?:[a-z]+://|[^/]*[^/\\]:)")
     for position, (word, index) in enumerate(words):
         is_dest = position == len(words) - 1 and len(words) > 1

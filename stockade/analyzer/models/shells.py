@@ -190,6 +190,8 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
 #: interpreter flags that print information and run no code
 _INFO_FLAGS = frozenset({"--version", "-V", "-v", "--help", "-h", "-VV"})
 _PYTHON_INFO_FLAGS = _INFO_FLAGS - {"-v"}  # (python -v is verbose mode: it reads code from stdin)
+#: modules run with ``python -m`` that are tools with a model of their own
+_MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-never": ""}
 
 
 def interpreter_model(options: dict[str, str]):
@@ -208,6 +210,9 @@ def interpreter_model(options: dict[str, str]):
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
                 return
             if role == "module":
+                if value in _MODULE_TOOLS and index is not None:  # python -m pip …: the tool's own model
+                    inv.run(index, argv=[_MODULE_TOOLS[value], *inv.argv[index + 1:]],
+                            spans=inv.spans[index:])
                 return  # runs an installed module: judged by what is visible
             if role == "read" and value:
                 inv.read(value, index)

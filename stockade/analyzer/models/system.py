@@ -1,12 +1,13 @@
-"""System tools: package and service managers, permissions, processes, cron, disks, docker."""
+"""System tools: system package managers, services, permissions, processes, cron, disks.
+
+Language package managers are in :mod:`.packages`, container engines in :mod:`.containers`."""
 
 from __future__ import annotations
 
 import re
 
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
-from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models import register
 
 _PKG_READONLY = {"list", "search", "show", "info", "policy", "depends", "rdepends", "madison", "query",
                  "-Q", "-Ss", "-Si", "-Qi", "-Ql", "outdated", "why", "view", "ls", "config", "help", "--version",
@@ -23,57 +24,6 @@ def model_system_pkg(inv: Invocation) -> None:
     if not words or any(w in _PKG_READONLY for w in words[:2]):
         return
     inv.write(_SYSTEM_PKG.get(inv.name, "/usr"), 1, recursive=True)
-
-
-def model_pip(inv: Invocation) -> None:
-    """pip install: contacts the package index (``-i``/``--index-url``), reads ``-r`` files,
-    writes ``--target``/``--user`` site directories; a local path is read."""
-    parsed = parse_options(inv.argv, {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url",
-                                      "--extra-index-url", "-t", "--target", "--prefix", "--root", "-e",
-                                      "--editable", "-f", "--find-links", "--cache-dir", "--src", "-d", "--dest"})
-    if not parsed.positionals:
-        return
-    sub = parsed.positionals[0][0]
-    if sub not in ("install", "download", "wheel", "uninstall"):
-        return
-    indexes = [(v, i) for v, i in parsed.values_of("-i", "--index-url", "--extra-index-url", "-f", "--find-links")]
-    if sub != "uninstall":
-        if not parsed.values_of("-i", "--index-url") and not parsed.has("--no-index"):
-            inv.network("pypi.org", 443, parsed.positionals[0][1])
-            inv.network("files.pythonhosted.org", 443, parsed.positionals[0][1])
-        for url, index in indexes:
-            if "://" in url:
-                contact_url(inv, url, index, 443)
-    for path, index in parsed.values_of("-r", "--requirement", "-c", "--constraint"):
-        inv.read(path, index)
-    for path, index in parsed.values_of("-t", "--target", "--prefix", "--root", "-d", "--dest"):
-        inv.write(path, index, recursive=True)
-    if parsed.has("--user"):
-        inv.write("~/.local", None, recursive=True)
-    for word, index in parsed.positionals[1:]:
-        if "://" in word:
-            contact_url(inv, word.split("+", 1)[-1] if word.startswith("git+") else word, index, 443)
-        elif word.startswith((".", "/", "~")):
-            inv.read(word, index)
-
-
-def model_npm(inv: Invocation) -> None:
-    """npm/yarn/pnpm: install contacts the registry; ``-g`` writes the global prefix;
-    ``run``/``test`` run the project's own scripts (judged by what is visible)."""
-    parsed = parse_options(inv.argv, {"--registry", "--prefix", "-C", "--cwd", "-w", "--workspace"})
-    if not parsed.positionals:
-        return
-    sub = parsed.positionals[0][0]
-    if sub in ("install", "i", "add", "ci", "update", "upgrade", "up", "publish", "exec", "dlx", "create", "init"):
-        registry = parsed.values_of("--registry")
-        if registry:
-            contact_url(inv, registry[0][0], registry[0][1], 443)
-        else:
-            inv.network("registry.npmjs.org", 443, parsed.positionals[0][1])
-        if parsed.has("-g", "--global"):
-            inv.write("/usr/local/lib/node_modules", parsed.positionals[0][1], recursive=True)
-        if sub in ("exec", "dlx", "create"):
-            inv.unknown(f"`{inv.name} {sub}` downloads and runs a package", parsed.positionals[0][1])
 
 
 def model_systemctl(inv: Invocation) -> None:
@@ -156,29 +106,7 @@ def model_mount(inv: Invocation) -> None:
     inv.privilege(f"`{inv.name}` needs administrator rights", 0)
 
 
-def model_docker(inv: Invocation) -> None:
-    """docker/podman: the daemon acts as root — privileged containers, host namespaces and
-    bind mounts of host paths are privilege escalation; other subcommands are visible only."""
-    words = inv.argv[1:]
-    if not words or words[0] not in ("run", "create", "exec", "container"):
-        return
-    for index, word in enumerate(words, start=1):
-        if word in ("--privileged", "--pid=host", "--net=host", "--network=host", "--userns=host",
-                    "--ipc=host") or word.startswith("--cap-add"):
-            inv.privilege(f"`{inv.name} {word}` gives the container host privileges", index)
-        if word in ("-v", "--volume", "--mount") and index < len(inv.argv) - 1:
-            source = inv.argv[index + 1].split(":", 1)[0]
-            if source.startswith(("/", "~", ".")):
-                inv.write(source, index + 1, recursive=True)
-        elif word.startswith(("--volume=", "-v/")):
-            source = word.split("=", 1)[-1].lstrip("-v").split(":", 1)[0]
-            if source.startswith(("/", "~", ".")):
-                inv.write(source, index, recursive=True)
-
-
 register(" ".join(_SYSTEM_PKG), model_system_pkg)
-register("pip pip3 pipx uv-pip", model_pip)
-register("npm yarn pnpm", model_npm)
 register("systemctl service launchctl update-rc.d chkconfig", model_systemctl)
 register("chmod", model_chmod)
 register("chown chgrp", model_chown)
@@ -189,4 +117,3 @@ register("mkfs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.vfat mkfs.btrfs mke2fs fdisk sf
          "shred-dev blkdiscard", model_mkfs)
 register("mount umount modprobe insmod rmmod setcap sysctl iptables nft ufw useradd usermod userdel "
          "groupadd passwd visudo chpasswd reboot shutdown halt poweroff init", model_mount)
-register("docker podman", model_docker)

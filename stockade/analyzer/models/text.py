@@ -6,8 +6,14 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.judge import MATCHED_BELOW
+from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import shells as _shells  # noqa: F401  (perl/ruby's interpreter model, wrapped below)
 from stockade.analyzer.regex import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
 
 _FIND_VALUE_TESTS = {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-xtype", "-size",
                      "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-perm", "-user",
@@ -33,6 +39,7 @@ def model_find(inv: Invocation) -> None:
     for root, root_index in roots:
         inv.read(root, root_index or None)
     root_word = roots[0][0] if len(roots) == 1 else UNKNOWN
+    named = _find_matched_name(argv, index)
     while index < len(argv):
         word = argv[index]
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -42,18 +49,18 @@ def model_find(inv: Invocation) -> None:
             sub = [w.replace("{}", root_word) for w in argv[index + 1:end]]
             if sub:
                 for root, _ in roots:
-                    argv_for_root = [w.replace("{}", root) if "{}" in orig else w
+                    # {} is each matched entry: ROOT/…/NAME when one -name test selects them
+                    found = root.rstrip("/") + MATCHED_BELOW + named if named is not None else root
+                    argv_for_root = [orig.replace("{}", found) if "{}" in orig else w
                                      for w, orig in zip(sub, argv[index + 1:end], strict=True)]
                     _run_on_tree(inv, argv_for_root, index + 1, end, argv[index + 1:end])
             index = end + 1
             continue
         if word == "-delete":
-            names = [argv[i + 1] for i in range(1, index) if argv[i] in ("-name", "-iname") and i + 1 < len(argv)]
             for root, _ in roots:
-                if names and all("/" not in name for name in names):
-                    # only entries whose name matches are deleted: judge the name below the root
-                    for name in names:
-                        inv.delete(root.rstrip("/") + "/" + name, index)
+                if named is not None:
+                    # only entries whose name matches are deleted, at any depth below the root
+                    inv.delete(root.rstrip("/") + MATCHED_BELOW + named, index)
                 else:
                     inv.delete(root, index, recursive=True)
         elif word in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(argv):
@@ -62,6 +69,29 @@ def model_find(inv: Invocation) -> None:
         elif word in _FIND_VALUE_TESTS:
             index += 1
         index += 1
+
+
+def _find_matched_name(argv: list[str], start: int) -> str | None:
+    """The name glob every entry a find expression acts on must match: its one ``-name``
+    (``-iname``: lowercased) when the expression has no alternation or negation."""
+    names: list[str] = []
+    index = start
+    while index < len(argv):
+        word = argv[index]
+        if word in ("-o", "-or", "!", "-not", ","):
+            return None
+        if word in ("-exec", "-execdir", "-ok", "-okdir"):
+            while index < len(argv) and argv[index] not in (";", "+"):
+                index += 1
+        elif word in ("-name", "-iname") and index + 1 < len(argv):
+            names.append(argv[index + 1].lower() if word == "-iname" else argv[index + 1])
+            index += 1
+        elif word in _FIND_VALUE_TESTS:
+            index += 1
+        index += 1
+    if len(names) != 1 or "/" in names[0] or UNKNOWN in names[0]:
+        return None
+    return names[0]
 
 
 def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, original: list[str]) -> None:
@@ -77,7 +107,7 @@ def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, origina
             effects[position] = type(effect)(effect.path, effect.span, True)
 
 
-_SED_CMD_RE = LazyPattern(r"\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
+_SED_CMD_RE = LazyPattern(r"\s*(?:(?:\d+(?:~\d+)?|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
 
 
 def sed_script(inv: Invocation, script: str, index: int) -> None:
@@ -157,6 +187,12 @@ def awk_program(inv: Invocation, program: str, index: int) -> None:
                        what="the awk `system()` command")
         else:
             inv.unknown("awk `system()` runs a computed command", index)
+    if re.search(r"@\s*[A-Za-z_]\w*\s*\(", program):
+        inv.unknown("gawk calls a function named by a variable (`@f()`), which can be `system`", index)
+    for match in re.finditer(r"@(load|include)\s*\"([^\"]*)\"", program):
+        if match.group(1) == "include":
+            inv.read(match.group(2), index)
+        inv.unknown(f"gawk `@{match.group(1)}` brings in code that is not visible", index)
     stripped = re.sub(r"\"(?:[^\"\\]|\\.)*\"", '""', program)
     stripped = re.sub(r"/(?:[^/\\\n]|\\.)+/", "//", stripped)
     if _AWK_PIPE_RE.search(stripped):
@@ -295,25 +331,33 @@ def model_tar(inv: Invocation) -> None:
     if mode == "create":
         for word, index in parsed.positionals:
             inv.read(word, index, recursive=True)
+    elif mode == "extract" and parsed.has("-P", "--absolute-names"):
+        inv.unknown("`tar -P` extracts members at the absolute paths the archive names", None)
+    elif mode == "extract" and parsed.values_of("--transform", "--xform", "--strip-components-never"):
+        inv.write(directory, None, recursive=True)  # renamed members can land anywhere below it
     elif mode == "extract":
-        inv.write(directory, None, recursive=True)
+        # the members are new entries below the directory; their names are not visible (GNU
+        # tar strips a leading `/` and refuses `..`): judged as a write of the directory
+        # itself, so extracting into the workspace is allowed and into a read-only or denied
+        # place is not (a crafted archive naming `.git/hooks/x` is the accepted residue)
+        inv.write(directory, None)
 
 
 def model_zip(inv: Invocation) -> None:
     """zip ARCHIVE FILES: reads files (``-r`` recursive), writes the archive; ``-TT`` runs a
     command.  unzip ARCHIVE: reads it, writes below ``-d`` or the cwd."""
-    parsed = parse_options(inv.argv, {"-d", "-x", "-i", "-TT", "--unzip-command", "-P", "-n", "-b", "-O"})
+    argv = [("--unzip-command" + ("=" + w[3:] if len(w) > 3 else "")) if w.startswith("-TT") else w
+            for w in inv.argv]  # -TT is one option, not -T -T
+    parsed = parse_options(argv, {"-x", "-i", "--unzip-command", "-P", "--password", "-n", "--suffixes", "-b",
+                                  "--temp-path", "-O", "--output-file", "-t", "-tt", "-Z", "--compression-method",
+                                  "-@", "--names-stdin-never", "-U", "--unicode", "-la", "--logfile-path",
+                                  "-lf", "--logfile"})
     for option, value, index in parsed.options:
-        if option in ("-TT", "--unzip-command") and value:
+        if option == "--unzip-command" and value:
             inv.script(value, index, what="the command given to `zip -TT`")
+        elif (option in ("-O", "--output-file", "-lf", "--logfile-path") and value) or (option in ("-b", "--temp-path") and value):
+            inv.write(value, index)
     words = list(parsed.positionals)
-    if inv.name in ("unzip", "7z", "bsdtar"):
-        if words:
-            inv.read(words[0][0], words[0][1])
-        target = parsed.values_of("-d")
-        if not parsed.has("-l", "-t", "-p", "-v", "-Z"):
-            inv.write(target[0][0] if target else ".", target[0][1] if target else None, recursive=True)
-        return
     if words:
         inv.write(words[0][0], words[0][1])
         recursive = parsed.has("-r", "--recurse-paths")
@@ -350,11 +394,56 @@ def model_editor(inv: Invocation) -> None:
         inv.write(word, index)
 
 
+_PERL_TAKES_REST = frozenset("eEMmIxCdDl0F")
+
+
+def model_perl(inv: Invocation) -> None:
+    """perl/ruby: the interpreter's model, plus ``-i[EXT]`` (alone or in a cluster: ``-pi``,
+    ``-i.bak``): the files operated on are rewritten in place."""
+    model = _INTERPRETER.get(inv.name)
+    (model or _no_model)(inv)
+    argv = inv.argv
+    in_place = False
+    code_given = False
+    index = 1
+    while index < len(argv) and argv[index].startswith("-") and argv[index] not in ("-", "--"):
+        word = argv[index]
+        for position, char in enumerate(word[1:], start=1):
+            if char == "i":
+                in_place = True
+                break
+            if char in _PERL_TAKES_REST:
+                if char in "eE":
+                    code_given = True
+                    if position == len(word) - 1:
+                        index += 1  # the code is the next word
+                if char in "IMmx" and position == len(word) - 1 and inv.name == "ruby":
+                    index += 1
+                break
+        index += 1
+    if argv[index:index + 1] == ["--"]:
+        index += 1
+    if not in_place:
+        return
+    files = argv[index:] if code_given else argv[index + 1:]
+    start = index if code_given else index + 1
+    for offset, word in enumerate(files):
+        inv.write(word, start + offset)
+
+
+def _no_model(inv: Invocation) -> None:
+    return
+
+
+_INTERPRETER: dict[str, Model] = {name: MODELS[name] for name in ("perl", "ruby") if name in MODELS}
+
+
 register("find", model_find)
+register("perl ruby", model_perl)
 register("sed gsed", model_sed)
 register("awk gawk mawk nawk", model_awk)
 register("rg ripgrep", model_rg)
 register("ag", model_ag)
 register("tar gtar bsdtar-x", model_tar)
-register("zip unzip 7z", model_zip)
+register("zip", model_zip)
 register("vim vi nvim ex view gvim", model_editor)

@@ -1,0 +1,372 @@
+"""Archivers, compressors and other writers of their operands.
+
+Compressors replace their operand in place (a write of the new name and a delete of the old one)
+unless told to keep it or to write to stdout.  Extractors (``unzip``, ``7z x``, ``cpio -i``,
+``ar x``, ``patch`` without a file operand) write entries whose names are inside the archive or
+the patch: they are judged as a write of the directory they extract into (not of everything below
+it), so extracting into the workspace is allowed and into a read-only or denied place is not.
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models.net import contact_url
+
+T = "text"
+
+
+class Compressor:
+    """A compressor's options: value options, its suffix, whether it deletes the input by
+    default, and the flags that decompress, keep the input, write to stdout or only test."""
+
+    __slots__ = ("deletes", "keep", "name_out", "stdout", "suffix", "test", "unpack", "values")
+
+    def __init__(self, suffix: str, deletes: bool, values: frozenset[str] = frozenset(),
+                 unpack: frozenset[str] = frozenset({"-d", "--decompress", "--uncompress"}),
+                 keep: frozenset[str] = frozenset({"-k", "--keep"}),
+                 stdout: frozenset[str] = frozenset({"-c", "--stdout", "--to-stdout"}),
+                 test: frozenset[str] = frozenset({"-t", "--test", "-l", "--list"}),
+                 name_out: frozenset[str] = frozenset()):
+        self.suffix, self.deletes, self.values = suffix, deletes, values
+        self.unpack, self.keep, self.stdout, self.test, self.name_out = unpack, keep, stdout, test, name_out
+
+
+_GZIP = Compressor(".gz", True, frozenset({"-S", "--suffix", "-b", "--blocksize", "-p", "--processes"}))
+_XZ = Compressor(".xz", True, frozenset({"-S", "--suffix", "-F", "--format", "-C", "--check", "-T", "--threads",
+                                         "-M", "--memlimit", "--files", "--files0", "--filters"}))
+_BZIP2 = Compressor(".bz2", True)
+_ZSTD = Compressor(".zst", False, frozenset({"-o", "-D", "--patch-from", "-T", "--threads", "-B", "--format",
+                                             "--memory", "-M", "--filelist", "--output-dir-flat",
+                                             "--output-dir-mirror", "--trace"}),
+                   keep=frozenset({"-k", "--keep"}), test=frozenset({"-t", "--test", "-l", "--list", "-b"}),
+                   name_out=frozenset({"-o"}))
+_LZ4 = Compressor(".lz4", False, frozenset({"-B", "-D", "-T"}), test=frozenset({"-t", "--test", "--list"}))
+_BROTLI = Compressor(".br", False, frozenset({"-o", "--output", "-q", "--quality", "-w", "--lgwin", "-S",
+                                               "--suffix", "-D", "--dictionary"}),
+                     name_out=frozenset({"-o", "--output"}))
+
+COMPRESSORS: dict[str, tuple[Compressor, bool]] = {  # name → (options, decompresses by default)
+    "gzip": (_GZIP, False), "pigz": (_GZIP, False), "gunzip": (_GZIP, True), "unpigz": (_GZIP, True),
+    "xz": (_XZ, False), "lzma": (_XZ, False), "unxz": (_XZ, True), "unlzma": (_XZ, True),
+    "bzip2": (_BZIP2, False), "pbzip2": (_BZIP2, False), "lbzip2": (_BZIP2, False), "bunzip2": (_BZIP2, True),
+    "zstd": (_ZSTD, False), "zstdmt": (_ZSTD, False), "unzstd": (_ZSTD, True),
+    "lz4": (_LZ4, False), "unlz4": (_LZ4, True), "brotli": (_BROTLI, False), "compress": (_GZIP, False),
+    "uncompress": (_GZIP, True),
+}
+
+
+def model_compressor(inv: Invocation) -> None:
+    """gzip/xz/bzip2/zstd/lz4/brotli FILES: each operand is read and replaced by the
+    (de)compressed file beside it, and deleted unless kept (``-k``; zstd/lz4/brotli keep it
+    unless ``--rm``); ``-c``/``--stdout`` writes only stdout; ``-o`` names the output."""
+    spec, unpack = COMPRESSORS[inv.name]
+    parsed = parse_options(inv.argv, spec.values)
+    unpack = unpack or parsed.has(*spec.unpack)
+    to_stdout = parsed.has(*spec.stdout)
+    testing = parsed.has(*spec.test)
+    deletes = (spec.deletes and not parsed.has(*spec.keep)) or parsed.has("--rm")
+    outputs = parsed.values_of(*spec.name_out) if spec.name_out else []
+    recursive = parsed.has("-r", "--recursive") and inv.name not in ("lz4", "unlz4")
+    for option, value, index in parsed.options:
+        if value is not None and option in ("-D", "--patch-from", "--dictionary", "--filelist", "--files",
+                                            "--files0"):
+            inv.read(value, index)
+        elif value is not None and option in ("--output-dir-flat", "--output-dir-mirror", "--trace"):
+            inv.write(value, index)
+    for value, index in outputs:
+        inv.write(value, index)
+    words = list(parsed.positionals)
+    if inv.name in ("lz4", "unlz4") and len(words) == 2 and not parsed.has("-m", "--multiple"):
+        (source, source_index), (target, target_index) = words  # lz4 IN OUT
+        inv.read(source, source_index)
+        inv.write(target, target_index)
+        if deletes:
+            inv.delete(source, source_index)
+        return
+    for word, index in words:
+        inv.read(word, index)
+        if to_stdout or testing:
+            continue
+        if recursive:  # every file below the directory is replaced
+            inv.write(word, index, recursive=True)
+        elif not outputs:
+            out = word[: -len(spec.suffix)] if unpack and word.endswith(spec.suffix) else (
+                word if unpack else word + spec.suffix)
+            inv.write(out if out != word else word + ".out", index)
+        if deletes:
+            inv.delete(word, index, recursive=recursive)
+    if to_stdout or testing or not words:
+        inv.output(None, f"the output of `{inv.name}`")
+
+
+def model_unzip(inv: Invocation) -> None:
+    """unzip ARCHIVE [MEMBERS] [-x …] [-d DIR]: reads the archive and writes its members in DIR
+    (or the cwd); ``-l``/``-t``/``-v``/``-p``/``-Z``/``-z`` only list, test or print."""
+    parsed = parse_options(inv.argv, {"-d", "-P", "-x", "-I", "-O"})
+    if inv.name == "funzip" or parsed.has("-l", "-t", "-v", "-p", "-Z", "-z", "-c"):
+        for word, index in parsed.positionals[:1]:
+            inv.read(word, index)
+        inv.output(None, f"the output of `{inv.name}`")
+        return
+    if parsed.positionals:
+        inv.read(*parsed.positionals[0])
+    if parsed.has("-:"):  # members may climb out with `../`
+        inv.unknown("`unzip -:` lets members write above the target directory", None)
+    target = parsed.values_of("-d")
+    inv.write(target[-1][0] if target else ".", target[-1][1] if target else None)
+
+
+_7Z_WRITES = frozenset("a u d rn".split())
+_7Z_EXTRACTS = frozenset("x e".split())
+
+
+def model_7z(inv: Invocation) -> None:
+    """7z COMMAND [SWITCHES] ARCHIVE [FILES]: ``a``/``u``/``d``/``rn`` write the archive
+    (``a``/``u`` read the files, recursively); ``x``/``e`` write the members into
+    ``-o<DIR>`` (attached) or the cwd; ``-w<DIR>`` is a work directory; ``-so`` writes stdout."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    switches = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if w.startswith("-")]
+    if not words:
+        return
+    command, _ = words.pop(0)
+    out_dir: tuple[str, int] | None = None
+    to_stdout = False
+    for switch, index in switches:
+        if switch.startswith("-o") and len(switch) > 2:
+            out_dir = (switch[2:], index)
+        elif switch.startswith("-w") and len(switch) > 2:
+            inv.write(switch[2:], index)
+        elif switch.startswith(("-i@", "-x@", "-ai@", "-ax@")):
+            inv.read(switch.partition("@")[2], index)
+        elif switch == "-so":
+            to_stdout = True
+    if not words:
+        return
+    archive, archive_index = words.pop(0)
+    command = command.lower()
+    if command in _7Z_WRITES:
+        inv.write(archive, archive_index)
+        if command in ("a", "u"):
+            for word, index in words:
+                (inv.read(word[1:], index) if word.startswith("@") else inv.read(word, index, recursive=True))
+        return
+    inv.read(archive, archive_index)
+    if command in _7Z_EXTRACTS and not to_stdout:
+        inv.write(out_dir[0] if out_dir else ".", out_dir[1] if out_dir else None)
+    inv.output(None, f"the output of `{inv.name}`")
+
+
+def model_cpio(inv: Invocation) -> None:
+    """cpio: ``-i`` extracts members below ``-D DIR`` (or the cwd); ``-o`` writes an archive
+    (``-O``/``-F``); ``-p DIR`` copies the listed files into DIR; ``--rsh-command`` runs a
+    program; ``-E``/``-I`` read."""
+    parsed = parse_options(inv.argv, {"-D", "--directory", "-F", "--file", "-O", "-I", "-E", "--pattern-file",
+                                      "-H", "--format", "-M", "--message", "-R", "--owner", "--rsh-command",
+                                      "-C", "--io-size", "--block-size"})
+    extract = parsed.has("-i", "--extract")
+    create = parsed.has("-o", "--create")
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option == "--rsh-command":
+            inv.unknown(f"`cpio --rsh-command` runs `{value}`", index)
+        elif option in ("-E", "--pattern-file", "-I") or (option in ("-F", "--file") and not create):
+            inv.read(value, index)
+        elif option == "-O" or (option in ("-F", "--file") and create):
+            inv.write(value, index)
+    directory = parsed.values_of("-D", "--directory")
+    if extract and not parsed.has("-t", "--list"):
+        inv.write(directory[-1][0] if directory else ".", directory[-1][1] if directory else None)
+        if not parsed.has("--no-absolute-filenames"):  # GNU cpio keeps a member's leading `/`
+            inv.unknown("`cpio -i` writes members named by absolute paths where they say "
+                        "(without `--no-absolute-filenames`)", None)
+    elif parsed.has("-p", "--pass-through"):
+        for word, index in parsed.positionals[:1]:
+            inv.write(word, index, recursive=True)
+    inv.output(None, "the output of `cpio`")
+
+
+def model_ar(inv: Invocation) -> None:
+    """ar KEY[MODS] [RELPOS] [COUNT] ARCHIVE [MEMBERS]: ``d m q r s`` write the archive (``q r``
+    read the members), ``x`` writes members into the cwd (``--output DIR``), ``t p`` read."""
+    parsed = parse_options(inv.argv, {"--plugin", "--target", "--output", "--record-libdeps"})
+    for value, index in parsed.values_of("--plugin"):
+        inv.unknown(f"`ar --plugin {value}` loads a code module", index)
+    words = list(parsed.positionals)
+    key = ""
+    for option, _, _ in parsed.options:
+        if len(option) == 2 and option[1] in "dmpqrstx":
+            key = option[1:] + key
+    if (not key and words) or (words and words[0][0][:1] in "dmpqrstx" and not key):
+        key = words.pop(0)[0]
+    skip = sum(1 for mod in "abi" if mod in key[1:]) + ("N" in key)
+    words = words[skip:]
+    if not words or not key:
+        return
+    archive, archive_index = words.pop(0)
+    operation = key[:1]
+    if operation in "dmqrs":
+        inv.write(archive, archive_index)
+        if operation in "qr":
+            for word, index in words:
+                inv.read(word, index)
+    else:
+        inv.read(archive, archive_index)
+        if operation == "x":
+            out = parsed.values_of("--output")
+            inv.write(out[0][0] if out else ".", out[0][1] if out else None)
+
+
+def model_patch(inv: Invocation) -> None:
+    """patch [-p N] [-d DIR] [-i PATCH | < PATCH] [FILE [PATCH]]: FILE is rewritten (``-o``: the
+    output instead); without FILE the files named inside the patch are written below DIR (or
+    the cwd, judged as a write of that directory); ``--dry-run`` writes nothing."""
+    parsed = parse_options(inv.argv, {"-i", "--input", "-o", "--output", "-d", "--directory", "-p", "--strip",
+                                      "-r", "--reject-file", "-B", "--prefix", "-Y", "--basename-prefix",
+                                      "-z", "--suffix", "-V", "--version-control", "-D", "--ifdef", "-F",
+                                      "--fuzz", "--quoting-style", "--reject-format", "-g", "--get"})
+    dir_index: int | None = None
+    saved = inv.walker.state.cwd
+    for option, value, index in parsed.options:
+        if value is not None and option in ("-d", "--directory"):
+            dir_index = index
+            inv.walker.state.cwd = inv.path(value)  # patch works there (restored below)
+    dry = parsed.has("--dry-run", "-C", "--check")
+    try:
+        for option, value, index in parsed.options:
+            if value is None:
+                continue
+            if option in ("-i", "--input"):
+                inv.read(value, index)
+            elif option in ("-o", "--output", "-r", "--reject-file") and not dry:
+                inv.write(value, index)
+            elif option in ("-B", "--prefix") and not dry:
+                inv.write(value + "x", index)
+        words = list(parsed.positionals)
+        if len(words) >= 2:
+            inv.read(*words[1])
+        if words:
+            word, index = words[0]
+            inv.read(word, index)
+            if not dry and not parsed.values_of("-o", "--output"):
+                inv.write(word, index)
+        elif not dry:
+            inv.write(".", dir_index)
+    finally:
+        inv.walker.state.cwd = saved
+
+
+def model_sponge(inv: Invocation) -> None:
+    """sponge [-a] FILE: soaks up stdin and writes (``-a`` appends to) FILE."""
+    for word, index in parse_options(inv.argv, frozenset()).positionals:
+        inv.write(word, index)
+
+
+def model_split(inv: Invocation) -> None:
+    """split [OPTIONS] [INPUT [PREFIX]]: writes PREFIXaa, PREFIXab… (prefix ``x``);
+    ``--filter`` runs each piece through shell code.  csplit [-f PREFIX] FILE PATTERNS:
+    writes PREFIX00… (prefix ``xx``)."""
+    if inv.name == "csplit":
+        parsed = parse_options(inv.argv, {"-b", "--suffix-format", "-f", "--prefix", "-n", "--digits"})
+        prefix = parsed.values_of("-f", "--prefix")
+        words = list(parsed.positionals)
+        if words:
+            inv.read(*words[0])
+        target, index = prefix[-1] if prefix else ("xx", None)
+        inv.write(target + "00", index)
+        return
+    parsed = parse_options(inv.argv, {"-a", "--suffix-length", "--additional-suffix", "-b", "--bytes", "-C",
+                                      "--line-bytes", "-l", "--lines", "-n", "--number", "-t", "--separator",
+                                      "--filter"}, optional=frozenset({"--numeric-suffixes", "--hex-suffixes"}))
+    filtered = False
+    for value, index in parsed.values_of("--filter"):
+        inv.script(value, index, what="the command given to `split --filter`")
+        filtered = True
+    words = list(parsed.positionals)
+    if words:
+        inv.read(*words[0])
+    if not filtered:
+        target, index = (words[1][0], words[1][1]) if len(words) >= 2 else ("x", None)
+        inv.write(target + "aa", index)
+
+
+def model_iconv(inv: Invocation) -> None:
+    """iconv [-f FROM] [-t TO] [-o OUT] FILES: files read, ``-o`` written."""
+    parsed = parse_options(inv.argv, {"-f", "--from-code", "-t", "--to-code", "-o", "--output"})
+    for value, index in parsed.values_of("-o", "--output"):
+        inv.write(value, index)
+    for word, index in parsed.positionals:
+        inv.read(word, index)
+    if not parsed.values_of("-o", "--output"):
+        inv.output(None, "the output of `iconv`")
+
+
+#: openssl's single-dash long options: option → the role of its value
+_OPENSSL = {
+    "-in": "read", "-out": "write", "-keyout": "write", "-key": "read", "-inkey": "read", "-CAfile": "read",
+    "-CA": "read", "-CAkey": "read", "-cert": "read", "-certfile": "read", "-signkey": "read", "-config": "read",
+    "-extfile": "read", "-sigfile": "read", "-signature": "read", "-rand": "read", "-writerand": "write",
+    "-CRL": "read", "-crl": "read", "-untrusted": "read", "-trusted": "read", "-chain": "read",
+    "-msgfile": "write", "-dcert": "read", "-dkey": "read", "-CAserial": "write", "-verify": "read",
+    "-prverify": "read", "-kfile": "read", "-peerkey": "read", "-sess_out": "write", "-sess_in": "read",
+    "-keylogfile": "write", "-reqout": "write", "-respout": "write", "-reqin": "read", "-respin": "read",
+    "-index": "read", "-outdir": "write", "-paramfile": "read", "-pubout-never": "text",
+    "-engine": "unknown:`openssl -engine` loads a code module", "-provider-path":
+    "unknown:`openssl -provider-path` loads code modules from a directory",
+    "-connect": "host", "-proxy": "host", "-host": "host", "-url": "url", "-accept": "listen", "-port": "listen",
+}
+
+
+def model_openssl(inv: Invocation) -> None:
+    """openssl COMMAND [OPTIONS]: ``-in``/``-key``/``-CAfile``… read, ``-out``/``-keyout``…
+    write, ``-passin``/``-passout file:PATH`` read, ``-connect``/``-proxy`` contact a host,
+    ``-engine`` loads code; ``s_client`` without ``-connect`` contacts localhost:443."""
+    argv = inv.argv
+    index = 2 if len(argv) > 1 and not argv[1].startswith("-") else 1
+    command = argv[1] if index == 2 else ""
+    connected = False
+    while index < len(argv):
+        word = argv[index]
+        role = _OPENSSL.get(word)
+        if word in ("-passin", "-passout", "-pass", "-kfile") and index + 1 < len(argv):
+            source = argv[index + 1]
+            if source.startswith("file:"):
+                inv.read(source[5:], index + 1)
+            index += 2
+            continue
+        if role is None or index + 1 >= len(argv):
+            index += 1
+            continue
+        value = argv[index + 1]
+        if role == "host":
+            contact_url(inv, "https://" + value, index + 1, 443)
+            connected = connected or word == "-connect"
+        elif role == "url":
+            contact_url(inv, value, index + 1, 80)
+            connected = True
+        elif role == "listen":
+            if command in ("s_server", "ocsp"):
+                inv.network("0.0.0.0", int(value) if value.isdigit() else None, index + 1)
+        elif role.startswith("unknown:"):
+            inv.unknown(role.partition(":")[2], index)
+        elif role == "read":
+            inv.read(value, index + 1)
+        elif role == "write":
+            inv.write(value, index + 1, recursive=word == "-outdir")
+        index += 2
+    if command in ("s_client", "s_time") and not connected:
+        inv.network("localhost", 443, 1)
+    inv.output(None, "the output of `openssl`")
+
+
+register(" ".join(COMPRESSORS), model_compressor)
+register("unzip funzip", model_unzip)
+register("7z 7za 7zr 7zz", model_7z)
+register("cpio", model_cpio)
+register("ar", model_ar)
+register("patch", model_patch)
+register("sponge", model_sponge)
+register("split csplit", model_split)
+register("iconv", model_iconv)
+register("openssl", model_openssl)

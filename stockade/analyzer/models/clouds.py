@@ -1,0 +1,240 @@
+"""Cluster and cloud clients: kubectl, helm, terraform/tofu, aws, gcloud/gsutil, az, rclone.
+
+A cluster client talks to the server of its kubeconfig (a destination the command does not
+show: an unknown effect) unless ``--server`` names it; commands that only read local files are
+left alone.  terraform's plan/apply/destroy run providers (unknown effects).  Cloud CLIs contact
+their service's API and read their credentials; their copy commands read or write local paths.
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models.net import contact_url
+
+_KUBECTL_VALUES = frozenset({"-n", "--namespace", "--context", "--cluster", "--user", "-s", "--server",
+                             "--kubeconfig", "-f", "--filename", "-o", "--output", "-l", "--selector", "-c",
+                             "--container", "--token", "--as", "--as-group", "--request-timeout", "-k",
+                             "--kustomize", "--field-selector", "--template", "--certificate-authority",
+                             "--client-certificate", "--client-key", "-i", "--image", "--type", "--from-file",
+                             "--from-literal", "--from-env-file", "--revision", "--timeout", "--replicas"})
+_KUBECTL_LOCAL = frozenset({"config-view", "completion", "kustomize", "explain-never", "plugin", "options",
+                            "help", "api-resources-never"})
+
+
+def model_kubectl(inv: Invocation) -> None:
+    """kubectl/oc COMMAND: contacts the cluster (``--server``, else the kubeconfig's: unknown);
+    ``-f FILE``/``--kubeconfig``/``--from-file`` read; ``cp`` copies a local operand;
+    ``exec``/``run``/``debug``/``port-forward``/``proxy`` run code in or open the cluster."""
+    parsed = parse_options(inv.argv, _KUBECTL_VALUES)
+    words = [w for w, _ in parsed.positionals]
+    command = words[0] if words else ""
+    at = parsed.positionals[0][1] if words else 0
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("--kubeconfig", "--certificate-authority", "--client-certificate", "--client-key"):
+            inv.read(value, index)
+        elif option in ("-f", "--filename", "-k", "--kustomize", "--from-env-file"):
+            if "://" in value:
+                contact_url(inv, value, index, 443)
+            else:
+                inv.read(value, index, recursive=option in ("-k", "--kustomize") or parsed.has("-R", "--recursive"))
+        elif option == "--from-file":
+            inv.read(value.partition("=")[2] or value, index)
+    if command in ("config", "completion", "kustomize", "plugin", "options", "help", "") or (
+            command == "version" and parsed.has("--client")):
+        if command == "config" and len(words) > 1 and words[1] not in ("view", "get-contexts", "current-context",
+                                                                          "get-clusters", "get-users"):
+            inv.write("~/.kube/config", at)
+        if command == "kustomize" and len(words) > 1:
+            inv.read(words[1], at + 1, recursive=True)
+        return
+    if command == "cp" and len(parsed.positionals) >= 3:
+        (source, source_index), (dest, dest_index) = parsed.positionals[1], parsed.positionals[2]
+        if ":" not in source or source.startswith(("/", ".", "~")):
+            inv.read(source, source_index, recursive=True)
+        if ":" not in dest or dest.startswith(("/", ".", "~")):
+            inv.write(dest, dest_index, recursive=True)
+    server = parsed.values_of("-s", "--server")
+    if server:
+        contact_url(inv, server[-1][0], server[-1][1], 443)
+    else:
+        inv.unknown(f"`{inv.name} {command}` contacts the cluster of the kubeconfig, which the command does not "
+                    "name", at)
+    if command in ("exec", "run", "debug", "attach", "port-forward", "proxy", "apply", "create", "replace",
+                   "patch", "delete", "edit", "scale", "rollout", "set", "drain", "cordon", "label", "annotate"):
+        inv.unknown(f"`{inv.name} {command}` changes or runs code in the cluster", at)
+
+
+_HELM_LOCAL = frozenset({"template", "lint", "create", "package", "show", "inspect", "dependency", "dep",
+                         "completion", "env", "version", "help", "verify", "plugin", "pull-never"})
+
+
+def model_helm(inv: Invocation) -> None:
+    """helm COMMAND: install/upgrade/uninstall/rollback/list/status/test contact the cluster
+    (unknown); ``repo add NAME URL``/``pull``/``push`` contact the URL; template/lint/create/
+    package/show only work on local charts; ``--post-renderer`` runs a program."""
+    parsed = parse_options(inv.argv, {"-n", "--namespace", "--kube-context", "--kubeconfig", "-f", "--values",
+                                      "--set", "--set-file", "--set-string", "--version", "--repo",
+                                      "--post-renderer", "-o", "--output", "--timeout", "--kube-apiserver",
+                                      "-d", "--destination", "--untardir"})
+    words = list(parsed.positionals)
+    command, at = words[0] if words else ("", 0)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-f", "--values", "--kubeconfig"):
+            contact_url(inv, value, index, 443) if "://" in value else inv.read(value, index)
+        elif option == "--set-file":
+            inv.read(value.partition("=")[2], index)
+        elif option == "--post-renderer":
+            inv.unknown(f"`helm --post-renderer` runs `{value}`", index)
+        elif option == "--repo":
+            contact_url(inv, value, index, 443)
+        elif option in ("-d", "--destination", "--untardir"):
+            inv.write(value, index)
+    if command == "repo" and len(words) >= 4 and words[1][0] == "add":
+        contact_url(inv, words[3][0], words[3][1], 443)
+        inv.write("~/.config/helm", at)
+        return
+    if command in ("pull", "push", "fetch", "search") or command in _HELM_LOCAL or command == "repo":
+        for word, index in words[1:]:
+            if "://" in word:
+                contact_url(inv, word, index, 443)
+        if command in ("pull", "fetch") and not parsed.values_of("-d", "--destination"):
+            inv.write(".", at)
+        return
+    server = parsed.values_of("--kube-apiserver")
+    if server:
+        contact_url(inv, server[-1][0], server[-1][1], 443)
+    else:
+        inv.unknown(f"`helm {command}` contacts the cluster of the kubeconfig, which the command does not name", at)
+
+
+_TERRAFORM_LOCAL = frozenset({"fmt", "validate", "version", "-version", "--version", "show", "output", "graph",
+                              "providers", "workspace", "-help", "--help", "help", "console-never", "state-list"})
+
+
+def model_terraform(inv: Invocation) -> None:
+    """terraform/tofu [-chdir=DIR] COMMAND: plan/apply/destroy/import/refresh/console run the
+    providers, whose effects cannot be seen (unknown); init downloads providers and modules
+    from their registry; fmt/validate/show/output only work locally."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1)]
+    command, at = "", 0
+    for word, index in words:
+        if word.startswith("-chdir="):
+            inv.read(word.partition("=")[2], index)
+            continue
+        command, at = word, index
+        break
+    if command in _TERRAFORM_LOCAL or not command:
+        return
+    if command == "init":
+        inv.network("registry.terraform.io", 443, at)
+        inv.write(".terraform", at)
+        return
+    inv.unknown(f"`{inv.name} {command}` runs providers whose effects cannot be seen into", at)
+
+
+_CLOUD_APIS = {"aws": ("amazonaws.com", "~/.aws"), "gcloud": ("googleapis.com", "~/.config/gcloud"),
+               "gsutil": ("storage.googleapis.com", "~/.config/gcloud"), "az": ("management.azure.com", "~/.azure"),
+               "doctl": ("api.digitalocean.com", "~/.config/doctl"), "flyctl": ("api.fly.io", "~/.fly"),
+               "fly": ("api.fly.io", "~/.fly"), "heroku": ("api.heroku.com", "~/.netrc")}
+_REMOTE_PREFIXES = ("s3://", "gs://", "az://", "https://", "http://")
+
+
+def model_cloud(inv: Invocation) -> None:
+    """aws/gcloud/gsutil/az…: reads the CLI's credentials, contacts its API (``--endpoint-url``:
+    that one instead); ``cp``/``mv``/``sync``/``rsync`` read local sources and write a local
+    destination; ``ssh``/``scp`` open sessions to machines the command does not name."""
+    api, credentials = _CLOUD_APIS[inv.name]
+    parsed = parse_options(inv.argv, {"--endpoint-url", "--profile", "--region", "--project", "--output",
+                                      "-o", "--query", "--zone", "--cli-input-json", "--subscription", "-g",
+                                      "--resource-group", "--exclude", "--include", "--cache-control",
+                                      "--content-type", "--sse", "--storage-class", "--acl", "--format",
+                                      "--filter", "-p", "--account"})
+    words = [(w, i) for w, i in parsed.positionals]
+    if (parsed.has("--version", "-v", "--help", "-h") and not words) or (words and words[0][0] in ("version", "help")):
+        return
+    inv.read(credentials, None, recursive=True)
+    endpoint = parsed.values_of("--endpoint-url")
+    if endpoint:
+        contact_url(inv, endpoint[-1][0], endpoint[-1][1], 443)
+    else:
+        service = words[0][0] if words and inv.name == "aws" else ""
+        inv.network(f"{service}.{api}" if service else api, 443, words[0][1] if words else None)
+    verbs = [w for w, _ in words[:3]]
+    recursive = parsed.has("--recursive", "-r", "-R")
+    for verb_at, verb in enumerate(verbs):
+        if verb in ("cp", "mv", "sync", "rsync"):
+            operands = words[verb_at + 1:]
+            if len(operands) >= 2:
+                *sources, (dest, dest_index) = operands
+                for source, index in sources:
+                    if not source.startswith(_REMOTE_PREFIXES):
+                        inv.read(source, index, recursive=recursive or verb in ("sync", "rsync"))
+                        if verb == "mv":
+                            inv.delete(source, index, recursive=recursive)
+                if not dest.startswith(_REMOTE_PREFIXES):
+                    inv.write(dest, dest_index, recursive=recursive or verb in ("sync", "rsync"))
+            break
+        if verb in ("ssh", "scp", "ssm", "start-session", "run-command", "execute-command", "invoke"):
+            inv.unknown(f"`{inv.name} {verb}` runs commands on a machine the command does not name",
+                        words[verb_at][1])
+            break
+    for option, value, index in parsed.options:
+        if option == "--cli-input-json" and value and value.startswith("file://"):
+            inv.read(value[7:], index)
+
+
+def model_rclone(inv: Invocation) -> None:
+    """rclone COMMAND SRC [DST]: ``remote:path`` operands are storage whose host is in the rclone
+    config (unknown); local sources are read, a local destination written; move deletes the
+    sources; ``config`` writes its config file."""
+    parsed = parse_options(inv.argv, {"--config", "--exclude", "--include", "--filter", "--filter-from",
+                                      "--exclude-from", "--include-from", "--files-from", "--log-file",
+                                      "--transfers", "--checkers", "--bwlimit", "--backup-dir", "-o"})
+    words = list(parsed.positionals)
+    if not words:
+        return
+    command, at = words.pop(0)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("--filter-from", "--exclude-from", "--include-from", "--files-from", "--config"):
+            inv.read(value, index)
+        elif option == "--log-file":
+            inv.write(value, index)
+    inv.read("~/.config/rclone", None, recursive=True)
+    if command in ("config", "authorize"):
+        inv.write("~/.config/rclone", at, recursive=True)
+        return
+    if command in ("version", "help", "listremotes", "genautocomplete", "completion"):
+        return
+
+    def remote(word: str) -> bool:
+        head = word.split("/", 1)[0]
+        return ":" in head and not word.startswith(("/", "."))
+
+    if any(remote(w) for w, _ in words):
+        inv.unknown(f"`rclone {command}` contacts storage named in the rclone config", at)
+    writes = command in ("copy", "sync", "move", "copyto", "moveto", "bisync", "copyurl", "mount")
+    for position, (word, index) in enumerate(words):
+        if remote(word):
+            continue
+        if "://" in word:
+            contact_url(inv, word, index, 443)
+        elif writes and position == len(words) - 1 and len(words) >= 2:
+            inv.write(word, index, recursive=True)
+        else:
+            inv.read(word, index, recursive=True)
+            if command in ("move", "moveto", "delete", "purge", "deletefile"):
+                inv.delete(word, index, recursive=True)
+
+
+register("kubectl oc k3s-kubectl", model_kubectl)
+register("helm", model_helm)
+register("terraform tofu terragrunt", model_terraform)
+register(" ".join(_CLOUD_APIS), model_cloud)
+register("rclone", model_rclone)

@@ -1,0 +1,165 @@
+"""Container engines: docker, podman, nerdctl.
+
+The engine's daemon acts as root: a privileged container, host namespaces, added capabilities,
+host devices and disabled confinement are privilege escalation; a bind mount gives the container
+the host path (read-only with ``:ro``/``readonly``, else read-write: a write of it); ``-H``/
+``--host``/``DOCKER_HOST`` point the client at another daemon (a network contact).
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models.net import contact_url
+
+#: the engine's own options before the subcommand that take a value
+_GLOBAL_VALUES = frozenset({"-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--tlscacert",
+                            "--tlscert", "--tlskey", "--url", "--connection", "--root", "--runroot",
+                            "--storage-driver", "--cgroup-manager", "--remote"})
+#: run/create/exec options that take a value
+_RUN_VALUES = frozenset({
+    "-v", "--volume", "--mount", "-e", "--env", "--env-file", "-p", "--publish", "--name", "-w", "--workdir",
+    "-u", "--user", "--network", "--net", "--pid", "--ipc", "--uts", "--userns", "--cgroupns", "--cap-add",
+    "--cap-drop", "--device", "--security-opt", "--entrypoint", "-l", "--label", "--label-file", "-m",
+    "--memory", "--cpus", "--platform", "--restart", "-h", "--hostname", "--add-host", "--dns", "--log-driver",
+    "--log-opt", "--tmpfs", "--ulimit", "--shm-size", "--gpus", "--runtime", "--volumes-from", "--link",
+    "--expose", "--stop-signal", "--health-cmd", "--cidfile", "--group-add", "--mac-address", "--ip", "--ip6",
+    "--pull", "--cpuset-cpus", "--memory-swap", "--stop-timeout", "--device-cgroup-rule", "--sysctl",
+    "--annotation", "--attach", "-a", "--detach-keys", "--domainname", "--isolation", "--kernel-memory",
+    "--oom-score-adj", "--pids-limit", "--storage-opt", "--cgroup-parent", "--blkio-weight", "--cpu-shares",
+    "-c", "--cpu-period", "--cpu-quota", "--init-path", "--privileged-never", "--secret", "--userns-uid-map",
+})
+_HOST_NAMESPACES = ("--pid", "--net", "--network", "--ipc", "--uts", "--userns", "--cgroupns")
+_UNCONFINED = ("seccomp=unconfined", "seccomp:unconfined", "apparmor=unconfined", "apparmor:unconfined",
+               "label=disable", "label:disable", "systempaths=unconfined", "no-new-privileges=false")
+
+
+def _host_path(text: str) -> bool:
+    """Whether a mount source is a host path (not a named volume): a path, or a word whose
+    value is not known (``"$(pwd)"``: judged as an unknown path)."""
+    return text.startswith(("/", "~", ".", "$", UNKNOWN)) or text in (".", "..")
+
+
+def _daemon(inv: Invocation, value: str, index: int | None) -> None:
+    """``-H``/``DOCKER_HOST``: a daemon on another machine is a network contact."""
+    if value.startswith(("unix://", "npipe://", "fd://")) or not value:
+        return
+    contact_url(inv, value if "://" in value else "tcp://" + value, index, 2375)
+
+
+def _volume(inv: Invocation, value: str, index: int) -> None:
+    """``-v SRC:DST[:OPTS]``: a host path SRC is read (``ro``) or written by the container."""
+    parts = value.split(":")
+    if len(parts) < 2 or not _host_path(parts[0]):
+        return
+    read_only = len(parts) >= 3 and any(o in ("ro", "readonly") for o in parts[2].split(","))
+    (inv.read if read_only else inv.write)(parts[0], index, recursive=True)
+
+
+def _mount(inv: Invocation, value: str, index: int) -> None:
+    """``--mount type=bind,source=…,target=…[,readonly]``."""
+    fields: dict[str, str] = {}
+    for item in value.split(","):
+        key, _, setting = item.partition("=")
+        fields[key.strip().lower()] = setting.strip() if _ else "true"
+    if fields.get("type", "volume") != "bind":
+        return
+    source = fields.get("source") or fields.get("src")
+    if not source:
+        return
+    read_only = any(fields.get(k, "false").lower() in ("true", "1", "") for k in ("readonly", "ro")
+                    if k in fields)
+    (inv.read if read_only else inv.write)(source, index, recursive=True)
+
+
+def _run_options(inv: Invocation, start: int) -> None:
+    """The options of ``run``/``create``/``exec`` (up to the image)."""
+    parsed = parse_options(inv.argv, _RUN_VALUES, start=start, stop_at_first_positional=True)
+    name = inv.name
+    for option, value, index in parsed.options:
+        if option == "--privileged" and (value is None or value.lower() in ("true", "1")):
+            inv.privilege(f"`{name} --privileged` gives the container the host's devices and capabilities", index)
+        elif value is None:
+            continue
+        elif option in _HOST_NAMESPACES and value.startswith("host"):
+            inv.privilege(f"`{name} {option}={value}` shares a host namespace with the container", index)
+        elif option in _HOST_NAMESPACES and value.startswith("container:"):
+            inv.privilege(f"`{name} {option}={value}` joins another container's namespace", index)
+        elif option == "--cap-add":
+            inv.privilege(f"`{name} --cap-add {value}` gives the container a capability", index)
+        elif option == "--device":
+            inv.privilege(f"`{name} --device {value}` gives the container a host device", index)
+        elif option == "--security-opt" and value.lower() in _UNCONFINED:
+            inv.privilege(f"`{name} --security-opt {value}` removes the container's confinement", index)
+        elif option in ("-v", "--volume"):
+            _volume(inv, value, index)
+        elif option == "--mount":
+            _mount(inv, value, index)
+        elif option in ("--env-file", "--label-file"):
+            inv.read(value, index)
+        elif option == "--cidfile":
+            inv.write(value, index)
+        elif option == "--secret":
+            for item in value.split(","):
+                key, _, path = item.partition("=")
+                if key in ("src", "source"):
+                    inv.read(path, index)
+
+
+def model_container(inv: Invocation) -> None:
+    """docker/podman/nerdctl [GLOBAL OPTIONS] COMMAND …: see the module docstring; ``cp``
+    reads or writes its local operand; ``build`` reads its context and secrets."""
+    parsed = parse_options(inv.argv, _GLOBAL_VALUES, stop_at_first_positional=True)
+    daemon_given = False
+    for option, value, index in parsed.options:
+        if option in ("-H", "--host", "--url", "--remote") and value is not None:
+            _daemon(inv, value, index)
+            daemon_given = True
+    env_host = inv.env.get("DOCKER_HOST") or inv.env.get("CONTAINER_HOST")
+    if env_host is None:
+        state = inv.walker.state
+        for var in ("DOCKER_HOST", "CONTAINER_HOST"):
+            if var in state.exported and var in state.variables:
+                env_host = state.variables[var]
+    if env_host and not daemon_given:
+        _daemon(inv, env_host, 0)
+    if not parsed.positionals:
+        return
+    command, at = parsed.positionals[0]
+    if command == "container" and len(parsed.positionals) > 1:
+        command, at = parsed.positionals[1]
+    if command in ("run", "create", "exec"):
+        _run_options(inv, at + 1)
+    elif command == "cp":
+        words = [(w, i) for i, w in enumerate(inv.argv[at + 1:], start=at + 1) if not w.startswith("-")]
+        if len(words) == 2:
+            (source, source_index), (dest, dest_index) = words
+            if ":" not in source.split("/", 1)[0] or source.startswith(("/", ".", "~")):
+                inv.read(source, source_index, recursive=True)
+            if ":" not in dest.split("/", 1)[0] or dest.startswith(("/", ".", "~")):
+                inv.write(dest, dest_index, recursive=True)
+    elif command in ("build", "buildx"):
+        build = parse_options(inv.argv, {"-f", "--file", "-t", "--tag", "--build-arg", "--secret", "--target",
+                                         "--platform", "-o", "--output", "--build-context", "--iidfile",
+                                         "--cache-from", "--cache-to", "--label", "--network", "--progress",
+                                         "--ssh", "--metadata-file"}, start=at + 1)
+        for option, value, index in build.options:
+            if value is None:
+                continue
+            if option in ("-f", "--file"):
+                inv.read(value, index)
+            elif option == "--secret":
+                for item in value.split(","):
+                    key, _, path = item.partition("=")
+                    if key in ("src", "source"):
+                        inv.read(path, index)
+            elif option in ("--iidfile", "--metadata-file"):
+                inv.write(value, index)
+            elif option in ("-o", "--output") and "dest=" in value:
+                inv.write(value.split("dest=", 1)[1].split(",", 1)[0], index, recursive=True)
+            elif option == "--network" and value == "host":
+                inv.privilege("`build --network=host` runs build steps in the host network", index)
+
+
+register("docker podman nerdctl", model_container)
