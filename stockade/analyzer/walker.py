@@ -126,6 +126,8 @@ class Walker(ControlFlow):
     #: (a redirected command, the words the grammar hung on its redirections): see
     #: :meth:`visit_redirected_statement`
     redirect_words: tuple[Any, list[Any]] | None = None
+    #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
+    recursive: frozenset[str] = frozenset()
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
