@@ -286,16 +286,8 @@ def builtin_model(name: str) -> Model | None:
     return _BUILTINS.get(name)
 
 
-from stockade.analyzer.models import (  # noqa: E402,F401  # noqa: E402,F401  (they wrap models above)
-    coderunners,
-    files,
-    fresh,
-    net,
-    readers,
-    runners,
-    shells,
-    system,
-    text,
-    vcs,
-    wrappers,
-)
+from stockade.analyzer.models import files, net, shells, system, text, vcs, wrappers  # noqa: E402,F401
+
+# isort: split
+# (after the modules above: these wrap models registered there)
+from stockade.analyzer.models import coderunners, fresh, readers, runners  # noqa: E402,F401

@@ -464,6 +464,30 @@ def model_cargo(inv: Invocation) -> None:
         inv.network("crates.io", 443, sub_index)
 
 
+_JAVA_VALUES = {"--cp": T, "--classpath": T, "--class-path": T, "-p": T, "--module-path": T, "--add-modules": T,
+                "-m": T, "--module": T, "--jar": "file", "--source": T, "--enable-preview-never": T}
+
+
+def model_java(inv: Invocation) -> None:
+    """java: ``-jar FILE`` (and a ``.java`` source file) runs that file's code (:func:`run_file`);
+    class names and class paths are text; ``-javaagent:``/``-agentpath:`` load code from a file."""
+    argv = single_dash_long(inv.argv)
+    parsed = parse_options(argv, _JAVA_VALUES, stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        if _JAVA_VALUES.get(option) == "file" and value is not None:
+            run_file(inv, value, index)
+            return
+        name = option.partition(":")[0]
+        if name in ("--javaagent", "--agentpath", "--agentlib") and ":" in option:
+            run_file(inv, option.partition(":")[2].partition("=")[0], index)
+    if parsed.positionals:
+        word, index = parsed.positionals[0]
+        if word.endswith(".java"):
+            run_file(inv, word, index)
+
+
+if _CARGO_MODEL is None:  # pragma: no cover
+    raise ImportError("coderunners.py wraps files.py's cargo model: import it after files.py")
 register("gdb cgdb", model_gdb)
 register("sqlite3 sqlite", model_sqlite)
 register("emacs emacsclient", model_emacs)
@@ -474,3 +498,4 @@ register("make gmake bmake", model_make)
 register("cmake", model_cmake)
 register("deno", model_deno)
 register("cargo", model_cargo)
+register("java", model_java)

@@ -129,11 +129,20 @@ def model_kill(inv: Invocation) -> None:
             continue  # a job of this shell
         if UNKNOWN in word:
             start, stop = inv.at(position)
-            if text[start:stop].strip('"') in ("$!", "${!}"):
+            source = text[start:stop].strip('"')
+            if source in ("$!", "${!}") or _job_variable(text, source):
                 continue  # the job this shell just started
             inv.unknown(f"`kill` signals processes that are not known before it runs (`{show(word)}`)", position)
         elif word in ("-1", "0", "1") or (word.startswith("-") and word[1:].isdigit()):
             inv.unknown(f"`kill {word}` signals every process, a whole process group or init", position)
+
+
+def _job_variable(text: str, source: str) -> bool:
+    """Whether ``source`` (``$NAME``/``${NAME}``) is a variable the command text sets to ``$!``."""
+    match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", source)
+    if match is None:
+        return False
+    return re.search(r"(^|[\s;&|(])" + match.group(1) + r"=\"?\$\{?!\}?", text) is not None
 
 
 # -- filling a disk -------------------------------------------------------------------------------
@@ -237,6 +246,8 @@ def model_head(inv: Invocation) -> None:
             _fills(inv, f"`head -c {show(value)}` of an endless device writes a huge file")
 
 
+if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL):  # pragma: no cover
+    raise ImportError("models.fresh wraps the models of files.py and system.py: import it after them")
 register("kill", model_kill)
 register("dd", model_dd)
 register("fallocate", model_fallocate)

@@ -626,6 +626,8 @@ def model_tmux(inv: Invocation) -> None:
             inv.script(code, parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
 
 
+if None in (_NPM_MODEL, _PIP_MODEL):  # pragma: no cover
+    raise ImportError("runners.py wraps models registered before it: import it after them")
 for _names, _runner in RUNNERS.items():
     for _name in _names.split():
         register(_name, model_runner)
