@@ -16,7 +16,7 @@ import re
 from stockade.analyzer.effects import UNKNOWN, Rename, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, apply_role, parse_options, register
-from stockade.analyzer.models.fresh import run_file
+from stockade.analyzer.models.fresh import fresh_project, run_file
 from stockade.analyzer.models.net import contact_url
 
 T = "text"
@@ -102,6 +102,10 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
     ``.save``/``.backup`` write (``|cmd``: shell code); ``.read``/``.import`` read (``.read |cmd``
     runs it); ``.load``, ``load_extension()`` and ``writefile()`` are unknown; ``ATTACH`` and
     ``VACUUM INTO`` write the database file they name."""
+    if UNKNOWN in text:
+        inv.unknown(f"sqlite3 runs SQL and dot-commands that are not known before it runs (`{show(text)[:60]}`)",
+                    index)
+        return
     for line in text.split("\n"):
         line = line.strip()
         if not line.startswith("."):
@@ -167,6 +171,8 @@ def model_sqlite(inv: Invocation) -> None:
         sqlite_text(inv, text, index)
     if len(words) == 1 and inv.stdin.text is not None:
         sqlite_text(inv, inv.stdin.text, index)
+    elif len(words) == 1 and inv.stdin.what != "the terminal":
+        inv.unknown(f"sqlite3 runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", index)
 
 
 # -- editors: emacs, ed ---------------------------------------------------------------------------
@@ -182,7 +188,8 @@ def model_emacs(inv: Invocation) -> None:
         name, eq, attached = word.partition("=")
         value = attached if eq else (argv[index + 1] if index + 1 < len(argv) else "")
         step = 1 if eq else 2
-        if name in ("--eval", "-eval", "--execute", "-execute", "-f", "--funcall", "-funcall"):
+        if name in ("--eval", "-eval", "--execute", "-execute", "-f", "--funcall", "-funcall") or (
+                inv.name == "emacsclient" and name == "-e"):
             inv.unknown(f"`emacs {name}` runs lisp code (`{show(value)[:60]}`), which cannot be seen into", index)
             index += step
         elif name in ("-l", "--load", "-load", "--script", "-script", "-x"):
@@ -302,8 +309,14 @@ def model_make(inv: Invocation) -> None:
             continue
         if role == "eval":
             inv.unknown(f"`make --eval` runs make code (`{show(value)[:60]}`), which cannot be seen into", index)
+        elif role == "file" and (value in ("-", "/dev/stdin") or value.startswith("/dev/fd/")):
+            inv.unknown(f"`make {option} {value}` runs a makefile from {inv.stdin.what}", index)
         elif role == "file":
             run_file(inv, value, index)
+    if not parsed.values_of("-f", "--file", "--makefile"):
+        directories = parsed.values_of("-C", "--directory")
+        directory, at = directories[-1] if directories else (".", None)
+        fresh_project(inv, directory, ("Makefile", "makefile", "GNUmakefile"), at)
     for word, index in parsed.positionals:
         name, eq, value = word.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*[+:?]?", name):
@@ -356,6 +369,10 @@ def model_cmake(inv: Invocation) -> None:
             inv.unknown(f"`cmake -D{show(value)[:40]}` makes every compile run another program", index)
         elif option in ("--prefix", "--install-prefix"):
             inv.write(value, index, recursive=True)
+    for value, index in parsed.values_of("-S"):
+        fresh_project(inv, value, ("CMakeLists.txt",), index)
+    if not parsed.values_of("-S", "--build", "--install", "-P") and parsed.positionals:
+        fresh_project(inv, parsed.positionals[-1][0], ("CMakeLists.txt",), parsed.positionals[-1][1])
     if parsed.has("--install") and not parsed.has("--prefix"):
         inv.write("/usr/local", None, recursive=True)
 
@@ -442,6 +459,8 @@ def model_cargo(inv: Invocation) -> None:
                 inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
     if _CARGO_MODEL is not None:
         _CARGO_MODEL(inv)
+    if len(argv) > 1 and argv[1] in ("build", "b", "run", "r", "test", "t", "bench", "check", "c", "install"):
+        fresh_project(inv, ".", ("Cargo.toml", "build.rs"), 1)
     parsed = parse_options(argv, {"--git", "--branch", "--tag", "--rev", "--path", "--root", "--version",
                                   "--registry", "--index", "--target", "--target-dir", "-j", "--jobs", "--features",
                                   "-F", "--profile", "--bin", "--example", "--config", "-Z", "--color",

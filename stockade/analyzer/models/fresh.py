@@ -81,6 +81,20 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
                     "its content cannot be seen into", index)
 
 
+def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index: int | None) -> None:
+    """A build or package tool runs the project files ``names`` found in ``directory`` (a
+    Makefile, CMakeLists.txt, package.json): unknown code when this command wrote them (a fresh
+    clone or extracted archive)."""
+    base = directory.rstrip("/") or "/"
+    for name in names:
+        path = inv.path(base + "/" + name)
+        producer = written_by(inv.walker, path)
+        if producer is not None:
+            inv.unknown(f"`{inv.name}` runs the code of `{show(base)}/{name}`, which {producer} wrote earlier in this "
+                        "command: it cannot be seen into", index)
+            return
+
+
 def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
     """A command run by path (``./f``) that this command wrote: unknown code."""
     from stockade.analyzer.effects import Unknown

@@ -73,6 +73,8 @@ _SYSTEMD_RUN = {**_t("-u", "--unit", "-p", "--property", "--description", "--sli
                 **dict.fromkeys(("--on-active", "--on-boot", "--on-startup", "--on-unit-active",
                                  "--on-unit-inactive", "--on-calendar", "--on-clock-change",
                                  "--on-timezone-change"), "persistence")}
+_VALGRIND = {"--log-file": "out", "--xml-file": "out", "--suppressions": "read", "--db-command": "script",
+             "--log-socket": "unknown:`valgrind --log-socket` sends its log to another host"}
 _NUMA = _t("-N", "--cpunodebind", "-m", "--membind", "-C", "--physcpubind", "-i", "--interleave", "-p",
            "--preferred", "--preferred-many", "-w", "--weighted-interleave")
 _PRLIMIT_RESOURCES = frozenset({f"-{c}" for c in "cdefilmnqrstuvxy"} | {
@@ -87,9 +89,7 @@ RUNNERS: dict[str, Runner] = {
     # tracing, profiling and timing: they run their operand
     "strace": Runner(_STRACE, {"-p": "no-command", "--attach": "no-command"}),
     "ltrace": Runner(_LTRACE, {"-p": "no-command"}),
-    "valgrind": Runner({"--log-file": "out", "--xml-file": "out", "--suppressions": "read",
-                        "--db-command": "script", "--log-socket": "unknown:`valgrind --log-socket` sends its log "
-                                                                  "to another host"}),
+    "valgrind": Runner(_VALGRIND, optional=frozenset(_VALGRIND)),  # (its values are only ever attached)
     "time gtime": Runner({"-f": T, "--format": T, "-o": "out", "--output": "out"}),
     "perf": Runner(sub=True, values={**_t("-e", "--event", "-F", "--freq", "-c", "--count", "-C", "--cpu", "-r", "--repeat",
                          "-t", "--tid", "-u", "--uid", "-G", "--cgroup", "-x", "--field-separator", "-m",
@@ -122,8 +122,7 @@ RUNNERS: dict[str, Runner] = {
                         **_t("-n", "--server-num", "-p", "--xauth-protocol", "-s", "--server-args", "-w",
                              "--wait")}),
     "dbus-run-session": Runner({"--config-file": "read", "--dbus-daemon": T}),
-    "firejail": Runner(_t("--profile", "--name", "--join", "--private", "--whitelist", "--blacklist", "--net",
-                          "--dns", "--env", "--rlimit-as", "--timeout", "--caps.drop", "--seccomp")),
+    "firejail": Runner(),  # (its option values are only ever attached: --private=DIR)
     "proot": Runner(_t("-r", "--rootfs", "-b", "--bind", "-m", "--mount", "-w", "--cwd", "-q", "--qemu",
                        "-k", "--kernel-release", "-v", "--verbose")),
     "faketime": Runner(_t("-f", "-m", "-p", "--exclude-monotonic"), operands=1),

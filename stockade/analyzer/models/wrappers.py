@@ -7,7 +7,7 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, Record, show
+from stockade.analyzer.effects import UNKNOWN, Record
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
@@ -131,12 +131,6 @@ def model_xargs(inv: Invocation) -> None:
         inv.run(start, extra=[UNKNOWN], stdin=no_input)
 
 
-def model_nested_exec(inv: Invocation) -> None:
-    """Programs that are given a command to run among other arguments (parallel, entr)."""
-    inv.unknown(f"`{inv.name}` runs commands built from its input: `{show(' '.join(inv.argv[1:]))[:60]}`", 0)
-
-
 for _name in WRAPPERS:
     register(_name, model_wrapper, builtin=_name in ("command", "builtin", "exec"))
 register("xargs", model_xargs)
-register("parallel entr", model_nested_exec)  # (runners.py models both)
