@@ -28,7 +28,7 @@ _GDB_SAFE = re.compile(r"(bt|backtrace|where|info|i|run|r|start|starti|continue|
                        r"list|l|disassemble|disas|x|next|n|step|s|stepi|si|nexti|ni|finish|fin|kill|k|break|b|"
                        r"tbreak|watch|delete|d|up|down|display|set\s+(pagination|confirm|print|width|height|"
                        r"logging\s+(on|off|enabled|redirect))|p|print|ptype|whatis|echo|printf|show|help|"
-                       r"handle|catch|generate-core-file-never)(\s|$)")
+                       r"handle|catch)(\s|$)")
 _GDB_VALUES = {"--ex": "cmd", "--eval-command": "cmd", "--iex": "cmd", "--init-eval-command": "cmd", "-x": "file",
                "--x": "file", "--command": "file", "--ix": "file", "--init-command": "file", "-p": T, "--pid": T,
                "--cd": T, "-d": T, "--directory": T, "-s": "read", "--symbols": "read", "-e": "read",
@@ -120,7 +120,7 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
         argument = rest.strip("'\"")
         if command in ("shell", "system"):
             inv.script(rest, index, what=f"the sqlite3 `.{command}` command")
-        elif command in ("output", "once", "save", "backup", "excel", "dump-never"):
+        elif command in ("output", "once", "save", "backup", "excel"):
             words = [w for w in argument.split() if not w.startswith("-")]
             target = words[-1] if words else ""
             if target.startswith("|"):
@@ -140,8 +140,6 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
                     inv.read(words[0], index)
         elif command in ("load", "cd", "log", "trace"):
             inv.unknown(f"the sqlite3 `.{command}` command loads code or changes what later commands do", index)
-        elif command == "edit-never":
-            pass
 
 
 def model_sqlite(inv: Invocation) -> None:
@@ -321,7 +319,7 @@ def model_make(inv: Invocation) -> None:
         name, eq, value = word.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*[+:?]?", name):
             continue
-        if name.rstrip("+:?") in ("SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKEFLAGS-never") or (
+        if name.rstrip("+:?") in ("SHELL", ".SHELLFLAGS", "MAKESHELL") or (
                 _SHELL_META.search(value) and name.rstrip("+:?") not in ("CFLAGS", "CXXFLAGS", "LDFLAGS",
                                                                         "CPPFLAGS", "PREFIX", "DESTDIR")):
             inv.unknown(f"`make {name}=…` makes the recipes run `{show(value)[:60]}`", index)
@@ -354,7 +352,7 @@ def model_cmake(inv: Invocation) -> None:
     parsed = parse_options(argv, {"-S", "-B", "-C", "-D", "-U", "-G", "-T", "-A", "-P", "--build", "--install",
                                   "--prefix", "--config", "--target", "-t", "-j", "--parallel", "--preset",
                                   "--toolchain", "--install-prefix", "--component", "--graphviz", "--trace-redirect",
-                                  "-L", "--log-level", "--find-package-never"},
+                                  "-L", "--log-level"},
                            optional=frozenset({"-j", "--parallel"}))
     for option, value, index in parsed.options:
         if value is None:
@@ -415,7 +413,7 @@ def _cmake_e(inv: Invocation, command: str, start: int) -> None:
 # -- deno, cargo ----------------------------------------------------------------------------------
 
 _DENO_VALUES = {"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "-L", "--log-level",
-                "--env-file-never", "--inspect-wait-never", "--ext", "--watch-exclude"}
+                "--ext", "--watch-exclude"}
 
 
 def model_deno(inv: Invocation) -> None:
@@ -484,7 +482,7 @@ def model_cargo(inv: Invocation) -> None:
 
 
 _JAVA_VALUES = {"--cp": T, "--classpath": T, "--class-path": T, "-p": T, "--module-path": T, "--add-modules": T,
-                "-m": T, "--module": T, "--jar": "file", "--source": T, "--enable-preview-never": T}
+                "-m": T, "--module": T, "--jar": "file", "--source": T}
 
 
 def model_java(inv: Invocation) -> None:

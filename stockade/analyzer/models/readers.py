@@ -21,7 +21,7 @@ READERS: dict[str, Spec] = {
     # binaries and libraries
     "ldd": Spec(),
     "readelf": Spec(values=_t("-x", "--hex-dump", "-p", "--string-dump", "-R", "--relocated-dump", "-w",
-                              "--debug-dump", "-T", "--silent-never")),
+                              "--debug-dump", "-T")),
     "objdump": Spec(values=_t("-j", "--section", "-M", "--disassembler-options", "-b", "--target", "-m",
                               "--architecture", "--start-address", "--stop-address", "--prefix",
                               "--prefix-strip", "-W", "--dwarf")),
@@ -34,10 +34,10 @@ READERS: dict[str, Spec] = {
                                               "--exact-version", "--max-version")),
     # processes and system state
     "ps pstree pgrep lscpu lsblk lsusb lspci lsmod vmstat iostat mpstat who w last lastlog getent uptime "
-    "sw_vers nproc-never hostnamectl-status timedatectl-status ulimit-never top htop btop free-never "
+    "sw_vers top htop btop "
     "lsns": Spec(args="text", values=_t("-o", "-O", "-p", "-u", "-U", "-g", "-G", "-t", "-C", "-n", "-d", "-s",
                                         "-f", "--format", "--sort", "--pid", "--user")),
-    "lsof": Spec(values=_t("-p", "-u", "-g", "-c", "-d", "-i", "-s", "-F", "-a-never", "-r", "-T", "-k")),
+    "lsof": Spec(values=_t("-p", "-u", "-g", "-c", "-d", "-i", "-s", "-F", "-r", "-T", "-k")),
     "ss netstat": Spec(args="text", values=_t("-A", "--query", "-f", "--family", "-F", "--filter")),
     "dmesg": Spec(args="text", values=_t("-f", "--facility", "-l", "--level", "-s", "--buffer-size",
                                          "--time-format"), flags={"-c": "privilege", "--read-clear": "privilege",
@@ -55,7 +55,7 @@ READERS: dict[str, Spec] = {
     "locate plocate mlocate": Spec(args="text", values={"-d": "read", "--database": "read", "-l": T, "-n": T,
                                                         "--limit": T}),
     "apropos whatis tldr": Spec(args="text"),
-    "identify ffprobe mediainfo exif pdfinfo pdftotext-never": Spec(values=_t("-v", "-loglevel", "-show_entries",
+    "identify ffprobe mediainfo exif pdfinfo": Spec(values=_t("-v", "-loglevel", "-show_entries",
                                                                             "-of", "-print_format", "-format",
                                                                             "-select_streams")),
     "tokei cloc scc": Spec(args="readr", values=_t("-e", "--exclude", "-t", "--type", "-o", "--output", "-s",
@@ -63,8 +63,7 @@ READERS: dict[str, Spec] = {
     "diffstat": Spec(values=_t("-p", "-w", "-D", "-S")),
     "hexyl": Spec(values=_t("-n", "--length", "-s", "--skip", "-c", "--bytes", "--display-offset", "--border",
                             "--color")),
-    "shasum md5 sha256 b3sum": Spec(values=_t("-a", "--algorithm", "-c-never")),
-    "tput-never": Spec(args="text"),
+    "shasum md5 sha256 b3sum": Spec(values=_t("-a", "--algorithm")),
 }
 
 

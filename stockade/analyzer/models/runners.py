@@ -154,7 +154,7 @@ RUNNERS: dict[str, Runner] = {
     "capsh": Runner({"--user": "privilege", "--uid": "privilege", "--gid": "privilege", "--caps": "privilege",
                      "--addamb": "privilege", "--groups": "privilege", "--chroot": "privilege"}),
     "sg newgrp": Runner(operands=1, privilege="`sg` runs a command with another group"),
-    "lxc-attach machinectl nsenter-host": Runner(_t("-n", "--name"), privilege="enters a container as root"),
+    "lxc-attach machinectl": Runner(_t("-n", "--name"), privilege="enters a container as root"),
 }
 
 
@@ -172,7 +172,7 @@ def model_runner(inv: Invocation) -> None:
     start = 1
     if spec.sub:
         if len(inv.argv) < 2 or inv.argv[1] not in ("stat", "record", "trace", "mem", "c2c", "sched", "lock",
-                                                      "kmem", "kvm", "ftrace", "top-never"):
+                                                      "kmem", "kvm", "ftrace"):
             return
         start = 2
     parsed = parse_options(inv.argv, values, start=start, stop_at_first_positional=True, optional=spec.optional)
@@ -371,7 +371,7 @@ def model_parallel(inv: Invocation) -> None:
 KNOWN_TOOLS = frozenset({
     "tsc", "eslint", "prettier", "jest", "vitest", "mocha", "playwright", "cypress", "webpack", "vite", "rollup",
     "esbuild", "tsx", "ts-node", "next", "nuxt", "astro", "turbo", "nx", "lerna", "stylelint", "biome",
-    "oxlint", "svelte-kit", "svelte-check", "vue-tsc", "tailwindcss", "postcss", "babel", "nodemon-never",
+    "oxlint", "svelte-kit", "svelte-check", "vue-tsc", "tailwindcss", "postcss", "babel",
     "pytest", "ruff", "black", "mypy", "isort", "flake8", "pylint", "pyright", "tox", "nox", "coverage",
     "sphinx-build", "mkdocs", "pydocstyle", "bandit", "hatch", "build", "twine-check", "python", "python3",
     "node", "pip",
@@ -617,7 +617,7 @@ def model_tmux(inv: Invocation) -> None:
     if sub in ("new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "run-shell",
                "run", "send-keys", "send", "display-popup", "popup"):
         parsed = parse_options(inv.argv, {"-s", "-n", "-t", "-c", "-x", "-y", "-F", "-e", "-l", "-p", "-w", "-h",
-                                          "-d-never", "-E", "-T"}, start=2)
+                                          "-E", "-T"}, start=2)
         if parsed.positionals:
             code = " ".join(word for word, _ in parsed.positionals)
             if sub in ("send-keys", "send"):
