@@ -237,4 +237,19 @@ class LinkTarget(TupleRecord):
         return _tuple_new(cls, (path, span))
 
 
-Effect = Read | Write | Delete | Rename | Execute | Network | Privilege | EnvChange | Persistence | Unknown | Unparsable | LinkTarget
+class Opaque(TupleRecord):
+    """A program with no model is given ``path`` (by ``program``): what it does to the path is
+    not known, so a path the policy does not let it write is judged by ``unknown-effects``."""
+
+    __slots__ = ()
+    _fields = ("program", "path", "span")
+    program: str
+    path: str
+    span: SpanT
+
+    def __new__(cls, program: str, path: str, span: SpanT) -> Opaque:
+        return _tuple_new(cls, (program, path, span))
+
+
+Effect = (Read | Write | Delete | Rename | Execute | Network | Privilege | EnvChange | Persistence | Unknown
+          | Unparsable | LinkTarget | Opaque)

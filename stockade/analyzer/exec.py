@@ -174,8 +174,14 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     if functions:
         function = functions.get(name)
         if function is not None and "/" not in name:
-            if walker.function_depth >= MAX_FUNCTION_DEPTH:
-                return  # recursion: the body was already walked at a shallower depth
+            if walker.function_depth >= MAX_FUNCTION_DEPTH or name in walker.recursive:
+                # recursion: the body was already walked at a shallower depth; a function that
+                # calls itself this deep (a fork bomb, unbounded recursion) is not followed again
+                if name not in walker.recursive:
+                    walker.recursive = walker.recursive | {name}
+                    effects.append(Unknown(f"the function `{show(name)}` calls itself without a visible end "
+                                           "(a fork bomb or unbounded recursion)", first_span))
+                return
             # a call in the same state as an earlier one (same body, arguments, input, shell
             # state) has the same effects, already recorded: take the state it left
             key = (id(function[0]), function[1].id, tuple(argv), stdin, state_key(walker.state))
@@ -196,6 +202,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
             return
     if "/" not in name and (env or walker.state.variables.get("PATH") is not None):
         _path_lookup(walker, name, env, first_span)
+    if "/" in name and len(effects) > 1:
+        _check_executed(walker, name, first_span)
     found = _BY_NAME.get(name)
     if found is None:
         models, builtins, default = _MODELS or _load_models()
@@ -317,8 +325,16 @@ _MODELS: tuple[dict[str, Callable[[Invocation], None]], dict[str, Callable[[Invo
 
 def _load_models() -> tuple:
     """The model tables (imported on first use: the models import this module)."""
-    global _MODELS
+    global _MODELS, _check_executed
     from stockade.analyzer.models import _BUILTINS, MODELS, default_model
+    from stockade.analyzer.models.fresh import check_executed
 
+    _check_executed = check_executed
     _MODELS = (MODELS, _BUILTINS, default_model)
     return _MODELS
+
+
+def _check_executed(walker: Walker, name: str, span: SpanT) -> None:
+    """A command run by path that this command wrote (replaced by :func:`.fresh.check_executed`)."""
+    _load_models()
+    _check_executed(walker, name, span)

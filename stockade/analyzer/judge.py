@@ -24,6 +24,7 @@ from stockade.analyzer.effects import (
     Execute,
     LinkTarget,
     Network,
+    Opaque,
     Persistence,
     Privilege,
     Read,
@@ -377,6 +378,11 @@ def _msg_persistence(what: str) -> str:
     return f"persistence: {what}"
 
 
+def _msg_opaque(program: str, path: str, access: str) -> str:
+    what = "denies" if access == "none" else "does not make writable"
+    return f"`{program}` has no model: what it does to `{path}`, which the policy {what}, is not known"
+
+
 def _msg_unparsable(why: str) -> str:
     return f"cannot parse the command reliably: {why}"
 
@@ -679,6 +685,18 @@ class Judge:
         setting = self._tables.unknown_effects
         self._add(setting.verdict, "A410", _same, (effect.why,), effect.span, setting)
 
+    def judge_Opaque(self, effect: Opaque) -> None:
+        path = _judged_path(effect.path)
+        if path is None or path is UNKNOWN:  # an unknown path: its read already says so
+            return
+        decision = self._tables.known_paths.get((path, self.cwd))
+        if decision is None:
+            decision = self._tables.index.path_access(path, self.cwd)
+        if decision.access != "write":
+            setting = self._tables.unknown_effects
+            self._add(setting.verdict, "A410", _msg_opaque, (effect.program, decision.path, decision.access),
+                      effect.span, setting)
+
     def judge_Unparsable(self, effect: Unparsable) -> None:
         setting = self._tables.unparsable
         self._add(setting.verdict, "A400", _msg_unparsable, (effect.why,), effect.span, setting)
@@ -720,7 +738,7 @@ _HANDLERS: dict[type, Callable[[Judge, Any], None]] = {
     Execute: Judge.judge_Execute, Read: Judge.judge_Read, Write: Judge.judge_Write, Delete: Judge.judge_Delete,
     Rename: Judge.judge_Rename, LinkTarget: Judge.judge_LinkTarget, Network: Judge.judge_Network,
     Privilege: Judge.judge_Privilege, Persistence: Judge.judge_Persistence, Unknown: Judge.judge_Unknown,
-    Unparsable: Judge.judge_Unparsable,
+    Unparsable: Judge.judge_Unparsable, Opaque: Judge.judge_Opaque,
 }
 
 

@@ -173,6 +173,8 @@ class Walker(ControlFlow):
     alternative: int | None = None
     #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
     _last_output: Stdin | None = None
+    #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
+    recursive: frozenset[str] = frozenset()
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)

@@ -13,7 +13,7 @@ Roles: ``read``, ``readr`` (recursive read), ``list`` (names only), ``write``, `
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import TupleRecord
+from stockade.analyzer.effects import UNKNOWN, Opaque, TupleRecord
 from stockade.analyzer.exec import _BY_NAME, Invocation
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -236,14 +236,38 @@ def spec_model(spec: Spec) -> Model:
 
 
 def default_model(inv: Invocation) -> None:
-    """A program with no model is judged by what is visible: arguments that look like
-    paths outside the working directory are reads; nothing else is assumed."""
+    """A program with no model is judged by what is visible: arguments (and option values,
+    ``--out=PATH``, ``-oPATH``, ``key=PATH``) that look like paths are reads; every word that
+    can name a file is also an :class:`~stockade.analyzer.effects.Opaque` — what the program
+    does to it is not known, so a path the policy does not let it write (read-only or denied)
+    gets the policy's ``unknown-effects`` verdict."""
+    walker = inv.walker
+    effects = walker.effects
+    spans = inv.spans
+    name = inv.name
     for index, word in enumerate(inv.argv[1:], start=1):
-        if word.startswith("-"):
+        if word[:1] == "-":
             _, eq, value = word.partition("=")
-            word = value if eq else ""
-        if word.startswith(("/", "~", "./", "../")) or ("/" in word and not word.startswith(("http:", "https:"))):
-            inv.read(word, index)
+            if eq:
+                word = value
+            elif word[1:2] != "-" and len(word) > 2 and word[2] in "/~.":
+                word = word[2:]  # -o/etc/passwd: an attached value
+            else:
+                continue
+        elif "=" in word:
+            word = word.partition("=")[2]
+        if not word or "://" in word or word.startswith(("http:", "https:")):
+            continue
+        slash = "/" in word
+        if slash or word[:1] in "~.":
+            if word[:1] != "." or slash or len(word) > 1:
+                inv.read(word, index)
+        elif UNKNOWN in word:
+            continue
+        if word in (".", ".."):
+            continue
+        span = spans[index] if index < len(spans) else inv.span
+        effects.append(_new_tuple(Opaque, (name, walker.resolve(word), span)))
 
 
 MODELS: dict[str, Model] = {}
@@ -277,3 +301,7 @@ from stockade.analyzer.models import (  # noqa: E402,F401
 # isort: split
 # (after the modules above: these replace models registered there, or wrap them: cargo)
 from stockade.analyzer.models import archives, clouds, containers, packages  # noqa: E402,F401
+
+# isort: split
+# (after the modules above: these wrap models registered there)
+from stockade.analyzer.models import coderunners, fresh, readers, runners  # noqa: E402,F401

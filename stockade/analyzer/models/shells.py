@@ -40,7 +40,7 @@ def model_shell(inv: Invocation) -> None:
         if script.startswith("/dev/fd/") or script in ("/dev/stdin", "-"):
             inv.unknown(f"`{inv.name}` runs a script produced by another command", index)
         else:
-            inv.read(script, index)
+            run_file(inv, script, index)
         return
     _stdin_code(inv)
 
@@ -66,7 +66,7 @@ def model_source(inv: Invocation) -> None:
         if word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
             inv.unknown("sources code produced by another command", 1)
         else:
-            inv.read(word, 1)
+            run_file(inv, word, 1)
 
 
 def model_cd(inv: Invocation) -> None:
@@ -221,11 +221,18 @@ def interpreter_model(options: dict[str, str]):
             if script == "-" or script.startswith("/dev/fd/") or script == "/dev/stdin":
                 inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}", index)
             else:
-                inv.read(script, index)
+                run_file(inv, script, index)
             return
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
 
     return model
+
+
+def run_file(inv: Invocation, word: str, index: int | None) -> None:
+    """A script file run (read; unknown code when this command wrote it): see :mod:`.fresh`."""
+    from stockade.analyzer.models.fresh import run_file as run
+
+    run(inv, word, index)
 
 
 register(" ".join(SHELLS), model_shell)

@@ -290,6 +290,10 @@ def model_parallel(inv: Invocation) -> None:
         elif option in ("-a", "--arg-file") and value:
             inv.read(value, index)
             files_input = True
+        elif option in ("--joblog", "--results") and value and value != "-":
+            inv.write(value, index, recursive=option == "--results")  # a log file / a tree of outputs
+        elif option in ("--tmpdir", "--workdir", "--wd") and value and value not in (".", "..."):
+            inv.write(value, index, recursive=True)
         elif option == "-I" and value:
             replace = value
         elif option in ("--dry-run",):

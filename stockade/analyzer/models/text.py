@@ -368,7 +368,11 @@ def model_zip(inv: Invocation) -> None:
 def model_editor(inv: Invocation) -> None:
     """vim/vi/nvim/ex: ``-c CMD``/``+CMD``/``--cmd CMD`` run ex commands (``!`` runs shell
     code); files given are edited (written)."""
-    parsed = parse_options(inv.argv, {"-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-w", "-W", "-s"})
+    values = {"-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-w", "-W", "-s"}
+    if inv.name == "ex" or any(w[:1] == "-" and w[1:2] != "-" and ("e" in w or "E" in w) for w in inv.argv[1:]
+                               if w not in ("-c", "--cmd")):
+        values.discard("-s")  # in Ex mode (-e, -es, ex) -s is silent mode, not a script to read
+    parsed = parse_options(inv.argv, values)
     commands = [(v, i) for v, i in parsed.values_of("-c", "--cmd")]
     files: list[tuple[str, int]] = []
     for word, index in parsed.positionals:

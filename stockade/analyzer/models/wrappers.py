@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 
-from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
+from stockade.analyzer.effects import UNKNOWN, TupleRecord
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
@@ -50,23 +50,12 @@ WRAPPERS: dict[str, Wrapper] = {
     "nice": Wrapper(frozenset({"-n", "--adjustment"})),
     "nohup": Wrapper(),
     "setsid": Wrapper(),
-    "time": Wrapper(frozenset({"-f", "--format", "-o", "--output"})),
     "timeout": Wrapper(frozenset({"-s", "--signal", "-k", "--kill-after"}), operands=1),
     "stdbuf": Wrapper(frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
     "flock": Wrapper(frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), operands=1,
                      code_flags=frozenset({"-c", "--command"})),
     "watch": Wrapper(frozenset({"-n", "--interval", "-q", "--equexit"}), shell_joined=True,
                      optional=frozenset({"-d", "--differences"})),
-    "ionice": Wrapper(frozenset({"-c", "--class", "-n", "--classdata", "-p", "-P", "-u"})),
-    "chrt": Wrapper(frozenset({"-p"}), operands=1),
-    "taskset": Wrapper(frozenset({"-c", "--cpu-list"}), operands=1),
-    "unbuffer": Wrapper(),
-    "caffeinate": Wrapper(frozenset({"-t", "-w"})),
-    "xvfb-run": Wrapper(frozenset({"-e", "--error-file", "-f", "--auth-file", "-n", "--server-num", "-p",
-                                   "--xauth-protocol", "-s", "--server-args", "-w", "--wait"})),
-    "strace": Wrapper(frozenset({"-e", "-o", "-p", "-s", "-u"})),
-    "ltrace": Wrapper(frozenset({"-e", "-o", "-p", "-s", "-u"})),
-    "catchsegv": Wrapper(),
     "sudo": Wrapper(frozenset({"-u", "--user", "-g", "--group", "-C", "-h", "-p", "-r", "-t", "-U", "-D"}),
                     privilege="`sudo` runs a command as another user", code_flags=frozenset()),
     "doas": Wrapper(frozenset({"-u", "-C"}), privilege="`doas` runs a command as another user"),
@@ -75,9 +64,7 @@ WRAPPERS: dict[str, Wrapper] = {
                   code_flags=frozenset({"-c", "--command", "--session-command"})),
     "runuser": Wrapper(frozenset({"-u", "--user", "-g", "-G", "-s"}), privilege="`runuser` switches user",
                        code_flags=frozenset({"-c", "--command"})),
-    "chroot": Wrapper(frozenset({"--userspec", "--groups"}), operands=1, privilege="`chroot` needs root"),
     "nsenter": Wrapper(frozenset({"-t", "--target"}), privilege="`nsenter` enters other namespaces"),
-    "unshare": Wrapper(frozenset({"--map-user", "--map-group"})),
 }
 
 
@@ -194,12 +181,6 @@ def _xargs_items(text: str | None, delimiter: str | None, lines: bool) -> list[s
     return items if len(items) <= _MAX_XARGS_ITEMS else [UNKNOWN]
 
 
-def model_nested_exec(inv: Invocation) -> None:
-    """Programs that are given a command to run among other arguments (parallel, entr)."""
-    inv.unknown(f"`{inv.name}` runs commands built from its input: `{show(' '.join(inv.argv[1:]))[:60]}`", 0)
-
-
 for _name in WRAPPERS:
     register(_name, model_wrapper, builtin=_name in ("command", "builtin", "exec"))
 register("xargs", model_xargs)
-register("parallel entr", model_nested_exec)

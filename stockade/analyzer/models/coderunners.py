@@ -1,0 +1,518 @@
+"""Tools that run code given in their arguments or files: debuggers, database shells,
+editors, pagers, build tools and script runners.
+
+Each model says which arguments are code in the tool's own language and what that code can
+do: a shell escape (``gdb -ex 'shell …'``, sqlite3 ``.shell``, ed ``!``) is walked as shell
+code; commands that write files (``.output FILE``, ``w FILE``) are writes; code that can do
+anything and cannot be followed (elisp, gdb ``python``, a make recipe given by ``--eval``) is
+an unknown effect; files of code (``gdb -x``, ``make -f``, ``cmake -P``, ``emacs -l``) are
+run like a script file (:func:`~stockade.analyzer.models.fresh.run_file`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.effects import UNKNOWN, Rename, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import MODELS, apply_role, parse_options, register
+from stockade.analyzer.models.fresh import fresh_project, run_file
+from stockade.analyzer.models.net import contact_url
+
+T = "text"
+
+# -- gdb ------------------------------------------------------------------------------------------
+
+#: gdb commands that only inspect or run the debugged program (given on the command line)
+_GDB_SAFE = re.compile(r"(bt|backtrace|where|info|i|run|r|start|starti|continue|c|cont|quit|q|thread|frame|f|"
+                       r"list|l|disassemble|disas|x|next|n|step|s|stepi|si|nexti|ni|finish|fin|kill|k|break|b|"
+                       r"tbreak|watch|delete|d|up|down|display|set\s+(pagination|confirm|print|width|height|"
+                       r"logging\s+(on|off|enabled|redirect))|p|print|ptype|whatis|echo|printf|show|help|"
+                       r"handle|catch)(\s|$)")
+_GDB_VALUES = {"--ex": "cmd", "--eval-command": "cmd", "--iex": "cmd", "--init-eval-command": "cmd", "-x": "file",
+               "--x": "file", "--command": "file", "--ix": "file", "--init-command": "file", "-p": T, "--pid": T,
+               "--cd": T, "-d": T, "--directory": T, "-s": "read", "--symbols": "read", "-e": "read",
+               "--exec": "read", "--se": "read", "-c": "read", "--core": "read", "--tty": T, "-D": T,
+               "--data-directory": T, "-b": T, "-l": T}
+
+
+def single_dash_long(argv: list[str]) -> list[str]:
+    """argv with gdb/sqlite3-style long options (``-ex``, ``-cmd``) spelt with two dashes."""
+    return [("-" + word if word[:1] == "-" and word[1:2] != "-" and len(word.partition("=")[0]) > 2 else word)
+            for word in argv]
+
+
+def gdb_command(inv: Invocation, text: str, index: int) -> None:
+    """One gdb command: ``shell``/``!``/``pipe`` run shell code (walked); ``python``/``guile``,
+    ``source``, ``call``/``print`` of a function, ``dump``/``shell`` … are unknown; inspecting
+    and running the program are visible."""
+    text = text.strip()
+    match = re.match(r"(shell|!)\s*(.*)", text, re.S)
+    if match:
+        inv.script(match.group(2), index, what="the gdb `shell` command")
+        return
+    match = re.match(r"(pipe|\|)\s*[^|]*\|\s*(.*)", text, re.S)
+    if match:
+        inv.script(match.group(2), index, what="the gdb `pipe` command")
+        return
+    match = re.match(r"set\s+logging\s+file\s+(\S+)", text)
+    if match:
+        inv.write(match.group(1), index)
+        return
+    if _GDB_SAFE.match(text) and "(" not in text:
+        return
+    inv.unknown(f"the gdb command `{show(text)[:60]}` can run code that cannot be seen into", index)
+
+
+def model_gdb(inv: Invocation) -> None:
+    """gdb: ``-ex CMD`` runs a gdb command (:func:`gdb_command`); ``-x FILE`` runs a command
+    file; ``--args PROG ARGS`` and ``PROG`` name the program debugged (read)."""
+    argv = single_dash_long(inv.argv)
+    stop = len(argv)
+    if "--args" in argv:
+        stop = argv.index("--args")
+    parsed = parse_options(argv[:stop], _GDB_VALUES)
+    for option, value, index in parsed.options:
+        role = _GDB_VALUES.get(option)
+        if role is None or value is None:
+            continue
+        if role == "cmd":
+            gdb_command(inv, value, index)
+        elif role == "file":
+            run_file(inv, value, index)
+        else:
+            apply_role(inv, role, value, index)
+    program = [(w, i) for w, i in parsed.positionals][:1]
+    if stop < len(argv) - 1:
+        program = [(argv[stop + 1], stop + 1)]
+    for word, index in program:
+        inv.read(word, index)
+
+
+# -- sqlite3 --------------------------------------------------------------------------------------
+
+_SQLITE_VALUES = {"--cmd": "sql", "--init": "file", "--separator": T, "--newline": T, "--nullvalue": T,
+                  "--vfs": T, "--mmap": T, "--pagecache": T, "--lookaside": T, "--heap": T, "--maxsize": T,
+                  "--escape": T}
+_SQL_ATTACH = re.compile(r"\b(?:attach(?:\s+database)?|vacuum\s+into)\s+'([^']*)'", re.I)
+
+
+def sqlite_text(inv: Invocation, text: str, index: int) -> None:
+    """SQL and dot-commands: ``.shell``/``.system`` run shell code; ``.output``/``.once``/
+    ``.save``/``.backup`` write (``|cmd``: shell code); ``.read``/``.import`` read (``.read |cmd``
+    runs it); ``.load``, ``load_extension()`` and ``writefile()`` are unknown; ``ATTACH`` and
+    ``VACUUM INTO`` write the database file they name."""
+    if UNKNOWN in text:
+        inv.unknown(f"sqlite3 runs SQL and dot-commands that are not known before it runs (`{show(text)[:60]}`)",
+                    index)
+        return
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line.startswith("."):
+            for match in _SQL_ATTACH.finditer(line):
+                if match.group(1) not in ("", ":memory:"):
+                    inv.write(match.group(1), index)
+            if re.search(r"\b(load_extension|writefile|edit|fts3_tokenizer)\s*\(", line, re.I):
+                inv.unknown(f"the SQL `{show(line)[:60]}` loads code or writes files", index)
+            continue
+        command, _, rest = line[1:].partition(" ")
+        rest = rest.strip()
+        argument = rest.strip("'\"")
+        if command in ("shell", "system"):
+            inv.script(rest, index, what=f"the sqlite3 `.{command}` command")
+        elif command in ("output", "once", "save", "backup", "excel"):
+            words = [w for w in argument.split() if not w.startswith("-")]
+            target = words[-1] if words else ""
+            if target.startswith("|"):
+                inv.script(argument.partition("|")[2], index, what=f"the sqlite3 `.{command} |` command")
+            elif target:
+                inv.write(target, index)
+        elif command in ("read", "import", "open", "restore"):
+            words = [w for w in argument.split() if not w.startswith("-")]
+            if argument.startswith("|"):
+                inv.script(argument[1:], index, what=f"the sqlite3 `.{command} |` command")
+            elif words:
+                if command == "read":
+                    run_file(inv, words[0], index)
+                elif command in ("open", "restore"):
+                    inv.write(words[-1], index)
+                else:
+                    inv.read(words[0], index)
+        elif command in ("load", "cd", "log", "trace"):
+            inv.unknown(f"the sqlite3 `.{command}` command loads code or changes what later commands do", index)
+
+
+def model_sqlite(inv: Invocation) -> None:
+    """``sqlite3 [OPTIONS] [DB [SQL…]]``: the database file is written (unless ``-readonly``);
+    every SQL argument and ``-cmd`` is judged by :func:`sqlite_text`."""
+    parsed = parse_options(single_dash_long(inv.argv), _SQLITE_VALUES)
+    for option, value, index in parsed.options:
+        role = _SQLITE_VALUES.get(option)
+        if value is None or role is None:
+            continue
+        if role == "sql":
+            sqlite_text(inv, value, index)
+        elif role == "file":
+            run_file(inv, value, index)
+    words = list(parsed.positionals)
+    if not words:
+        return
+    database, index = words[0]
+    if database not in (":memory:", ""):
+        if parsed.has("--readonly", "--safe"):
+            inv.read(database, index)
+        else:
+            inv.write(database, index)
+    if parsed.has("--safe"):
+        return
+    for text, index in words[1:]:
+        sqlite_text(inv, text, index)
+    if len(words) == 1 and inv.stdin.text is not None:
+        sqlite_text(inv, inv.stdin.text, index)
+    elif len(words) == 1 and inv.stdin.what != "the terminal":
+        inv.unknown(f"sqlite3 runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", index)
+
+
+# -- editors: emacs, ed ---------------------------------------------------------------------------
+
+
+def model_emacs(inv: Invocation) -> None:
+    """emacs: ``--eval``/``-f`` run lisp (unknown); ``-l``/``--load``/``--script`` run a lisp
+    file; files given are edited (written)."""
+    argv = inv.argv
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        name, eq, attached = word.partition("=")
+        value = attached if eq else (argv[index + 1] if index + 1 < len(argv) else "")
+        step = 1 if eq else 2
+        if name in ("--eval", "-eval", "--execute", "-execute", "-f", "--funcall", "-funcall") or (
+                inv.name == "emacsclient" and name == "-e"):
+            inv.unknown(f"`emacs {name}` runs lisp code (`{show(value)[:60]}`), which cannot be seen into", index)
+            index += step
+        elif name in ("-l", "--load", "-load", "--script", "-script", "-x"):
+            run_file(inv, value, index + (0 if eq else 1))
+            index += step
+        elif name in ("-L", "--directory", "-d", "--display", "--init-directory", "-u", "--user", "--chdir",
+                      "--fg-color", "--bg-color", "--font", "-fn", "--geometry", "--title", "-T", "--name",
+                      "--dump-file", "--terminal", "-t"):
+            index += step
+        elif word.startswith(("+", "-")):
+            index += 1
+        else:
+            inv.write(word, index)
+            index += 1
+
+
+def ed_script(inv: Invocation, text: str, index: int | None) -> None:
+    """ed commands: ``!cmd`` and ``r !cmd``/``w !cmd`` run shell code; ``w FILE``/``W FILE``
+    write FILE; ``r FILE``/``e FILE`` read."""
+    for line in text.split("\n"):
+        line = line.strip()
+        match = re.match(r"^[0-9,.$;'a-z+\-/]*?(w|W|wq|r|e|E|f)\s*(!?)\s*(.*)$", line)
+        if line.startswith("!"):
+            inv.script(line[1:], index, what="the ed `!` command")
+        elif match and match.group(2):
+            inv.script(match.group(3), index, what=f"the ed `{match.group(1)} !` command")
+        elif match and match.group(3) and match.group(1) in ("w", "W", "wq"):
+            inv.write(match.group(3), index)
+        elif match and match.group(3) and match.group(1) in ("r", "e", "E"):
+            inv.read(match.group(3), index)
+
+
+def model_ed(inv: Invocation) -> None:
+    """``ed [-s] [-p PROMPT] FILE``: edits FILE (written) with commands read from stdin
+    (:func:`ed_script`; not known: unknown)."""
+    parsed = parse_options(inv.argv, {"-p", "--prompt"})
+    for word, index in parsed.positionals:
+        if word.startswith("!"):
+            inv.script(word[1:], index, what="the file `ed !` reads from a command")
+        else:
+            inv.write(word, index)
+    text = inv.stdin.text
+    if text is None:
+        if inv.stdin.what != "the terminal":
+            inv.unknown(f"`{inv.name}` runs editor commands from {inv.stdin.what}, which cannot be seen into")
+        return
+    ed_script(inv, text, None)
+
+
+# -- man, split ---------------------------------------------------------------------------------
+
+
+def model_man(inv: Invocation) -> None:
+    """man: ``-P``/``--pager`` and ``-H``/``--html`` name a program run as shell code;
+    ``-l FILE`` reads a file; page names are text."""
+    parsed = parse_options(inv.argv, {"-P", "--pager", "-C", "--config-file", "-M", "--manpath", "-S", "-s",
+                                      "--sections", "-m", "--systems", "-L", "--locale", "-e", "--extension",
+                                      "-p", "--preprocessor", "-r", "--prompt", "-E", "--encoding", "-R",
+                                      "--recode", "-T", "--troff-device", "-X"},
+                           optional=frozenset({"-H", "--html", "-T", "--troff-device", "-X", "--gxditview"}))
+    local = parsed.has("-l", "--local-file")
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-P", "--pager", "-H", "--html"):
+            if value.strip() not in ("cat", "less", "more", "less -R", "most"):
+                inv.script(value, index, what=f"the pager given to `man {option}`")
+        elif option in ("-C", "--config-file"):
+            inv.read(value, index)
+    if local:
+        for word, index in parsed.positionals:
+            inv.read(word, index)
+
+
+def model_split(inv: Invocation) -> None:
+    """``split [OPTIONS] [INPUT [PREFIX]]``: writes PREFIX* (``x*`` by default) or pipes each
+    part to ``--filter`` shell code."""
+    parsed = parse_options(inv.argv, {"-a", "--suffix-length", "--additional-suffix", "-b", "--bytes", "-C",
+                                      "--line-bytes", "-l", "--lines", "-n", "--number", "-t", "--separator",
+                                      "--filter"}, optional=frozenset({"-d", "-x", "--numeric-suffixes",
+                                                                       "--hex-suffixes"}))
+    filtered = False
+    for value, index in parsed.values_of("--filter"):
+        inv.script(value.replace("$FILE", "part"), index, what="the `split --filter` command")
+        filtered = True
+    words = list(parsed.positionals)
+    if words:
+        inv.read(words[0][0], words[0][1])
+    if filtered:
+        return
+    suffix = "".join(value for value, _ in parsed.values_of("--additional-suffix"))
+    if len(words) >= 2:
+        inv.write(words[1][0] + "aa" + suffix, words[1][1])
+    else:
+        inv.write("xaa" + suffix, None)
+
+
+# -- make, cmake ----------------------------------------------------------------------------------
+
+_MAKE_VALUES = {"-C": T, "--directory": T, "-f": "file", "--file": "file", "--makefile": "file", "-I": T,
+                "--include-dir": T, "-j": T, "--jobs": T, "-l": T, "--load-average": T, "-o": T, "--old-file": T,
+                "--assume-old": T, "-W": T, "--what-if": T, "--new-file": T, "--assume-new": T, "-O": T,
+                "--output-sync": T, "--eval": "eval", "--jobserver-auth": T, "--debug": T}
+_SHELL_META = re.compile(r"[;|&`$<>()]|\b(sh|bash|curl|wget|rm|python3?|perl|nc)\b")
+
+
+def model_make(inv: Invocation) -> None:
+    """make runs the recipes of the project's makefile (judged like ``npm test``: by what is
+    visible); ``--eval`` adds make code of its own (unknown), ``-f FILE`` runs the recipes of
+    FILE (:func:`run_file`), and a variable given a command line (``CC='curl …|sh'``,
+    ``SHELL=…``) changes what every recipe runs (unknown)."""
+    parsed = parse_options(inv.argv, _MAKE_VALUES, optional=frozenset({"-j", "--jobs", "-l", "--load-average",
+                                                                       "-O", "--output-sync", "--debug"}))
+    for option, value, index in parsed.options:
+        role = _MAKE_VALUES.get(option)
+        if role is None or value is None:
+            continue
+        if role == "eval":
+            inv.unknown(f"`make --eval` runs make code (`{show(value)[:60]}`), which cannot be seen into", index)
+        elif role == "file" and (value in ("-", "/dev/stdin") or value.startswith("/dev/fd/")):
+            inv.unknown(f"`make {option} {value}` runs a makefile from {inv.stdin.what}", index)
+        elif role == "file":
+            run_file(inv, value, index)
+    if not parsed.values_of("-f", "--file", "--makefile"):
+        directories = parsed.values_of("-C", "--directory")
+        directory, at = directories[-1] if directories else (".", None)
+        fresh_project(inv, directory, ("Makefile", "makefile", "GNUmakefile"), at)
+    for word, index in parsed.positionals:
+        name, eq, value = word.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*[+:?]?", name):
+            continue
+        if name.rstrip("+:?") in ("SHELL", ".SHELLFLAGS", "MAKESHELL") or (
+                _SHELL_META.search(value) and name.rstrip("+:?") not in ("CFLAGS", "CXXFLAGS", "LDFLAGS",
+                                                                        "CPPFLAGS", "PREFIX", "DESTDIR")):
+            inv.unknown(f"`make {name}=…` makes the recipes run `{show(value)[:60]}`", index)
+        elif name.rstrip("+:?") in ("DESTDIR", "PREFIX", "prefix"):
+            inv.write(value, index, recursive=True)
+
+
+_CMAKE_E_ROLES: dict[str, tuple[str, str | None]] = {
+    # subcommand → (role of its arguments, role of the last when two or more)
+    "rm": ("delete", None), "remove": ("delete", None), "remove_directory": ("deleter", None),
+    "make_directory": ("write", None), "touch": ("write", None), "touch_nocreate": ("write", None),
+    "copy": ("read", "writer"), "copy_directory": ("readr", "writer"), "copy_if_different": ("read", "writer"),
+    "copy_directory_if_different": ("readr", "writer"), "create_symlink": ("text", "write"),
+    "create_hardlink": ("read", "write"), "cat": ("read", None), "md5sum": ("read", None),
+    "sha1sum": ("read", None), "sha256sum": ("read", None), "sha512sum": ("read", None), "compare_files": ("read", None),
+    "echo": ("text", None), "echo_append": ("text", None), "sleep": ("text", None), "capabilities": ("text", None),
+    "environment": ("text", None), "true": ("text", None), "false": ("text", None), "tar": ("tar", None),
+}
+
+
+def model_cmake(inv: Invocation) -> None:
+    """cmake: ``-E CMD`` file commands (``rm``, ``copy``, ``rename``…; ``chdir DIR CMD``,
+    ``env … CMD`` and ``time CMD`` run a command); ``-P FILE`` runs a cmake script; ``-B DIR``
+    writes the build tree; ``--install`` writes the install prefix; configuring and building
+    run the project's own code (visible)."""
+    argv = inv.argv
+    if len(argv) > 2 and argv[1] == "-E":
+        _cmake_e(inv, argv[2], 3)
+        return
+    parsed = parse_options(argv, {"-S", "-B", "-C", "-D", "-U", "-G", "-T", "-A", "-P", "--build", "--install",
+                                  "--prefix", "--config", "--target", "-t", "-j", "--parallel", "--preset",
+                                  "--toolchain", "--install-prefix", "--component", "--graphviz", "--trace-redirect",
+                                  "-L", "--log-level"},
+                           optional=frozenset({"-j", "--parallel"}))
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option == "-P":
+            run_file(inv, value, index)
+        elif option in ("-B", "--graphviz", "--trace-redirect"):
+            inv.write(value, index, recursive=option == "-B")
+        elif option in ("-C", "--toolchain"):
+            run_file(inv, value, index)
+        elif option == "-D" and re.match(r"CMAKE_[A-Z_]*LAUNCHER(:[A-Z]+)?=", value):
+            inv.unknown(f"`cmake -D{show(value)[:40]}` makes every compile run another program", index)
+        elif option in ("--prefix", "--install-prefix"):
+            inv.write(value, index, recursive=True)
+    for value, index in parsed.values_of("-S"):
+        fresh_project(inv, value, ("CMakeLists.txt",), index)
+    if not parsed.values_of("-S", "--build", "--install", "-P") and parsed.positionals:
+        fresh_project(inv, parsed.positionals[-1][0], ("CMakeLists.txt",), parsed.positionals[-1][1])
+    if parsed.has("--install") and not parsed.has("--prefix"):
+        inv.write("/usr/local", None, recursive=True)
+
+
+def _cmake_e(inv: Invocation, command: str, start: int) -> None:
+    argv = inv.argv
+    words = [(w, i) for i, w in enumerate(argv[start:], start=start)]
+    if command in ("chdir", "time", "env"):
+        rest = words
+        if command == "chdir":
+            rest = words[1:]
+        elif command == "env":
+            while rest and (rest[0][0].startswith("--") or "=" in rest[0][0]):
+                rest = rest[1:]
+        if rest:
+            inv.run(rest[0][1])
+        return
+    if command == "rename" and len(words) == 2:
+        inv.walker.effects.append(Rename(inv.path(words[0][0]), inv.path(words[1][0]), inv.at(words[0][1])))
+        return
+    if command == "tar":
+        tar = MODELS.get("tar")
+        if tar is not None:
+            inv.run(start - 1, argv=["tar", *argv[start:]], spans=[inv.at(start - 1), *inv.spans[start:]])
+        return
+    roles = _CMAKE_E_ROLES.get(command)
+    if roles is None:
+        inv.unknown(f"`cmake -E {show(command)}` has effects that are not known", start - 1)
+        return
+    args_role, last_role = roles
+    positionals = [(w, i) for w, i in words if not (w.startswith("-") and command in ("rm", "remove"))]
+    recursive = command in ("rm", "remove") and any(w.startswith("-") and "r" in w.lower() for w, _ in words)
+    if last_role is not None and len(positionals) >= 2:
+        word, index = positionals.pop()
+        apply_role(inv, last_role, word, index)
+    for word, index in positionals:
+        apply_role(inv, args_role + ("r" if recursive and args_role == "delete" else ""), word, index)
+
+
+# -- deno, cargo ----------------------------------------------------------------------------------
+
+_DENO_VALUES = {"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "-L", "--log-level",
+                "--ext", "--watch-exclude"}
+
+
+def model_deno(inv: Invocation) -> None:
+    """deno: ``run``/``serve``/``install``/``compile`` of a URL (or ``npm:``/``jsr:`` package)
+    run code that cannot be seen into; ``eval`` runs inline code; a local module is a script
+    file; ``task``/``test``/``fmt``/``lint`` run the project's own code (visible)."""
+    parsed = parse_options(inv.argv, _DENO_VALUES, stop_at_first_positional=True)
+    if not parsed.positionals:
+        return
+    sub, index = parsed.positionals[0]
+    if sub in ("eval", "repl"):
+        inv.unknown(f"`deno {sub}` runs inline code, which cannot be seen into", index)
+        return
+    if sub not in ("run", "serve", "install", "compile", "x"):
+        return
+    rest = parse_options(inv.argv, _DENO_VALUES, start=index + 1, stop_at_first_positional=True,
+                         optional=frozenset())
+    if not rest.positionals:
+        return
+    module, at = rest.positionals[0]
+    if "://" in module or module.startswith(("npm:", "jsr:", "github:")) or UNKNOWN in module:
+        if "://" in module:
+            contact_url(inv, module, at, 443)
+        inv.unknown(f"`deno {sub}` runs `{show(module)}`, code that cannot be seen into", at)
+        return
+    run_file(inv, module, at)
+
+
+_CARGO_MODEL = MODELS.get("cargo")
+
+
+def model_cargo(inv: Invocation) -> None:
+    """cargo: ``install`` builds a crate (``--git URL``: from a repository; ``--path``: a local
+    tree) and writes its binaries to ``--root`` or ``~/.cargo``; ``--config`` can set a runner or
+    linker (unknown); other subcommands build and run the project's own code."""
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--config" or word.startswith("--config="):
+            value = word.partition("=")[2] if "=" in word else (argv[index + 1] if index + 1 < len(argv) else "")
+            if "=" in value and re.search(r"runner|linker|rustc|rustc-wrapper|rustflags|\balias\b", value):
+                inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
+    if _CARGO_MODEL is not None:
+        _CARGO_MODEL(inv)
+    if len(argv) > 1 and argv[1] in ("build", "b", "run", "r", "test", "t", "bench", "check", "c", "install"):
+        fresh_project(inv, ".", ("Cargo.toml", "build.rs"), 1)
+    parsed = parse_options(argv, {"--git", "--branch", "--tag", "--rev", "--path", "--root", "--version",
+                                  "--registry", "--index", "--target", "--target-dir", "-j", "--jobs", "--features",
+                                  "-F", "--profile", "--bin", "--example", "--config", "-Z", "--color",
+                                  "--manifest-path", "-p", "--package"}, stop_at_first_positional=False)
+    if not parsed.positionals or parsed.positionals[0][0] != "install":
+        return
+    sub_index = parsed.positionals[0][1]
+    for url, index in parsed.values_of("--git", "--index"):
+        contact_url(inv, url, index, 443)
+        inv.unknown(f"`cargo install` builds and installs code from `{show(url)}`, which cannot be seen into", index)
+    for path, index in parsed.values_of("--path"):
+        inv.read(path, index, recursive=True)
+    roots = parsed.values_of("--root")
+    if roots:
+        for root, index in roots:
+            inv.write(root, index, recursive=True)
+    else:
+        inv.write("~/.cargo", sub_index, recursive=True)
+    if not parsed.values_of("--git", "--index", "--registry"):
+        inv.network("crates.io", 443, sub_index)
+
+
+_JAVA_VALUES = {"--cp": T, "--classpath": T, "--class-path": T, "-p": T, "--module-path": T, "--add-modules": T,
+                "-m": T, "--module": T, "--jar": "file", "--source": T}
+
+
+def model_java(inv: Invocation) -> None:
+    """java: ``-jar FILE`` (and a ``.java`` source file) runs that file's code (:func:`run_file`);
+    class names and class paths are text; ``-javaagent:``/``-agentpath:`` load code from a file."""
+    argv = single_dash_long(inv.argv)
+    parsed = parse_options(argv, _JAVA_VALUES, stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        if _JAVA_VALUES.get(option) == "file" and value is not None:
+            run_file(inv, value, index)
+            return
+        name = option.partition(":")[0]
+        if name in ("--javaagent", "--agentpath", "--agentlib") and ":" in option:
+            run_file(inv, option.partition(":")[2].partition("=")[0], index)
+    if parsed.positionals:
+        word, index = parsed.positionals[0]
+        if word.endswith(".java"):
+            run_file(inv, word, index)
+
+
+if _CARGO_MODEL is None:  # pragma: no cover
+    raise ImportError("coderunners.py wraps files.py's cargo model: import it after files.py")
+register("gdb cgdb", model_gdb)
+register("sqlite3 sqlite", model_sqlite)
+register("emacs emacsclient", model_emacs)
+register("ed red", model_ed)
+register("man", model_man)
+register("split", model_split)
+register("make gmake bmake", model_make)
+register("cmake", model_cmake)
+register("deno", model_deno)
+register("cargo", model_cargo)
+register("java", model_java)

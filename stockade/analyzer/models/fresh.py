@@ -1,0 +1,274 @@
+"""Code that cannot be seen into because the same command made it, and runaway resource use.
+
+* Running, sourcing or interpreting a file that the same command text wrote before (a
+  download, a decoded payload, a redirection, an extracted archive, ``chmod +x f``) runs
+  code the analyzer has not seen: ``curl -o f URL && sh f``, ``base64 -d > f && . f``.  What
+  a compiler or build tool writes (``gcc -o prog && ./prog``) is the project's own code and
+  is judged like running it.
+* ``kill`` of processes it cannot identify (``-1``, ``0``, init, a pid from a substitution).
+* Filling a disk: an endless source (``/dev/zero``, ``yes``) copied to a file without a
+  bound, or a file allocated larger than :data:`DISK_LIMIT`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import MODELS, parse_options, register
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.walker import Walker
+
+#: programs whose outputs are the project's own code, built from what the analyzer sees
+#: programs whose write of a directory means members written below it (an archive extracted)
+EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch"})
+BUILDERS = frozenset({"gcc", "cc", "c++", "g++", "clang", "clang++", "rustc", "go", "cargo", "javac", "tsc", "zig",
+                      "ld", "as", "nasm", "make", "cmake", "ninja", "swiftc", "ghc", "kotlinc", "nvcc", "dotnet",
+                      "mvn", "gradle", "bazel", "meson", "gfortran", "tcc", "esbuild", "bun", "deno"})
+
+
+def written_by(walker: Walker, path: str) -> str | None:
+    """The program (or ``a redirection``) that wrote ``path`` (a resolved path) earlier in this
+    command text, or None; writes by :data:`BUILDERS` do not count."""
+    if UNKNOWN in path:
+        return None
+    effects = walker.effects
+    found: str | None = None
+    producer: Execute | None = None
+    count = len(effects)
+    for position in range(count):
+        effect = effects[position]
+        cls = effect.__class__
+        if cls is Execute:
+            producer = effect  # type: ignore[assignment]
+            continue
+        if cls is Write:
+            target, recursive, span = effect.path, effect.recursive, effect.span  # type: ignore[union-attr]
+        elif cls is Rename:
+            target, recursive, span = effect.dest, True, effect.span  # type: ignore[union-attr]
+        else:
+            continue
+        if not (target == path or (path.startswith(target.rstrip("/") + "/") and (
+                recursive or (producer is not None and producer.argv
+                              and producer.argv[0].rpartition("/")[2] in EXTRACTORS)))):
+            continue
+        owner = producer
+        if owner is not None and owner.span[0] <= span[0]:
+            # a later command that starts before this write's word owns it (its redirection)
+            for later in range(position + 1, count):
+                nxt = effects[later]
+                if nxt.__class__ is Execute:
+                    if nxt.span[0] <= span[0]:
+                        owner = None
+                    break
+        else:
+            owner = None
+        program = owner.argv[0].rpartition("/")[2] if owner is not None and owner.argv else ""
+        if program in BUILDERS:
+            continue
+        found = f"`{show(program)}`" if program else "a redirection"
+    return found
+
+
+def run_file(inv: Invocation, word: str, index: int | None) -> None:
+    """A program runs the code in the file ``word`` (a script, a makefile, a debugger command
+    file): a read of it, and unknown code when this command wrote it."""
+    if word in ("", "-"):
+        return
+    inv.read(word, index)
+    producer = written_by(inv.walker, inv.path(word))
+    if producer is not None:
+        inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} wrote earlier in this command: "
+                    "its content cannot be seen into", index)
+
+
+def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index: int | None) -> None:
+    """A build or package tool runs the project files ``names`` found in ``directory`` (a
+    Makefile, CMakeLists.txt, package.json): unknown code when this command wrote them (a fresh
+    clone or extracted archive)."""
+    base = directory.rstrip("/") or "/"
+    for name in names:
+        path = inv.path(base + "/" + name)
+        producer = written_by(inv.walker, path)
+        if producer is not None:
+            inv.unknown(f"`{inv.name}` runs the code of `{show(base)}/{name}`, which {producer} wrote earlier in this "
+                        "command: it cannot be seen into", index)
+            return
+
+
+def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
+    """A command run by path (``./f``) that this command wrote: unknown code."""
+    from stockade.analyzer.effects import Unknown
+
+    producer = written_by(walker, walker.resolve(name))
+    if producer is not None:
+        walker.effects.append(Unknown(f"runs `{show(name)}`, which {producer} wrote earlier in this command: "
+                                      "its content cannot be seen into", span))
+
+
+# -- kill ---------------------------------------------------------------------------------------
+
+_KILL_MODEL = MODELS.get("kill")
+
+
+def model_kill(inv: Invocation) -> None:
+    """kill: ``-1`` (every process), ``0`` (the whole process group), ``1`` (init), a process
+    group (``-PGID`` after the signal) or a pid not known before it runs cannot be identified."""
+    if inv.name != "kill":
+        if _KILL_MODEL is not None:
+            _KILL_MODEL(inv)
+        return
+    words = inv.argv[1:]
+    if words and words[0] in ("-l", "-L", "--list", "--table"):
+        return
+    position = 0
+    signal = False
+    while position < len(words):
+        word = words[position]
+        if word == "--":
+            position += 1
+            break
+        if word in ("-s", "-n", "--signal", "-q", "--queue"):
+            position += 2
+            signal = True
+            continue
+        if word.startswith("-") and not signal and position + 1 < len(words) and UNKNOWN not in word:
+            signal = True  # -9, -KILL, -SIGTERM
+            position += 1
+            continue
+        break
+    targets = [(word, at + 1) for at, word in enumerate(words) if at >= position]
+    text = inv.walker.command
+    for word, position in targets:
+        if word.startswith("%"):
+            continue  # a job of this shell
+        if UNKNOWN in word:
+            start, stop = inv.at(position)
+            source = text[start:stop].strip('"')
+            if source in ("$!", "${!}") or _job_variable(text, source):
+                continue  # the job this shell just started
+            inv.unknown(f"`kill` signals processes that are not known before it runs (`{show(word)}`)", position)
+        elif word in ("-1", "0", "1") or (word.startswith("-") and word[1:].isdigit()):
+            inv.unknown(f"`kill {word}` signals every process, a whole process group or init", position)
+
+
+def _job_variable(text: str, source: str) -> bool:
+    """Whether ``source`` (``$NAME``/``${NAME}``) is a variable the command text sets to ``$!``."""
+    match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", source)
+    if match is None:
+        return False
+    return re.search(r"(^|[\s;&|(])" + match.group(1) + r"=\"?\$\{?!\}?", text) is not None
+
+
+# -- filling a disk -------------------------------------------------------------------------------
+
+#: allocations beyond this many bytes are filling the disk
+DISK_LIMIT = 1 << 30
+_ENDLESS = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
+_SIZE_RE = re.compile(r"(\d+)\s*([kKmMgGtTpPeEbBwc]?)(i?B)?")
+_UNITS = {"": 1, "c": 1, "w": 2, "b": 512, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50,
+          "e": 1 << 60}
+_STDOUT_FILE_RE = re.compile(r"[ \t]*(?:1)?>>?\|?[ \t]*([^\s;&|)<>]+)")
+
+
+def size_of(text: str) -> int | None:
+    """Bytes in a size like ``100G``, ``1MiB``, ``512k`` (None: not a known size)."""
+    match = _SIZE_RE.fullmatch(text.strip())
+    if match is None:
+        return None
+    return int(match.group(1)) * _UNITS[match.group(2).lower()]
+
+
+def stdout_to_file(inv: Invocation) -> bool:
+    """Whether the command's standard output is redirected to a file (``yes > f``)."""
+    text = inv.walker.command
+    end = inv.span[1]
+    if inv.spans:
+        end = min(end, inv.spans[-1][1])
+    match = _STDOUT_FILE_RE.match(text, end)
+    if match is None:
+        after = text[inv.span[1]:inv.span[1] + 2]
+        match = _STDOUT_FILE_RE.match(text, inv.span[1]) if after.strip()[:1] == ">" else None
+    return match is not None and match.group(1) not in ("/dev/null", "/dev/stdout", "/dev/stderr", "&2", "&1")
+
+
+def _fills(inv: Invocation, what: str) -> None:
+    inv.unknown(f"{what}: it fills the disk", 0)
+
+
+_DD_MODEL = MODELS.get("dd")
+
+
+def model_dd(inv: Invocation) -> None:
+    """dd: copying an endless source without ``count=`` (or beyond :data:`DISK_LIMIT`) fills the disk."""
+    if _DD_MODEL is not None:
+        _DD_MODEL(inv)
+    operands = dict(word.partition("=")[::2] for word in inv.argv[1:] if "=" in word)
+    source = operands.get("if")
+    if source not in _ENDLESS or ("of" not in operands and not stdout_to_file(inv)):
+        return
+    count = size_of(operands.get("count", "")) if "count" in operands else None
+    block = size_of(operands.get("bs", operands.get("obs", "512"))) or 512
+    if count is None or count * block > DISK_LIMIT:
+        _fills(inv, f"`dd` copies `{source}` without a bound")
+
+
+def model_fallocate(inv: Invocation) -> None:
+    """fallocate -l LEN FILE: writes FILE; a length beyond :data:`DISK_LIMIT` fills the disk."""
+    parsed = parse_options(inv.argv, {"-l", "--length", "-o", "--offset"})
+    for value, _ in parsed.values_of("-l", "--length"):
+        size = size_of(value)
+        if size is None or size > DISK_LIMIT:
+            _fills(inv, f"`fallocate -l {show(value)}` allocates a huge file")
+    for word, index in parsed.positionals:
+        inv.write(word, index)
+
+
+_YES_MODEL = MODELS.get("yes")
+_CAT_MODEL = MODELS.get("cat")
+_HEAD_MODEL = MODELS.get("head")
+
+
+def model_yes(inv: Invocation) -> None:
+    """yes: endless output; redirected to a file, it fills the disk."""
+    if _YES_MODEL is not None:
+        _YES_MODEL(inv)
+    if stdout_to_file(inv):
+        _fills(inv, "`yes` writes without end to a file")
+
+
+def model_cat(inv: Invocation) -> None:
+    """cat: as files.py's model; an endless device copied to a file fills the disk."""
+    if _CAT_MODEL is not None:
+        _CAT_MODEL(inv)
+    for word in inv.argv[1:]:
+        if word in _ENDLESS and stdout_to_file(inv):
+            _fills(inv, f"`{inv.name} {word}` writes without end to a file")
+            return
+
+
+def model_head(inv: Invocation) -> None:
+    """head: as files.py's model; ``-c SIZE`` of an endless device beyond :data:`DISK_LIMIT`
+    into a file fills the disk."""
+    if _HEAD_MODEL is not None:
+        _HEAD_MODEL(inv)
+    if not any(word in _ENDLESS for word in inv.argv[1:]):
+        return
+    parsed = parse_options(inv.argv, {"-c", "--bytes", "-n", "--lines"})
+    for value, _ in parsed.values_of("-c", "--bytes"):
+        size = size_of(value)
+        if (size is None or size > DISK_LIMIT) and stdout_to_file(inv):
+            _fills(inv, f"`head -c {show(value)}` of an endless device writes a huge file")
+
+
+if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL):  # pragma: no cover
+    raise ImportError("models.fresh wraps the models of files.py and system.py: import it after them")
+register("kill", model_kill)
+register("dd", model_dd)
+register("fallocate", model_fallocate)
+register("yes", model_yes)
+register("cat", model_cat)
+register("head", model_head)

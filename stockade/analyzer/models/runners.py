@@ -1,0 +1,650 @@
+"""Runners and wrappers: programs that run another command, given in their arguments.
+
+Each wrapper is a :class:`Runner` — which options take a value and what that value is (a
+file written, shell code, a user to become), how many operands come before the wrapped
+command, and whether running it changes privilege.  The wrapped command is then modelled in
+turn (``ionice -c3 taskset -c 0 rm -rf ~`` is ``rm``).  Project runners (``uv run``,
+``poetry run``…) run a command of the project's environment; package runners (``npx``,
+``pnpm dlx``, ``bunx``, ``uvx``, ``pipx run``) download and run a package the analyzer has not
+seen, which is code it cannot see into — unless the package is a known development tool
+(``npx tsc``), which is then judged by its own model.
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
+from stockade.analyzer.exec import Invocation, Stdin
+from stockade.analyzer.models import MODELS, apply_role, parse_options, register
+from stockade.analyzer.models.envvars import judge_env_var
+
+_NONE: frozenset[str] = frozenset()
+_NO_ROLES: dict[str, str] = {}
+T = "text"
+
+
+class Runner(TupleRecord):
+    """How a wrapper's argv is laid out.
+
+    * ``values``: option → role of its value: a :func:`~stockade.analyzer.models.apply_role`
+      role, or ``privilege`` (the option changes user or capabilities), ``persistence`` (the
+      command runs later: a timer), ``env`` (``NAME=VALUE`` for the command), ``out`` (a file
+      written, or ``|cmd``/``!cmd``: shell code the output is piped to);
+    * ``flags``: flag → ``privilege``, ``no-command`` (the wrapper acts on a process: no
+      command follows), ``user`` (the command stays unprivileged: ``systemd-run --user``),
+      ``unknown:<why>``;
+    * ``operands``: positionals before the command (``chrt PRIO``, ``gosu USER``);
+    * ``privilege``: running it is a privilege change (its reason);
+    * ``optional``: options whose value is only ever attached (``prlimit --nofile=N``);
+    * ``sub``: a subcommand comes first, its options after it (``perf stat -o F CMD``)."""
+
+    __slots__ = ()
+    _fields = ("values", "flags", "operands", "privilege", "optional", "sub")
+    values: dict[str, str]
+    flags: dict[str, str]
+    operands: int
+    privilege: str | None
+    optional: frozenset[str]
+    sub: bool
+
+    def __new__(cls, values: dict[str, str] = _NO_ROLES, flags: dict[str, str] = _NO_ROLES, operands: int = 0,
+                privilege: str | None = None, optional: frozenset[str] = _NONE, sub: bool = False) -> Runner:
+        return tuple.__new__(cls, (values, flags, operands, privilege, optional, sub))
+
+
+def _t(*names: str) -> dict[str, str]:
+    """Options whose value is plain text."""
+    return dict.fromkeys(names, T)
+
+
+_STRACE = {**_t("-e", "-p", "-P", "-s", "-S", "-I", "-O", "-X", "-a", "-b", "-U", "--trace", "--signal",
+                "--status", "--string-limit", "--summary-sort-by", "--trace-path", "--attach"),
+           "-o": "out", "--output": "out", "-u": "privilege", "--user": "privilege", "-E": "env", "--env": "env"}
+_LTRACE = {**_t("-e", "-p", "-s", "-a", "-A", "-D", "-n", "-x", "-L", "--align", "--indent", "--demangle"),
+           "-o": "out", "--output": "out", "-u": "privilege", "-F": "read", "-l": "read", "--library": "read"}
+_SUDO_VALUES = {**_t("-g", "--group", "-C", "--close-from", "-h", "--host", "-p", "--prompt", "-r", "--role",
+                     "-t", "--type", "-U", "--other-user", "-D", "--chdir", "-T", "--command-timeout"),
+                "-u": T, "--user": T}
+_SYSTEMD_RUN = {**_t("-u", "--unit", "-p", "--property", "--description", "--slice", "--nice", "--service-type",
+                     "--working-directory", "-M", "--machine", "--timer-property", "--path-property",
+                     "--socket-property", "--slice-inherit"),
+                "-E": "env", "--setenv": "env", "--uid": "privilege", "--gid": "privilege",
+                "-H": "unknown:`systemd-run -H` runs the command on another host", "--host": "unknown:"
+                "`systemd-run --host` runs the command on another host",
+                **dict.fromkeys(("--on-active", "--on-boot", "--on-startup", "--on-unit-active",
+                                 "--on-unit-inactive", "--on-calendar", "--on-clock-change",
+                                 "--on-timezone-change"), "persistence")}
+_VALGRIND = {"--log-file": "out", "--xml-file": "out", "--suppressions": "read", "--db-command": "script",
+             "--log-socket": "unknown:`valgrind --log-socket` sends its log to another host"}
+_NUMA = _t("-N", "--cpunodebind", "-m", "--membind", "-C", "--physcpubind", "-i", "--interleave", "-p",
+           "--preferred", "--preferred-many", "-w", "--weighted-interleave")
+_PRLIMIT_RESOURCES = frozenset({f"-{c}" for c in "cdefilmnqrstuvxy"} | {
+    "--core", "--data", "--nice", "--fsize", "--sigpending", "--memlock", "--rss", "--nofile", "--msgqueue",
+    "--rtprio", "--stack", "--cpu", "--nproc", "--as", "--locks", "--rttime"})
+_UNSHARE_NS = frozenset({"-m", "--mount", "-u", "--uts", "-i", "--ipc", "-n", "--net", "-p", "--pid", "-C",
+                         "--cgroup", "-T", "--time"})
+_UNSHARE_USER = frozenset({"-U", "--user", "-r", "--map-root-user", "-c", "--map-current-user", "--map-user",
+                           "--map-users", "--map-auto"})
+
+RUNNERS: dict[str, Runner] = {
+    # tracing, profiling and timing: they run their operand
+    "strace": Runner(_STRACE, {"-p": "no-command", "--attach": "no-command"}),
+    "ltrace": Runner(_LTRACE, {"-p": "no-command"}),
+    "valgrind": Runner(_VALGRIND, optional=frozenset(_VALGRIND)),  # (its values are only ever attached)
+    "time gtime": Runner({"-f": T, "--format": T, "-o": "out", "--output": "out"}),
+    "perf": Runner(sub=True, values={**_t("-e", "--event", "-F", "--freq", "-c", "--count", "-C", "--cpu", "-r", "--repeat",
+                         "-t", "--tid", "-u", "--uid", "-G", "--cgroup", "-x", "--field-separator", "-m",
+                         "--mmap-pages"), "-o": "out", "--output": "out", "-p": T, "--pid": T}),
+    "heaptrack": Runner({"-o": "out", "--output": "out", "-p": T, "--pid": T}, {"-p": "no-command"}),
+    # scheduling and resources
+    "ionice": Runner(_t("-c", "--class", "-n", "--classdata"),
+                     {"-p": "no-command", "--pid": "no-command", "-P": "no-command", "--pgid": "no-command",
+                      "-u": "no-command", "--uid": "no-command"}),
+    "chrt": Runner(_t("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"),
+                   {"-p": "no-command", "--pid": "no-command", "-m": "no-command", "--max": "no-command"},
+                   operands=1),
+    "taskset": Runner({}, {"-p": "no-command", "--pid": "no-command"}, operands=1),
+    "numactl": Runner(_NUMA, {"-s": "no-command", "--show": "no-command", "-H": "no-command",
+                              "--hardware": "no-command"}),
+    "prlimit": Runner({"-p": T, "--pid": T, "-o": T, "--output": T}, {"-p": "no-command", "--pid": "no-command"},
+                      optional=_PRLIMIT_RESOURCES),
+    "cpulimit": Runner(_t("-l", "--limit", "-e", "--exe", "-p", "--pid", "-c", "--cpu"),
+                       {"-p": "no-command", "--pid": "no-command", "-e": "no-command", "--exe": "no-command"}),
+    "caffeinate": Runner(_t("-t", "-w")),
+    "nocache eatmydata rlwrap dumb-init catchsegv unbuffer ccache distcc sccache": Runner(),
+    "tini": Runner(_t("-p", "-e")),
+    "ssh-agent": Runner(_t("-a", "-E", "-t", "-P")),
+    "dbus-launch": Runner({"--config-file": "read"}),
+    "xcrun": Runner(_t("--sdk", "--toolchain"), {"-f": "no-command", "--find": "no-command",
+                                                  "--show-sdk-path": "no-command"}),
+    # environments and sessions
+    "fakeroot": Runner({"-l": "read", "--lib": "read", "--faked": T, "-s": "write", "-i": "read", "-b": T}),
+    "xvfb-run": Runner({"-e": "write", "--error-file": "write", "-f": "write", "--auth-file": "write",
+                        **_t("-n", "--server-num", "-p", "--xauth-protocol", "-s", "--server-args", "-w",
+                             "--wait")}),
+    "dbus-run-session": Runner({"--config-file": "read", "--dbus-daemon": T}),
+    "firejail": Runner(),  # (its option values are only ever attached: --private=DIR)
+    "proot": Runner(_t("-r", "--rootfs", "-b", "--bind", "-m", "--mount", "-w", "--cwd", "-q", "--qemu",
+                       "-k", "--kernel-release", "-v", "--verbose")),
+    "faketime": Runner(_t("-f", "-m", "-p", "--exclude-monotonic"), operands=1),
+    "direnv": Runner(operands=2),  # direnv exec DIR CMD
+    "sshpass": Runner(_t("-p", "-f", "-d", "-e", "-P")),
+    "mpirun mpiexec": Runner(_t("-n", "-np", "--np", "-c", "-H", "--host", "--hostfile", "-machinefile",
+                                "--map-by", "--bind-to", "-x", "--mca", "-wdir")),
+    "torsocks proxychains proxychains4 tsocks": Runner({"-f": "read", "-i": T, "-P": T, "-a": T, "-u": T, "-p": T}),
+    "watchexec": Runner(_t("-w", "--watch", "-e", "--exts", "-i", "--ignore", "-d", "--debounce", "-s",
+                           "--signal", "--shell", "-W", "--watch-non-recursive", "-E", "--env",
+                           "--project-origin", "--workdir")),
+    # privilege changes (denied like sudo/doas)
+    "run0": Runner(_SYSTEMD_RUN | _t("-u", "--user", "-g", "--group", "-D", "--chdir", "--background",
+                                     "--setenv"), privilege="`run0` runs a command as another user (root)"),
+    "gosu": Runner(operands=1, privilege="`gosu` runs a command as another user"),
+    "su-exec": Runner(operands=1, privilege="`su-exec` runs a command as another user"),
+    "chpst": Runner({"-u": "privilege", "-U": "privilege", "-/": "privilege", **_t("-e", "-n", "-l", "-L", "-m", "-d", "-o",
+                                                             "-p", "-f", "-c", "-r", "-t")}),
+    "setpriv": Runner({**dict.fromkeys(("--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid",
+                                        "--groups", "--inh-caps", "--ambient-caps", "--bounding-set",
+                                        "--securebits"), "privilege"),
+                       **_t("--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule",
+                            "--pdeathsig", "--ptracer")},
+                      {"--init-groups": "privilege", "--clear-groups": "privilege", "--keep-groups": "privilege",
+                       "-d": "no-command", "--dump": "no-command"}),
+    "chroot": Runner(_t("--userspec", "--groups"), operands=1, privilege="`chroot` needs root"),
+    "schroot": Runner(_t("-c", "--chroot", "-u", "--user", "-d", "--directory", "-r", "--run-session"),
+                      privilege="`schroot` enters a chroot as another user"),
+    "capsh": Runner({"--user": "privilege", "--uid": "privilege", "--gid": "privilege", "--caps": "privilege",
+                     "--addamb": "privilege", "--groups": "privilege", "--chroot": "privilege"}),
+    "sg newgrp": Runner(operands=1, privilege="`sg` runs a command with another group"),
+    "lxc-attach machinectl": Runner(_t("-n", "--name"), privilege="enters a container as root"),
+}
+
+
+_PROXIES = frozenset({"torsocks", "proxychains", "proxychains4", "tsocks"})
+
+
+def model_runner(inv: Invocation) -> None:
+    """See through a :class:`Runner` to the command it runs."""
+    spec = RUNNERS_BY_NAME[inv.name]
+    if spec.privilege:
+        inv.privilege(spec.privilege, 0)
+    if inv.name in _PROXIES:
+        inv.unknown(f"`{inv.name}` sends the command's connections through a proxy: where they go is not known", 0)
+    values, flags = spec.values, spec.flags
+    start = 1
+    if spec.sub:
+        if len(inv.argv) < 2 or inv.argv[1] not in ("stat", "record", "trace", "mem", "c2c", "sched", "lock",
+                                                      "kmem", "kvm", "ftrace"):
+            return
+        start = 2
+    parsed = parse_options(inv.argv, values, start=start, stop_at_first_positional=True, optional=spec.optional)
+    runs = True
+    for option, value, index in parsed.options:
+        effect = flags.get(option)
+        if effect is not None:
+            if effect == "no-command":
+                runs = False
+            elif effect == "privilege":
+                inv.privilege(f"`{inv.name} {option}` changes user, groups or capabilities", index)
+            elif effect.startswith("unknown"):
+                inv.unknown(effect.partition(":")[2] or f"`{inv.name} {option}` has effects that are not known", index)
+        role = values.get(option)
+        if role is not None and value is not None:
+            value_role(inv, role, option, value, index)
+    if not runs:
+        return
+    words = parsed.positionals[spec.operands:]
+    if words:
+        inv.run(words[0][1])
+
+
+def value_role(inv: Invocation, role: str, option: str, value: str, index: int) -> None:
+    """Apply the role of one option value (the roles of :class:`Runner` ``values``)."""
+    if role == "out":
+        if value[:1] in ("|", "!"):
+            inv.script(value[1:], index, what=f"the command `{inv.name} {option}` pipes its output to")
+        else:
+            inv.write(value, index)
+    elif role == "privilege":
+        inv.privilege(f"`{inv.name} {option}` changes user, groups or capabilities", index)
+    elif role == "persistence":
+        inv.persistence(f"`{inv.name} {option}` runs the command later", index)
+    elif role == "env":
+        name, eq, text = value.partition("=")
+        if eq:
+            judge_env_var(inv.walker, name, text, inv.at(index))
+    else:
+        apply_role(inv, role, value, index)
+
+
+def model_busybox(inv: Invocation) -> None:
+    """``busybox APPLET ARGS``: the applet is judged as the program of that name;
+    ``--install DIR`` writes links into DIR."""
+    words = inv.argv[1:]
+    if not words or words[0] in ("--list", "--list-full", "--help"):
+        return
+    if words[0] == "--install":
+        inv.write(words[-1] if len(words) > 1 and not words[-1].startswith("-") else "/bin", len(inv.argv) - 1,
+                  recursive=True)
+        return
+    inv.run(1)
+
+
+def model_script(inv: Invocation) -> None:
+    """``script [-c CMD] [FILE]``: runs CMD (shell code; a shell when absent) and writes the
+    typescript to FILE (``./typescript`` by default), and ``-I``/``-O``/``-B``/``-T`` logs."""
+    parsed = parse_options(inv.argv, {"-c", "--command", "-E", "--echo", "-I", "--log-in", "-O", "--log-out",
+                                      "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o",
+                                      "--output-limit"}, optional=frozenset({"-t", "--timing"}))
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-c", "--command"):
+            inv.script(value, index, what="the code given to `script -c`")
+        elif option in ("-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-t",
+                        "--timing"):
+            inv.write(value, index)
+    if parsed.positionals:
+        inv.write(parsed.positionals[0][0], parsed.positionals[0][1])
+    else:
+        inv.write("typescript", None)
+
+
+def model_systemd_run(inv: Invocation) -> None:
+    """``systemd-run [--user] [--on-…] CMD``: the command runs as a transient service — of the
+    system manager (as root) unless ``--user``; a timer option makes it run later."""
+    parsed = parse_options(inv.argv, _SYSTEMD_RUN, stop_at_first_positional=True)
+    if not parsed.has("--user"):
+        inv.privilege("`systemd-run` runs a command as a system service (as root)", 0)
+    for option, value, index in parsed.options:
+        role = _SYSTEMD_RUN.get(option)
+        if role is not None and value is not None:
+            value_role(inv, role, option, value, index)
+    if parsed.positionals:
+        inv.run(parsed.positionals[0][1])
+
+
+def model_sudoedit(inv: Invocation) -> None:
+    """``sudoedit FILE…`` (``sudo -e``): edits files as root."""
+    inv.privilege("`sudoedit` edits files as another user (root)", 0)
+    parsed = parse_options(inv.argv, _SUDO_VALUES)
+    for word, index in parsed.positionals:
+        inv.write(word, index)
+
+
+def model_unshare(inv: Invocation) -> None:
+    """``unshare [NAMESPACES] CMD``: new mount, pid, net… namespaces need root unless a user
+    namespace is made too (``-r``, ``-U``); the command is modelled."""
+    values = {"--map-user": T, "--map-group": T, "--map-users": T, "--map-groups": T, "-S": T, "--setuid": T,
+              "-G": T, "--setgid": T, "-w": T, "--wd": T, "-R": T, "--root": T, "--propagation": T,
+              "--setgroups": T}
+    optional = frozenset(_UNSHARE_NS | {"-U", "--user", "--kill-child", "--map-auto"}) - {"-m", "-u", "-i", "-n",
+                                                                                             "-p", "-C", "-T", "-U"}
+    parsed = parse_options(inv.argv, values, stop_at_first_positional=True, optional=optional)
+    names = {option for option, _, _ in parsed.options}
+    if names & _UNSHARE_NS and not names & _UNSHARE_USER:
+        inv.privilege("`unshare` makes namespaces that need root", 0)
+    for option, value, index in parsed.options:
+        if option in ("-R", "--root") and value is not None:
+            inv.privilege("`unshare --root` changes the root directory", index)
+    if parsed.positionals:
+        inv.run(parsed.positionals[0][1])
+
+
+def model_entr(inv: Invocation) -> None:
+    """``entr [-s] CMD``: runs CMD (with ``/_`` the changed file) whenever a file named on
+    stdin changes; ``-s`` makes the first argument shell code."""
+    parsed = parse_options(inv.argv, set(), stop_at_first_positional=True)
+    words = parsed.positionals
+    if not words:
+        return
+    start = words[0][1]
+    if parsed.has("-s"):
+        inv.script(words[0][0].replace("/_", "/" + UNKNOWN), start, what="the code given to `entr -s`")
+        return
+    argv = [UNKNOWN if word == "/_" else word for word in inv.argv[start:]]
+    inv.run(start, argv=argv, spans=inv.spans[start:], stdin=Stdin(None, "the terminal"))
+
+
+_PARALLEL_VALUES = {"-j": T, "--jobs": T, "-N": T, "-n": T, "--max-args": T, "-L": T, "--max-lines": T,
+                    "--colsep": T, "-d": T, "--delimiter": T, "-E": T, "--eof": T, "-I": T, "--replace": T,
+                    "--joblog": "write", "--results": "writer", "--res": "writer", "-a": "read", "--arg-file": "read",
+                    "--tmpdir": "writer", "--tag-string": T, "--timeout": T, "--delay": T, "--retries": T,
+                    "--memfree": T, "--load": T, "--halt": T, "--sshlogin": "url", "-S": "url", "--slf": "read",
+                    "--basefile": "read", "--return": "write", "--workdir": T, "--env": T, "--shebang-wrap": T,
+                    "--header": T, "--rpl": T, "--tagstring": T, "--termseq": T, "--limit": T, "-P": T}
+_PARALLEL_SEPARATORS = (":::", ":::+", "::::", "::::+")
+
+
+def model_parallel(inv: Invocation) -> None:
+    """GNU ``parallel CMD ::: ARGS`` runs the command (shell code, ``{}`` the argument, else
+    appended) once per argument; without a command, each argument is a command; without
+    ``:::``, the arguments come from stdin (not known)."""
+    argv = inv.argv
+    parsed = parse_options(argv, _PARALLEL_VALUES, stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        role = _PARALLEL_VALUES.get(option)
+        if role is not None and value is not None:
+            if role == "url":
+                inv.unknown(f"`parallel {option}` runs the commands on other hosts", index)
+            else:
+                apply_role(inv, role, value, index)
+    words = list(parsed.positionals)
+    command: list[tuple[str, int]] = []
+    while words and words[0][0] not in _PARALLEL_SEPARATORS:
+        command.append(words.pop(0))
+    arguments: list[tuple[str, int]] = []
+    from_files = False
+    separator = ""
+    for word, index in words:
+        if word in _PARALLEL_SEPARATORS:
+            separator = word
+            continue
+        if separator.startswith("::::"):
+            inv.read(word, index)
+            from_files = True
+        else:
+            arguments.append((word, index))
+    if not words or from_files:
+        arguments = [(UNKNOWN, command[0][1] if command else 0)]
+    if not command:
+        for word, index in arguments[:16]:
+            inv.script(word, index, what="a command run by `parallel`")
+        return
+    template = " ".join(word for word, _ in command)
+    start = command[0][1]
+    for word, _ in arguments[:16]:
+        text = template.replace("{}", word) if "{}" in template else f"{template} {word}"
+        if UNKNOWN in word and len(command) > 0:
+            sub = [w.replace("{}", UNKNOWN) for w, _ in command]
+            if "{}" not in template:
+                sub.append(UNKNOWN)
+            inv.run(start, argv=sub, spans=[inv.at(i) for _, i in command] + [inv.span] * (len(sub) - len(command)),
+                    stdin=Stdin(None, "the terminal"))
+        else:
+            inv.script(text, start, what="a command run by `parallel`")
+
+
+# -- project and package runners ------------------------------------------------------------------
+
+#: development tools a project installs locally (node_modules/.bin, the project's virtual
+#: environment): a package runner given one of these runs the project's tool, which is judged by
+#: its own model; any other name is a package downloaded and run unseen
+KNOWN_TOOLS = frozenset({
+    "tsc", "eslint", "prettier", "jest", "vitest", "mocha", "playwright", "cypress", "webpack", "vite", "rollup",
+    "esbuild", "tsx", "ts-node", "next", "nuxt", "astro", "turbo", "nx", "lerna", "stylelint", "biome",
+    "oxlint", "svelte-kit", "svelte-check", "vue-tsc", "tailwindcss", "postcss", "babel",
+    "pytest", "ruff", "black", "mypy", "isort", "flake8", "pylint", "pyright", "tox", "nox", "coverage",
+    "sphinx-build", "mkdocs", "pydocstyle", "bandit", "hatch", "build", "twine-check", "python", "python3",
+    "node", "pip",
+})
+_NPX_VALUES = {"-p": "package", "--package": "package", "-c": "script", "--call": "script", "--node-options": T,
+               "--workspace": T, "-w": T, "--registry": "url", "--cache": T, "--prefix": T, "-C": T, "--dir": T,
+               "--cwd": T, "--filter": T, "-F": T, "--shell-mode": T}
+
+
+def package_runner(inv: Invocation, first: int, values: dict[str, str], what: str) -> None:
+    """``npx PKG ARGS`` and its kin, from argv word ``first`` on: a known development tool is run
+    (and modelled); another package, a version (``pkg@1``), a path, a URL or a repository
+    (``github:u/r``) is downloaded and run unseen."""
+    parsed = parse_options(inv.argv, values, start=first, stop_at_first_positional=True)
+    unseen = False
+    for option, value, index in parsed.options:
+        role = values.get(option)
+        if role is None or value is None:
+            continue
+        if role == "package":
+            inv.unknown(f"`{what}` installs and runs the package `{show(value)}`, which cannot be seen into", index)
+            unseen = True
+        elif role == "script":
+            inv.script(value, index, what=f"the code given to `{what} {option}`")
+        elif role == "url":
+            from stockade.analyzer.models.net import contact_url
+
+            contact_url(inv, value, index, 443)
+    if not parsed.positionals:
+        return
+    package, index = parsed.positionals[0]
+    name = package[1:].partition("@")[0] if package.startswith("@") else package.partition("@")[0]
+    plain = name == package and "/" not in package and ":" not in package and UNKNOWN not in package
+    if plain and package in KNOWN_TOOLS and not unseen:
+        inv.run(index)
+        return
+    if not unseen:
+        inv.unknown(f"`{what}` downloads and runs the package `{show(package)}`, which cannot be seen into", index)
+
+
+def model_npx(inv: Invocation) -> None:
+    """npx / bunx / pnpx: run a package (see :func:`package_runner`)."""
+    package_runner(inv, 1, _NPX_VALUES, inv.name)
+
+
+_NPM_MODEL = MODELS.get("npm")
+_BUN_MODEL = MODELS.get("bun")
+
+
+def model_js_pm(inv: Invocation) -> None:
+    """npm / pnpm / yarn / bun: ``exec``/``dlx``/``x`` run a package (:func:`package_runner`);
+    everything else is the package manager's own model."""
+    parsed = parse_options(inv.argv, {"--registry", "--prefix", "-C", "--cwd", "-w", "--workspace", "--filter",
+                                      "-F", "--dir"}, stop_at_first_positional=True)
+    if parsed.positionals:
+        sub, index = parsed.positionals[0]
+        if sub in ("exec", "dlx", "x"):
+            if sub == "dlx":
+                package_runner(inv, index + 1, {**_NPX_VALUES, "-p": "package", "--package": "package"},
+                               f"{inv.name} {sub}")
+                words = [w for w in inv.argv[index + 1:] if not w.startswith("-")]
+                if words and words[0] in KNOWN_TOOLS:  # dlx always downloads, even a known tool
+                    inv.unknown(f"`{inv.name} dlx` downloads and runs `{show(words[0])}`", index)
+            else:
+                package_runner(inv, index + 1, _NPX_VALUES, f"{inv.name} {sub}")
+            if inv.name != "bun":
+                inv.network("registry.npmjs.org", 443, index)
+            return
+    model = _BUN_MODEL if inv.name == "bun" else _NPM_MODEL
+    if model is not None:
+        model(inv)
+
+
+_UV_RUN_VALUES = {**_t("--with", "--with-editable", "--python", "-p", "--package", "--extra", "--group",
+                       "--only-group", "--no-group", "--directory", "--project", "--index", "--default-index",
+                       "--index-url", "--extra-index-url", "--find-links", "-f", "--index-strategy",
+                       "--keyring-provider", "--resolution", "--prerelease", "--exclude-newer", "--link-mode",
+                       "--config-file", "--cache-dir", "--python-preference", "--color", "--refresh-package",
+                       "--reinstall-package", "--upgrade-package", "-P", "--no-binary-package",
+                       "--no-build-package", "--config-setting", "-C"),
+                  "--with-requirements": "read", "--env-file": "read"}
+_UVX_VALUES = {**_UV_RUN_VALUES, "--from": "package"}
+
+
+def project_run(inv: Invocation, start: int, values: dict[str, str], what: str) -> None:
+    """``uv run`` / ``poetry run`` / ``pdm run`` … from argv word ``start``: runs a command of
+    the project's environment (a ``.py`` file is run by python, a URL is unseen code)."""
+    parsed = parse_options(inv.argv, values, start=start, stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        role = values.get(option)
+        if role in ("read", "write") and value is not None:
+            apply_role(inv, role, value, index)
+    if not parsed.positionals:
+        return
+    word, index = parsed.positionals[0]
+    if "://" in word:
+        from stockade.analyzer.models.net import contact_url
+
+        contact_url(inv, word, index, 443)
+        inv.unknown(f"`{what}` runs code from `{show(word)}`, which cannot be seen into", index)
+        return
+    if word.endswith((".py", ".pyw")) or parsed.has("--script", "-s"):
+        inv.run(index, argv=["python3", *inv.argv[index:]], spans=[inv.at(index), *inv.spans[index:]])
+        return
+    inv.run(index)
+
+
+def _subcommand(inv: Invocation, values: set[str]) -> tuple[str, int] | None:
+    parsed = parse_options(inv.argv, values, stop_at_first_positional=True)
+    return parsed.positionals[0] if parsed.positionals else None
+
+
+_PY_GLOBAL = {"--directory", "--project", "--config-file", "--cache-dir", "-C", "--python", "-p", "--color", "-P",
+              "--env", "-e", "-n", "--name", "--prefix"}
+
+
+def model_uv(inv: Invocation) -> None:
+    """uv: ``run`` runs a project command; ``tool run``/``x`` a package (``uvx``); ``pip`` is pip."""
+    found = _subcommand(inv, _PY_GLOBAL)
+    if found is None:
+        return
+    sub, index = found
+    if sub == "run":
+        project_run(inv, index + 1, _UV_RUN_VALUES, "uv run")
+    elif sub == "tool" and index + 1 < len(inv.argv) and inv.argv[index + 1] in ("run", "install"):
+        inv.network("pypi.org", 443, index)
+        if inv.argv[index + 1] == "install":
+            inv.write("~/.local", index, recursive=True)
+        package_runner(inv, index + 2, _UVX_VALUES, f"uv tool {inv.argv[index + 1]}")
+    elif sub == "pip":
+        inv.run(index, argv=["pip", *inv.argv[index + 1:]], spans=[inv.at(index), *inv.spans[index + 1:]])
+
+
+def model_uvx(inv: Invocation) -> None:
+    """``uvx PKG``: ``uv tool run``."""
+    inv.network("pypi.org", 443, 0)
+    package_runner(inv, 1, _UVX_VALUES, "uvx")
+
+
+_PIP_MODEL = MODELS.get("pipx")
+
+
+def model_pipx(inv: Invocation) -> None:
+    """``pipx run PKG`` downloads and runs a package; other subcommands are pip's model."""
+    found = _subcommand(inv, {"--python", "--pip-args", "--index-url", "--spec"})
+    if found is not None and found[0] == "run":
+        inv.network("pypi.org", 443, found[1])
+        package_runner(inv, found[1] + 1, {"--spec": "package", "--python": T, "--pip-args": T, "--index-url": "url",
+                                           "--path": T}, "pipx run")
+        return
+    if _PIP_MODEL is not None:
+        _PIP_MODEL(inv)
+
+
+_PROJECT_RUNNERS = {"poetry": _t("-C", "--directory", "-P", "--project"),
+                    "pdm": _t("-p", "--project", "-v"), "hatch": _t("-e", "--env"),
+                    "rye": _t("--pyproject"), "pixi": _t("-e", "--environment", "--manifest-path"),
+                    "pipenv": {}, "conda": _t("-n", "--name", "-p", "--prefix", "--cwd"),
+                    "mamba": _t("-n", "--name", "-p", "--prefix", "--cwd"),
+                    "micromamba": _t("-n", "--name", "-p", "--prefix", "--cwd")}
+
+
+def model_project_runner(inv: Invocation) -> None:
+    """``poetry run CMD``, ``pdm run``, ``hatch run``, ``pixi run``, ``conda run -n ENV``…: the
+    command is modelled; other subcommands manage the environment (judged by what is visible)."""
+    values = _PROJECT_RUNNERS[inv.name]
+    found = _subcommand(inv, set(values) | _PY_GLOBAL)
+    if found is None or found[0] != "run":
+        return
+    project_run(inv, found[1] + 1, values, f"{inv.name} run")
+
+
+def model_nix_shell(inv: Invocation) -> None:
+    """``nix-shell [-p PKGS] [--run|--command CODE] [FILE]``: the code is shell code; the file
+    (``shell.nix``) is read; ``--arg``/``--argstr`` take two words."""
+    argv = inv.argv
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word in ("--run", "--command") and index + 1 < len(argv):
+            inv.script(argv[index + 1], index + 1, what=f"the code given to `nix-shell {word}`")
+            index += 2
+        elif word in ("--arg", "--argstr", "--option"):
+            index += 3
+        elif word in ("-I", "-A", "--attr", "-E", "--expr", "--keep", "-j", "--max-jobs", "--cores"):
+            index += 2
+        elif word == "-p" or word == "--packages" or word.startswith("-"):
+            index += 1
+        else:
+            if not any(w in ("-p", "--packages", "-E", "--expr") for w in argv[1:index]):
+                inv.read(word, index)
+            index += 1
+
+
+def model_nix(inv: Invocation) -> None:
+    """``nix run PKG`` runs a package unseen; ``nix shell PKGS -c CMD`` and ``nix develop -c CMD``
+    run CMD (modelled)."""
+    words = inv.argv[1:]
+    if not words:
+        return
+    sub = words[0]
+    if sub == "run":
+        inv.unknown("`nix run` builds and runs a package that cannot be seen into", 1)
+        return
+    if sub in ("shell", "develop"):
+        for index, word in enumerate(inv.argv[2:], start=2):
+            if word in ("-c", "--command") and index + 1 < len(inv.argv):
+                inv.run(index + 1)
+                return
+
+
+def model_hyperfine(inv: Invocation) -> None:
+    """``hyperfine CMD…``: every positional is shell code, as are ``--prepare``/``--setup``/
+    ``--cleanup``; ``--export-*`` write files."""
+    values = {"-w": T, "--warmup": T, "-m": T, "--min-runs": T, "-M": T, "--max-runs": T, "-r": T, "--runs": T,
+              "-p": "script", "--prepare": "script", "-c": "script", "--cleanup": "script", "-s": "script",
+              "--setup": "script", "-S": T, "--shell": T, "-n": T, "--command-name": T, "--export-json": "write",
+              "--export-csv": "write", "--export-markdown": "write", "--export-asciidoc": "write",
+              "--export-orgmode": "write", "-o": T, "--output": T, "--style": T, "--time-unit": T, "-u": T,
+              "--sort": T, "-i": T}
+    parsed = parse_options(inv.argv, values)
+    for option, value, index in parsed.options:
+        role = values.get(option)
+        if role is not None and value is not None:
+            apply_role(inv, role, value, index)
+    for word, index in parsed.positionals:
+        inv.script(word, index, what="a command benchmarked by `hyperfine`")
+
+
+def model_tmux(inv: Invocation) -> None:
+    """tmux/screen: a command given to a new session or window, or sent as keys, runs as shell
+    code (walked); ``run-shell`` likewise."""
+    words = inv.argv[1:]
+    if inv.name == "screen":
+        parsed = parse_options(inv.argv, {"-S", "-c", "-e", "-h", "-L", "-Logfile", "-p", "-t", "-X", "-s"},
+                               stop_at_first_positional=True)
+        if parsed.positionals:
+            inv.run(parsed.positionals[0][1])
+        return
+    if not words:
+        return
+    sub = words[0]
+    if sub in ("new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "run-shell",
+               "run", "send-keys", "send", "display-popup", "popup"):
+        parsed = parse_options(inv.argv, {"-s", "-n", "-t", "-c", "-x", "-y", "-F", "-e", "-l", "-p", "-w", "-h",
+                                          "-E", "-T"}, start=2)
+        if parsed.positionals:
+            code = " ".join(word for word, _ in parsed.positionals)
+            if sub in ("send-keys", "send"):
+                code = " ".join(word for word, _ in parsed.positionals if word not in ("Enter", "C-m", "C-c"))
+            inv.script(code, parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
+
+
+if None in (_NPM_MODEL, _PIP_MODEL):  # pragma: no cover
+    raise ImportError("runners.py wraps models registered before it: import it after them")
+for _names, _runner in RUNNERS.items():
+    for _name in _names.split():
+        register(_name, model_runner)
+RUNNERS_BY_NAME: dict[str, Runner] = {name: runner for names, runner in RUNNERS.items() for name in names.split()}
+register("busybox", model_busybox)
+register("script", model_script)
+register("systemd-run", model_systemd_run)
+register("sudoedit", model_sudoedit)
+register("unshare", model_unshare)
+register("entr", model_entr)
+# parallel is modelled in shellstate.py (registered by selection.py), with known input
+register("npx bunx pnpx", model_npx)
+register("npm pnpm yarn bun", model_js_pm)
+register("uv", model_uv)
+register("uvx", model_uvx)
+register("pipx", model_pipx)
+register(" ".join(_PROJECT_RUNNERS), model_project_runner)
+register("nix-shell", model_nix_shell)
+register("nix", model_nix)
+register("hyperfine", model_hyperfine)
+register("tmux screen", model_tmux)
