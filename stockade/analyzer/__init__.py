@@ -20,6 +20,7 @@ has a work budget (see :mod:`.walker`): past it, the ``unknown-effects`` verdict
 
 from __future__ import annotations
 
+from stockade import catalogue as codes
 from stockade.analyzer.effects import TupleRecord
 from stockade.analyzer.judge import Judge, Reason, Verdict
 
@@ -61,7 +62,8 @@ def analyze(command: str, ir: PolicyIR, cwd: str | None = None, *, fast_path: bo
         setting = ir.unparsable
         verdict = setting.verdict if setting.verdict != "allow" else "deny"
         text = command if isinstance(command, str) else repr(command)
-        reason = Reason(verdict, "A499", f"internal analyzer error ({type(exc).__name__}: {exc}); failing closed",
+        reason = Reason(verdict, codes.ANALYZER_INTERNAL_ERROR,
+                        f"internal analyzer error ({type(exc).__name__}: {exc}); failing closed",
                         (0, len(text)), setting.origin)
         return Verdict(text, verdict, (reason,))
 

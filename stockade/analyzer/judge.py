@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import weakref
 
+from stockade import catalogue as codes
 from stockade.analyzer.effects import (
     UNKNOWN,
     Delete,
@@ -470,7 +471,7 @@ class Judge:
 
     def unknown(self, message: str, span: SpanT) -> None:
         setting = self._tables.unknown_effects
-        self._add(setting.verdict, "A410", _same, (message,), span, setting)
+        self._add(setting.verdict, codes.UNKNOWN_EFFECTS, _same, (message,), span, setting)
 
     # -- effects ----------------------------------------------------------------------------
 
@@ -505,7 +506,7 @@ class Judge:
             decision = self._tables.index.command_verdict(argv)
         verdict = decision.verdict
         if verdict is not None and verdict != "allow":
-            self._add(verdict, "A401", _msg_command, (effect.argv, verdict, decision.rule), effect.span,
+            self._add(verdict, codes.COMMAND_RULE, _msg_command, (effect.argv, verdict, decision.rule), effect.span,
                       decision.rule)
 
     def _path(self, path: str, span: SpanT, op: str) -> str | None:
@@ -513,7 +514,7 @@ class Judge:
         judged = _judged_path(path)
         if judged is UNKNOWN:
             setting = self._tables.unknown_effects
-            self._add(setting.verdict, "A410", _msg_unknown_path, (op, path), span, setting)
+            self._add(setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, (op, path), span, setting)
             return None
         return judged
 
@@ -545,22 +546,22 @@ class Judge:
             return ()
         if path is UNKNOWN:
             setting = self._tables.unknown_effects
-            return ((setting.verdict, "A410", _msg_unknown_path, ("reads", path_in), setting),)
+            return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, ("reads", path_in), setting),)
         if len(path) > MAX_PATH_CHARS:
             setting = self._tables.unparsable
-            return ((setting.verdict, "A400", _msg_path_too_long, ("reads", len(path)), setting),)
+            return ((setting.verdict, codes.UNPARSABLE_COMMAND, _msg_path_too_long, ("reads", len(path)), setting),)
         decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
             self._spend(path)
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
-            return (("deny", "A402", _msg_denied_read, (decision.path,), decision.rule),)
+            return (("deny", codes.DENIED_READ, _msg_denied_read, (decision.path,), decision.rule),)
         if not recursive:
             return ()
         rules = self._tables.below(decision.path, "read")
         if skip_hidden and rules:
             rules = tuple(rule for rule in rules if not _hidden_below(rule.pattern, decision.path))
-        return tuple(("deny", "A402", _msg_denied_read_below, (decision.path, rule.pattern), rule)
+        return tuple(("deny", codes.DENIED_READ, _msg_denied_read_below, (decision.path, rule.pattern), rule)
                      for rule in rules[:3])
 
     def _write(self, path_in: str, span: SpanT, recursive: bool, verb: str) -> None:
@@ -593,10 +594,10 @@ class Judge:
             return ()
         if path is UNKNOWN:
             setting = self._tables.unknown_effects
-            return ((setting.verdict, "A410", _msg_unknown_path, (verb, path_in), setting),)
+            return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, (verb, path_in), setting),)
         if len(path) > MAX_PATH_CHARS:
             setting = self._tables.unparsable
-            return ((setting.verdict, "A400", _msg_path_too_long, (verb, len(path)), setting),)
+            return ((setting.verdict, codes.UNPARSABLE_COMMAND, _msg_path_too_long, (verb, len(path)), setting),)
         decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
             self._spend(path)
@@ -605,12 +606,13 @@ class Judge:
         reasons: list[tuple[Any, ...]] = []
         target = self._tables.persistence_target(resolved)
         if target is not None:
-            reasons.append(("deny", "A405", _msg_persistence_write, (verb, target), None))
+            reasons.append(("deny", codes.PERSISTENCE, _msg_persistence_write, (verb, target), None))
         if decision.access != "write":  # not decision.can_write
-            reasons.append(("deny", "A403", _msg_not_writable, (verb, resolved), decision.rule))
+            reasons.append(("deny", codes.DENIED_WRITE, _msg_not_writable, (verb, resolved), decision.rule))
         elif recursive:
             for rule in self._tables.below(resolved, "write")[:3]:
-                reasons.append(("deny", "A403", _msg_not_writable_below, (verb, resolved, rule.pattern), rule))
+                reasons.append(("deny", codes.DENIED_WRITE, _msg_not_writable_below, (verb, resolved, rule.pattern),
+                                rule))
         return tuple(reasons)
 
     def _matched_below(self, path_in: str, recursive: bool, verb: str) -> tuple:
@@ -624,7 +626,7 @@ class Judge:
         decision = self._tables.index.path_access(root, self.cwd)
         resolved = decision.path
         if decision.access != "write":
-            return (("deny", "A403", _msg_not_writable, (verb, resolved + "/…/" + name), decision.rule),)
+            return (("deny", codes.DENIED_WRITE, _msg_not_writable, (verb, resolved + "/…/" + name), decision.rule),)
         reasons: list[tuple[Any, ...]] = []
         prefix = resolved.rstrip("/") + "/"
         for rule in self._tables.below(resolved, "write"):
@@ -635,7 +637,7 @@ class Judge:
             hit = hit or (not recursive and rule.pattern.endswith("/.git/hooks")
                           and any(fnmatchcase(hook, name) for hook in _HOOK_NAMES))
             if hit:
-                reasons.append(("deny", "A403", _msg_not_writable_below, (verb, resolved + "/…/" + name,
+                reasons.append(("deny", codes.DENIED_WRITE, _msg_not_writable_below, (verb, resolved + "/…/" + name,
                                                                           rule.pattern), rule))
                 if len(reasons) >= 3:
                     break
@@ -659,7 +661,8 @@ class Judge:
             return
         if len(path) > MAX_PATH_CHARS:
             setting = self._tables.unparsable
-            self._add(setting.verdict, "A400", _msg_path_too_long, ("links to", len(path)), effect.span, setting)
+            self._add(setting.verdict, codes.UNPARSABLE_COMMAND, _msg_path_too_long, ("links to", len(path)),
+                      effect.span, setting)
             return
         decision = self._tables.known_paths.get((path, self.cwd))
         if decision is None:
@@ -667,23 +670,23 @@ class Judge:
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             setting = self._tables.unknown_effects
-            self._add(setting.verdict, "A410", _msg_link, (decision.path,), effect.span, setting)
+            self._add(setting.verdict, codes.UNKNOWN_EFFECTS, _msg_link, (decision.path,), effect.span, setting)
 
     def judge_Network(self, effect: Network) -> None:
         decision = self._tables.index.network_access(effect.host, effect.port)
         if not decision.allowed:
             rule = decision.rule if decision.rule is not None else self._tables.default_rule
-            self._add("deny", "A404", _msg_network, (effect.host, effect.port), effect.span, rule)
+            self._add("deny", codes.DENIED_NETWORK, _msg_network, (effect.host, effect.port), effect.span, rule)
 
     def judge_Privilege(self, effect: Privilege) -> None:
-        self._add("deny", "A406", _msg_privilege, (effect.what,), effect.span)
+        self._add("deny", codes.PRIVILEGE_ESCALATION, _msg_privilege, (effect.what,), effect.span)
 
     def judge_Persistence(self, effect: Persistence) -> None:
-        self._add("deny", "A405", _msg_persistence, (effect.what,), effect.span)
+        self._add("deny", codes.PERSISTENCE, _msg_persistence, (effect.what,), effect.span)
 
     def judge_Unknown(self, effect: Unknown) -> None:
         setting = self._tables.unknown_effects
-        self._add(setting.verdict, "A410", _same, (effect.why,), effect.span, setting)
+        self._add(setting.verdict, codes.UNKNOWN_EFFECTS, _same, (effect.why,), effect.span, setting)
 
     def judge_Opaque(self, effect: Opaque) -> None:
         path = _judged_path(effect.path)
@@ -694,12 +697,13 @@ class Judge:
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access != "write":
             setting = self._tables.unknown_effects
-            self._add(setting.verdict, "A410", _msg_opaque, (effect.program, decision.path, decision.access),
+            self._add(setting.verdict, codes.UNKNOWN_EFFECTS, _msg_opaque, (effect.program, decision.path,
+                                                                            decision.access),
                       effect.span, setting)
 
     def judge_Unparsable(self, effect: Unparsable) -> None:
         setting = self._tables.unparsable
-        self._add(setting.verdict, "A400", _msg_unparsable, (effect.why,), effect.span, setting)
+        self._add(setting.verdict, codes.UNPARSABLE_COMMAND, _msg_unparsable, (effect.why,), effect.span, setting)
 
     def verdict(self, command: str) -> Verdict:
         """The strictest reason decides; no reason means allow.  Reasons are listed strictest

@@ -3,6 +3,7 @@ and SARIF 2.1.0 for code-scanning tools."""
 
 from __future__ import annotations
 
+from stockade import catalogue as codes
 from stockade.analyzer.judge import Reason, Verdict
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -77,10 +78,12 @@ def to_sarif(verdicts: Iterable[tuple[str, Verdict]]) -> dict:
     }
 
 
-_RULE_NAMES = {
-    "A400": "unparsable", "A401": "command-rule", "A402": "denied-read", "A403": "denied-write",
-    "A404": "denied-network", "A405": "persistence", "A406": "privilege-escalation", "A410": "unknown-effects",
-    "A499": "analyzer-error",
+_RULE_NAMES: dict[str, str] = {
+    codes.UNPARSABLE_COMMAND: "unparsable", codes.COMMAND_RULE: "command-rule", codes.DENIED_READ: "denied-read",
+    codes.DENIED_WRITE: "denied-write",
+    codes.DENIED_NETWORK: "denied-network", codes.PERSISTENCE: "persistence",
+    codes.PRIVILEGE_ESCALATION: "privilege-escalation", codes.UNKNOWN_EFFECTS: "unknown-effects",
+    codes.ANALYZER_INTERNAL_ERROR: "analyzer-error",
 }
 
 

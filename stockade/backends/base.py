@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.compiler import ir as ir_module
 from stockade.compiler.ir import Origin, PolicyIR, Section, rule_origin
 from stockade.diagnostics import Diagnostic, Span, StockadeError
@@ -175,12 +176,13 @@ class Target:
 
     # -- helpers for subclasses ----------------------------------------------------------
 
-    def warn(self, message: str, origin: Origin | None, help: str | None = None, code: str = "B301") -> None:
+    def warn(self, message: str, origin: Origin | None, help: str | None = None,
+             code: str = codes.APPROXIMATED_RULE) -> None:
         """Record a safe-side approximation of a rule (stricter than the policy)."""
         self.warnings.append(Diagnostic(code, message, origin_span(origin), help, "warning"))
 
     def unsupported_rule(self, message: str, origin: Origin | None, help: str | None = None,
-                         code: str = "B302", rule: object = None) -> None:
+                         code: str = codes.UNSUPPORTED_RULE, rule: object = None) -> None:
         """Record a rule with no safe approximation on this target; compiling fails at the end."""
         self.unsupported.append(Diagnostic(code, message, origin_span(origin), help, "error"))
         if rule is not None:
@@ -192,7 +194,8 @@ class Target:
         for rule in self.ir.limits:
             if rule.name in names:
                 self.unsupported_rule(f"limit `{rule.name}` cannot be enforced by the {self.name} target: {why}",
-                                      rule.origin, code="B320", help=f"remove `{rule.name}` for this target",
+                                      rule.origin, code=codes.UNSUPPORTED_LIMIT,
+                                      help=f"remove `{rule.name}` for this target",
                                       rule=rule)
 
     def omit(self, message: str, origin: Origin | None) -> None:
@@ -262,7 +265,7 @@ class Target:
             return
         texts = ", ".join(f"`{text}`" for _, text in rules[:4]) + (f" and {len(rules) - 4} more" if len(rules) > 4 else "")
         self.warnings.append(Diagnostic(
-            "B321", f"the {section.name} section is not in the {self.name} artifact: "
+            codes.RUNTIME_SECTION, f"the {section.name} section is not in the {self.name} artifact: "
                     f"{RUNTIME_HOW.get(section.name, '`stockade run` enforces it')} ({texts})",
             origin_span(rule_origin(rules[0][0])),
             f"run commands with `stockade run`; the {self.name} artifact alone does not enforce "

@@ -98,6 +98,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends import paths as P
 from stockade.backends import seccomp
 from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled
@@ -238,7 +239,8 @@ class _FsPlanner:
         if ACCESS_RANK[named] < ACCESS_RANK[access]:
             origin = rule.origin if rule else None
             self.backend.warn(f"`{name}` resolves to `{path}`; the stricter access `{named}` applies "
-                              f"to `{path}` (the policy gives it `{access}`)", origin, code="B307")
+                              f"to `{path}` (the policy gives it `{access}`)", origin,
+                              code=codes.SYMLINK_STRICTER_ACCESS)
             access = named
         self.access[path] = _min_access(access, self.access.get(path, access))
         if rule is not None:
@@ -270,7 +272,8 @@ class _FsPlanner:
         for path, access in list(self.access.items()):
             if access == "write" and kernel(path):
                 self.backend.warn(f"`{path}` is a kernel interface: it is read-only inside the sandbox "
-                                  f"(the policy gives it `write`)", self._origin(path), code="B310")
+                                  f"(the policy gives it `write`)", self._origin(path),
+                                  code=codes.KERNEL_OR_CONTEXT_PATH)
                 self.access[path] = "read"
         proc = self.ir.path_access("/proc")
         proc_mounted = not (proc.access == "none" and proc.rule is not None)  # see plan(): a fresh procfs
@@ -279,7 +282,8 @@ class _FsPlanner:
                 # only `/` can hold /sys writable: its bind is recursive
                 if self.access["/"] == "write" and "/sys" not in self.access and os.path.isdir("/sys"):
                     self.backend.warn("`/sys` is a kernel interface: it is read-only inside the sandbox "
-                                      "(the policy gives it `write` through `/`)", self._origin("/"), code="B310")
+                                      "(the policy gives it `write` through `/`)", self._origin("/"),
+                                      code=codes.KERNEL_OR_CONTEXT_PATH)
                     self.access["/sys"] = "read"
             elif proc_mounted and os.path.lexists(path):
                 self.access[path] = _min_access("read", self.access.get(path, "read"))
@@ -288,7 +292,8 @@ class _FsPlanner:
                 for point, access in list(self.access.items()):
                     if P.is_within(point, path) and access != "none":
                         self.backend.warn(f"`{point}` is a kernel interface hidden inside the sandbox "
-                                          f"(the policy gives it `{access}`)", self._origin(point), code="B310")
+                                          f"(the policy gives it `{access}`)", self._origin(point),
+                                          code=codes.KERNEL_OR_CONTEXT_PATH)
                         self.access[point] = "none"
                 self.access[path] = "none"
 
@@ -436,7 +441,7 @@ class _FsPlanner:
                                   f"missing is mounted there (`stockade run` creates it with that content first "
                                   f"and removes it afterwards; run by hand, bubblewrap leaves an empty file on "
                                   f"the host, which git may refuse: remove it after the run)",
-                                  self._origin(path), code="B303")
+                                  self._origin(path), code=codes.MISSING_PATH)
             self.state[top] = State("read", "host", top)
             return
         if top not in self.placeholders:
@@ -452,12 +457,12 @@ class _FsPlanner:
         else:
             message = (f"{what} path `{path}` does not exist; its missing ancestor `{top}` is mounted as an "
                        f"empty read-only directory (stricter than the policy; bubblewrap leaves it on the host)")
-        self.backend.warn(message, self._origin(path), code="B303")
+        self.backend.warn(message, self._origin(path), code=codes.MISSING_PATH)
         self.state[path] = self.state[top]
 
     def _warn_missing_grant(self, path: str) -> None:
         self.backend.warn(f"`{path}` does not exist and its parent is not writable inside the sandbox, "
-                          f"so it cannot be created there", self._origin(path), code="B303")
+                          f"so it cannot be created there", self._origin(path), code=codes.MISSING_PATH)
 
     def _start_paths(self) -> None:
         """In a minimal root: recreate start symlinks whose target is readable; warn about
@@ -474,7 +479,7 @@ class _FsPlanner:
                     self._reach_into_hidden(state, path)
             if not readable:
                 self.backend.warn(f"`{path}` is not readable under the policy; programs may fail to start "
-                                  f"in the minimal root", None, code="B308")
+                                  f"in the minimal root", None, code=codes.START_PATH_UNREADABLE)
 
 
 def _last_component_regex(pattern: str) -> re.Pattern[str]:
@@ -556,7 +561,8 @@ class _GlobExpander:
             canonical = P.canonical(path)
             self.planner.access[canonical] = "none"
             self.planner.backend.warn(f"`{path}` cannot be listed, so the glob rules cannot be checked inside it; "
-                                      f"it is hidden (stricter than the policy)", self.globs[0][0].origin, code="B304")
+                                      f"it is hidden (stricter than the policy)", self.globs[0][0].origin,
+                                      code=codes.GLOB_ENFORCED_ON_MATCHES)
 
     def expand(self) -> None:
         run_starts = self._starts(self.run_roots)
@@ -570,7 +576,8 @@ class _GlobExpander:
                     self.planner.backend.unsupported_rule(
                         f"glob `{rule.source_text or rule.pattern}` cannot be expanded: more than "
                         f"{self.limit} directories under `{start}`", rule.origin,
-                        help="narrow the glob, or raise the `glob_walk_limit` option", code="B304")
+                        help="narrow the glob, or raise the `glob_walk_limit` option",
+                        code=codes.GLOB_ENFORCED_ON_MATCHES)
                 return
         walked = ", ".join(f"`{s}`" for s in starts_list) or "nothing"
         if self.run_roots:
@@ -585,14 +592,15 @@ class _GlobExpander:
                     f"its matches under {scanned} at the start of each run; under {walked} its {matches[rule]} "
                     f"match(es) existing when the plan was compiled are masked (package and cache directories "
                     f"there are not walked); files created there later, or elsewhere, that match it are protected "
-                    f"only by the analyzer", rule.origin, code="B304")
+                    f"only by the analyzer", rule.origin, code=codes.GLOB_ENFORCED_ON_MATCHES)
             return
         for rule, _, _, _ in self.globs:
             self.planner.backend.warn(
                 f"bubblewrap cannot express the glob `{rule.source_text or rule.pattern}`: its {matches[rule]} "
                 f"existing match(es) under {walked} are mounted as the rule says; files created later or "
                 f"elsewhere (including inside version-control, package and cache directories, which are "
-                f"not walked) that match it are protected only by the analyzer", rule.origin, code="B304")
+                f"not walked) that match it are protected only by the analyzer", rule.origin,
+                code=codes.GLOB_ENFORCED_ON_MATCHES)
 
     def _walk(self, start: str, matches: dict[FsRule, int]) -> bool:
         stack = [start]
@@ -652,10 +660,10 @@ class BwrapBackend(Backend):
         try:
             workspace = P.canonical(P.normalise(raw))
         except P.BadPath as exc:
-            raise StockadeError(Diagnostic("B305", f"invalid workspace: {exc}")) from None
+            raise StockadeError(Diagnostic(codes.BAD_WORKSPACE, f"invalid workspace: {exc}")) from None
         if not os.path.isdir(workspace):
             raise StockadeError(Diagnostic(
-                "B305", f"workspace `{raw}` does not exist or is not a directory",
+                codes.BAD_WORKSPACE, f"workspace `{raw}` does not exist or is not a directory",
                 help="create it, or pass an existing directory with --workspace"))
         return workspace
 
@@ -675,7 +683,8 @@ class BwrapBackend(Backend):
             try:
                 P.check_path(rule.pattern)
             except P.BadPath as exc:
-                self.unsupported_rule(f"cannot express filesystem rule: {exc}", rule.origin, code="B306")
+                self.unsupported_rule(f"cannot express filesystem rule: {exc}", rule.origin,
+                                      code=codes.UNREPRESENTABLE_VALUE)
                 ok = False
         return ok
 
@@ -688,16 +697,16 @@ class BwrapBackend(Backend):
         if network.default == "allow":
             self.warn("bubblewrap cannot filter destinations: the policy allows network except "
                       f"{len(denies)} denied destination(s), so the sandbox has no network",
-                      network.default_origin, code="B301")
+                      network.default_origin, code=codes.APPROXIMATED_RULE)
         for rule in network.rules:
             if rule.action != "allow":
                 continue
             if rule.host.kind == "localhost":
                 self.warn(f"`allow {rule.host}` reaches only the sandbox's own loopback, not the host's",
-                          rule.origin, code="B301")
+                          rule.origin, code=codes.APPROXIMATED_RULE)
             else:
                 self.warn(f"`allow {rule.host}` is not enforced by bubblewrap without a filtering proxy: "
-                          f"the sandbox has no network", rule.origin, code="B301")
+                          f"the sandbox has no network", rule.origin, code=codes.APPROXIMATED_RULE)
         return [("--unshare-net",)]
 
     def environment(self) -> dict[str, str]:
@@ -711,13 +720,13 @@ class BwrapBackend(Backend):
             if keeps and not self.by_runtime:  # (the runtime hands the filtered environment itself)
                 self.warn(f"compiled without an environment to keep from: {', '.join(f'`keep {r.name}`' for r in keeps)}"
                           f" keep nothing; the sandbox gets only the `set` variables and `PATH={env['PATH']}`",
-                          keeps[0].origin, code="B301")
+                          keeps[0].origin, code=codes.APPROXIMATED_RULE)
         clean: dict[str, str] = {}
         for name, value in sorted(env.items()):
             if not _ENV_NAME.match(name) or "\x00" in value:
                 origin = next((r.origin for r in self.ir.environment if r.name == name), None)
                 self.unsupported_rule(f"cannot set environment variable `{name!r}`: invalid name or value",
-                                      origin, code="B306")
+                                      origin, code=codes.UNREPRESENTABLE_VALUE)
                 continue
             clean[name] = value
         return clean
@@ -744,7 +753,8 @@ class BwrapBackend(Backend):
             origin = net.default_origin if net.default == "allow" else next(
                 (r.origin for r in net.rules if r.action == "allow" and r.host.kind == "any"), None)
             self.warn("running as root: host unix sockets stay refused although the policy allows all network "
-                      "(sockets such as `/run/docker.sock` trust uid 0, which is host root)", origin, code="B316",
+                      "(sockets such as `/run/docker.sock` trust uid 0, which is host root)", origin,
+                      code=codes.ROOT_KEEPS_SOCKETS_REFUSED,
                       help="run stockade as a normal user to let the command reach host unix sockets")
         arch = seccomp.supported_arch(self.options.get("seccomp_arch"))
         if arch is None and sockets:
@@ -752,7 +762,7 @@ class BwrapBackend(Backend):
         if arch is None:
             machine = self.options.get("seccomp_arch") or os.uname().machine
             self.warn(f"no seccomp filter for the architecture `{machine}`: inside the sandbox, files can be "
-                      f"made setuid/setgid and the caller's keyrings are reachable", None, code="B309")
+                      f"made setuid/setgid and the caller's keyrings are reachable", None, code=codes.NO_SECCOMP_FILTER)
         else:
             groups.append(("--seccomp", seccomp.placeholder(arch, sockets)))
         for op in plan.mounts:
@@ -768,7 +778,7 @@ class BwrapBackend(Backend):
         chdir = workspace
         if self.ir.path_access(workspace).access == "none":
             self.warn(f"the workspace `{workspace}` is not readable under the policy; the sandbox starts in `/`",
-                      None, code="B303")
+                      None, code=codes.MISSING_PATH)
             chdir = "/"
         groups.append(("--chdir", chdir))
         groups.append(("--",))

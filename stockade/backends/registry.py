@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import sys
 
+from stockade import catalogue as codes
+
 TYPE_CHECKING = False  # `typing` is not imported at run time (``stockade run`` reads this module)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -100,7 +102,8 @@ def unknown_target(name: str, choices: list[str]) -> StockadeError:
     else:
         near = difflib.get_close_matches(name, choices, n=2, cutoff=0.6)
         hint = f"did you mean {' or '.join(f'`{n}`' for n in near)}? " if near else ""
-    return StockadeError(Diagnostic("B300", f"unknown target `{name}`", help=hint + "targets: " + ", ".join(choices)))
+    return StockadeError(Diagnostic(codes.UNKNOWN_TARGET, f"unknown target `{name}`",
+                                    help=hint + "targets: " + ", ".join(choices)))
 
 
 def lookup(name: str, kinds: tuple[str, ...] = KINDS, importable: bool = False, extra: tuple[str, ...] = ()) -> TargetEntry:

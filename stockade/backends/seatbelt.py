@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from itertools import product
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled, runtime
 from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, NetRule, Network, PolicyIR
 
@@ -407,7 +408,7 @@ class SeatbeltBackend(Backend):
             value = getattr(ctx, attr)
             problem = path_problem(value)
             if problem:
-                self.unsupported_rule(f"the {attr} `{value!r}` {problem}", None, code="B310")
+                self.unsupported_rule(f"the {attr} `{value!r}` {problem}", None, code=codes.KERNEL_OR_CONTEXT_PATH)
                 continue
             value = macos_canonical(value)
             self.params.add(name, value)
@@ -420,7 +421,7 @@ class SeatbeltBackend(Backend):
         for rule in self.ir.filesystem:
             problem = path_problem(rule.pattern, rule.is_glob)
             if problem:
-                self.unsupported_rule(f"path `{rule.pattern!r}` {problem}", rule.origin, code="B311")
+                self.unsupported_rule(f"path `{rule.pattern!r}` {problem}", rule.origin, code=codes.UNUSABLE_PATH)
                 continue
             out.append(FsRule(rule.kind, macos_canonical(rule.pattern), rule.is_glob, rule.locked,
                               rule.source_text, origin=rule.origin))
@@ -542,7 +543,7 @@ class SeatbeltBackend(Backend):
                 self.warn(f"`{rule.pattern}` and `{strictest.pattern}` may both match one path below depth "
                           f"{self._max_depth}; there the rule granting less access applies, not the deeper one",
                           rule.origin, help="Seatbelt regexes cannot compare match depths beyond the deepest rule",
-                          code="B312")
+                          code=codes.PATH_RULE_APPROXIMATED)
 
     # -- after the rules ---------------------------------------------------------------
 
@@ -615,7 +616,8 @@ class SeatbeltBackend(Backend):
         for path in STARTUP_PATHS:
             if not self.cir.path_access(path).can_read:
                 self.warn(f"no process can start under this profile: `{path}` is not readable", None,
-                          help="grant `read` on system paths (e.g. `read /usr /System /bin /Library`)", code="B313")
+                          help="grant `read` on system paths (e.g. `read /usr /System /bin /Library`)",
+                          code=codes.SEATBELT_START_OR_WINDOWS_GLOB)
 
     # -- network -----------------------------------------------------------------------
 
@@ -661,7 +663,7 @@ class SeatbeltBackend(Backend):
             self.warn("`default allow` cannot be enforced with exceptions without a filtering proxy; "
                       "only loopback is reachable" if loopback_all else
                       "`default allow` cannot be enforced with exceptions without a filtering proxy; "
-                      "the network is blocked", net.default_origin, code="B301")
+                      "the network is blocked", net.default_origin, code=codes.APPROXIMATED_RULE)
         for rule in net.rules:
             if rule.action != "allow":
                 continue
@@ -669,7 +671,7 @@ class SeatbeltBackend(Backend):
                 continue
             self.warn(_blocked_message(rule), rule.origin,
                       help="Seatbelt filters addresses, not host names; run a filtering proxy to allow hosts",
-                      code="B301")
+                      code=codes.APPROXIMATED_RULE)
 
 
 def _comment_safe(text: str) -> str:

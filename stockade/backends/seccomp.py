@@ -72,6 +72,8 @@ import os
 import struct
 from typing import NamedTuple
 
+from stockade import catalogue as codes
+
 # -- classic BPF and seccomp constants (linux/filter.h, linux/bpf_common.h, linux/seccomp.h)
 
 BPF_LD, BPF_ALU, BPF_JMP, BPF_RET = 0x00, 0x04, 0x05, 0x06
@@ -171,7 +173,8 @@ def arch_name(machine: str | None = None) -> str:
 
         raw = os.uname().machine if machine is None else machine
         raise StockadeError(Diagnostic(
-            "B309", f"no seccomp filter for the architecture `{raw}`: the sandbox could not block host unix "
+            codes.NO_SECCOMP_FILTER,
+            f"no seccomp filter for the architecture `{raw}`: the sandbox could not block host unix "
                     f"sockets, so it is not built",
             help=f"supported architectures: {', '.join(sorted(ARCHES))}; or allow all network in the policy "
                  f"(`network {{ default allow }}`)"))

@@ -39,6 +39,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled
 from stockade.backends.windows_paths import WinPath, WinPathError, glob_base, looks_windows, parse_win_path
 from stockade.compiler.ir import Context, FsRule, PolicyIR
@@ -209,17 +210,19 @@ class WindowsBackend(Backend):
             value = getattr(ctx, field_name)
             if not looks_windows(value):
                 errors.append(Diagnostic(
-                    "B310", f"the windows target needs windows paths, but the {field_name} is `{value}`",
+                    codes.KERNEL_OR_CONTEXT_PATH,
+                    f"the windows target needs windows paths, but the {field_name} is `{value}`",
                     help="compile with `--platform windows` and windows paths, e.g. "
                          "`--workspace C:\\Users\\me\\project --home C:\\Users\\me`"))
                 continue
             try:
                 out[field_name] = parse_win_path(value)
             except WinPathError as exc:
-                errors.append(Diagnostic("B311", f"the {field_name} `{value}` {exc}"))
+                errors.append(Diagnostic(codes.UNUSABLE_PATH, f"the {field_name} `{value}` {exc}"))
                 continue
             if out[field_name].drive is None:
-                errors.append(Diagnostic("B310", f"the {field_name} `{value}` has no drive letter",
+                errors.append(Diagnostic(codes.KERNEL_OR_CONTEXT_PATH,
+                                         f"the {field_name} `{value}` has no drive letter",
                                          help="pass a drive path such as `C:\\Users\\me\\project`"))
         if errors:
             raise StockadeError(errors)
@@ -232,14 +235,14 @@ class WindowsBackend(Backend):
         try:
             path = parse_win_path(rule.pattern, glob=rule.is_glob)
         except WinPathError as exc:
-            self.unsupported_rule(f"path `{rule.pattern}` {exc}", rule.origin, code="B311",
+            self.unsupported_rule(f"path `{rule.pattern}` {exc}", rule.origin, code=codes.UNUSABLE_PATH,
                                   help="write a local drive path without `..`, streams or device names")
             return
         if path.drive is None and not path.parts:
             roots = ", ".join(f"`{d}`" for d in self.drives)
             self.warn(f"`{rule.kind} {rule.source_text or rule.pattern}` covers the root of every drive; "
                       f"the plan applies it to {roots} only, other drives stay inaccessible",
-                      rule.origin, code="B315")
+                      rule.origin, code=codes.ALL_DRIVES_ROOT)
             for drive in self.drives:
                 self.targets.append(_Target(drive, rule))
             return
@@ -260,7 +263,7 @@ class WindowsBackend(Backend):
 
     def _skip_posix(self, rule: FsRule) -> None:
         self.warn(f"`{rule.kind} {rule.pattern}` is a POSIX path with no meaning on windows; skipped",
-                  rule.origin, code="B312",
+                  rule.origin, code=codes.PATH_RULE_APPROXIMATED,
                   help="guard it in a layer for linux/macOS; on windows no path matches it")
 
     def access(self, path: WinPath) -> str:
@@ -349,11 +352,11 @@ class WindowsBackend(Backend):
                            f"writable {', '.join(f'`{w}`' for w in writable) or f'`{base}`'} get that "
                            f"region's access")
                 if mode == "error":
-                    self.unsupported_rule(message, rule.origin, code="B313",
+                    self.unsupported_rule(message, rule.origin, code=codes.SEATBELT_START_OR_WINDOWS_GLOB,
                                           help="replace the glob by literal paths, or compile with "
                                                "`globs=existing` to accept enforcement on existing matches")
                 else:
-                    self.warn(message, rule.origin, code="B313",
+                    self.warn(message, rule.origin, code=codes.SEATBELT_START_OR_WINDOWS_GLOB,
                               help="list secrets that may appear later as literal paths")
             access = rule.access
             aces = [{"type": "deny", "mask": DENY_MASK[access], "mask_hex": f"0x{DENY_MASK[access]:08X}",
@@ -393,18 +396,19 @@ class WindowsBackend(Backend):
             message = ("the policy denies localhost, but windows firewall rules do not filter loopback "
                        "traffic; a confined process could still reach local services")
             if self.options.get("loopback", "error") == "accept":
-                self.warn(message + " (accepted by option `loopback=accept`)", origin, code="B314")
+                self.warn(message + " (accepted by option `loopback=accept`)", origin,
+                          code=codes.LOOPBACK_DENY_UNENFORCEABLE)
             else:
-                self.unsupported_rule(message, origin, code="B314",
+                self.unsupported_rule(message, origin, code=codes.LOOPBACK_DENY_UNENFORCEABLE,
                                       help="add `allow localhost` to the network block, or compile with "
                                            "`loopback=accept`")
         if net.default == "allow":
             self.warn("`default allow` with deny rules cannot be enforced per host without a filtering "
-                      "proxy; the plan allows loopback only", net.default_origin, code="B301")
+                      "proxy; the plan allows loopback only", net.default_origin, code=codes.APPROXIMATED_RULE)
         for rule in net.rules:
             if rule.action == "allow" and rule.host.kind not in ("localhost",):
                 self.warn(f"`allow {rule.host}` needs a filtering proxy, which windows does not have; "
-                          f"blocked (loopback only)", rule.origin, code="B301")
+                          f"blocked (loopback only)", rule.origin, code=codes.APPROXIMATED_RULE)
         rules = []
         for direction in ("outbound", "inbound"):
             rules.append({

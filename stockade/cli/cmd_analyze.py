@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+from stockade import catalogue as codes
 from stockade.cli.main import FastArgs, read_plain_options
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -189,7 +190,7 @@ def _batch(ir: Any, cwd: str | None) -> int:
                       "reasons": [reason.to_json() for reason in verdict.reasons]}
         except (ValueError, KeyError) as error:
             record = {"id": ident, "decision": "deny",
-                      "reasons": [{"verdict": "deny", "code": "A498",
+                      "reasons": [{"verdict": "deny", "code": codes.MALFORMED_BATCH_LINE,
                                    "message": f"malformed input line {number}: {error}", "span": None, "rule": None}]}
         decision = record["decision"]
         if _EXIT[decision] and (worst == "allow" or decision == "deny"):

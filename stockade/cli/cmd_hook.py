@@ -21,6 +21,8 @@ import argparse
 import json
 import sys
 
+from stockade import catalogue as codes
+
 _EXIT = {"allow": 0, "confirm": 4, "deny": 1, None: 0}
 
 
@@ -82,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
                 timeout = HOOK_TIMEOUT if args.timeout is None else max(args.timeout, 0.0)
                 answer = judge_isolated(lambda: judge(policy, event), timeout)
     except Exception as exc:  # fail closed: a bug in the hook never lets a tool call through
-        answer = HookDecision("deny", (reason("deny", "X639", f"internal hook error ({type(exc).__name__}: {exc}); "
+        answer = HookDecision("deny", (reason("deny", codes.HOOK_INTERNAL_ERROR,
+                                              f"internal hook error ({type(exc).__name__}: {exc}); "
                                               "failing closed"),))
     assert answer is not None
     answer = write_audit(args.audit, ir, source, answer)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stockade import catalogue as codes
 from stockade.cli.common import add_format_arg, dump_json, fail, print_warnings, write_output
 from stockade.cli.main import EXIT_OK, EXIT_USAGE
 from stockade.diagnostics import Diagnostic, StockadeError
@@ -45,13 +46,15 @@ def _read(path: str) -> str:
             with open(path, "rb") as handle:
                 data = handle.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
-        raise StockadeError(Diagnostic("X618", f"cannot read `{path}`: {exc.strerror}")) from None
+        raise StockadeError(Diagnostic(codes.IMPORT_UNREADABLE_INPUT,
+                                       f"cannot read `{path}`: {exc.strerror}")) from None
     if len(data) > MAX_INPUT_BYTES:
-        raise StockadeError(Diagnostic("X618", f"`{path}` is larger than 16 MiB"))
+        raise StockadeError(Diagnostic(codes.IMPORT_UNREADABLE_INPUT, f"`{path}` is larger than 16 MiB"))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StockadeError(Diagnostic("X618", f"`{path}` is not UTF-8 (byte {exc.start})")) from None
+        raise StockadeError(Diagnostic(codes.IMPORT_UNREADABLE_INPUT,
+                                       f"`{path}` is not UTF-8 (byte {exc.start})")) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import os
 import sys
 from typing import IO, TYPE_CHECKING, Any
 
+from stockade import catalogue as codes
 from stockade.cli.main import EXIT_USAGE
 from stockade.diagnostics import Diagnostic, StockadeError
 
@@ -56,7 +57,7 @@ def fail(error: StockadeError, fmt: str = "text", code: int = EXIT_USAGE) -> int
 
 def usage_error(message: str, fmt: str = "text") -> int:
     """A usage problem found after argument parsing."""
-    return fail(StockadeError(Diagnostic("E001", message)), fmt)
+    return fail(StockadeError(Diagnostic(codes.USAGE_ERROR, message)), fmt)
 
 
 def write_output(text: str, output: str | None, stream: IO[str] | None = None) -> None:

@@ -7,6 +7,7 @@ environment error (``R560``, exit 3), never a silent fallback to a weaker judge.
 
 from __future__ import annotations
 
+from stockade import catalogue as codes
 from stockade.compiler.ir import PolicyIR
 from stockade.compiler.policy_tests import Judge, Judgement
 
@@ -38,7 +39,8 @@ def best_judge() -> Judge:
         from stockade.diagnostics import Diagnostic, StockadeError
 
         raise StockadeError(Diagnostic(
-            "R560", f"the analyzer cannot be loaded: `{exc}`; refusing to judge with command rules alone",
+            codes.ANALYZER_UNAVAILABLE,
+            f"the analyzer cannot be loaded: `{exc}`; refusing to judge with command rules alone",
             help="reinstall stockade with its dependencies (`pip install stockade`: tree-sitter and "
                  "tree-sitter-bash)")) from None
     return analyzer_judge

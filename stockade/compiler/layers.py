@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
+from stockade import catalogue as codes
 from stockade.compiler.argv import compile_pattern, parse_argv, pattern_matches
 from stockade.compiler.ir import (
     ACCESS_RANK,
@@ -60,7 +61,7 @@ class _Merger:
 
     def loosens(self, what: str, higher: Origin | None, locked: Origin | None, help: str | None = None) -> None:
         related = (Related("the locked rule is here", _origin_span(locked)),) if locked else ()
-        self.sink.error("C220", f"{what} loosens a locked rule of a lower layer", _span(higher),
+        self.sink.error(codes.LOOSENS_LOCKED_RULE, f"{what} loosens a locked rule of a lower layer", _span(higher),
                         help or "a higher layer may only tighten a locked rule", related)
 
     # -- filesystem ----------------------------------------------------------------------
@@ -181,11 +182,13 @@ def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, 
         if rule.access != "write" or (not rule.is_glob and _under(rule.pattern, context.workspace)):
             continue
         if rule.pattern == "/" and not rule.is_glob:
-            sink.warning("C245", "the `disk` limit cannot be enforced while `/` is writable: `stockade run` "
+            sink.warning(codes.DISK_LIMIT_DISCARDS_WRITES,
+                         "the `disk` limit cannot be enforced while `/` is writable: `stockade run` "
                                  "refuses to run this policy", _span(rule.origin),
                          "grant write on the workspace and the paths that need it, not on `/`", related)
             continue
-        sink.warning("C245", f"under the `disk` limit, files written to `{rule.source_text or rule.pattern}` do not "
+        sink.warning(codes.DISK_LIMIT_DISCARDS_WRITES,
+                     f"under the `disk` limit, files written to `{rule.source_text or rule.pattern}` do not "
                              "persist: the sandbox writes them into a private layer of at most "
                              f"{_size_text(disk.value)} that is discarded after the run", _span(rule.origin),
                      "write what must persist into the workspace, or remove the `disk` limit", related)

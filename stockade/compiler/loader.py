@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 
+from stockade import catalogue as codes
 from stockade.diagnostics import DiagnosticSink, Related
 from stockade.policy_lang import parse
 from stockade.policy_lang.ast import Include, PolicyFile
@@ -59,15 +60,15 @@ class _Loader:
         except FileNotFoundError:
             message = f"policy file `{_display(path)}` not found"
             help_text = "paths in `include` are relative to the including file" if include else None
-            self.sink.error("C202", message, include.span if include else None, help_text)
+            self.sink.error(codes.POLICY_NOT_FOUND, message, include.span if include else None, help_text)
         except IsADirectoryError:
-            self.sink.error("C202", f"`{_display(path)}` is a directory, not a policy file",
+            self.sink.error(codes.POLICY_NOT_FOUND, f"`{_display(path)}` is a directory, not a policy file",
                             include.span if include else None)
         except UnicodeDecodeError as exc:
-            self.sink.error("C204", f"`{_display(path)}` is not UTF-8 text (byte {exc.start})",
+            self.sink.error(codes.UNREADABLE_POLICY, f"`{_display(path)}` is not UTF-8 text (byte {exc.start})",
                             include.span if include else None)
         except OSError as exc:
-            self.sink.error("C204", f"cannot read `{_display(path)}`: {exc.strerror or exc}",
+            self.sink.error(codes.UNREADABLE_POLICY, f"cannot read `{_display(path)}`: {exc.strerror or exc}",
                             include.span if include else None)
         return None
 
@@ -81,13 +82,13 @@ class _Loader:
             names = " → ".join(os.path.relpath(p, start) for p, _ in cycle)
             related = tuple(Related(f"`{_display(p)}` is included here", inc.span)
                             for p, inc in cycle[1:-1] if inc is not None and inc.span is not None)
-            self.sink.error("C203", f"include cycle: {names}", include.span if include else None,
+            self.sink.error(codes.INCLUDE_CYCLE, f"include cycle: {names}", include.span if include else None,
                             "a policy cannot include itself, directly or through other files", related)
             return
         if path in self.loaded:
             return
         if len(ancestors) >= MAX_INCLUDE_DEPTH:
-            self.sink.error("C203", f"includes nested deeper than {MAX_INCLUDE_DEPTH} files",
+            self.sink.error(codes.INCLUDE_CYCLE, f"includes nested deeper than {MAX_INCLUDE_DEPTH} files",
                             include.span if include else None)
             return
         self.loaded[path] = None

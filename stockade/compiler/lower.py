@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from stockade import catalogue as codes
 from stockade.compiler.ir import (
     CommandRule,
     Context,
@@ -90,7 +91,7 @@ class PathResolver:
         if text == "~" or text.startswith("~/") or (self.windows and text.startswith("~\\")):
             text = "$HOME" + text[1:]
         elif text.startswith("~"):
-            sink.error("C205", f"`{text.split('/')[0]}` is not supported", word.span,
+            sink.error(codes.UNSUPPORTED_TILDE, f"`{text.split('/')[0]}` is not supported", word.span,
                        "only `~` (the context's home) may start a path")
             return None
         failed = False
@@ -109,7 +110,7 @@ class PathResolver:
                 # `~` was rewritten to `$HOME`: columns only shift for text after it
                 span = Span(span.file, span.line, span.column + offset, span.line,
                             span.column + offset + len(match.group(0)))
-            sink.error("C201", f"undefined variable `${name}`", span,
+            sink.error(codes.UNDEFINED_VARIABLE, f"undefined variable `${name}`", span,
                        "defined: `$WORKSPACE`, `$HOME`, `$TMPDIR` and the variables of the environment")
             return ""
 
@@ -195,12 +196,12 @@ class Lowerer(Visitor):
         kind, first_span = first
         related = (Related(f"`{kind}` given here", first_span),) if first_span else ()
         if kind == second_kind:
-            self.sink.warning("C210", f"duplicate rule: {what}", span, "remove one of them", related)
+            self.sink.warning(codes.DUPLICATE_RULE, f"duplicate rule: {what}", span, "remove one of them", related)
         elif hard:
-            self.sink.error("C211", f"conflicting rules: `{kind}` and `{second_kind}` on {what}", span,
+            self.sink.error(codes.CONFLICTING_RULES, f"conflicting rules: `{kind}` and `{second_kind}` on {what}", span,
                             "keep the one you mean", related)
         else:
-            self.sink.warning("C212", f"rules `{kind}` and `{second_kind}` meet on {what} once variables are "
+            self.sink.warning(codes.RULES_MEET, f"rules `{kind}` and `{second_kind}` meet on {what} once variables are "
                               "resolved; the stricter applies", span, None, related)
 
     # -- visitors ------------------------------------------------------------------------
@@ -270,7 +271,7 @@ class Lowerer(Visitor):
             tokens = tuple(PatternToken(tuple(word.text.split("|")) if not word.quoted else (word.text,))
                            for word in pattern.words)
             if any("" in token.alternatives for token in tokens):
-                self.sink.error("C213", "empty alternative in a command pattern", pattern.span,
+                self.sink.error(codes.EMPTY_ALTERNATIVE, "empty alternative in a command pattern", pattern.span,
                                 "write alternatives as `push|pull`")
                 continue
             text = " ".join(str(t) for t in tokens)
@@ -302,9 +303,10 @@ class Lowerer(Visitor):
             return True
         related = (Related("first given here", previous[1]),) if previous[1] else ()
         if previous[0] == value:
-            self.sink.warning("C210", f"{what} is given twice", span, "remove one of them", related)
+            self.sink.warning(codes.DUPLICATE_RULE, f"{what} is given twice", span, "remove one of them", related)
         else:
-            self.sink.error("C211", f"{what} is given twice with different values (`{previous[0]}`, `{value}`)",
+            self.sink.error(codes.CONFLICTING_RULES,
+                            f"{what} is given twice with different values (`{previous[0]}`, `{value}`)",
                             span, "keep the one you mean", related)
         return False
 

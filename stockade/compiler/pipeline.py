@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from stockade import catalogue as codes
 from stockade.compiler.ir import Context, FsRule, PolicyIR
 from stockade.diagnostics import Diagnostic, DiagnosticSink, StockadeError
 
@@ -75,7 +76,7 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
     files = load_layers(os.fspath(path) if path is not None else None, text, sink)
     if sink.has_errors or not files:
         if not sink.has_errors:
-            sink.error("C202", "no policy to compile")
+            sink.error(codes.POLICY_NOT_FOUND, "no policy to compile")
         raise StockadeError(sink.items, sink.sources)
     resolver = PathResolver(context, environ)
     layers = [lower_layer(loaded.ast, index, resolver, sink) for index, loaded in enumerate(files)]
@@ -112,7 +113,8 @@ def _protect_git(ir: PolicyIR, resolver: PathResolver, environ: Mapping[str, str
     for message, rule in protection.warnings:
         origin = rule.origin
         span = Span(origin.file, origin.line, origin.column) if origin else None
-        sink.warning("C240", message, span, "protect the repository's real git directory, or replace the "
+        sink.warning(codes.GIT_FILE_THROUGH_WRITABLE_SYMLINK, message, span,
+                     "protect the repository's real git directory, or replace the "
                                             "symlink by the directory it names")
     if protection.rules:  # the IR's hash covers them: cached verdicts are keyed by it
         digest = hashlib.sha256(ir.source_hash.encode())

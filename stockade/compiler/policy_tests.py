@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from stockade import catalogue as codes
 from stockade.compiler.ir import VERDICT_RANK, Origin, PolicyIR, TestCase
 from stockade.diagnostics import DiagnosticSink, Span, StockadeError
 
@@ -107,7 +108,7 @@ def load_yaml_suite(path: str) -> list[TestCase]:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as exc:
-        problem = _error("C230", f"cannot read test suite `{path}`: {exc.strerror or exc}")
+        problem = _error(codes.BAD_TEST_SUITE, f"cannot read test suite `{path}`: {exc.strerror or exc}")
         raise StockadeError(sink.items + [problem]) from None
     sink.sources[path] = text
 
@@ -120,38 +121,40 @@ def load_yaml_suite(path: str) -> list[TestCase]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Span(path, mark.line + 1, mark.column + 1) if mark else Span(path, 1, 1)
-        sink.error("C230", f"the test suite is not valid yaml: {getattr(exc, 'problem', None) or exc}", where)
+        sink.error(codes.BAD_TEST_SUITE, f"the test suite is not valid yaml: {getattr(exc, 'problem', None) or exc}",
+                   where)
         raise StockadeError(sink.items, sink.sources) from None
     if root is None:
         return []
     if isinstance(root, yaml.MappingNode):
         tests = [value for key, value in root.value if isinstance(key, yaml.ScalarNode) and key.value == "tests"]
         if not tests:
-            sink.error("C230", "a test suite is a list of cases, or a mapping with `tests:`", span(root))
+            sink.error(codes.BAD_TEST_SUITE, "a test suite is a list of cases, or a mapping with `tests:`", span(root))
             raise StockadeError(sink.items, sink.sources)
         root = tests[0]
     if not isinstance(root, yaml.SequenceNode):
-        sink.error("C230", "a test suite is a list of cases", span(root), "e.g. `- command: git status`")
+        sink.error(codes.BAD_TEST_SUITE, "a test suite is a list of cases", span(root), "e.g. `- command: git status`")
         raise StockadeError(sink.items, sink.sources)
     suite_name = path
     cases: list[TestCase] = []
     for item in root.value:
         if not isinstance(item, yaml.MappingNode):
-            sink.error("C230", "a test case is a mapping with `command` and `expect`", span(item))
+            sink.error(codes.BAD_TEST_SUITE, "a test case is a mapping with `command` and `expect`", span(item))
             continue
         fields = {key.value: value for key, value in item.value if isinstance(key, yaml.ScalarNode)}
         unknown = sorted(set(fields) - {"command", "expect", "name"})
         for name in unknown:
-            sink.error("C230", f"unknown field `{name}` in a test case", span(item), "fields: `command`, `expect`, `name`")
+            sink.error(codes.BAD_TEST_SUITE, f"unknown field `{name}` in a test case", span(item),
+                       "fields: `command`, `expect`, `name`")
         command = fields.get("command")
         expect = fields.get("expect")
         if not isinstance(command, yaml.ScalarNode) or not command.value.strip():
-            sink.error("C230", "a test case needs a `command`", span(item))
+            sink.error(codes.BAD_TEST_SUITE, "a test case needs a `command`", span(item))
             continue
         if not isinstance(expect, yaml.ScalarNode) or expect.value not in VERDICT_RANK:
             where = span(expect) if expect is not None else span(item)
             got = f" (got `{expect.value}`)" if isinstance(expect, yaml.ScalarNode) else ""
-            sink.error("C230", f"`expect` must be `allow`, `confirm` or `deny`{got}", where)
+            sink.error(codes.BAD_TEST_SUITE, f"`expect` must be `allow`, `confirm` or `deny`{got}", where)
             continue
         name = fields.get("name")
         label = name.value if isinstance(name, yaml.ScalarNode) else suite_name

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends.base import Artifact, Target, origin_span
 from stockade.compiler.ir import FsRule, Origin, PolicyIR
 from stockade.diagnostics import Diagnostic, Span, StockadeError
@@ -61,7 +62,7 @@ class Exporter(Target):
         if key in self._seen:
             return
         self._seen.add(key)
-        self.warnings.append(Diagnostic("X601", message, origin_span(origin), help, "warning"))
+        self.warnings.append(Diagnostic(codes.EXPORT_APPROXIMATED, message, origin_span(origin), help, "warning"))
 
     def omit(self, message: str, origin: Origin | None) -> None:
         """A rule of an :data:`~stockade.backends.base.OMITTED` section: an ``X601`` warning."""
@@ -71,7 +72,8 @@ class Exporter(Target):
         """Fail on unsupported rules, and under ``strict`` when anything could not be expressed."""
         artifact = super().finish(artifact)
         if self.strict and self.warnings:
-            errors = [Diagnostic("X600", f"`--strict`: {d.message}", d.span, d.help, "error") for d in self.warnings]
+            errors = [Diagnostic(codes.STRICT_EXPORT_REFUSED, f"`--strict`: {d.message}", d.span, d.help,
+                                 "error") for d in self.warnings]
             raise ExportError(errors)
         return artifact
 
@@ -173,7 +175,8 @@ def load_json(text: str, file: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise located_error("X610", f"not valid JSON: {exc.msg.lower()}", file, exc.lineno, exc.colno,
+        raise located_error(codes.IMPORT_INVALID_JSON, f"not valid JSON: {exc.msg.lower()}", file, exc.lineno,
+                            exc.colno,
                             text=text) from None
 
 
@@ -254,7 +257,8 @@ def finish_policy(draft: PolicyDraft, file: str = "<import>") -> str:
     ast, diagnostics = parse(text, file)
     errors = [d for d in diagnostics if d.severity == "error"]
     if ast is None or errors:
-        raise StockadeError(errors or [Diagnostic("X619", "the imported policy does not parse")], {file: text})
+        raise StockadeError(errors or [Diagnostic(codes.IMPORT_RESULT_UNPARSABLE,
+                                                  "the imported policy does not parse")], {file: text})
     return format_policy(ast, text)
 
 
@@ -271,7 +275,8 @@ class Importer:
 
     def warn(self, message: str, line: int = 1, column: int = 1) -> None:
         """An entry with no Stockade equivalent (``X620``), located in the input."""
-        self.warnings.append(Diagnostic("X620", message, Span(self.file, line, column), None, "warning"))
+        self.warnings.append(Diagnostic(codes.IMPORT_ENTRY_DROPPED, message, Span(self.file, line, column), None,
+                                        "warning"))
 
     def fail(self, code: str, message: str, line: int = 1, column: int = 1, help: str | None = None) -> ImportFailed:
         """A located error for malformed input."""
@@ -301,7 +306,7 @@ def expect_list_of_str(importer: Importer, value: Any, key: str, where: int = 0)
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         line, col = locate_key(importer.source, key, where)
-        raise importer.fail("X611", f"`{key}` must be a list of strings", line, col)
+        raise importer.fail(codes.IMPORT_WRONG_TYPE, f"`{key}` must be a list of strings", line, col)
     return list(value)
 
 
@@ -311,7 +316,7 @@ def expect_object(importer: Importer, value: Any, key: str) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         line, col = locate_key(importer.source, key) if key != "(root)" else (1, 1)
-        raise importer.fail("X611", f"`{key}` must be a JSON object", line, col)
+        raise importer.fail(codes.IMPORT_WRONG_TYPE, f"`{key}` must be a JSON object", line, col)
     return value
 
 

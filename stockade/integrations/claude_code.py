@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
@@ -382,7 +383,7 @@ class ClaudeSettingsImporter(SrtImporter):
         for name, value in env.items():
             line, _ = locate_value(self.source, name)
             if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise self.fail("X611", f"`env.{name}` must be a string variable", line)
+                raise self.fail(codes.IMPORT_WRONG_TYPE, f"`env.{name}` must be a string variable", line)
             from stockade.policy_lang.formatter import needs_quotes, quote
 
             shown = quote(value) if not value or needs_quotes(value) or "=" in value else value
@@ -394,7 +395,7 @@ class ClaudeSettingsImporter(SrtImporter):
         line, col = locate_value(self.source, entry)
         parsed = parse_rule(entry)
         if parsed is None:
-            raise self.fail("X617", f"`{entry}` is not a permission rule", line, col,
+            raise self.fail(codes.IMPORT_BAD_PERMISSION_RULE, f"`{entry}` is not a permission rule", line, col,
                             help="rules look like `Bash(git push *)` or `Read(~/.ssh/**)`")
         tool, spec = parsed
         comment = source_comment(self.file, line, f"permissions.{kind} `{entry}`")

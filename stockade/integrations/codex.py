@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule
 from stockade.integrations.base import Exporter, Importer, PolicyDraft, has_glob, pattern_word, source_comment
@@ -196,13 +197,15 @@ def parse_rules(text: str, file: str, importer: Importer | None = None) -> list[
     try:
         module = ast.parse(text, filename=file)
     except SyntaxError as exc:
-        raise helper.fail("X613", f"not a valid rules file: {(exc.msg or 'syntax error').lower()}",
+        raise helper.fail(codes.IMPORT_INVALID_RULES_FILE,
+                          f"not a valid rules file: {(exc.msg or 'syntax error').lower()}",
                           exc.lineno or 1, exc.offset or 1) from None
     rules = []
     for stmt in module.body:
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
-            raise helper.fail("X614", "expected a call such as `prefix_rule(...)`", stmt.lineno, stmt.col_offset + 1)
+            raise helper.fail(codes.IMPORT_UNKNOWN_CALL, "expected a call such as `prefix_rule(...)`", stmt.lineno,
+                              stmt.col_offset + 1)
         name = call.func.id
         if name != "prefix_rule":
             if name in ("host_executable", "network_rule"):
@@ -210,7 +213,7 @@ def parse_rules(text: str, file: str, importer: Importer | None = None) -> list[
                         importer.warn(f"`{name}(...)` has no stockade equivalent and is not imported", stmt.lineno,
                                   stmt.col_offset + 1)
                 continue
-            raise helper.fail("X614", f"unknown function `{name}`", call.lineno, call.col_offset + 1,
+            raise helper.fail(codes.IMPORT_UNKNOWN_CALL, f"unknown function `{name}`", call.lineno, call.col_offset + 1,
                               help="codex rules files hold `prefix_rule(...)` calls")
         rules.append(_prefix_rule(helper, call))
     return rules
@@ -220,28 +223,34 @@ def _literal(helper: Importer, node: ast.expr, what: str) -> Any:  # any literal
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError):
-        raise helper.fail("X615", f"`{what}` must be a literal", node.lineno, node.col_offset + 1) from None
+        raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE, f"`{what}` must be a literal", node.lineno,
+                          node.col_offset + 1) from None
 
 
 def _prefix_rule(helper: Importer, call: ast.Call) -> CodexRule:
     if call.args:
-        raise helper.fail("X615", "`prefix_rule` takes keyword arguments only", call.lineno, call.col_offset + 1)
+        raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE, "`prefix_rule` takes keyword arguments only", call.lineno,
+                          call.col_offset + 1)
     args = {kw.arg: kw for kw in call.keywords}
     for key, kw in args.items():
         if key not in ("pattern", "decision", "justification", "match", "not_match"):
-            raise helper.fail("X615", f"unknown argument `{key}` of `prefix_rule`", kw.value.lineno,
+            raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE, f"unknown argument `{key}` of `prefix_rule`",
+                              kw.value.lineno,
                               kw.value.col_offset + 1)
     if "pattern" not in args:
-        raise helper.fail("X615", "`prefix_rule` needs a `pattern`", call.lineno, call.col_offset + 1)
+        raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE, "`prefix_rule` needs a `pattern`", call.lineno,
+                          call.col_offset + 1)
     node = args["pattern"].value
     raw = _literal(helper, node, "pattern")
     pattern: list[tuple[str, ...]] = []
     if not isinstance(raw, list) or not raw:
-        raise helper.fail("X615", "`pattern` must be a non-empty list", node.lineno, node.col_offset + 1)
+        raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE, "`pattern` must be a non-empty list", node.lineno,
+                          node.col_offset + 1)
     for item in raw:
         alts = tuple(item) if isinstance(item, list) else (item,)
         if not alts or not all(isinstance(a, str) and a for a in alts):
-            raise helper.fail("X615", "`pattern` tokens must be strings or non-empty lists of strings",
+            raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE,
+                              "`pattern` tokens must be strings or non-empty lists of strings",
                               node.lineno, node.col_offset + 1)
         pattern.append(alts)
     decision = "allow"
@@ -249,14 +258,16 @@ def _prefix_rule(helper: Importer, call: ast.Call) -> CodexRule:
         node = args["decision"].value
         decision = _literal(helper, node, "decision")
         if decision not in _RANK:
-            raise helper.fail("X616", f"unknown decision `{decision}`", node.lineno, node.col_offset + 1,
+            raise helper.fail(codes.IMPORT_UNKNOWN_DECISION, f"unknown decision `{decision}`", node.lineno,
+                              node.col_offset + 1,
                               help="use `allow`, `prompt` or `forbidden`")
     justification = None
     if "justification" in args:
         node = args["justification"].value
         justification = _literal(helper, node, "justification")
         if not isinstance(justification, str):
-            raise helper.fail("X615", "`justification` must be a string", node.lineno, node.col_offset + 1)
+            raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE, "`justification` must be a string", node.lineno,
+                              node.col_offset + 1)
     return CodexRule(tuple(pattern), decision, justification, call.lineno)
 
 

@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.integrations.base import (
     Exporter,
@@ -148,7 +149,8 @@ class CursorImporter(Importer):
         draft.note(f"imported from cursor `{os.path.basename(self.file)}` by `stockade import --from cursor`")
         kind = root.get("type", "workspace_readwrite")
         if kind not in TYPES:
-            raise self.fail("X612", f"unknown sandbox type `{kind}`", *locate_value(self.source, str(kind)),
+            raise self.fail(codes.IMPORT_BAD_VALUE, f"unknown sandbox type `{kind}`", *locate_value(self.source,
+                                                                                                    str(kind)),
                             help="use " + ", ".join(f"`{t}`" for t in TYPES))
         comment = lambda key: source_comment(self.file, locate_key(self.source, key)[0], key)  # noqa: E731
         if kind == "insecure_none":
@@ -161,7 +163,7 @@ class CursorImporter(Importer):
         draft.add("filesystem", f"{'write' if kind == 'workspace_readwrite' else 'read'} $WORKSPACE", comment("type"))
         tmp = root.get("disableTmpWrite", False)
         if not isinstance(tmp, bool):
-            raise self.fail("X611", "`disableTmpWrite` must be true or false", *locate_key(self.source,
+            raise self.fail(codes.IMPORT_WRONG_TYPE, "`disableTmpWrite` must be true or false", *locate_key(self.source,
                                                                                        "disableTmpWrite"))
         if not tmp:
             draft.add("filesystem", "write /tmp $TMPDIR", "cursor's sandbox writes /tmp unless `disableTmpWrite`")
@@ -176,7 +178,7 @@ class CursorImporter(Importer):
         net = expect_object(self, root.get("networkPolicy"), "networkPolicy")
         default = net.get("default", "deny")
         if default not in ("allow", "deny"):
-            raise self.fail("X612", "`networkPolicy.default` must be `allow` or `deny`",
+            raise self.fail(codes.IMPORT_BAD_VALUE, "`networkPolicy.default` must be `allow` or `deny`",
                             *locate_key(self.source, "default"))
         draft.add("network", f"default {default}", comment("networkPolicy"))
         for key in sorted(set(net) - {"default"}):

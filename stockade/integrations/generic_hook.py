@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from stockade import catalogue as codes
 from stockade.compiler.ir import PolicyIR
 
 #: Events larger than this are refused (a Write tool's content is part of the event).
@@ -84,7 +85,8 @@ def reason(verdict: str, code: str, message: str, rule: Any = None) -> dict:
 
 def malformed(message: str, subject: Mapping[str, Any] | None = None) -> HookDecision:
     """A deny for an event that cannot be read."""
-    return HookDecision("deny", (reason("deny", "X631", f"malformed hook event: {message}"),), dict(subject or {}))
+    return HookDecision("deny", (reason("deny", codes.HOOK_MALFORMED_EVENT, f"malformed hook event: {message}"),),
+                        dict(subject or {}))
 
 
 def read_event(stream: IO[bytes]) -> Any | HookDecision:
@@ -134,14 +136,15 @@ def judge_path(ir: PolicyIR, path: str, access: str, cwd: str | None = None,
     subject = dict(subject or {"path": path, "access": access})
     granted = decision.can_write if access == "write" else decision.can_read
     if granted:
-        return HookDecision("allow", (reason("allow", "X630", f"{access} of `{decision.path}` is granted",
+        return HookDecision("allow", (reason("allow", codes.HOOK_ACCESS_DECISION,
+                                             f"{access} of `{decision.path}` is granted",
                                              decision.rule),), subject)
     if decision.rule is None:
         message = f"no rule grants {access} access to `{decision.path}`"
     else:
         have = {"none": "no access", "read": "read-only access"}[decision.access]
         message = f"{access} of `{decision.path}` is denied: the policy gives it {have}"
-    return HookDecision("deny", (reason("deny", "X630", message, decision.rule),), subject)
+    return HookDecision("deny", (reason("deny", codes.HOOK_ACCESS_DECISION, message, decision.rule),), subject)
 
 
 def literal_base(root: str, pattern: str) -> str:
@@ -187,7 +190,7 @@ def judge_url(ir: PolicyIR, url: str, subject: Mapping[str, Any]) -> HookDecisio
     message = f"contact with `{host}` is {'allowed' if decision.allowed else 'denied'}"
     if rule is None:
         message += f" (network `default {ir.network.default}`)"
-    data = {"verdict": verdict, "code": "X630", "message": message, "span": None,
+    data = {"verdict": verdict, "code": codes.HOOK_ACCESS_DECISION, "message": message, "span": None,
             "rule": None if origin is None else {"file": origin.file, "line": origin.line, "column": origin.column,
                                                  "layer": origin.layer, "text": None}}
     return HookDecision(verdict, (data,), dict(subject))
@@ -298,7 +301,7 @@ def _judged(judge: Callable[[], HookDecision]) -> HookDecision:
 
 
 def _failed(message: str) -> HookDecision:
-    return HookDecision("deny", (reason("deny", "X639", message),))
+    return HookDecision("deny", (reason("deny", codes.HOOK_INTERNAL_ERROR, message),))
 
 
 def _answer_json(answer: HookDecision) -> dict[str, Any]:
@@ -351,7 +354,8 @@ def write_audit(path: str | None, ir: PolicyIR | None, source: str, answer: Hook
         append_record(path, audit_record(ir, source, answer))
     except StockadeError as error:
         message = "; ".join(d.message for d in error.diagnostics)
-        return HookDecision("deny", (*answer.reasons, reason("deny", "X633", f"audit trail not written: {message}")),
+        return HookDecision("deny", (*answer.reasons, reason("deny", codes.HOOK_AUDIT_FAILED,
+                                                             f"audit trail not written: {message}")),
                             answer.subject)
     return answer
 
@@ -367,7 +371,9 @@ def load_ir(policy: str | None, workspace: str | None = None, home: str | None =
         return cached_ir(policy, workspace=workspace, home=home, tmpdir=tmpdir), None
     except StockadeError as error:
         messages = [str(d) for d in error.errors] or [str(error)]
-        return None, HookDecision("deny", tuple(reason("deny", "X632", f"policy not loaded: {m}") for m in messages))
+        return None, HookDecision("deny", tuple(reason("deny", codes.HOOK_POLICY_NOT_LOADED,
+                                                       f"policy not loaded: {m}") for m in messages))
     except OSError as error:
-        return None, HookDecision("deny", (reason("deny", "X632", f"policy not loaded: {error}"),))
+        return None, HookDecision("deny", (reason("deny", codes.HOOK_POLICY_NOT_LOADED, f"policy not loaded: {error}"),
+                                           ))
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from stockade import catalogue as codes
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import HostPattern, NetRule, PolicyIR
 from stockade.compiler.query import glob_to_regex
@@ -347,7 +348,7 @@ class SrtImporter(Importer):
         if raw is None:
             return []
         if not isinstance(raw, list):
-            raise self.fail("X611", f"`{key}` must be a list", *locate_value(self.source, key))
+            raise self.fail(codes.IMPORT_WRONG_TYPE, f"`{key}` must be a list", *locate_value(self.source, key))
         out = []
         for item in raw:
             if isinstance(item, dict) and isinstance(item.get("path"), str):
@@ -355,7 +356,8 @@ class SrtImporter(Importer):
             elif isinstance(item, str) and item:
                 out.append(item)
             else:
-                raise self.fail("X611", f"`{key}` entries must be paths or {{\"path\", \"literal\"}} objects",
+                raise self.fail(codes.IMPORT_WRONG_TYPE,
+                                f"`{key}` entries must be paths or {{\"path\", \"literal\"}} objects",
                                 *locate_value(self.source, key))
         return out
 
@@ -410,6 +412,6 @@ class SrtImporter(Importer):
                 line, col = locate_value(self.source, entry)
                 word = domain_word(entry)
                 if not word or (word.startswith("*") and verb == "allow" and not word.startswith("*.")):
-                    raise self.fail("X612", f"`{entry}` is not a valid `{key}` entry", line, col)
+                    raise self.fail(codes.IMPORT_BAD_VALUE, f"`{entry}` is not a valid `{key}` entry", line, col)
                 draft.add("network", f"{verb} {quote_word(word)}",
                           source_comment(self.file, line, f"{prefix}network.{key} `{entry}`"))

@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, cast
 
+from stockade import catalogue as codes
 from stockade.diagnostics import Diagnostic, Span
 from stockade.policy_lang import values
 from stockade.policy_lang.ast import (
@@ -164,7 +165,7 @@ class _Builder:
                     out.append(_ESCAPES[escaped])
                 else:
                     column = span.column + 1 + i
-                    self.error("P101", f"unknown escape `\\{escaped}` in string",
+                    self.error(codes.UNKNOWN_ESCAPE, f"unknown escape `\\{escaped}` in string",
                                Span(self.filename, span.line, column, span.line, column + 2),
                                'strings know `\\"`, `\\\\`, `\\n`, `\\t` and `\\r`')
                     out.append(escaped)
@@ -189,15 +190,16 @@ class _Builder:
                 token = cast("Token", item.children[0])
                 span = self.span_of_tree(item)
                 if name is not None:
-                    self.error("P103", "the policy is named twice", span, f"it was named `{name}` at {name_span}")
+                    self.error(codes.DUPLICATE_HEADER, "the policy is named twice", span,
+                               f"it was named `{name}` at {name_span}")
                     continue
                 name = self.word(token).text
                 name_span = span
                 if not name.strip():
-                    self.error("P104", "the policy name is empty", span, 'e.g. `policy "coding-agent"`')
+                    self.error(codes.EMPTY_VALUE, "the policy name is empty", span, 'e.g. `policy "coding-agent"`')
             elif kind == "enforced_decl":
                 if enforced:
-                    self.error("P103", "`enforced` is given twice", self.span_of_tree(item))
+                    self.error(codes.DUPLICATE_HEADER, "`enforced` is given twice", self.span_of_tree(item))
                 enforced = True
                 enforced_span = self.span_of_tree(item)
             elif kind == "include_decl":
@@ -205,7 +207,7 @@ class _Builder:
                 path = self.word(token).text
                 span = self.span_of_token(token)
                 if not path:
-                    self.error("P104", "the include path is empty", span)
+                    self.error(codes.EMPTY_VALUE, "the include path is empty", span)
                     continue
                 includes.append(Include(path, span))
             else:
@@ -224,15 +226,16 @@ class _Builder:
         section = str(head)
         span = self.span_of_tree(tree)
         if section not in SECTION_KEYWORDS:
-            self.error("P102", f"unknown section `{section}`", self.span_of_token(head),
+            self.error(codes.UNKNOWN_SECTION, f"unknown section `{section}`", self.span_of_token(head),
                        did_you_mean(section, SECTION_KEYWORDS) or
                        "sections are " + ", ".join(f"`{s}`" for s in SECTION_KEYWORDS))
             return None
         label = self.word(label_token).text if label_token is not None else None
         if section == "test" and label is None:
-            self.error("P104", "a test block needs a name", self.span_of_token(head), 'e.g. `test "pushes" {`')
+            self.error(codes.EMPTY_VALUE, "a test block needs a name", self.span_of_token(head),
+                       'e.g. `test "pushes" {`')
         elif section != "test" and label_token is not None:
-            self.error("P105", f"a `{section}` block takes no name", self.span_of_token(label_token),
+            self.error(codes.BLOCK_TAKES_NO_NAME, f"a `{section}` block takes no name", self.span_of_token(label_token),
                        f"write `{section} {{`")
         rules: list[Rule] = []
         for rule_tree in cast("list[Tree[Token]]", children):  # after the head and label: `rule` subtrees
@@ -251,7 +254,8 @@ class _Builder:
             locked = True
             locked_token = cast("Token", children.pop(0))
             if section == "test":
-                self.error("P106", "`locked` has no meaning in a test block", self.span_of_token(locked_token))
+                self.error(codes.MISPLACED_MODIFIER, "`locked` has no meaning in a test block",
+                           self.span_of_token(locked_token))
         keyword_token = cast("Token", children.pop(0))
         keyword = str(keyword_token)
         reason: str | None = None
@@ -268,12 +272,13 @@ class _Builder:
                 hint = f"`{keyword}` belongs in the `{elsewhere[0]}` section"
             if hint is None:
                 hint = f"`{section}` takes " + ", ".join(f"`{k}`" for k in SECTION_KEYWORDS[section])
-            self.error("P107", f"unknown keyword `{keyword}` in `{section}`", self.span_of_token(keyword_token), hint)
+            self.error(codes.UNKNOWN_KEYWORD, f"unknown keyword `{keyword}` in `{section}`",
+                       self.span_of_token(keyword_token), hint)
             return None
         if reason is not None and section != "commands":
-            self.error("P106", "`because` is only for command rules", reason_span)
+            self.error(codes.MISPLACED_MODIFIER, "`because` is only for command rules", reason_span)
         if reason is not None and not reason.strip():
-            self.error("P104", "the reason after `because` is empty", reason_span)
+            self.error(codes.EMPTY_VALUE, "the reason after `because` is empty", reason_span)
         method: _RuleMethod = getattr(self, f"rule_{section}")
         # what is left of the rule are its argument tokens (`because` was its only subtree)
         return method(keyword, cast("list[Token]", children), locked, span, keyword_token, reason)
@@ -283,12 +288,14 @@ class _Builder:
         ok = True
         for token in tokens:
             if token.type == "COMMA" and not allow_commas:
-                self.error("P108", "unexpected `,`", self.span_of_token(token), "separate values with spaces")
+                self.error(codes.UNEXPECTED_COMMA, "unexpected `,`", self.span_of_token(token),
+                           "separate values with spaces")
                 ok = False
             elif token.type != "COMMA":
                 words.append(self.word(token))
         if not words and ok:
-            self.error("P109", f"`{keyword_token}` needs at least one value", self.span_of_token(keyword_token))
+            self.error(codes.BAD_ARGUMENTS, f"`{keyword_token}` needs at least one value",
+                       self.span_of_token(keyword_token))
             return None
         return words if ok else None
 
@@ -297,7 +304,8 @@ class _Builder:
         if words is None:
             return None
         if len(words) != 1:
-            self.error("P109", f"`{keyword_token}` takes one {what}", words[1].span if len(words) > 1 else None)
+            self.error(codes.BAD_ARGUMENTS, f"`{keyword_token}` takes one {what}",
+                       words[1].span if len(words) > 1 else None)
             return None
         return words[0]
 
@@ -308,10 +316,10 @@ class _Builder:
             return None
         for word in words:
             if not word.text:
-                self.error("P104", "empty path", word.span)
+                self.error(codes.EMPTY_VALUE, "empty path", word.span)
                 return None
             if "\n" in word.text or "\x00" in word.text:
-                self.error("P104", "a path cannot hold a newline or NUL", word.span)
+                self.error(codes.EMPTY_VALUE, "a path cannot hold a newline or NUL", word.span)
                 return None
         return FsRuleNode(cast("FsKind", keyword), tuple(words), locked, span)  # a keyword of the section
 
@@ -322,7 +330,7 @@ class _Builder:
             if word is None:
                 return None
             if word.text not in ("allow", "deny"):
-                self.error("P109", f"`default` takes `allow` or `deny`, not `{word.text}`", word.span,
+                self.error(codes.BAD_ARGUMENTS, f"`default` takes `allow` or `deny`, not `{word.text}`", word.span,
                            did_you_mean(word.text, ("allow", "deny")))
                 return None
             return NetDefaultNode("allow" if word.text == "allow" else "deny", locked, span)
@@ -361,12 +369,13 @@ class _Builder:
         assignments: list[EnvAssignment] = []
         pending: list[Token] = list(tokens)
         if not pending:
-            self.error("P109", "`set` needs at least one `NAME=value`", self.span_of_token(keyword_token))
+            self.error(codes.BAD_ARGUMENTS, "`set` needs at least one `NAME=value`", self.span_of_token(keyword_token))
             return None
         while pending:
             token = pending.pop(0)
             if token.type != "WORD":
-                self.error("P109", "expected `NAME=value`", self.span_of_token(token), 'e.g. `set CI=1` or `set GREETING="hi"`')
+                self.error(codes.BAD_ARGUMENTS, "expected `NAME=value`", self.span_of_token(token),
+                           'e.g. `set CI=1` or `set GREETING="hi"`')
                 return None
             text = str(token)
             name, eq, value = text.partition("=")
@@ -382,7 +391,7 @@ class _Builder:
                     value = self.word(value_token).text
                     word = Word(f"{name}={value}", True, Span(self.filename, *_start(token), *_end(value_token)))
                 else:
-                    self.error("P109", f"`{text}` has no value", word.span, f"write `{text}=value`")
+                    self.error(codes.BAD_ARGUMENTS, f"`{text}` has no value", word.span, f"write `{text}=value`")
                     return None
             try:
                 values.check_env_name(name, allow_glob=False)
@@ -411,11 +420,12 @@ class _Builder:
             if word is None:
                 return None
             if word.text not in VERDICTS:
-                self.error("P109", f"`{keyword}` takes `allow`, `confirm` or `deny`, not `{word.text}`", word.span,
+                self.error(codes.BAD_ARGUMENTS, f"`{keyword}` takes `allow`, `confirm` or `deny`, not `{word.text}`",
+                           word.span,
                            did_you_mean(word.text, VERDICTS))
                 return None
             if reason is not None:
-                self.error("P106", f"`because` is not allowed on `{keyword}`", span)
+                self.error(codes.MISPLACED_MODIFIER, f"`because` is not allowed on `{keyword}`", span)
             # the keyword is a keyword of the section, the verdict was checked above
             return VerdictSettingNode("unknown-effects" if keyword == "unknown-effects" else "unparsable",
                                       cast("Verdict", word.text), locked, span)
@@ -426,7 +436,7 @@ class _Builder:
             if token is None or token.type == "COMMA":
                 if not current:
                     where = self.span_of_token(token) if token is not None else self.span_of_token(keyword_token)
-                    self.error("P109", "empty command pattern", where, "patterns are separated by `,`")
+                    self.error(codes.BAD_ARGUMENTS, "empty command pattern", where, "patterns are separated by `,`")
                     ok = False
                 else:
                     first, last = self.span_of_word(current[0]), self.span_of_word(current[-1])
@@ -436,7 +446,7 @@ class _Builder:
                 continue
             word = self.word(token)
             if not word.text:
-                self.error("P104", "empty word in a command pattern", word.span)
+                self.error(codes.EMPTY_VALUE, "empty word in a command pattern", word.span)
                 ok = False
             current.append(word)
         if not ok:
@@ -450,11 +460,11 @@ class _Builder:
             return None
         if len(words) != 1 or not words[0].quoted:
             first = words[0].span
-            self.error("P109", "a test case takes one quoted command", first,
+            self.error(codes.BAD_ARGUMENTS, "a test case takes one quoted command", first,
                        f'e.g. `{keyword} "git push --force origin main"`')
             return None
         if not words[0].text.strip():
-            self.error("P104", "the test command is empty", words[0].span)
+            self.error(codes.EMPTY_VALUE, "the test command is empty", words[0].span)
             return None
         return TestCaseNode(cast("Verdict", keyword), words[0], span)  # a keyword of the section
 

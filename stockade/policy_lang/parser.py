@@ -14,6 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from stockade import catalogue as codes
 from stockade.diagnostics import Diagnostic, Span
 from stockade.policy_lang.ast import Comment, PolicyFile
 
@@ -90,7 +91,7 @@ class _SyntaxErrors:
             return  # beyond the text: the `}` added to close an unclosed block (already reported)
         self.lines_with_errors.add(line)
         span = Span(self.filename, line, column, line, column + max(width, 1))
-        self.items.append(Diagnostic("P100", message, span, help))
+        self.items.append(Diagnostic(codes.SYNTAX_ERROR, message, span, help))
 
     def on_error(self, error: Exception) -> bool:
         from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
@@ -149,14 +150,16 @@ def parse(text: str, filename: str = "<policy>") -> tuple[PolicyFile | None, lis
         index = text.index("\x00")
         line = text.count("\n", 0, index) + 1
         column = index - (text.rfind("\n", 0, index) + 1) + 1
-        return None, [Diagnostic("P100", "unexpected NUL byte", Span(filename, line, column, line, column + 1),
+        return None, [Diagnostic(codes.SYNTAX_ERROR, "unexpected NUL byte", Span(filename, line, column, line,
+                                                                                 column + 1),
                                  "a policy is a text file")]
     source = text if text.endswith("\n") else text + "\n"
     errors = _SyntaxErrors(filename, text)
     try:
         parser = grammar()
     except Exception as exc:  # a broken installation, not a broken policy: say so
-        return None, [Diagnostic("P199", f"internal error: the policy grammar cannot be built: {exc}",
+        return None, [Diagnostic(codes.GRAMMAR_UNAVAILABLE,
+                                 f"internal error: the policy grammar cannot be built: {exc}",
                                  Span(filename, 1, 1), "reinstall stockade with its dependencies "
                                  "(`pip install stockade` brings lark and interegular)")]
     comments: list[Comment] = []

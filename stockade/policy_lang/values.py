@@ -10,6 +10,8 @@ import ipaddress
 import re
 from typing import TYPE_CHECKING
 
+from stockade import catalogue as codes
+
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.policy_lang.ast import HostKind
 
@@ -35,7 +37,8 @@ _NUMBER_UNIT = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)(?P<unit>[A-Za-z]*)\Z
 def _split_number(text: str, what: str, example: str) -> tuple[float, str]:
     match = _NUMBER_UNIT.match(text)
     if not match:
-        raise ValueProblem("P110", f"`{text}` is not a {what}", f"write a number and a unit, e.g. `{example}`")
+        raise ValueProblem(codes.BAD_NUMBER, f"`{text}` is not a {what}",
+                           f"write a number and a unit, e.g. `{example}`")
     return float(match["number"]), match["unit"]
 
 
@@ -45,11 +48,11 @@ def parse_duration(text: str) -> float:
     if unit == "":
         unit = "s"
     if unit not in DURATION_UNITS:
-        raise ValueProblem("P111", f"unknown duration unit `{unit}`",
+        raise ValueProblem(codes.UNKNOWN_UNIT, f"unknown duration unit `{unit}`",
                            "use one of " + ", ".join(f"`{u}`" for u in DURATION_UNITS))
     value = number * DURATION_UNITS[unit]
     if value <= 0:
-        raise ValueProblem("P112", f"duration `{text}` must be greater than zero")
+        raise ValueProblem(codes.VALUE_TOO_SMALL, f"duration `{text}` must be greater than zero")
     return value
 
 
@@ -62,17 +65,17 @@ def parse_size(text: str) -> float:
         lowered = {u.lower(): u for u in SIZE_UNITS}
         hint = f"did you mean `{lowered[unit.lower()]}`?" if unit.lower() in lowered else (
             "use one of " + ", ".join(f"`{u}`" for u in SIZE_UNITS))
-        raise ValueProblem("P111", f"unknown size unit `{unit}`", hint)
+        raise ValueProblem(codes.UNKNOWN_UNIT, f"unknown size unit `{unit}`", hint)
     value = number * SIZE_UNITS[unit]
     if value < 1:
-        raise ValueProblem("P112", f"size `{text}` must be at least one byte")
+        raise ValueProblem(codes.VALUE_TOO_SMALL, f"size `{text}` must be at least one byte")
     return float(int(value))
 
 
 def parse_count(text: str) -> float:
     """A whole number greater than zero."""
     if not text.isdigit() or int(text) <= 0:
-        raise ValueProblem("P110", f"`{text}` is not a whole number greater than zero", "e.g. `512`")
+        raise ValueProblem(codes.BAD_NUMBER, f"`{text}` is not a whole number greater than zero", "e.g. `512`")
     return float(int(text))
 
 
@@ -81,16 +84,16 @@ _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
 
 def _check_hostname(host: str, original: str) -> None:
     if len(host) > 253 or not host:
-        raise ValueProblem("P120", f"bad host `{original}`", "a host name has at most 253 characters")
+        raise ValueProblem(codes.BAD_HOST, f"bad host `{original}`", "a host name has at most 253 characters")
     for label in host.split("."):
         if not _LABEL.match(label):
-            raise ValueProblem("P120", f"bad host `{original}`",
+            raise ValueProblem(codes.BAD_HOST, f"bad host `{original}`",
                                "host names are dot-separated labels of letters, digits and `-`")
 
 
 def _parse_port(text: str, original: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
-        raise ValueProblem("P121", f"bad port `{text}` in `{original}`", "a port is a number from 1 to 65535")
+        raise ValueProblem(codes.BAD_PORT, f"bad port `{text}` in `{original}`", "a port is a number from 1 to 65535")
     return int(text)
 
 
@@ -105,11 +108,12 @@ def parse_host(text: str) -> tuple[HostKind, str, int | None]:
     if text.startswith("["):
         close = text.find("]")
         if close < 0:
-            raise ValueProblem("P120", f"bad host `{original}`", "close the IPv6 address with `]`, e.g. `[::1]:8080`")
+            raise ValueProblem(codes.BAD_HOST, f"bad host `{original}`",
+                               "close the IPv6 address with `]`, e.g. `[::1]:8080`")
         rest = text[close + 1:]
         if rest:
             if not rest.startswith(":"):
-                raise ValueProblem("P120", f"bad host `{original}`", "write `[address]:port`")
+                raise ValueProblem(codes.BAD_HOST, f"bad host `{original}`", "write `[address]:port`")
             port = _parse_port(rest[1:], original)
         text = text[1:close]
         return _parse_ip_or_cidr(text, original, port, must=True)
@@ -129,7 +133,8 @@ def parse_host(text: str) -> tuple[HostKind, str, int | None]:
         _check_hostname(lowered[2:], original)
         return "domain", lowered[2:], port
     if "*" in lowered:
-        raise ValueProblem("P120", f"bad host `{original}`", "a wildcard may only lead a domain: `*.example.com`")
+        raise ValueProblem(codes.BAD_HOST, f"bad host `{original}`",
+                           "a wildcard may only lead a domain: `*.example.com`")
     _check_hostname(lowered.rstrip("."), original)
     return "host", lowered.rstrip("."), port
 
@@ -143,10 +148,10 @@ def _parse_ip_or_cidr(text: str, original: str, port: int | None, must: bool) ->
     except ValueError as exc:
         detail = str(exc)
         if "has host bits set" in detail:
-            raise ValueProblem("P122", f"bad cidr `{original}`: host bits are set",
+            raise ValueProblem(codes.BAD_CIDR, f"bad cidr `{original}`: host bits are set",
                                f"did you mean `{ipaddress.ip_network(text, strict=False)}`?") from None
         kind = "cidr" if "/" in text else "address"
-        raise ValueProblem("P122" if kind == "cidr" else "P120", f"bad {kind} `{original}`",
+        raise ValueProblem(codes.BAD_CIDR if kind == "cidr" else codes.BAD_HOST, f"bad {kind} `{original}`",
                            "e.g. `10.0.0.0/8`, `192.168.1.5`, `fd00::/8`") from None
     prefix = 32 if address.version == 4 else 128
     return "cidr", f"{address}/{prefix}", port
@@ -159,5 +164,5 @@ def check_env_name(text: str, allow_glob: bool) -> None:
     """An environment variable name (with ``*``/``?`` globs where allowed)."""
     if not _ENV_NAME.match(text) or (not allow_glob and re.search(r"[*?]", text)):
         what = "variable name or glob" if allow_glob else "variable name"
-        raise ValueProblem("P130", f"`{text}` is not a {what}", "names are letters, digits and `_`"
+        raise ValueProblem(codes.BAD_VARIABLE_NAME, f"`{text}` is not a {what}", "names are letters, digits and `_`"
                            + (", with `*` and `?` as wildcards" if allow_glob else ""))

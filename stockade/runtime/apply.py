@@ -40,6 +40,7 @@ import errno
 import os
 import stat
 
+from stockade import catalogue as codes
 from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.beneath import DIR_FLAGS, Tree, open_dir_at, open_file_at, split, xattr_at
 
@@ -65,7 +66,7 @@ class ApplyConflict(StockadeError):
         self.paths = tuple(sorted(set(paths)))
         shown = ", ".join(f"`{p}`" for p in self.paths[:20]) + (" …" if len(self.paths) > 20 else "")
         super().__init__(Diagnostic(
-            "R526", f"not applied: changed in the workspace since the preview started: {shown}",
+            codes.APPLY_CONFLICT, f"not applied: changed in the workspace since the preview started: {shown}",
             help="the workspace is untouched; run the command again to preview it against the current files"))
 
 
@@ -285,7 +286,7 @@ def _copy_entry(src_dir: int, name: str, dst_dir: int, dst_name: str, rel: str) 
         finally:
             os.close(sfd)
     else:
-        raise _error("R523", f"cannot apply `{rel}`: not a file, directory or symlink")
+        raise _error(codes.UNAPPLIABLE_ENTRY, f"cannot apply `{rel}`: not a file, directory or symlink")
 
 
 def _settle(fd: int, mode: int, st: os.stat_result) -> None:
@@ -338,7 +339,8 @@ class _Lock:
             os.makedirs(parent, mode=0o700, exist_ok=True)
             self.fd = os.open(directory + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
-            raise _error("R524", f"cannot use the state directory `{parent}` for the apply journal: "
+            raise _error(codes.STATE_DIRECTORY_UNUSABLE,
+                         f"cannot use the state directory `{parent}` for the apply journal: "
                                  f"{exc.strerror or exc}",
                          help="set `STOCKADE_CACHE_DIR` to a writable directory outside the workspace") from None
 
@@ -381,14 +383,14 @@ def apply_changes(workspace: str, upper: str, exclude: frozenset[str] = frozense
     lock = _Lock(directory)
     try:
         if not lock.acquire():
-            raise _error("R522", "another stockade is applying changes to this workspace",
+            raise _error(codes.WORKSPACE_BUSY_OR_MISMATCH, "another stockade is applying changes to this workspace",
                          help="wait for it to finish, then run the command again")
         if os.path.lexists(directory):
             _recover_locked(workspace, directory)
         try:
             tree = Tree(workspace)
         except OSError as exc:
-            raise _error("R525", f"cannot open the workspace `{workspace}`: {exc.strerror or exc}; "
+            raise _error(codes.APPLY_FAILED, f"cannot open the workspace `{workspace}`: {exc.strerror or exc}; "
                                  "nothing was applied") from None
         with tree, Tree(upper) as up:
             ops: list[dict[str, Any]] = []
@@ -502,7 +504,8 @@ def _run(workspace: str, directory: str, dirs: _Dirs, up: Tree, ops: list[dict[s
         _write_journal(directory, journal)
     except OSError as exc:
         shutil.rmtree(directory, ignore_errors=True)
-        raise _error("R524", f"cannot write the apply journal in `{directory}`: {exc.strerror or exc}",
+        raise _error(codes.STATE_DIRECTORY_UNUSABLE,
+                     f"cannot write the apply journal in `{directory}`: {exc.strerror or exc}",
                      help="set `STOCKADE_CACHE_DIR` to a writable directory outside the workspace") from None
     try:
         _place(dirs, up, ops, token)
@@ -512,11 +515,12 @@ def _run(workspace: str, directory: str, dirs: _Dirs, up: Tree, ops: list[dict[s
     except BaseException as failure:
         problems = _undo_all(dirs, journal)
         if problems:  # keep the journal: the next run tries again
-            raise _error("R525", "the apply failed and could not be rolled back completely: " + "; ".join(problems),
+            raise _error(codes.APPLY_FAILED,
+                         "the apply failed and could not be rolled back completely: " + "; ".join(problems),
                          help="run `stockade run -- true` in this workspace to retry the roll back") from failure
         shutil.rmtree(directory, ignore_errors=True)
         if isinstance(failure, OSError):
-            raise _error("R525", f"cannot apply the changes: {failure.strerror or failure}"
+            raise _error(codes.APPLY_FAILED, f"cannot apply the changes: {failure.strerror or failure}"
                                  + (f": `{failure.filename}`" if isinstance(failure.filename, str) else "")
                                  + "; nothing was applied") from None
         raise

@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 import time
 
+from stockade import catalogue as codes
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
@@ -141,7 +143,7 @@ def append_record(path: str, record: Mapping[str, Any]) -> None:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             fd = os.open(path, flags, 0o600)
     except OSError as exc:
-        raise _error("R530", f"cannot open the audit file `{path}`: {exc.strerror}",
+        raise _error(codes.AUDIT_WRITE_FAILED, f"cannot open the audit file `{path}`: {exc.strerror}",
                      help="pass a writable file with `--audit FILE`") from None
     try:
         os.lockf(fd, os.F_LOCK, 0)
@@ -149,6 +151,6 @@ def append_record(path: str, record: Mapping[str, Any]) -> None:
         while view:
             view = view[os.write(fd, view):]
     except OSError as exc:
-        raise _error("R530", f"cannot write the audit file `{path}`: {exc.strerror}") from None
+        raise _error(codes.AUDIT_WRITE_FAILED, f"cannot write the audit file `{path}`: {exc.strerror}") from None
     finally:
         os.close(fd)  # closing releases the lock

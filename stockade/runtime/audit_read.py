@@ -12,6 +12,7 @@ import datetime as _dt
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from stockade import catalogue as codes
 from stockade.runtime.audit import _error
 from stockade.runtime.record import Record
 
@@ -75,7 +76,7 @@ def read_records(path: str, where: AuditFilter | None = None) -> Iterator[dict]:
     try:
         handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the `with` below
     except OSError as exc:
-        raise _error("R531", f"cannot read the audit file `{path}`: {exc.strerror}") from None
+        raise _error(codes.AUDIT_READ_FAILED, f"cannot read the audit file `{path}`: {exc.strerror}") from None
     import fcntl
     import json
 

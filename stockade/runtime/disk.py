@@ -31,6 +31,8 @@ import os
 import stat
 import sys
 
+from stockade import catalogue as codes
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -75,12 +77,14 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
 
     steps = tuple(before or ())
     if not prefix or os.path.basename(prefix[0]) != "bwrap" or not sys.platform.startswith("linux"):
-        raise _error("R545", "the `disk` limit is enforced only on linux with bubblewrap; the command did not run",
+        raise _error(codes.DISK_LIMIT_UNENFORCEABLE,
+                     "the `disk` limit is enforced only on linux with bubblewrap; the command did not run",
                      help="remove the `disk` limit on this platform")
     workspace = os.path.realpath(workspace)
     roots = writable_roots(prefix, workspace)
     if "/" in roots:
-        raise _error("R545", "the `disk` limit cannot be enforced while `/` is writable; the command did not run",
+        raise _error(codes.DISK_LIMIT_UNENFORCEABLE,
+                     "the `disk` limit cannot be enforced while `/` is writable; the command did not run",
                      help="grant write on the workspace and the paths that need it, not on `/`")
     directories: list[str] = []
     files: list[str] = []
@@ -90,7 +94,8 @@ def disk_pre_exec(prefix: Sequence[str], workspace: str, limit: int,
         except OSError:
             continue  # bubblewrap reports a missing source itself
         if stat.S_ISLNK(mode):  # the plan named a directory or file: this is not what was compiled
-            raise _error("R545", f"cannot set up the `disk` layer: `{root}` is a symlink now; the command did not run",
+            raise _error(codes.DISK_LIMIT_UNENFORCEABLE,
+                         f"cannot set up the `disk` layer: `{root}` is a symlink now; the command did not run",
                          help="run again (the plan is recompiled when a path changes kind)")
         (directories if stat.S_ISDIR(mode) else files).append(root)
     covered = any(_inside(workspace, root) for root in directories)  # the workspace is bound back

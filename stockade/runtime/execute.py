@@ -59,6 +59,7 @@ import _signal  # the C module behind `signal`, whose IntEnum wrappers import `e
 import os
 import time
 
+from stockade import catalogue as codes
 from stockade.runtime.limits import (
     MEMORY_PER_PROCESS,
     Limits,
@@ -494,11 +495,11 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
             cgroup.remove()
         said = str(exc.strerror or exc)
         if "disk limit: " in said:
-            raise _error("R545", f"cannot set up the `disk` layer; the command did not run: "
+            raise _error(codes.DISK_LIMIT_UNENFORCEABLE, f"cannot set up the `disk` layer; the command did not run: "
                                  f"{said.split('disk limit: ', 1)[1]}",
                          help="the `disk` limit needs tmpfs and overlayfs in a private mount namespace over "
                               "every writable directory outside the workspace") from None
-        raise _error("R506", f"cannot start the sandbox `{argv[0]}`: {exc.strerror or exc}",
+        raise _error(codes.SANDBOX_START_FAILED, f"cannot start the sandbox `{argv[0]}`: {exc.strerror or exc}",
                      help="check that the sandbox tool is installed and executable") from None
     finally:
         for fd in (*filter_fds, out_write, err_write):

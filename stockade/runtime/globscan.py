@@ -50,6 +50,8 @@ import os
 import stat
 import time
 
+from stockade import catalogue as codes
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
@@ -495,7 +497,8 @@ def _refusal(plan: Mapping[str, Any], exc: ScanBudgetExceeded) -> Exception:
     rules = ", ".join(f"`{text}`" for text in plan["glob_scan"].get("rules", ())) or "the policy's globs"
     if exc.what == "symlink":
         return StockadeError(Diagnostic(
-            "R550", f"cannot decide the masks of the glob rule(s) {rules}: the scan root `{exc.root}` is now "
+            codes.GLOB_SCAN_INCOMPLETE,
+            f"cannot decide the masks of the glob rule(s) {rules}: the scan root `{exc.root}` is now "
                     f"reached through a symlink; refusing to run",
             help="restore the directory, or run with --no-cache to compile the plan for the new layout"))
     head = {"entries": f"more than {exc.limit} entries", "depth": f"directories more than {exc.limit} levels deep",
@@ -507,7 +510,8 @@ def _refusal(plan: Mapping[str, Any], exc: ScanBudgetExceeded) -> Exception:
     else:
         tail = f"{exc.count} counted when it stopped at `{exc.root}`"
     return StockadeError(Diagnostic(
-        "R550", f"cannot decide the masks of the glob rule(s) {rules}: the scan found {head} ({tail}); "
+        codes.GLOB_SCAN_INCOMPLETE,
+        f"cannot decide the masks of the glob rule(s) {rules}: the scan found {head} ({tail}); "
                 f"refusing to run rather than leave matches unmasked",
         help="remove what is not needed from the tree, narrow the glob (e.g. `$WORKSPACE/**/.env*` instead of "
              "`**/.env*`), or raise STOCKADE_GLOB_SCAN_LIMIT (entries), STOCKADE_GLOB_SCAN_SECONDS or "

@@ -26,6 +26,8 @@ import os
 import stat
 import sys
 
+from stockade import catalogue as codes
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
@@ -378,7 +380,8 @@ def protect_inputs(ir: Any, ctx: Mapping[str, str], sources: Sequence[str] = ())
             from stockade.diagnostics import Diagnostic, StockadeError
 
             raise StockadeError(Diagnostic(
-                "R513", f"`{path}` is reached through the symlink `{link}`, which the sandbox could replace "
+                codes.SYMLINK_INPUT_UNTRUSTED,
+                f"`{path}` is reached through the symlink `{link}`, which the sandbox could replace "
                         f"(the policy lets it write `{os.path.dirname(link)}`); refusing to trust it",
                 help=f"name it by its real path `{os.path.realpath(path)}`, or move the symlink out of "
                      "the writable paths"))

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stockade import catalogue as codes
 from stockade.diagnostics import Diagnostic, StockadeError
 from stockade.runtime.beneath import Tree
 from stockade.runtime.record import Record
@@ -90,7 +91,7 @@ class Overlay:
     def __init__(self, workspace: str, base_dir: str | None = None):
         self.workspace = os.path.realpath(workspace)
         if not os.path.isdir(self.workspace):
-            raise StockadeError(Diagnostic("R520", f"the workspace `{workspace}` is not a directory"))
+            raise StockadeError(Diagnostic(codes.WORKSPACE_UNUSABLE, f"the workspace `{workspace}` is not a directory"))
         base = base_dir or tempfile.gettempdir()
         #: When the preview began (the filesystems' coarse clock, which stamps ctimes):
         #: a workspace entry changed since then is a conflict for the apply.
@@ -98,7 +99,8 @@ class Overlay:
         self.root = tempfile.mkdtemp(prefix="stockade-preview-", dir=base)
         if _inside(self.root, self.workspace):
             shutil.rmtree(self.root, ignore_errors=True)
-            raise StockadeError(Diagnostic("R520", "the preview's scratch directory would be inside the workspace",
+            raise StockadeError(Diagnostic(codes.WORKSPACE_UNUSABLE,
+                                           "the preview's scratch directory would be inside the workspace",
                                            help="set TMPDIR to a directory outside the workspace"))
         st = os.stat(self.workspace, follow_symlinks=False)
         #: The workspace directory's identity: the overlay is mounted only on that directory.
@@ -126,7 +128,7 @@ class Overlay:
                 raise OSError(0, f"`true` ended with {os.waitstatus_to_exitcode(status)} in the view")
         except OSError as exc:
             raise StockadeError(Diagnostic(
-                "R521", f"cannot mount a copy-on-write view of the workspace: {exc.strerror or exc}",
+                codes.OVERLAY_UNAVAILABLE, f"cannot mount a copy-on-write view of the workspace: {exc.strerror or exc}",
                 help="previews need unprivileged overlayfs in a user namespace (Linux 5.11+); "
                      "run without `--preview` to let the command write the workspace directly")) from None
         finally:
@@ -452,7 +454,8 @@ def open_overlay(workspace: str, state_root: str | None = None) -> Overlay:
     from stockade.compiler.cache import cache_dir
 
     if os.path.realpath(workspace) != workspace:  # the run judged and confined this path, not a link's target
-        raise StockadeError(Diagnostic("R520", f"the workspace `{workspace}` was replaced (by a symlink?) "
+        raise StockadeError(Diagnostic(codes.WORKSPACE_UNUSABLE,
+                                       f"the workspace `{workspace}` was replaced (by a symlink?) "
                                                "since the run started; refusing to preview it"))
     root = os.path.abspath(state_root or cache_dir())
     base = os.path.join(root, "preview")
@@ -472,7 +475,8 @@ def open_overlay(workspace: str, state_root: str | None = None) -> Overlay:
 def state_dir_error(root: str, exc: OSError) -> StockadeError:
     """R524: stockade's state directory cannot hold a preview or an apply's journal."""
     return StockadeError(Diagnostic(
-        "R524", f"cannot use the state directory `{root}` for the preview: {exc.strerror or exc}",
+        codes.STATE_DIRECTORY_UNUSABLE,
+        f"cannot use the state directory `{root}` for the preview: {exc.strerror or exc}",
         help="previews keep their scratch copy and the apply journal there; set `STOCKADE_CACHE_DIR` "
              "to a writable directory outside the workspace"))
 
@@ -485,7 +489,7 @@ def collect_preview(overlay: Overlay, placeholders: Sequence[str], diff: bool = 
     try:
         raw = overlay.changes()
     except OSError as exc:  # the workspace itself was replaced (say by a symlink) meanwhile
-        raise StockadeError(Diagnostic("R525", f"cannot read the preview's changes: {exc.strerror or exc}; "
+        raise StockadeError(Diagnostic(codes.APPLY_FAILED, f"cannot read the preview's changes: {exc.strerror or exc}; "
                                                "nothing was applied")) from None
     exclude = frozenset(c.path for c in raw
                         if c.kind == "added" and c.entry == "dir"

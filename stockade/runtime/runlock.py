@@ -38,6 +38,8 @@ from __future__ import annotations
 import os
 import time
 
+from stockade import catalogue as codes
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: it costs ~7 ms (it imports `re`)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
@@ -97,7 +99,8 @@ class RunLock:
                 from stockade.diagnostics import Diagnostic, StockadeError
 
                 raise StockadeError(Diagnostic(
-                    "R540", f"the run lock `{path}` is held exclusively by another process; the command did not run",
+                    codes.RUN_LOCK_HELD,
+                    f"the run lock `{path}` is held exclusively by another process; the command did not run",
                     help="a stockade run removing placeholders holds it for milliseconds: find the process "
                          f"holding it (`fuser {path}`)"))
             time.sleep(pause)

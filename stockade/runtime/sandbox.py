@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import sys
 
+from stockade import catalogue as codes
 from stockade.compiler.cache import cache_dir
 from stockade.runtime.record import Record
 
@@ -93,7 +94,8 @@ def find_bwrap(environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     path = _which("bwrap", env.get("PATH", os.defpath))
     if path is None:
-        raise _error("R501", "bubblewrap (`bwrap`) is not installed or not on PATH; refusing to run unconfined",
+        raise _error(codes.BWRAP_MISSING,
+                     "bubblewrap (`bwrap`) is not installed or not on PATH; refusing to run unconfined",
                      help=_INSTALL_HELP)
     real = os.path.realpath(path)
     problem = untrusted_bwrap(real)
@@ -109,7 +111,7 @@ _TRUST_HELP = ("use a bubblewrap installed by the system (`/usr/bin/bwrap`: `apt
 
 def refuse_bwrap(path: str, why: str) -> StockadeError:
     """The R512 error: the bubblewrap found at ``path`` is not trusted, because ``why``."""
-    return _error("R512", f"refusing to use bubblewrap at `{path}`: {why}", help=_TRUST_HELP)
+    return _error(codes.BWRAP_UNTRUSTED, f"refusing to use bubblewrap at `{path}`: {why}", help=_TRUST_HELP)
 
 
 def untrusted_bwrap(path: str) -> str | None:
@@ -183,7 +185,8 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
     """
     problem = userns_problem()
     if problem is not None:
-        raise _error("R502", problem + "; bubblewrap cannot build a sandbox", help=_USERNS_HELP)
+        raise _error(codes.USER_NAMESPACES_UNAVAILABLE, problem + "; bubblewrap cannot build a sandbox",
+                     help=_USERNS_HELP)
     stamp = os.path.join(cache_dir(environ), "bwrap-probe")
     key = _probe_key(bwrap)
     if use_cache:
@@ -202,10 +205,12 @@ def probe_bwrap(bwrap: str, environ: Mapping[str, str] | None = None, use_cache:
         done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
                                "--dev", "/dev", "true"], capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _error("R503", f"bubblewrap at `{bwrap}` cannot be run: {exc}", help=_INSTALL_HELP) from None
+        raise _error(codes.BWRAP_CANNOT_SANDBOX, f"bubblewrap at `{bwrap}` cannot be run: {exc}",
+                     help=_INSTALL_HELP) from None
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise _error("R503", f"bubblewrap cannot create a sandbox here: `{detail[-1] if detail else done.returncode}`",
+        raise _error(codes.BWRAP_CANNOT_SANDBOX,
+                     f"bubblewrap cannot create a sandbox here: `{detail[-1] if detail else done.returncode}`",
                      help=_USERNS_HELP)
     if use_cache:
         try:
@@ -232,10 +237,11 @@ def require_sandbox(platform: str | None = None, environ: Mapping[str, str] | No
     if platform == "darwin":
         path = "/usr/bin/sandbox-exec"
         if not os.path.exists(path):
-            raise _error("R504", "`/usr/bin/sandbox-exec` is missing; refusing to run unconfined",
+            raise _error(codes.SANDBOX_EXEC_MISSING, "`/usr/bin/sandbox-exec` is missing; refusing to run unconfined",
                          help="sandbox-exec ships with macOS; check the system installation")
         return SandboxTool("seatbelt", path)
-    raise _error("R505", f"`stockade run` cannot confine commands on `{platform}` yet; refusing to run unconfined",
+    raise _error(codes.PLATFORM_UNSUPPORTED,
+                 f"`stockade run` cannot confine commands on `{platform}` yet; refusing to run unconfined",
                  help="use `stockade compile --target windows` to produce a plan and apply it with your own tooling")
 
 
@@ -253,7 +259,7 @@ def harden_bwrap_argv(argv: Sequence[str], cwd: str | None = None, bwrap: str | 
     """
     argv = list(argv)
     if not argv or os.path.basename(argv[0]) != "bwrap" or argv[-1] != "--":
-        raise _error("R510", "the bwrap artifact is not a bwrap argv ending with `--`; refusing to run")
+        raise _error(codes.ARTIFACT_REFUSED, "the bwrap artifact is not a bwrap argv ending with `--`; refusing to run")
     extra: list[str] = [flag for flag in RUNTIME_BWRAP_FLAGS if not _option_present(argv, flag)]
     if cwd is not None and not _option_present(argv, "--chdir"):
         extra += ["--chdir", cwd]
@@ -266,7 +272,7 @@ SECCOMP_OPTIONS: tuple[str, ...] = ("--seccomp", "--add-seccomp-fd")
 
 
 def _refuse_seccomp(message: str) -> StockadeError:
-    return _error("R510", f"{message}; refusing to run without the seccomp filter",
+    return _error(codes.ARTIFACT_REFUSED, f"{message}; refusing to run without the seccomp filter",
                   help="let `stockade run` supply the filter (it recompiles stale plans with "
                        "`--no-cache`), or pass the program on the named descriptor")
 
@@ -369,11 +375,11 @@ def seatbelt_argv(profile: str, params: Mapping[str, str] | None = None,
     here is clearer).
     """
     if not profile.strip():
-        raise _error("R510", "the seatbelt profile is empty; refusing to run")
+        raise _error(codes.ARTIFACT_REFUSED, "the seatbelt profile is empty; refusing to run")
     argv = [sandbox_exec, "-p", profile]
     for key, value in sorted((params or {}).items()):
         if not key or "=" in key:
-            raise _error("R510", f"bad seatbelt parameter name `{key}`")
+            raise _error(codes.ARTIFACT_REFUSED, f"bad seatbelt parameter name `{key}`")
         argv += ["-D", f"{key}={value}"]
     argv.append("--")
     return argv

@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import sys
 
+from stockade import catalogue
 from stockade.runtime.gate import Judgement
 from stockade.runtime.limits import Limits
 from stockade.runtime.record import Record
@@ -202,7 +203,8 @@ def load_plan(policy: str | None, ctx: Mapping[str, str], use_cache: bool = True
         result = compile_policy(policy, workspace=ctx["workspace"], home=ctx["home"], tmpdir=ctx["tmpdir"],
                                 platform=ctx["platform"], environ=environ)
     except OSError as exc:
-        raise _environment_problem("C204", f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
+        raise _environment_problem(catalogue.UNREADABLE_POLICY,
+                                   f"cannot read the policy `{policy}`: {exc.strerror or exc}") from None
     ir, facts = protect_inputs(result.ir, ctx, list(result.sources))  # the policy's files too
     artifact = compile_ir(ir, target, **_options(target))
     plan = {**build_plan(ir, artifact, target, Limits.from_ir(ir).to_json()), **facts}
@@ -222,7 +224,7 @@ def sandbox_prefix(plan: Mapping[str, Any], ctx: Mapping[str, str]) -> tuple[str
                                    bwrap=ctx.get("bwrap") or None)
     if tool.backend == "bwrap":
         if plan.get("backend") != "bwrap" or plan.get("bwrap") != tool.path:
-            raise _environment_problem("R510", "the cached plan is not for this bubblewrap")
+            raise _environment_problem(catalogue.ARTIFACT_REFUSED, "the cached plan is not for this bubblewrap")
         return "bwrap", sandbox.harden_bwrap_argv(plan["argv"], cwd=ctx["workspace"], bwrap=tool.path)
     return "seatbelt", sandbox.seatbelt_argv(plan.get("profile") or "", plan.get("params"), tool.path)
 
@@ -298,7 +300,7 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     argv, text = _command(command)
     env_in = os.environ if environ is None else environ
     if workspace is not None and not os.path.isdir(workspace):
-        raise _environment_problem("R520", f"the workspace `{workspace}` is not a directory")
+        raise _environment_problem(catalogue.WORKSPACE_UNUSABLE, f"the workspace `{workspace}` is not a directory")
     audit_path = audit or audit_mod.default_audit_path()
     from stockade.compiler.cache import cache_dir
     from stockade.runtime.plan import prepare_state
@@ -330,7 +332,8 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
         ir_workspace = policy.context.workspace
         if workspace is not None and os.path.realpath(workspace) != ir_workspace:
             raise _environment_problem(
-                "R522", f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
+                catalogue.WORKSPACE_BUSY_OR_MISMATCH,
+                f"the policy was compiled for the workspace `{ir_workspace}`, not `{workspace}`",
                 help="load the policy with the workspace to run in, or pass its path instead")
         ctx = {**make_context(ir_workspace, env_in), "home": policy.context.home,
                "tmpdir": policy.context.tmpdir, **state_ctx}
@@ -406,7 +409,7 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             # a match removed between the scan and bubblewrap's mounts fails the set-up before
             # the command starts (R507): scan again, at most twice
             codes = [d.code for d in getattr(exc, "diagnostics", ())]
-            if scanned is plan or codes != ["R507"] or attempt == 2:
+            if scanned is plan or codes != [catalogue.SANDBOX_SETUP_FAILED] or attempt == 2:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -464,7 +467,8 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
             lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
-            raise _environment_problem("R507", "the sandbox could not be set up; the command did not run: "
+            raise _environment_problem(catalogue.SANDBOX_SETUP_FAILED,
+                                       "the sandbox could not be set up; the command did not run: "
                                                f"`{lines[-1] if lines else result.returncode}`")
         if overlay is not None:
             from stockade.runtime.preview import settle_preview

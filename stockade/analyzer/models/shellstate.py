@@ -57,8 +57,9 @@ def model_mapfile(inv: Invocation) -> None:
     text = inv.stdin.text
     lines = [line for line in text.split("\n") if line] if text is not None and not parsed.has("-u", "-d") else []
     value = lines[0] if len(lines) == 1 else UNKNOWN  # (one known line: the array's one element)
-    for word, index in parsed.positionals[:1] or [("MAPFILE", None)]:
-        subscript_code(inv.walker, word, inv.at(index))
+    targets: list[tuple[str, int | None]] = [*parsed.positionals[:1]] or [("MAPFILE", None)]
+    for word, where in targets:
+        subscript_code(inv.walker, word, inv.at(where))
         inv.walker.state.variables[word] = value
 
 
