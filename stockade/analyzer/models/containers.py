@@ -107,6 +107,26 @@ def _run_options(inv: Invocation, start: int) -> None:
                     inv.read(path, index)
 
 
+#: compose's global options that take a value
+_COMPOSE_VALUES = {"-f", "--file", "-p", "--project-name", "--env-file", "--profile", "--project-directory",
+                   "--ansi", "--parallel", "--progress"}
+#: compose subcommands that start or change containers
+_COMPOSE_STARTS = frozenset({"up", "run", "create", "start", "restart", "exec", "build", "watch", "cp", "scale"})
+
+
+def _compose(inv: Invocation, start: int) -> None:
+    """``docker compose …``: the compose file (agent-writable, not in the command) decides the
+    mounts, privileges, devices and host networking of every service it starts."""
+    parsed = parse_options(inv.argv, _COMPOSE_VALUES, start=start, stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        if option in ("-f", "--file", "--env-file") and value:
+            inv.read(value, index)
+    if parsed.positionals and parsed.positionals[0][0] in _COMPOSE_STARTS:
+        word, index = parsed.positionals[0]
+        inv.unknown(f"`compose {word}` starts containers as the compose file configures them (mounts, "
+                    "privileges, host network), which the command does not show", index)
+
+
 def model_container(inv: Invocation) -> None:
     """docker/podman/nerdctl [GLOBAL OPTIONS] COMMAND …: see the module docstring; ``cp``
     reads or writes its local operand; ``build`` reads its context and secrets."""
@@ -139,6 +159,8 @@ def model_container(inv: Invocation) -> None:
                 inv.read(source, source_index, recursive=True)
             if ":" not in dest.split("/", 1)[0] or dest.startswith(("/", ".", "~")):
                 inv.write(dest, dest_index, recursive=True)
+    elif command == "compose" or inv.name.endswith("-compose"):
+        _compose(inv, at + 1 if command == "compose" else 1)
     elif command in ("build", "buildx"):
         build = parse_options(inv.argv, {"-f", "--file", "-t", "--tag", "--build-arg", "--secret", "--target",
                                          "--platform", "-o", "--output", "--build-context", "--iidfile",
@@ -162,4 +184,4 @@ def model_container(inv: Invocation) -> None:
                 inv.privilege("`build --network=host` runs build steps in the host network", index)
 
 
-register("docker podman nerdctl", model_container)
+register("docker podman nerdctl docker-compose podman-compose", model_container)

@@ -68,8 +68,8 @@ def model_curl(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, _CURL_VALUES)
     for option, value, index in parsed.options:
         if value is None:
-            if option in ("-O", "--remote-name", "-J", "--remote-name-all"):
-                inv.write(".", index)
+            if option in ("-J", "--remote-header-name"):
+                inv.write(".", index)  # a name the server chooses, in the output directory
             if option in ("-n", "--netrc"):
                 inv.read("~/.netrc", index)
             continue
@@ -110,9 +110,16 @@ def model_curl(inv: Invocation) -> None:
         elif option == "--url":
             contact_url(inv, value, index, 80)
     via_socket = parsed.has("--unix-socket", "--abstract-unix-socket")
+    remote_name = parsed.has("-O", "--remote-name", "--remote-name-all") and not parsed.has("-J", "--remote-header-name")
+    directory = next((value for option, value, _ in parsed.options if option == "--output-dir" and value), None)
     for word, index in parsed.positionals:
         if not via_socket:  # over a socket, the URL's host only names the Host header
             contact_url(inv, word, index, 80)
+        if remote_name:  # `-O`: the file is named by the URL's last path component, in the cwd
+            name = word.partition("#")[0].partition("?")[0].rstrip("/").rpartition("/")[2]
+            if "://" not in word or not name or word.rstrip("/").endswith("://" + name):
+                name = "."  # no file name in the URL: curl refuses, or names it itself
+            inv.write(name if directory is None or name == "." else directory.rstrip("/") + "/" + name, index)
     inv.output(None, f"data downloaded by `{inv.name}`")
 
 
