@@ -1,14 +1,12 @@
 """Everyday inspection tools that only read their operands (binaries, processes, system
 state), as data, so that they are not judged by the default model of a program with no model
-(which takes any path outside the writable areas as an unknown effect); and ``fd``, whose
-``-x``/``-X`` run a command per match.
+(which takes any path outside the writable areas as an unknown effect).  ``fd`` is modelled
+in :mod:`.selection`, with the names its patterns select.
 """
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN
-from stockade.analyzer.exec import Invocation, Stdin
-from stockade.analyzer.models import Spec, parse_options, register, spec_model
+from stockade.analyzer.models import Spec, register, spec_model
 
 T = "text"
 
@@ -67,43 +65,5 @@ READERS: dict[str, Spec] = {
 }
 
 
-def model_fd(inv: Invocation) -> None:
-    """fd/fdfind ``[PATTERN] [PATH…]``: reads the paths recursively (names only);
-    ``-x``/``--exec`` and ``-X``/``--exec-batch`` run a command on every match (unknown names)."""
-    argv = inv.argv
-    values = {"-e", "--extension", "-E", "--exclude", "-t", "--type", "-d", "--max-depth", "--min-depth",
-              "--exact-depth", "-S", "--size", "--changed-within", "--changed-before", "-o", "--owner", "-j",
-              "--threads", "--max-results", "--base-directory", "--path-separator", "--ignore-file", "-c",
-              "--color", "--format", "--search-path", "--batch-size"}
-    stop = len(argv)
-    for index, word in enumerate(argv[1:], start=1):
-        if word in ("-x", "--exec", "-X", "--exec-batch"):
-            stop = index
-            break
-    parsed = parse_options(argv[:stop], values)
-    words = list(parsed.positionals)
-    if words:
-        words.pop(0)  # the pattern
-    for value, index in parsed.values_of("--search-path", "--base-directory"):
-        words.append((value, index))
-    if not words:
-        words = [(".", 0)]
-    for word, index in words:
-        inv.read(word, index if index else None, recursive=True)
-    for value, index in parsed.values_of("--ignore-file"):
-        inv.read(value, index)
-    if stop < len(argv) - 1:
-        command = argv[stop + 1:]
-        end = len(command)
-        if ";" in command:
-            end = command.index(";")
-        sub = [UNKNOWN if "{" in word and "}" in word else word for word in command[:end]]
-        if not any(UNKNOWN in word for word in sub):
-            sub.append(UNKNOWN)
-        inv.run(stop + 1, argv=sub, spans=[inv.at(stop + 1 + offset) for offset in range(len(sub))],
-                stdin=Stdin(None, "the terminal"))
-
-
 for _names, _spec in READERS.items():
     register(_names, spec_model(_spec))
-# fd (`-x`/`-X`) is modelled in selection.py, with the names its patterns select

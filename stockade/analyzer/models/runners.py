@@ -314,60 +314,6 @@ _PARALLEL_VALUES = {"-j": T, "--jobs": T, "-N": T, "-n": T, "--max-args": T, "-L
 _PARALLEL_SEPARATORS = (":::", ":::+", "::::", "::::+")
 
 
-def model_parallel(inv: Invocation) -> None:
-    """GNU ``parallel CMD ::: ARGS`` runs the command (shell code, ``{}`` the argument, else
-    appended) once per argument; without a command, each argument is a command; without
-    ``:::``, the arguments come from stdin (not known)."""
-    argv = inv.argv
-    parsed = parse_options(argv, _PARALLEL_VALUES, stop_at_first_positional=True)
-    for option, value, index in parsed.options:
-        role = _PARALLEL_VALUES.get(option)
-        if role is not None and value is not None:
-            if role == "url":
-                inv.unknown(f"`parallel {option}` runs the commands on other hosts", index)
-            else:
-                apply_role(inv, role, value, index)
-    words = list(parsed.positionals)
-    command: list[tuple[str, int]] = []
-    while words and words[0][0] not in _PARALLEL_SEPARATORS:
-        command.append(words.pop(0))
-    arguments: list[tuple[str, int]] = []
-    from_files = False
-    separator = ""
-    for word, index in words:
-        if word in _PARALLEL_SEPARATORS:
-            separator = word
-            continue
-        if separator.startswith("::::"):
-            inv.read(word, index)
-            from_files = True
-        else:
-            arguments.append((word, index))
-    if not words or from_files:
-        arguments = [(UNKNOWN, command[0][1] if command else 0)]
-    if not command:
-        for word, index in arguments[:16]:
-            inv.script(word, index, what="a command run by `parallel`")
-        return
-    template = " ".join(word for word, _ in command)
-    start = command[0][1]
-    for word, _ in arguments[:16]:
-        text = template.replace("{}", word) if "{}" in template else f"{template} {word}"
-        if UNKNOWN in word and len(command) > 0:
-            sub = [w.replace("{}", UNKNOWN) for w, _ in command]
-            if "{}" not in template:
-                sub.append(UNKNOWN)
-            inv.run(start, argv=sub, spans=[inv.at(i) for _, i in command] + [inv.span] * (len(sub) - len(command)),
-                    stdin=Stdin(None, "the terminal"))
-        else:
-            inv.script(text, start, what="a command run by `parallel`")
-
-
-# -- project and package runners ------------------------------------------------------------------
-
-#: development tools a project installs locally (node_modules/.bin, the project's virtual
-#: environment): a package runner given one of these runs the project's tool, which is judged by
-#: its own model; any other name is a package downloaded and run unseen
 KNOWN_TOOLS = frozenset({
     "tsc", "eslint", "prettier", "jest", "vitest", "mocha", "playwright", "cypress", "webpack", "vite", "rollup",
     "esbuild", "tsx", "ts-node", "next", "nuxt", "astro", "turbo", "nx", "lerna", "stylelint", "biome",
@@ -637,7 +583,6 @@ register("systemd-run", model_systemd_run)
 register("sudoedit", model_sudoedit)
 register("unshare", model_unshare)
 register("entr", model_entr)
-# parallel is modelled in shellstate.py (registered by selection.py), with known input
 register("npx bunx pnpx", model_npx)
 register("npm pnpm yarn bun", model_js_pm)
 register("uv", model_uv)
