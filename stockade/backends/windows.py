@@ -8,11 +8,19 @@ lists each of them as data, in the order a launcher applies them:
    every path an ACE is placed on is canonical (no reparse point or 8.3 alias on the way),
    the workspace exists;
 2. **principal** — a capability SID (``S-1-15-3-1024-…``) derived deterministically from
-   the lower-cased workspace path (:func:`capability_sid`); the confined process carries it
-   as its only restricting SID besides its logon SID;
+   the lower-cased workspace path (:func:`capability_sid`);
 3. **restricted token** — ``CreateRestrictedToken`` with ``DISABLE_MAX_PRIVILEGE |
-   LUA_TOKEN`` (*not* ``WRITE_RESTRICTED``: the policy restricts reads too, so reads must
-   pass the restricting-SID check as well), Administrators deny-only, medium integrity;
+   LUA_TOKEN``, *not* ``WRITE_RESTRICTED`` (the policy restricts reads too: a read must pass
+   the restricting check as well, so a deny ACE for the capability SID keeps ``~/.ssh``
+   unreadable), Administrators deny-only, medium integrity.  The restricting SIDs are the
+   capability SID, the logon SID (the desktop and window station), ``BUILTIN\\Users``
+   (System32, Program Files: their protected DACLs grant Users read and never inherit the
+   plan's ACEs) and ``RESTRICTED`` (``HKCU`` grants it read).  The user profile grants none
+   of these, so inside it only what the plan grants the capability SID is reachable.  The
+   token's default DACL grants the user, the capability and logon SIDs and SYSTEM, so the
+   child can open the objects it creates; the child gets ``winsta0\\default`` as its
+   desktop, only its three standard handles (``PROC_THREAD_ATTRIBUTE_HANDLE_LIST``), and
+   ``\\\\.\\NUL`` grants the capability SID read and write;
 4. **ACEs** for the capability SID, in canonical order: every filesystem rule puts an
    explicit *deny* of what it does not grant and an explicit *allow* of what it grants on
    its path, inheritable (``OI CI``).  Inherited ACEs are ordered nearest ancestor first,
@@ -25,7 +33,12 @@ lists each of them as data, in the order a launcher applies them:
 6. **network** — Windows Firewall rules (WFP) blocking the capability SID, or nothing when
    the policy allows all network; proxy variables as an *advisory* extra;
 7. **spawn** steps and the **environment** rebuilt from the policy;
-8. a **teardown** journal that removes exactly what was added.
+8. a **teardown** journal that removes exactly what was added.  ACEs are *persisted*
+   grants: applied once (an ACE already present is not written again, so a drive root is
+   not re-propagated on every run) and removed by the script's ``-Uninstall``; firewall
+   rules and placeholders are per run, recorded in a journal file in Stockade's state
+   directory before they are added, removed in a ``finally`` block, and — after a killed
+   PowerShell — by the next run before it starts.
 
 What cannot be expressed exactly is approximated on the safe side with a warning, or is an
 error (see ``docs/backends-windows.md``).  The backend is pure: IR in, plan out.
@@ -107,6 +120,28 @@ NON_LOOPBACK = ["0.0.0.0-126.255.255.255", "128.0.0.0-255.255.255.255",
 ADVISORY_PROXY = "http://127.0.0.1:9"
 
 CAPABILITY_PREFIX = "S-1-15-3-1024"
+BUILTIN_USERS = "S-1-5-32-545"
+RESTRICTED = "S-1-5-12"
+SYSTEM = "S-1-5-18"
+#: the interactive desktop; a restricted child without it fails in user32's DLL initialisation
+DESKTOP = "winsta0\\default"
+#: the null device: shells redirect to it; its DACL does not name the restricting SIDs
+NULL_DEVICE = "\\\\.\\NUL"
+#: file rights on the null device: read, write, append, attributes, synchronize (no WRITE_DAC)
+NULL_DEVICE_MASK = 0x0012019F
+#: where the launcher keeps its run journal (firewall rules, placeholders) and the record of
+#: the persisted grants: the user's own profile, outside every writable grant
+STATE_DIR = "%LOCALAPPDATA%\\stockade\\windows"
+#: variables every Windows process expects: kept whatever the policy's keep list says
+#: (dropping SystemRoot breaks Winsock, TEMP/TMP temp files, APPDATA/LOCALAPPDATA .NET and
+#: git); a policy ``drop`` of one of them still wins (warned)
+WINDOWS_ENV_KEEP: tuple[str, ...] = (
+    "SystemRoot", "windir", "SystemDrive", "TEMP", "TMP", "PATHEXT", "ComSpec", "USERPROFILE", "HOMEDRIVE",
+    "HOMEPATH", "APPDATA", "LOCALAPPDATA", "ProgramData", "ProgramFiles", "ProgramFiles(x86)", "ProgramW6432",
+    "CommonProgramFiles", "CommonProgramFiles(x86)", "CommonProgramW6432", "ALLUSERSPROFILE", "PUBLIC",
+    "USERNAME", "USERDOMAIN", "COMPUTERNAME", "OS", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
+    "PROCESSOR_IDENTIFIER", "PSModulePath",
+)
 
 
 def capability_sid(workspace: str) -> str:
@@ -328,6 +363,7 @@ class WindowsBackend(Backend):
         return {
             "id": "",
             "path": str(path),
+            "lifetime": "persistent",
             "type": kind,
             "mask": mask,
             "mask_hex": f"0x{mask:08X}",
@@ -366,11 +402,13 @@ class WindowsBackend(Backend):
                 aces.append({"type": "allow", "mask": ALLOW_MASK[access], "mask_hex": f"0x{ALLOW_MASK[access]:08X}",
                              "rights": rights_of(ALLOW_MASK[access]), "inheritance": "OICI",
                              "sddl": ace_sddl("allow", "OICI", ALLOW_MASK[access], sid)})
+            roots = self._walk_roots(rule, base)
             out.append({
                 "id": f"glob-{number:03d}",
                 "rule": _rule_ref(rule),
                 "pattern": str(path),
                 "base": str(base),
+                "walk_roots": [str(r) for r in roots],
                 "remainder": list(rest),
                 "match": "existing-at-apply",
                 "case_sensitive": False,
@@ -380,6 +418,22 @@ class WindowsBackend(Backend):
                 if access != "write" else [],
             })
         return out
+
+    def _walk_roots(self, rule: FsRule, base: WinPath) -> list[WinPath]:
+        """Where the launcher looks for a glob's existing matches: its base, unless that is
+        above the context directories (``C:\\`` for ``**\\.env``): then only the workspace,
+        the home and the temporary directory below it are walked (warned), never a drive."""
+        context = [self._ctx[name] for name in ("workspace", "home", "tmpdir")]
+        if not any(c.is_within(base) and c.key != base.key for c in context):
+            return [base]
+        roots = [c for c in context if c.is_within(base)]
+        roots = [r for r in roots if not any(r.is_within(o) and r.key != o.key for o in roots)]
+        roots = list({r.key: r for r in roots}.values())
+        self.warn(f"glob `{rule.pattern}` is enforced on the matches that exist below "
+                  f"{', '.join(f'`{r}`' for r in roots)}; the rest of `{base}` is not walked for matches",
+                  rule.origin, code=codes.SEATBELT_START_OR_WINDOWS_GLOB,
+                  help="list secrets elsewhere on the drive as literal paths")
+        return roots
 
     def _network(self, sid: str) -> dict[str, Any]:
         net = self.ir.network
@@ -463,13 +517,22 @@ class WindowsBackend(Backend):
 
     def _environment(self) -> dict[str, Any]:
         env = self.ir.environment
+        from stockade.compiler.environment import glob_match
+
+        drops = [r for r in env if r.action == "drop"]
+        for name in WINDOWS_ENV_KEEP:
+            rule = next((r for r in drops if glob_match(name.upper(), r.name.upper())), None)
+            if rule is not None:
+                self.warn(f"`drop {rule.name}` removes `{name}`, which windows programs need (sockets, temp "
+                          f"files, .NET and git may fail)", rule.origin, code=codes.APPROXIMATED_RULE)
         return {
             "keep": [r.name for r in env if r.action == "keep"],
+            "windows_keep": list(WINDOWS_ENV_KEEP),
             "drop": [r.name for r in env if r.action == "drop"],
             "set": [{"name": r.name, "value": r.value or ""} for r in env if r.action == "set"],
             "name_matching": "case-insensitive (windows variable names are)",
             "semantics": "start from the parent's environment; with keep patterns only matching names "
-                         "stay; drop beats keep; set applies last",
+                         "and the windows_keep names stay; drop beats keep; set applies last",
         }
 
     # -- the plan --------------------------------------------------------------------------
@@ -477,6 +540,7 @@ class WindowsBackend(Backend):
     def plan(self) -> dict[str, Any]:
         """Build the plan dict (validated by ``windows_plan.schema.json``)."""
         context = self._context()
+        self._ctx = context
         seen: set[str] = set()
         for field_name in ("workspace", "home", "tmpdir"):
             root = WinPath(context[field_name].drive, ())
@@ -512,10 +576,10 @@ class WindowsBackend(Backend):
         for rule in reversed(network["firewall_rules"]):
             teardown.append({"action": "remove-firewall-rule", "target": rule["name"]})
         for glob in reversed(globs):
-            teardown.append({"action": "remove-glob-aces", "target": glob["id"], "sid": sid})
+            teardown.append({"action": "remove-glob-aces", "target": glob["id"], "sid": sid, "when": "uninstall"})
         for ace in reversed(aces):
             teardown.append({"action": "remove-ace", "target": ace["path"], "ace": ace["id"], "sid": sid,
-                             "sddl": ace["sddl"]})
+                             "sddl": ace["sddl"], "when": "uninstall"})
         for holder in reversed(placeholders):
             teardown.append({"action": "remove-placeholder", "target": holder["path"],
                              "only_if": "created-by-plan-and-empty"})
@@ -559,12 +623,24 @@ class WindowsBackend(Backend):
                 "restricting_sids": [
                     {"role": "capability", "sid": sid},
                     {"role": "logon-session", "sid": None, "resolve": "TokenGroups entry with SE_GROUP_LOGON_ID"},
+                    {"role": "builtin-users", "sid": BUILTIN_USERS},
+                    {"role": "restricted", "sid": RESTRICTED},
                 ],
+                "default_dacl": f"D:(A;;GA;;;{SYSTEM})(A;;GA;;;{sid})(A;;GA;;;%USER%)(A;;GA;;;%LOGON%)",
+                "desktop": DESKTOP,
+                "inherited_handles": ["stdin", "stdout", "stderr"],
                 "privileges_kept": ["SeChangeNotifyPrivilege"],
                 "integrity_level": {"name": "medium", "sid": INTEGRITY["medium"]},
                 "access_rule": "access needs both the normal check (user and groups) and the restricting "
-                               "check (capability and logon SIDs) to pass",
+                               "check (capability, logon, Users and RESTRICTED SIDs) to pass",
             },
+            "devices": [{"path": NULL_DEVICE, "sid": sid, "mask": NULL_DEVICE_MASK,
+                         "mask_hex": f"0x{NULL_DEVICE_MASK:08X}", "lifetime": "until-reboot",
+                         "sddl": ace_sddl("allow", "none", NULL_DEVICE_MASK, sid)}],
+            "state": {"dir": STATE_DIR, "journal": STATE_DIR + "\\run-" + sid.rsplit("-", 1)[-1] + ".journal",
+                      "grants": STATE_DIR + "\\grants-" + sid.rsplit("-", 1)[-1] + ".json",
+                      "recovery": "a journal left by a killed run is replayed (its firewall rules and "
+                                  "placeholders removed) before the next run starts"},
             "acl": {"sid": sid, "entries": aces},
             "placeholders": placeholders,
             "globs": globs,

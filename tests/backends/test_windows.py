@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import ace_eval
@@ -546,3 +547,98 @@ def test_golden_examples(name: str) -> None:
 def test_golden_hand_built() -> None:
     _golden("hand-built.plan.json", compile_ir(coding_agent_ir(), "windows").text)
     _golden("hand-built.ps1", compile_ir(coding_agent_ir(), "windows-ps").text)
+
+
+# -- issue 16: the launcher that would really run ----------------------------------------------
+
+def _ps(ir: PolicyIR | None = None, **options: object) -> tuple[str, dict]:
+    artifact = compile_ir(ir or coding_agent_ir(), "windows-ps", **options)
+    return artifact.text, artifact.data
+
+
+def test_environment_is_a_generic_dictionary_with_the_windows_keep_list() -> None:
+    text, plan = _ps()
+    # a Hashtable does not convert to IDictionary<string,string>: the script builds the generic type
+    assert "New-Object 'System.Collections.Generic.Dictionary[string,string]'" in text
+    assert "$environment = @{}" not in text
+    assert "IDictionary<string, string> environment" in text
+    keep = plan["environment"]["windows_keep"]
+    for name in ("SystemRoot", "windir", "TEMP", "TMP", "PATHEXT", "ComSpec", "USERPROFILE", "APPDATA", "LOCALAPPDATA"):
+        assert name in keep
+    assert "($windowsKeep -contains $name)" in text
+    ir = replace(coding_agent_ir(), environment=(EnvRule("keep", "PATH"), EnvRule("drop", "TEMP", origin=o(3))))
+    warnings = compile_ir(ir, "windows").warnings
+    assert any("`drop TEMP` removes `TEMP`" in w.message for w in warnings)
+
+
+def test_token_design_starts_processes_and_keeps_reads_restricted() -> None:
+    text, plan = _ps()
+    token = plan["token"]
+    assert token["write_restricted"] is False and "WRITE_RESTRICTED" not in token["flags"]
+    roles = [r["role"] for r in token["restricting_sids"]]
+    assert roles == ["capability", "logon-session", "builtin-users", "restricted"]
+    assert "S-1-1-0" not in {r["sid"] for r in token["restricting_sids"]}  # no Everyone: reads stay restricted
+    assert token["desktop"] == "winsta0\\default" and "lpDesktop = desktop" in text
+    assert "PROC_THREAD_ATTRIBUTE_HANDLE_LIST" in text and "EXTENDED_STARTUPINFO_PRESENT" in text
+    assert "TokenDefaultDacl" in text and plan["principal"]["sid"] in token["default_dacl"]
+    assert plan["devices"][0]["path"] == "\\\\.\\NUL" and "GrantDevice('\\\\.\\NUL', $CapabilitySid" in text
+    # the ~/.ssh deny is an ACE for a restricting SID, which the non-write-restricted token checks on reads
+    fs = world()
+    apply_plan(fs, plan)
+    ev = Evaluator(fs, ace_eval.token_of(plan))
+    assert not ev.read(f"{HOME}\\.ssh\\id_rsa") and ev.read(f"{WS}\\src\\main.py")
+
+
+def test_journal_is_written_before_each_addition_and_replayed_after_a_kill() -> None:
+    text, _ = _ps()
+    lines = text.splitlines()
+    firewall = [i for i, line in enumerate(lines) if "New-NetFirewallRule" in line]
+    assert firewall
+    for i in firewall:
+        assert "Add-Journal @{ Kind = 'firewall'" in lines[i - 1]
+    assert text.index("\nRestore-FromJournal\n") < text.index("\n$ExitCode = 1\ntry {")
+    assert "} finally {" in text and "Remove-JournalEntry $Journal[$i]" in text
+    assert "%LOCALAPPDATA%\\\\stockade\\\\windows".replace("\\\\", "\\") in text
+
+
+def test_aces_are_persisted_grants_not_rewritten_per_run() -> None:
+    text, plan = _ps()
+    assert all(entry["lifetime"] == "persistent" for entry in plan["acl"]["entries"])
+    assert {t["when"] for t in plan["teardown"] if t["action"] == "remove-ace"} == {"uninstall"}
+    assert "icacls" not in text  # no re-propagating icacls calls; .NET ACL API with an already-present check
+    assert "-band $Mask) -eq $Mask) { return }" in text and "[switch]$Uninstall" in text
+
+
+def test_glob_walks_stay_off_the_drive_and_use_a_separator_check() -> None:
+    text, plan = _ps()
+    drive_glob = [g for g in plan["globs"] if g["base"] == "C:\\"]
+    for glob in plan["globs"]:
+        assert all(root != "C:\\" for root in glob["walk_roots"]), glob
+    ir = replace(coding_agent_ir(), filesystem=coding_agent_ir().filesystem + (
+        FsRule("deny", "\\**\\.npmrc", is_glob=True, origin=o(20)),))
+    artifact = compile_ir(ir, "windows")
+    glob = next(g for g in artifact.data["globs"] if g["pattern"].endswith(".npmrc"))
+    assert glob["base"] == "C:\\" and glob["walk_roots"] == [HOME]  # workspace and temp are inside the home
+    assert any("is not walked" in w.message and w.span and w.span.line == 20 for w in artifact.warnings)
+    assert "(Test-Within $a $root)" in text or not any(g["guard_ancestors_within"] for g in plan["globs"])
+    assert ".StartsWith($root + '\\', [StringComparison]::OrdinalIgnoreCase)" in text
+    assert drive_glob == []
+
+
+@pytest.mark.parametrize("name", ["p[1]", "a[b]c"])
+def test_workspace_with_a_bracket_is_literal(name: str) -> None:
+    from stockade.backends.windows_paths import glob_base, parse_win_path
+    from stockade.compiler.pipeline import compile_policy
+
+    ws = f"{HOME}\\{name}"
+    ir = compile_policy(ROOT / "examples" / "coding-agent.policy", workspace=ws, home=HOME, tmpdir=TMP,
+                        environ={}, platform="windows").ir
+    assert not any(r.is_glob for r in ir.filesystem if r.pattern.startswith(ws))
+    plan = compile_ir(ir, "windows").data
+    assert any(e["path"] == ws and e["type"] == "allow" for e in plan["acl"]["entries"])
+    base, rest = glob_base(parse_win_path(ws + "\\**\\.env", glob=True))
+    assert str(base) == ws and rest == ("**", ".env")
+    fs = world((ws + "\\src\\a.py", f"{HOME}\\pX\\b.py"))
+    apply_plan(fs, plan)
+    ev = Evaluator(fs, ace_eval.token_of(plan))
+    assert ev.write(ws + "\\src\\a.py") and not ev.write(f"{HOME}\\pX\\b.py")
