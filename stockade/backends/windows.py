@@ -7,21 +7,26 @@ lists each of them as data, in the order a launcher applies them:
 1. **preflight** — every volume is a local fixed NTFS drive (no UNC, no mapped drive),
    every path an ACE is placed on is canonical (no reparse point or 8.3 alias on the way),
    the workspace exists;
-2. **principal** — a capability SID (``S-1-15-3-1024-…``) derived deterministically from
-   the lower-cased workspace path (:func:`capability_sid`);
-3. **restricted token** — ``CreateRestrictedToken`` with ``DISABLE_MAX_PRIVILEGE |
-   LUA_TOKEN``, *not* ``WRITE_RESTRICTED`` (the policy restricts reads too: a read must pass
-   the restricting check as well, so a deny ACE for the capability SID keeps ``~/.ssh``
-   unreadable), Administrators deny-only, medium integrity.  The restricting SIDs are the
-   capability SID, the logon SID (the desktop and window station), ``BUILTIN\\Users``
-   (System32, Program Files: their protected DACLs grant Users read and never inherit the
-   plan's ACEs) and ``RESTRICTED`` (``HKCU`` grants it read).  The user profile grants none
-   of these, so inside it only what the plan grants the capability SID is reachable.  The
-   token's default DACL grants the user, the capability and logon SIDs and SYSTEM, so the
-   child can open the objects it creates; the child gets ``winsta0\\default`` as its
-   desktop, only its three standard handles (``PROC_THREAD_ATTRIBUTE_HANDLE_LIST``), and
-   ``\\\\.\\NUL`` grants the capability SID read and write;
-4. **ACEs** for the capability SID, in canonical order: every filesystem rule puts an
+2. **principals** — a dedicated local *sandbox account* (``stockade-sbx``, created on first
+   use by the elevated script, its random password kept DPAPI-protected in Stockade's
+   state directory) that the command runs as, and a capability SID (``S-1-15-3-1024-…``)
+   derived deterministically from the lower-cased workspace path (:func:`capability_sid`);
+3. **restricted token** — the script logs the account on (``CreateProcessWithLogonW``) to
+   start a small runner, which makes a ``CreateRestrictedToken`` copy of its own token with
+   ``DISABLE_MAX_PRIVILEGE | LUA_TOKEN | WRITE_RESTRICTED`` whose restricting SIDs are the
+   capability SID and the logon SID.  *Reads* pass the normal check only: they are what
+   the account may read — what ``BUILTIN\\Users`` reads (System32, Program Files: processes
+   start) plus the plan's grants — so the user's profile, whose DACL names only the user,
+   SYSTEM and Administrators, is closed to it, and ``~/.ssh`` carries an explicit deny for
+   the account besides.  *Writes* must pass the restricting check too: only where the plan
+   granted the capability SID.  Firewall rules are keyed to the account's SID, which is
+   the confined process's user SID, so they really match it (a restricting-only SID never
+   satisfies the normal pass of the firewall's access check).  The token's default DACL
+   grants the account, the capability and logon SIDs and SYSTEM, so the child can open the
+   objects it creates; the child gets ``winsta0\\default`` as its desktop, only its three
+   standard handles (``PROC_THREAD_ATTRIBUTE_HANDLE_LIST``), and ``\\\\.\\NUL`` grants the
+   capability SID read and write;
+4. **ACEs** for the account and the capability SID (the same entry for both), in canonical order: every filesystem rule puts an
    explicit *deny* of what it does not grant and an explicit *allow* of what it grants on
    its path, inheritable (``OI CI``).  Inherited ACEs are ordered nearest ancestor first,
    so the deepest rule decides — the policy's most-specific-path-wins.  Paths no rule
@@ -93,7 +98,7 @@ ANCESTOR_GUARD_MASK = DELETE
 
 # -- token, integrity, job object constants --------------------------------------------------
 
-TOKEN_FLAGS = {"DISABLE_MAX_PRIVILEGE": 0x1, "LUA_TOKEN": 0x4}
+TOKEN_FLAGS = {"DISABLE_MAX_PRIVILEGE": 0x1, "LUA_TOKEN": 0x4, "WRITE_RESTRICTED": 0x8}
 INTEGRITY = {"low": "S-1-16-4096", "medium": "S-1-16-8192"}
 ADMINISTRATORS = "S-1-5-32-544"
 JOB_LIMIT_FLAGS = {
@@ -121,7 +126,11 @@ ADVISORY_PROXY = "http://127.0.0.1:9"
 
 CAPABILITY_PREFIX = "S-1-15-3-1024"
 BUILTIN_USERS = "S-1-5-32-545"
-RESTRICTED = "S-1-5-12"
+#: the local account the command runs as (at most 20 characters: a SAM account name)
+SANDBOX_ACCOUNT = "stockade-sbx"
+#: placeholders the launcher replaces with SIDs it resolves on the machine
+ACCOUNT_PLACEHOLDER = "%ACCOUNT%"
+LOGON_PLACEHOLDER = "%LOGON%"
 SYSTEM = "S-1-5-18"
 #: the interactive desktop; a restricted child without it fails in user32's DLL initialisation
 DESKTOP = "winsta0\\default"
@@ -132,6 +141,9 @@ NULL_DEVICE_MASK = 0x0012019F
 #: where the launcher keeps its run journal (firewall rules, placeholders) and the record of
 #: the persisted grants: the user's own profile, outside every writable grant
 STATE_DIR = "%LOCALAPPDATA%\\stockade\\windows"
+#: where the script places the runner it starts as the sandbox account (the account may read
+#: and execute it, never write it)
+RUNNER_DIR = "%ProgramData%\\stockade\\runner"
 #: variables every Windows process expects: kept whatever the policy's keep list says
 #: (dropping SystemRoot breaks Winsock, TEMP/TMP temp files, APPDATA/LOCALAPPDATA .NET and
 #: git); a policy ``drop`` of one of them still wins (warned)
@@ -364,6 +376,7 @@ class WindowsBackend(Backend):
             "id": "",
             "path": str(path),
             "lifetime": "persistent",
+            "principals": ["sandbox-account", "capability"],
             "type": kind,
             "mask": mask,
             "mask_hex": f"0x{mask:08X}",
@@ -418,6 +431,25 @@ class WindowsBackend(Backend):
                 if access != "write" else [],
             })
         return out
+
+    def _restate_at_profile_boundaries(self, context: dict[str, WinPath]) -> None:
+        """Put the IR's decision on the home, workspace and temporary directory themselves
+        when it comes from a rule on an ancestor: a user profile has a protected DACL, so an
+        inheritable ACE on ``C:\\`` never reaches it (the account could not read the home a
+        ``read /`` rule grants)."""
+        placed = {t.path.key for t in self.targets}
+        for name in ("home", "workspace", "tmpdir"):
+            path = context[name]
+            if path.key in placed:
+                continue
+            decision = self.query.path_access(posix_key(path))
+            if decision.rule is None or decision.access == "none" or decision.rule.is_glob:
+                continue
+            original = next((r for r in self.ir.filesystem if r.kind == decision.rule.kind and not r.is_glob
+                             and r.origin == decision.rule.origin and r.source_text == decision.rule.source_text), None)
+            if original is not None:
+                self.targets.append(_Target(path, original))
+                placed.add(path.key)
 
     def _walk_roots(self, rule: FsRule, base: WinPath) -> list[WinPath]:
         """Where the launcher looks for a glob's existing matches: its base, unless that is
@@ -549,10 +581,14 @@ class WindowsBackend(Backend):
                 self.drives.append(root)
         for rule in self.ir.filesystem:
             self.dispatch(rule)
+        self._restate_at_profile_boundaries(context)
         sid = capability_sid(str(context["workspace"]))
         aces, placeholders = self._acl(sid)
         globs = self._glob_guards(sid)
         network = self._network(sid)
+        for rule in network["firewall_rules"]:
+            # keyed to the confined process's user SID: the sandbox account (see the module docstring)
+            rule["local_user_sddl"] = f"O:LSD:(A;;CC;;;{ACCOUNT_PLACEHOLDER})"
         timeout = self.ir.limit("timeout")
         output = self.ir.limit("output")
         volumes = sorted({p.volume for p in [*(t.path for t in self.targets), *(p for _, p in self.globs),
@@ -589,6 +625,8 @@ class WindowsBackend(Backend):
             {"step": "apply-aces"},
             {"step": "apply-glob-aces"},
             {"step": "add-firewall-rules"},
+            {"step": "provision-sandbox-account"},
+            {"step": "logon-sandbox-account", "runner": RUNNER_DIR},
             {"step": "create-restricted-token"},
             {"step": "create-job-object"},
             {"step": "create-process-suspended", "cwd": str(context["workspace"]),
@@ -608,6 +646,14 @@ class WindowsBackend(Backend):
             "principal": {
                 "kind": "capability-sid",
                 "sid": sid,
+                "account": {
+                    "name": SANDBOX_ACCOUNT,
+                    "sid": None,
+                    "resolve": "the local account of that name; created (member of BUILTIN\\Users only) with a "
+                               "random password when missing",
+                    "credential": STATE_DIR + "\\account.dpapi",
+                    "logon": "CreateProcessWithLogonW, LOGON_WITH_PROFILE",
+                },
                 "derivation": {
                     "scheme": "sha256-words",
                     "prefix": CAPABILITY_PREFIX,
@@ -618,21 +664,20 @@ class WindowsBackend(Backend):
                 "api": "CreateRestrictedToken",
                 "flags": list(TOKEN_FLAGS),
                 "flags_value": sum(TOKEN_FLAGS.values()),
-                "write_restricted": False,
+                "write_restricted": True,
                 "deny_only_sids": [ADMINISTRATORS],
                 "restricting_sids": [
                     {"role": "capability", "sid": sid},
                     {"role": "logon-session", "sid": None, "resolve": "TokenGroups entry with SE_GROUP_LOGON_ID"},
-                    {"role": "builtin-users", "sid": BUILTIN_USERS},
-                    {"role": "restricted", "sid": RESTRICTED},
                 ],
-                "default_dacl": f"D:(A;;GA;;;{SYSTEM})(A;;GA;;;{sid})(A;;GA;;;%USER%)(A;;GA;;;%LOGON%)",
+                "default_dacl": f"D:(A;;GA;;;{SYSTEM})(A;;GA;;;{sid})(A;;GA;;;{ACCOUNT_PLACEHOLDER})"
+                                f"(A;;GA;;;{LOGON_PLACEHOLDER})",
                 "desktop": DESKTOP,
                 "inherited_handles": ["stdin", "stdout", "stderr"],
                 "privileges_kept": ["SeChangeNotifyPrivilege"],
                 "integrity_level": {"name": "medium", "sid": INTEGRITY["medium"]},
-                "access_rule": "access needs both the normal check (user and groups) and the restricting "
-                               "check (capability, logon, Users and RESTRICTED SIDs) to pass",
+                "access_rule": "reads need the normal check (the sandbox account and its groups) to pass; "
+                               "writes need it and the restricting check (capability and logon SIDs)",
             },
             "devices": [{"path": NULL_DEVICE, "sid": sid, "mask": NULL_DEVICE_MASK,
                          "mask_hex": f"0x{NULL_DEVICE_MASK:08X}", "lifetime": "until-reboot",

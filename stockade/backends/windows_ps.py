@@ -62,6 +62,7 @@ public static class StockadeNative {
     const int PROC_THREAD_ATTRIBUTE_HANDLE_LIST = 0x20002;
     const uint DACL_SECURITY_INFORMATION = 4;
     const uint READ_CONTROL = 0x20000, WRITE_DAC = 0x40000;
+    const uint LOGON_WITH_PROFILE = 1;
 
     [StructLayout(LayoutKind.Sequential)] public struct SidAttr { public IntPtr Sid; public uint Attributes; }
     [StructLayout(LayoutKind.Sequential)] public struct BasicLimit {
@@ -121,6 +122,9 @@ public static class StockadeNative {
     [DllImport("advapi32.dll", SetLastError = true, CharSet = CharSet.Unicode)] static extern bool CreateProcessAsUserW(IntPtr t,
         string app, StringBuilder cmd, IntPtr pa, IntPtr ta, bool inherit, uint flags, IntPtr env, string cwd,
         ref StartupInfoEx si, out ProcessInfo pi);
+    [DllImport("advapi32.dll", SetLastError = true, CharSet = CharSet.Unicode)] static extern bool CreateProcessWithLogonW(string user,
+        string domain, string password, uint logonFlags, string app, StringBuilder cmd, uint flags, IntPtr env,
+        string cwd, ref StartupInfo si, out ProcessInfo pi);
     [DllImport("kernel32.dll", SetLastError = true, CharSet = CharSet.Unicode)] static extern IntPtr CreateFileW(string p,
         uint a, uint s, IntPtr sa, uint d, uint f, IntPtr t);
     [DllImport("kernel32.dll", SetLastError = true, CharSet = CharSet.Unicode)] static extern uint GetFinalPathNameByHandleW(IntPtr h,
@@ -201,21 +205,17 @@ public static class StockadeNative {
         return copy;
     }
 
-    /// Run a command line under the restricted token and a Job Object; returns the exit code.
-    public static int Run(string commandLine, string cwd, string capabilitySid, uint tokenFlags,
-                          string[] denyOnlySids, string[] extraRestrictingSids, string defaultDacl, string desktop,
-                          string integritySid, uint limitFlags, uint uiRestrictions,
-                          long processMemory, long jobMemory, uint activeProcesses, long jobTime100ns,
-                          IDictionary<string, string> environment, int timeoutMs, long outputLimit) {
+    /// Stage 2, as the sandbox account: run a command line under a write-restricted copy of
+    /// this process's token (restricting SIDs: the capability and logon SIDs); returns its
+    /// exit code.  The job that stage 1 put this process in holds the child too.
+    public static int RunRestricted(string commandLine, string cwd, string capabilitySid, uint tokenFlags,
+                                    string[] denyOnlySids, string defaultDacl, string desktop, string integritySid) {
         IntPtr current;
         if (!OpenProcessToken(GetCurrentProcess(), TOKEN_ALL, out current)) throw Fail("open process token");
         var disable = new SidAttr[denyOnlySids.Length];
         for (int i = 0; i < denyOnlySids.Length; i++) disable[i].Sid = Sid(denyOnlySids[i]);
         IntPtr logon = LogonSid(current);
-        var restrict = new SidAttr[2 + extraRestrictingSids.Length];
-        restrict[0].Sid = Sid(capabilitySid);
-        restrict[1].Sid = logon;
-        for (int i = 0; i < extraRestrictingSids.Length; i++) restrict[2 + i].Sid = Sid(extraRestrictingSids[i]);
+        var restrict = new SidAttr[] { new SidAttr { Sid = Sid(capabilitySid) }, new SidAttr { Sid = logon } };
         IntPtr token;
         if (!CreateRestrictedToken(current, tokenFlags, (uint)disable.Length, disable, 0, IntPtr.Zero,
                                    (uint)restrict.Length, restrict, out token)) throw Fail("create restricted token");
@@ -226,16 +226,59 @@ public static class StockadeNative {
         if (!SetTokenInformation(token, TokenIntegrityLevel, labelBuf, (uint)labelSize)) throw Fail("set integrity level");
         // the default DACL of new objects (pipes, events, its own threads) must name SIDs that
         // pass the restricting check too, or the child cannot open what it creates
-        string daclText = defaultDacl.Replace("%USER%", SidString(UserSid(current))).Replace("%LOGON%", SidString(logon));
+        string daclText = defaultDacl.Replace("%ACCOUNT%", SidString(UserSid(current))).Replace("%LOGON%", SidString(logon));
         IntPtr sd; uint sdSize; bool present, defaulted; IntPtr dacl;
         if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(daclText, 1, out sd, out sdSize)) throw Fail("parse default dacl");
         if (!GetSecurityDescriptorDacl(sd, out present, out dacl, out defaulted)) throw Fail("default dacl");
         var dd = new TokenDefaultDaclInfo { DefaultDacl = dacl };
-        IntPtr ddBuf = Marshal.AllocHGlobal(Marshal.SizeOf(typeof(TokenDefaultDaclInfo)));
+        int ddSize = Marshal.SizeOf(typeof(TokenDefaultDaclInfo));
+        IntPtr ddBuf = Marshal.AllocHGlobal(ddSize);
         Marshal.StructureToPtr(dd, ddBuf, false);
-        if (!SetTokenInformation(token, TokenDefaultDacl, ddBuf, (uint)Marshal.SizeOf(typeof(TokenDefaultDaclInfo))))
-            throw Fail("set default dacl");
+        if (!SetTokenInformation(token, TokenDefaultDacl, ddBuf, (uint)ddSize)) throw Fail("set default dacl");
 
+        // only the three standard handles are inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST)
+        var handles = new List<IntPtr>();
+        var std = new IntPtr[3];
+        for (int i = 0; i < 3; i++) {
+            IntPtr h = GetStdHandle(-10 - i);
+            std[i] = (h == IntPtr.Zero || h == new IntPtr(-1)) ? IntPtr.Zero : Inheritable(h);
+            if (std[i] != IntPtr.Zero && !handles.Contains(std[i])) handles.Add(std[i]);
+        }
+        IntPtr listSize = IntPtr.Zero;
+        InitializeProcThreadAttributeList(IntPtr.Zero, 1, 0, ref listSize);
+        IntPtr list = Marshal.AllocHGlobal(listSize);
+        if (!InitializeProcThreadAttributeList(list, 1, 0, ref listSize)) throw Fail("attribute list");
+        IntPtr handleArray = Marshal.AllocHGlobal(IntPtr.Size * Math.Max(1, handles.Count));
+        for (int i = 0; i < handles.Count; i++) Marshal.WriteIntPtr(handleArray, i * IntPtr.Size, handles[i]);
+        if (handles.Count > 0 && !UpdateProcThreadAttribute(list, 0, new IntPtr(PROC_THREAD_ATTRIBUTE_HANDLE_LIST),
+                handleArray, new IntPtr(IntPtr.Size * handles.Count), IntPtr.Zero, IntPtr.Zero)) throw Fail("handle list");
+        var si = new StartupInfoEx();
+        si.StartupInfo.cb = Marshal.SizeOf(typeof(StartupInfoEx));
+        si.StartupInfo.lpDesktop = desktop;
+        si.StartupInfo.dwFlags = 0x100;  // STARTF_USESTDHANDLES
+        si.StartupInfo.hStdInput = std[0]; si.StartupInfo.hStdOutput = std[1]; si.StartupInfo.hStdError = std[2];
+        si.lpAttributeList = list;
+        ProcessInfo pi;
+        // CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT; the environment is this process's own
+        uint flags = 0x400 | EXTENDED_STARTUPINFO_PRESENT;
+        bool created = CreateProcessAsUserW(token, null, new StringBuilder(commandLine), IntPtr.Zero, IntPtr.Zero,
+                                            handles.Count > 0, flags, IntPtr.Zero, cwd, ref si, out pi);
+        int createError = Marshal.GetLastWin32Error();
+        DeleteProcThreadAttributeList(list);
+        foreach (var h in handles) CloseHandle(h);
+        if (!created) throw new Win32Exception(createError, "create process");
+        WaitForSingleObject(pi.hProcess, 0xFFFFFFFF);
+        uint code; GetExitCodeProcess(pi.hProcess, out code);
+        CloseHandle(pi.hThread); CloseHandle(pi.hProcess);
+        return (int)code;
+    }
+
+    /// Stage 1, as the user: start the runner as the sandbox account in a Job Object,
+    /// copy its output (up to the limit) and enforce the timeout; returns the exit code.
+    public static int Launch(string account, string password, string runnerCommandLine, string cwd,
+                             uint limitFlags, uint uiRestrictions, long processMemory, long jobMemory,
+                             uint activeProcesses, long jobTime100ns, IDictionary<string, string> environment,
+                             string desktop, int timeoutMs, long outputLimit) {
         IntPtr job = CreateJobObjectW(IntPtr.Zero, null);
         if (job == IntPtr.Zero) throw Fail("create job object");
         var ext = new ExtendedLimit();
@@ -252,8 +295,8 @@ public static class StockadeNative {
         Marshal.WriteInt32(uiBuf, (int)uiRestrictions);
         if (!SetInformationJobObject(job, JobBasicUi, uiBuf, 4)) throw Fail("set job ui restrictions");
 
-        // the pipe's read end stays here (not inheritable); the write end and a copy of stdin
-        // are the only handles the child inherits (PROC_THREAD_ATTRIBUTE_HANDLE_LIST)
+        // the pipe's read end stays here (not inheritable); the secondary logon service gives
+        // the runner the standard handles named below and nothing else
         var sa = new SecurityAttributes { nLength = Marshal.SizeOf(typeof(SecurityAttributes)), bInheritHandle = 0 };
         IntPtr readEnd, writePipe;
         if (!CreatePipe(out readEnd, out writePipe, ref sa, 0)) throw Fail("create pipe");
@@ -261,22 +304,8 @@ public static class StockadeNative {
         CloseHandle(writePipe);
         IntPtr stdin = GetStdHandle(-10);
         IntPtr input = (stdin == IntPtr.Zero || stdin == new IntPtr(-1)) ? IntPtr.Zero : Inheritable(stdin);
-        var handles = input == IntPtr.Zero ? new IntPtr[] { writeEnd } : new IntPtr[] { writeEnd, input };
-        IntPtr listSize = IntPtr.Zero;
-        InitializeProcThreadAttributeList(IntPtr.Zero, 1, 0, ref listSize);
-        IntPtr list = Marshal.AllocHGlobal(listSize);
-        if (!InitializeProcThreadAttributeList(list, 1, 0, ref listSize)) throw Fail("attribute list");
-        IntPtr handleArray = Marshal.AllocHGlobal(IntPtr.Size * handles.Length);
-        for (int i = 0; i < handles.Length; i++) Marshal.WriteIntPtr(handleArray, i * IntPtr.Size, handles[i]);
-        if (!UpdateProcThreadAttribute(list, 0, new IntPtr(PROC_THREAD_ATTRIBUTE_HANDLE_LIST), handleArray,
-                                       new IntPtr(IntPtr.Size * handles.Length), IntPtr.Zero, IntPtr.Zero))
-            throw Fail("handle list");
-        var si = new StartupInfoEx();
-        si.StartupInfo.cb = Marshal.SizeOf(typeof(StartupInfoEx));
-        si.StartupInfo.lpDesktop = desktop;
-        si.StartupInfo.dwFlags = 0x100;  // STARTF_USESTDHANDLES
-        si.StartupInfo.hStdInput = input; si.StartupInfo.hStdOutput = writeEnd; si.StartupInfo.hStdError = writeEnd;
-        si.lpAttributeList = list;
+        var si = new StartupInfo { cb = Marshal.SizeOf(typeof(StartupInfo)), lpDesktop = desktop, dwFlags = 0x100,
+                                   hStdInput = input, hStdOutput = writeEnd, hStdError = writeEnd };
         var block = new StringBuilder();
         var names = new List<string>(environment.Keys);
         names.Sort(StringComparer.OrdinalIgnoreCase);
@@ -284,15 +313,15 @@ public static class StockadeNative {
         block.Append('\0');
         IntPtr env = Marshal.StringToHGlobalUni(block.ToString());
         ProcessInfo pi;
-        // CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | CREATE_NEW_PROCESS_GROUP | EXTENDED_STARTUPINFO_PRESENT
-        uint flags = 0x4 | 0x400 | 0x200 | EXTENDED_STARTUPINFO_PRESENT;
-        bool created = CreateProcessAsUserW(token, null, new StringBuilder(commandLine), IntPtr.Zero, IntPtr.Zero, true,
-                                            flags, env, cwd, ref si, out pi);
+        // CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | CREATE_NEW_PROCESS_GROUP
+        uint flags = 0x4 | 0x400 | 0x200;
+        bool created = CreateProcessWithLogonW(account, ".", password, LOGON_WITH_PROFILE, null,
+                                               new StringBuilder(runnerCommandLine), flags, env, cwd, ref si, out pi);
         int createError = Marshal.GetLastWin32Error();
-        DeleteProcThreadAttributeList(list);
         CloseHandle(writeEnd);
         if (input != IntPtr.Zero) CloseHandle(input);
-        if (!created) throw new Win32Exception(createError, "create process");
+        Marshal.FreeHGlobal(env);
+        if (!created) throw new Win32Exception(createError, "log on the sandbox account");
         if (!AssignProcessToJobObject(job, pi.hProcess)) {
             TerminateJobObject(job, 1); throw Fail("assign process to job");
         }
@@ -327,7 +356,6 @@ public static class StockadeNative {
         WaitForSingleObject(pi.hProcess, 5000);
         uint code; GetExitCodeProcess(pi.hProcess, out code);
         CloseHandle(pi.hThread); CloseHandle(pi.hProcess); CloseHandle(readEnd); CloseHandle(job);
-        Marshal.FreeHGlobal(env);
         if (timedOut) { Console.Error.WriteLine("stockade: timeout, the job was terminated"); return 124; }
         if (capped) { Console.Error.WriteLine("stockade: output limit reached, the job was terminated"); return 125; }
         return (int)code;
@@ -367,6 +395,7 @@ def _prelude(plan: dict[str, Any]) -> list[str]:
         "Set-StrictMode -Version 3.0",
         "$ErrorActionPreference = 'Stop'",
         f"$CapabilitySid = {ps_quote(plan['principal']['sid'])}",
+        f"$AccountName = {ps_quote(plan['principal']['account']['name'])}",
         f"$StateDir = [Environment]::ExpandEnvironmentVariables({ps_quote(state['dir'])})",
         f"$JournalFile = [Environment]::ExpandEnvironmentVariables({ps_quote(state['journal'])})",
         f"$GrantsFile = [Environment]::ExpandEnvironmentVariables({ps_quote(state['grants'])})",
@@ -408,7 +437,6 @@ def _prelude(plan: dict[str, Any]) -> list[str]:
         "        return",
         "    }",
         "    $item = Get-Item -LiteralPath $Path -Force",
-        "    $sid = New-Object System.Security.Principal.SecurityIdentifier($CapabilitySid)",
         "    $inheritance = [System.Security.AccessControl.InheritanceFlags]::None",
         "    if ($Inherit -and $item.PSIsContainer) {",
         "        $inheritance = [System.Security.AccessControl.InheritanceFlags]'ContainerInherit, ObjectInherit'",
@@ -416,28 +444,37 @@ def _prelude(plan: dict[str, Any]) -> list[str]:
         "    $kind = if ($Type -eq 'deny') { [System.Security.AccessControl.AccessControlType]::Deny } "
         "else { [System.Security.AccessControl.AccessControlType]::Allow }",
         "    $acl = $item.GetAccessControl([System.Security.AccessControl.AccessControlSections]::Access)",
-        "    foreach ($have in $acl.GetAccessRules($true, $false, [System.Security.Principal.SecurityIdentifier])) {",
-        "        if ($have.IdentityReference -eq $sid -and $have.AccessControlType -eq $kind -and "
-        "$have.InheritanceFlags -eq $inheritance -and ([int]$have.FileSystemRights -band $Mask) -eq $Mask) { return }",
-        "    }",
-        "    # AddAccessRule keeps the DACL canonical (explicit denies before allows) and merges only",
-        "    # rules of the same type and inheritance, so a rename guard (deny DELETE, this object",
-        "    # only) survives the allow on the same object",
-        "    $rule = New-Object System.Security.AccessControl.FileSystemAccessRule($sid, "
+        "    $changed = $false",
+        "    foreach ($who in @($AccountSid, $CapabilitySid)) {",
+        "        $sid = New-Object System.Security.Principal.SecurityIdentifier($who)",
+        "        $present = $false",
+        "        foreach ($have in $acl.GetAccessRules($true, $false, [System.Security.Principal.SecurityIdentifier])) {",
+        "            if ($have.IdentityReference -eq $sid -and $have.AccessControlType -eq $kind -and "
+        "$have.InheritanceFlags -eq $inheritance -and ([int]$have.FileSystemRights -band $Mask) -eq $Mask) { $present = $true }",
+        "        }",
+        "        if ($present) { continue }",
+        "        # AddAccessRule keeps the DACL canonical (explicit denies before allows) and merges only",
+        "        # rules of the same type and inheritance, so a rename guard (deny DELETE, this object",
+        "        # only) survives the allow on the same object",
+        "        $rule = New-Object System.Security.AccessControl.FileSystemAccessRule($sid, "
         "[System.Security.AccessControl.FileSystemRights]$Mask, $inheritance, "
         "[System.Security.AccessControl.PropagationFlags]::None, $kind)",
-        "    $acl.AddAccessRule($rule)",
-        "    $item.SetAccessControl($acl)",
+        "        $acl.AddAccessRule($rule)",
+        "        $changed = $true",
+        "    }",
+        "    if (-not $changed) { return }",
+        "    $item.SetAccessControl($acl)  # one write (one propagation) for both SIDs",
         "    Add-Content -LiteralPath $GrantsFile -Value $Path -Encoding UTF8",
         "}",
         "function Remove-StockadeGrants {",
         "    if (-not (Test-Path -LiteralPath $GrantsFile)) { return }",
-        "    $sid = New-Object System.Security.Principal.SecurityIdentifier($CapabilitySid)",
         "    foreach ($path in @(Get-Content -LiteralPath $GrantsFile -Encoding UTF8 | Sort-Object -Unique)) {",
         "        if (-not $path -or -not (Test-Path -LiteralPath $path)) { continue }",
         "        $item = Get-Item -LiteralPath $path -Force",
         "        $acl = $item.GetAccessControl([System.Security.AccessControl.AccessControlSections]::Access)",
-        "        $acl.PurgeAccessRules($sid)",
+        "        foreach ($who in @($AccountSid, $CapabilitySid)) {",
+        "            $acl.PurgeAccessRules((New-Object System.Security.Principal.SecurityIdentifier($who)))",
+        "        }",
         "        $item.SetAccessControl($acl)",
         "    }",
         "    Remove-Item -LiteralPath $GrantsFile",
@@ -456,9 +493,69 @@ def _prelude(plan: dict[str, Any]) -> list[str]:
         "    }",
         "}",
         "",
+        "# -- the sandbox account: created once (elevated), its password kept with DPAPI for this user --",
+        "function Get-SandboxAccount {",
+        "    $credential = Join-Path $StateDir 'account.dpapi'",
+        "    $account = Get-LocalUser -Name $AccountName -ErrorAction SilentlyContinue",
+        "    if ($account -and (Test-Path -LiteralPath $credential)) {",
+        "        $secret = Get-Content -LiteralPath $credential | ConvertTo-SecureString",
+        "    } else {",
+        "        $bytes = New-Object byte[] 24",
+        "        [System.Security.Cryptography.RandomNumberGenerator]::Create().GetBytes($bytes)",
+        "        $secret = ConvertTo-SecureString ([Convert]::ToBase64String($bytes) + 'a1!A') -AsPlainText -Force",
+        "        if ($account) { Set-LocalUser -Name $AccountName -Password $secret }",
+        "        else {",
+        "            New-LocalUser -Name $AccountName -Password $secret -AccountNeverExpires -PasswordNeverExpires "
+        "-UserMayNotChangePassword -Description 'stockade sandbox (commands run as this account)' | Out-Null",
+        "            Add-LocalGroupMember -SID 'S-1-5-32-545' -Member $AccountName -ErrorAction SilentlyContinue",
+        "        }",
+        "        $secret | ConvertFrom-SecureString | Set-Content -LiteralPath $credential",
+        "    }",
+        "    $sid = (Get-LocalUser -Name $AccountName).SID.Value",
+        "    $plain = [Runtime.InteropServices.Marshal]::PtrToStringUni("
+        "[Runtime.InteropServices.Marshal]::SecureStringToGlobalAllocUnicode($secret))",
+        "    return @{ Sid = $sid; Password = $plain }",
+        "}",
+        "function Install-Runner([string]$Dir) {",
+        "    # the runner the account starts: readable and executable by it, writable only by",
+        "    # SYSTEM and Administrators (a protected DACL, nothing inherited)",
+        "    New-Item -ItemType Directory -Force -Path $Dir | Out-Null",
+        "    $security = New-Object System.Security.AccessControl.DirectorySecurity",
+        "    $security.SetAccessRuleProtection($true, $false)",
+        "    $all = [System.Security.AccessControl.InheritanceFlags]'ContainerInherit, ObjectInherit'",
+        "    $none = [System.Security.AccessControl.PropagationFlags]::None",
+        "    $allow = [System.Security.AccessControl.AccessControlType]::Allow",
+        "    foreach ($who in @('S-1-5-18', 'S-1-5-32-544')) {",
+        "        $security.AddAccessRule((New-Object System.Security.AccessControl.FileSystemAccessRule("
+        "(New-Object System.Security.Principal.SecurityIdentifier($who)), 'FullControl', $all, $none, $allow)))",
+        "    }",
+        "    $security.AddAccessRule((New-Object System.Security.AccessControl.FileSystemAccessRule("
+        "(New-Object System.Security.Principal.SecurityIdentifier($AccountSid)), 'ReadAndExecute', $all, $none, $allow)))",
+        "    (Get-Item -LiteralPath $Dir).SetAccessControl($security)",
+        "    Set-Content -LiteralPath (Join-Path $Dir 'helper.cs') -Value $Helper -Encoding UTF8",
+        "    Set-Content -LiteralPath (Join-Path $Dir 'runner.ps1') -Value $RunnerScript -Encoding UTF8",
+        "}",
+        "$RunnerScript = @'",
+        "param([string]$Request)",
+        "$ErrorActionPreference = 'Stop'",
+        "$r = ConvertFrom-Json ([Text.Encoding]::UTF8.GetString([Convert]::FromBase64String($Request)))",
+        "Add-Type -Path (Join-Path $PSScriptRoot 'helper.cs')",
+        "exit ([StockadeNative]::RunRestricted([string]$r.command, [string]$r.cwd, [string]$r.capability, "
+        "[uint32]$r.flags, [string[]]@($r.deny_only), [string]$r.default_dacl, [string]$r.desktop, [string]$r.integrity))",
+        "'@",
+        "",
         "New-Item -ItemType Directory -Force -Path $StateDir | Out-Null",
         "Restore-FromJournal",
-        "if ($Uninstall) { Remove-StockadeGrants; exit 0 }",
+        "$Account = Get-SandboxAccount",
+        "$AccountSid = $Account.Sid",
+        "if ($Uninstall) {",
+        "    Remove-StockadeGrants",
+        "    $runner = [Environment]::ExpandEnvironmentVariables('%ProgramData%\\stockade\\runner')",
+        "    if (Test-Path -LiteralPath $runner) { Remove-Item -LiteralPath $runner -Recurse -Force }",
+        "    Remove-LocalUser -Name $AccountName -ErrorAction SilentlyContinue",
+        "    Remove-Item -LiteralPath (Join-Path $StateDir 'account.dpapi') -ErrorAction SilentlyContinue",
+        "    exit 0",
+        "}",
         "if (-not $Command) { throw 'stockade: -Command is required' }",
         "",
     ]
@@ -536,7 +633,7 @@ def render_powershell(plan: dict[str, Any]) -> str:
         emit(f"    Add-Journal @{{ Kind = 'firewall'; Name = {ps_quote(rule['name'])} }}")
         emit(f"    New-NetFirewallRule -Name {ps_quote(rule['name'])} -DisplayName {ps_quote(rule['name'])} "
              f"-Direction {direction} -Action Block -Profile Any -RemoteAddress {ps_array(rule['remote_addresses'])} "
-             f"-LocalUser {ps_quote(rule['local_user_sddl'])} | Out-Null")
+             f"-LocalUser ({ps_quote(rule['local_user_sddl'])}.Replace('%ACCOUNT%', $AccountSid)) | Out-Null")
     env = plan["environment"]
     emit("    # -- environment: rebuilt from the policy, plus what every windows process needs --")
     emit(f"    $keep = {ps_array(env['keep'])}; $drop = {ps_array(env['drop'])}")
@@ -557,16 +654,26 @@ def render_powershell(plan: dict[str, Any]) -> str:
     job = plan["job"]
     limits = job["limits"]
     token = plan["token"]
-    extra = [r["sid"] for r in token["restricting_sids"] if r["role"] not in ("capability", "logon-session")]
     timeout = next((s.get("timeout_seconds") for s in plan["spawn"] if s["step"] == "wait"), None)
-    emit("    # -- restricted token + Job Object + suspended process, then wait --")
-    emit(f"    $ExitCode = [StockadeNative]::Run($Command, {ps_quote(plan['context']['workspace'])}, $CapabilitySid, "
-         f"{token['flags_value']}, {ps_array(token['deny_only_sids'])}, {ps_array(extra)}, "
-         f"{ps_quote(token['default_dacl'])}, {ps_quote(token['desktop'])}, {ps_quote(token['integrity_level']['sid'])}, "
-         f"{job['limit_flags_value']}, {job['ui_restrictions_value']}, "
+    runner = next(s["runner"] for s in plan["spawn"] if s["step"] == "logon-sandbox-account")
+    emit("    # -- the runner: started as the sandbox account, it makes the write-restricted token --")
+    emit(f"    $RunnerDir = [Environment]::ExpandEnvironmentVariables({ps_quote(runner)})")
+    emit("    Install-Runner $RunnerDir")
+    emit(f"    $request = @{{ command = $Command; cwd = {ps_quote(plan['context']['workspace'])}; "
+         f"capability = $CapabilitySid; flags = {token['flags_value']}; deny_only = {ps_array(token['deny_only_sids'])}; "
+         f"default_dacl = {ps_quote(token['default_dacl'])}; desktop = {ps_quote(token['desktop'])}; "
+         f"integrity = {ps_quote(token['integrity_level']['sid'])} }}")
+    emit("    $encoded = [Convert]::ToBase64String([Text.Encoding]::UTF8.GetBytes((ConvertTo-Json -Compress -InputObject $request)))")
+    emit("    $powershell = Join-Path $env:SystemRoot 'System32\\WindowsPowerShell\\v1.0\\powershell.exe'")
+    emit("    $runnerLine = '\"' + $powershell + '\" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File \"' + "
+         "(Join-Path $RunnerDir 'runner.ps1') + '\" -Request ' + $encoded")
+    emit("    # -- Job Object + the runner as the sandbox account, then wait --")
+    emit(f"    $ExitCode = [StockadeNative]::Launch($AccountName, $Account.Password, $runnerLine, "
+         f"{ps_quote(plan['context']['workspace'])}, {job['limit_flags_value']}, {job['ui_restrictions_value']}, "
          f"{_ps_int(limits.get('process_memory_bytes'))}, {_ps_int(limits.get('job_memory_bytes'))}, "
          f"{int(limits.get('active_processes', 0))}, {_ps_int(limits.get('job_user_time_100ns'))}, $environment, "
-         f"{_ps_int(None if timeout is None else timeout * 1000)}, {_ps_int(plan['output_limit_bytes'])})")
+         f"{ps_quote(token['desktop'])}, {_ps_int(None if timeout is None else timeout * 1000)}, "
+         f"{_ps_int(plan['output_limit_bytes'])})")
     emit("} finally {")
     emit("    # -- teardown: undo exactly what the journal recorded, newest first (the ACEs are")
     emit("    # persisted grants: -Uninstall removes them) --")

@@ -153,7 +153,8 @@ def test_powershell_parser_catches_broken_scripts() -> None:
 
 # -- SDDL ------------------------------------------------------------------------------------------
 
-SAMPLE_USER = "S-1-5-21-1004336348-1177238915-682003330-1001"
+#: SIDs the launcher resolves on the machine (the sandbox account's, the logon SID)
+SAMPLE_USER = "S-1-5-21-1004336348-1177238915-682003330-1007"
 SAMPLE_LOGON = "S-1-5-5-0-123456"
 
 
@@ -182,12 +183,12 @@ def test_every_sddl_string_parses_independently() -> None:
             assert str(parsed.Sid) == sid, (name, ace)
             assert type(parsed).__name__ == ("ACCESS_DENIED_ACE" if kind == "D" else "ACCESS_ALLOWED_ACE"), ace
             count += 1
-        default = plan["token"]["default_dacl"].replace("%USER%", SAMPLE_USER).replace("%LOGON%", SAMPLE_LOGON)
+        default = plan["token"]["default_dacl"].replace("%ACCOUNT%", SAMPLE_USER).replace("%LOGON%", SAMPLE_LOGON)
         sids = {str(ace.Sid) for ace in _parse_sd(default).Dacl.aces}
         assert sids == {"S-1-5-18", plan["principal"]["sid"], SAMPLE_USER, SAMPLE_LOGON}
         for rule in plan["network"]["firewall_rules"]:
-            sd = _parse_sd(rule["local_user_sddl"])
-            assert sd.Dacl.aces, rule
+            sd = _parse_sd(rule["local_user_sddl"].replace("%ACCOUNT%", SAMPLE_USER))
+            assert [str(ace.Sid) for ace in sd.Dacl.aces] == [SAMPLE_USER], rule
         count += 1
     assert count > 20
 
