@@ -278,7 +278,7 @@ public static class StockadeNative {
     public static int Launch(string account, string password, string runnerCommandLine, string cwd,
                              uint limitFlags, uint uiRestrictions, long processMemory, long jobMemory,
                              uint activeProcesses, long jobTime100ns, IDictionary<string, string> environment,
-                             string desktop, int timeoutMs, long outputLimit) {
+                             int timeoutMs, long outputLimit) {
         IntPtr job = CreateJobObjectW(IntPtr.Zero, null);
         if (job == IntPtr.Zero) throw Fail("create job object");
         var ext = new ExtendedLimit();
@@ -304,7 +304,9 @@ public static class StockadeNative {
         CloseHandle(writePipe);
         IntPtr stdin = GetStdHandle(-10);
         IntPtr input = (stdin == IntPtr.Zero || stdin == new IntPtr(-1)) ? IntPtr.Zero : Inheritable(stdin);
-        var si = new StartupInfo { cb = Marshal.SizeOf(typeof(StartupInfo)), lpDesktop = desktop, dwFlags = 0x100,
+        // lpDesktop stays null: then the secondary logon service itself grants the new logon
+        // access to the inherited window station and desktop (the runner names it explicitly)
+        var si = new StartupInfo { cb = Marshal.SizeOf(typeof(StartupInfo)), lpDesktop = null, dwFlags = 0x100,
                                    hStdInput = input, hStdOutput = writeEnd, hStdError = writeEnd };
         var block = new StringBuilder();
         var names = new List<string>(environment.Keys);
@@ -672,7 +674,7 @@ def render_powershell(plan: dict[str, Any]) -> str:
          f"{ps_quote(plan['context']['workspace'])}, {job['limit_flags_value']}, {job['ui_restrictions_value']}, "
          f"{_ps_int(limits.get('process_memory_bytes'))}, {_ps_int(limits.get('job_memory_bytes'))}, "
          f"{int(limits.get('active_processes', 0))}, {_ps_int(limits.get('job_user_time_100ns'))}, $environment, "
-         f"{ps_quote(token['desktop'])}, {_ps_int(None if timeout is None else timeout * 1000)}, "
+         f"{_ps_int(None if timeout is None else timeout * 1000)}, "
          f"{_ps_int(plan['output_limit_bytes'])})")
     emit("} finally {")
     emit("    # -- teardown: undo exactly what the journal recorded, newest first (the ACEs are")

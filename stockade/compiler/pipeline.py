@@ -55,7 +55,10 @@ def make_context(workspace: str | None = None, home: str | None = None, tmpdir: 
     if platform != "windows":
         from stockade.compiler.lower import resolve_posix
 
-        workspace, home, tmpdir = (resolve_posix(os.path.abspath(p), platform) for p in (workspace, home, tmpdir))
+        # a POSIX path stays POSIX on any compiling machine (os.path.abspath would give a
+        # Windows host's C:\… spelling)
+        workspace, home, tmpdir = (resolve_posix(p if p.startswith("/") else os.path.abspath(p), platform)
+                                   for p in (workspace, home, tmpdir))
     return Context(workspace=workspace, home=home, tmpdir=tmpdir, platform=platform)
 
 

@@ -1,4 +1,5 @@
-"""Shared helpers of the platform smoke suite (the ``box`` fixture lives in ``conftest.py``).
+"""Shared helpers and the ``box`` fixture of the platform smoke suite (imported by each test module:
+a ``conftest.py`` here would shadow the top-level one).
 
 The suite proves, on a real macOS or Windows machine, that the artifacts Stockade generates
 start ordinary programs and confine them: ``.github/workflows/platforms.yml`` runs it on

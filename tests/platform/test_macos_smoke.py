@@ -13,7 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from platform_smoke import DISALLOWED, POLICY, SECRET, Box, skip_unless
+from platform_smoke import DISALLOWED, POLICY, SECRET, Box, box, skip_unless
+
+__all__ = ["box"]  # the fixture, imported
 
 pytestmark = skip_unless("darwin")
 

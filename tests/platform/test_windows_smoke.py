@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from platform_smoke import DISALLOWED, POLICY, SECRET, Box, skip_unless
+from platform_smoke import DISALLOWED, POLICY, SECRET, Box, box, skip_unless
+
+__all__ = ["box"]  # the fixture, imported
 
 pytestmark = skip_unless("win32")
 

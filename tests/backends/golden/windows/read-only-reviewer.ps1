@@ -249,7 +249,7 @@ public static class StockadeNative {
     public static int Launch(string account, string password, string runnerCommandLine, string cwd,
                              uint limitFlags, uint uiRestrictions, long processMemory, long jobMemory,
                              uint activeProcesses, long jobTime100ns, IDictionary<string, string> environment,
-                             string desktop, int timeoutMs, long outputLimit) {
+                             int timeoutMs, long outputLimit) {
         IntPtr job = CreateJobObjectW(IntPtr.Zero, null);
         if (job == IntPtr.Zero) throw Fail("create job object");
         var ext = new ExtendedLimit();
@@ -275,7 +275,9 @@ public static class StockadeNative {
         CloseHandle(writePipe);
         IntPtr stdin = GetStdHandle(-10);
         IntPtr input = (stdin == IntPtr.Zero || stdin == new IntPtr(-1)) ? IntPtr.Zero : Inheritable(stdin);
-        var si = new StartupInfo { cb = Marshal.SizeOf(typeof(StartupInfo)), lpDesktop = desktop, dwFlags = 0x100,
+        // lpDesktop stays null: then the secondary logon service itself grants the new logon
+        // access to the inherited window station and desktop (the runner names it explicitly)
+        var si = new StartupInfo { cb = Marshal.SizeOf(typeof(StartupInfo)), lpDesktop = null, dwFlags = 0x100,
                                    hStdInput = input, hStdOutput = writeEnd, hStdError = writeEnd };
         var block = new StringBuilder();
         var names = new List<string>(environment.Keys);
@@ -581,7 +583,7 @@ try {
     $powershell = Join-Path $env:SystemRoot 'System32\WindowsPowerShell\v1.0\powershell.exe'
     $runnerLine = '"' + $powershell + '" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "' + (Join-Path $RunnerDir 'runner.ps1') + '" -Request ' + $encoded
     # -- Job Object + the runner as the sandbox account, then wait --
-    $ExitCode = [StockadeNative]::Launch($AccountName, $Account.Password, $runnerLine, 'C:\Users\dev\proj', 9996, 255, 1073741824, 1073741824, 64, 600000000, $environment, 'winsta0\default', 120000, 262144)
+    $ExitCode = [StockadeNative]::Launch($AccountName, $Account.Password, $runnerLine, 'C:\Users\dev\proj', 9996, 255, 1073741824, 1073741824, 64, 600000000, $environment, 120000, 262144)
 } finally {
     # -- teardown: undo exactly what the journal recorded, newest first (the ACEs are
     # persisted grants: -Uninstall removes them) --
