@@ -45,20 +45,35 @@ def test_python(box: Box) -> None:
     assert result.stdout.split() == ["True", "3"]
 
 
+def _hidden(path: Path) -> str:
+    """Python that rebuilds ``path`` at run time: the analyzer cannot see which file it names,
+    so the command is run (``--approve``) and the sandbox, not the analyzer, must refuse."""
+    return f"bytes.fromhex({path.as_posix().encode().hex()!r}).decode()"
+
+
 def test_write_inside_workspace_but_not_outside(box: Box) -> None:
     inside = run(box, "/bin/sh", "-c", "echo ok > made.txt")
     assert inside.returncode == 0, inside.stderr
     assert (box.workspace / "made.txt").read_text().strip() == "ok"
     target = box.home / "outside.txt"
-    outside = run(box, "/bin/sh", "-c", f"echo pwned > '{target}'")
-    assert outside.returncode != 0
+    code = (f"print('ran', flush=True)\n"
+            f"try:\n    open({_hidden(target)}, 'w').write('pwned')\n    print('written')\n"
+            f"except OSError as e:\n    print('refused', e.errno)\n")
+    outside = run(box, "python3", "-c", code)
+    assert "ran" in outside.stdout, outside.stdout + outside.stderr  # the command did run
+    assert "written" not in outside.stdout
     assert not target.exists()
 
 
 def test_ssh_key_is_unreadable(box: Box) -> None:
-    result = run(box, "/bin/cat", str(box.home / ".ssh" / "id_rsa"))
-    assert result.returncode != 0
+    key = box.home / ".ssh" / "id_rsa"
+    code = (f"print('ran', flush=True)\n"
+            f"try:\n    print(open({_hidden(key)}).read())\n"
+            f"except OSError as e:\n    print('refused', e.errno)\n")
+    result = run(box, "python3", "-c", code)
+    assert "ran" in result.stdout, result.stdout + result.stderr
     assert SECRET not in result.stdout + result.stderr
+    assert "refused" in result.stdout
 
 
 def test_no_network_to_a_disallowed_host(box: Box) -> None:
