@@ -91,28 +91,34 @@ def test_no_network_to_a_disallowed_host(box: Box) -> None:
     assert result.stdout.split() == ["refused", "True"], result.stdout + result.stderr  # the sandbox, not a timeout
 
 
+def _running(pattern: str) -> bool:
+    """Whether a process whose command line contains ``pattern`` exists (any pid namespace)."""
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, timeout=30).returncode == 0
+
+
 def test_killed_run_leaves_no_process_behind(box: Box) -> None:
-    marker = box.workspace / "pid.txt"
+    duration = f"60.{os.getpid() % 10000:04d}"  # a command line no other process has
+    pattern = f"sleep {duration}"
+    marker = box.workspace / "started.txt"
     cmd = [sys.executable, "-m", "stockade", "run", "--policy", str(POLICY), "--workspace", str(box.workspace),
-           "--approve", "--", "/bin/sh", "-c", f"echo $$ > '{marker}'; exec sleep 60"]
+           "--approve", "--", "/bin/sh", "-c", f"echo started > started.txt; exec sleep {duration}"]
     proc = subprocess.Popen(cmd, cwd=box.workspace, env=box.env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+    while not (marker.exists() and _running(pattern)) and time.monotonic() < deadline:
         time.sleep(0.2)
-    child = int(marker.read_text().strip())
+    assert _running(pattern), "the confined command never started"
     os.kill(proc.pid, signal.SIGKILL)  # stockade itself, as a crashed harness would leave it
     proc.wait(timeout=30)
     deadline = time.monotonic() + 30
-    alive = True
-    while alive and time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-            time.sleep(0.2)
-        except ProcessLookupError:
-            alive = False
+    while _running(pattern) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = _running(pattern)
     if alive:
-        os.killpg(proc.pid, signal.SIGKILL)  # leave the runner clean, then report
+        try:  # leave the runner clean (the group this test started), then report
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     assert not alive, "the confined command outlived the killed `stockade run`"
     again = run(box, "/bin/sh", "-c", "echo again")
     assert again.returncode == 0 and again.stdout.strip() == "again"
