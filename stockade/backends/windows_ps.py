@@ -605,7 +605,9 @@ def render_powershell(plan: dict[str, Any]) -> str:
         emit(f"    Add-StockadeAce {ps_quote(ace['path'])} {ps_quote(ace['type'])} {ace['mask_hex']} {inherit}"
              f"  # {ace['id']} {ace['sddl']}")
     for device in plan["devices"]:
-        emit(f"    [StockadeNative]::GrantDevice({ps_quote(device['path'])}, $CapabilitySid, {device['mask_hex']})"
+        # without the grant writes to the device fail: stricter, so a refusal only warns
+        emit(f"    try {{ [StockadeNative]::GrantDevice({ps_quote(device['path'])}, $CapabilitySid, {device['mask_hex']}) }}"
+             f" catch {{ Write-Warning \"stockade: cannot grant {device['path']}: $_ (writes to it will fail)\" }}"
              f"  # {device['sddl']}, until reboot")
     if plan["globs"]:
         emit("    # -- globs: ACEs on the matches that exist now, looked for below the walk roots only --")

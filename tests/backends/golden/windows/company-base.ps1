@@ -575,7 +575,7 @@ try {
     Add-StockadeAce 'C:\Users\dev\proj\.git\config' 'allow' 0x001200A9 $true  # ace-027 (A;OICI;0x001200a9;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     Add-StockadeAce 'C:\Users\dev\proj\.git\hooks' 'deny' 0x000D0156 $true  # ace-028 (D;OICI;0x000d0156;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     Add-StockadeAce 'C:\Users\dev\proj\.git\hooks' 'allow' 0x001200A9 $true  # ace-029 (A;OICI;0x001200a9;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
-    [StockadeNative]::GrantDevice('\\.\NUL', $CapabilitySid, 0x0012019F)  # (A;;0x0012019f;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724), until reboot
+    try { [StockadeNative]::GrantDevice('\\.\NUL', $CapabilitySid, 0x0012019F) } catch { Write-Warning "stockade: cannot grant \\.\NUL: $_ (writes to it will fail)" }  # (A;;0x0012019f;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724), until reboot
     # -- globs: ACEs on the matches that exist now, looked for below the walk roots only --
     $regex = [regex]::new((ConvertTo-StockadeRegex 'C:\**\.env'), 'IgnoreCase')
     foreach ($walk in @('C:\Users\dev')) {

@@ -524,7 +524,7 @@ try {
     Add-StockadeAce 'C:\Users\dev\proj\.git\config' 'deny' 0x000F01FF $true  # ace-003 (D;OICI;0x000f01ff;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     Add-StockadeAce 'C:\Users\dev\AppData\Local\Temp\review-scratch' 'deny' 0x000C0040 $true  # ace-004 (D;OICI;0x000c0040;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
     Add-StockadeAce 'C:\Users\dev\AppData\Local\Temp\review-scratch' 'allow' 0x001301BF $true  # ace-005 (A;OICI;0x001301bf;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724)
-    [StockadeNative]::GrantDevice('\\.\NUL', $CapabilitySid, 0x0012019F)  # (A;;0x0012019f;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724), until reboot
+    try { [StockadeNative]::GrantDevice('\\.\NUL', $CapabilitySid, 0x0012019F) } catch { Write-Warning "stockade: cannot grant \\.\NUL: $_ (writes to it will fail)" }  # (A;;0x0012019f;;;S-1-15-3-1024-1727032488-2560807528-3240361499-3104825943-2850796909-1008442954-4002922206-657794724), until reboot
     # -- globs: ACEs on the matches that exist now, looked for below the walk roots only --
     $regex = [regex]::new((ConvertTo-StockadeRegex 'C:\**\.env'), 'IgnoreCase')
     foreach ($walk in @('C:\Users\dev')) {
