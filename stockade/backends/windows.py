@@ -26,7 +26,8 @@ lists each of them as data, in the order a launcher applies them:
    objects it creates; the child gets ``winsta0\\default`` as its desktop, only its three
    standard handles (``PROC_THREAD_ATTRIBUTE_HANDLE_LIST``), and ``\\\\.\\NUL`` grants the
    capability SID read and write;
-4. **ACEs** for the account and the capability SID (the same entry for both), in canonical order: every filesystem rule puts an
+4. **ACEs** for the account and the capability SID (one entry for both), in canonical
+   order: every filesystem rule puts an
    explicit *deny* of what it does not grant and an explicit *allow* of what it grants on
    its path, inheritable (``OI CI``).  Inherited ACEs are ordered nearest ancestor first,
    so the deepest rule decides — the policy's most-specific-path-wins.  Paths no rule
@@ -35,7 +36,7 @@ lists each of them as data, in the order a launcher applies them:
    ``FILE_DELETE_CHILD`` is never granted (it would let a parent delete a protected child);
 5. **Job Object** limits from the policy's limits (memory, processes, CPU time,
    kill-on-close, UI restrictions);
-6. **network** — Windows Firewall rules (WFP) blocking the capability SID, or nothing when
+6. **network** — Windows Firewall rules (WFP) blocking the sandbox account, or nothing when
    the policy allows all network; proxy variables as an *advisory* extra;
 7. **spawn** steps and the **environment** rebuilt from the policy;
 8. a **teardown** journal that removes exactly what was added.  ACEs are *persisted*
