@@ -295,6 +295,15 @@ UNSUPPORTED_TILDE = entry(
                 "depend on the machine's user database.\n\n"
                 "Write the path in full, or use `~` / `$HOME`.",
     example="filesystem {\n    read ~root/notes\n}\n")
+WILDCARD_IN_VARIABLE = entry(
+    "C206", "a variable's value holds glob characters inside a glob",
+    explanation="A `*`, `?` or `[` that comes from a variable (`$WORKSPACE`, `$HOME`, `~`, an environment "
+                "variable) is part of a name, never a wildcard: `write $WORKSPACE` on a workspace named "
+                "`p*` grants that one directory, not every `p…` beside it.  A path whose written text has "
+                "wildcards of its own and whose variables hold such characters cannot say which is which "
+                "(globs have no escape), so it is refused.\n\n"
+                "Rename the directory, or write the rule without the variable.",
+    example=None)
 DUPLICATE_RULE = entry(
     "C210", "duplicate rule",
     explanation="A warning: the same rule, or the same setting with the same value, is given twice in one "
