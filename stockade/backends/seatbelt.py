@@ -362,7 +362,7 @@ class SeatbeltBackend(Backend):
     #: bubblewrap); commands and verdicts: judged by ``stockade run``.
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("_filesystem"), "network": handled("visit_Network"), "environment": RUNTIME,
-        "limits": runtime("refuse_limits"), "commands": RUNTIME, "verdicts": RUNTIME,
+        "limits": runtime("refuse_limits"), "commands": RUNTIME, "session": RUNTIME, "verdicts": RUNTIME,
     }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "visit_FsRule", Network: "visit_Network"}

@@ -184,7 +184,7 @@ class WindowsBackend(Backend):
     #: before a command runs (``stockade run``, ``stockade hook``), not by the plan.
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("_acl"), "network": handled("_network"), "environment": handled("_environment"),
-        "limits": handled("_job"), "commands": RUNTIME, "verdicts": RUNTIME,
+        "limits": handled("_job"), "commands": RUNTIME, "session": RUNTIME, "verdicts": RUNTIME,
     }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "render_fs_rule"}
