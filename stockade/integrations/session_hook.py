@@ -79,7 +79,7 @@ def pre_tool_use(ir: Any, event: Mapping[str, Any], answer: HookDecision, sessio
             state.data["steps"] = state.steps + 1
             return answer, state.steps
         tool = event.get("tool_name")
-        if answer.decision == "confirm" and tool == "Bash" and isinstance(answer.subject.get("command"), str):
+        if answer.decision == "confirm" and tool in ("Bash", None) and isinstance(answer.subject.get("command"), str):
             answer = _approved(ir, answer, state, workspace, environ)
         edited = _file_path(event, _EDIT_TOOLS, workspace) if answer.decision in ("allow", "confirm") else None
         if edited is not None:

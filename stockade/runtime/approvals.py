@@ -330,6 +330,22 @@ def segments(command: str, ir: Any, cwd: str | None) -> list[tuple[tuple[str, ..
     return out
 
 
+def owners(verdict: Mapping[str, Any], command: str, ir: Any,
+           cwd: str | None) -> list[tuple[str, tuple[str, ...] | None]]:
+    """Each ``confirm`` reason of ``verdict`` (its message) with the simple command it belongs
+    to (None: it belongs to none, e.g. a text that does not parse)."""
+    found = segments(command, ir, cwd)
+    out: list[tuple[str, tuple[str, ...] | None]] = []
+    for reason in verdict.get("reasons", ()):
+        if not isinstance(reason, dict) or reason.get("verdict") != "confirm":
+            continue
+        span = reason.get("span") or {}
+        key = (span.get("start"), span.get("end"))
+        owner = next((seg for seg in found if key in seg[2]), None)
+        out.append((str(reason.get("message", "")), None if owner is None else owner[0]))
+    return out
+
+
 def apply(verdict: Mapping[str, Any], command: str, ir: Any, cwd: str | None,
           approvals: Sequence[Approval]) -> Applied:
     """``verdict`` (the analyzer's JSON) after ``approvals``: ``allow`` only when it was
@@ -338,21 +354,14 @@ def apply(verdict: Mapping[str, Any], command: str, ir: Any, cwd: str | None,
     decision = str(verdict.get("decision"))
     if decision != "confirm" or not approvals:
         return Applied(decision, ())
-    reasons = [r for r in verdict.get("reasons", ()) if isinstance(r, dict)]
-    if any(r.get("verdict") == "deny" for r in reasons):
+    if any(isinstance(r, dict) and r.get("verdict") == "deny" for r in verdict.get("reasons", ())):
         return Applied(decision, ())
-    found = segments(command, ir, cwd)
     used: list[Approval] = []
     uncovered: list[str] = []
-    for reason in reasons:
-        if reason.get("verdict") != "confirm":
-            continue
-        span = reason.get("span") or {}
-        key = (span.get("start"), span.get("end"))
-        owner = next((seg for seg in found if key in seg[2]), None)
-        approval = None if owner is None else next((a for a in approvals if a.matches(owner[0])), None)
+    for message, argv in owners(verdict, command, ir, cwd):
+        approval = None if argv is None else next((a for a in approvals if a.matches(argv)), None)
         if approval is None:
-            uncovered.append(str(reason.get("message", "")))
+            uncovered.append(message)
         elif approval not in used:
             used.append(approval)
     if uncovered or not used:

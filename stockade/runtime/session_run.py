@@ -75,7 +75,7 @@ class SessionConfirm:
             return False
         if self.show is not None:
             self.show(judgement)
-        candidate = self._candidate(text)
+        candidate = self._candidate(judgement, text)
         if candidate is None:
             return self.ask("stockade: this command needs confirmation; type `yes` to run it: ") == "yes"
         approval, what = candidate
@@ -92,14 +92,17 @@ class SessionConfirm:
             return True
         return answer == "yes"
 
-    def _candidate(self, text: str) -> tuple[approvals.Approval, str] | None:
-        """The approval an ``always`` would store for the confirmed command (None: none may be)."""
-        if self.settings.approvals == "never":
+    def _candidate(self, judgement: Any, text: str) -> tuple[approvals.Approval, str] | None:
+        """The approval an ``always`` would store: the one simple command every ``confirm``
+        reason belongs to (None: there is none, or it may not be stored)."""
+        if self.settings.approvals == "never" or any(
+                isinstance(r, dict) and r.get("verdict") == "deny" for r in judgement.detail.get("reasons", ())):
             return None
-        confirmed = approvals.segments(text, self.ir, None)
-        if len(confirmed) != 1:
-            return None  # compound commands are approved once; each simple command can be stored alone
-        argv = confirmed[0][0]
+        argvs = {argv for _, argv in approvals.owners(judgement.detail, text, self.ir, None)}
+        if len(argvs) != 1 or None in argvs:
+            return None  # several commands (or none) need confirmation: approve it once
+        (argv,) = argvs
+        assert argv is not None
         try:
             approval = approvals.derive(argv)
             approvals.check_storable(approval, argv, self.scope, self.settings)

@@ -383,3 +383,48 @@ def test_cpus_is_refused_where_it_cannot_be_enforced(tmp_path: Path) -> None:
     for target in ("seatbelt", "windows"):
         done = m.cli("compile", str(m.policy), "--target", target)
         assert done.returncode != 0 and "cpus" in done.stderr + done.stdout
+
+
+def test_always_at_the_terminal_stores_the_approval_shown(tmp_path: Path) -> None:
+    """On a real pty: `always` runs the command and stores `git push`; the next push runs unasked."""
+    import pty
+
+    m = Machine(tmp_path, SESSION)
+    argv = [sys.executable, "-m", "stockade", "run", "--session", "t1", "--policy", str(m.policy), "--",
+            "sh", "-c", "git push origin feature; exit 0"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: its controlling terminal is the pty
+        os.chdir(m.workspace)
+        os.execve(sys.executable, argv, m.env)
+    import select
+
+    seen = b""
+    answered = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if not select.select([fd], [], [], 1.0)[0]:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if not answered and b"`always`" in seen:
+            os.write(fd, b"always\n")
+            answered = True
+    else:
+        os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert answered, seen.decode(errors="replace")
+    assert b"git push" in seen and b"never a `deny`" in seen  # what it will match, before it is saved
+    assert os.waitstatus_to_exitcode(status) == 0, seen.decode(errors="replace")
+    assert [a["words"] for a in json.loads(m.cli("approvals", "list", "--format", "json").stdout)] == [["push"]]
+    again = m.cli("run", "--session", "t1", "--policy", str(m.policy), "--", "sh", "-c", "git push origin x; exit 0")
+    assert again.returncode == 0, again.stderr
+    records = [json.loads(line) for line in m.audit.read_text().splitlines()]
+    decisions = [r for r in records if r.get("event") == "decision" and r.get("session") == "t1"]
+    assert decisions[0]["approved_by"].startswith("terminal (stored approval")
+    assert decisions[1]["approved_by"].startswith("approval ")
