@@ -428,3 +428,21 @@ def test_always_at_the_terminal_stores_the_approval_shown(tmp_path: Path) -> Non
     decisions = [r for r in records if r.get("event") == "decision" and r.get("session") == "t1"]
     assert decisions[0]["approved_by"].startswith("terminal (stored approval")
     assert decisions[1]["approved_by"].startswith("approval ")
+
+
+def test_the_generic_hook_keeps_a_session_named_by_flag_or_variable(tmp_path: Path) -> None:
+    m = Machine(tmp_path, SESSION)
+
+    def generic(command: str, *flags: str, env: dict[str, str] | None = None) -> dict:
+        done = m.cli("hook", "generic", "--policy", str(m.policy), *flags, stdin=json.dumps({"command": command}),
+                     env=env)
+        return json.loads(done.stdout)
+
+    assert generic("cat ~/.ssh/id_rsa", "--session", "g1")["decision"] == "deny"
+    assert generic("cat ~/.ssh/id_rsa", env={"STOCKADE_SESSION": "g1"})["decision"] == "deny"
+    answer = generic("ls", "--session", "g1")
+    assert answer["decision"] == "deny" and answer["session"] == "g1"
+    assert any(r["code"] == "A430" for r in answer["reasons"])
+    bad = m.cli("hook", "generic", "--policy", str(m.policy), "--session", "../escape",
+                stdin=json.dumps({"command": "ls"}))
+    assert json.loads(bad.stdout)["decision"] == "deny" and not (m.root / "escape").exists()
