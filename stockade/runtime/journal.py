@@ -16,7 +16,8 @@ now; :func:`revert` restores exactly the journaled paths to their pre-session st
 refuses (and lists) every path whose content is no longer what the session left — someone
 else changed it since.
 
-Budgets: a pre-image larger than ``STOCKADE_JOURNAL_FILE_MAX`` bytes (default 16 MiB), or
+Budgets: files are hashed up to 64 MiB (then their size and change times stand for the
+rest); a pre-image larger than ``STOCKADE_JOURNAL_FILE_MAX`` bytes (default 16 MiB), or
 past ``STOCKADE_JOURNAL_MAX`` bytes for the whole session (default 512 MiB), is not kept:
 the path is journaled as ``unkept`` and revert lists it instead of restoring it.  Binary
 files are kept like any other; the diff says "binary files differ" for them.
@@ -42,6 +43,9 @@ from typing import Any
 from stockade.runtime import beneath
 
 DEFAULT_FILE_MAX = 16 * 1024 * 1024
+#: Bytes of a file hashed; past them its size and change times are hashed too (the hook must
+#: answer quickly, whatever the size of a file).
+HASH_LIMIT = 64 * 1024 * 1024
 DEFAULT_TOTAL_MAX = 512 * 1024 * 1024
 
 
@@ -113,7 +117,7 @@ def snapshot(workspace: str, rel: str, keep_data: bool = True, max_bytes: int = 
                 digest = hashlib.sha256()
                 chunks: list[bytes] = []
                 size = 0
-                while True:
+                while size < HASH_LIMIT:
                     chunk = handle.read(1 << 20)
                     if not chunk:
                         break
@@ -121,6 +125,10 @@ def snapshot(workspace: str, rel: str, keep_data: bool = True, max_bytes: int = 
                     digest.update(chunk)
                     if keep_data and size <= max_bytes:
                         chunks.append(chunk)
+                done = os.fstat(handle.fileno())
+                if size >= HASH_LIMIT:  # a huge file: its first bytes, size and change time stand for it
+                    digest.update(f"\0{done.st_size}:{done.st_mtime_ns}:{done.st_ctime_ns}".encode())
+                    size = done.st_size
                 data = b"".join(chunks) if keep_data and size <= max_bytes else None
                 return Snapshot("file", digest.hexdigest(), stat.S_IMODE(st.st_mode), data=data, size=size)
         finally:

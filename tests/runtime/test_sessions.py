@@ -446,3 +446,17 @@ def test_the_generic_hook_keeps_a_session_named_by_flag_or_variable(tmp_path: Pa
     bad = m.cli("hook", "generic", "--policy", str(m.policy), "--session", "../escape",
                 stdin=json.dumps({"command": "ls"}))
     assert json.loads(bad.stdout)["decision"] == "deny" and not (m.root / "escape").exists()
+
+
+def test_a_sandboxed_command_cannot_touch_session_state_even_where_the_policy_writes(tmp_path: Path) -> None:
+    m = Machine(tmp_path, SESSION)
+    m.policy.write_text(m.policy.read_text() + f'filesystem {{\n    write "{m.state}"\n}}\n')
+    assert m.bash("cat ~/.ssh/id_rsa")[0] == "deny"  # the hook made session s1's state
+    state_file = m.state / "sessions" / "s1" / "state.json"
+    before = state_file.read_text()
+    done = m.cli("run", "--policy", str(m.policy), "--approve", "--",
+                 "sh", "-c", f"echo '{{}}' > {state_file}; mkdir -p {m.state}/approvals; "
+                             f"echo x > {m.state}/approvals/user.json")
+    assert done.returncode != 0
+    assert state_file.read_text() == before
+    assert not (m.state / "approvals" / "user.json").exists()
