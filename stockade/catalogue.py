@@ -585,6 +585,30 @@ UNKNOWN_EFFECTS = entry(
                 "(default `confirm`).\n\n"
                 "Write the command so its effects are visible, or set `unknown-effects` in `commands`.",
     example="$ stockade analyze -- 'eval \"$CMD\"'", example_kind="shell")
+SESSION_STOPPED = entry(
+    "A430", "session stopped",
+    explanation="The command belongs to an agent session that reached a limit of the policy's `session` "
+                "section (`max-denials`, `max-steps`, `max-failures`) with `on-limit stop`, or that has "
+                "ended. Every further command of the session is denied until a person resumes it.\n\n"
+                "Look at what the session did (`stockade audit --session ID`), then run "
+                "`stockade session resume ID`.",
+    example="$ stockade session resume 5f0c…", example_kind="shell")
+SESSION_NEEDS_PERSON = entry(
+    "A431", "session limit reached: a person decides",
+    explanation="The session reached a limit of the policy's `session` section with `on-limit confirm`: "
+                "commands the policy allows now need a person's confirmation, until the session is resumed "
+                "(`stockade session resume ID`).")
+READ_BEFORE_EDIT = entry(
+    "A432", "edit of a file the session has not read",
+    explanation="In an agent session, a file tool (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) may change "
+                "an existing file only after the session read it, and only while its content is what was "
+                "read: this stops blind overwrites and edits over a person's concurrent changes.\n\n"
+                "Read the file (again) with the `Read` tool, then edit it.")
+APPROVED = entry(
+    "A433", "approved by a stored approval",
+    explanation="A `confirm` verdict was turned into `allow` by an approval a person stored (`always`): "
+                "the reason names the approval and where it is kept. Approvals never override `deny`.\n\n"
+                "List them with `stockade approvals list`; remove one with `stockade approvals revoke`.")
 MALFORMED_BATCH_LINE = entry(
     "A498", "malformed batch input line",
     explanation="`stockade analyze --batch` reads one JSON object per line; this line could not be read (not "
@@ -730,6 +754,35 @@ ANALYZER_UNAVAILABLE = entry(
     explanation="The analyzer (tree-sitter and its bash grammar) cannot be imported. Stockade refuses to judge "
                 "commands with command rules alone.\n\n"
                 "Reinstall stockade with its dependencies (`pip install stockade`).")
+
+BAD_SESSION = entry(
+    "R580", "bad session",
+    explanation="The session id is not a valid name (1-128 letters, digits, `.`, `_` or `-`), or the "
+                "session's state in Stockade's state directory cannot be read.")
+NO_SUCH_SESSION = entry(
+    "R581", "no such session",
+    explanation="No session of that id has state in Stockade's state directory (`$STOCKADE_STATE`, or "
+                "`$XDG_STATE_HOME/stockade`).\n\n"
+                "`stockade session list` shows the sessions there are.")
+APPROVAL_REFUSED = entry(
+    "R582", "approval cannot be stored",
+    explanation="A `confirm` answer could not become a stored approval: the policy says `approvals never` "
+                "(or `session` for a persisted one), the command matches a `never-persist` pattern, the "
+                "command is not a `confirm` (a `deny` can never be approved), or no rule of a safe "
+                "granularity names it (inline interpreter code, a multi-command tool without its "
+                "subcommand).\n\n"
+                "Approve the command once instead (`--approve` or `yes` at the prompt).")
+REVERT_REFUSED = entry(
+    "R583", "file not reverted",
+    explanation="`stockade revert` restores the files a session changed to their state before the session. "
+                "A file that was changed since by someone else (its content is not what the session left), "
+                "that the session's journal could not keep (over the size budget), or that is now reached "
+                "through a symlink is not touched, and is listed.")
+WORKTREE_FAILED = entry(
+    "R584", "session worktree failed",
+    explanation="`stockade session start --worktree` or `stockade session end --merge|--discard` could not "
+                "create, merge or remove the session's own worktree; the message says which step failed. Git "
+                "runs inside a sandbox for these steps, never on the host directly.")
 
 # -- X6xx: integrations ----------------------------------------------------------------------
 

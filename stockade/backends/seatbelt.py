@@ -362,7 +362,7 @@ class SeatbeltBackend(Backend):
     #: bubblewrap); commands and verdicts: judged by ``stockade run``.
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("_filesystem"), "network": handled("visit_Network"), "environment": RUNTIME,
-        "limits": runtime("refuse_limits"), "commands": RUNTIME, "verdicts": RUNTIME,
+        "limits": runtime("refuse_limits"), "commands": RUNTIME, "session": RUNTIME, "verdicts": RUNTIME,
     }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "visit_FsRule", Network: "visit_Network"}
@@ -400,6 +400,8 @@ class SeatbeltBackend(Backend):
         """The limits ``stockade run`` cannot apply on macOS: ``disk`` (error ``B320``)."""
         self.unsupported_limits(("disk",), "macOS has no private size-limited layer for the paths outside the "
                                            "workspace (`stockade run` enforces `disk` with bubblewrap only)")
+        self.unsupported_limits(("cpus",), "macOS has no cgroups: `stockade run` enforces `cpus` with bubblewrap "
+                                           "and a cpu cgroup only")
 
     def _set_params(self) -> None:
         ctx = self.ir.context

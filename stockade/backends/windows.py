@@ -232,7 +232,7 @@ class WindowsBackend(Backend):
     #: before a command runs (``stockade run``, ``stockade hook``), not by the plan.
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("_acl"), "network": handled("_network"), "environment": handled("_environment"),
-        "limits": handled("_job"), "commands": RUNTIME, "verdicts": RUNTIME,
+        "limits": handled("_job"), "commands": RUNTIME, "session": RUNTIME, "verdicts": RUNTIME,
     }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "render_fs_rule"}
@@ -521,6 +521,7 @@ class WindowsBackend(Backend):
     def _job(self) -> dict[str, Any]:
         self.unsupported_limits(("filesize", "disk"), "a Job Object limits neither the size of one file nor "
                                                       "what a run leaves written")
+        self.unsupported_limits(("cpus",), "the plan's launcher sets no CPU rate control on the Job Object")
         ir = self.ir
         flags = ["JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE", "JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION"]
         limits: dict[str, int] = {}

@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--event", choices=("decision", "run"), help="only decisions or only runs")
     parser.add_argument("--since", metavar="WHEN", help="only records since WHEN (ISO time, or `2h`, `3d` ago)")
     parser.add_argument("--grep", metavar="TEXT", help="only records containing TEXT")
+    parser.add_argument("--session", metavar="ID", help="only one agent session's records: its timeline, step by step")
     parser.add_argument("--limit", type=int, default=0, metavar="N", help="only the last N records")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.set_defaults(handler=run)
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"stockade: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    where = AuditFilter(verdict=args.verdict, event=args.event, since=since, grep=args.grep)
+    where = AuditFilter(verdict=args.verdict, event=args.event, since=since, grep=args.grep,
+                        session=getattr(args, "session", None))
     try:
         records = list(read_records(args.file, where))
     except StockadeError as error:
@@ -72,16 +74,19 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(title=f"audit: {args.file}", show_lines=False)
-    for column in ("time", "event", "verdict", "policy", "command", "outcome", "duration"):
+    columns = ("step", "time", "event", "verdict", "command", "outcome", "duration") if where.session else \
+        ("time", "event", "verdict", "policy", "command", "outcome", "duration")
+    for column in columns:
         table.add_column(column, overflow="fold", no_wrap=column in ("time", "event", "verdict"))
     style = {"allow": "green", "confirm": "yellow", "deny": "red"}
     for record in records:
         verdict = str(record.get("verdict") or "")
         duration = record.get("duration")
         when = str(record.get("time", ""))
-        table.add_row(f"{when[:10]} {when[11:19]}".strip(), str(record.get("event", "")),
+        first = (str(record.get("step", "")),) if where.session else ()
+        table.add_row(*first, f"{when[:10]} {when[11:19]}".strip(), str(record.get("event", "")),
                       f"[{style.get(verdict, '')}]{verdict}[/]" if verdict in style else verdict,
-                      str(record.get("policy") or ""), str(record.get("command") or ""),
+                      *(() if where.session else (str(record.get("policy") or ""),)), str(record.get("command") or ""),
                       _outcome(record) if record.get("event") != "corrupt" else f"corrupt line {record.get('line')}",
                       f"{duration * 1000:.0f} ms" if isinstance(duration, (int, float)) else "")
     console = Console(highlight=False, soft_wrap=False)

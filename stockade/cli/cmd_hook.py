@@ -42,7 +42,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "Claude Code after 60)")
     parser.add_argument("--passthrough-allow", action="store_true",
                         help="claude-code: on allow print nothing, leaving Claude Code's own permission prompts")
+    parser.add_argument("--session", metavar="ID",
+                        help="the agent session the event belongs to (default: $STOCKADE_SESSION, else the "
+                             "event's `session_id` when the policy has a `session` section)")
     parser.set_defaults(handler=run)
+
+
+def _post_event(event: object) -> bool:
+    return isinstance(event, dict) and event.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure")
+
+
+def _session_of(args: argparse.Namespace, ir: object, event: object) -> str | None:
+    """The session an event belongs to: ``--session``, ``$STOCKADE_SESSION``, or the event's
+    ``session_id`` when the policy has a ``session`` section (None: no session)."""
+    from stockade.runtime.sessions import check_id, session_from
+
+    explicit = session_from(args.session)
+    if explicit is not None:
+        return explicit
+    if getattr(ir, "session", ()) and isinstance(event, dict) and isinstance(event.get("session_id"), str):
+        return check_id(event["session_id"])
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,8 +101,26 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     from stockade.integrations.generic_hook import judge_generic as judge
                 policy = ir
+                session = _session_of(args, ir, event)
+                if session is not None and _post_event(event):  # what a tool did: recorded, never answered
+                    from stockade.integrations.session_hook import post_tool_use
+
+                    tripped = post_tool_use(ir, event, session)
+                    if tripped is not None:
+                        print(f"stockade: session `{session}` stopped: {tripped}", file=sys.stderr)
+                    return 0
+                if _post_event(event):
+                    return 0
                 timeout = HOOK_TIMEOUT if args.timeout is None else max(args.timeout, 0.0)
                 answer = judge_isolated(lambda: judge(policy, event), timeout)
+                if session is not None:
+                    from stockade.integrations.session_hook import pre_tool_use
+                    from stockade.runtime.audit import default_audit_path
+
+                    answer, step = pre_tool_use(ir, event, answer, session)
+                    answer = HookDecision(answer.decision, answer.reasons,
+                                          {**answer.subject, "session": session, "step": step})
+                    args.audit = args.audit or default_audit_path()  # a session's decisions are always audited
     except Exception as exc:  # fail closed: a bug in the hook never lets a tool call through
         answer = HookDecision("deny", (reason("deny", codes.HOOK_INTERNAL_ERROR,
                                               f"internal hook error ({type(exc).__name__}: {exc}); "

@@ -68,6 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--diff", action="store_true", help="with --preview: print the full diff")
     parser.add_argument("--apply", action="store_true", help="with --preview: apply the changes without asking")
     parser.add_argument("--no-cache", action="store_true", help="compile the policy afresh")
+    parser.add_argument("--session", metavar="ID", help="run as a step of agent session ID (default: "
+                        "$STOCKADE_SESSION): session limits, approvals, and a journal for `stockade revert`")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("-c", dest="shell", metavar="TEXT", help="run `/bin/sh -c TEXT` (the analyzer judges TEXT)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the command to run")
@@ -79,7 +81,7 @@ _FAST_OPTIONS: dict[str, tuple[str, bool]] = {
     "--policy": ("policy", True), "-p": ("policy", True), "--workspace": ("workspace", True),
     "-w": ("workspace", True), "--audit": ("audit", True), "--format": ("format", True), "-c": ("shell", True),
     "--approve": ("approve", False), "--preview": ("preview", False), "--diff": ("diff", False),
-    "--apply": ("apply", False), "--no-cache": ("no_cache", False),
+    "--apply": ("apply", False), "--no-cache": ("no_cache", False), "--session": ("session", True),
 }
 
 
@@ -92,12 +94,32 @@ def parse_fast(argv: list[str]) -> Any | None:
     command without ``--``, repeated options and every error are argparse's.)"""
     values: dict[str, Any] = {"policy": None, "workspace": None, "audit": None, "approve": False,
                               "preview": False, "diff": False, "apply": False, "no_cache": False,
-                              "format": "text", "shell": None, "command": []}
+                              "format": "text", "shell": None, "command": [], "session": None}
     if not read_plain_options(argv, _FAST_OPTIONS, values):
         return None
     if values["format"] not in ("text", "json"):
         return None
     return FastArgs(**values, handler=run)
+
+
+def _run_in_session(args: Any, command: list[str] | str, session: str, text_mode: bool,
+                    captured: dict[str, bytearray], sinks: dict[str, Any], prompt: Any) -> int:
+    """``stockade run --session ID``: the run as a step of the session (its journal, limits
+    and approvals: :mod:`stockade.runtime.session_run`)."""
+    from stockade.cli.run_output import print_reasons, render_outcome
+    from stockade.runtime import gate
+    from stockade.runtime.session_run import ask_terminal, run_in_session
+
+    ask = ask_terminal if text_mode and gate.has_terminal() else None
+    outcome = run_in_session(command, session, policy=args.policy, workspace=args.workspace, audit=args.audit,
+                             approve=args.approve, ask=ask,
+                             show_reasons=lambda j: print_reasons(j, "needs confirmation"),
+                             preview_apply=prompt, use_cache=not args.no_cache, notify=_err,
+                             diff=args.diff and text_mode, **sinks)
+    if text_mode and outcome.ran and not outcome.limits_hit and not outcome.warnings and (
+            outcome.preview is None or not args.preview):
+        return outcome.exit_status if outcome.exit_status is not None else EXIT_OK
+    return render_outcome(outcome, text_mode, captured, prompt if args.preview else None)
 
 
 def _err(message: str) -> None:
@@ -141,7 +163,10 @@ def run(args: argparse.Namespace) -> int:
         from stockade.cli.run_output import TerminalConfirm
 
         confirm = TerminalConfirm()
+    session = getattr(args, "session", None) or os.environ.get("STOCKADE_SESSION") or None
     try:
+        if session is not None:
+            return _run_in_session(args, command, session, text_mode, captured, sinks, prompt)
         outcome = run_session(command, policy=args.policy, workspace=args.workspace, audit=args.audit,
                               approve=args.approve, confirm=confirm, preview=args.preview,
                               diff=args.diff and text_mode, apply=prompt if prompt is not None else False,

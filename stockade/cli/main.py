@@ -40,6 +40,9 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "import": "import_",
     "explain": "explain",
+    "session": "session",
+    "approvals": "approvals",
+    "revert": "revert",
 }
 
 

@@ -29,6 +29,7 @@ from stockade.compiler.ir import (
     NetRule,
     Origin,
     PatternToken,
+    SessionRule,
     TestCase,
     VerdictSetting,
 )
@@ -41,7 +42,9 @@ from stockade.policy_lang.ast import (
     LimitNode,
     NetDefaultNode,
     NetRuleNode,
+    PatternNode,
     PolicyFile,
+    SessionNode,
     TestCaseNode,
     VerdictSettingNode,
     Visitor,
@@ -68,6 +71,7 @@ class LayerRules:
     environment: list[EnvRule] = field(default_factory=list)
     limits: list[LimitRule] = field(default_factory=list)
     commands: list[CommandRule] = field(default_factory=list)
+    session: list[SessionRule] = field(default_factory=list)
     unknown_effects: VerdictSetting | None = None
     unparsable: VerdictSetting | None = None
     tests: list[TestCase] = field(default_factory=list)
@@ -314,13 +318,32 @@ class Lowerer(Visitor):
             self.out.limits.append(LimitRule(node.name, node.value, self.locked(node.locked),
                                              self.origin(node.span)))
 
+    def _pattern_tokens(self, pattern: PatternNode) -> tuple[PatternToken, ...] | None:
+        tokens = tuple(PatternToken(tuple(word.text.split("|")) if not word.quoted else (word.text,))
+                       for word in pattern.words)
+        if any("" in token.alternatives for token in tokens):
+            self.sink.error(codes.EMPTY_ALTERNATIVE, "empty alternative in a command pattern", pattern.span,
+                            "write alternatives as `push|pull`")
+            return None
+        return tokens
+
+    def visit_SessionNode(self, node: SessionNode) -> None:
+        if node.name == "never-persist":
+            for pattern in node.patterns:
+                tokens = self._pattern_tokens(pattern)
+                if tokens is not None:
+                    self.out.session.append(SessionRule(node.name, pattern=tokens, locked=self.locked(node.locked),
+                                                        origin=self.origin(pattern.span)))
+            return
+        key = f"`{node.name}`" if node.window is None else f"`{node.name} … within`"
+        if self._singleton(key, " ".join(w.text for w in node.words), node.span):
+            self.out.session.append(SessionRule(node.name, node.count, node.window, node.choice, (),
+                                                self.locked(node.locked), self.origin(node.span)))
+
     def visit_CommandRuleNode(self, node: CommandRuleNode) -> None:
         for pattern in node.patterns:
-            tokens = tuple(PatternToken(tuple(word.text.split("|")) if not word.quoted else (word.text,))
-                           for word in pattern.words)
-            if any("" in token.alternatives for token in tokens):
-                self.sink.error(codes.EMPTY_ALTERNATIVE, "empty alternative in a command pattern", pattern.span,
-                                "write alternatives as `push|pull`")
+            tokens = self._pattern_tokens(pattern)
+            if tokens is None:
                 continue
             text = " ".join(str(t) for t in tokens)
             previous = self.seen_patterns.get(text)

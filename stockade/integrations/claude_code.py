@@ -250,7 +250,7 @@ class ClaudeSettingsExporter(Exporter):
     #: permissions (commands, file tools, WebFetch), the sandbox block and `env` (set only)
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("file_rules"), "network": handled("settings"), "environment": handled("settings"),
-        "limits": OMITTED, "commands": handled("bash_rules"), "verdicts": OMITTED,
+        "limits": OMITTED, "commands": handled("bash_rules"), "session": OMITTED, "verdicts": OMITTED,
     }
 
     def bash_rules(self, rule: CommandRule) -> list[str]:

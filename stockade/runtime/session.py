@@ -273,7 +273,8 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
         confirm: Callable[[Judgement], bool] | None = None, preview: bool = False, diff: bool = False,
         apply: bool | Callable[[PreviewResult], bool] = False, use_cache: bool = True,
         stdout: Sink | None = None, stderr: Sink | None = None, stdin: int | None = None,
-        environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None) -> RunOutcome:
+        environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None,
+        audit_extra: Mapping[str, Any] | None = None, force_confirm: str | None = None) -> RunOutcome:
     """Judge ``command``, then run it confined by ``policy``; see the module docstring.
 
     ``command`` is shell text (run as ``/bin/sh -c TEXT``) or an argv.  ``policy`` is a
@@ -294,6 +295,10 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     ``environ`` (default ``os.environ``) is the environment the command's is filtered
     from, and supplies ``$HOME``, ``$TMPDIR`` and the policy's variables.  ``notify``
     receives messages for the user (an interrupted apply that was recovered).
+
+    ``audit_extra`` is added to every audit record of the run (a session's ``session`` and
+    ``step``); ``force_confirm``, a reason, turns an ``allow`` into ``confirm`` (a session
+    past a limit under ``on-limit confirm``).
     """
     from stockade.runtime import audit as audit_mod
 
@@ -304,15 +309,18 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     audit_path = audit or audit_mod.default_audit_path()
     from stockade.compiler.cache import cache_dir
     from stockade.runtime.plan import prepare_state
+    from stockade.runtime.sessions import state_root
 
-    state = "\n".join(prepare_state([cache_dir()], [audit_path]))  # where this process keeps them
+    # where this process keeps them: the cache, the state directory (sessions, approvals), the audit trail
+    state = "\n".join(prepare_state([cache_dir(), state_root(environ)], [audit_path]))
     state_ctx = {"state": state, **_trusted_inputs()}  # all read-only inside (part of the plan key)
     from stockade.runtime.runlock import RunLock
 
     lock = RunLock.acquire(cache_dir())  # held shared from before the plan's facts are checked: see runlock
     try:
         return _judged(argv, text, policy, workspace, env_in, audit_path, state_ctx, approve, confirm, preview, diff,
-                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock)
+                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock, audit_extra=audit_extra,
+                       force_confirm=force_confirm)
     finally:
         lock.release()
 
@@ -322,7 +330,8 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             confirm: Callable[[Judgement], bool] | None, preview: bool,
             diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
-            notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:
+            notify: Callable[[str], None] | None, lock: Any, *, audit_extra: Mapping[str, Any] | None = None,
+            force_confirm: str | None = None) -> RunOutcome:
     """Plan, judge and run (the middle of :func:`run`, under the run lock)."""
     from stockade.runtime import audit as audit_mod
     from stockade.runtime import gate
@@ -368,10 +377,15 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
         plan = fresh[0]
         backend, prefix = sandbox_prefix(plan, ctx)
     _warn_cache(lock, plan, notify)
+    if force_confirm and judgement.decision == "allow":
+        judgement = gate.Judgement("confirm", (*judgement.reasons, force_confirm),
+                                   {**judgement.detail, "decision": "confirm"}, judgement.cached)
     ask = None if confirm is None else (lambda _prompt: bool(confirm(judgement)))
-    decision = gate.decide(judgement, approve, ask, asked_by=getattr(confirm, "approved_by", "confirm"))
+    decision = gate.decide(judgement, approve, ask, asked_by="confirm")
+    if decision.approved_by == "confirm":  # the callback may say who approved only once it has
+        decision = decision.replace(approved_by=getattr(confirm, "approved_by", "confirm"))
     base = {"policy": plan.get("policy"), "policy_hash": plan.get("policy_hash"), "command": text,
-            "workspace": ctx["workspace"], "pid": os.getpid()}
+            "workspace": ctx["workspace"], "pid": os.getpid(), **(audit_extra or {})}
     audit_mod.append_record(audit_path, {"time": audit_mod.now_iso(), **base, "event": "decision",
                                          "verdict": judgement.decision, "reasons": list(judgement.reasons),
                                          "approved_by": decision.approved_by, "runs": decision.runs,

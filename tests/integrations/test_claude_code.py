@@ -71,7 +71,7 @@ def test_passthrough_allow_prints_nothing_on_allow_but_still_denies() -> None:
     (b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": 42}}', "tool_input.command"),
     (b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}}', "tool_input.file_path"),
     (b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": "ls"}', "tool_input"),
-    (b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}', "PostToolUse"),
+    (b'{"hook_event_name": "Notification", "tool_name": "Bash", "tool_input": {"command": "ls"}}', "Notification"),
     (b'{"tool_name": "Bash", "cwd": 3, "tool_input": {"command": "ls"}}', "cwd"),
     (b"[" * 100000, "nested"),
 ])
@@ -82,6 +82,12 @@ def test_malformed_events_are_denied_with_a_reason(event: bytes, needle: str) ->
     output = json.loads(result.stdout)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny"
     assert needle in output["permissionDecisionReason"]
+
+
+def test_post_tool_use_events_get_no_answer() -> None:
+    """What a tool did is recorded for a session (see tests/runtime/test_sessions.py), never answered."""
+    result = hook(b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}')
+    assert result.returncode == 0 and result.stdout == b""
 
 
 def test_huge_event_is_denied() -> None:
