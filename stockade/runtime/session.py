@@ -309,7 +309,7 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     audit_path = audit or audit_mod.default_audit_path()
     from stockade.compiler.cache import cache_dir
     from stockade.runtime.plan import prepare_state
-    from stockade.runtime.sessions import state_root
+    from stockade.runtime.audit import state_root
 
     # where this process keeps them: the cache, the state directory (sessions, approvals), the audit trail
     state = "\n".join(prepare_state([cache_dir(), state_root(environ)], [audit_path]))

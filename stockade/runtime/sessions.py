@@ -31,6 +31,9 @@ from typing import Any
 
 from stockade import catalogue as codes
 from stockade.diagnostics import Diagnostic, StockadeError
+from stockade.runtime.audit import state_root
+
+__all__ = ["state_root"]  # where the state is (lean: `stockade run` reads it from stockade.runtime.audit)
 
 #: What a session id may look like (Claude Code's are UUIDs).
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
@@ -41,15 +44,6 @@ STATE_VERSION = 1
 
 def _error(code: str, message: str, help: str | None = None) -> StockadeError:
     return StockadeError(Diagnostic(code, message, help=help))
-
-
-def state_root(environ: Mapping[str, str] | None = None) -> str:
-    """Stockade's state directory: ``$STOCKADE_STATE``, else ``$XDG_STATE_HOME/stockade``."""
-    env = os.environ if environ is None else environ
-    if env.get("STOCKADE_STATE"):
-        return os.path.abspath(env["STOCKADE_STATE"])
-    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(os.path.abspath(base), "stockade")
 
 
 def sessions_dir(environ: Mapping[str, str] | None = None) -> str:
