@@ -22,6 +22,7 @@ import json
 import sys
 
 from stockade import catalogue as codes
+from stockade.cli.common import add_policy_args
 
 _EXIT = {"allow": 0, "confirm": 4, "deny": 1, None: 0}
 
@@ -31,9 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("hook", help="judge an agent harness's tool event (pre-execution hook)",
                             description="Read one hook event as JSON on stdin, answer allow/confirm/deny as JSON.")
     parser.add_argument("harness", choices=("claude-code", "generic"), help="the event and answer format")
-    parser.add_argument("--policy", "-p", metavar="POLICY", help="policy file (default: the built-in policy)")
+    add_policy_args(parser)
     parser.add_argument("--audit", metavar="FILE", help="append one JSON line per decision to FILE")
-    parser.add_argument("--workspace", metavar="DIR",
+    parser.add_argument("--workspace", "-w", metavar="DIR",
                         help="the agent's workspace (default: the event's `cwd`, else the current directory)")
     parser.add_argument("--home", metavar="DIR", help="the home directory `~` means (default: $HOME)")
     parser.add_argument("--tmpdir", metavar="DIR", help="the temporary directory (default: $TMPDIR or /tmp)")
@@ -69,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
             if workspace is None and isinstance(event, dict) and isinstance(event.get("cwd"), str) \
                     and event["cwd"].startswith("/") and args.harness == "claude-code":
                 workspace = event["cwd"]
-            ir, answer = load_ir(args.policy, workspace, args.home, args.tmpdir)
+            from stockade.cli.common import policy_from_args
+
+            ir, answer = load_ir(policy_from_args(args), workspace, args.home, args.tmpdir)
             from stockade.compiler.cache import cache_warning
 
             warning = cache_warning()

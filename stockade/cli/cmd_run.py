@@ -2,7 +2,7 @@
 
 Usage::
 
-    stockade run [--policy P] [--workspace DIR] [--audit FILE] [--approve]
+    stockade run [POLICY | --policy FILE] [--workspace DIR] [--audit FILE] [--approve]
                  [--preview [--diff] [--apply]] [--no-cache] [--format text|json]
                  (-- CMD ARGS… | -c 'shell text')
 
@@ -59,7 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     parser = sub.add_parser("run", help="run a command confined by a policy",
                             description="Judge a command with the analyzer, then run it confined.")
-    parser.add_argument("--policy", "-p", metavar="P", help="the policy file (default: the built-in policy)")
+    parser.add_argument("--policy", "-p", metavar="FILE", help="the policy file (or the POLICY operand before `--`; "
+                                                              "default: the project's, the user's or the built-in)")
     parser.add_argument("--workspace", "-w", metavar="DIR", help="the workspace (default: the current directory)")
     parser.add_argument("--audit", metavar="FILE", help="append audit records here (default: $STOCKADE_AUDIT "
                                                         "or ~/.local/state/stockade/audit.jsonl)")
@@ -70,7 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true", help="compile the policy afresh")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("-c", dest="shell", metavar="TEXT", help="run `/bin/sh -c TEXT` (the analyzer judges TEXT)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the command to run")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="[POLICY] -- CMD ARGS",
+                        help="an existing `*.policy` file, then the command to run after `--`")
     parser.set_defaults(handler=run)
 
 
@@ -107,9 +109,10 @@ def _err(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Parse, call :func:`stockade.runtime.session.run`, render; see the module docstring
     for exit codes."""
-    command: list[str] | str = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
+    from stockade.cli.common import policy_choice, split_command_operands
+
+    named, words = split_command_operands(args.command, args.policy)
+    command: list[str] | str = words
     if args.shell is not None:
         if command:
             _err("give either `-c TEXT` or `-- CMD ARGS`, not both")
@@ -142,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
 
         confirm = TerminalConfirm()
     try:
-        outcome = run_session(command, policy=args.policy, workspace=args.workspace, audit=args.audit,
+        outcome = run_session(command, policy=policy_choice(named).path, workspace=args.workspace, audit=args.audit,
                               approve=args.approve, confirm=confirm, preview=args.preview,
                               diff=args.diff and text_mode, apply=prompt if prompt is not None else False,
                               use_cache=not args.no_cache, notify=_err, **sinks)

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "import": "import_",
     "explain": "explain",
+    "show": "show",
 }
 
 
@@ -66,7 +67,8 @@ def read_plain_options(argv: Sequence[str], options: dict[str, tuple[str, bool]]
     index = 0
     while index < len(argv):
         word = argv[index]
-        if word == "--":
+        if word == "--" or (word.endswith(".policy") and not word.startswith("-")
+                            and argv[index + 1:index + 2] in ([], ["--"])):  # the POLICY operand
             values["command"] = list(argv[index:])
             return True
         spec = options.get(word)
@@ -83,6 +85,36 @@ def read_plain_options(argv: Sequence[str], options: dict[str, tuple[str, bool]]
             values[dest] = True
             index += 1
     return True
+
+
+def hoist_policy_operand(argv: Sequence[str], options: dict[str, tuple[str, bool]]) -> list[str]:
+    """``run``/``analyze`` arguments with a POLICY operand (a word ending in ``.policy``)
+    moved after the options that follow it, just before ``--``: the command operand is an
+    ``argparse.REMAINDER``, which would otherwise swallow those options (``stockade analyze
+    team.policy --format json -- ls``).  ``options`` names the options taking a value; the
+    arguments are returned unchanged when there is no such operand before ``--``."""
+    words = list(argv)
+    cut = words.index("--") if "--" in words else len(words)
+    index = 0
+    while index < cut:
+        word = words[index]
+        spec = options.get(word)
+        if spec is not None and spec[1]:
+            index += 2
+            continue
+        if word.startswith("-"):
+            index += 1
+            continue
+        if not word.endswith(".policy"):
+            return words  # a command without `--`, or an error the command reports
+        rest = index + 1
+        while rest < cut and words[rest].startswith("-"):  # only options may follow it before `--`
+            spec = options.get(words[rest])
+            rest += 2 if spec is not None and spec[1] else 1
+        if index + 1 == cut or rest < cut:
+            return words
+        return [*words[:index], *words[index + 1:cut], word, *words[cut:]]
+    return words
 
 
 def _import(name: str) -> Any:
@@ -121,7 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in ("run", "analyze"):  # the hot commands' plain forms skip argparse
-        fast = _import(f"stockade.cli.cmd_{args_list[0]}").parse_fast(args_list[1:])
+        module = _import(f"stockade.cli.cmd_{args_list[0]}")
+        args_list = [args_list[0], *hoist_policy_operand(args_list[1:], module._FAST_OPTIONS)]
+        fast = module.parse_fast(args_list[1:])
         if fast is not None:
             return _call(fast.handler, fast)
     first = next((a for a in args_list if not a.startswith("-")), None)
