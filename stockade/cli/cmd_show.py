@@ -129,9 +129,9 @@ def effective_text(ir: PolicyIR) -> str:
     if tightest:
         out.append("limits {")
         for limit in tightest.values():
-            name, value = limit.name, limit.value
-            shown = _duration(value) if name in ("timeout", "cpu") else str(int(value)) if name == "processes" \
-                else _size(value)
+            name, amount = limit.name, limit.value
+            shown = _duration(amount) if name in ("timeout", "cpu") else str(int(amount)) if name == "processes" \
+                else _size(amount)
             out.append(_line(f"{name:<9} {shown}", limit.origin, ir, limit.locked))
         out += ["}", ""]
     out.append("commands {")
