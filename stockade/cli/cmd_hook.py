@@ -3,9 +3,13 @@
 Reads one JSON event on standard input and answers on standard output.
 
 * ``claude-code``: a Claude Code ``PreToolUse`` event; the answer is Claude Code's hook JSON
-  (``hookSpecificOutput.permissionDecision`` allow/ask/deny with the reason) and the exit
-  code is always 0, as Claude Code reads JSON only on exit 0 — malformed events and policy
-  errors are answered with ``deny``.  Tools the hook does not judge get no output.
+  (``hookSpecificOutput.permissionDecision`` ask/deny with the reason) and the exit code is
+  always 0, as Claude Code reads JSON only on exit 0 — malformed events and policy errors
+  are answered with ``deny``.  What the policy allows, and tools the hook does not judge,
+  get no output (no decision: Claude Code's own permissions and prompts apply) unless
+  ``--approve-allowed`` (then ``allow``).  ``--confine`` rewrites an allowed or confirmed
+  ``Bash`` command (``updatedInput``) to run under ``stockade run`` with the same policy
+  and workspace, so the sandbox is the second line behind the analyzer.
 * ``generic``: ``{"command": …}`` or ``{"tool": …, "path": …, "access": …}``; the answer is
   the verdict JSON; the exit code is 0 allow, 4 confirm, 1 deny.
 
@@ -41,9 +45,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
                         help="deny when judging takes longer (default: 30; harnesses time hooks out, "
                              "Claude Code after 60)")
+    parser.add_argument("--approve-allowed", action="store_true",
+                        help="claude-code: answer `allow` for what the policy allows, which skips Claude Code's own "
+                             "permission prompt (default: no decision, Claude Code's permissions apply)")
+    parser.add_argument("--confine", action="store_true",
+                        help="claude-code: rewrite an allowed (or confirmed) Bash command to run under `stockade run` "
+                             "with the same policy and workspace (answered `ask`, or `allow` with --approve-allowed)")
     parser.add_argument("--passthrough-allow", action="store_true",
-                        help="claude-code: on allow print nothing, leaving Claude Code's own permission prompts")
+                        help="claude-code: accepted for compatibility; no decision on allow is now the default")
     parser.set_defaults(handler=run)
+
+
+def _confined(event: dict, policy: str | None, workspace: str, approve: bool) -> dict:
+    """The event's Bash input rewritten to run under ``stockade run`` (``--confine``), with
+    the policy the hook judged by (the built-in one by its file) and the same workspace."""
+    import os
+
+    from stockade.integrations.claude_code import confined_input
+
+    if policy is None:
+        from importlib import resources
+
+        policy = str(resources.files("stockade.compiler").joinpath("builtin/default.policy"))
+    return confined_input(event["tool_input"], os.path.abspath(policy), os.path.abspath(workspace), approve,
+                          [sys.executable, "-m", "stockade"])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,7 +84,13 @@ def run(args: argparse.Namespace) -> int:
     )
 
     source = f"hook:{args.harness}"
+    if (args.confine or args.approve_allowed) and args.harness != "claude-code":
+        print("stockade: `--confine` and `--approve-allowed` apply to `claude-code` events only", file=sys.stderr)
+        return 2
     ir = None
+    event: object = None
+    policy_path: str | None = None
+    workspace: str | None = None
     answer: HookDecision | None
     try:
         event = read_event(sys.stdin.buffer)
@@ -72,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
                 workspace = event["cwd"]
             from stockade.cli.common import policy_from_args
 
-            ir, answer = load_ir(policy_from_args(args), workspace, args.home, args.tmpdir)
+            policy_path = policy_from_args(args)
+            ir, answer = load_ir(policy_path, workspace, args.home, args.tmpdir)
             from stockade.compiler.cache import cache_warning
 
             warning = cache_warning()
@@ -97,7 +129,11 @@ def run(args: argparse.Namespace) -> int:
     if args.harness == "claude-code":
         from stockade.integrations.claude_code import hook_output
 
-        output = hook_output(answer, args.passthrough_allow)
+        updated = None
+        if args.confine and ir is not None and answer.decision in ("allow", "confirm") \
+                and answer.subject.get("tool") == "Bash" and isinstance(event, dict):
+            updated = _confined(event, policy_path, workspace or ir.context.workspace, answer.decision == "confirm")
+        output = hook_output(answer, args.approve_allowed, updated)
         if output is not None:
             sys.stdout.write(json.dumps(output) + "\n")
         return 0
