@@ -164,7 +164,14 @@ def run(args: AnalyzeArgs) -> int:
     else:
         from stockade.analyzer.report import render_text
 
-        print(render_text(verdict, uri))
+        text = render_text(verdict, uri)
+        from stockade.cli.main import colour_wanted
+
+        if colour_wanted(sys.stdout):
+            from stockade.cli.render import paint_verdict_text
+
+            text = paint_verdict_text(text)
+        print(text)
     return _EXIT[verdict.decision]
 
 
@@ -187,16 +194,21 @@ def _batch(ir: Any, cwd: str | None) -> int:
             if not isinstance(item, dict):
                 raise ValueError("expected a JSON object")
             ident = item.get("id")
+            if "command" not in item:
+                raise ValueError("missing field `command`")
             command = item["command"]
             if not isinstance(command, str):
                 raise ValueError("`command` must be a string")
             verdict = analyze(command, ir, item.get("cwd") if isinstance(item.get("cwd"), str) else cwd)
             record = {"id": ident, "decision": verdict.decision,
                       "reasons": [reason.to_json() for reason in verdict.reasons]}
-        except (ValueError, KeyError) as error:
+        except ValueError as error:
+            text = str(error)
+            if isinstance(error, json.JSONDecodeError):
+                text = f"not JSON ({error.msg} at column {error.colno})"
             record = {"id": ident, "decision": "deny",
                       "reasons": [{"verdict": "deny", "code": codes.MALFORMED_BATCH_LINE,
-                                   "message": f"malformed input line {number}: {error}", "span": None, "rule": None}]}
+                                   "message": f"line {number}: {text}", "span": None, "rule": None}]}
         decision = record["decision"]
         if _EXIT[decision] and (worst == "allow" or decision == "deny"):
             worst = decision

@@ -16,6 +16,7 @@ from stockade.cli.common import (
     dump_json,
     policy_choice,
     print_warnings,
+    quiet,
 )
 from stockade.cli.main import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from stockade.diagnostics import StockadeError
@@ -68,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         print_failures(failed)
         rules = len(ir.filesystem) + len(ir.network.rules) + len(ir.environment) + len(ir.limits) + len(ir.commands)
         verdict = "ok" if not failed else "FAILED"
+        if not failed and quiet():
+            continue
         print(f"{verdict}: {name}: policy `{ir.name}`, {len(ir.layers)} layer(s), {rules} rules, "
               f"{len(outcomes) - len(failed)}/{len(outcomes)} tests passed")
     if args.format == "json":

@@ -2,7 +2,7 @@
 
 Usage::
 
-    stockade run [POLICY | --policy FILE] [--workspace DIR] [--audit FILE] [--approve]
+    stockade run [POLICY | --policy FILE] [--workspace DIR] [--cwd DIR] [--audit FILE] [--approve]
                  [--preview [--diff] [--apply]] [--no-cache] [--format text|json]
                  (-- CMD ARGS… | -c 'shell text')
 
@@ -62,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--policy", "-p", metavar="FILE", help="the policy file (or the POLICY operand before `--`; "
                                                               "default: the project's, the user's or the built-in)")
     parser.add_argument("--workspace", "-w", metavar="DIR", help="the workspace (default: the current directory)")
+    parser.add_argument("--cwd", metavar="DIR", help="start the command in DIR, the workspace or a directory inside "
+                                                     "it (default: the workspace)")
     parser.add_argument("--audit", metavar="FILE", help="append audit records here (default: $STOCKADE_AUDIT "
                                                         "or ~/.local/state/stockade/audit.jsonl)")
     parser.add_argument("--approve", action="store_true", help="approve a `confirm` verdict without asking")
@@ -79,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 #: The options :func:`parse_fast` reads: spelling → (destination, takes a value).
 _FAST_OPTIONS: dict[str, tuple[str, bool]] = {
     "--policy": ("policy", True), "-p": ("policy", True), "--workspace": ("workspace", True),
-    "-w": ("workspace", True), "--audit": ("audit", True), "--format": ("format", True), "-c": ("shell", True),
+    "-w": ("workspace", True), "--audit": ("audit", True), "--cwd": ("cwd", True), "--format": ("format", True), "-c": ("shell", True),
     "--approve": ("approve", False), "--preview": ("preview", False), "--diff": ("diff", False),
     "--apply": ("apply", False), "--no-cache": ("no_cache", False),
 }
@@ -92,7 +94,7 @@ def parse_fast(argv: list[str]) -> Any | None:
     once, its value as the next word not starting with ``-``, ``--format`` text or json,
     then nothing, or ``--`` and the command.  (Abbreviations, ``--opt=value``, ``-h``, a
     command without ``--``, repeated options and every error are argparse's.)"""
-    values: dict[str, Any] = {"policy": None, "workspace": None, "audit": None, "approve": False,
+    values: dict[str, Any] = {"policy": None, "workspace": None, "cwd": None, "audit": None, "approve": False,
                               "preview": False, "diff": False, "apply": False, "no_cache": False,
                               "format": "text", "shell": None, "command": []}
     if not read_plain_options(argv, _FAST_OPTIONS, values):
@@ -127,6 +129,14 @@ def run(args: argparse.Namespace) -> int:
     if args.workspace and not os.path.isdir(args.workspace):
         _err(f"the workspace `{args.workspace}` is not a directory")
         return EXIT_USAGE
+    if args.cwd is not None:
+        root = os.path.realpath(args.workspace or ".")
+        where = os.path.realpath(os.path.join(root, args.cwd)) if not os.path.isabs(args.cwd) else \
+            os.path.realpath(args.cwd)
+        if not os.path.isdir(where) or not (where == root or where.startswith(root.rstrip("/") + "/")):
+            _err(f"`--cwd {args.cwd}` is not a directory inside the workspace `{root}`")
+            return EXIT_USAGE
+        args.cwd = where
     from stockade.runtime import gate
     from stockade.runtime.session import run as run_session
 
@@ -148,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         outcome = run_session(command, policy=policy_choice(named).path, workspace=args.workspace, audit=args.audit,
                               approve=args.approve, confirm=confirm, preview=args.preview,
                               diff=args.diff and text_mode, apply=prompt if prompt is not None else False,
-                              use_cache=not args.no_cache, notify=_err, **sinks)
+                              use_cache=not args.no_cache, notify=_err, cwd=args.cwd, **sinks)
     except Exception as error:
         from stockade.diagnostics import StockadeError  # only when something went wrong
 

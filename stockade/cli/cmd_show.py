@@ -31,6 +31,7 @@ from stockade.cli.common import (
     named_policy,
     policy_choice,
     print_warnings,
+    size_text,
 )
 from stockade.cli.main import EXIT_OK
 from stockade.diagnostics import StockadeError
@@ -86,14 +87,6 @@ def _duration(seconds: float) -> str:
     return f"{number}s"
 
 
-def _size(value: float) -> str:
-    number = int(value)
-    for shift, unit in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
-        if number >= 1 << shift and number % (1 << shift) == 0:
-            return f"{number >> shift}{unit}"
-    return f"{number}B"
-
-
 def effective_text(ir: PolicyIR) -> str:
     """The merged policy in the language, one rule per line with its origin."""
     out = [f"# effective policy `{ir.name}`: {len(ir.layers)} layer(s), lowest first"]
@@ -131,7 +124,7 @@ def effective_text(ir: PolicyIR) -> str:
         for limit in tightest.values():
             name, amount = limit.name, limit.value
             shown = _duration(amount) if name in ("timeout", "cpu") else str(int(amount)) if name == "processes" \
-                else _size(amount)
+                else size_text(amount)
             out.append(_line(f"{name:<9} {shown}", limit.origin, ir, limit.locked))
         out += ["}", ""]
     out.append("commands {")

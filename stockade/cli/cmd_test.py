@@ -19,6 +19,7 @@ from stockade.cli.common import (
     fail,
     policy_from_args,
     print_warnings,
+    quiet,
 )
 from stockade.cli.main import EXIT_OK, EXIT_VIOLATION
 from stockade.diagnostics import StockadeError
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
                          "tests": [o.to_json() for o in outcomes]}))
     else:
         print_failures(failed)
-        print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")
+        if failed or not quiet():
+            print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")
     sys.stdout.flush()
     return EXIT_VIOLATION if failed else EXIT_OK

@@ -42,6 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover
 POLICY_SUFFIX = ".policy"
 
 
+def quiet() -> bool:
+    """Whether ``-q``/``--quiet`` was given: errors and results only."""
+    from stockade.cli.main import SETTINGS
+
+    return bool(SETTINGS["quiet"])
+
+
 def add_policy_args(parser: argparse.ArgumentParser, operand: bool = True, many: bool = False) -> None:
     """The policy operand (``POLICY``, optional; ``POLICY…`` with ``many``) and
     ``--policy FILE`` / ``-p FILE`` (stored as ``policy_option``)."""
@@ -145,8 +152,9 @@ def compile_from_args(path: str | None, args: argparse.Namespace) -> CompileResu
 
 
 def print_warnings(warnings: list[Diagnostic], sources: dict[str, str], fmt: str) -> None:
-    """Warnings go to stderr in text mode (JSON output carries them itself)."""
-    if warnings and fmt == "text":
+    """Warnings go to stderr in text mode (JSON output carries them itself); none with
+    ``--quiet``."""
+    if warnings and fmt == "text" and not quiet():
         from stockade.cli.render import print_diagnostics
 
         print_diagnostics(warnings, sources, sys.stderr)
@@ -197,3 +205,18 @@ def display_path(path: str, cwd: str | None = None) -> str:
     if absolute == here or absolute.startswith(here.rstrip("/") + "/"):
         return os.path.relpath(absolute, here)
     return absolute
+
+
+def size_text(value: float) -> str:
+    """A byte count for people: as a policy writes it when a binary unit divides it
+    (``4GiB``, ``512MiB``), else to one decimal in the largest unit it reaches (``1.4MiB``),
+    bytes below 1 KiB (``900B``)."""
+    number = int(value)
+    units = ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB"))
+    for shift, unit in units:
+        if number >= 1 << shift and number % (1 << shift) == 0:
+            return f"{number >> shift}{unit}"
+    for shift, unit in units:
+        if number >= 1 << shift:
+            return f"{number / (1 << shift):.1f}{unit}"
+    return f"{number}B"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pty
+import select
 import shutil
 import subprocess
 import sys
@@ -100,7 +101,10 @@ def test_terminal_confirm_reads_a_typed_answer_from_a_real_pty() -> None:
         try:
             os.write(master, typed)  # typed ahead: the line discipline holds it for the reader
             assert gate.terminal_confirm("ok? ", tty_path=os.ttyname(slave)) is expected
-            assert b"ok? " in os.read(master, 100)  # the prompt reached the terminal (after the echo)
+            shown = b""
+            while b"ok? " not in shown and select.select([master], [], [], 10)[0]:
+                shown += os.read(master, 100)
+            assert b"ok? " in shown  # the prompt reached the terminal (after the echo)
         finally:
             os.close(master)
             os.close(slave)
