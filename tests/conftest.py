@@ -1,9 +1,11 @@
 """Shared test helpers: paths to the repository's examples, and the host kept clean.
 
-Every test process gets private ``XDG_CACHE_HOME``, ``XDG_STATE_HOME`` and
-``XDG_CONFIG_HOME`` (a temporary directory removed at the end), so neither in-process code
-nor the ``stockade`` subprocesses the tests start (they inherit the environment) write
-Stockade's cache, audit trail or read a user policy under the real home directory.  At the
+Every test process gets private ``XDG_CACHE_HOME`` and ``XDG_STATE_HOME`` (a temporary
+directory removed at the end), so neither in-process code nor the ``stockade`` subprocesses
+the tests start (they inherit the environment) write Stockade's cache or audit trail under
+the real home directory.  (``XDG_CONFIG_HOME`` is left alone: the policies the tests compile
+protect git's configuration under it, and the analyzer's cases expect it in its usual place;
+tests that depend on the user's policy set it themselves.)  At the
 end of the session ``/home`` and ``/etc/stockade`` are compared with their state at the start: a test
 that created or changed something there fails the run, naming the paths
 (``tests/test_host_leaks.py`` checks the real home directory the same way).
@@ -27,7 +29,7 @@ EXAMPLES = ROOT / "examples"
 WATCHED = (Path("/home"), Path("/etc/stockade"))
 
 _PRIVATE = tempfile.mkdtemp(prefix="stockade-tests-")
-for _name, _sub in (("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config")):
+for _name, _sub in (("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state")):
     os.environ[_name] = os.path.join(_PRIVATE, _sub)
 
 
