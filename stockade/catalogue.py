@@ -365,6 +365,17 @@ DISK_LIMIT_DISCARDS_WRITES = entry(
                 "Write what must persist into the workspace, or remove the `disk` limit.",
     example="filesystem {\n    write /tmp\n}\nlimits {\n    disk 1GiB\n}\n")
 
+UNTRUSTED_POLICY_FILE = entry(
+    "C290", "discovered policy file refused",
+    explanation="With no policy named, Stockade looks for `.stockade/policy` or `stockade.policy` from the "
+                "current directory upwards (to the repository's top or the home directory), then for "
+                "`$XDG_CONFIG_HOME/stockade/policy`. A file found there that is a symbolic link, not a "
+                "regular file, owned by another user, or writable by others than its owner could have been "
+                "planted by someone else, so it is refused — never used, and never silently skipped for a "
+                "weaker one.\n\n"
+                "Name the policy explicitly with `--policy FILE`, or fix the file (`chmod go-w FILE`).",
+    example="$ cp examples/coding-agent.policy stockade.policy && chmod o+w stockade.policy && stockade check", example_kind="shell")
+
 # -- B3xx: backends --------------------------------------------------------------------------
 
 UNKNOWN_TARGET = entry(
@@ -895,6 +906,16 @@ USAGE_ERROR = entry(
                 "closest) or combines options that do not make sense together.\n\n"
                 "Check `stockade COMMAND --help`; the README lists every diagnostic code.",
     example="$ stockade explain B399", example_kind="shell")
+POLICY_NAMING = entry(
+    "E010", "policy named ambiguously",
+    explanation="Every command names its policy the same way: as its first operand (a path to an existing "
+                "file ending in `.policy`) or with `--policy FILE`, and the command to judge or run comes "
+                "after `--`. A word before `--` that is not such a file, a policy named both ways, or a "
+                "policy operand that does not exist is refused rather than guessed at: a command must never "
+                "be judged against a policy other than the one meant.\n\n"
+                "Write `stockade analyze team.policy -- git push` or `stockade analyze --policy team.policy "
+                "-- git push`. A policy file whose name does not end in `.policy` is named with `--policy`.",
+    example="$ stockade analyze team.policy git push", example_kind="shell")
 
 
 # -- rendering (``stockade explain``, the README) --------------------------------------------
