@@ -652,6 +652,9 @@ class BwrapBackend(Backend):
         self.environ = environ
         #: with the ``glob_per_run`` option: what the runtime scans at each run's start
         self.glob_scan: dict[str, Any] | None = None
+        #: when the policy allows some destinations: what the run's network broker serves
+        #: (``{"loopback": [ports]}``: the ``host-loopback`` grants), else None
+        self.broker: dict[str, Any] | None = None
 
     # -- pieces ----------------------------------------------------------------------------
 
@@ -689,24 +692,35 @@ class BwrapBackend(Backend):
         return ok
 
     def render_network(self, network: Network) -> list[tuple[str, ...]]:
-        """``--unshare-net`` unless every destination is allowed; warn per approximated rule."""
+        """``--unshare-net`` unless every destination is allowed (and no ``host-loopback``
+        port is granted); a policy that allows some destinations gets the run's network
+        broker (``self.broker``: ``stockade run`` starts it); compiled for another use, each
+        rule the argv alone cannot enforce is warned about."""
         denies = [r for r in network.rules if r.action == "deny"]
         allow_any = any(r.action == "allow" and r.host.kind == "any" and r.host.port is None for r in network.rules)
-        if not denies and (network.default == "allow" or allow_any):
+        loopback = sorted({r.host.port for r in network.rules
+                           if r.action == "allow" and r.host.kind == "host-loopback" and r.host.port is not None})
+        if not denies and not loopback and (network.default == "allow" or allow_any):
             return []
+        reaching = [r for r in network.rules if r.action == "allow" and r.host.kind != "localhost"]
+        if network.default == "allow" or reaching:
+            self.broker = {"loopback": loopback}
+        if self.by_runtime:
+            return [("--unshare-net",)]
         if network.default == "allow":
             self.warn("bubblewrap cannot filter destinations: the policy allows network except "
-                      f"{len(denies)} denied destination(s), so the sandbox has no network",
-                      network.default_origin, code=codes.APPROXIMATED_RULE)
+                      f"{len(denies)} denied destination(s); `stockade run` enforces it with its network broker, "
+                      "this argv alone gives the sandbox no network", network.default_origin,
+                      code=codes.APPROXIMATED_RULE)
         for rule in network.rules:
             if rule.action != "allow":
                 continue
             if rule.host.kind == "localhost":
-                self.warn(f"`allow {rule.host}` reaches only the sandbox's own loopback, not the host's",
-                          rule.origin, code=codes.APPROXIMATED_RULE)
+                self.warn(f"`allow {rule.host}` reaches only the sandbox's own loopback, not the host's "
+                          "(the host's is `host-loopback:PORT`)", rule.origin, code=codes.APPROXIMATED_RULE)
             else:
-                self.warn(f"`allow {rule.host}` is not enforced by bubblewrap without a filtering proxy: "
-                          f"the sandbox has no network", rule.origin, code=codes.APPROXIMATED_RULE)
+                self.warn(f"`allow {rule.host}` is enforced by the network broker of `stockade run`; "
+                          f"this argv alone gives the sandbox no network", rule.origin, code=codes.APPROXIMATED_RULE)
         return [("--unshare-net",)]
 
     def environment(self) -> dict[str, str]:
@@ -790,6 +804,7 @@ class BwrapBackend(Backend):
             "placeholder_files": dict(plan.placeholder_files),
             "minimal_root": plan.minimal_root,
             "unshare_net": "--unshare-net" in argv,
+            "broker": self.broker,
             "seccomp": seccomp.encoded_program(arch, sockets) if arch else None,
             "seccomp_arch": arch,
             "warnings": [w.to_json() for w in self.warnings],

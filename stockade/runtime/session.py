@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
+    from stockade.runtime.broker import BrokerHooks
     from stockade.runtime.preview import PreviewResult
 
     Sink = Callable[[bytes], object]
@@ -103,6 +104,8 @@ class RunOutcome(Record):
     cached_verdict: bool = False
     recovered: str | None = None
     warnings: tuple[str, ...] = ()
+    #: one line per destination the network broker refused (``blocked: host:port (why)``)
+    blocked: tuple[str, ...] = ()
 
     _factories: ClassVar[dict[str, Callable[[], Any]]] = {"limits": Limits, "detail": dict}
     _hidden = frozenset({"sandbox_argv", "detail"})
@@ -117,7 +120,7 @@ class RunOutcome(Record):
         return {**head, "exit_status": self.exit_status, "duration": round(self.duration, 6),
                 "bytes_out": self.bytes_out, "bytes_err": self.bytes_err, "bytes_shown": self.bytes_shown,
                 "limits_hit": list(self.limits_hit), "setup_failed": False, "warnings": list(self.warnings),
-                "preview": None if self.preview is None else self.preview.to_json()}
+                "blocked": list(self.blocked), "preview": None if self.preview is None else self.preview.to_json()}
 
 
 # -- the plan ----------------------------------------------------------------------
@@ -273,7 +276,8 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
         confirm: Callable[[Judgement], bool] | None = None, preview: bool = False, diff: bool = False,
         apply: bool | Callable[[PreviewResult], bool] = False, use_cache: bool = True,
         stdout: Sink | None = None, stderr: Sink | None = None, stdin: int | None = None,
-        environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None) -> RunOutcome:
+        environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None,
+        broker: BrokerHooks | None = None) -> RunOutcome:
     """Judge ``command``, then run it confined by ``policy``; see the module docstring.
 
     ``command`` is shell text (run as ``/bin/sh -c TEXT``) or an argv.  ``policy`` is a
@@ -293,7 +297,9 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     file descriptors 1 and 2); ``stdin`` is a file descriptor (default: inherited).
     ``environ`` (default ``os.environ``) is the environment the command's is filtered
     from, and supplies ``$HOME``, ``$TMPDIR`` and the policy's variables.  ``notify``
-    receives messages for the user (an interrupted apply that was recovered).
+    receives messages for the user (an interrupted apply that was recovered).  ``broker``
+    (:class:`~stockade.runtime.broker.BrokerHooks`) gives the run's network broker, when the
+    policy needs one, a resolver of its own and a callback once it has started.
     """
     from stockade.runtime import audit as audit_mod
 
@@ -312,7 +318,7 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     lock = RunLock.acquire(cache_dir())  # held shared from before the plan's facts are checked: see runlock
     try:
         return _judged(argv, text, policy, workspace, env_in, audit_path, state_ctx, approve, confirm, preview, diff,
-                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock)
+                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock, broker)
     finally:
         lock.release()
 
@@ -322,7 +328,7 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             confirm: Callable[[Judgement], bool] | None, preview: bool,
             diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
-            notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:
+            notify: Callable[[str], None] | None, lock: Any, hooks: BrokerHooks | None = None) -> RunOutcome:
     """Plan, judge and run (the middle of :func:`run`, under the run lock)."""
     from stockade.runtime import audit as audit_mod
     from stockade.runtime import gate
@@ -384,7 +390,7 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
         return outcome
     if not plan.get("glob_scan"):
         return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
-                         notify, base, lock)
+                         notify, base, lock, hooks)
     from stockade.runtime.globscan import DamagedPlan, plan_with_globs
 
     for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R550)
@@ -404,7 +410,7 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             outcome = outcome.replace(sandbox_argv=tuple(prefix))
         try:
             return _confined(outcome, scanned, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr,
-                             stdin, notify, base, lock)
+                             stdin, notify, base, lock, hooks)
         except Exception as exc:
             # a match removed between the scan and bubblewrap's mounts fails the set-up before
             # the command starts (R507): scan again, at most twice
@@ -430,7 +436,8 @@ def _warn_cache(lock: Any, plan: Mapping[str, Any], notify: Callable[[str], None
 def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, str], prefix: list[str],
               argv: list[str], env_in: Mapping[str, str], preview: bool, diff: bool,
               apply: bool | Callable[[PreviewResult], bool], stdout: Sink | None, stderr: Sink | None,
-              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any], lock: Any) -> RunOutcome:
+              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any], lock: Any,
+              hooks: BrokerHooks | None = None) -> RunOutcome:
     """Run an approved command (the second half of :func:`run`)."""
     from stockade.runtime import audit as audit_mod
     from stockade.runtime.cache import filter_environment
@@ -459,12 +466,21 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         # removes them)
         if placeholder_files:
             create_placeholder_files(placeholder_files)
+        command, bridge = argv, None
+        if plan.get("broker") is not None and outcome.backend == "bwrap":
+            net = _start_broker(plan, outcome.audit, base, hooks, argv)
+            command, bridge = net.command, net
+            env = {**env, **net.broker.environment()}
         try:
-            result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
+            result = run_confined(prefix, command, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
                                   stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
-                                  seccomp_programs=checked, workspace=ctx["workspace"])
+                                  seccomp_programs=checked, workspace=ctx["workspace"],
+                                  pass_fds=bridge.fds if bridge else (), after_spawn=bridge.close if bridge else None)
         finally:
             lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
+            if bridge is not None:
+                bridge.close()
+                bridge.broker.stop()
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             raise _environment_problem(catalogue.SANDBOX_SETUP_FAILED,
@@ -480,10 +496,49 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     record = {"time": audit_mod.now_iso(), **base, "event": "run", "verdict": outcome.verdict,
               "backend": outcome.backend, "sandbox_argv": prefix, "command_argv": argv, "limits": limits.to_json(),
               **result.to_json()}
+    blocked: tuple[str, ...] = ()
+    warnings = result.warnings
+    if bridge is not None:
+        blocked = tuple(bridge.broker.summary())
+        warnings = (*warnings, *bridge.broker.problems)
+        record["net_blocked"] = len(bridge.broker.blocked())
     if settled is not None:
         record["preview"] = settled.to_json()
     audit_mod.append_record(outcome.audit, record)
     return outcome.replace(ran=True, exit_status=result.exit_status, returncode=result.returncode,
                    limits_hit=result.limits_hit, limits=limits, duration=result.duration, bytes_out=result.bytes_out,
                    bytes_err=result.bytes_err, bytes_shown=result.bytes_shown, preview=settled, recovered=recovered,
-                   warnings=result.warnings)
+                   warnings=warnings, blocked=blocked)
+
+
+class _Bridge:
+    """A started broker, the command that runs the bridge in front of the run's, and the
+    descriptor handed to the sandbox (closed here once the sandbox has started)."""
+
+    def __init__(self, broker: Any, command: list[str], fd: int):
+        self.broker = broker
+        self.command = command
+        self.fds = (fd,)
+        self._open = True
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            os.close(self.fds[0])
+
+
+def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any], hooks: BrokerHooks | None,
+                  argv: Sequence[str]) -> _Bridge:
+    """Start the run's network broker (:mod:`stockade.runtime.broker`) for a plan that needs one."""
+    from stockade.runtime.broker import Broker
+
+    def load_ir() -> Any:
+        from stockade.compiler.ir import PolicyIR
+        from stockade.runtime.plan import plan_ir_json
+
+        return PolicyIR.from_json(plan_ir_json(plan))
+
+    broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
+                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None)
+    command, fd = broker.start(argv)
+    return _Bridge(broker, command, fd)
