@@ -456,7 +456,7 @@ class Broker:
             if host is None or port is None:
                 _reply(conn, 400, f"bad CONNECT target `{target}`")
                 return
-            self._forward(conn, "connect", host, port, b"", lambda ok, message: _reply(
+            self._forward(conn, "connect", host, port, rest, lambda ok, message: _reply(
                 conn, 200 if ok else (403 if message.startswith("blocked") else 502), message,
                 established=ok))
             return
