@@ -255,7 +255,7 @@ class Judge:
                 return Decision(True, host, port, (text,), "allowed", rule, where)
             article = "an" if kind[0] in "aeiou" else "a"
             return self._refuse(host, port, f"{resolved}{article} {kind} address: only a rule naming that "
-                                             f"address or range allows it", by_name or decision, text)
+                                             f"address or range allows it", decision, text)
         if by_name is not None:
             rule, where = self._rule(by_name)
             return Decision(True, host, port, (text,), "allowed", rule, where)

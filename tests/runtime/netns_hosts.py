@@ -33,13 +33,17 @@ def _ip(*args: str) -> None:
 class NetnsHost:
     """One test host: a namespace reached from the host at ``address`` (see the module doc)."""
 
-    def __init__(self, subnet: str):
-        # subnet: the first three octets of a /30 at .0 (`203.0.113`): the host gets .1, the namespace .2
+    def __init__(self, subnet: str = "203.0.113"):
+        # subnet: the first three octets of a /24 (`203.0.113`); a random /30 of it is used
+        # (so that concurrent test runs do not collide): the host gets .1 of it, the namespace .2
+        import random
+
+        base = 4 * random.randrange(1, 63)
         self.name = f"stk-{uuid.uuid4().hex[:8]}"
         self.host_if = f"sk{self.name[4:]}h"
         self.ns_if = f"sk{self.name[4:]}n"
-        self.address = f"{subnet}.2"
-        self.gateway = f"{subnet}.1"
+        self.address = f"{subnet}.{base + 2}"
+        self.gateway = f"{subnet}.{base + 1}"
         self.servers: list[subprocess.Popen[bytes]] = []
         _ip("netns", "add", self.name)
         try:
