@@ -1,6 +1,8 @@
 """``stockade audit FILE``: show an audit trail as a table, filtered.
 
-Filters: ``--verdict allow|confirm|deny``, ``--event decision|run``, ``--since`` (ISO time
+Filters: ``--verdict allow|confirm|deny``, ``--event decision|run|net`` (``net``: the
+connections the network broker allowed, with byte counts, and refused, with the deciding
+rule), ``--since`` (ISO time
 or a duration ago: ``15m``, ``2h``, ``3d``), ``--grep TEXT`` (case-insensitive, anywhere in
 the record).  ``--format json`` prints the matching records as a JSON array.  Exit codes:
 0 shown, 2 bad arguments or unreadable file.
@@ -20,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description="Show the JSONL audit trail written by `stockade run` as a table.")
     parser.add_argument("file", metavar="FILE", help="the audit file")
     parser.add_argument("--verdict", choices=("allow", "confirm", "deny"), help="only this verdict")
-    parser.add_argument("--event", choices=("decision", "run"), help="only decisions or only runs")
+    parser.add_argument("--event", choices=("decision", "run", "net"),
+                        help="only decisions, only runs, or only network connections (allowed and refused)")
     parser.add_argument("--since", metavar="WHEN", help="only records since WHEN (ISO time, or `2h`, `3d` ago)")
     parser.add_argument("--grep", metavar="TEXT", help="only records containing TEXT")
     parser.add_argument("--limit", type=int, default=0, metavar="N", help="only the last N records")
@@ -29,6 +32,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _outcome(record: dict) -> str:
+    if record.get("event") == "net":
+        where = record.get("rule_at") or ""
+        if record.get("decision") == "deny":
+            rule = record.get("rule") or ""
+            return f"blocked {_destination(record)}: {record.get('reason', '')}" + (
+                f" ({rule} at {where})" if rule and where else "")
+        if record.get("error"):
+            return f"{_destination(record)}: {record['error']}"
+        return (f"{_destination(record)} via {record.get('address')}: {record.get('bytes_sent', 0)} B sent, "
+                f"{record.get('bytes_received', 0)} B received")
     if record.get("event") == "decision":
         return "runs" if record.get("runs") else "refused"
     status = record.get("exit_status")
@@ -40,6 +53,11 @@ def _outcome(record: dict) -> str:
     if preview:
         text += f"; preview {len(preview.get('changes', []))} change(s)" + (", applied" if preview.get("applied") else "")
     return text
+
+
+def _destination(record: dict) -> str:
+    host, port = record.get("host"), record.get("port")
+    return f"host-loopback:{port}" if host == "host-loopback" else f"{host}:{port}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(column, overflow="fold", no_wrap=column in ("time", "event", "verdict"))
     style = {"allow": "green", "confirm": "yellow", "deny": "red"}
     for record in records:
-        verdict = str(record.get("verdict") or "")
+        verdict = str(record.get("verdict") or record.get("decision") or "")
         duration = record.get("duration")
         when = str(record.get("time", ""))
         table.add_row(f"{when[:10]} {when[11:19]}".strip(), str(record.get("event", "")),

@@ -83,6 +83,8 @@ def render_outcome(outcome: Any, text_mode: bool, captured: dict[str, bytearray]
     if text_mode:
         for warning in outcome.warnings:
             _warn(f"warning: {warning}")
+        for line in outcome.blocked:  # the network broker's refusals (`stockade audit --event net` lists them)
+            _warn(line)
         for hit in outcome.limits_hit:
             if hit != "output":
                 value = _limit_value(outcome.limits, hit)

@@ -568,11 +568,9 @@ class Broker:
         from stockade.runtime import audit as audit_mod
 
         record: dict[str, Any] = {"time": audit_mod.now_iso(), **self.base, "event": "net",
-                                  "decision": "allow" if decision.allowed else "deny", "verdict": None,
-                                  "protocol": protocol, "host": decision.host, "port": decision.port,
+                                  "decision": "allow" if decision.allowed else "deny", "protocol": protocol, "host": decision.host, "port": decision.port,
                                   "address": decision.addresses[0] if decision.addresses else None,
                                   "rule": decision.rule, "rule_at": decision.where, "reason": decision.reason}
-        del record["verdict"]
         if error is not None:
             record["error"] = error
         if sent is not None:
