@@ -39,8 +39,8 @@ connections are refused, never opened.
 
 from __future__ import annotations
 
+import _socket
 import os
-import socket
 import sys
 import threading
 import time
@@ -49,6 +49,7 @@ from stockade.runtime.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    import socket
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from ipaddress import IPv4Address, IPv6Address
     from typing import Any
@@ -132,6 +133,8 @@ def special_range(address: IPv4Address | IPv6Address) -> str | None:
 
 def system_resolver(name: str) -> list[str]:
     """The addresses of ``name`` as the host resolves it (``getaddrinfo``), in order."""
+    import socket
+
     found = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     return list(dict.fromkeys(str(info[4][0]) for info in found))
 
@@ -147,6 +150,8 @@ class TableResolver:
         """The table's addresses for ``name`` (raises :class:`OSError` when it has none)."""
         found = self.table.get(name.lower().rstrip("."))
         if not found:
+            import socket
+
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         return list(found)
 
@@ -272,13 +277,91 @@ def _host_name(text: str) -> bool:
     return all(label and len(label) <= 63 and set(label) <= allowed for label in text.split("."))
 
 
+#: ``unshare``/``setns`` flag of a network namespace; ``ioctl`` numbers for an interface's flags.
+CLONE_NEWNET = 0x40000000
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+
+
+class SandboxNetns:
+    """A fresh network namespace for one sandbox, made by the host (root only): its loopback
+    up, listening sockets on its ``127.0.0.1`` at ``ports``, and a way for the calling
+    thread to step into it to start the sandbox (``enter``) and back (``leave``).
+
+    Namespaces are per thread: only the calling thread moves, for the moment it takes to
+    fork the sandbox tool, so the broker's threads stay in the host's namespace.  The
+    namespace belongs to the host's user namespace, so nothing inside the sandbox (an
+    unprivileged user namespace of its own) can reconfigure it.  Needs ``CAP_SYS_ADMIN``;
+    raises :class:`OSError` without it.
+    """
+
+    def __init__(self, ports: Sequence[int]):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._setns = libc.setns
+        self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        self.inside = -1
+        self.listeners: list[Any] = []
+        if libc.unshare(CLONE_NEWNET) != 0:
+            errno = ctypes.get_errno()
+            os.close(self.home)
+            raise OSError(errno, f"cannot make a network namespace: {os.strerror(errno)}")
+        try:
+            self.inside = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            import fcntl
+            import socket
+
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+                request = b"lo".ljust(16, b"\0")
+                flags = int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18],
+                                       sys.byteorder)
+                fcntl.ioctl(control.fileno(), SIOCSIFFLAGS,
+                            request + (flags | IFF_UP).to_bytes(2, sys.byteorder) + bytes(22))
+            for port in ports:
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                self.listeners.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(("127.0.0.1", port))
+                sock.listen(512)
+        except BaseException:
+            self.leave()
+            self.close()
+            raise
+        self.leave()
+
+    def _move(self, fd: int) -> None:
+        if self._setns(fd, CLONE_NEWNET) != 0:
+            import ctypes
+
+            errno = ctypes.get_errno()
+            raise OSError(errno, f"cannot change the network namespace: {os.strerror(errno)}")
+
+    def enter(self) -> None:
+        """Move the calling thread into the sandbox's namespace."""
+        self._move(self.inside)
+
+    def leave(self) -> None:
+        """Move the calling thread back to the host's namespace."""
+        self._move(self.home)
+
+    def close(self) -> None:
+        """Release the namespace (it ends with the sandbox's last process)."""
+        for fd in (self.home, self.inside):
+            if fd >= 0:
+                os.close(fd)
+        self.home = self.inside = -1
+
+
 class BrokerHooks(Record):
     """What a caller of ``stockade.runtime.session.run`` may give the broker: a resolver
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
-    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners."""
+    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners;
+    ``bridge``: use the in-sandbox bridge even where the host could make the sandbox's
+    network namespace itself (root), as a normal user's run does."""
 
     resolver: Any = None
     on_start: Any = None
+    bridge: bool = False
 
 
 class Broker:
@@ -310,6 +393,8 @@ class Broker:
         self._connections: set[socket.socket] = set()
         self._stopped = False
         self._ready = threading.Event()
+        self._judge_lock = threading.Lock()
+        self._judge_failed = False
         self._host_end: socket.socket | None = None
         self._thread: threading.Thread | None = None
 
@@ -329,8 +414,8 @@ class Broker:
         """Start the broker; the command to run inside the sandbox instead of ``argv`` (the
         bridge, then ``argv``) and the descriptor to pass to the sandbox for the bridge (the
         caller closes it once the sandbox has started)."""
-        host_end, sandbox_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._host_end = host_end
+        host_end, sandbox_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        self._host_end = host_end  # type: ignore[assignment]
         fd = sandbox_end.detach()
         os.set_inheritable(fd, True)
         self._thread = threading.Thread(target=self._control, name="stockade-broker", daemon=True)
@@ -338,37 +423,44 @@ class Broker:
         bridge = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netbridge.py")
         return [sys.executable, "-I", "-S", bridge, str(fd), ",".join(self.addresses()), "--", *argv], fd
 
+    def start_in_namespace(self) -> SandboxNetns:
+        """Start the broker without a bridge (as root): make the sandbox's network namespace
+        here, listen in it (:class:`SandboxNetns`), and accept; the caller starts the sandbox
+        inside that namespace (``netns.enter()`` … ``netns.leave()`` around the spawn) with
+        bubblewrap's ``--unshare-net`` left out.  Raises :class:`OSError` when it cannot."""
+        netns = SandboxNetns([int(address.rsplit(":", 1)[1]) for address in self.addresses()])
+        self._serve_listeners(netns.listeners)  # (threads started here: in the host's namespace)
+        return netns
+
     def _control(self) -> None:
         """Receive the bridge's listeners, acknowledge them, and accept on them."""
-        assert self._host_end is not None
-        try:
-            self.judge = Judge(self.load_ir(), self.resolver)
-        except Exception as exc:  # noqa: BLE001 - the bridge is refused: the command never starts
-            self.problems.append(f"the network broker could not load the policy: {exc}")
-            self._host_end.close()
-            return
+        host_end: Any = self._host_end
         count = len(self.addresses())
         try:
-            data, ancillary, _, _ = self._host_end.recvmsg(4096, socket.CMSG_SPACE(4 * count), socket.MSG_CMSG_CLOEXEC)
+            data, ancillary, _, _ = host_end.recvmsg(4096, _socket.CMSG_SPACE(4 * count), _socket.MSG_CMSG_CLOEXEC)
         except OSError:
             data, ancillary = b"", []
         fds: list[int] = []
         for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 usable = len(payload) - len(payload) % 4
                 fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
-        kinds = ["proxy", "proxy", *(f"loopback:{port}" for port in self.loopback_ports)]
-        listeners = []
-        for fd in fds:
-            try:
-                listeners.append(socket.socket(fileno=fd))
-            except OSError:
+        if data[:1] != b"L" or len(fds) != count or self._stopped:
+            for fd in fds:
                 os.close(fd)
-        if data[:1] != b"L" or len(listeners) != count or self._stopped:
-            for sock in listeners:
-                sock.close()
-            self._host_end.close()
+            host_end.close()
             return
+        try:
+            host_end.sendall(b"K")  # the command starts; its connections wait in the listeners' queues
+        except OSError:
+            pass
+        host_end.close()
+        import socket
+
+        self._serve_listeners([socket.socket(fileno=fd) for fd in fds])
+
+    def _serve_listeners(self, listeners: list[socket.socket]) -> None:
+        kinds = ["proxy", "proxy", *(f"loopback:{port}" for port in self.loopback_ports)]
         with self._lock:
             self._listeners = listeners
         for sock, kind in zip(listeners, kinds, strict=True):
@@ -377,11 +469,19 @@ class Broker:
         self._ready.set()
         if self.on_start is not None:
             self.on_start(self)
-        try:
-            self._host_end.sendall(b"K")
-        except OSError:
-            pass
-        self._host_end.close()
+
+    def _judge(self) -> Judge | None:
+        """The judge, made on the first connection (a run that connects nowhere never loads
+        the policy here); None when the policy cannot be loaded (every connection refused)."""
+        with self._judge_lock:
+            if self.judge is None and not self._judge_failed:
+                try:
+                    self.judge = Judge(self.load_ir(), self.resolver)
+                except Exception as exc:
+                    self._judge_failed = True
+                    self.problems.append(f"the network broker could not load the policy, so it refused every "
+                                         f"connection: {exc}")
+            return self.judge
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Whether the broker holds the sandbox's listeners (waiting up to ``timeout``)."""
@@ -418,11 +518,13 @@ class Broker:
 
     def _serve(self, conn: socket.socket, kind: str) -> None:
         try:
+            if self._judge() is None:
+                return
             conn.settimeout(HEAD_TIMEOUT)
             if kind.startswith("loopback:"):
                 self._forward(conn, "host-loopback", HOST_LOOPBACK, int(kind.split(":", 1)[1]), b"", None)
                 return
-            first = conn.recv(1, socket.MSG_PEEK)
+            first = conn.recv(1, _socket.MSG_PEEK)
             if first == b"\x05":
                 self._socks(conn)
             elif first:
@@ -485,9 +587,9 @@ class Broker:
         conn.sendall(b"\x05\x00")
         version, command, _, atyp = _recv_exact(conn, 4)
         if atyp == 1:
-            host = socket.inet_ntop(socket.AF_INET, _recv_exact(conn, 4))
+            host = _socket.inet_ntop(_socket.AF_INET, _recv_exact(conn, 4))
         elif atyp == 4:
-            host = socket.inet_ntop(socket.AF_INET6, _recv_exact(conn, 16))
+            host = _socket.inet_ntop(_socket.AF_INET6, _recv_exact(conn, 16))
         elif atyp == 3:
             host = _recv_exact(conn, _recv_exact(conn, 1)[0]).decode("latin-1")
         else:
@@ -515,6 +617,8 @@ class Broker:
             if answer is not None:
                 answer(False, f"blocked by stockade: {shown} ({_because(decision)})")
             return
+        import socket
+
         upstream = None
         problem = ""
         for address in decision.addresses:
@@ -580,7 +684,7 @@ class Broker:
         if self.audit_path is not None:
             try:
                 audit_mod.append_record(self.audit_path, record)
-            except Exception as exc:  # noqa: BLE001 - reported at the end of the run
+            except Exception as exc:
                 message = f"a network record could not be written: {exc}"
                 if message not in self.problems:
                     self.problems.append(message)
@@ -668,27 +772,64 @@ def _reply(conn: socket.socket, status: int, message: str, established: bool = F
 
 
 def _pump(source: socket.socket, sink: socket.socket, counts: list[int], index: int) -> None:
-    """Copy ``source`` to ``sink`` until the end, counting bytes; then end ``sink``'s writes."""
-    buffer = bytearray(_BUFFER)
-    view = memoryview(buffer)
+    """Copy ``source`` to ``sink`` until the end, counting bytes; then end ``sink``'s writes.
+    The bytes go through a pipe with ``splice`` (never copied into Python) where the kernel
+    has it, else through a buffer."""
     try:
+        if not _splice(source, sink, counts, index):
+            buffer = bytearray(_BUFFER)
+            view = memoryview(buffer)
+            while True:
+                size = source.recv_into(buffer)
+                if not size:
+                    break
+                sink.sendall(view[:size])
+                counts[index] += size
+    except OSError:
+        pass
+    try:
+        sink.shutdown(_socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def _splice(source: socket.socket, sink: socket.socket, counts: list[int], index: int) -> bool:
+    """Copy with ``os.splice`` through a pipe; False (nothing copied) when it cannot be used."""
+    splice = getattr(os, "splice", None)
+    if splice is None:
+        return False
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    try:
+        try:
+            import fcntl
+
+            fcntl.fcntl(write_end, 1031, _BUFFER * 4)  # F_SETPIPE_SZ: fewer, larger moves
+        except OSError:
+            pass
+        src, dst = source.fileno(), sink.fileno()
+        first = True
         while True:
-            size = source.recv_into(buffer)
+            try:
+                size = splice(src, write_end, _BUFFER * 4)
+            except OSError:
+                if first:
+                    return False
+                raise
+            first = False
             if not size:
-                break
-            sink.sendall(view[:size])
+                return True
+            left = size
+            while left:
+                left -= splice(read_end, dst, left)
             counts[index] += size
-    except OSError:
-        pass
-    try:
-        sink.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
+    finally:
+        os.close(read_end)
+        os.close(write_end)
 
 
-def _close(sock: socket.socket) -> None:
+def _close(sock: Any) -> None:
     try:
-        sock.shutdown(socket.SHUT_RDWR)
+        sock.shutdown(_socket.SHUT_RDWR)
     except OSError:
         pass
     try:

@@ -26,10 +26,9 @@ it is a script, run with ``-I -S``: no environment variable, user site or curren
 changes what it imports.
 """
 
+import _socket
 import os
 import sys
-
-import _socket
 
 
 def _fail(message: str, status: int = 126) -> None:

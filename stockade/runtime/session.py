@@ -466,21 +466,27 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         # removes them)
         if placeholder_files:
             create_placeholder_files(placeholder_files)
-        command, bridge = argv, None
+        command, bridge, run_prefix = argv, None, prefix
         if plan.get("broker") is not None and outcome.backend == "bwrap":
-            net = _start_broker(plan, outcome.audit, base, hooks, argv)
-            command, bridge = net.command, net
-            env = {**env, **net.broker.environment()}
+            bridge = _start_broker(plan, outcome.audit, base, hooks, argv)
+            command = bridge.command
+            env = {**env, **bridge.broker.environment()}
+            if bridge.netns is not None:  # the sandbox starts in the namespace the broker listens in
+                end = len(prefix) - 1
+                run_prefix = [word for i, word in enumerate(prefix) if i == end or word != "--unshare-net"]
+                bridge.netns.enter()
         try:
-            result = run_confined(prefix, command, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
-                                  stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
+            result = run_confined(run_prefix, command, env, limits, cwd=ctx["workspace"], stdout=stdout,
+                                  stderr=stderr, stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
                                   seccomp_programs=checked, workspace=ctx["workspace"],
-                                  pass_fds=bridge.fds if bridge else (), after_spawn=bridge.close if bridge else None)
+                                  pass_fds=bridge.fds if bridge else (), after_spawn=bridge.started if bridge else None)
         finally:
             lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
             if bridge is not None:
-                bridge.close()
+                bridge.started()
                 bridge.broker.stop()
+                if bridge.netns is not None:
+                    bridge.netns.close()
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             raise _environment_problem(catalogue.SANDBOX_SETUP_FAILED,
@@ -512,19 +518,27 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
 
 
 class _Bridge:
-    """A started broker, the command that runs the bridge in front of the run's, and the
-    descriptor handed to the sandbox (closed here once the sandbox has started)."""
+    """A started broker and how the sandbox reaches it: either the command that runs the
+    bridge in front of the run's and the descriptor handed to the sandbox for it (closed
+    once the sandbox has started), or (as root) the network namespace the broker listens in,
+    which the calling thread enters to start the sandbox and leaves once it has started."""
 
-    def __init__(self, broker: Any, command: list[str], fd: int):
+    def __init__(self, broker: Any, command: list[str], fd: int | None, netns: Any = None):
         self.broker = broker
         self.command = command
-        self.fds = (fd,)
-        self._open = True
+        self.fds = () if fd is None else (fd,)
+        self.netns = netns
+        self._pending = True
 
-    def close(self) -> None:
-        if self._open:
-            self._open = False
-            os.close(self.fds[0])
+    def started(self) -> None:
+        """The sandbox has started (or failed to): close the bridge's descriptor here, or
+        step back into the host's network namespace."""
+        if self._pending:
+            self._pending = False
+            if self.netns is not None:
+                self.netns.leave()
+            for fd in self.fds:
+                os.close(fd)
 
 
 def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any], hooks: BrokerHooks | None,
@@ -540,5 +554,10 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
 
     broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
                     resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None)
+    if os.geteuid() == 0 and not (hooks and hooks.bridge):
+        try:
+            return _Bridge(broker, list(argv), None, broker.start_in_namespace())
+        except OSError:
+            pass  # no namespace of our own here: the bridge it is
     command, fd = broker.start(argv)
     return _Bridge(broker, command, fd)

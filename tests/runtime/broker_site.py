@@ -109,7 +109,7 @@ def _npm(root: Path, registry: str) -> None:
     packument = {"name": "tinynpm", "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {
         "name": "tinynpm", "version": "1.0.0", "main": "index.js",
         "dist": {"tarball": f"{registry}/tarballs/tinynpm-1.0.0.tgz", "integrity": integrity,
-                 "shasum": hashlib.sha1(tarball).hexdigest()}}}}  # noqa: S324 - npm's field
+                 "shasum": hashlib.sha1(tarball).hexdigest()}}}}
     (root / "tinynpm").write_text(json.dumps(packument))
 
 
