@@ -158,6 +158,7 @@ def main() -> None:
             speed = statistics.median(values)
             print(f"  {name:34s} {speed / 1e6:8.0f}   {speed / direct * 100:5.0f} %")
     finally:
+        blob.server.shutdown(socket.SHUT_RDWR)
         blob.server.close()
         shutil.rmtree(work, ignore_errors=True)
 

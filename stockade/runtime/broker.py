@@ -309,18 +309,20 @@ class SandboxNetns:
         try:
             self.inside = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
             import fcntl
-            import socket
 
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+            control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)  # (not `socket`: ~3 ms to import)
+            try:
                 request = b"lo".ljust(16, b"\0")
                 flags = int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18],
                                        sys.byteorder)
                 fcntl.ioctl(control.fileno(), SIOCSIFFLAGS,
                             request + (flags | IFF_UP).to_bytes(2, sys.byteorder) + bytes(22))
+            finally:
+                control.close()
             for port in ports:
-                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
                 self.listeners.append(sock)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
                 sock.bind(("127.0.0.1", port))
                 sock.listen(512)
         except BaseException:
@@ -389,14 +391,17 @@ class Broker:
         self.events: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self._lock = threading.Lock()
-        self._listeners: list[socket.socket] = []
+        self._listeners: list[Any] = []
         self._connections: set[socket.socket] = set()
+        self._workers: set[threading.Thread] = set()
         self._stopped = False
         self._ready = threading.Event()
         self._judge_lock = threading.Lock()
         self._judge_failed = False
         self._host_end: socket.socket | None = None
         self._thread: threading.Thread | None = None
+        self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
+        self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
 
     # -- the sandbox side -------------------------------------------------------------------
 
@@ -410,16 +415,18 @@ class Broker:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
         return proxy_environment(self.http_port, self.socks_port)
 
-    def start(self, argv: Sequence[str]) -> tuple[list[str], int]:
+    def start(self, argv: Sequence[str], serve: bool = True) -> tuple[list[str], int]:
         """Start the broker; the command to run inside the sandbox instead of ``argv`` (the
         bridge, then ``argv``) and the descriptor to pass to the sandbox for the bridge (the
-        caller closes it once the sandbox has started)."""
+        caller closes it once the sandbox has started).  With ``serve=False`` the broker's
+        thread starts only at :meth:`serve` (after the sandbox's start: the bridge waits)."""
         host_end, sandbox_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         self._host_end = host_end  # type: ignore[assignment]
         fd = sandbox_end.detach()
         os.set_inheritable(fd, True)
-        self._thread = threading.Thread(target=self._control, name="stockade-broker", daemon=True)
-        self._thread.start()
+        self._pending = (self._control, ())
+        if serve:
+            self.serve()
         bridge = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netbridge.py")
         return [sys.executable, "-I", "-S", bridge, str(fd), ",".join(self.addresses()), "--", *argv], fd
 
@@ -429,8 +436,17 @@ class Broker:
         inside that namespace (``netns.enter()`` … ``netns.leave()`` around the spawn) with
         bubblewrap's ``--unshare-net`` left out.  Raises :class:`OSError` when it cannot."""
         netns = SandboxNetns([int(address.rsplit(":", 1)[1]) for address in self.addresses()])
-        self._serve_listeners(netns.listeners)  # (threads started here: in the host's namespace)
+        self._pending = (self._serve_listeners, (netns.listeners,))
         return netns
+
+    def serve(self) -> None:
+        """Start the broker's thread (once; from a thread in the host's network namespace).
+        Connections made before it runs wait in the listeners' queues."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            target, args = pending
+            self._thread = threading.Thread(target=target, args=args, name="stockade-broker", daemon=True)
+            self._thread.start()
 
     def _control(self) -> None:
         """Receive the bridge's listeners, acknowledge them, and accept on them."""
@@ -455,20 +471,32 @@ class Broker:
         except OSError:
             pass
         host_end.close()
-        import socket
+        self._serve_listeners([_socket.socket(fileno=fd) for fd in fds])
 
-        self._serve_listeners([socket.socket(fileno=fd) for fd in fds])
-
-    def _serve_listeners(self, listeners: list[socket.socket]) -> None:
+    def _serve_listeners(self, listeners: list[Any]) -> None:
+        """Accept on every listener (one thread, polling), a thread per connection."""
         kinds = ["proxy", "proxy", *(f"loopback:{port}" for port in self.loopback_ports)]
         with self._lock:
+            if self._stopped:
+                for sock in listeners:
+                    _close(sock)
+                return
             self._listeners = listeners
-        for sock, kind in zip(listeners, kinds, strict=True):
-            threading.Thread(target=self._accept, args=(sock, kind), name="stockade-broker-accept",
-                             daemon=True).start()
         self._ready.set()
         if self.on_start is not None:
             self.on_start(self)
+        from select import POLLIN, poll
+
+        by_fd = {sock.fileno(): (sock, kind) for sock, kind in zip(listeners, kinds, strict=True)}
+        waiter = poll()
+        for fd in by_fd:
+            waiter.register(fd, POLLIN)
+        waiter.register(self._wake_read, POLLIN)
+        while not self._stopped:
+            for fd, _ in waiter.poll():
+                if fd == self._wake_read or self._stopped:
+                    return
+                self._accept(*by_fd[fd])
 
     def _judge(self) -> Judge | None:
         """The judge, made on the first connection (a run that connects nowhere never loads
@@ -491,30 +519,49 @@ class Broker:
         """Close the listeners and every open connection (the run is over, or the broker is
         killed): from then on the sandbox's connections are refused, never opened."""
         with self._lock:
+            if self._stopped:
+                return
             self._stopped = True
             listeners, self._listeners = self._listeners, []
             connections = list(self._connections)
+        os.write(self._wake_write, b"x")  # wakes the accepting thread
         for sock in listeners:
             _close(sock)
         for sock in connections:
             _close(sock)
         if self._host_end is not None:
             _close(self._host_end)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5)
+        with self._lock:
+            workers = [w for w in self._workers if w is not threading.current_thread()]
+        deadline = time.monotonic() + 5
+        for worker in workers:  # their connections are closed: they record them and end
+            worker.join(max(deadline - time.monotonic(), 0))
+        if thread is None or not thread.is_alive():
+            os.close(self._wake_read)
+            os.close(self._wake_write)
 
     # -- connections ----------------------------------------------------------------------------
 
-    def _accept(self, listener: socket.socket, kind: str) -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
+    def _accept(self, listener: Any, kind: str) -> None:
+        try:
+            fd, _ = listener._accept()
+        except OSError:
+            return
+        import socket  # (on the first connection: a run that connects nowhere never loads it)
+
+        conn = socket.socket(fileno=fd)
+        with self._lock:
+            if self._stopped:
+                _close(conn)
                 return
-            with self._lock:
-                if self._stopped:
-                    _close(conn)
-                    return
-                self._connections.add(conn)
-            threading.Thread(target=self._serve, args=(conn, kind), name="stockade-broker-conn", daemon=True).start()
+            self._connections.add(conn)
+            worker = threading.Thread(target=self._serve, args=(conn, kind), name="stockade-broker-conn",
+                                      daemon=True)
+            self._workers.add(worker)
+        worker.start()
 
     def _serve(self, conn: socket.socket, kind: str) -> None:
         try:
@@ -534,6 +581,7 @@ class Broker:
         finally:
             with self._lock:
                 self._connections.discard(conn)
+                self._workers.discard(threading.current_thread())
             _close(conn)
 
     def _http(self, conn: socket.socket) -> None:

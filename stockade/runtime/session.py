@@ -539,6 +539,7 @@ class _Bridge:
                 self.netns.leave()
             for fd in self.fds:
                 os.close(fd)
+            self.broker.serve()  # its thread starts while the sandbox sets itself up
 
 
 def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any], hooks: BrokerHooks | None,
@@ -559,5 +560,5 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
             return _Bridge(broker, list(argv), None, broker.start_in_namespace())
         except OSError:
             pass  # no namespace of our own here: the bridge it is
-    command, fd = broker.start(argv)
+    command, fd = broker.start(argv, serve=False)
     return _Bridge(broker, command, fd)

@@ -215,6 +215,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Broker, int, _Upstream]]:
         yield broker, port, upstream
     finally:
         broker.stop()
+        upstream.server.shutdown(socket.SHUT_RDWR)  # wakes its accept (a bare close would leave it listening)
         upstream.server.close()
 
 
@@ -237,12 +238,15 @@ def test_http_forward_and_connect(served: tuple[Broker, int, _Upstream]) -> None
     assert reply.startswith(b"HTTP/1.1 200 Connection established\r\n\r\n") and reply.endswith(b"ok")
     blocked = _exchange(port, f"CONNECT other.test:{upstream.port} HTTP/1.1\r\n\r\n".encode())
     assert blocked.startswith(b"HTTP/1.1 403 ") and b"other.test" in blocked and b"no rule allows it" in blocked
-    events = broker.events
-    assert [e["decision"] for e in events] == ["allow", "allow", "deny"]
-    assert events[0]["bytes_received"] > 0 and events[0]["bytes_sent"] > 0 and events[0]["address"] == "127.0.0.1"
-    assert events[2]["rule"] == "default deny" and events[2]["command"] == "test"
+    broker.stop()  # (an allowed connection is recorded when it ends)
+    events = {(e["protocol"], e["decision"]): e for e in broker.events}  # (recorded as they end)
+    assert sorted(events) == [("connect", "allow"), ("connect", "deny"), ("http", "allow")]
+    forwarded = events["http", "allow"]
+    assert forwarded["bytes_received"] > 0 and forwarded["bytes_sent"] > 0 and forwarded["address"] == "127.0.0.1"
+    refused = events["connect", "deny"]
+    assert refused["rule"] == "default deny" and refused["command"] == "test" and refused["host"] == "other.test"
     assert broker.summary() == [f"blocked: other.test:{upstream.port} (no rule allows it; default deny at "
-                                f"{events[2]['rule_at']})"]
+                                f"{refused['rule_at']})"]
 
 
 def test_socks5_with_a_name(served: tuple[Broker, int, _Upstream]) -> None:

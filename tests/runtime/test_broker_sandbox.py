@@ -183,6 +183,7 @@ def net() -> Iterator[Net]:
         yield Net(root, host, site, workspace, home, policy, root / "audit.jsonl", TableResolver(names), loopback.port,
                   closed.getsockname()[1])
     finally:
+        loopback.server.shutdown(socket.SHUT_RDWR)  # wakes its accept (a bare close would leave it listening)
         loopback.server.close()
         closed.close()
         if host is not None:
