@@ -197,10 +197,11 @@ def net() -> Iterator[Net]:
 MODES = ["netns", "bridge"]
 
 
-def _run(net: Net, *argv: str, hooks: BrokerHooks | None = None, mode: str = "netns") -> tuple[RunOutcome, str, str]:
+def _run(net: Net, *argv: str, hooks: BrokerHooks | None = None, mode: str = "netns",
+         policy: Path | None = None) -> tuple[RunOutcome, str, str]:
     out, err = bytearray(), bytearray()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(net.home), "LANG": "C.UTF-8"}
-    outcome = run(list(argv), policy=str(net.policy), workspace=str(net.workspace), audit=str(net.audit),
+    outcome = run(list(argv), policy=str(policy or net.policy), workspace=str(net.workspace), audit=str(net.audit),
                   approve=True, stdout=out.extend, stderr=err.extend, environ=env,
                   broker=(hooks or BrokerHooks(resolver=net.resolver)).replace(bridge=mode == "bridge"))
     assert outcome.ran, outcome.reasons
@@ -374,3 +375,23 @@ def test_git_clone_over_http(net: Net) -> None:
     outcome, out, err = _run(net, "python3", "x.py", "git", "clone", "-q", "http://evil.test/repo.git",
                              str(net.workspace / "clone2"))
     assert outcome.exit_status != 0 and outcome.blocked[0].startswith("blocked: evil.test:80")
+
+
+def test_allow_everything_still_keeps_the_host_loopback_out(net: Net) -> None:
+    """`default allow` with no denies goes through the broker too: every public destination
+    passes, the host's loopback and private ranges do not."""
+    policy = net.root / "open.policy"
+    policy.write_text('policy "open"\nfilesystem {\n    read /\n    write $WORKSPACE\n}\n'
+                      'network {\n    default allow\n}\ncommands {\n    unknown-effects allow\n}\n')
+    outcome, out, err = _run(net, "python3", "x.py", "curl", "-fsS", "--max-time", "20", "--cacert", "ca.pem",
+                             "https://evil.test/hello.txt?open", policy=policy)
+    assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
+    outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10",
+                             f"http://127.0.0.1:{net.loopback_port}/?open", policy=policy)
+    assert outcome.exit_status != 0 and "host service" not in out  # the sandbox's own loopback: nothing there
+    outcome, out, err = _run(net, "python3", "x.py", "curl", "-fsS", "--max-time", "10", "--noproxy", "",
+                             f"http://localhost:{net.loopback_port}/?open", "https://lan.example.test/?open",
+                             policy=policy)
+    assert outcome.exit_status != 0 and "host service" not in out
+    assert [line.split(" (")[0] for line in outcome.blocked] == [
+        f"blocked: localhost:{net.loopback_port}", "blocked: lan.example.test:443"], outcome.blocked
