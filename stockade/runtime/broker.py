@@ -282,6 +282,31 @@ CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 
+def _libc_namespace_calls() -> tuple[Callable[[int], int], Callable[[int, int], int], Callable[[], int]]:
+    """libc's ``unshare`` and ``setns`` (and ``errno``), through ``_ctypes`` itself: the
+    ``ctypes`` package costs several milliseconds to import, and Python 3.11 has no
+    ``os.unshare``/``os.setns``.  Raises :class:`OSError` where they cannot be had."""
+    try:
+        import _ctypes
+    except ImportError as exc:
+        raise OSError(0, f"no ctypes: {exc}") from None
+    try:
+        class CInt(_ctypes._SimpleCData):
+            _type_ = "i"
+
+        class Function(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = CInt
+
+        class Libc:
+            _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
+
+        libc: Any = Libc()
+        return Function(("unshare", libc)), Function(("setns", libc)), _ctypes.get_errno
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise OSError(0, f"libc's namespace calls are not available: {exc}") from None
+
+
 class SandboxNetns:
     """A fresh network namespace for one sandbox, made by the host (root only): its loopback
     up, listening sockets on its ``127.0.0.1`` at ``ports``, and a way for the calling
@@ -295,15 +320,13 @@ class SandboxNetns:
     """
 
     def __init__(self, ports: Sequence[int]):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        self._setns = libc.setns
+        unshare, self._setns, get_errno = _libc_namespace_calls()
+        self._get_errno = get_errno
         self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         self.inside = -1
         self.listeners: list[Any] = []
-        if libc.unshare(CLONE_NEWNET) != 0:
-            errno = ctypes.get_errno()
+        if unshare(CLONE_NEWNET) != 0:
+            errno = get_errno()
             os.close(self.home)
             raise OSError(errno, f"cannot make a network namespace: {os.strerror(errno)}")
         try:
@@ -333,9 +356,7 @@ class SandboxNetns:
 
     def _move(self, fd: int) -> None:
         if self._setns(fd, CLONE_NEWNET) != 0:
-            import ctypes
-
-            errno = ctypes.get_errno()
+            errno = self._get_errno()
             raise OSError(errno, f"cannot change the network namespace: {os.strerror(errno)}")
 
     def enter(self) -> None:
