@@ -40,9 +40,9 @@ connections are refused, never opened.
 from __future__ import annotations
 
 import _socket
+import _thread
 import os
 import sys
-import threading
 import time
 
 from stockade.runtime.record import Record
@@ -411,16 +411,16 @@ class Broker:
         self.judge: Judge | None = None
         self.events: list[dict[str, Any]] = []
         self.problems: list[str] = []
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._listeners: list[Any] = []
         self._connections: set[socket.socket] = set()
-        self._workers: set[threading.Thread] = set()
+        self._workers: dict[object, _Task] = {}
         self._stopped = False
-        self._ready = threading.Event()
-        self._judge_lock = threading.Lock()
+        self._ready = _Task.done_flag()
+        self._judge_lock = _thread.allocate_lock()
         self._judge_failed = False
         self._host_end: socket.socket | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: _Task | None = None
         self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
 
@@ -466,8 +466,7 @@ class Broker:
         pending, self._pending = self._pending, None
         if pending is not None:
             target, args = pending
-            self._thread = threading.Thread(target=target, args=args, name="stockade-broker", daemon=True)
-            self._thread.start()
+            self._thread = _Task(target, *args)
 
     def _control(self) -> None:
         """Receive the bridge's listeners, acknowledge them, and accept on them."""
@@ -503,7 +502,7 @@ class Broker:
                     _close(sock)
                 return
             self._listeners = listeners
-        self._ready.set()
+        self._ready.release()
         if self.on_start is not None:
             self.on_start(self)
         from select import POLLIN, poll
@@ -534,7 +533,10 @@ class Broker:
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Whether the broker holds the sandbox's listeners (waiting up to ``timeout``)."""
-        return self._ready.wait(timeout)
+        if not self._ready.acquire(timeout=-1 if timeout is None else timeout):
+            return False
+        self._ready.release()
+        return True
 
     def stop(self) -> None:
         """Close the listeners and every open connection (the run is over, or the broker is
@@ -553,14 +555,15 @@ class Broker:
         if self._host_end is not None:
             _close(self._host_end)
         thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
+        here = _thread.get_ident()
+        if thread is not None and thread.ident != here:
             thread.join(5)
         with self._lock:
-            workers = [w for w in self._workers if w is not threading.current_thread()]
+            workers = [w for w in self._workers.values() if w.ident != here]
         deadline = time.monotonic() + 5
         for worker in workers:  # their connections are closed: they record them and end
             worker.join(max(deadline - time.monotonic(), 0))
-        if thread is None or not thread.is_alive():
+        if thread is None or not thread.alive():
             os.close(self._wake_read)
             os.close(self._wake_write)
 
@@ -579,12 +582,10 @@ class Broker:
                 _close(conn)
                 return
             self._connections.add(conn)
-            worker = threading.Thread(target=self._serve, args=(conn, kind), name="stockade-broker-conn",
-                                      daemon=True)
-            self._workers.add(worker)
-        worker.start()
+            key = object()
+            self._workers[key] = _Task(self._serve, conn, kind, key)  # (under the lock: it removes itself)
 
-    def _serve(self, conn: socket.socket, kind: str) -> None:
+    def _serve(self, conn: socket.socket, kind: str, key: object) -> None:
         try:
             if self._judge() is None:
                 return
@@ -602,7 +603,7 @@ class Broker:
         finally:
             with self._lock:
                 self._connections.discard(conn)
-                self._workers.discard(threading.current_thread())
+                self._workers.pop(key, None)
             _close(conn)
 
     def _http(self, conn: socket.socket) -> None:
@@ -723,8 +724,7 @@ class Broker:
                 counts[0] += len(payload)
             conn.settimeout(None)
             upstream.settimeout(None)
-            back = threading.Thread(target=_pump, args=(upstream, conn, counts, 1), daemon=True)
-            back.start()
+            back = _Task(_pump, upstream, conn, counts, 1)
             _pump(conn, upstream, counts, 0)
             back.join()
         finally:
@@ -776,6 +776,41 @@ class Broker:
             times = f", {count} times" if count > 1 else ""
             lines.append(f"blocked: {shown} ({_because(event)}{times})")
         return lines
+
+
+class _Task:
+    """A thread that can be joined, on ``_thread`` (``threading`` is not on ``stockade
+    run``'s path: it costs an import; these threads never outlive the process's exit)."""
+
+    def __init__(self, target: Callable[..., object], *args: Any):
+        self._done = self.done_flag()
+        self.ident: int | None = None
+
+        def run() -> None:
+            try:
+                target(*args)
+            finally:
+                self._done.release()
+
+        self.ident = _thread.start_new_thread(run, ())
+
+    @staticmethod
+    def done_flag() -> Any:
+        """A lock held until released once (``acquire`` waits for it)."""
+        flag = _thread.allocate_lock()
+        flag.acquire()
+        return flag
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the end (at most ``timeout`` seconds); whether it ended."""
+        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+            return False
+        self._done.release()
+        return True
+
+    def alive(self) -> bool:
+        """Whether it is still running."""
+        return bool(self._done.locked())
 
 
 def _because(decision: Decision | Mapping[str, Any]) -> str:
