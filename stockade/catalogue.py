@@ -498,8 +498,10 @@ ROOT_KEEPS_SOCKETS_REFUSED = entry(
     "B316", "running as root: host unix sockets stay refused",
     explanation="A warning: the policy allows all network, but stockade runs as root, and host unix sockets "
                 "such as `/run/docker.sock` trust uid 0, which is host root inside the sandbox too. The "
-                "seccomp filter keeps refusing them.\n\n"
-                "Run stockade as a normal user to let the command reach host unix sockets.")
+                "seccomp filter keeps refusing them. (bubblewrap sandboxes now always have a network "
+                "namespace of their own, served by the network broker, so their seccomp filter refuses host "
+                "unix sockets for every user and this warning is not raised for them.)\n\n"
+                "Nothing to change: host unix sockets are not reachable from a sandbox.")
 UNSUPPORTED_LIMIT = entry(
     "B320", "limit the target cannot enforce",
     explanation="A limit of the policy has no enforcement on this target: `disk` is enforced only by "
