@@ -389,10 +389,12 @@ UNKNOWN_TARGET = entry(
 APPROXIMATED_RULE = entry(
     "B301", "rule approximated more strictly",
     explanation="A warning: the target cannot express a rule exactly, so it enforces something stricter "
-                "(never looser). Typically network allow-lists: bubblewrap cannot filter by host, so a "
-                "policy that allows some hosts gets no network at all; `allow localhost` reaches only the "
-                "sandbox's own loopback; Seatbelt and Windows allow loopback only.\n\n"
-                "Accept the stricter behaviour, or run a filtering proxy and allow only it.",
+                "(never looser). Typically network allow-lists: bubblewrap cannot filter by host, so the "
+                "argv alone gives a policy that allows some hosts no network (`stockade run` enforces them "
+                "with its network broker); `allow localhost` reaches only the sandbox's own loopback; "
+                "Seatbelt and Windows allow loopback only.\n\n"
+                "Run the command with `stockade run` (its broker enforces host rules), accept the stricter "
+                "behaviour, or run a filtering proxy and allow only it.",
     example="$ printf 'network {\\n    allow github.com\\n}\\n' > example.policy\n"
             "$ stockade compile example.policy --target bwrap --workspace .",
     example_kind="shell")
@@ -516,8 +518,10 @@ ROOT_KEEPS_SOCKETS_REFUSED = entry(
     "B316", "running as root: host unix sockets stay refused",
     explanation="A warning: the policy allows all network, but stockade runs as root, and host unix sockets "
                 "such as `/run/docker.sock` trust uid 0, which is host root inside the sandbox too. The "
-                "seccomp filter keeps refusing them.\n\n"
-                "Run stockade as a normal user to let the command reach host unix sockets.")
+                "seccomp filter keeps refusing them. (bubblewrap sandboxes now always have a network "
+                "namespace of their own, served by the network broker, so their seccomp filter refuses host "
+                "unix sockets for every user and this warning is not raised for them.)\n\n"
+                "Nothing to change: host unix sockets are not reachable from a sandbox.")
 UNSUPPORTED_LIMIT = entry(
     "B320", "limit the target cannot enforce",
     explanation="A limit of the policy has no enforcement on this target: `disk` is enforced only by "

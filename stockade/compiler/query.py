@@ -354,6 +354,7 @@ class _NetworkIndex:
         self.cidrs: dict[int, dict[object, list[NetRule]]] = {}
         self.any: list[NetRule] = []
         self.localhost: list[NetRule] = []
+        self.host_loopback: list[NetRule] = []
         for rule in ir.network.rules:
             host = rule.host
             if host.kind == "host":
@@ -368,6 +369,8 @@ class _NetworkIndex:
                     network.network_address, []).append(rule)
             elif host.kind == "localhost":
                 self.localhost.append(rule)
+            elif host.kind == "host-loopback":
+                self.host_loopback.append(rule)
             else:
                 self.any.append(rule)
 
@@ -386,6 +389,15 @@ class _NetworkIndex:
         if host_l.startswith("[") and host_l.endswith("]"):
             host_l = host_l[1:-1]
         scored: list[tuple[tuple[int, int, int], NetRule]] = []
+        if host_l == "host-loopback":
+            # the host's loopback (``host-loopback:PORT``): only its own rules reach it, never
+            # `*` or `default allow` (a `deny *` is named as the decider when no rule grants it)
+            matching = [r for r in self.host_loopback if self._port_ok(r, port)]
+            if not matching:
+                return NetworkDecision(host, port, False, next(
+                    (r for r in self.any if r.action == "deny" and self._port_ok(r, port)), None))
+            deny = next((r for r in matching if r.action == "deny"), None)
+            return NetworkDecision(host, port, deny is None, deny or matching[0])
 
         def consider(rules: Sequence[NetRule], rank: int, detail: int) -> None:
             for rule in rules:
