@@ -23,6 +23,29 @@ if TYPE_CHECKING:  # pragma: no cover
 _MAX_ALTERNATIVES = 4
 
 
+#: the key of ``State.alternatives`` for the working directory (not a variable name)
+CWD_KEY = " cwd"
+
+
+def settle_cwd(state: State, cwds: list[str], entry: tuple[str, tuple[str, ...]] | None = None) -> str:
+    """The working directory after alternatives that left ``cwds``: one of them when they
+    agree; else a new mark in ``state.alternatives`` (each later command is walked once per
+    directory, strictest wins), or unknown when there are too many.  ``entry``: the
+    alternatives the commands started from (the mark again when none of them moved)."""
+    if entry is not None and len(cwds) == max(len(entry[1]), 1) and all(
+            cwd == entry[1][index % len(entry[1])] for index, cwd in enumerate(cwds)):
+        return entry[0]
+    distinct = sorted(set(cwds))
+    if len(distinct) == 1:
+        return distinct[0]
+    if len(distinct) > _MAX_ALTERNATIVES:
+        return UNKNOWN
+    mark = "".join([UNKNOWN, UNKNOWN])  # a new object: the cwd holds it until the next cd
+    state.alternatives = dict(state.alternatives) if state.alternatives else {}
+    state.alternatives[CWD_KEY] = (mark, tuple(distinct))
+    return mark
+
+
 class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
@@ -65,8 +88,7 @@ class ControlFlow:
                 merged.variables[name] = mark
                 continue
             merged.variables[name] = UNKNOWN if value is None else value
-        cwds = {r.cwd for r in results}
-        merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
+        merged.cwd = settle_cwd(merged, [r.cwd for r in results])
         for r in results:
             merged.functions.update(r.functions)
             merged.links.update(r.links)

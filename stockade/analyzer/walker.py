@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.control import ControlFlow
+from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
 from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
@@ -530,6 +530,21 @@ class Walker(ControlFlow):
             for item in items[:-1]:
                 self.walk(item, stdin)
             body = items[-1]
+        alternatives = self.state.alternatives
+        cwd_entry = alternatives.get(CWD_KEY) if alternatives and self.alternative is None else None
+        if cwd_entry is not None and cwd_entry[0] is self.state.cwd:
+            # the redirections open their files in each directory the cwd may be (strictest wins)
+            ends: list[str] = []
+            for cwd in cwd_entry[1]:
+                self.state.cwd = cwd
+                self.redirected(node, whole, body, stdin)
+                ends.append(self.state.cwd)
+            self.state.cwd = settle_cwd(self.state, ends, cwd_entry)
+            return
+        self.redirected(node, whole, body, stdin)
+
+    def redirected(self, node: Any, whole: Any, body: Any, stdin: Stdin) -> None:
+        """:meth:`visit_redirected_statement` for its last command ``body`` (in one cwd)."""
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
         for child in node.children:
@@ -605,7 +620,11 @@ class Walker(ControlFlow):
     def herestring(self, node: Any) -> Stdin:
         """A here-string: its word becomes stdin."""
         text = ""
-        for child in node.named_children:
+        named = node.named_children
+        if named and b"\n" in self.src.data[node.start_byte:named[0].start_byte].replace(b"\\\n", b""):
+            # `<<<` then a newline: bash wants the word on the same line (a syntax error there)
+            self.syntax_error("`<<<` with no word before the end of the line", self.src.span(node))
+        for child in named:
             text = self.words.text(child)
         return _new_tuple(Stdin, (None if UNKNOWN in text else text + "\n", "a here-string"))
 
@@ -823,15 +842,25 @@ class Walker(ControlFlow):
             text = self.src.node_text(node)
             counts = [len(values) for name, (mark, values) in alternatives.items()
                       if ("$" + name in text or "${" + name in text) and self.state.variables.get(name) is mark]
+            cwd_entry = alternatives.get(CWD_KEY)
+            if cwd_entry is not None and cwd_entry[0] is self.state.cwd:
+                counts.append(len(cwd_entry[1]))  # every command depends on the working directory
+            else:
+                cwd_entry = None
             if counts:
                 pending = self.redirect_words
+                start = self.state.cwd
+                ends: list[str] = []
                 try:
                     for index in range(max(counts)):  # once per value a branch may have left
                         self.alternative = index
                         self.redirect_words = pending
+                        self.state.cwd = start if cwd_entry is None else cwd_entry[1][index % len(cwd_entry[1])]
                         self.simple_command(node, stdin)
+                        ends.append(self.state.cwd)
                 finally:
                     self.alternative = None
+                self.state.cwd = settle_cwd(self.state, ends, cwd_entry)  # (`cd "$D"`: one directory per value)
                 return
         self.simple_command(node, stdin)
 
