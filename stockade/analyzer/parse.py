@@ -256,10 +256,14 @@ def hide_brace_words(data: bytes) -> bytes:
     return _BRACE_WORD_RE.sub(b"\x01", data)
 
 
-#: the reserved words ``time`` (with ``-p``) and ``!`` before a group or subshell, in command
-#: position: tree-sitter-bash reads ``time``/``!`` as a command taking ``{`` as an argument
-_PREFIX_WORD_RE = re.compile(rb"(?:^|(?<=[;&|(\n{])|(?<=\bthen)|(?<=\bdo)|(?<=\belse))[ \t]*"
-                             rb"((?:time(?:[ \t]+-p)*(?:[ \t]+--)?[ \t]+)(?:![ \t]+)*|(?:![ \t]+)+)(?=[{(])")
+#: the reserved words ``time`` (with ``-p``), ``!`` and ``coproc [NAME]`` before a compound
+#: command (a ``{`` group, a subshell, ``while``/``for``/``if``…), in command position:
+#: tree-sitter-bash reads them as a command taking the compound's words as arguments
+_PREFIX_WORD_RE = re.compile(
+    rb"(?:^|(?<=[;&|(\n{])|(?<=\bthen)|(?<=\bdo)|(?<=\belse)|(?<=\bif)|(?<=\belif)|(?<=\bwhile)|(?<=\buntil))"
+    rb"[ \t]*((?:(?:time(?:[ \t]+-p)*(?:[ \t]+--)?|coproc(?:[ \t]+[A-Za-z_][A-Za-z0-9_]*)?)[ \t]+)(?:![ \t]+)*"
+    rb"|(?:![ \t]+)+)"
+    rb"(?=\{[ \t\n]|\{$|\(|\[\[(?:[ \t\n]|$)|(?:while|until|for|select|if|case)(?:[ \t\n;]|$))")
 
 
 def _blank(match: re.Match[bytes]) -> bytes:
@@ -268,12 +272,13 @@ def _blank(match: re.Match[bytes]) -> bytes:
 
 
 def hide_prefix_words(data: bytes) -> bytes:
-    """``data`` with ``time [-p]`` and ``!`` before a ``{`` group or ``(`` subshell blanked
-    (same length: offsets are unchanged).  Neither changes what the group does (``time``
-    only measures it, ``!`` only negates its status), and tree-sitter-bash does not know them
-    as reserved words there: ``time { ls; }`` would be the command ``time`` with the
-    arguments ``{ ls``, and ``time {`` (a syntax error to bash) an ordinary command."""
-    if b"time" not in data and b"!" not in data:
+    """``data`` with ``time [-p]``, ``!`` and ``coproc [NAME]`` before a compound command
+    blanked (same length: offsets are unchanged).  None changes what the compound does
+    (``time`` only measures it, ``!`` only negates its status, ``coproc`` runs it in the
+    background), and tree-sitter-bash does not know them as reserved words there:
+    ``time { ls; }`` would be the command ``time`` with the arguments ``{ ls``, and
+    ``time {`` or ``coproc while }`` (syntax errors to bash) ordinary commands."""
+    if b"time" not in data and b"!" not in data and b"coproc" not in data:
         return data
     return _PREFIX_WORD_RE.sub(_blank, data)
 

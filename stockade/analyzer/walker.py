@@ -67,9 +67,9 @@ _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 #: Reserved words that cannot start a command: written unquoted in command position (where
 #: tree-sitter-bash takes them for a command's name), a syntax error to bash.
-_NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+_NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]", "function"})
 #: Reserved words that take a command after them (tree-sitter-bash reads them as commands).
-_KEYWORD_PREFIXES = frozenset({"time", "coproc"})
+_KEYWORD_PREFIXES = frozenset({"time", "coproc", "!"})
 #: commands that print nothing on stdout (so `$(cd DIR && pwd)` is the output of `pwd`)
 _SILENT_COMMANDS = frozenset({"cd", "test", "[", "true", ":", "set", "export", "unset", "shopt", "umask"})
 #: functions bash calls without being asked: walked where they are defined
@@ -621,9 +621,13 @@ class Walker(ControlFlow):
         """A here-string: its word becomes stdin."""
         text = ""
         named = node.named_children
-        if named and b"\n" in self.src.data[node.start_byte:named[0].start_byte].replace(b"\\\n", b""):
+        data = self.src.data
+        if named and b"\n" in data[node.start_byte:named[0].start_byte].replace(b"\\\n", b""):
             # `<<<` then a newline: bash wants the word on the same line (a syntax error there)
             self.syntax_error("`<<<` with no word before the end of the line", self.src.span(node))
+        elif named and named[-1].type == "number" and data[named[-1].end_byte:named[-1].end_byte + 1] in (b"<", b">"):
+            # `<<< 2>&1`: a number before a redirection operator is its file descriptor, not a word
+            self.syntax_error("`<<<` followed by a redirection instead of a word", self.src.span(node))
         for child in named:
             text = self.words.text(child)
         return _new_tuple(Stdin, (None if UNKNOWN in text else text + "\n", "a here-string"))
@@ -970,10 +974,23 @@ class Walker(ControlFlow):
         if word in _NOT_A_COMMAND:
             self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
             return
-        rest = [w for w in argv[1:] if w != "!" and not (word == "time" and w.startswith("-"))]
-        if (rest[:1] and rest[0] in _NOT_A_COMMAND) or (word == "coproc" and not rest):
+        rest = argv[1:]
+        while rest and (rest[0] in ("!", "time") or (rest[0] in ("-p", "--") and word == "time")):
+            word = "time" if rest[0] == "time" else word  # (`! time`, `time !`, `! !`: prefixes of one command)
+            rest = rest[1:]
+        if rest[:1] and rest[0][:2] == "} ":  # (as above)
+            rest = ["}", *rest[1:]]
+        if rest[:1] == ["coproc"]:
+            word, rest = "coproc", rest[1:]
+        if word == "coproc" and len(rest) >= 2 and rest[1] in _NOT_A_COMMAND:  # `coproc NAME then`
+            rest = rest[1:]
+        if (rest[:1] and (rest[0] in _NOT_A_COMMAND or (word == "coproc" and rest[0] == "coproc"))) or (
+                word == "coproc" and not rest):
             what = f"`{rest[0]}`" if rest else "nothing"
             self.syntax_error(f"`{word}` followed by {what}", self.src.span(node))
+        elif word == "time" and not rest and node.next_sibling is not None and \
+                node.next_sibling.type in ("&&", "||", "|", "|&"):  # `time || x`: time wants a pipeline
+            self.syntax_error(f"`time` followed by `{node.next_sibling.type}`", self.src.span(node))
 
     def syntax_error(self, what: str, span: SpanT, source: Source | None = None) -> None:
         """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before

@@ -34,6 +34,7 @@ from stockade.analyzer.models import MODELS, Spec, apply_role, register, spec_mo
 from stockade.analyzer.models.fresh import fresh_project, run_file, written_by
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import agent_writable, judge_program
+from stockade.analyzer.models.shells import _MODULE_TOOLS
 
 T = "text"
 W = "write"
@@ -171,12 +172,12 @@ def model_go(inv: Invocation) -> None:
     if sub == "generate" and "-n" not in argv[sub_index + 1:]:
         inv.unknown("`go generate` runs the commands written in `//go:generate` comments of the source", sub_index)
     for word in extra:
-        name, eq, value = word.partition("=")
-        role = _GO_FLAGS.get("-" + name.lstrip("-"))
-        if name.lstrip("-") == "insecure":
+        flag, eq, setting = word.partition("=")
+        flag_role = _GO_FLAGS.get("-" + flag.lstrip("-"))
+        if flag.lstrip("-") == "insecure":
             inv.unknown("`GOFLAGS=-insecure` fetches modules without verification", None)
-        elif eq and role is not None:
-            apply(inv, role, value, None, f"`GOFLAGS={show(word)}`")
+        elif eq and flag_role is not None:
+            apply(inv, flag_role, setting, None, f"`GOFLAGS={show(word)}`")
     start = sub_index + 1
     if sub == "mod" or sub == "work" or sub == "tool":
         start += 1  # `go mod download`, `go tool NAME`
@@ -308,8 +309,8 @@ def model_gem(inv: Invocation) -> None:
     for source, source_index in sources:
         contact_url(inv, source, source_index, 443)
     home = (env_value(inv, "HOME") or "~").rstrip("/")
-    if sub in ("install", "i", "update", "fetch", "specific_install", "exec", "push", "yank", "owner", "signin"):
-        if not sources and not local:
+    if sub in ("install", "i", "update", "fetch", "specific_install", "exec", "push", "yank", "owner", "signin") \
+            and not sources and not local:
             contact_url(inv, env_value(inv, "RUBYGEMS_HOST") or _RUBYGEMS, sub_index, 443)
     if sub in ("install", "i", "update"):
         for word, index in operands:
@@ -327,14 +328,38 @@ def model_gem(inv: Invocation) -> None:
             fresh_project(inv, ".", (), sub_index)
     elif sub in ("exec", "specific_install"):
         inv.unknown(f"`gem {sub}` runs a gem's code", sub_index)
-    elif sub == "sources" and any(w in rest for w in ("-a", "--add", "-r", "--remove", "-c", "--clear-all")) or \
-            any(w.startswith(("--add=", "--remove=")) for w in rest):
+    elif sub == "sources" and (any(w in rest for w in ("-a", "--add", "-r", "--remove", "-c", "--clear-all")) or
+                               any(w.startswith(("--add=", "--remove=")) for w in rest)):
         inv.write(home + "/.gemrc", sub_index)
     elif sub == "signin":
         inv.write(home + "/.gem/credentials", sub_index)
-    elif sub == "unpack":
-        if not any(w.startswith("--target") for w in rest):
-            inv.write(".", sub_index)
+    elif sub == "unpack" and not any(w.startswith("--target") for w in rest):
+        inv.write(".", sub_index)
+
+
+def model_bundle(inv: Invocation) -> None:
+    """bundler: ``exec CMD`` runs CMD (with the Gemfile's gems); ``install``/``update``/``add``
+    run the Gemfile (Ruby code of the project: unknown when this text wrote it) and download
+    from its sources (rubygems.org unless ``--local``); ``config --global`` writes
+    ``~/.bundle/config``."""
+    argv = inv.argv
+    words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
+    sub, sub_index = words[0] if words else ("install", 0)
+    gemfile = env_value(inv, "BUNDLE_GEMFILE") or "Gemfile"
+    for index in range(sub_index + 1, len(argv)):
+        name, eq, value = argv[index].partition("=")
+        if name == "--gemfile":
+            gemfile = value if eq else (argv[index + 1] if index + 1 < len(argv) else gemfile)
+    if sub in ("exec", "ex"):
+        if len(words) > 1:
+            inv.run(words[1][1])
+        return
+    if sub in ("install", "i", "update", "add", "lock", "outdated", "cache", "package"):
+        run_file(inv, gemfile, None)
+        if "--local" not in argv:
+            contact_url(inv, _RUBYGEMS, sub_index, 443)
+    elif sub == "config" and "--global" in argv and any(w in argv for w in ("set", "unset")):
+        inv.write((env_value(inv, "HOME") or "~").rstrip("/") + "/.bundle/config", sub_index)
 
 
 # -- pagers ------------------------------------------------------------------------------------
@@ -454,7 +479,8 @@ def model_pytest(inv: Invocation) -> None:
             inv.unknown("`PYTEST_ADDOPTS` is not known: it adds options to pytest", None)
         else:
             words = split + words
-            indices = [None] * len(split) + indices
+            none: list[int | None] = [None] * len(split)
+            indices = none + indices
     plugins = env_value(inv, "PYTEST_PLUGINS")
     if plugins:
         for name in plugins.split(","):
@@ -590,12 +616,11 @@ def model_pre_commit(inv: Invocation) -> None:
         if len(words) > 1:
             inv.write(words[1][0], words[1][1], recursive=True)
         inv.persistence("`pre-commit init-templatedir` installs hooks that every new repository copies", sub_index)
-    elif sub == "try-repo":
-        if len(words) > 1:
-            repo, index = words[1]
-            if "://" in repo:
-                contact_url(inv, repo, index, 443)
-            inv.unknown(f"`pre-commit try-repo` runs the hooks of `{show(repo)}`", index)
+    elif sub == "try-repo" and len(words) > 1:
+        repo, index = words[1]
+        if "://" in repo:
+            contact_url(inv, repo, index, 443)
+        inv.unknown(f"`pre-commit try-repo` runs the hooks of `{show(repo)}`", index)
     if config is not None:
         foreign_file(inv, config[0], config[1], f"`pre-commit {sub} --config`")
     elif sub in ("run", "install", "install-hooks"):
@@ -800,13 +825,13 @@ def _extractor(model: Callable[[Invocation], None]) -> Callable[[Invocation], No
             return
         target: str | None = None
         for effect in effects[before:]:
-            if effect.__class__ is Write and not effect.recursive:  # type: ignore[union-attr]
-                target = effect.path  # type: ignore[union-attr]
+            if effect.__class__ is Write and not effect.recursive:
+                target = effect.path
         if target is None:
             return
         for member, index in members:
-            if UNKNOWN in member or member.startswith("-"):
-                continue
+            if UNKNOWN in member or member.startswith("-") or ".." in member.split("/"):
+                continue  # (GNU tar, unzip and 7z refuse `..` in member names)
             inv.write(target.rstrip("/") + "/" + member.lstrip("/"), index)
         parts = target.split("/")
         if ".git" in parts and not members:
@@ -821,6 +846,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 register("go", model_go)
 register("gem", model_gem)
+register("bundle bundler", model_bundle)
 register("less", model_less)
 register("most", spec_model(Spec(values={"-s": T, "-t": T, "-w": T})))
 register("pytest py.test", model_pytest)
@@ -830,6 +856,8 @@ register("pre-commit", model_pre_commit)
 register("ansible ansible-playbook ansible-pull ansible-galaxy", model_ansible)
 register("yq", model_yq)
 register("flock", model_flock)
+# `python -m pytest …` and the like: the tool's own model
+_MODULE_TOOLS.update({"pytest": "pytest", "tox": "tox", "nox": "nox", "pre_commit": "pre-commit"})
 for _name in ("tar", "gtar", "unzip", "7z", "7za", "7zr", "7zz"):
     _model = MODELS.get(_name)
     if _model is not None:
