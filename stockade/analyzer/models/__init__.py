@@ -308,4 +308,4 @@ from stockade.analyzer.models import coderunners, fresh, readers, runners  # noq
 
 # isort: split
 # (after the modules above: these replace or wrap models registered there: tar, flock, less, go)
-from stockade.analyzer.models import devtools  # noqa: E402,F401
+from stockade.analyzer.models import agenttools, devtools  # noqa: E402,F401

@@ -863,3 +863,21 @@ for _name in ("tar", "gtar", "unzip", "7z", "7za", "7zr", "7zz"):
     if _model is not None:
         register(_name, _extractor(_model))
 register("bsdtar", _extractor(MODELS["tar"]))
+
+
+def sftp_batch(inv: Invocation, word: str, index: int | None) -> None:
+    """``sftp -b FILE``: the batch's ``!command`` lines run local shell commands.  From stdin
+    (``-b -``) of known text they are walked; a batch file is code of the kind ``foreign``
+    describes (unknown when outside the workspace where the agent can write, or written by this
+    text)."""
+    if word != "-":
+        foreign_file(inv, word, index, "`sftp -b`")
+        return
+    text = inv.stdin.text
+    if text is None:
+        inv.unknown("`sftp -b -` reads its commands (which can run local shell commands) from stdin", index)
+        return
+    for line in text.split("\n"):
+        line = line.strip().lstrip("-@")
+        if line.startswith("!"):
+            inv.script(line[1:], index, what="the local command of an sftp batch")
