@@ -46,6 +46,18 @@ def settle_cwd(state: State, cwds: list[str], entry: tuple[str, tuple[str, ...]]
     return mark
 
 
+def _list_parts(node: Any, items: list[Any], operators: list[str]) -> None:
+    """The commands of a (nested) ``list`` node and the ``&&``/``||`` between them, in order."""
+    for child in node.children:
+        kind = child.type
+        if kind in ("&&", "||"):
+            operators.append(kind)
+        elif kind == "list":
+            _list_parts(child, items, operators)
+        elif child.is_named and kind != "comment":
+            items.append(child)
+
+
 class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
@@ -70,13 +82,52 @@ class ControlFlow:
             results.append(self.state)
         self.state = self._merge(before, results)
 
+    def visit_list(self, node: Any, stdin: Stdin) -> None:
+        """``a && b || c …``: the first command may succeed or fail; after it, each command
+        runs when the one before succeeded (``&&``) or failed (``||``), assumed to succeed
+        itself.  Both ways are walked and a working directory or variable they leave different
+        holds both values afterwards (strictest wins: ``[ -n "$CI" ] && cd / || cd /tmp;
+        rm -rf etc`` is in / or in /tmp)."""
+        items: list[Any] = []
+        operators: list[str] = []
+        _list_parts(node, items, operators)
+        if len(operators) != len(items) - 1:  # (not the shape expected: one after the other)
+            for item in items:
+                self.walk(item, stdin)
+            return
+        failed = self.state.copy()  # the state when the first command fails
+        self.walk(items[0], stdin)
+        self._chain(items[1:], operators, True, stdin)
+        if "||" in operators:
+            succeeded = self.state
+            self.state = failed
+            self._chain(items[1:], operators, False, stdin)
+            failed = self.state
+            self.state = succeeded
+        if failed.cwd != self.state.cwd or failed.variables != self.state.variables:
+            self.state = self._merge(self.state, [self.state, failed])
+
+    def _chain(self, items: list[Any], operators: list[str], ok: bool, stdin: Stdin) -> None:
+        """Walk the commands of a list that run after a first one that succeeded (``ok``) or not."""
+        for operator, item in zip(operators, items, strict=True):
+            if (operator == "&&") == ok:
+                self.walk(item, stdin)
+                ok = True
+
     @staticmethod
     def _merge(before: State, results: list[State]) -> State:
         """One state after alternatives: facts they disagree on become unknown."""
         merged = before.copy()
         names = set().union(*(r.variables.keys() for r in results)) if results else set()
         for name in names:
-            values = {r.variables.get(name) for r in results}
+            values: set[str | None] = set()
+            for r in results:  # (a value that is itself alternatives stands for each of them)
+                value = r.variables.get(name)
+                entry = r.alternatives.get(name) if r.alternatives and value is not None else None
+                if entry is not None and entry[0] is value:
+                    values.update(entry[1])
+                else:
+                    values.add(value)
             value = values.pop() if len(values) == 1 else None  # None: unset in a branch, or they disagree
             if value is None and 1 < len(values) <= _MAX_ALTERNATIVES:
                 # remember what each branch left (strictest wins when a command uses it)
@@ -88,7 +139,11 @@ class ControlFlow:
                 merged.variables[name] = mark
                 continue
             merged.variables[name] = UNKNOWN if value is None else value
-        merged.cwd = settle_cwd(merged, [r.cwd for r in results])
+        cwds: list[str] = []
+        for r in results:
+            entry = r.alternatives.get(CWD_KEY) if r.alternatives else None
+            cwds.extend(entry[1] if entry is not None and entry[0] is r.cwd else (r.cwd,))
+        merged.cwd = settle_cwd(merged, cwds)
         for r in results:
             merged.functions.update(r.functions)
             merged.links.update(r.links)

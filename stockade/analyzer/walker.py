@@ -173,6 +173,8 @@ class Walker(ControlFlow):
     alternative: int | None = None
     #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
     _last_output: Stdin | None = None
+    #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
+    read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
     recursive: frozenset[str] = frozenset()
 
@@ -347,12 +349,26 @@ class Walker(ControlFlow):
                 self.substitute(current)
                 continue
             if kind == "variable_name":
-                self.arith_value(self.lookup(self.src.node_text(current)), current)
+                name = self.src.node_text(current)
+                if name in self.read_data:
+                    self.arith_data(name, current)
+                self.arith_value(self.lookup(name), current)
                 continue
+            if self.read_data and kind in ("variable_name", "simple_expansion", "expansion", "word") and \
+                    self.src.node_text(current).strip("${}") in self.read_data:
+                self.arith_data(self.src.node_text(current).strip("${}"), current)
             if kind in ("simple_expansion", "expansion", "string", "concatenation", "word", "raw_string"):
                 self.arith_value(self.words.text(current), current)
                 continue
             stack.extend(current.named_children)
+
+    def arith_data(self, name: str, node: Any) -> None:
+        """Arithmetic on a variable ``read`` took from a file or a pipe (its value not known):
+        bash evaluates the value as an expression, and a subscript in it (``a[$(cmd)]``) runs."""
+        value = self.lookup(name)
+        if value is not None and UNKNOWN in value:
+            self.effects.append(Unknown(f"arithmetic evaluates `${name}`, read from input that is not known: an "
+                                        "array subscript in it runs commands", self.src.span(node)))
 
     def arith_value(self, value: str | None, node: Any) -> None:
         """Bash evaluates a variable's value as an expression: subscripts in it run code."""
@@ -460,10 +476,6 @@ class Walker(ControlFlow):
         if node.type == "do_group" or (node.children[:1] and node.children[0].type == "{"):
             self.syntax_error(f"`{clip(self.src.node_text(node))}` holds no command", self.src.span(node))
     visit_else_clause = visit_program
-
-    def visit_list(self, node: Any, stdin: Stdin) -> None:
-        for item in _flatten(node, "list"):  # a && b || c …
-            self.walk(item, stdin)
 
     def visit_compound_statement(self, node: Any, stdin: Stdin) -> None:
         self.no_empty_body(node)

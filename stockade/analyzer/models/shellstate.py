@@ -126,6 +126,8 @@ def model_read(inv: Invocation) -> None:
     for name, value in read_fields(text, names, ifs).items():
         if "[" not in name:
             walker.state.variables[name] = value
+            if text is None:  # data from a file or a pipe: arithmetic on it evaluates it (see Walker.arithmetic)
+                walker.read_data = walker.read_data | {name}
 
 
 def model_hash(inv: Invocation) -> None:
