@@ -979,6 +979,13 @@ class Walker(ControlFlow):
         it is an ordinary word), bash stops there with a syntax error."""
         word = argv[0]
         child = node.children[0] if node.children else None
+        if child is not None and child.type != "command_name":
+            # `>f x=1⏎do`: tree-sitter-bash continues the command on the next line; bash ends
+            # it at the newline, and the word starts a new command there
+            name = node.child_by_field_name("name")
+            previous = name.prev_sibling if name is not None else None
+            if previous is not None and b"\n" in self.src.data[previous.end_byte:name.start_byte]:
+                child = name
         if child is None or child.type != "command_name" or self.src.node_text(child) != word:
             return
         if word[:2] == "} ":  # (tree-sitter-bash reads `} ]]` as one word)
@@ -994,6 +1001,12 @@ class Walker(ControlFlow):
             rest = ["}", *rest[1:]]
         if rest[:1] == ["coproc"]:
             word, rest = "coproc", rest[1:]
+        if word == "coproc" and len(rest) >= 2 and rest[1] in ("while", "until", "for", "if", "case", "select", "{",
+                                                               "[["):
+            # `coproc NAME while …` that the parse left as words (a well-formed one was read as the
+            # compound it is: see parse.hide_prefix_words)
+            self.syntax_error(f"`coproc {rest[0]}` followed by an unfinished `{rest[1]}`", self.src.span(node))
+            return
         if word == "coproc" and len(rest) >= 2 and rest[1] in _NOT_A_COMMAND:  # `coproc NAME then`
             rest = rest[1:]
         if (rest[:1] and (rest[0] in _NOT_A_COMMAND or (word == "coproc" and rest[0] == "coproc"))) or (
