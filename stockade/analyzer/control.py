@@ -97,22 +97,39 @@ class ControlFlow:
             return
         failed = self.state.copy()  # the state when the first command fails
         self.walk(items[0], stdin)
-        self._chain(items[1:], operators, True, stdin)
+        walked: set[int] = set()
+        self._chain(items[1:], operators, True, stdin, walked, None)
+        results = [self.state]
         if "||" in operators:
             succeeded = self.state
             self.state = failed
-            self._chain(items[1:], operators, False, stdin)
-            failed = self.state
+            self._chain(items[1:], operators, False, stdin, walked, results)
+            results.append(self.state)
             self.state = succeeded
-        if failed.cwd != self.state.cwd or failed.variables != self.state.variables:
-            self.state = self._merge(self.state, [self.state, failed])
+        else:
+            results.append(failed)
+        first = results[0]
+        if any(r.cwd != first.cwd or r.variables != first.variables for r in results[1:]):
+            self.state = self._merge(first, results)
 
-    def _chain(self, items: list[Any], operators: list[str], ok: bool, stdin: Stdin) -> None:
-        """Walk the commands of a list that run after a first one that succeeded (``ok``) or not."""
+    def _chain(self, items: list[Any], operators: list[str], ok: bool, stdin: Stdin, walked: set[int],
+               side: list[State] | None) -> None:
+        """Walk the commands of a list that run after a first one that succeeded (``ok``) or not
+        (each assumed to succeed).  On the second way (``side`` given), a command neither way
+        ran (``a || b || c``: ``c`` runs when ``b`` fails) is walked from a copy of the state
+        there, its result added to ``side``: every command of the list is judged."""
         for operator, item in zip(operators, items, strict=True):
             if (operator == "&&") == ok:
                 self.walk(item, stdin)
+                walked.add(id(item))
                 ok = True
+            elif side is not None and id(item) not in walked:
+                saved = self.state
+                self.state = saved.copy()
+                self.walk(item, stdin)
+                walked.add(id(item))
+                side.append(self.state)
+                self.state = saved
 
     @staticmethod
     def _merge(before: State, results: list[State]) -> State:
