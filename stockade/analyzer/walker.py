@@ -739,6 +739,10 @@ class Walker(ControlFlow):
                     for side in ("left", "right"):
                         operand = current.child_by_field_name(side)
                         if operand is not None:
+                            name = self.src.node_text(operand).strip("\"${}")
+                            if self.read_data and name in self.read_data and self.src.node_text(node)[:2] == "[[":
+                                # `[[ $n -gt 3 ]]` evaluates $n as an expression (`[` and `test` do not)
+                                self.arith_data(name, operand)
                             self.arith_value(self.words.text(operand), operand)
                     continue
                 stack.extend(current.named_children)
