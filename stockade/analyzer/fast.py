@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 
+from stockade.analyzer.control import CWD_KEY, settle_cwd
 from stockade.analyzer.effects import SpanT, clip
 from stockade.analyzer.exec import Stdin, run_command
 from stockade.analyzer.words import expand_fields
@@ -277,6 +278,10 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
         return False
     plain = _plain_list(text, base, collapse)
     if plain is not None:
+        if ("&&" in text or "||" in text) and any(
+                len(statement) > 1 and any(command[0][0] in _STATEFUL for pipeline in statement for command in pipeline)
+                for statement in plain):
+            return False  # (the tree walk judges both ways of `&&`/`||`: see ControlFlow.visit_list)
         _walk_list(walker, text, plain, _run_plain, base, collapse, stdin)
         return True
     if "'" not in text and '"' not in text:
@@ -284,8 +289,20 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
     quoted = lex_quoted(text)
     if quoted is None:
         return False
+    if ("&&" in text or "||" in text) and any(
+            len(statement) > 1 and any("".join(value for value, _ in command[0][0]) in _STATEFUL
+                                       for pipeline in statement for command in pipeline)
+            for statement in quoted):
+        return False
     _walk_list(walker, text, quoted, _run_words, base, collapse, stdin)
     return True
+
+
+#: builtins that change the working directory or variables: in an `&&`/`||` list they are left
+#: to the tree walk, which judges the list both ways (a first command that fails or not)
+_STATEFUL = frozenset({"cd", "pushd", "popd", "read", "readarray", "mapfile", "unset", "export", "declare",
+                       "typeset", "local", "set", "source", ".", "eval", "shift", "getopts", "printf", "hash",
+                       "alias", "unalias", "enable", "shopt", "builtin", "command", "exec"})
 
 
 def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[..., None], base: int,
@@ -295,26 +312,42 @@ def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[.
     for statement in statements:
         depth = 2 if len(statement) > 1 else 1  # program [→ list]
         for pipeline in statement:
-            if len(pipeline) == 1:
-                run(walker, pipeline[0], base, collapse, stdin, depth + 1)
-                continue
-            current = stdin
-            last = len(pipeline) - 1
-            for index, command in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
-                saved = walker.state
-                walker.state = saved.copy()
-                try:
-                    walker._last_output = None
-                    run(walker, command, base, collapse, current, depth + 2)
-                    output = walker._last_output
-                    walker._last_output = None
-                finally:
-                    walker.state = saved
-                if index < last:
-                    if output is None:
-                        start, end = (command[2], command[3]) if run is _run_plain else (command[0][1], command[-1][2])
-                        output = _new_tuple(Stdin, (None, f"the output of `{clip(text[start:end])}`"))
-                    current = output
+            alternatives = walker.state.alternatives
+            entry = alternatives.get(CWD_KEY) if alternatives and walker.alternative is None else None
+            if entry is not None and entry[0] is walker.state.cwd:  # once per directory (as Walker.visit_command)
+                ends: list[str] = []
+                for each in entry[1]:
+                    walker.state.cwd = each
+                    _walk_pipeline(walker, text, pipeline, run, base, collapse, stdin, depth)
+                    ends.append(walker.state.cwd)
+                walker.state.cwd = settle_cwd(walker.state, ends, entry)
+            else:
+                _walk_pipeline(walker, text, pipeline, run, base, collapse, stdin, depth)
+
+
+def _walk_pipeline(walker: Walker, text: str, pipeline: list[Any], run: Callable[..., None], base: int,
+                   collapse: SpanT | None, stdin: Stdin, depth: int) -> None:
+    """Run one pipeline of a list (each command in a subshell, fed the previous one's output)."""
+    if len(pipeline) == 1:
+        run(walker, pipeline[0], base, collapse, stdin, depth + 1)
+        return
+    current = stdin
+    last = len(pipeline) - 1
+    for index, command in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
+        saved = walker.state
+        walker.state = saved.copy()
+        try:
+            walker._last_output = None
+            run(walker, command, base, collapse, current, depth + 2)
+            output = walker._last_output
+            walker._last_output = None
+        finally:
+            walker.state = saved
+        if index < last:
+            if output is None:
+                start, end = (command[2], command[3]) if run is _run_plain else (command[0][1], command[-1][2])
+                output = _new_tuple(Stdin, (None, f"the output of `{clip(text[start:end])}`"))
+            current = output
 
 
 def lex_quoted(text: str) -> QuotedStatements | None:
