@@ -175,6 +175,8 @@ class Walker(ControlFlow):
     _last_output: Stdin | None = None
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
     recursive: frozenset[str] = frozenset()
+    #: configuration files ``git config`` wrote in this text (see :mod:`.models.vcs`; None: none yet)
+    git_configs: dict[str, dict[str, str]] | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
