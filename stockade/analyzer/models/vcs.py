@@ -173,7 +173,7 @@ def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
     configs: dict[str, dict[str, str]] | None = getattr(inv.walker, "git_configs", None)
     if configs is None:
         configs = {}
-        inv.walker.git_configs = configs  # type: ignore[attr-defined]
+        inv.walker.git_configs = configs
     return configs
 
 
