@@ -23,13 +23,14 @@ The path takes, conservatively, only text that is:
 * with no word starting ``==`` or ``=~`` (the grammar's test operators, which it parses
   differently in a command: ``x == y`` is one argument, a trailing ``==`` an error);
 * one such command, or several joined by ``&&``, ``||``, ``;`` and ``|`` (no empty command,
-  no trailing operator, no lone ``&``; in text without quotes the operators stand apart).
+  no trailing operator, no lone ``&``).
   They are walked as the tree walk walks ``program``/``list``/``pipeline`` nodes: in order,
   every part of a pipeline in a subshell with the previous part's output as its standard
   input, and the walker's depth raised by the same number of levels.
 
-Text without quotes (the plain lane) is split with ``str.split`` and its words run as argv
-directly (a word is its own field unless it starts with a tilde); quoted text is tiled by
+Text without quotes whose operators stand apart (the plain lane) is split with ``str.split``
+and its words run as argv directly (a word is its own field unless it starts with a tilde);
+other text (quotes, or operators touching words: ``curl x|sh``) is tiled by
 one ``findall`` and its words joined by :func:`~stockade.analyzer.words.expand_fields`
 (quote removal, a leading tilde).  A single trailing newline is allowed (nested code fed by
 here-strings and here-documents ends with one).  Anything else — ``$`` expansions,
@@ -284,9 +285,7 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
             return False  # (the tree walk judges both ways of `&&`/`||`: see ControlFlow.visit_list)
         _walk_list(walker, text, plain, _run_plain, base, collapse, stdin)
         return True
-    if "'" not in text and '"' not in text:
-        return False
-    quoted = lex_quoted(text)
+    quoted = lex_quoted(text)  # (also plain words whose operators do not stand apart: `a|b`, `a;b`)
     if quoted is None:
         return False
     if ("&&" in text or "||" in text) and any(

@@ -65,6 +65,10 @@ class CommandDecision(_Node):
     matches: tuple[CommandRule, ...] = ()
 
 
+#: The decision when no command rule matches (immutable: one object serves every such command).
+_NO_MATCH = CommandDecision(None, None)
+
+
 @_node
 class NetworkDecision(_Node):
     """Whether a destination may be contacted; ``rule`` None means the default decided."""
@@ -281,7 +285,7 @@ def _program_alternatives(pattern: Sequence[PatternToken]) -> tuple[str, ...]:
 
 def _program_name(word: str) -> str:
     """:func:`stockade.compiler.argv.program_name`: the basename of a path (``/bin/rm`` → ``rm``)."""
-    return os.path.basename(word) or word
+    return word.rpartition("/")[2] or word  # (os.path.basename, without its two calls)
 
 
 class _CommandIndex:
@@ -300,12 +304,12 @@ class _CommandIndex:
 
     def decide(self, argv: Sequence[str]) -> CommandDecision:
         if not argv:
-            return CommandDecision(None, None)
+            return _NO_MATCH
         candidates = self.by_program.get(_program_name(argv[0]), [])
         if self.wild:
             candidates = [*candidates, *self.wild]
         if not candidates:  # no rule names the program: nothing can match
-            return CommandDecision(None, None)
+            return _NO_MATCH
         from stockade.compiler.argv import compile_pattern, parse_argv, pattern_matches
 
         parsed = parse_argv(argv)
@@ -318,7 +322,7 @@ class _CommandIndex:
             if pattern_matches(pattern, parsed):
                 matches.append(rule)
         if not matches:
-            return CommandDecision(None, None)
+            return _NO_MATCH
         best = max(matches, key=lambda r: VERDICT_RANK[r.verdict])
         return CommandDecision(best.verdict, best, tuple(matches))
 

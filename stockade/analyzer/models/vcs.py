@@ -177,7 +177,7 @@ def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
     configs: dict[str, dict[str, str]] | None = getattr(inv.walker, "git_configs", None)
     if configs is None:
         configs = {}
-        inv.walker.git_configs = configs  # type: ignore[attr-defined]
+        inv.walker.git_configs = configs
     return configs
 
 
@@ -244,9 +244,12 @@ def _environment(inv: Invocation, git: _Git) -> None:
     ``GIT_CONFIG_PARAMETERS``, ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM`` files, and files
     written earlier in the text that git reads anyway (``~/.gitconfig``, the repo's config)."""
     walker = inv.walker
-    if not inv.env and not walker.state.exported and not getattr(walker, "git_configs", None) and not any(
-            effect.__class__ is Write or effect.__class__ is Rename for effect in walker.effects):
-        return  # no variable git reads is set, and nothing it reads was written: the common case
+    if not inv.env and not walker.state.exported and not getattr(walker, "git_configs", None):
+        for effect in walker.effects:
+            if effect.__class__ is Write or effect.__class__ is Rename:
+                break
+        else:
+            return  # no variable git reads is set, and nothing it reads was written: the common case
     count = _env(inv, "GIT_CONFIG_COUNT")
     if count is not None:
         if not count.isdigit():
