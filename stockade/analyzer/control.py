@@ -7,6 +7,8 @@ the branches disagree on (a variable's value, the working directory) become unkn
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -18,6 +20,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from stockade.analyzer.walker import State
     from stockade.analyzer.words import WordExpander
 
+
+#: words that end a loop from inside it
+_LOOP_EXIT_RE = re.compile(r"(?:^|[\s;&|({])(?:break|exit|return)(?:$|[\s;&|)}])")
+#: a command put in the background (``&`` not part of ``&&``, ``&>`` or ``>&``)
+_BACKGROUND_RE = re.compile(r"(?<![&>])&(?![&>])")
 
 #: at most this many values of a variable are remembered from alternative branches
 _MAX_ALTERNATIVES = 4
@@ -69,6 +76,8 @@ class ControlFlow:
         def walk(self, node: Any, stdin: Stdin = ...) -> None: ...
 
         def arithmetic(self, node: Any) -> None: ...
+
+        def unknown(self, why: str, span: tuple[int, int]) -> None: ...
 
     def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
         """Walk alternative branches from the same state; merge: disagreeing facts become
@@ -223,10 +232,34 @@ class ControlFlow:
 
     def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
         body = [c for i, c in enumerate(node.children) if c.is_named and node.field_name_for_child(i) != "condition"]
+        conditions = []
         for index, child in enumerate(node.children):
             if node.field_name_for_child(index) == "condition" and child.is_named:
+                conditions.append(child)
                 self.walk(child, stdin)
+        self._endless(node, conditions, body)
         self._branches([body, []], stdin)
+
+    def _endless(self, node: Any, conditions: list[Any], body: list[Any]) -> None:
+        """An endless loop (``while true``/``while :``/``until false``, no ``break``, ``exit`` or
+        ``return`` in it) that starts background processes or writes to a file every turn
+        exhausts processes or the disk: unknown effects, as a fork bomb is."""
+        text = self.src.node_text
+        condition = " ".join(text(c).strip(" \t;\n") for c in conditions)
+        forever = ("true", ":", "/bin/true", "/usr/bin/true", "[ 1 ]", "((1))", "(( 1 ))")
+        keyword = node.children[0].type if node.children else ""
+        if not ((keyword == "while" and condition in forever) or (keyword == "until" and condition in ("false",
+                                                                                                     "/bin/false"))):
+            return
+        inside = " ".join(text(b) for b in body)
+        if _LOOP_EXIT_RE.search(inside) is not None:
+            return
+        if _BACKGROUND_RE.search(inside) is not None:
+            self.unknown("an endless loop starts background processes without end (it exhausts the processes)",
+                         (node.start_byte, node.end_byte))
+        elif ">>" in inside:
+            self.unknown("an endless loop writes to a file without end (it fills the disk)",
+                         (node.start_byte, node.end_byte))
 
     visit_until_statement = visit_while_statement
 

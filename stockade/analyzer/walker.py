@@ -256,6 +256,11 @@ class Walker(ControlFlow):
 
     # -- Scope protocol for words.py ------------------------------------------------------
 
+    def positional_words(self) -> list[str] | None:
+        """The positional parameters ``"$@"`` gives, one word each (None: not known)."""
+        params = self.state.positional
+        return None if params is None else params[1:]
+
     def lookup(self, name: str) -> str | None:
         """The value of a variable or parameter, None when the script does not determine it."""
         if name == "PWD":

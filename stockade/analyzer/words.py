@@ -358,7 +358,12 @@ class WordExpander:
                 text = source.node_text(child)
                 out.append((_DQ_ESCAPE_RE.sub(_unescape_dq, text) if "\\" in text else text, "q"))
             elif kind == "simple_expansion":
-                out.append(self.visit_simple_expansion(child, True)[0])
+                part = self.visit_simple_expansion(child, True)[0]
+                if part[0] != UNKNOWN and child.end_byte - child.start_byte == 2 and source.node_text(child) == "$@":
+                    words = getattr(self.scope, "positional_words", lambda: None)()
+                    if words is not None:  # "$@": one field per parameter
+                        part = (_SPLIT.join(words), "q")
+                out.append(part)
             else:
                 out.extend((text, "q") for text, _ in self.parts(child, True))
             last = child.end_byte

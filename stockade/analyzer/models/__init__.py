@@ -241,11 +241,17 @@ def default_model(inv: Invocation) -> None:
     can name a file is also an :class:`~stockade.analyzer.effects.Opaque` — what the program
     does to it is not known, so a path the policy does not let it write (read-only or denied)
     gets the policy's ``unknown-effects`` verdict."""
+    visible_operands(inv, 1)
+
+
+def visible_operands(inv: Invocation, start: int) -> None:
+    """:func:`default_model`'s judgement of ``inv.argv[start:]``: the arguments a program
+    with no model of its own gets (also those an interpreter passes to its script or module)."""
     walker = inv.walker
     effects = walker.effects
     spans = inv.spans
     name = inv.name
-    for index, word in enumerate(inv.argv[1:], start=1):
+    for index, word in enumerate(inv.argv[start:], start=start):
         if word[:1] == "-":
             _, eq, value = word.partition("=")
             if eq:

@@ -20,6 +20,7 @@ from stockade.analyzer.models import MODELS, parse_options, register
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
     from stockade.analyzer.walker import Walker
 
 #: programs whose outputs are the project's own code, built from what the analyzer sees
@@ -264,7 +265,26 @@ def model_head(inv: Invocation) -> None:
             _fills(inv, f"`head -c {show(value)}` of an endless device writes a huge file")
 
 
-if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL):  # pragma: no cover
+def _endless_copier(name: str) -> Model:
+    """``NAME``'s model, plus: an endless device among its operands, with the output going
+    to a file (``cp`` always writes one), fills the disk."""
+    inner = MODELS[name]
+
+    def model(inv: Invocation) -> None:
+        inner(inv)
+        words = inv.argv[1:]
+        endless = next((w for w in words if w in _ENDLESS), None)
+        if name == "seq" and any(w.lower().lstrip("+") in ("inf", "infinity") for w in words):
+            endless = "inf"
+        if endless is not None and (name == "cp" or stdout_to_file(inv)):
+            _fills(inv, f"`{inv.name} {endless}` writes without end to a file")
+
+    return model
+
+
+_COPIERS = ("cp", "base64", "xxd", "od", "hexdump", "strings", "seq")
+if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL) or any(
+        name not in MODELS for name in _COPIERS):  # pragma: no cover
     raise ImportError("models.fresh wraps the models of files.py and system.py: import it after them")
 register("kill", model_kill)
 register("dd", model_dd)
@@ -272,3 +292,5 @@ register("fallocate", model_fallocate)
 register("yes", model_yes)
 register("cat", model_cat)
 register("head", model_head)
+for _name in _COPIERS:
+    register(_name, _endless_copier(_name))

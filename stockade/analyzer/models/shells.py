@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models import parse_options, register, visible_operands
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
@@ -213,7 +213,9 @@ def interpreter_model(options: dict[str, str]):
                 if value in _MODULE_TOOLS and index is not None:  # python -m pip …: the tool's own model
                     inv.run(index, argv=[_MODULE_TOOLS[value], *inv.argv[index + 1:]],
                             spans=inv.spans[index:])
-                return  # runs an installed module: judged by what is visible
+                elif index is not None:  # an installed module: its arguments as an unmodelled program's
+                    visible_operands(inv, index + 1)
+                return
             if role == "read" and value:
                 inv.read(value, index)
         if parsed.positionals:
@@ -222,6 +224,8 @@ def interpreter_model(options: dict[str, str]):
                 inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}", index)
             else:
                 run_file(inv, script, index)
+                if index is not None:  # what the script is given: as an unmodelled program's arguments
+                    visible_operands(inv, index + 1)
             return
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
 

@@ -139,7 +139,7 @@ def sed_script(inv: Invocation, script: str, index: int) -> None:
             delim = rest[1]
             parts = re.split(r"(?<!\\)" + re.escape(delim), rest[2:])
             if len(parts) >= 3:
-                flags = parts[2]
+                flags = delim.join(parts[2:])  # the flags, and a `w` file name that may hold the delimiter
                 if "e" in re.sub(r"w.*", "", flags) and cmd == "s":
                     inv.unknown("sed `s///e` runs the result as a command", index)
                 wmatch = re.search(r"w\s*(\S.*)", flags)
