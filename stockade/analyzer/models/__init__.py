@@ -241,10 +241,19 @@ def default_model(inv: Invocation) -> None:
     can name a file is also an :class:`~stockade.analyzer.effects.Opaque` — what the program
     does to it is not known, so a path the policy does not let it write (read-only or denied)
     gets the policy's ``unknown-effects`` verdict."""
+    name = inv.name
+    if name[-4:].lower() == ".exe" or (name != name.lower() and name.lower() in MODELS):
+        # a Windows program named from bash (WSL, Git Bash): `CMD.EXE`, `git.exe`, `Reg`
+        from stockade.analyzer.models.windows import program_name
+
+        model = MODELS.get(program_name(name))
+        if model is not None and model is not default_model:
+            inv.name = program_name(name)
+            model(inv)
+            return
     walker = inv.walker
     effects = walker.effects
     spans = inv.spans
-    name = inv.name
     for index, word in enumerate(inv.argv[1:], start=1):
         if word[:1] == "-":
             _, eq, value = word.partition("=")
@@ -305,3 +314,7 @@ from stockade.analyzer.models import archives, clouds, containers, packages  # n
 # isort: split
 # (after the modules above: these wrap models registered there)
 from stockade.analyzer.models import coderunners, fresh, readers, runners  # noqa: E402,F401
+
+# isort: split
+# (Windows programs and shells: after the others, whose models they reuse)
+from stockade.analyzer.models import windows  # noqa: E402,F401

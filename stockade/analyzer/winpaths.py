@@ -1,0 +1,314 @@
+"""Windows path semantics for the analyzer: one place for the CMD and PowerShell frontends
+and the Windows tool models.
+
+The judge and the IR work on POSIX-shaped absolute paths.  A Windows path is mapped into
+that namespace the way WSL mounts the drives: ``C:\\Users\\me`` is ``/mnt/c/Users/me``.  A
+policy compiled for Windows (``--platform windows``) is mapped the same way, once, by
+:func:`analysis_ir` (its rules, workspace, home and temporary directory lower-cased: Windows
+compares names case-insensitively), so a policy's rules apply unchanged to bash, CMD and
+PowerShell commands.
+
+What :func:`resolve_variants` knows about a word naming a path:
+
+* both separators; ``~`` and ``~\\`` (the home); drive letters (``C:``, any case), a rooted
+  path without a drive (the current drive), drive-relative ``D:name`` (on another drive: the
+  directory there is not known);
+* ``\\\\?\\`` and ``\\\\?\\UNC\\`` prefixes are removed; UNC paths ``\\\\server\\share\\…`` map to
+  ``/mnt/unc/server/share/…`` (never writable by a policy; :func:`unc_host` names the host
+  contacted); device paths (``\\\\.\\PhysicalDrive0``, ``\\\\.\\pipe\\…``) are not known;
+* ``..`` stops at the drive's root; trailing dots and spaces of a component are removed
+  (Windows strips them: ``hooks.`` is ``hooks``), so is an alternate data stream
+  (``config::$DATA`` is ``config``);
+* 8.3 short names (``PROGRA~1``): the well-known ones are expanded, any other makes the rest
+  of the path not known (strict: the long name cannot be known without the disk);
+* case: the part of a path inside the workspace, home or temporary directory is spelled as
+  the context spells them; when the rest differs from its lower-cased form, both spellings
+  are judged (a rule on ``.git/hooks`` also covers ``.GIT\\HOOKS``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.effects import UNKNOWN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from stockade.compiler.ir import Context, PolicyIR
+
+#: Where drive ``X:`` is mapped in the analyzer's namespace (as WSL mounts it).
+DRIVES = "/mnt/"
+UNC_ROOT = "/mnt/unc/"
+_DRIVE_RE = re.compile(r"^([A-Za-z]):")
+_MAPPED_RE = re.compile(r"^/mnt/[a-z](?:/|$)")
+_SHORT_RE = re.compile(r"^[^~.\x00]{1,6}~[0-9]{1,6}(?:\.[^.]{0,3})?$")
+_KNOWN_SHORT = {"progra~1": "Program Files", "progra~2": "Program Files (x86)", "docume~1": UNKNOWN}
+_SEPARATORS_RE = re.compile(r"[\\/]")
+_PROFILE_RE = re.compile(r"^/mnt/[a-z]/users/(?!public(?:/|$)|default(?:/|$))[^/]+(?=/|$)", re.IGNORECASE)
+
+
+def is_windows_path(word: str) -> bool:
+    """Whether a word is spelled as a Windows path (a drive, UNC or device path, or with ``\\``)."""
+    return bool(_DRIVE_RE.match(word)) or "\\" in word
+
+
+def is_mapped_path(word: str, context: Any) -> bool:
+    """Whether a word starting with ``/`` is a path of the analyzer's namespace (a drive
+    mapping, or below the context's home, workspace or temporary directory: the values the
+    analyzer gives ``%USERPROFILE%``, ``%TEMP%`` …) rather than a ``/switch``."""
+    if word.startswith(DRIVES) and _MAPPED_RE.match(word):
+        return True
+    low = word.lower()
+    for directory in (context.home, context.workspace, context.tmpdir):
+        if directory and directory != "/":
+            prefix = directory.rstrip("/").lower()
+            if low == prefix or low.startswith((prefix + "/", prefix + "\\")):
+                return True
+    return False
+
+
+def drive_path(drive: str, rest: str = "") -> str:
+    """The mapped path of ``rest`` (``/``-separated, relative) on drive ``drive``."""
+    base = DRIVES + drive.lower()
+    return base + "/" + rest.lstrip("/") if rest.strip("/") else base
+
+
+def to_mapped(path: str) -> str:
+    """A Windows absolute path (``C:\\x``, ``\\\\server\\share``) in the analyzer's namespace,
+    without case folding (used for the IR and the context)."""
+    text = path.replace("\\", "/")
+    if text.startswith(("//?/", "//./")) and _DRIVE_RE.match(text[4:]):
+        text = text[4:]
+    match = _DRIVE_RE.match(text)
+    if match:
+        return _normal(drive_path(match.group(1), text[2:]), len(DRIVES) + 1)
+    if text.startswith("//"):
+        return _normal(UNC_ROOT + text.lstrip("/"), len(UNC_ROOT) - 1)
+    return text
+
+
+def unc_host(word: str) -> str | None:
+    """The server a UNC path names (``\\\\fileserver\\share`` → ``fileserver``), else None."""
+    text = word.replace("\\", "/")
+    if text.lower().startswith("//?/unc/"):
+        text = "//" + text[8:]
+    elif text.startswith(("//?/", "//./")):
+        return None
+    if text.startswith("//") and len(text) > 2 and text[2] != "/":
+        host = text[2:].split("/", 1)[0]
+        return host or None
+    return None
+
+
+def _normal(path: str, root_length: int) -> str:
+    """Normalise ``.``/``..`` and repeated separators; ``..`` stops at ``path[:root_length]``."""
+    root = path[:root_length]
+    parts: list[str] = []
+    for part in path[root_length:].split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    root = root.rstrip("/") or "/"
+    if not parts:
+        return root
+    return (root if root != "/" else "") + "/" + "/".join(parts)
+
+
+def _clean_component(part: str) -> str:
+    """What Windows makes of one path component: trailing dots and spaces removed, an
+    alternate data stream removed, a short name expanded (or not known)."""
+    if part in (".", "..") or not part:
+        return part
+    if ":" in part:
+        part = part.split(":", 1)[0]
+    stripped = part.rstrip(". ")
+    if stripped:
+        part = stripped
+    if "~" in part and _SHORT_RE.match(part):
+        return _KNOWN_SHORT.get(part.lower(), UNKNOWN)
+    return part
+
+
+class WinContext:
+    """The context's directories for one walk, with what case-folding needs.
+
+    ``fold``: every path is lower-cased (a policy compiled for Windows, see :func:`analysis_ir`)."""
+
+    __slots__ = ("dirs", "fold", "home", "tmpdir", "workspace")
+
+    def __init__(self, context: Context):
+        self.home = context.home
+        self.workspace = context.workspace
+        self.tmpdir = context.tmpdir
+        self.fold = getattr(context, "platform", "") == "windows" or _MAPPED_RE.match(context.home or "") is not None
+        dirs = sorted({d.rstrip("/") for d in (context.workspace, context.home, context.tmpdir) if d}, key=len,
+                      reverse=True)
+        self.dirs = tuple((d, d.lower()) for d in dirs)
+
+    def spellings(self, path: str) -> list[str]:
+        """The spellings of a mapped absolute path that are judged (see the module docstring)."""
+        if self.fold:
+            return [path.lower()]
+        lowered = path.lower()
+        head, rest = "", path
+        for spelled, low in self.dirs:
+            if lowered == low or lowered.startswith(low + "/"):
+                head, rest = spelled, path[len(spelled):]
+                break
+        first = head + rest
+        folded = head + rest.lower()
+        found = [first] if folded == first else [first, folded]
+        if not head:
+            # a Windows user profile (`C:\Users\NAME\…`) under a policy written for another
+            # system: also judged as the home (its secrets are the same kind of secrets)
+            match = _PROFILE_RE.match(path)
+            if match and self.home and self.home != "/":
+                found.append(self.home.rstrip("/") + path[match.end():].lower())
+        return found
+
+
+_CONTEXTS: dict[int, tuple[Any, WinContext]] = {}
+
+
+def win_context(context: Context) -> WinContext:
+    """The :class:`WinContext` of ``context`` (memoised)."""
+    entry = _CONTEXTS.get(id(context))
+    if entry is not None and entry[0] is context:
+        return entry[1]
+    found = WinContext(context)
+    if len(_CONTEXTS) > 64:
+        _CONTEXTS.clear()
+    _CONTEXTS[id(context)] = (context, found)
+    return found
+
+
+def resolve_word(word: str, cwd: str, home: str) -> str:
+    """The mapped absolute path a Windows word names, from the (mapped) directory ``cwd``."""
+    if word in ("~",) or word.startswith(("~\\", "~/")):
+        word = home + "/" + word[2:] if len(word) > 2 else home
+    text = word.replace("\\", "/")
+    low = text[:8].lower()
+    if low.startswith("//?/unc/"):
+        text = "//" + text[8:]
+    elif text.startswith(("//?/", "//./", "//??/")) or low.startswith("/??/"):
+        rest = text[4:] if not text.startswith("//??/") else text[5:]
+        if _DRIVE_RE.match(rest) and (len(rest) == 2 or rest[2] == "/"):
+            text = rest
+        else:
+            return UNKNOWN + "/a Windows device path " + word
+    match = _DRIVE_RE.match(text)
+    if match:
+        drive = match.group(1).lower()
+        rest = text[2:]
+        if rest.startswith("/"):
+            path = DRIVES + drive + rest
+        else:  # drive-relative: the directory current on that drive
+            on = DRIVES + drive
+            if cwd == on or cwd.startswith(on + "/"):
+                path = cwd + "/" + rest
+            else:
+                path = on + "/" + UNKNOWN + "/" + rest
+        root = len(DRIVES) + 1
+    elif text.startswith("//"):
+        path = UNC_ROOT + text.lstrip("/")
+        root = len(UNC_ROOT) - 1
+    elif text.startswith("/"):
+        if _MAPPED_RE.match(text) or text.startswith(UNC_ROOT):
+            path = text
+        else:
+            drive_match = _MAPPED_RE.match(cwd)
+            path = cwd[:len(DRIVES) + 1] + text if drive_match else text
+        root = len(DRIVES) + 1 if _MAPPED_RE.match(path) else 0
+    else:
+        if not text:
+            return cwd
+        if text.startswith(UNKNOWN):
+            return text
+        path = cwd.rstrip("/") + "/" + text
+        root = len(DRIVES) + 1 if _MAPPED_RE.match(path) else 0
+    parts = path.split("/")
+    path = "/".join(_clean_component(part) if index > 0 else part for index, part in enumerate(parts))
+    if UNKNOWN in path:
+        head, _, tail = path.partition(UNKNOWN)
+        return _normal(head, root) + "/" + UNKNOWN + tail if head.strip("/") else path
+    return _normal(path, root)
+
+
+def resolve_variants(walker: Any, word: str, cwd: str | None = None) -> list[str]:
+    """The mapped paths (one, or two spellings) a Windows word names for ``walker``'s state."""
+    context = win_context(walker.context)
+    path = resolve_word(word, walker.state.cwd if cwd is None else cwd, walker.home)
+    if UNKNOWN in path and not path.startswith(UNKNOWN):
+        return [path if not context.fold else path.lower()]
+    return context.spellings(path)
+
+
+# -- a policy compiled for Windows --------------------------------------------------------------
+
+_IRS: dict[int, tuple[Any, Any]] = {}
+
+
+def analysis_ir(ir: PolicyIR) -> PolicyIR:
+    """The IR to judge against: ``ir`` itself, or — for a policy compiled for Windows — the
+    same policy with every path mapped into the analyzer's namespace and lower-cased (rules
+    keep their origins, so reasons still name the policy's lines).  Memoised per IR."""
+    context = ir.context
+    if getattr(context, "platform", "") != "windows":
+        return ir
+    entry = _IRS.get(id(ir))
+    if entry is not None and entry[0] is ir:
+        return entry[1]
+    from dataclasses import replace
+
+    def mapped(path: str) -> str:
+        return to_mapped(path).lower() if path else path
+
+    rules = tuple(replace(rule, pattern=mapped(rule.pattern)) for rule in ir.filesystem)
+    new_context = replace(context, workspace=mapped(context.workspace), home=mapped(context.home),
+                          tmpdir=mapped(context.tmpdir))
+    converted = replace(ir, filesystem=rules, context=new_context)
+    if len(_IRS) > 16:
+        _IRS.clear()
+    _IRS[id(ir)] = (ir, converted)
+    return converted
+
+
+def windows_environment(context: Context) -> dict[str, str]:
+    """The Windows environment variables the analyzer knows (upper-case names), as mapped
+    paths: the profile directories from the context's home, the system directories of
+    drive ``C:``."""
+    home = context.home.rstrip("/") or "/"
+    tmp = context.tmpdir
+    system = drive_path("c")
+    values = {
+        "USERPROFILE": home, "HOME": home, "APPDATA": home + "/AppData/Roaming",
+        "LOCALAPPDATA": home + "/AppData/Local", "TEMP": tmp, "TMP": tmp, "TMPDIR": tmp,
+        "WORKSPACE": context.workspace, "SYSTEMDRIVE": system, "SYSTEMROOT": system + "/Windows",
+        "WINDIR": system + "/Windows", "PROGRAMFILES": system + "/Program Files",
+        "PROGRAMFILES(X86)": system + "/Program Files (x86)", "PROGRAMDATA": system + "/ProgramData",
+        "ALLUSERSPROFILE": system + "/ProgramData", "PUBLIC": system + "/Users/Public",
+        "COMSPEC": system + "/Windows/System32/cmd.exe", "OS": "Windows_NT",
+        "PATHEXT": ".COM;.EXE;.BAT;.CMD;.VBS;.JS;.WS;.MSC;.PS1",
+    }
+    match = _MAPPED_RE.match(home)
+    if match:
+        values["HOMEDRIVE"] = home[:len(DRIVES) + 1]
+        values["HOMEPATH"] = home[len(DRIVES) + 1:] or "/"
+    else:
+        values["HOMEDRIVE"] = ""
+        values["HOMEPATH"] = home
+    if context.platform == "windows" or match:
+        fold = {key: value.lower() if "/" in value else value for key, value in values.items()}
+        fold["OS"] = "Windows_NT"
+        return fold
+    return values
+
+
+__all__ = ["analysis_ir", "is_windows_path", "resolve_variants", "resolve_word", "to_mapped", "unc_host",
+           "windows_environment"]
