@@ -519,7 +519,7 @@ class CmdRun:
             extra = Token("word", tail.lstrip("=,;") if tail[:1] in "=,;" else tail, tail, first.span)
             words = [first, extra, *words[1:]] if extra.text else [first, *words[1:]]
             low = head.lower()
-        if low in _BUILTINS and not first.quoted:
+        if low in _BUILTINS:  # (quoted too: strict)
             return self.builtin(low, words, stdin)
         argv = [self.word(w) for w in words]
         spans = [self.span(w.span) for w in words]
@@ -748,7 +748,8 @@ class CmdRun:
                     "hostname", "whoami", "systeminfo", "tasklist", "ipconfig", "cmdextversion"):
             if name in ("dir", "tree", "findstr", "find", "sort"):
                 for word, index in args:
-                    if word[:1] != "/" and not (name in ("findstr", "find") and index == 1):
+                    if (word[:1] != "/" or is_mapped_path(word, self.walker.context)) and not (
+                            name in ("findstr", "find") and index == 1):
                         win.win_read(inv, word.strip('"'), index)
             return None
         return None

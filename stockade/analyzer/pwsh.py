@@ -763,8 +763,8 @@ class PsRun:
             if element.type == "generic_token" and self.src.node_text(element) == "--%":
                 out.append(("stop", "--%", span))
                 continue
-            for value in self.value(element):
-                out.append(("value", value, span))
+            for position, value in enumerate(self.value(element)):
+                out.append(("value" if position == 0 else "more", value, span))
         return out
 
     def run(self, name: str, args: list[tuple[str, str, SpanT]], span: SpanT, stdin: Stdin,
@@ -830,7 +830,7 @@ class PsRun:
                 continue
             if kind == "stop":
                 continue
-            argv.append(text)
+            argv.append(text)  # (an array's elements are separate arguments of a native program)
             spans.append(arg_span)
         run_windows(walker, argv, spans, stdin, dict(self.env), span)
         return None
@@ -852,6 +852,7 @@ class Call:
         spans = [span]
         self.positional: list[tuple[str, int]] = []
         pending: str | None = None
+        last_bound: list[tuple[str, int]] | None = None
         for kind, text, arg_span in args:
             if kind == "param":
                 param = self.resolve_param(text[1:].lower())
@@ -867,6 +868,12 @@ class Call:
             argv.append(text)
             spans.append(arg_span)
             index = len(argv) - 1
+            if kind == "more":  # another element of the array the previous value started
+                if last_bound is not None:
+                    last_bound.append((text, index))
+                else:
+                    self.positional.append((text, index))
+                continue
             if kind == "attached":
                 last = argv[-2][1:].lower() if len(argv) > 1 else ""
                 param = self.resolve_param(last)
@@ -879,8 +886,10 @@ class Call:
                 continue
             if pending is not None:
                 self.bound[pending].append((text, index))
+                last_bound = self.bound[pending]
                 pending = None
                 continue
+            last_bound = None
             self.positional.append((text, index))
         for position, (text, index) in zip(self.positions, list(self.positional), strict=False):
             if position in self.bound:

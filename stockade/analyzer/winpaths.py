@@ -241,12 +241,19 @@ def resolve_word(word: str, cwd: str, home: str) -> str:
 
 
 def resolve_variants(walker: Any, word: str, cwd: str | None = None) -> list[str]:
-    """The mapped paths (one, or two spellings) a Windows word names for ``walker``'s state."""
+    """The mapped paths (one, or more spellings) a Windows word names for ``walker``'s state.
+
+    A wildcard component starting with ``*`` also matches names that start with a dot on
+    Windows (``*`` is ``.git`` too): it is judged a second time as ``.*…``."""
     context = win_context(walker.context)
     path = resolve_word(word, walker.state.cwd if cwd is None else cwd, walker.home)
     if UNKNOWN in path and not path.startswith(UNKNOWN):
         return [path if not context.fold else path.lower()]
-    return context.spellings(path)
+    found = context.spellings(path)
+    if "/*" in path:
+        head, _, tail = path.partition("/*")
+        found.extend(context.spellings(head + "/.*" + tail))
+    return found
 
 
 # -- a policy compiled for Windows --------------------------------------------------------------

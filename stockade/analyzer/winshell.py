@@ -56,14 +56,9 @@ def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str
     try:
         if shell == "auto":
             shell = detect_shell(command) if isinstance(command, str) else "bash"
-        judged = analysis_ir(ir)
         if shell == "bash":
-            bash_cwd = cwd
-            if cwd and judged is not ir:
-                from stockade.analyzer.winpaths import resolve_word
-
-                bash_cwd = resolve_word(cwd, judged.context.workspace, judged.context.home).lower()
-            return analyze(command, judged, bash_cwd)
+            return analyze(command, ir, cwd)
+        judged = analysis_ir(ir)
         if shell not in ("powershell", "cmd"):
             raise ValueError(f"unknown shell `{shell}`")
         if not isinstance(command, str):

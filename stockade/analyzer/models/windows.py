@@ -46,6 +46,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _STRIPPED_SUFFIXES = (".exe", ".com")
 _SCRIPT_SUFFIXES = (".cmd", ".bat")
+#: programs installed on Windows as ``NAME.cmd`` shims (npm's and others'): the program itself
+_CMD_SHIMS = frozenset({"npm", "npx", "yarn", "pnpm", "code", "gradle", "gradlew", "mvn", "mvnw", "ng", "tsc",
+                        "eslint", "prettier", "jest", "vite", "node-gyp", "conda", "poetry", "az", "gcloud",
+                        "corepack", "bun", "deno", "pipenv", "uv"})
 
 
 def program_name(word: str) -> str:
@@ -59,7 +63,7 @@ def program_name(word: str) -> str:
             return name[: -len(suffix)]
     for suffix in _SCRIPT_SUFFIXES:
         stem = name[: -len(suffix)]
-        if name.endswith(suffix) and stem and (stem in MODELS or stem in WINDOWS_MODELS):
+        if name.endswith(suffix) and stem in _CMD_SHIMS:
             return stem
     return name
 
@@ -462,7 +466,7 @@ def model_certutil(inv: Invocation) -> None:
     writes FILE); ``-decode IN OUT`` / ``-encode``: reads IN, writes OUT."""
     argv = inv.argv
     low = [a.lower() for a in argv]
-    words = [(w, i) for i, w in enumerate(argv) if i > 0 and w[:1] not in "-/"]
+    words = [(w, i) for i, w in enumerate(argv) if i > 0 and (w[:1] not in "-/" or is_mapped_path(w, inv.walker.context))]
     if any(w in ("-urlcache", "/urlcache", "-verifyctl", "/verifyctl", "-url", "/url") for w in low):
         urls = [(w, i) for w, i in words if "://" in w]
         for word, index in urls:
@@ -766,6 +770,8 @@ def _ps_file(inv: Invocation, word: str, index: int) -> None:
 
 def _ps_stdin(inv: Invocation) -> None:
     text = inv.stdin.text
+    if text is None and inv.stdin.what == "the terminal":
+        return  # an interactive shell: what is typed there is the user's
     if text is None:
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which is not known before it runs", 0)
     else:
@@ -816,6 +822,8 @@ def model_cmd(inv: Invocation) -> None:
             continue
         break
     text = inv.stdin.text
+    if text is None and inv.stdin.what == "the terminal":
+        return  # an interactive shell: what is typed there is the user's
     if text is None:
         inv.unknown(f"`{inv.name}` runs commands from {inv.stdin.what}, which are not known before it runs", 0)
     else:
