@@ -106,7 +106,9 @@ def _expand_percent(text: str, offsets: list[int], lookup: Any) -> tuple[str, li
         if value is None:
             value = UNKNOWN
         out.append(value)
-        where.extend([offsets[index]] * len(value))
+        if value:  # the value's characters point at `%VAR%` (its last one at the closing `%`)
+            where.extend([offsets[index]] * (len(value) - 1))
+            where.append(offsets[end])
         index = end + 1
     return "".join(out), where
 
@@ -339,6 +341,8 @@ class CmdRun:
     def command(self, tokens: list[Token], start: int, end: int, depth: int,
                 stdin: Stdin) -> tuple[int, Stdin | None]:
         """One command (a block or a simple command with its redirections)."""
+        if start >= end:
+            return end, None
         self.statements += 1
         self.walker.step()
         if self.statements > MAX_STATEMENTS:

@@ -188,8 +188,10 @@ def win_context(context: Context) -> WinContext:
     return found
 
 
-def resolve_word(word: str, cwd: str, home: str) -> str:
-    """The mapped absolute path a Windows word names, from the (mapped) directory ``cwd``."""
+def resolve_word(word: str, cwd: str, home: str, roots: tuple[str, ...] = ()) -> str:
+    """The mapped absolute path a Windows word names, from the (mapped) directory ``cwd``
+    (a rooted path below ``home`` or one of ``roots`` — the values the analyzer gives
+    ``%USERPROFILE%``, ``%TEMP%`` … — is that path, not one on the current drive)."""
     if word in ("~",) or word.startswith(("~\\", "~/")):
         word = home + "/" + word[2:] if len(word) > 2 else home
     text = word.replace("\\", "/")
@@ -219,7 +221,7 @@ def resolve_word(word: str, cwd: str, home: str) -> str:
         path = UNC_ROOT + text.lstrip("/")
         root = len(UNC_ROOT) - 1
     elif text.startswith("/"):
-        if _MAPPED_RE.match(text) or text.startswith(UNC_ROOT):
+        if _MAPPED_RE.match(text) or text.startswith(UNC_ROOT) or _below_any(text, (home, *roots)):
             path = text
         else:
             drive_match = _MAPPED_RE.match(cwd)
@@ -240,13 +242,24 @@ def resolve_word(word: str, cwd: str, home: str) -> str:
     return _normal(path, root)
 
 
+def _below_any(path: str, roots: tuple[str, ...]) -> bool:
+    """Whether ``path`` is one of ``roots`` (POSIX directories, not ``/``) or below one."""
+    for root in roots:
+        if root and root != "/":
+            root = root.rstrip("/")
+            if path == root or path.startswith(root + "/"):
+                return True
+    return False
+
+
 def resolve_variants(walker: Any, word: str, cwd: str | None = None) -> list[str]:
     """The mapped paths (one, or more spellings) a Windows word names for ``walker``'s state.
 
     A wildcard component starting with ``*`` also matches names that start with a dot on
     Windows (``*`` is ``.git`` too): it is judged a second time as ``.*…``."""
     context = win_context(walker.context)
-    path = resolve_word(word, walker.state.cwd if cwd is None else cwd, walker.home)
+    path = resolve_word(word, walker.state.cwd if cwd is None else cwd, walker.home,
+                        (walker.context.workspace, walker.context.tmpdir))
     if UNKNOWN in path and not path.startswith(UNKNOWN):
         return [path if not context.fold else path.lower()]
     found = context.spellings(path)
