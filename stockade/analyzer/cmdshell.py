@@ -35,6 +35,7 @@ from stockade.analyzer.winpaths import is_mapped_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
     from typing import Any
 
     from stockade.analyzer.effects import SpanT
@@ -122,10 +123,8 @@ def _modify(value: str, modifier: str) -> str:
             count = int(numbers[1]) if len(numbers) > 1 and numbers[1] else None
         except ValueError:
             return UNKNOWN
-        part = value[start:] if start >= 0 else value[start:]
-        if count is not None:
-            part = part[:count] if count >= 0 else part[:count]
-        return part
+        part = value[start:]
+        return part[:count] if count is not None else part
     old, eq, new = modifier.partition("=")
     if not eq or not old:
         return UNKNOWN
@@ -399,9 +398,9 @@ class CmdRun:
                 continue
             if kind == "(" and words and _wants_block(words):
                 # the body of if/for/else: walk the words so far as a prefix, then the block
-                output = self.simple(words, stdin, tokens, index, end, depth)
+                after = self.simple(words, stdin, tokens, index, end, depth)
                 self._redirect(redirects)
-                return output, None
+                return after, None
             if kind == "(" and words:
                 words.append(Token("word", "(", "(", token.span))
                 index += 1
@@ -444,9 +443,7 @@ class CmdRun:
         text = token.text
         if self.for_values and "%" in text:
             for name, value in self.for_values.items():
-                text = re.sub(r"%%?(~[fdpnxsatz]*)?" + re.escape(name),
-                              lambda m, v=value: v if not m.group(1) or m.group(1) in ("~", "~f") or UNKNOWN in v
-                              else UNKNOWN, text)
+                text = re.sub(r"%%?(~[fdpnxsatz]*)?" + re.escape(name), _loop_value(value), text)
         if self.delayed and "!" in text:
             def replace(match: re.Match[str]) -> str:
                 value = self.lookup(match.group(1))
@@ -495,9 +492,9 @@ class CmdRun:
             first = Token("word", name, first.raw, first.span, first.quoted)
             words = [first, *words[1:]]
         low = name.lower()
-        if low.startswith("::") or low.startswith(":"):
+        if low.startswith(":"):
             return None  # a label or a `::` comment
-        if low in ("rem",) or low.startswith("rem.") or low.startswith("rem/"):
+        if low == "rem" or low.startswith(("rem.", "rem/")):
             return None
         if low == "else":
             return self.simple_words(words[1:], stdin)
@@ -587,7 +584,7 @@ class CmdRun:
             token = words[index]
             index += 1
             items.append(token)
-            if token.text.endswith(")") and not token.quoted or token.raw.endswith(")"):
+            if (token.text.endswith(")") and not token.quoted) or token.raw.endswith(")"):
                 break
         do = index
         if do >= len(words) or words[do].text.lower() != "do":
@@ -616,7 +613,7 @@ class CmdRun:
             joined = joined[:-1]
         if mode == "/f":
             raw = " ".join(t.raw for t in items).strip().strip("()").strip()
-            if raw.startswith("'") or raw.startswith("`"):
+            if raw.startswith(("'", "`")):
                 command = raw.strip("'`")
                 self.nested(command, items[0].span)
             elif not raw.startswith('"'):
@@ -819,9 +816,7 @@ class CmdRun:
         if index < len(words) and words[index].quoted:
             index += 1
         while index < len(words) and words[index].text[:1] == "/":
-            if words[index].text.lower() in ("/d",) and index + 1 < len(words):
-                index += 1
-            elif words[index].text.lower() in ("/affinity", "/node"):
+            if (words[index].text.lower() in ("/d",) and index + 1 < len(words)) or words[index].text.lower() in ("/affinity", "/node"):
                 index += 1
             index += 1
         if index >= len(words):
@@ -842,6 +837,15 @@ _BUILTINS = frozenset({
     "exit", "cls", "title", "color", "ver", "vol", "pause", "shift", "prompt", "verify", "break", "date", "time",
     "dir", "rem",
 })
+
+
+def _loop_value(value: str) -> Callable[[re.Match[str]], str]:
+    """The replacement of a loop variable reference: the value (``%~fV`` too); another
+    modifier (``%~dpV``: a part of the path) is not known."""
+    def replace(match: re.Match[str]) -> str:
+        modifier = match.group(1)
+        return value if not modifier or modifier in ("~", "~f") or UNKNOWN in value else UNKNOWN
+    return replace
 
 
 def _wants_block(words: list[Token]) -> bool:
@@ -869,7 +873,7 @@ def _cmd_switches(args: list[tuple[str, int]], plus: bool = False,
     opts: set[str] = set()
     words: list[tuple[str, int]] = []
     for word, index in args:
-        if word.startswith("/") and len(word) > 1 and not word[1:2] in "\\/" and not (
+        if word.startswith("/") and len(word) > 1 and word[1:2] not in "\\/" and not (
                 context is not None and is_mapped_path(word, context)):
             for part in word[1:].split("/"):
                 if part:
@@ -924,11 +928,7 @@ def _logical_lines(text: str) -> list[tuple[int, int]]:
                 at_command = True
                 index += 1
                 continue
-            elif char == ":" and at_command and text[index:index + 2] == "::":
-                end = text.find("\n", index)
-                index = length if end == -1 else end
-                continue
-            elif char.lower() == "r" and at_command and re.match(r"rem(\s|$)", text[index:index + 4], re.I):
+            elif (char == ":" and at_command and text[index:index + 2] == "::") or (char.lower() == "r" and at_command and re.match(r"rem(\s|$)", text[index:index + 4], re.I)):
                 end = text.find("\n", index)
                 index = length if end == -1 else end
                 continue

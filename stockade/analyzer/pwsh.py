@@ -405,7 +405,7 @@ class PsRun:
             self.walk(node)
             return [UNKNOWN]
         if kind in ("parenthesized_expression", "sub_expression", "array_expression"):
-            inner = [c for c in node.named_children]
+            inner = list(node.named_children)
             if len(inner) == 1 and inner[0].type in ("pipeline", "statement_list"):
                 values = self.expression_values(inner[0])
                 if values is not None:
@@ -500,7 +500,7 @@ class PsRun:
         from stockade.analyzer.models import windows as win
         from stockade.analyzer.models.net import contact_url
 
-        if method in ("create", "invoke", "invokereturnasis") and "scriptblock" in type_text or (
+        if (method in ("create", "invoke", "invokereturnasis") and "scriptblock" in type_text) or (
                 method in ("invoke", "invokereturnasis")):
             code = args[0][0] if args else UNKNOWN
             if method == "create" and UNKNOWN not in code:
@@ -518,7 +518,7 @@ class PsRun:
             return UNKNOWN
         if method in ("load",) and "assembly" not in type_text:
             return UNKNOWN
-        for position, (arg, item) in enumerate(args):
+        for position, (arg, _item) in enumerate(args):
             role = roles[min(position, len(roles) - 1)] if position < len(roles) else "text"
             index = position + 1
             if role == "delete":
@@ -753,7 +753,7 @@ class PsRun:
                 name, colon, _ = text.partition(":")
                 out.append(("param", name, span))
                 if colon:
-                    attached = [c for c in element.named_children]
+                    attached = list(element.named_children)
                     values = self.value(attached[-1]) if attached else [UNKNOWN]
                     out.append(("attached", values[0] if values else UNKNOWN, span))
                 continue
@@ -856,7 +856,7 @@ class Call:
         for kind, text, arg_span in args:
             if kind == "param":
                 param = self.resolve_param(text[1:].lower())
-                if self.roles.get(param) == "switch" or param not in self.roles and not _takes_value(name, param):
+                if self.roles.get(param) == "switch" or (param not in self.roles and not _takes_value(name, param)):
                     self.flags.add(param)
                     pending = None
                 else:
@@ -964,11 +964,11 @@ class Call:
                         dest_word = "\\".join(parent + [new[0][0]]) if parent else new[0][0]
                         win.win_rename(inv, value, dest_word, index)
                         continue
-                    dest = self.values("destination") or [(".", None)]
-                    win.win_rename(inv, value, dest[0][0], index)  # type: ignore[arg-type]
+                    dest = self.values("destination")
+                    win.win_rename(inv, value, dest[0][0] if dest else ".", index)
                 elif role in ("regwrite",):
-                    win.registry_change(inv, value, index, "changes",
-                                        (self.values("name") or [(None, 0)])[0][0])  # type: ignore[arg-type]
+                    names = self.values("name")
+                    win.registry_change(inv, value, index, "changes", names[0][0] if names else None)
         if self.name == "expand-archive" and not self.values("destinationpath"):
             win.win_write(inv, ".", None, True)
         if self.name in ("get-content", "invoke-webrequest", "invoke-restmethod"):
@@ -997,8 +997,9 @@ def _provider_path(call: Call, value: str, index: int, role: str) -> bool:
     low = value.lower()
     if low.startswith(("hkcu:", "hklm:", "hkcr:", "hku:", "registry::", "hkey_", "microsoft.powershell.core\\registry")):
         if role in ("delete", "write", "writer", "dest", "move", "regwrite", "create"):
+            names = call.values("name")
             win.registry_change(call.inv, value, index, "deletes" if role == "delete" else "changes",
-                                (call.values("name") or [(None, 0)])[0][0])
+                                names[0][0] if names else None)
         return True
     if low.startswith(("env:", "variable:", "function:", "alias:", "cert:", "wsman:")):
         if low.startswith("env:") and role in ("write", "delete", "create"):
@@ -1009,9 +1010,7 @@ def _provider_path(call: Call, value: str, index: int, role: str) -> bool:
         if low.startswith("function:") and role in ("write", "create"):
             call.ps.functions.add(value[9:].lstrip("\\/").lower())
         return True
-    if role == "regread":
-        return True
-    return False
+    return role == "regread"
 
 
 # -- cmdlets with a model of their own -------------------------------------------------------
@@ -1069,7 +1068,7 @@ def _invoke_expression(call: Call) -> Stdin | None:
     inv = call.inv
     if values:
         text = " ".join(v for v, _ in values)
-        if UNKNOWN in text or text.startswith("{") is False and not text.strip():
+        if UNKNOWN in text or (text.startswith("{") is False and not text.strip()):
             inv.unknown(f"`Invoke-Expression` runs code that is not known before it runs (`{clip(text)}`)", 1)
             return None
         run_ps_text(call.ps.walker, text, inv.at(values[0][1]), exact=True, env=call.ps.env)

@@ -212,10 +212,7 @@ def resolve_word(word: str, cwd: str, home: str, roots: tuple[str, ...] = ()) ->
             path = DRIVES + drive + rest
         else:  # drive-relative: the directory current on that drive
             on = DRIVES + drive
-            if cwd == on or cwd.startswith(on + "/"):
-                path = cwd + "/" + rest
-            else:
-                path = on + "/" + UNKNOWN + "/" + rest
+            path = cwd + "/" + rest if cwd == on or cwd.startswith(on + "/") else on + "/" + UNKNOWN + "/" + rest
         root = len(DRIVES) + 1
     elif text.startswith("//"):
         path = UNC_ROOT + text.lstrip("/")
@@ -289,9 +286,9 @@ def analysis_ir(ir: PolicyIR) -> PolicyIR:
     def mapped(path: str) -> str:
         return to_mapped(path).lower() if path else path
 
-    rules = tuple(replace(rule, pattern=mapped(rule.pattern)) for rule in ir.filesystem)
-    new_context = replace(context, workspace=mapped(context.workspace), home=mapped(context.home),
-                          tmpdir=mapped(context.tmpdir))
+    rules = tuple(replace(rule, pattern=mapped(rule.pattern)) for rule in ir.filesystem)  # type: ignore[type-var]
+    new_context = replace(context, workspace=mapped(context.workspace),  # type: ignore[type-var]
+                          home=mapped(context.home), tmpdir=mapped(context.tmpdir))
     converted = replace(ir, filesystem=rules, context=new_context)
     if len(_IRS) > 16:
         _IRS.clear()

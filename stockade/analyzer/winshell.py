@@ -72,7 +72,7 @@ def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str
         effects = walk(judged.context, command, cwd)
         judge = Judge(judged, None)
         judge.judge(effects)
-        return judge.verdict(command)
+        return _readable(judge.verdict(command), judged is not ir)
     except Exception as exc:  # fail closed
         setting = ir.unparsable
         verdict = setting.verdict if setting.verdict != "allow" else "deny"
@@ -81,6 +81,39 @@ def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str
                         f"internal analyzer error ({type(exc).__name__}: {exc}); failing closed",
                         (0, len(text)), setting.origin)
         return Verdict(text, verdict, (reason,))
+
+
+_MAPPED_DRIVE = re.compile(r"/mnt/([a-z])(?=/|`|$)")
+
+
+def _windows_spelling(message: str) -> str:
+    """``/mnt/c/users/me`` in backticks as ``C:\\users\\me``."""
+    message = _MAPPED_DRIVE.sub(lambda m: m.group(1).upper() + ":", message)
+    return re.sub(r"`([A-Z]:[^`]*)`", lambda m: "`" + (m.group(1).replace("/", "\\") if len(m.group(1)) > 2
+                                                        else m.group(1) + "\\") + "`", message)
+
+
+def _readable(verdict: Verdict, windows: bool) -> Verdict:
+    """The verdict with the reasons that differ only in the case of a path given once (a path
+    is judged in the spellings :func:`~stockade.analyzer.winpaths.resolve_variants` gives),
+    and — under a policy compiled for Windows — paths shown as Windows spells them."""
+    seen: set[tuple] = set()
+    kept: list[Reason] = []
+    for reason in verdict.reasons:
+        key = (reason.verdict, reason.code, reason.span, reason.message.lower())
+        if key in seen:
+            continue
+        seen.add(key)
+        if windows and ("/mnt/" in reason.message or "/mnt/" in (reason.rule_text or "")):
+            rule_text = reason.rule_text
+            if rule_text is not None and "/mnt/" in rule_text:
+                rule_text = _windows_spelling(rule_text.replace(" /mnt/", " `/mnt/", 1) + "`").replace("`", "")
+            reason = Reason(reason.verdict, reason.code, _windows_spelling(reason.message), reason.span, reason.rule,
+                            rule_text)
+        kept.append(reason)
+    if len(kept) == len(verdict.reasons) and not windows:
+        return verdict
+    return Verdict(verdict.command, verdict.decision, tuple(kept))
 
 
 __all__ = ["SHELLS", "analyze_shell", "detect_shell"]

@@ -28,12 +28,11 @@ from stockade.analyzer.effects import (
     Persistence,
     Read,
     Rename,
-    Unknown,
     Write,
     show,
 )
 from stockade.analyzer.exec import Invocation, run_command
-from stockade.analyzer.models import MODELS, register
+from stockade.analyzer.models import register
 from stockade.analyzer.winpaths import is_mapped_path, resolve_variants, unc_host
 
 TYPE_CHECKING = False
@@ -271,7 +270,7 @@ def model_icacls(inv: Invocation) -> None:
 def model_takeown(inv: Invocation) -> None:
     """``takeown /f PATH [/r] [/a]``: makes the agent (``/a``: the administrators) owner of
     PATH — an access change (write), recursive with ``/r``; ``/a`` needs administrator rights."""
-    opts, words = switches(inv.argv, context=inv.walker.context, dash=False, values=frozenset({"f", "s", "u", "p", "d"}))
+    opts, _ = switches(inv.argv, context=inv.walker.context, dash=False, values=frozenset({"f", "s", "u", "p", "d"}))
     target = opts.get("f")
     if "s" in opts:
         inv.unknown("`takeown /s` changes files on another computer", opts["s"][1])
@@ -373,7 +372,7 @@ def registry_change(inv: Invocation, word: str, index: int | None, verb: str, va
     if "\\shell\\open\\command" in rel or rel.endswith("\\shell\\open") or "\\inprocserver32" in rel:
         inv.persistence(f"{verb} a registry handler that runs a program (`{show(word)}`)", index)
         return
-    if hive in ("hklm", "hku", "hkcr") and not rel.startswith("software\\classes\\") or hive == "hklm":
+    if (hive in ("hklm", "hku", "hkcr") and not rel.startswith("software\\classes\\")) or hive == "hklm":
         inv.privilege(f"{verb} the machine registry (`{show(word)}`)", index)
         return
     inv.unknown(f"{verb} the registry key `{show(word)}`, which the policy does not describe", index)
@@ -531,10 +530,8 @@ def model_gsudo(inv: Invocation) -> None:
     index = 1
     argv = inv.argv
     while index < len(argv) and argv[index].startswith("-"):
-        if argv[index].lower() in ("-u", "--user", "-d", "--direct", "-n", "--new", "-w", "--wait",
-                                   "--integrity", "-i"):
-            if argv[index].lower() in ("-u", "--user", "-i", "--integrity"):
-                index += 1
+        if argv[index].lower() in ("-u", "--user", "-i", "--integrity"):
+            index += 1
         index += 1
     if index < len(argv):
         run_windows(inv.walker, argv[index:], inv.spans[index:], inv.stdin, inv.env, inv.at(index))
@@ -691,7 +688,7 @@ def _ps_option(word: str) -> str | None:
         return None
     if name in ("c", "command"):
         return "command"
-    if name in ("e", "ec", "enc", "en") or "encodedcommand".startswith(name) and len(name) >= 2 and name[1] == "n":
+    if name in ("e", "ec", "enc", "en") or ("encodedcommand".startswith(name) and len(name) >= 2 and name[1] == "n"):
         return "encodedcommand"
     if name in ("f", "file"):
         return "file"
@@ -888,7 +885,7 @@ _REGISTRY: tuple[tuple[str, Callable[[Invocation], None]], ...] = (
     ("cmd", model_cmd), ("powershell", model_powershell), ("pwsh", model_powershell),
     *((name, model_lolbin) for name in ("mshta", "rundll32", "regsvr32", "wscript", "cscript", "msiexec",
                                         "installutil", "msbuild", "regasm", "regsvcs", "cmstp", "odbcconf",
-                                        "forfiles", "pcalua", "msxsl", "bash.exe-unused")),
+                                        "forfiles", "pcalua", "msxsl")),
 )
 
 for _name, _model in _REGISTRY:
