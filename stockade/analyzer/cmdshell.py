@@ -31,7 +31,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, Execute, Unknown, Unparsable, show
 from stockade.analyzer.exec import TERMINAL, Invocation, Stdin
-from stockade.analyzer.winpaths import is_mapped_path
+from stockade.analyzer.winpaths import is_mapped_path, windows_environment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,6 +154,11 @@ class Token:
 
 
 _OPERATOR_START = "&|<>()\n"
+#: A command line of plain words: nothing CMD expands, quotes, escapes or splits at.
+_PLAIN_RE = re.compile(r"[ \t]*[^\s%!^&|<>()\",;=@:][^\s%!^&|<>()\",;=]*(?:[ \t]+[^\s%!^&|<>()\",;=]+)*[ \t]*")
+_WORD_RE = re.compile(r"\S+")
+#: a built-in's name followed by text CMD separates from it (``echo.``, ``cd..``, ``dir/b``)
+_NAME_TAIL_RE = re.compile(r"([^\s.(/\\=,;+]+)([.(/\\=,;+].*)$", re.DOTALL)
 
 
 def tokenize(text: str, where: list[int], base: int) -> list[Token]:
@@ -272,13 +277,9 @@ class CmdRun:
     """One CMD text being walked, with its variables (upper-case names) and options."""
 
     def __init__(self, walker: Any, env: dict[str, str], delayed: bool, collapse: SpanT | None):
-        from stockade.analyzer.winpaths import windows_environment
-
         self.walker = walker
         self.defaults = windows_environment(walker.context)
-        self.variables: dict[str, str] = {}
-        for name, value in (env or {}).items():
-            self.variables[name.upper()] = value
+        self.variables: dict[str, str] = {name.upper(): value for name, value in env.items()} if env else {}
         self.delayed = delayed
         self.collapse = collapse
         self.statements = 0
@@ -301,7 +302,14 @@ class CmdRun:
 
     # -- lines
     def run(self, text: str, base: int) -> None:
-        """Walk a whole text, one logical line at a time (a block with its lines)."""
+        """Walk a whole text, one logical line at a time (a block with its lines); a plain
+        command line (words only: no character CMD gives a meaning) is split at blanks."""
+        if _PLAIN_RE.fullmatch(text):
+            tokens = [Token("word", match.group(), match.group(), (base + match.start(), base + match.end()))
+                      for match in _WORD_RE.finditer(text)]
+            if tokens and not tokens[0].text.lower().startswith(("rem", "::", ":")):
+                self.sequence(tokens, 0, len(tokens), 0)
+                return
         for start, end in _logical_lines(text):
             line = text[start:end]
             if not line.strip():
@@ -511,7 +519,7 @@ class CmdRun:
                     self.for_values = saved
             return None
         # `echo.`, `echo(`, `cd..`: the name ends at the first delimiter CMD knows
-        match = re.match(r"^([^\s.(/\\=,;+]+)([.(/\\=,;+].*)$", name)
+        match = _NAME_TAIL_RE.match(name) if name[:1] != "." else None
         if match and match.group(1).lower() in _BUILTINS and not first.quoted:
             head, tail = match.group(1), match.group(2)
             if head.lower() in ("echo",) and tail[:1] in ".(":
@@ -973,10 +981,13 @@ def run_cmd_code(walker: Any, text: str, span: SpanT, exact: bool = True, env: d
 
 
 def _run(walker: Any, text: str, base: int, collapse: SpanT | None, env: dict[str, str], delayed: bool) -> None:
-    from stockade.analyzer.pwsh import windows_resolution
+    from stockade.analyzer.pwsh import _restore_resolution, _use_windows_resolution
 
-    with windows_resolution(walker):
+    previous = _use_windows_resolution(walker)
+    try:
         CmdRun(walker, env, delayed, collapse).run(text, base)
+    finally:
+        _restore_resolution(walker, previous)
 
 
 def walk_cmd(context: Any, command: str, cwd: str | None = None) -> list[Any]:

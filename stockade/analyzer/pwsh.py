@@ -33,6 +33,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, EnvChange, Execute, Unknown, Unparsable, clip, show
 from stockade.analyzer.exec import TERMINAL, Invocation, Stdin
+from stockade.analyzer.winpaths import windows_environment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stockade.analyzer.effects import SpanT
 
 _PARSER: Any = None
+_allocate = object.__new__
 MAX_PS_CHARS = 1024 * 1024
 
 
@@ -314,12 +316,10 @@ class PsRun:
     """One PowerShell text being walked: its variables, aliases, functions and output."""
 
     def __init__(self, walker: Any, src: PsSource, env: dict[str, str]):
-        from stockade.analyzer.winpaths import windows_environment
-
         self.walker = walker
         self.src = src
         self.defaults = windows_environment(walker.context)
-        self.env: dict[str, str] = {name.upper(): value for name, value in (env or {}).items()}
+        self.env: dict[str, str] = {name.upper(): value for name, value in env.items()} if env else {}
         self.variables: dict[str, str] = {}
         self.aliases: dict[str, str] = {}
         self.functions: set[str] = set()
@@ -1328,6 +1328,15 @@ def _quote_program(program: str) -> str:
 def windows_resolution(walker: Any) -> Iterator[None]:
     """While walking Windows code, the walker's path resolution (used by the bash tool models:
     git, npm, python …) follows Windows semantics."""
+    previous = _use_windows_resolution(walker)
+    try:
+        yield
+    finally:
+        _restore_resolution(walker, previous)
+
+
+def _use_windows_resolution(walker: Any) -> Any:
+    """Make ``walker.resolve`` follow Windows semantics; returns what to restore."""
     from stockade.analyzer.winpaths import resolve_variants
 
     previous = walker.__dict__.get("resolve")
@@ -1336,22 +1345,25 @@ def windows_resolution(walker: Any) -> Iterator[None]:
         return resolve_variants(walker, word, cwd)[0]
 
     walker.resolve = resolve
-    try:
-        yield
-    finally:
-        if previous is None:
-            del walker.resolve
-        else:
-            walker.resolve = previous
+    return previous
+
+
+def _restore_resolution(walker: Any, previous: Any) -> None:
+    if previous is None:
+        walker.__dict__.pop("resolve", None)
+    else:
+        walker.resolve = previous
 
 
 def new_walker(context: Any, command: str, cwd: str | None) -> Any:
     """A walker for a Windows-shell text (``cwd``: a Windows or mapped directory)."""
     from stockade.analyzer.walker import Walker
-    from stockade.analyzer.winpaths import resolve_word, win_context
 
-    walker = Walker(context, command, None, True)
+    walker = _allocate(Walker)  # Walker(…) without type.__call__ (see walker._new_object)
+    walker._start(context, command, None, True)
     if cwd:
+        from stockade.analyzer.winpaths import resolve_word, win_context
+
         mapped = resolve_word(cwd, context.workspace, context.home)
         walker.state.cwd = mapped.lower() if win_context(context).fold else mapped
     return walker
@@ -1387,13 +1399,61 @@ def _walk_text(walker: Any, text: str, base: int, collapse: SpanT | None, env: d
         walker.effects.append(Unparsable(f"the PowerShell text is longer than the analyzer reads ({MAX_PS_CHARS})",
                                          collapse or (base, base + len(text))))
         return
+    if _PLAIN_RE.fullmatch(text):
+        words = [(m.group(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
+        if words and words[0][0].lower() not in _KEYWORDS:
+            _plain_command(walker, text, words, base, collapse, env)
+            return
     source = parse_ps(text, base, collapse)
     error = first_error(source.tree.root_node)
     if error is not None:
         what = "missing token" if error.is_missing else "syntax the PowerShell grammar does not accept"
         walker.effects.append(Unparsable(f"{what} near `{clip(source.node_text(error) or text)}`", source.span(error)))
-    with windows_resolution(walker):
+    previous = _use_windows_resolution(walker)
+    try:
         PsRun(walker, source, env).walk(source.tree.root_node)
+    finally:
+        _restore_resolution(walker, previous)
+
+
+#: A plain command: bare words only (no character PowerShell gives a meaning but ``-``
+#: starting a parameter); the first a command name (not a number, a keyword or an operator).
+_PLAIN_RE = re.compile(r"[ \t]*[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*"
+                       r"(?:[ \t]+(?:--?[A-Za-z]+|[A-Za-z0-9_.\\/~*?][A-Za-z0-9_.\\/~*?\-]*"
+                       r"(?::[\\/][A-Za-z0-9_.\\/~*?\-]*)?))*[ \t]*")
+_WORD_RE = re.compile(r"\S+")
+_KEYWORDS = frozenset("""
+begin break catch class continue data define do dynamicparam else elseif end enum exit filter finally for foreach
+from function hidden if in inlinescript parallel param process return sequence static switch throw trap try until
+using var while workflow configuration
+""".split())
+
+
+def _plain_command(walker: Any, text: str, words: list[tuple[str, int, int]], base: int, collapse: SpanT | None,
+                   env: dict[str, str]) -> None:
+    """A plain command (see :data:`_PLAIN_RE`) walked without the grammar: its words are
+    what the grammar makes of them (``-Name`` and ``-Name:value`` parameters, bare values)."""
+    source = PsSource(text, b"", None, None, base, collapse)
+
+    def span(start: int, end: int) -> SpanT:
+        return collapse if collapse is not None else (base + start, base + end)
+
+    operator = None
+    args: list[tuple[str, str, SpanT]] = []
+    for word, start, end in words[1:]:
+        if len(word) > 1 and word[0] == "-" and (word[1].isalpha() or word[1] in "-_?"):
+            name, colon, value = word.partition(":")
+            args.append(("param", name, span(start, end)))
+            if colon:
+                args.append(("attached", value, span(start, end)))
+        else:
+            args.append(("value", word, span(start, end)))
+    name, start, end = words[0]
+    previous = _use_windows_resolution(walker)
+    try:
+        PsRun(walker, source, env).run(name, args, span(start, end), TERMINAL, operator)
+    finally:
+        _restore_resolution(walker, previous)
 
 
 def walk_powershell(context: Any, command: str, cwd: str | None = None) -> list[Any]:

@@ -254,16 +254,29 @@ def resolve_variants(walker: Any, word: str, cwd: str | None = None) -> list[str
 
     A wildcard component starting with ``*`` also matches names that start with a dot on
     Windows (``*`` is ``.git`` too): it is judged a second time as ``.*…``."""
+    base = walker.state.cwd if cwd is None else cwd
+    key = (id(walker.context), base, word)
+    entry = _VARIANTS.get(key)
+    if entry is not None and entry[0] is walker.context:
+        return entry[1]
     context = win_context(walker.context)
-    path = resolve_word(word, walker.state.cwd if cwd is None else cwd, walker.home,
-                        (walker.context.workspace, walker.context.tmpdir))
+    path = resolve_word(word, base, walker.home, (walker.context.workspace, walker.context.tmpdir))
     if UNKNOWN in path and not path.startswith(UNKNOWN):
-        return [path if not context.fold else path.lower()]
-    found = context.spellings(path)
-    if "/*" in path:
-        head, _, tail = path.partition("/*")
-        found.extend(context.spellings(head + "/.*" + tail))
+        found = [path if not context.fold else path.lower()]
+    else:
+        found = context.spellings(path)
+        if "/*" in path:
+            head, _, tail = path.partition("/*")
+            found.extend(context.spellings(head + "/.*" + tail))
+    if len(_VARIANTS) >= 4096:
+        _VARIANTS.clear()
+    _VARIANTS[key] = (walker.context, found)
     return found
+
+
+#: (id of the context, cwd, word) → (the context, :func:`resolve_variants`: a pure function of
+#: them); cleared when full.
+_VARIANTS: dict[tuple[int, str, str], tuple[Any, list[str]]] = {}
 
 
 # -- a policy compiled for Windows --------------------------------------------------------------
@@ -296,10 +309,24 @@ def analysis_ir(ir: PolicyIR) -> PolicyIR:
     return converted
 
 
+_ENVIRONMENTS: dict[int, tuple[Any, dict[str, str]]] = {}
+
+
 def windows_environment(context: Context) -> dict[str, str]:
     """The Windows environment variables the analyzer knows (upper-case names), as mapped
     paths: the profile directories from the context's home, the system directories of
-    drive ``C:``."""
+    drive ``C:`` (memoised per context: treat the answer as read-only)."""
+    entry = _ENVIRONMENTS.get(id(context))
+    if entry is not None and entry[0] is context:
+        return entry[1]
+    if len(_ENVIRONMENTS) > 64:
+        _ENVIRONMENTS.clear()
+    found = _windows_environment(context)
+    _ENVIRONMENTS[id(context)] = (context, found)
+    return found
+
+
+def _windows_environment(context: Context) -> dict[str, str]:
     home = context.home.rstrip("/") or "/"
     tmp = context.tmpdir
     system = drive_path("c")

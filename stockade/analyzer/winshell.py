@@ -17,6 +17,7 @@ import re
 from stockade import catalogue as codes
 from stockade.analyzer import MAX_COMMAND_CHARS, analyze
 from stockade.analyzer.judge import Judge, Reason, Verdict
+from stockade.analyzer.winpaths import analysis_ir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,8 +52,6 @@ def detect_shell(command: str) -> str:
 def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str = "bash") -> Verdict:
     """Judge a command written for ``shell`` (bash, powershell, cmd or auto) against the
     policy; never raises (an internal error fails closed, as :func:`~stockade.analyzer.analyze`)."""
-    from stockade.analyzer.winpaths import analysis_ir
-
     try:
         if shell == "auto":
             shell = detect_shell(command) if isinstance(command, str) else "bash"

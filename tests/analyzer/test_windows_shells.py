@@ -4,12 +4,10 @@ and the entry points (``analyze --shell/--platform``, batch, SARIF, the Claude C
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import subprocess
 import sys
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -269,6 +267,17 @@ def test_in_process_cli_is_quiet_about_shells(ir) -> None:
 
     for text in ("rm -rf ~", "ls", "cmd /c \"rd /s /q C:\\Windows\""):
         assert analyze_shell(text, ir, None, "bash") == analyze(text, ir)
-    buffer = io.StringIO()
-    with redirect_stdout(buffer):
-        pass
+
+
+PLAIN_ALPHABET = st.sampled_from(list("abR-._:\\/~*?+=09 ") + ["Get-Item", "-Path", " -", "--", "::", "..", "-f",
+                                                                "x:", "a=b", "C:\\x"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PLAIN_ALPHABET, min_size=1, max_size=12).map("".join))
+def test_plain_commands_skip_only_text_the_grammar_accepts(text: str) -> None:
+    """A plain command is walked without the grammar: only text the grammar parses cleanly."""
+    from stockade.analyzer.pwsh import _PLAIN_RE
+
+    if _PLAIN_RE.fullmatch(text):
+        assert first_error(parse_ps(text).tree.root_node) is None, text

@@ -858,6 +858,13 @@ def run_windows(walker: object, argv: list[str], spans: list[SpanT], stdin: Stdi
     raw = argv[0]
     name = program_name(raw)
     sub = [name, *argv[1:]]
+    if "*" in name or "?" in name or "[" in name:  # Windows shells do not expand a program's name
+        from stockade.analyzer.effects import Execute, Unknown
+
+        first = spans[0] if spans else span
+        walker.effects.append(Execute(tuple(sub), first))  # type: ignore[attr-defined]
+        walker.effects.append(Unknown(f"the program name `{show(raw)}` is not one the analyzer knows", first))  # type: ignore[attr-defined]
+        return
     if UNKNOWN not in raw and name.endswith(_SCRIPT_SUFFIXES) and name not in WINDOWS_MODELS:
         from stockade.analyzer.effects import Execute
 
