@@ -31,6 +31,9 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, Execute, Unknown, Unparsable, show
 from stockade.analyzer.exec import TERMINAL, Invocation, Stdin
+from stockade.analyzer.models import windows as win
+from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.windows import run_windows, unc_host, win_read, win_write
 from stockade.analyzer.winpaths import is_mapped_path, windows_environment
 
 TYPE_CHECKING = False
@@ -307,7 +310,15 @@ class CmdRun:
         if _PLAIN_RE.fullmatch(text):
             tokens = [Token("word", match.group(), match.group(), (base + match.start(), base + match.end()))
                       for match in _WORD_RE.finditer(text)]
-            if tokens and not tokens[0].text.lower().startswith(("rem", "::", ":")):
+            first = tokens[0].text.lower() if tokens else ""
+            if first and first not in _BUILTINS and first not in ("if", "for", "else") and "." not in first[:1] \
+                    and _NAME_TAIL_RE.match(first) is None:
+                # a program with plain arguments: straight to its model
+                self.walker.step()
+                spans = [self.span(token.span) for token in tokens]
+                run_windows(self.walker, [token.text for token in tokens], spans, TERMINAL, {}, spans[0])
+                return
+            if tokens and not first.startswith(("rem", "::", ":")):
                 self.sequence(tokens, 0, len(tokens), 0)
                 return
         for start, end in _logical_lines(text):
@@ -439,7 +450,6 @@ class CmdRun:
                 self.walker.effects.append(Unparsable("a redirection without a file", self.span(op.span)))
                 continue
             inv = self.invocation(["redirect", self.word(target)], [op.span, target.span])
-            from stockade.analyzer.models.windows import win_read, win_write
 
             if op.kind == "<":
                 win_read(inv, inv.argv[1], 1)
@@ -532,7 +542,6 @@ class CmdRun:
             return self.builtin(low, words, stdin)
         argv = [self.word(w) for w in words]
         spans = [self.span(w.span) for w in words]
-        from stockade.analyzer.models.windows import run_windows
 
         saved_env = self.walker.state.variables
         run_windows(self.walker, argv, spans, stdin, {}, spans[0])
@@ -625,7 +634,6 @@ class CmdRun:
                 command = raw.strip("'`")
                 self.nested(command, items[0].span)
             elif not raw.startswith('"'):
-                from stockade.analyzer.models.windows import win_read
 
                 inv = self.invocation(["for", joined], [items[0].span, items[0].span])
                 for name in joined.split():
@@ -648,7 +656,6 @@ class CmdRun:
 
     def builtin(self, name: str, words: list[Token], stdin: Stdin) -> Stdin | None:
         """The CMD built-in commands."""
-        from stockade.analyzer.models import windows as win
 
         argv = [name, *(self.word(w) for w in words[1:])]
         spans = [w.span for w in words]
@@ -714,9 +721,8 @@ class CmdRun:
             if UNKNOWN in target:
                 self.walker.state.cwd = UNKNOWN
             else:
-                from stockade.analyzer.models.windows import unc_host as _host
 
-                if _host(target):
+                if unc_host(target):
                     win.win_read(inv, target, rest[0][1])
                 if name == "pushd":
                     self.walker.state.dirstack = [*self.walker.state.dirstack, self.walker.state.cwd]
@@ -831,7 +837,6 @@ class CmdRun:
             return
         target = self.word(words[index])
         if "://" in target:
-            from stockade.analyzer.models.net import contact_url
 
             inv = self.invocation(["start", target], [words[0].span, words[index].span])
             contact_url(inv, target, 1)

@@ -33,6 +33,9 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, EnvChange, Execute, Unknown, Unparsable, clip, show
 from stockade.analyzer.exec import TERMINAL, Invocation, Stdin
+from stockade.analyzer.models import windows as win
+from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.windows import run_windows, win_read, win_write
 from stockade.analyzer.winpaths import windows_environment
 
 TYPE_CHECKING = False
@@ -497,8 +500,6 @@ class PsRun:
         type_text = self.src.node_text(target).lower() if target is not None else ""
         inv = self.invocation(["." + method, *(a for a, _ in args)], [self.src.span(member),
                                                                       *(self.src.span(n) for _, n in args)])
-        from stockade.analyzer.models import windows as win
-        from stockade.analyzer.models.net import contact_url
 
         if (method in ("create", "invoke", "invokereturnasis") and "scriptblock" in type_text) or (
                 method in ("invoke", "invokereturnasis")):
@@ -683,7 +684,6 @@ class PsRun:
         return self.value(node)
 
     def redirection(self, node: Any) -> None:
-        from stockade.analyzer.models.windows import win_write
 
         for child in ([node] if node.type == "redirection" else node.named_children):
             target = next((c for c in child.named_children if c.type == "redirected_file_name"), None)
@@ -785,7 +785,6 @@ class PsRun:
             return None
         low_name = canonical.replace("\\", "/")
         if low_name.endswith(".ps1") or (operator == "." and ("/" in low_name or "\\" in name)):
-            from stockade.analyzer.models.windows import win_read
 
             walker.effects.append(Execute((name, *(a for _, a, _ in args)), span))
             inv = self.invocation([name], [span])
@@ -820,7 +819,6 @@ class PsRun:
                 return Stdin(text + "\n" if UNKNOWN not in text else None, "the output of `Write-Output`")
             return None
         # a native program (or an unknown cmdlet: judged by what is visible)
-        from stockade.analyzer.models.windows import run_windows
 
         argv = [name]
         spans = [span]
@@ -922,8 +920,6 @@ class Call:
 
     def generic(self) -> Stdin | None:
         """Apply the roles of :data:`CMDLETS` to the bound values."""
-        from stockade.analyzer.models import windows as win
-        from stockade.analyzer.models.net import contact_url
 
         inv = self.inv
         recursive = "recurse" in self.flags
@@ -992,7 +988,6 @@ def _takes_value(cmdlet: str, param: str) -> bool:
 def _provider_path(call: Call, value: str, index: int, role: str) -> bool:
     """A path on another PowerShell provider: the registry (``HKCU:\\…``) is judged as
     registry changes; ``env:``, ``variable:``, ``function:``, ``alias:`` have no file effect."""
-    from stockade.analyzer.models import windows as win
 
     low = value.lower()
     if low.startswith(("hkcu:", "hklm:", "hkcr:", "hku:", "registry::", "hkey_", "microsoft.powershell.core\\registry")):
@@ -1020,7 +1015,6 @@ def _new_item(call: Call) -> Stdin | None:
     """``New-Item PATH [-Name N] [-ItemType File|Directory|SymbolicLink|Junction|HardLink]
     [-Target|-Value T]``: writes PATH (or PATH\\N); a link's target is judged as a link."""
     from stockade.analyzer.effects import LinkTarget
-    from stockade.analyzer.models import windows as win
 
     inv = call.inv
     paths = call.values("path") or [(".", None)]  # type: ignore[list-item]
@@ -1084,7 +1078,6 @@ def _invoke_expression(call: Call) -> Stdin | None:
 def _invoke_command(call: Call) -> Stdin | None:
     """``Invoke-Command -ScriptBlock {…}`` (the block was walked where it is written);
     ``-ComputerName``/``-Session`` run it elsewhere; ``-FilePath`` runs a script."""
-    from stockade.analyzer.models import windows as win
 
     inv = call.inv
     for name in ("computername", "session", "connectionuri", "vmname", "hostname", "containerid"):
@@ -1118,7 +1111,6 @@ def _start_process(call: Call) -> Stdin | None:
     program, index = files[0]
     args = call.values("argumentlist") or call.positional[1:]
     if "://" in program:
-        from stockade.analyzer.models.net import contact_url
 
         contact_url(inv, program, index)
         return None
@@ -1174,7 +1166,6 @@ def _foreach(call: Call) -> Stdin | None:
 def _import_module(call: Call) -> Stdin | None:
     """``Import-Module PATH``: a module file runs (not visible); an installed module by name is
     not judged."""
-    from stockade.analyzer.models import windows as win
 
     for value, index in call.values("name") + call.positional:
         if "\\" in value or "/" in value or value.lower().endswith((".psm1", ".ps1", ".dll", ".psd1")):
@@ -1185,7 +1176,6 @@ def _import_module(call: Call) -> Stdin | None:
 
 def _start_job(call: Call) -> Stdin | None:
     """``Start-Job``: the block was walked where written; ``-FilePath`` runs a script."""
-    from stockade.analyzer.models import windows as win
 
     for path, index in call.values("filepath"):
         win.win_read(call.inv, path, index)
