@@ -901,9 +901,7 @@ class Call:
         candidate's first in the table (strict: a switch among them is set)."""
         if prefix in self.roles:
             return prefix
-        aliases = {"r": "recurse", "fo": "force", "f": "force", "lp": "literalpath", "pspath": "literalpath",
-                   "fullname": "literalpath", "u": "uri", "o": "outfile", "rec": "recurse", "dest": "destination",
-                   "fp": "filepath", "cn": "computername", "ea": "erroraction", "wi": "whatif"}
+        aliases = _PARAMETER_ALIASES
         if prefix in aliases and (aliases[prefix] in self.roles or aliases[prefix] in ("whatif", "erroraction")):
             return aliases[prefix]
         candidates = [p for p in self.roles if p.startswith(prefix)]
@@ -971,6 +969,12 @@ class Call:
             what = "the content of a file" if self.name == "get-content" else "a download"
             return Stdin(None, what)
         return None
+
+
+#: parameter aliases and the abbreviations PowerShell resolves for the modelled cmdlets
+_PARAMETER_ALIASES = {"r": "recurse", "fo": "force", "f": "force", "lp": "literalpath", "pspath": "literalpath",
+                      "fullname": "literalpath", "u": "uri", "o": "outfile", "rec": "recurse", "dest": "destination",
+                      "fp": "filepath", "cn": "computername", "ea": "erroraction", "wi": "whatif"}
 
 
 def _takes_value(cmdlet: str, param: str) -> bool:

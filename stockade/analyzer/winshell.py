@@ -21,6 +21,8 @@ from stockade.analyzer.winpaths import analysis_ir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from stockade.compiler.ir import PolicyIR
 
 SHELLS = ("bash", "powershell", "cmd", "auto")
@@ -64,10 +66,7 @@ def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str
             raise TypeError(f"command must be a string, not {type(command).__name__}")
         if len(command) > MAX_COMMAND_CHARS:
             return analyze(command, judged, None)  # the same refusal, worded once
-        if shell == "powershell":
-            from stockade.analyzer.pwsh import walk_powershell as walk
-        else:
-            from stockade.analyzer.cmdshell import walk_cmd as walk
+        walk = _WALKS.get(shell) or _load_walk(shell)
         effects = walk(judged.context, command, cwd)
         judge = Judge(judged, None)
         judge.judge(effects)
@@ -80,6 +79,19 @@ def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str
                         f"internal analyzer error ({type(exc).__name__}: {exc}); failing closed",
                         (0, len(text)), setting.origin)
         return Verdict(text, verdict, (reason,))
+
+
+_WALKS: dict[str, Any] = {}
+
+
+def _load_walk(shell: str) -> Any:
+    """The frontend of ``shell`` (imported on first use)."""
+    if shell == "powershell":
+        from stockade.analyzer.pwsh import walk_powershell as walk
+    else:
+        from stockade.analyzer.cmdshell import walk_cmd as walk
+    _WALKS[shell] = walk
+    return walk
 
 
 _MAPPED_DRIVE = re.compile(r"/mnt/([a-z])(?=/|`|$)")

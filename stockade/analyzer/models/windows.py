@@ -157,6 +157,8 @@ _PERSIST_PATHS = (
 def persistence_path(path: str) -> str | None:
     """What runs later from the mapped path ``path`` (case-insensitive), or None."""
     low = path.lower()
+    if "start menu" not in low and "system32" not in low and "powershell" not in low:
+        return None
     for marker, what in _PERSIST_PATHS:
         if marker.endswith("/"):
             if marker in low and "profile" in low.rpartition("/")[2]:
