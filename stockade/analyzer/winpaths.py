@@ -140,7 +140,7 @@ class WinContext:
 
     ``fold``: every path is lower-cased (a policy compiled for Windows, see :func:`analysis_ir`)."""
 
-    __slots__ = ("dirs", "fold", "home", "tmpdir", "workspace")
+    __slots__ = ("dirs", "fold", "globs", "home", "names", "tmpdir", "workspace")
 
     def __init__(self, context: Context):
         self.home = context.home
@@ -150,6 +150,10 @@ class WinContext:
         dirs = sorted({d.rstrip("/") for d in (context.workspace, context.home, context.tmpdir) if d}, key=len,
                       reverse=True)
         self.dirs = tuple((d, d.lower()) for d in dirs)
+        #: the lower-cased components of the policy's literal rules and the patterns of its glob
+        #: rules (see :func:`register_policy`); None: not known, every spelling is judged
+        self.names: frozenset[str] | None = None
+        self.globs: tuple[str, ...] = ()
 
     def spellings(self, path: str) -> list[str]:
         """The spellings of a mapped absolute path that are judged (see the module docstring)."""
@@ -163,7 +167,7 @@ class WinContext:
                 break
         first = head + rest
         folded = head + rest.lower()
-        found = [first] if folded == first else [first, folded]
+        found = [first] if folded == first or not self.may_differ(folded[len(head):]) else [first, folded]
         if not head:
             # a Windows user profile (`C:\Users\NAME\…`) under a policy written for another
             # system: also judged as the home (its secrets are the same kind of secrets)
@@ -173,6 +177,49 @@ class WinContext:
         return found
 
 
+    def may_differ(self, rest: str) -> bool:
+        """Whether a rule could judge the lower-cased ``rest`` of a path (below the context
+        directory that starts it) otherwise than its spelling as written: only when one of its
+        components is a component of a literal rule or matches one of a glob rule."""
+        names = self.names
+        if names is None:
+            return True
+        from fnmatch import fnmatchcase
+
+        for part in rest.split("/"):
+            if part and (part in names or any(fnmatchcase(part, glob) for glob in self.globs)):
+                return True
+        return False
+
+
+def register_policy(ir: Any) -> None:
+    """Let the spellings of paths judged against ``ir`` (its context) be only those that can
+    make a difference (see :meth:`WinContext.may_differ`).  Policies sharing one context add
+    up (the names of every one of them are kept)."""
+    entry = _REGISTERED.get(id(ir))
+    if entry is not None and entry is ir:
+        return
+    context = win_context(ir.context)
+    if context.fold:
+        return
+    if len(_REGISTERED) > 64:
+        _REGISTERED.clear()
+    _REGISTERED[id(ir)] = ir
+    names: set[str] = set(context.names or ())
+    globs: set[str] = set(context.globs)
+    for rule in ir.filesystem:
+        for part in rule.pattern.lower().split("/"):
+            if not part or part in ("*", "**"):
+                continue
+            if rule.is_glob and any(c in part for c in "*?["):
+                globs.add(part)
+            else:
+                names.add(part)
+    context.globs = tuple(sorted(globs))
+    context.names = frozenset(names)
+
+
+_REGISTERED: dict[int, Any] = {}
 _CONTEXTS: dict[int, tuple[Any, WinContext]] = {}
 
 
@@ -231,6 +278,8 @@ def resolve_word(word: str, cwd: str, home: str, roots: tuple[str, ...] = ()) ->
             return text
         path = cwd.rstrip("/") + "/" + text
         root = len(DRIVES) + 1 if _MAPPED_RE.match(path) else 0
+    if "[" in path:  # not a wildcard on Windows, a character class to the judge: any character there
+        path = path.replace("[", "?")
     parts = path.split("/")
     path = "/".join(_clean_component(part) if index > 0 else part for index, part in enumerate(parts))
     if UNKNOWN in path:

@@ -17,7 +17,7 @@ import re
 from stockade import catalogue as codes
 from stockade.analyzer import MAX_COMMAND_CHARS, analyze
 from stockade.analyzer.judge import Judge, Reason, Verdict
-from stockade.analyzer.winpaths import analysis_ir
+from stockade.analyzer.winpaths import analysis_ir, register_policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,6 +66,7 @@ def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str
             raise TypeError(f"command must be a string, not {type(command).__name__}")
         if len(command) > MAX_COMMAND_CHARS:
             return analyze(command, judged, None)  # the same refusal, worded once
+        register_policy(judged)
         walk = _WALKS.get(shell) or _load_walk(shell)
         effects = walk(judged.context, command, cwd)
         judge = Judge(judged, None)
