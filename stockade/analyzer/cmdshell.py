@@ -59,6 +59,8 @@ class Char:
 def _expand_percent(text: str, offsets: list[int], lookup: Any) -> tuple[str, list[int]]:
     """Phase 1: ``%VAR%`` expansion of ``text`` (``offsets[i]``: where character ``i`` came
     from); returns the expanded text and its offsets."""
+    if "%" not in text:
+        return text, offsets
     out: list[str] = []
     where: list[int] = []
     index = 0
@@ -166,6 +168,8 @@ _NAME_TAIL_RE = re.compile(r"([^\s.(/\\=,;+]+)([.(/\\=,;+].*)$", re.DOTALL)
 
 def tokenize(text: str, where: list[int], base: int) -> list[Token]:
     """Phase 2 over expanded text: words, operators and newlines (spans via ``where``)."""
+    if '"' not in text and "^" not in text and "(" not in text and ")" not in text and "\r" not in text:
+        return _simple_tokens(text, where, base)
     tokens: list[Token] = []
     index = 0
     length = len(text)
@@ -263,6 +267,31 @@ def tokenize(text: str, where: list[int], base: int) -> list[Token]:
             parts.append(char)
             index += 1
         tokens.append(Token("word", "".join(parts), text[start:index], span(start, index), quoted))
+    return tokens
+
+
+_SIMPLE_TOKEN_RE = re.compile(r"(?P<dup>(?<![^\s&|])[0-9]?>>?&[0-9]*|(?<![^\s&|])[0-9]?<&[0-9]*)"
+                              r"|(?P<redir>(?<![^\s&|])[0-9](?=[<>])[<>]>?|>>|[<>])"
+                              r"|(?P<op>&&|\|\||[&|\n])|(?P<word>[^\s&|<>]+)")
+
+
+def _simple_tokens(text: str, where: list[int], base: int) -> list[Token]:
+    """:func:`tokenize` for text without quotes, carets or parentheses (a regular language)."""
+    tokens: list[Token] = []
+    for match in _SIMPLE_TOKEN_RE.finditer(text):
+        start, end = match.span()
+        span = (base + where[start], base + where[end - 1] + 1)
+        kind = match.lastgroup
+        value = match.group()
+        if kind == "word":
+            tokens.append(Token("word", value, value, span))
+        elif kind == "op":
+            tokens.append(Token(value, value, value, span))
+        elif kind == "dup":
+            tokens.append(Token("dup", value, value, span))
+        else:
+            op = "<" if "<" in value else (">>" if value.endswith(">>") else ">")
+            tokens.append(Token(op, op, value, span))
     return tokens
 
 
@@ -907,6 +936,8 @@ def _arith(expression: str, lookup: Any) -> str:
 def _logical_lines(text: str) -> list[tuple[int, int]]:
     """Split text into logical lines: a line ends at a newline that is not escaped by ``^``
     and is not inside a ``(`` block opened by a command (quotes respected)."""
+    if "\n" not in text:
+        return [(0, len(text))]
     lines: list[tuple[int, int]] = []
     start = 0
     depth = 0

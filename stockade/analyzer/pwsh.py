@@ -1393,11 +1393,8 @@ def _walk_text(walker: Any, text: str, base: int, collapse: SpanT | None, env: d
         walker.effects.append(Unparsable(f"the PowerShell text is longer than the analyzer reads ({MAX_PS_CHARS})",
                                          collapse or (base, base + len(text))))
         return
-    if _PLAIN_RE.fullmatch(text):
-        words = [(m.group(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
-        if words and words[0][0].lower() not in _KEYWORDS:
-            _plain_command(walker, text, words, base, collapse, env)
-            return
+    if _PLAIN_RE.fullmatch(text) and _plain_commands(walker, text, base, collapse, env):
+        return
     source = parse_ps(text, base, collapse)
     error = first_error(source.tree.root_node)
     if error is not None:
@@ -1410,12 +1407,15 @@ def _walk_text(walker: Any, text: str, base: int, collapse: SpanT | None, env: d
         _restore_resolution(walker, previous)
 
 
-#: A plain command: bare words only (no character PowerShell gives a meaning but ``-``
-#: starting a parameter); the first a command name (not a number, a keyword or an operator).
-_PLAIN_RE = re.compile(r"[ \t]*[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*"
-                       r"(?:[ \t]+(?:--?[A-Za-z]+|[A-Za-z0-9_.\\/~*?][A-Za-z0-9_.\\/~*?\-]*"
-                       r"(?::[\\/][A-Za-z0-9_.\\/~*?\-]*)?))*[ \t]*")
-_WORD_RE = re.compile(r"\S+")
+#: Plain commands: bare words only (no character PowerShell gives a meaning but ``-``
+#: starting a parameter), the first a command name (not a number, a keyword or an operator);
+#: several joined by ``;`` or ``|``, each with at most one ``>``/``>>`` to a plain file name.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*"
+_ARG = r"(?:--?[A-Za-z]+|[A-Za-z0-9_.\\/~*?][A-Za-z0-9_.\\/~*?\-]*(?::[\\/][A-Za-z0-9_.\\/~*?\-]*)?)"
+_TARGET = r"[A-Za-z0-9_.\\/~][A-Za-z0-9_.\\/~\-]*"
+_PIECE = rf"{_NAME}(?:[ \t]+{_ARG})*(?:[ \t]+>>?[ \t]*{_TARGET})?"
+_PLAIN_RE = re.compile(rf"[ \t]*{_PIECE}(?:[ \t]*[;|][ \t]*{_PIECE})*[ \t]*")
+_PLAIN_TOKEN_RE = re.compile(r">>?|[;|]|[^\s;|>]+")
 _KEYWORDS = frozenset("""
 begin break catch class continue data define do dynamicparam else elseif end enum exit filter finally for foreach
 from function hidden if in inlinescript parallel param process return sequence static switch throw trap try until
@@ -1423,31 +1423,58 @@ using var while workflow configuration
 """.split())
 
 
-def _plain_command(walker: Any, text: str, words: list[tuple[str, int, int]], base: int, collapse: SpanT | None,
-                   env: dict[str, str]) -> None:
-    """A plain command (see :data:`_PLAIN_RE`) walked without the grammar: its words are
-    what the grammar makes of them (``-Name`` and ``-Name:value`` parameters, bare values)."""
+def _plain_commands(walker: Any, text: str, base: int, collapse: SpanT | None, env: dict[str, str]) -> bool:
+    """Plain commands (see :data:`_PLAIN_RE`) walked without the grammar: their words are what
+    the grammar makes of them (``-Name`` and ``-Name:value`` parameters, bare values).  False
+    (nothing walked) when a first word is a keyword: a statement, left to the grammar."""
+    tokens = [(m.group(), m.start(), m.end()) for m in _PLAIN_TOKEN_RE.finditer(text)]
+    pieces: list[tuple[list[tuple[str, int, int]], tuple[str, int, int] | None, str]] = []
+    words: list[tuple[str, int, int]] = []
+    redirect: tuple[str, int, int] | None = None
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token[0] in (";", "|"):
+            pieces.append((words, redirect, token[0]))
+            words, redirect = [], None
+        elif token[0] in (">", ">>"):
+            redirect = tokens[index + 1]
+            index += 1
+        else:
+            words.append(token)
+        index += 1
+    pieces.append((words, redirect, ";"))
+    if any(piece[0][0][0].lower() in _KEYWORDS for piece in pieces):
+        return False  # a statement: the grammar's
     source = PsSource(text, b"", None, None, base, collapse)
 
     def span(start: int, end: int) -> SpanT:
         return collapse if collapse is not None else (base + start, base + end)
 
-    operator = None
-    args: list[tuple[str, str, SpanT]] = []
-    for word, start, end in words[1:]:
-        if len(word) > 1 and word[0] == "-" and (word[1].isalpha() or word[1] in "-_?"):
-            name, colon, value = word.partition(":")
-            args.append(("param", name, span(start, end)))
-            if colon:
-                args.append(("attached", value, span(start, end)))
-        else:
-            args.append(("value", word, span(start, end)))
-    name, start, end = words[0]
     previous = _use_windows_resolution(walker)
     try:
-        PsRun(walker, source, env).run(name, args, span(start, end), TERMINAL, operator)
+        run = PsRun(walker, source, env)
+        stdin: Stdin = TERMINAL
+        for words, redirect, separator in pieces:
+            args: list[tuple[str, str, SpanT]] = []
+            for word, start, end in words[1:]:
+                if len(word) > 1 and word[0] == "-" and (word[1].isalpha() or word[1] in "-_?"):
+                    name, colon, value = word.partition(":")
+                    args.append(("param", name, span(start, end)))
+                    if colon:
+                        args.append(("attached", value, span(start, end)))
+                else:
+                    args.append(("value", word, span(start, end)))
+            name, start, end = words[0]
+            walker.step()
+            output = run.run(name, args, span(start, end), stdin, None)
+            if redirect is not None:
+                target, start, end = redirect
+                win_write(run.invocation(["redirect", target], [span(start, end), span(start, end)]), target, 1)
+            stdin = (output or Stdin(None, "the output of the previous command")) if separator == "|" else TERMINAL
     finally:
         _restore_resolution(walker, previous)
+    return True
 
 
 def walk_powershell(context: Any, command: str, cwd: str | None = None) -> list[Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -269,15 +270,17 @@ def test_in_process_cli_is_quiet_about_shells(ir) -> None:
         assert analyze_shell(text, ir, None, "bash") == analyze(text, ir)
 
 
-PLAIN_ALPHABET = st.sampled_from(list("abR-._:\\/~*?+=09 ") + ["Get-Item", "-Path", " -", "--", "::", "..", "-f",
-                                                                "x:", "a=b", "C:\\x"])
+PLAIN_ALPHABET = st.sampled_from(list("abR-._:\\/~*?+=09 ;|>") + ["Get-Item", "-Path", " -", "--", "::", "..",
+                                                                   "-f", "x:", "a=b", "C:\\x", " | ", "; ", " > ",
+                                                                   ">>"])
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(PLAIN_ALPHABET, min_size=1, max_size=12).map("".join))
+@settings(max_examples=600, deadline=None)
+@given(st.lists(PLAIN_ALPHABET, min_size=1, max_size=14).map("".join))
 def test_plain_commands_skip_only_text_the_grammar_accepts(text: str) -> None:
     """A plain command is walked without the grammar: only text the grammar parses cleanly."""
-    from stockade.analyzer.pwsh import _PLAIN_RE
+    from stockade.analyzer.pwsh import _KEYWORDS, _PLAIN_RE
 
-    if _PLAIN_RE.fullmatch(text):
+    if _PLAIN_RE.fullmatch(text) and not any(
+            part.split()[0].lower() in _KEYWORDS for part in re.split(r"[;|]", text) if part.split()):
         assert first_error(parse_ps(text).tree.root_node) is None, text
