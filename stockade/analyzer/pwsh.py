@@ -326,6 +326,10 @@ class PsRun:
         self.variables: dict[str, str] = {}
         self.aliases: dict[str, str] = {}
         self.functions: set[str] = set()
+        #: the items the previous command of a pipeline passes on ((path, recursive); None: not
+        #: known) and the items the command being run passes on (see :meth:`Call.generic`)
+        self.items_in: list[tuple[str, bool]] | None = None
+        self.items_out: list[tuple[str, bool]] | None = None
 
     # -- values -------------------------------------------------------------------------------
     def env_value(self, name: str) -> str:
@@ -633,16 +637,20 @@ class PsRun:
     def chain(self, node: Any, stdin: Stdin) -> Stdin | None:
         current: Stdin = stdin
         output: Stdin | None = None
+        items: list[tuple[str, bool]] | None = None
         for child in node.children:
             if child.type == "|" or not child.is_named:
                 continue
+            self.items_in, self.items_out = items, None
             if child.type == "command":
                 output = self.command(child, current)
+                items = self.items_out
             elif child.type == "redirections" or child.type == "redirection":
                 self.redirection(child)
                 continue
             else:
                 values = self.value(child)
+                items = [(value, False) for value in values]
                 known = [v for v in values if UNKNOWN not in v]
                 output = Stdin("\n".join(values) + "\n", "a value") if len(known) == len(values) else Stdin(
                     None, "a value computed at run time")
@@ -923,6 +931,19 @@ class Call:
         recursive = "recurse" in self.flags
         if "whatif" in self.flags:
             return None
+        if self.name in ("get-childitem", "get-item", "resolve-path"):
+            listed = self.values("path", "literalpath") or [(".", 0)]
+            self.ps.items_out = [(path if self.name != "get-childitem" else path.rstrip("\\/") + "\\*",
+                                  recursive) for path, _ in listed]
+        first = self.positions[0] if self.positions else None
+        if first is not None and self.roles.get(first) in ("delete", "write", "move", "read") \
+                and not self.values(first, "literalpath") and self.stdin is not TERMINAL:
+            # the paths come from the pipeline: the items the previous command passed on
+            if self.ps.items_in is None:
+                inv.unknown(f"`{_display_name(self.name)}` acts on objects from the pipeline, which are not known", 0)
+            else:
+                self.bound.setdefault(first, []).extend((path, 0) for path, _ in self.ps.items_in)
+                recursive = recursive or any(deep for _, deep in self.ps.items_in)
         for param, values in self.bound.items():
             role = self.roles.get(param, "text")
             for value, index in values:
@@ -1455,7 +1476,9 @@ def _plain_commands(walker: Any, text: str, base: int, collapse: SpanT | None, e
     try:
         run = PsRun(walker, source, env)
         stdin: Stdin = TERMINAL
+        items: list[tuple[str, bool]] | None = None
         for words, redirect, separator in pieces:
+            run.items_in, run.items_out = items, None
             args: list[tuple[str, str, SpanT]] = []
             for word, start, end in words[1:]:
                 if len(word) > 1 and word[0] == "-" and (word[1].isalpha() or word[1] in "-_?"):
@@ -1472,6 +1495,7 @@ def _plain_commands(walker: Any, text: str, base: int, collapse: SpanT | None, e
                 target, start, end = redirect
                 win_write(run.invocation(["redirect", target], [span(start, end), span(start, end)]), target, 1)
             stdin = (output or Stdin(None, "the output of the previous command")) if separator == "|" else TERMINAL
+            items = run.items_out if separator == "|" else None
     finally:
         _restore_resolution(walker, previous)
     return True

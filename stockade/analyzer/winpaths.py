@@ -381,6 +381,7 @@ def _windows_environment(context: Context) -> dict[str, str]:
     system = drive_path("c")
     values = {
         "USERPROFILE": home, "HOME": home, "APPDATA": home + "/AppData/Roaming",
+        "USERNAME": home.rstrip("/").rpartition("/")[2] or UNKNOWN,
         "LOCALAPPDATA": home + "/AppData/Local", "TEMP": tmp, "TMP": tmp, "TMPDIR": tmp,
         "WORKSPACE": context.workspace, "SYSTEMDRIVE": system, "SYSTEMROOT": system + "/Windows",
         "WINDIR": system + "/Windows", "PROGRAMFILES": system + "/Program Files",

@@ -98,13 +98,29 @@ def win_read(inv: Invocation, word: str, index: int | None, recursive: bool = Fa
         inv.walker.effects.append(Read(path, span, recursive))
 
 
+def _changed_paths(inv: Invocation, word: str, recursive: bool) -> list[str]:
+    """The paths a write or delete of ``word`` is judged as.  On Windows ``*`` matches names
+    that start with a dot: a recursive change through ``DIR\\*`` is judged as a recursive
+    change of ``DIR`` (as bash's ``rm -rf DIR`` is: the rules below it decide), a change of
+    single entries leaves the dot-names' variant out (the names it could reach are judged
+    for reads)."""
+    found = [path for path in paths(inv, word) if "/.*" not in path or "/.*" in word.replace("\\", "/")]
+    if recursive and "*" in word:
+        for path in list(found):
+            head = path.partition("*")[0]
+            parent = head.rpartition("/")[0] if not head.endswith("/") else head.rstrip("/")
+            if parent and parent not in found:
+                found.append(parent)
+    return found
+
+
 def win_write(inv: Invocation, word: str, index: int | None, recursive: bool = False) -> None:
     """The program writes the Windows path ``word`` (a persistence location says so)."""
     if not word or _is_device(word):
         return
     _unc(inv, word, index)
     span = _span(inv, index)
-    for path in paths(inv, word):
+    for path in _changed_paths(inv, word, recursive):
         inv.walker.effects.append(Write(path, span, recursive))
         what = persistence_path(path)
         if what is not None:
@@ -117,7 +133,7 @@ def win_delete(inv: Invocation, word: str, index: int | None, recursive: bool = 
         return
     _unc(inv, word, index)
     span = _span(inv, index)
-    for path in paths(inv, word):
+    for path in _changed_paths(inv, word, recursive):
         inv.walker.effects.append(Delete(path, span, recursive))
 
 
@@ -280,6 +296,30 @@ def model_takeown(inv: Invocation) -> None:
         win_write(inv, target[0], target[1], "r" in opts)
     if "a" in opts:
         inv.privilege("`takeown /a` (ownership for the administrators group)", opts["a"][1])
+
+
+def model_findstr(inv: Invocation) -> None:
+    """``findstr [/s /i …] [/c:STRING|/g:FILE] PATTERN FILES…`` and ``find "STRING" FILES``:
+    read the files (``/s``: below them); ``/g:FILE``, ``/f:FILE`` read those files too."""
+    opts, words = switches(inv.argv, context=inv.walker.context, dash=False)
+    for name in ("g", "f"):
+        if name in opts and opts[name][0]:
+            win_read(inv, opts[name][0] or "", opts[name][1])
+    if not ("c" in opts or "g" in opts) and words:
+        words = words[1:]  # the pattern
+    for word, index in words:
+        win_read(inv, word, index, "s" in opts)
+
+
+def model_read_tool(inv: Invocation) -> None:
+    """Windows tools that only read their operands (``where``, ``tree``, ``sort``, ``fc``,
+    ``comp``, ``more``, …) or inspect the system (``whoami``, ``hostname``, ``ipconfig``,
+    ``systeminfo``, ``tasklist``): their non-switch arguments are reads."""
+    _, words = switches(inv.argv, context=inv.walker.context, dash=inv.name in ("tasklist", "systeminfo"))
+    if inv.name in ("where", "whoami", "hostname", "ipconfig", "systeminfo", "tasklist", "ver", "chcp"):
+        return
+    for word, index in words:
+        win_read(inv, word, index)
 
 
 def model_attrib(inv: Invocation) -> None:
@@ -886,7 +926,9 @@ def run_windows(walker: object, argv: list[str], spans: list[SpanT], stdin: Stdi
 
 _REGISTRY: tuple[tuple[str, Callable[[Invocation], None]], ...] = (
     ("robocopy", model_robocopy), ("xcopy", model_xcopy), ("icacls", model_icacls), ("cacls", model_icacls),
-    ("takeown", model_takeown), ("attrib", model_attrib), ("mklink", model_mklink), ("reg", model_reg),
+    ("takeown", model_takeown), ("attrib", model_attrib), ("findstr", model_findstr),
+    *((name, model_read_tool) for name in ("where", "tree", "fc", "comp", "whoami", "hostname", "ipconfig",
+                                           "systeminfo", "tasklist", "chcp")), ("mklink", model_mklink), ("reg", model_reg),
     ("schtasks", model_schtasks), ("sc", model_sc), ("certutil", model_certutil), ("bitsadmin", model_bitsadmin),
     ("runas", model_runas), ("gsudo", model_gsudo), ("winget", model_installer), ("choco", model_installer),
     ("cinst", model_installer), ("scoop", model_installer), ("net", model_net), ("net1", model_net),
