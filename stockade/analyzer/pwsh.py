@@ -444,9 +444,37 @@ class PsRun:
         if len(chains) != 1 or chains[0].type != "pipeline_chain":
             return None
         parts = chains[0].named_children
-        if len(parts) != 1 or parts[0].type == "command":
+        if len(parts) != 1:
             return None
+        if parts[0].type == "command":
+            joined = self.path_command(parts[0])
+            return None if joined is None else [joined]
         return self.value(parts[0])
+
+    def path_command(self, node: Any) -> str | None:
+        """The value of ``Join-Path A B…`` / ``Resolve-Path A`` / ``Convert-Path A`` with known
+        arguments (a path made from parts), else None (the command is then walked as any)."""
+        name = next((c for c in node.children if c.type == "command_name"), None)
+        if name is None or self.src.node_text(name).lower() not in ("join-path", "resolve-path", "convert-path"):
+            return None
+        elements = next((c for c in node.children if c.type == "command_elements"), None)
+        parts: list[str] = []
+        for element in (elements.named_children if elements is not None else ()):
+            if element.type in ("command_argument_sep",):
+                continue
+            if element.type == "command_parameter":
+                if self.src.node_text(element).lower().lstrip("-") not in ("path", "childpath", "literalpath",
+                                                                           "additionalchildpath"):
+                    return None
+                continue
+            values = self.value(element)
+            if len(values) != 1:
+                return None
+            parts.append(values[0])
+        if not parts or (len(parts) > 1 and self.src.node_text(name).lower() != "join-path"):
+            return None
+        return "\\".join(part.rstrip("\\/") if index < len(parts) - 1 else part
+                          for index, part in enumerate(parts))
 
     def string(self, node: Any) -> str:
         named = node.named_children
@@ -498,6 +526,8 @@ class PsRun:
             for item in _argument_items(arguments):
                 values = self.value(item)
                 args.append((values[0] if values else UNKNOWN, item))
+        if method == "combine" and target is not None and "path" in self.src.node_text(target).lower() and args:
+            return "\\".join(a.rstrip("\\/") for a, _ in args[:-1]) + ("\\" if len(args) > 1 else "") + args[-1][0]
         roles = METHODS.get(method)
         if roles is None:
             return UNKNOWN
