@@ -921,6 +921,14 @@ def run_windows(walker: object, argv: list[str], spans: list[SpanT], stdin: Stdi
 
         for path in resolve_variants(walker, raw):
             walker.effects.append(Read(path, spans[0] if spans else span))  # type: ignore[attr-defined]
+    model = WINDOWS_MODELS.get(name)
+    if model is not None and name in _UNIX_TOO:  # the Windows program, not the Unix one of that name
+        from stockade.analyzer.effects import Execute
+
+        walker.step()  # type: ignore[attr-defined]
+        walker.effects.append(Execute(tuple(sub), spans[0] if spans else span))  # type: ignore[attr-defined]
+        model(_Inv(walker, sub, spans, stdin, env, span))  # type: ignore[arg-type]
+        return
     run_command(walker, sub, spans, stdin, env, span)  # type: ignore[arg-type]
 
 
@@ -939,9 +947,11 @@ _REGISTRY: tuple[tuple[str, Callable[[Invocation], None]], ...] = (
                                         "forfiles", "pcalua", "msxsl")),
 )
 
+#: names Unix programs have too: from bash only with ``.exe`` (``tree -o FILE`` is the Unix tree)
+_UNIX_TOO = frozenset({"tree", "where", "fc", "comp", "whoami", "hostname", "sort", "find", "more"})
 for _name, _model in _REGISTRY:
     WINDOWS_MODELS[_name] = _model
-    register(f"{_name} {_name}.exe", _model)
+    register(f"{_name}.exe" if _name in _UNIX_TOO else f"{_name} {_name}.exe", _model)
 register("wsl.exe", model_wsl)
 register("bash.exe sh.exe", model_bash_exe)
 
