@@ -1296,6 +1296,12 @@ CMDLETS.update({
 for _write_role in ("set-itemproperty", "new-itemproperty", "remove-itemproperty"):
     CMDLETS[_write_role][1]["force"] = "switch"
 
+def is_cmdlet(name: str) -> bool:
+    """Whether ``name`` is a cmdlet the analyzer models (case-insensitive)."""
+    low = name.lower()
+    return low in CMDLETS or low in HARMLESS or low in PRIVILEGED or low in PERSISTENT or low in OPAQUE
+
+
 _DISPLAY: dict[str, str] = {}
 
 

@@ -251,6 +251,12 @@ def default_model(inv: Invocation) -> None:
             inv.name = program_name(name)
             model(inv)
             return
+    if "-" in name[1:] and name[:1].isupper():  # `Remove-Item` given to bash: PowerShell's, not judged here
+        from stockade.analyzer.pwsh import is_cmdlet
+
+        if is_cmdlet(name):
+            inv.unknown(f"`{name}` is a PowerShell cmdlet, which bash does not run: analyze the text as PowerShell "
+                        "(`--shell powershell` or `auto`) to judge it", 0)
     walker = inv.walker
     effects = walker.effects
     spans = inv.spans
