@@ -47,6 +47,12 @@ def analyze(command: str, ir: PolicyIR, cwd: str | None = None, *, fast_path: bo
     try:
         if not isinstance(command, str):
             raise TypeError(f"command must be a string, not {type(command).__name__}")
+        if ir.context.platform == "windows":  # judged in the analyzer's path namespace
+            from stockade.analyzer.winpaths import analysis_ir, resolve_word
+
+            ir = analysis_ir(ir)
+            if cwd:
+                cwd = resolve_word(cwd, ir.context.workspace, ir.context.home).lower()
         judge = _new_object(Judge)  # Judge(ir, cwd) without type.__call__ (see Judge._start)
         judge._start(ir, cwd)
         if len(command) > max_chars:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
         script: str | None
         batch: bool
         no_cache: bool
+        shell: str
+        platform: str | None
         command: list[str]
 
 _EXIT = {"allow": 0, "confirm": 4, "deny": 1}
@@ -56,6 +58,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--batch", action="store_true",
                         help='read JSON lines {"id", "command"} on stdin, write one JSON verdict per line')
     parser.add_argument("--no-cache", action="store_true", help="do not use the compiled-policy cache")
+    parser.add_argument("--shell", choices=_SHELLS, default="bash",
+                        help="the shell the text is written for (auto: told apart per command; default: bash)")
+    parser.add_argument("--platform", choices=("linux", "darwin", "windows"),
+                        help="compile the policy for this platform's paths (windows: `--workspace C:\\…`)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="[POLICY] -- COMMAND",
                         help="an existing `*.policy` file, then the command after `--`")
     parser.set_defaults(handler=run)
@@ -67,7 +73,9 @@ _FAST_OPTIONS: dict[str, tuple[str, bool]] = {
     "-w": ("workspace", True),
     "--home": ("home", True), "--tmpdir": ("tmpdir", True), "--cwd": ("cwd", True), "--format": ("format", True),
     "--script": ("script", True), "--batch": ("batch", False), "--no-cache": ("no_cache", False),
+    "--shell": ("shell", True), "--platform": ("platform", True),
 }
+_SHELLS = ("bash", "powershell", "cmd", "auto")
 
 
 def parse_fast(argv: list[str]) -> FastArgs | None:
@@ -79,10 +87,12 @@ def parse_fast(argv: list[str]) -> FastArgs | None:
     and the command.  (Abbreviations, ``--opt=value``, ``-h``, a command without ``--``,
     repeated options and every error are argparse's.)"""
     values: dict[str, Any] = {"policy": None, "workspace": None, "home": None, "tmpdir": None, "cwd": None,
-                              "format": "text", "script": None, "batch": False, "no_cache": False, "command": []}
+                              "format": "text", "script": None, "batch": False, "no_cache": False, "command": [],
+                              "shell": "bash", "platform": None}
     if not read_plain_options(argv, _FAST_OPTIONS, values):
         return None
-    if values["format"] not in ("text", "json", "sarif"):
+    if values["format"] not in ("text", "json", "sarif") or values["shell"] not in _SHELLS \
+            or values["platform"] not in (None, "linux", "darwin", "windows"):
         return None
     return FastArgs(**values, handler=run)
 
@@ -91,6 +101,11 @@ def load_policy(args: AnalyzeArgs) -> Any:
     """The compiled IR for the arguments, from the compiled-policy cache when it is fresh
     (every source file, every variable the sources mention and stockade's own code must be
     unchanged: see :func:`stockade.compiler.cache.cached_ir`)."""
+    if getattr(args, "platform", None):  # another platform's paths: compiled for it (not cached)
+        from stockade.compiler.pipeline import compile_policy
+
+        return compile_policy(args.policy, workspace=args.workspace, home=args.home, tmpdir=args.tmpdir,
+                              platform=args.platform).ir
     from stockade.compiler import cache
 
     return cache.cached_ir(args.policy, workspace=args.workspace, home=args.home, tmpdir=args.tmpdir,
@@ -128,8 +143,14 @@ def run(args: AnalyzeArgs) -> int:
         print(f"stockade analyze: {warning}", file=sys.stderr)
     from stockade.analyzer import analyze, analyze_script
 
+    shell = getattr(args, "shell", "bash")
+    if shell != "bash":
+        from stockade.analyzer.winshell import analyze_shell
+
+        def analyze(command: str, ir: Any, cwd: str | None = None) -> Any:  # type: ignore[misc]
+            return analyze_shell(command, ir, cwd, shell)
     if args.batch:
-        return _batch(ir, args.cwd)
+        return _batch(ir, args.cwd, shell)
     if args.script:
         try:
             with open(args.script, encoding="utf-8", errors="surrogateescape") as handle:
@@ -137,7 +158,15 @@ def run(args: AnalyzeArgs) -> int:
         except OSError as error:
             print(f"stockade analyze: cannot read script `{args.script}`: {error.strerror}", file=sys.stderr)
             return 2
-        report = analyze_script(text, ir, args.cwd)
+        if shell != "bash":  # the whole text as that shell's (findings by position in the verdict)
+            from stockade import analyzer as _analyzer
+
+            verdict = analyze(text, ir, args.cwd)
+            report = _analyzer.ScriptReport(verdict, tuple(
+                _analyzer.LineFinding(*_analyzer.line_col(text, reason.span[0]), reason)
+                for reason in verdict.reasons))
+        else:
+            report = analyze_script(text, ir, args.cwd)
         verdict = report.verdict
         uri = args.script
         if args.format == "json":
@@ -175,10 +204,12 @@ def run(args: AnalyzeArgs) -> int:
     return _EXIT[verdict.decision]
 
 
-def _batch(ir: Any, cwd: str | None) -> int:
+def _batch(ir: Any, cwd: str | None, shell: str = "bash") -> int:
+    """``--batch``: one verdict per JSON line (a line's ``shell`` field overrides ``--shell``)."""
     import json
 
     from stockade.analyzer import analyze
+    from stockade.analyzer.winshell import SHELLS, analyze_shell
 
     worst = "allow"
     out = sys.stdout
@@ -199,7 +230,12 @@ def _batch(ir: Any, cwd: str | None) -> int:
             command = item["command"]
             if not isinstance(command, str):
                 raise ValueError("`command` must be a string")
-            verdict = analyze(command, ir, item.get("cwd") if isinstance(item.get("cwd"), str) else cwd)
+            line_shell = item.get("shell", shell)
+            if line_shell not in SHELLS:
+                raise ValueError(f"`shell` must be one of {', '.join(SHELLS)}")
+            line_cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+            verdict = (analyze(command, ir, line_cwd) if line_shell == "bash"
+                       else analyze_shell(command, ir, line_cwd, line_shell))
             record = {"id": ident, "decision": verdict.decision,
                       "reasons": [reason.to_json() for reason in verdict.reasons]}
         except ValueError as error:

@@ -11,7 +11,8 @@ with one JSON event on stdin — ``hook_event_name`` ``"PreToolUse"``, ``tool_na
 (``deny``: the reason is shown to Claude; ``ask``: shown to the user in the prompt.)  Exit
 code 2 would also block, but its stderr is all Claude sees, so this hook always exits 0
 with JSON — malformed events included (a ``deny`` with the reason).  Tools judged:
-``Bash`` (``command``, by the analyzer), ``Read`` (``file_path``), ``Write``/``Edit``/
+``Bash`` (``command``, by the analyzer; under a policy compiled for Windows the shell is
+told apart per command), ``PowerShell`` (``command``, as PowerShell), ``Read`` (``file_path``), ``Write``/``Edit``/
 ``MultiEdit`` (``file_path``, write access), ``NotebookEdit`` (``notebook_path``), ``Glob``
 and ``Grep`` (``pattern``, ``path`` — a content search is judged like ``grep -r``),
 ``WebFetch`` (``url``, network rules).  Other tools get no opinion (no output), leaving
@@ -90,7 +91,7 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
     if not isinstance(tool_input, dict):
         return malformed("`tool_input` must be a JSON object", {"tool": tool})
     cwd = event.get("cwd")
-    if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
+    if cwd is not None and (not isinstance(cwd, str) or not (cwd.startswith("/") or _windows_absolute(ir, cwd))):
         return malformed("`cwd` must be an absolute path", {"tool": tool})
 
     def text_field(key: str) -> str | HookDecision:
@@ -102,12 +103,19 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
     def optional_text_field(key: str) -> str | HookDecision | None:
         return None if tool_input.get(key) is None else text_field(key)
 
-    if tool == "Bash":
+    if tool == "Bash" or tool == "PowerShell":
         command = text_field("command")
         if isinstance(command, HookDecision):
             return command
-        answer = judge_command(ir, command, cwd)
-        return HookDecision(answer.decision, answer.reasons, {"tool": tool, "command": command})
+        # PowerShell events are PowerShell; Bash events under a Windows policy may be any shell
+        shell = "powershell" if tool == "PowerShell" else "auto" if ir.context.platform == "windows" else "bash"
+        if shell == "bash":
+            answer = judge_command(ir, command, cwd)
+            return HookDecision(answer.decision, answer.reasons, {"tool": tool, "command": command})
+        from stockade.analyzer.winshell import analyze_shell
+
+        verdict = analyze_shell(command, ir, cwd, shell)
+        return HookDecision(verdict.decision, tuple(verdict.to_json()["reasons"]), {"tool": tool, "command": command})
     if tool in _FILE_TOOLS:
         key, access = _FILE_TOOLS[tool]
         path = text_field(key)
@@ -130,6 +138,12 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
             return url
         return judge_url(ir, url, {"tool": tool, "url": url})
     return HookDecision(None, (), {"tool": tool})
+
+
+def _windows_absolute(ir: PolicyIR, path: str) -> bool:
+    """A Windows absolute path (``C:\\…``), accepted as a ``cwd`` under a policy compiled for Windows."""
+    return ir.context.platform == "windows" and len(path) > 2 and path[0].isalpha() and path[1] == ":" \
+        and path[2] in "\\/"
 
 
 def hook_output(answer: HookDecision, approve_allowed: bool = False,

@@ -104,3 +104,18 @@ def sandbox_dirs() -> tuple[str, str, str]:
 def ir(sandbox_dirs: tuple[str, str, str]) -> PolicyIR:
     """The coding-agent policy compiled against the sandbox dirs."""
     return build_ir(*sandbox_dirs)
+
+
+#: The Windows context of :func:`windows_ir` (the examples' user `me`).
+WINDOWS_WORKSPACE = "C:\\Users\\me\\ws"
+WINDOWS_HOME = "C:\\Users\\me"
+
+
+@pytest.fixture(scope="session")
+def windows_ir() -> PolicyIR:
+    """examples/windows-agent.policy compiled for Windows paths (workspace `C:\\Users\\me\\ws`,
+    home `C:\\Users\\me`, %TEMP% its `AppData\\Local\\Temp`)."""
+    from stockade.compiler.pipeline import compile_policy
+
+    return compile_policy(str(ROOT / "examples" / "windows-agent.policy"), workspace=WINDOWS_WORKSPACE,
+                          home=WINDOWS_HOME, platform="windows", environ={}).ir

@@ -241,6 +241,22 @@ def default_model(inv: Invocation) -> None:
     can name a file is also an :class:`~stockade.analyzer.effects.Opaque` — what the program
     does to it is not known, so a path the policy does not let it write (read-only or denied)
     gets the policy's ``unknown-effects`` verdict."""
+    name = inv.name
+    if name[-4:].lower() == ".exe" or (name != name.lower() and name.lower() in MODELS):
+        # a Windows program named from bash (WSL, Git Bash): `CMD.EXE`, `git.exe`, `Reg`
+        from stockade.analyzer.models.windows import program_name
+
+        model = MODELS.get(program_name(name))
+        if model is not None and model is not default_model:
+            inv.name = program_name(name)
+            model(inv)
+            return
+    if "-" in name[1:] and name[:1].isupper():  # `Remove-Item` given to bash: PowerShell's, not judged here
+        from stockade.analyzer.pwsh import is_cmdlet
+
+        if is_cmdlet(name):
+            inv.unknown(f"`{name}` is a PowerShell cmdlet, which bash does not run: analyze the text as PowerShell "
+                        "(`--shell powershell` or `auto`) to judge it", 0)
     visible_operands(inv, 1)
 
 
@@ -314,4 +330,9 @@ from stockade.analyzer.models import coderunners, fresh, readers, runners  # noq
 
 # isort: split
 # (after the modules above: these replace or wrap models registered there: tar, flock, less, go)
-from stockade.analyzer.models import agenttools, devtools  # noqa: E402,F401
+# (Windows programs and shells: after the others, whose models they reuse)
+from stockade.analyzer.models import (  # noqa: E402,F401
+    agenttools,
+    devtools,
+    windows,
+)
