@@ -76,7 +76,7 @@ def boxed(argv: Sequence[str], cwd: str, writable: Sequence[str],
           environ: Mapping[str, str] | None = None) -> tuple[int, str]:
     """Run ``argv`` in a sandbox where only ``writable`` (and ``cwd``'s own tree, when listed)
     can be written and nothing can be contacted; its exit status and output."""
-    from stockade.api import load_policy
+    from stockade.compiler.pipeline import compile_policy
     from stockade.runtime.session import run
 
     grant = f"    write {' '.join(_quote(p) for p in writable)}\n" if writable else ""
@@ -86,11 +86,11 @@ def boxed(argv: Sequence[str], cwd: str, writable: Sequence[str],
     if guarded:  # git's code and configuration stay as they are, even in these boxes
         grant += f"    readonly {' '.join(_quote(p) for p in guarded)}\n"
     text = _BOX_POLICY.format(writable=grant)
-    policy = load_policy(text=text, workspace=cwd)
+    ir = compile_policy(None, text=text, workspace=cwd).ir
     out = bytearray()
     env = dict(os.environ if environ is None else environ)
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", **_GIT_CONFIG)
-    outcome = run(list(argv), policy=policy.ir, workspace=cwd, approve=True, use_cache=False,
+    outcome = run(list(argv), policy=ir, workspace=cwd, approve=True, use_cache=False,
                   stdout=out.extend, stderr=out.extend, environ=env)
     if not outcome.ran:
         raise _error(f"`{' '.join(argv[:3])}` was refused in its sandbox: {'; '.join(outcome.reasons)}")
