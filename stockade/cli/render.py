@@ -26,18 +26,30 @@ def use_colour(stream: IO[str]) -> bool:
     return hasattr(stream, "isatty") and stream.isatty() and "NO_COLOR" not in os.environ
 
 
+#: At most this many diagnostics are printed in full; the rest are counted ("and N more").
+MAX_SHOWN_DIAGNOSTICS = 200
+_split_cache: dict[int, tuple[str, list[str]]] = {}
+
+
 def _source_line(span: Span, sources: dict[str, str]) -> str | None:
     text = sources.get(span.file)
     if text is None:
         try:
-            with open(span.file, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
+            from stockade.compiler.loader import MAX_POLICY_BYTES, read_regular_file
+
+            text = read_regular_file(span.file, MAX_POLICY_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return None
         sources[span.file] = text
-    lines = text.splitlines()
+    cached = _split_cache.get(id(text))
+    if cached is None or cached[0] is not text:
+        cached = (text, text.split("\n"))
+        if len(_split_cache) > 64:
+            _split_cache.clear()
+        _split_cache[id(text)] = cached
+    lines = cached[1]
     if 1 <= span.line <= len(lines):
-        return lines[span.line - 1]
+        return lines[span.line - 1].rstrip("\r")
     return None
 
 
@@ -83,7 +95,15 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str]
         from rich.console import Console
 
         console = Console(file=stream, highlight=False, soft_wrap=True)
-    for diag in diagnostics:
+    items = list(diagnostics)
+    shown = items if len(items) <= MAX_SHOWN_DIAGNOSTICS + 10 else items[:MAX_SHOWN_DIAGNOSTICS]
+    hidden = items[len(shown):]
+    if hidden:
+        errors = sum(1 for d in hidden if d.severity == "error")
+        counts = f"{errors} error{'s' if errors != 1 else ''}, {len(hidden) - errors} other"
+        shown = [*shown, Diagnostic(hidden[0].code, f"and {len(hidden)} more ({counts}) not shown", None,
+                                    "use `--format json` to see them all", "note")]
+    for diag in shown:
         for text, style in format_diagnostic(diag, sources):
             if console is not None:
                 from rich.text import Text
