@@ -737,6 +737,17 @@ EXPORT_APPROXIMATED = entry(
                 "dropping it silently.\n\n"
                 "Enforce the rule another way (`stockade run`), or accept the gap.",
     example="$ stockade export examples/coding-agent.policy --to codex-rules", example_kind="shell")
+EXPORT_LOOSER = entry(
+    "X602", "export looser than the policy",
+    explanation="The exported configuration would allow something the policy forbids: a path readable or "
+                "writable, a host reachable, or a command allowed where the policy says no (say a target with "
+                "no place for `deny` rules, which would leave `~/.ssh` readable). Stockade checks every export "
+                "against the policy on probe paths, hosts and commands taken from its rules, and refuses a "
+                "looser result; the message names the rule and a concrete probe.\n\n"
+                "Export to a target that can express the rule, enforce the policy with `stockade run` or the "
+                "hook instead, or pass `--allow-looser` to write the looser file knowingly (each looser "
+                "probe is then a warning).",
+    example="$ stockade export examples/coding-agent.policy --to cursor", example_kind="shell")
 IMPORT_INVALID_JSON = entry(
     "X610", "import input is not valid JSON",
     explanation="`stockade import` expected a JSON file (srt, Claude Code or Cursor settings) and the input "
@@ -787,6 +798,16 @@ IMPORT_RESULT_UNPARSABLE = entry(
     explanation="An internal error: the policy text an importer produced does not parse. The import is "
                 "refused rather than writing a broken policy.\n\n"
                 "Report the input file as a bug.")
+IMPORT_RESULT_INVALID = entry(
+    "X621", "imported policy does not compile",
+    explanation="The policy an import would write does not compile: its rules conflict (say `deny` and "
+                "`readonly` on the same path), or an entry became a path or value the language refuses (an "
+                "undefined variable such as `$WORKSPACEknown_hosts`, a `~user` path). The import is refused "
+                "rather than writing a policy that `stockade check` rejects; the compiler's diagnostics follow, "
+                "located in the policy text the import produced.\n\n"
+                "Fix the entries of the input file they name, or import and edit the rules by hand.",
+    example="$ echo '{\"filesystem\": {\"denyRead\": [\"$WORKSPACEknown_hosts\"]}}' > settings.json\n"
+            "$ stockade import --from srt settings.json", example_kind="shell")
 IMPORT_ENTRY_DROPPED = entry(
     "X620", "import entry with no Stockade equivalent",
     explanation="A warning: an entry of the imported file has no Stockade equivalent (say codex "

@@ -53,6 +53,25 @@ def _source_line(span: Span, sources: dict[str, str]) -> str | None:
     return None
 
 
+#: Source lines longer than this are shown as a window around the caret.
+MAX_SHOWN_LINE = 160
+
+
+def _window(span: Span, line: str) -> tuple[Span, str]:
+    """A long source line cut to :data:`MAX_SHOWN_LINE` characters around the span (``…`` marks the cuts)."""
+    if len(line) <= MAX_SHOWN_LINE:
+        return span, line
+    from dataclasses import replace
+
+    start = max(0, min(span.column - 1 - MAX_SHOWN_LINE // 3, len(line) - MAX_SHOWN_LINE))
+    cut = line[start:start + MAX_SHOWN_LINE]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + MAX_SHOWN_LINE < len(line) else ""
+    shift = start - len(prefix)
+    end = min(span.end_column - shift, len(prefix) + len(cut) + 1) if span.end_column else 0
+    return replace(span, column=span.column - shift, end_column=max(end, 0)), prefix + cut + suffix
+
+
 def _caret(span: Span, line: str) -> str:
     start = max(span.column - 1, 0)
     width = span.end_column - span.column if span.end_line in (0, span.line) and span.end_column > span.column else 1
@@ -70,9 +89,10 @@ def format_diagnostic(diag: Diagnostic, sources: dict[str, str] | None = None) -
     if diag.span:
         line = _source_line(diag.span, sources)
         if line is not None:
-            gutter = str(diag.span.line)
+            span, line = _window(diag.span, line)
+            gutter = str(span.line)
             out.append((f"  {gutter} | {line}", None))
-            out.append((f"  {' ' * len(gutter)} | {_caret(diag.span, line)}", _COLOURS.get(diag.severity)))
+            out.append((f"  {' ' * len(gutter)} | {_caret(span, line)}", _COLOURS.get(diag.severity)))
     for related in diag.related:
         out.append((f"  = note: {related.message} at {related.span}", "cyan"))
         line = _source_line(related.span, sources)

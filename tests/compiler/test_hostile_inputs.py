@@ -91,3 +91,29 @@ def test_thirty_thousand_diagnostics_print_a_capped_list() -> None:
     text = stream.getvalue()
     assert text.count("error[P107]") == MAX_SHOWN_DIAGNOSTICS
     assert f"and {30_000 - MAX_SHOWN_DIAGNOSTICS} more" in text
+
+
+@pytest.mark.parametrize("content", [
+    b"- command: " + b"[" * 10_000 + b"]" * 10_000 + b"\n  expect: deny\n",
+    "".join(" " * i + "- \n" for i in range(0, 3000, 2)).encode(),
+    b"- command: \xff\xfe\n  expect: deny\n",
+    b"tests:\n" + b"".join(b"  " * i + b"- a:\n" for i in range(200)),
+])
+def test_yaml_suites_never_give_tracebacks(tmp_path: Path, content: bytes) -> None:
+    from stockade.compiler.policy_tests import load_yaml_suite
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_bytes(content)
+    with pytest.raises(StockadeError) as caught:
+        load_yaml_suite(str(suite))
+    assert [d.code for d in caught.value.diagnostics][:1] == [codes.BAD_TEST_SUITE]
+
+
+def test_a_yaml_suite_may_not_be_a_fifo(tmp_path: Path) -> None:
+    from stockade.compiler.policy_tests import load_yaml_suite
+
+    fifo = tmp_path / "suite.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(StockadeError) as caught:
+        load_yaml_suite(str(fifo))
+    assert "a FIFO" in caught.value.diagnostics[0].message
