@@ -355,6 +355,30 @@ DISK_LIMIT_DISCARDS_WRITES = entry(
                 "all (the run is refused, R545).\n\n"
                 "Write what must persist into the workspace, or remove the `disk` limit.",
     example="filesystem {\n    write /tmp\n}\nlimits {\n    disk 1GiB\n}\n")
+UNREACHABLE_COMMAND_RULE = entry(
+    "C250", "command rule that never decides",
+    explanation="A warning: every command this rule matches is also matched by a stricter rule, and the "
+                "strictest matching rule wins, so this rule never decides anything (say `allow git status` "
+                "under `deny git`). The warning names the rule that decides instead.\n\n"
+                "Remove the rule, or narrow the stricter one (`deny git push` instead of `deny git`).",
+    example="commands {\n    deny  git\n    allow git status\n}\n")
+REOPENED_TREE = entry(
+    "C251", "grant re-opens part of a denied tree",
+    explanation="A warning: a `read` or `write` rule lies inside a tree that a `deny` (or, for `write`, a "
+                "`readonly`) rule protects. The most specific path wins, so the grant holds for its own "
+                "path: `read ~/.aws/credentials` under `deny ~/.aws` makes the credentials readable. The "
+                "warning says which access the path gets, in case that was not meant.\n\n"
+                "Remove the grant if the whole tree should stay protected; keep it if the exception is meant.",
+    example="filesystem {\n    read /\n    deny ~/.aws\n    read ~/.aws/credentials\n}\n")
+INCLUDED_TESTS_NOT_RUN = entry(
+    "C252", "tests of an included layer are not run",
+    explanation="A warning: an included file has `test` blocks, and checking or testing the including "
+                "policy runs only its own tests (an included layer's expectations may not hold once higher "
+                "layers tighten it).\n\n"
+                "Run them on their own: `stockade test base.policy`.",
+    example="$ printf 'test \"t\" {\\n  allow \"true\"\\n}\\n' > base.policy\n"
+            "$ printf 'include \"base.policy\"\\n' > top.policy\n$ stockade check top.policy",
+    example_kind="shell")
 
 # -- B3xx: backends --------------------------------------------------------------------------
 

@@ -148,3 +148,12 @@ def build(ir: Any, name: str, *, strict: bool = False, kinds: tuple[str, ...] = 
     if entry.kind == "export":
         return cls(ir, **options).export(strict, allow_looser)
     return cls(ir, **options).compile()
+
+
+#: The sandbox backend `stockade run` uses on each platform.
+PLATFORM_BACKENDS: dict[str, str] = {"linux": "bwrap", "darwin": "seatbelt", "windows": "windows"}
+
+
+def platform_backend(platform: str) -> str | None:
+    """The backend that confines commands on ``platform`` (None: no backend there)."""
+    return PLATFORM_BACKENDS.get(platform)

@@ -194,6 +194,16 @@ def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, 
                      "write what must persist into the workspace, or remove the `disk` limit", related)
 
 
+def _file_stem(file: str) -> str | None:
+    """``team.policy`` → ``team``; None for text given without a file (``<policy>``)."""
+    import posixpath
+
+    if file.startswith("<") and not file.startswith("<builtin>"):
+        return None
+    stem = posixpath.splitext(posixpath.basename(file.replace("\\", "/")))[0]
+    return stem or None
+
+
 def merge_layers(layers: Sequence[LayerRules], context: Context, sink: DiagnosticSink,
                  source_hash: str = "") -> PolicyIR:
     """Merge lowered layers (lowest first) into one IR, rejecting loosened locked rules."""
@@ -206,7 +216,6 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
     commands: list[CommandRule] = []
     unknown_effects = VerdictSetting("confirm", name="unknown-effects")
     unparsable = VerdictSetting("deny", name="unparsable")
-    name = None
     for layer in layers:
         # filesystem
         merger.check_filesystem(layer.filesystem, [r for r in filesystem if r.locked])
@@ -262,11 +271,11 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
                 unknown_effects = new
             else:
                 unparsable = new
-        name = layer.name or name
     if "disk" in limits:
         _warn_disk(limits["disk"], filesystem, context, sink)
     top = layers[-1] if layers else None
-    policy_name = (top.name if top and top.name else None) or name or "policy"
+    # an unnamed file is named after itself (never after a layer it includes)
+    policy_name = (top.name if top and top.name else None) or (_file_stem(top.file) if top else None) or "policy"
     return PolicyIR(
         name=policy_name,
         context=context,

@@ -86,6 +86,10 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
     digest.update(json.dumps([context.workspace, context.home, context.tmpdir, context.platform]).encode())
     ir = merge_layers(layers, context, sink, digest.hexdigest())
     sink.raise_if_errors()
+    from stockade.compiler.lint import lint
+
+    lint(ir, [(loaded.path, len(layer.tests), layer.tests[0].origin)
+              for loaded, layer in zip(files[:-1], layers[:-1], strict=True) if layer.tests], sink)
     ir, read = _protect_git(ir, resolver, environ, sink)
     sources = dict(sink.sources)
     for git_file in read:  # hashed by the caches (a changed git config recompiles); no text kept
