@@ -99,6 +99,60 @@ def run_tests(ir: PolicyIR, cases: Sequence[TestCase] | None = None, judge: Judg
     return [TestOutcome(case, judge(ir, case.command)) for case in (ir.tests if cases is None else cases)]
 
 
+def select_cases(cases: Sequence[TestCase], pattern: str) -> list[TestCase]:
+    """The cases whose suite name or command matches ``pattern`` (a glob with ``*``/``?``,
+    else a substring)."""
+    from fnmatch import fnmatchcase
+
+    if any(c in pattern for c in "*?["):
+        return [c for c in cases if fnmatchcase(c.suite, pattern) or fnmatchcase(c.command, pattern)]
+    return [c for c in cases if pattern in c.suite or pattern in c.command]
+
+
+def uncovered_rules(ir: PolicyIR, outcomes: Sequence[TestOutcome]) -> list[tuple[str, Origin]]:
+    """The filesystem, network and command rules of the policy that no test exercised: none
+    decided a test, and (command rules) none matched a simple command of one.  Each as
+    (rule text, origin), in source order; rules the compiler implied (no source) are left out."""
+    exercised: set[tuple[str, int, int]] = set()
+    for outcome in outcomes:
+        origin = outcome.got.rule
+        if origin is not None:
+            exercised.add((origin.file, origin.line, origin.column))
+        for argv in _simple_commands(outcome.case.command):
+            for rule in ir.command_verdict(argv).matches:
+                if rule.origin is not None:
+                    exercised.add((rule.origin.file, rule.origin.line, rule.origin.column))
+    rules: list[tuple[str, Origin]] = []
+    for fs in ir.filesystem:
+        if fs.origin is not None and fs.source_text and "implied by" not in fs.source_text:
+            rules.append((f"{fs.kind} {fs.source_text}", fs.origin))
+    for net in ir.network.rules:
+        if net.origin is not None:
+            rules.append((f"{net.action} {net.host}", net.origin))
+    for command in ir.commands:
+        if command.origin is not None:
+            rules.append((f"{command.verdict} {command.text}", command.origin))
+    missing = [(text, o) for text, o in rules if (o.file, o.line, o.column) not in exercised]
+    return sorted(missing, key=lambda item: (item[1].layer, item[1].file, item[1].line, item[1].column))
+
+
+def _simple_commands(command: str) -> list[list[str]]:
+    """The simple commands of a test's command line, split as words (best effort, for coverage)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return []
+    out: list[list[str]] = [[]]
+    for word in words:
+        if word in _OPERATORS:
+            out.append([])
+        else:
+            out[-1].append(word)
+    return [argv for argv in out if argv]
+
+
 def load_yaml_suite(path: str) -> list[TestCase]:
     """Read a YAML suite of test cases; raises :class:`StockadeError` with located problems."""
     import yaml
