@@ -912,8 +912,34 @@ def with_readme_block(text: str) -> str:
     return text[:start] + readme_block() + text[end:]
 
 
+def errors_page() -> str:
+    """``docs/errors.md``: every code with its title, explanation and example, by family."""
+    lines = ["# Diagnostic codes", "",
+             "<!-- generated from stockade/catalogue.py: "
+             "`python3 -m stockade.catalogue --write-errors docs/errors.md` -->", "",
+             "Every problem Stockade reports has a code; its first letter names the stage that reports "
+             "it. `stockade explain CODE` prints the same text as this page.", ""]
+    for letter, title, members in by_family():
+        lines += [f"## {letter}{members[0].code[1]}xx: {title}", ""]
+        for item in members:
+            lines += [f"### `{item.code}` {item.title}", ""]
+            for paragraph in item.explanation.split("\n\n"):
+                lines += [paragraph, ""]
+            if item.reserved:
+                lines += [f"*Reserved:* {item.reserved}", ""]
+            if item.example:
+                lines += ["Example:" if item.example_kind != "policy" else "Example policy:", "", "```",
+                          item.example.rstrip("\n"), "```", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def _main(argv: list[str]) -> int:
-    """``python3 -m stockade.catalogue --readme`` (print the block) or ``--write-readme FILE``."""
+    """``python3 -m stockade.catalogue --readme`` (print the block), ``--write-readme FILE``
+    or ``--write-errors FILE`` (the errors page)."""
+    if len(argv) == 2 and argv[0] == "--write-errors":
+        with open(argv[1], "w", encoding="utf-8") as handle:
+            handle.write(errors_page())
+        return 0
     if argv == ["--readme"]:
         print(readme_block())
         return 0
@@ -925,7 +951,7 @@ def _main(argv: list[str]) -> int:
             with open(argv[1], "w", encoding="utf-8") as handle:
                 handle.write(new)
         return 0
-    print("usage: python3 -m stockade.catalogue --readme | --write-readme README.md")
+    print("usage: python3 -m stockade.catalogue --readme | --write-readme README.md | --write-errors docs/errors.md")
     return 2
 
 
