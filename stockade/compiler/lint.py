@@ -26,7 +26,7 @@ from stockade.compiler.ir import FS_KIND_RANK, VERDICT_RANK, CommandRule, FsRule
 from stockade.diagnostics import DiagnosticSink, Related, Span
 
 #: The word put for a wildcard when sampling the commands a rule matches (no rule names it).
-_NEUTRAL = "stockade-any-word"
+NEUTRAL_WORD = _NEUTRAL = "stockade-any-word"
 #: At most this many sample commands per rule.
 _MAX_SAMPLES = 32
 

@@ -192,6 +192,27 @@ def fs_fidelity(exporter: Exporter, model_access: Callable[[str], str]) -> None:
                                         f"instead of {want.access}", rule.origin)
 
 
+def command_fidelity(exporter: Exporter, model_verdict: Callable[[Sequence[str]], str | None]) -> None:
+    """Compare the target's verdicts with the IR's on sample commands of every command rule
+    (:func:`stockade.compiler.lint.sample_commands`): a milder one is ``X602``.  A command the
+    target decides with no rule of its own is not compared (its default is the tool's)."""
+    from stockade.compiler.ir import VERDICT_RANK
+    from stockade.compiler.lint import NEUTRAL_WORD, sample_commands
+
+    ir = exporter.ir
+    for rule in ir.commands:
+        for argv in sample_commands(rule):
+            want = ir.command_verdict(argv)
+            if want.verdict is None or (want.rule is not rule and want.rule != rule):
+                continue  # another rule decides this sample; it gets its own check
+            got = model_verdict(argv)
+            if got is not None and VERDICT_RANK[got] < VERDICT_RANK[want.verdict]:
+                shown = " ".join("…" if word == NEUTRAL_WORD else word for word in argv)
+                exporter.looser(f"`{rule.verdict} {rule.text}` is exported looser than the policy: `{shown}` is "
+                                f"`{got}` in {getattr(exporter, 'label', exporter.name)} instead of `{want.verdict}`", rule.origin)
+                break
+
+
 _ACCESS_RANK = {"none": 0, "read": 1, "write": 2}
 _LOOSER = re.compile(r"exported looser|looser than the policy")
 

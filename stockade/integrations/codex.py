@@ -39,7 +39,15 @@ from typing import Any, ClassVar
 from stockade import catalogue as codes
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule
-from stockade.integrations.base import Exporter, Importer, PolicyDraft, has_glob, pattern_word, source_comment
+from stockade.integrations.base import (
+    Exporter,
+    Importer,
+    PolicyDraft,
+    command_fidelity,
+    has_glob,
+    pattern_word,
+    source_comment,
+)
 
 DECISION_OF = {"allow": "allow", "confirm": "prompt", "deny": "forbidden"}
 VERDICT_OF = {value: key for key, value in DECISION_OF.items()}
@@ -185,7 +193,9 @@ class CodexExporter(Exporter):
             lines.append("")
             data.append({"pattern": [list(t) for t in pattern], "decision": decision,
                          "justification": rule.reason if rule.reason and rule.reason.strip() else None})
-        return Artifact(self.name, "\n".join(lines).rstrip("\n") + "\n", data)
+        text = "\n".join(lines).rstrip("\n") + "\n"
+        command_fidelity(self, CodexModel(tuple(parse_rules(text, "<export>"))).command_verdict)
+        return Artifact(self.name, text, data)
 
 
 # -- importing -------------------------------------------------------------------------

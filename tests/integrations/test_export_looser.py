@@ -76,3 +76,16 @@ def test_command_looseness_fails_codex_and_claude(tmp_path: Path) -> None:
             export_ir(ir, target)
         assert codes.EXPORT_LOOSER in [d.code for d in caught.value.diagnostics], target
         assert export_ir(ir, target, allow_looser=True).text
+
+
+def test_command_probes_catch_a_milder_verdict_generically(tmp_path: Path) -> None:
+    from stockade.integrations.base import command_fidelity
+    from stockade.integrations.codex import CodexExporter
+
+    ir = _ir('policy "p"\ncommands {\n  deny curl * --insecure\n  confirm git push\n  allow ls\n}\n', tmp_path)
+    exporter = CodexExporter(ir)
+    command_fidelity(exporter, lambda argv: "allow")  # a target that allows everything it is asked
+    found = exporter.looser_items
+    assert [d.span.line for d in found] == [3, 4]
+    assert "`curl x --insecure` is `allow` in the codex rules format instead of `deny`" in found[0].message
+    assert all("stockade-any-word" not in d.message for d in found)
