@@ -285,9 +285,10 @@ def parse(text: str, filename: str = "<policy>") -> tuple[PolicyFile | None, lis
                 else:
                     break
             if len(errors.items) >= MAX_SYNTAX_ERRORS or budget <= 0:
-                errors.items.append(Diagnostic(codes.SYNTAX_ERROR, "too many syntax errors: the rest of the "
-                                               "file was not checked", Span(filename, 1, 1), "fix these first",
-                                               "note"))
+                why = ("too many syntax errors" if len(errors.items) >= MAX_SYNTAX_ERRORS else
+                       "the file is too large to look for more syntax errors")
+                errors.items.append(Diagnostic(codes.SYNTAX_ERROR, f"{why}: the rest of the file was not checked",
+                                               Span(filename, 1, 1), "fix these first", "note"))
                 tree = None
                 break
     except RecursionError:
