@@ -91,3 +91,27 @@ def test_seatbelt_refuses_a_glob_with_too_many_ways_to_match() -> None:
     found = [d for d in caught.value.diagnostics if d.severity == "error"]
     assert [d.code for d in found] == [codes.UNSUPPORTED_RULE]
     assert "too many `**`" in found[0].message and found[0].span.line == 3
+
+
+def _plain_component(part: str) -> str:
+    out = []
+    for char in part:
+        out.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
+    return "".join(out)
+
+
+@given(st.text("ab*?.", min_size=1, max_size=8).filter(lambda p: p != "**"), st.text("ab.", max_size=10))
+@settings(max_examples=400, deadline=None)
+def test_the_analyzer_s_atomic_component_regex_means_the_plain_one(part: str, name: str) -> None:
+    from stockade.analyzer.globs import glob_regex
+
+    plain = re.compile("/" + _plain_component(part) + r"\Z", re.DOTALL)
+    expected = plain.match("/" + name) is not None
+    assert (glob_regex([part], dots=True).match("/" + name) is not None) == expected, (part, name)
+
+
+def test_the_analyzer_judges_a_starry_command_glob_against_long_rule_paths() -> None:
+    policy = stockade.load_policy(text='filesystem {\n  read /\n  deny "/tmp/' + "a" * 60 + '"\n}\n',
+                                  workspace="/tmp", home="/tmp")
+    assert policy.analyze("cat /tmp/*a*a*a*a*a*a*a*a*a*a*b").decision == "allow"  # would not return before
+    assert policy.analyze("cat /tmp/*a*a*a*a*a*a*a*a*a*a").decision == "deny"
