@@ -1,4 +1,4 @@
-"""``stockade check POLICY…``: compile each policy, show warnings, run its ``test`` blocks.
+"""``stockade check [POLICY…] [--policy FILE]``: compile each policy, show warnings, run its ``test`` blocks.
 
 The policy is also compiled for this platform's sandbox backend (bwrap, Seatbelt or the
 Windows plan; another with ``--platform``), so what `stockade run` would warn about or refuse
@@ -13,7 +13,16 @@ import argparse
 import sys
 
 from stockade import catalogue as codes
-from stockade.cli.common import add_context_args, add_format_arg, compile_from_args, dump_json, print_warnings
+from stockade.cli.common import (
+    add_context_args,
+    add_format_arg,
+    add_policy_args,
+    compile_from_args,
+    dump_json,
+    policy_choice,
+    print_warnings,
+    quiet,
+)
 from stockade.cli.main import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from stockade.diagnostics import Diagnostic, StockadeError
 
@@ -26,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` parser."""
     parser = sub.add_parser("check", help="check policies: syntax, layers, conflicts and their tests",
                             description="Compile each policy, report every problem, and run its test blocks.")
-    parser.add_argument("policies", nargs="*", metavar="POLICY", help="policy files (default: the built-in policy)")
+    add_policy_args(parser, many=True)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print the sandbox backend's warnings in full (default: one line counting them)")
     add_context_args(parser)
     add_format_arg(parser)
     parser.set_defaults(handler=run)
@@ -52,6 +63,18 @@ def _backend_diagnostics(ir: PolicyIR) -> tuple[list[Diagnostic], bool]:
     return list(artifact.warnings), False
 
 
+def _backend_summary(ir: PolicyIR, problems: list[Diagnostic]) -> str:
+    """One line for the backend's warnings: how many of each code, and how to see them."""
+    from collections import Counter
+
+    from stockade.backends.registry import platform_backend
+
+    counts = Counter(d.code for d in problems)
+    listed = ", ".join(f"{code} ×{n}" if n > 1 else code for code, n in sorted(counts.items()))
+    return (f"stockade: note: the {platform_backend(ir.context.platform)} backend warns {len(problems)} "
+            f"time{'s' if len(problems) != 1 else ''} ({listed}); `stockade check -v` shows them")
+
+
 def run(args: argparse.Namespace) -> int:
     """Check every policy named (or the built-in default)."""
     from stockade.cli.judging import best_judge
@@ -61,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     judge = best_judge()
     status = EXIT_OK
     results = []
-    for path in args.policies or [None]:
+    named = list(args.policy) + ([args.policy_option] if args.policy_option else [])
+    for path in named or [policy_choice(None).path]:
         name = path or "<builtin>/default.policy"
         try:
             compiled = compile_from_args(path, args)
@@ -75,8 +99,13 @@ def run(args: argparse.Namespace) -> int:
         backend_problems, backend_errors = _backend_diagnostics(compiled.ir)
         if backend_errors:
             status = EXIT_USAGE
-        warnings = [*compiled.warnings, *backend_problems]
-        print_warnings(warnings, compiled.sources, args.format)
+        warnings = [*compiled.warnings, *compiled.test_notes, *backend_problems]
+        if args.format == "json" or getattr(args, "verbose", False) or backend_errors:
+            print_warnings(warnings, compiled.sources, args.format)
+        else:  # the backend's warnings in one line: they are about this machine as much as the policy
+            print_warnings([*compiled.warnings, *compiled.test_notes], compiled.sources, args.format)
+            if backend_problems and not quiet():
+                print(_backend_summary(compiled.ir, backend_problems), file=sys.stderr)
         outcomes = run_tests(compiled.ir, judge=judge)
         failed = [o for o in outcomes if not o.passed]
         if failed and status == EXIT_OK:
@@ -92,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         print_failures(failed)
         rules = len(ir.filesystem) + len(ir.network.rules) + len(ir.environment) + len(ir.limits) + len(ir.commands)
         verdict = "ok" if not failed and not backend_errors else "FAILED"
+        if not failed and not backend_errors and quiet():
+            continue
         print(f"{verdict}: {name}: policy `{ir.name}`, {len(ir.layers)} layer(s), {rules} rules, "
               f"{len(outcomes) - len(failed)}/{len(outcomes)} tests passed")
     if args.format == "json":

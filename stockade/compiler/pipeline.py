@@ -31,6 +31,8 @@ class CompileResult:
     ir: PolicyIR
     warnings: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    #: what `check` and `test` add to the warnings: the tests of included layers they do not run (``C252``)
+    test_notes: list[Diagnostic] = field(default_factory=list)
 
 
 def _platform_name() -> str:
@@ -53,7 +55,12 @@ def make_context(workspace: str | None = None, home: str | None = None, tmpdir: 
         tmpdir = ntpath.join(home, "AppData", "Local", "Temp")
     tmpdir = tmpdir or environ.get("TMPDIR") or "/tmp"
     if platform != "windows":
-        workspace, home, tmpdir = (os.path.realpath(os.path.abspath(p)) for p in (workspace, home, tmpdir))
+        from stockade.compiler.lower import resolve_posix
+
+        # a POSIX path stays POSIX on any compiling machine (os.path.abspath would give a
+        # Windows host's C:\… spelling)
+        workspace, home, tmpdir = (resolve_posix(p if p.startswith("/") else os.path.abspath(p), platform)
+                                   for p in (workspace, home, tmpdir))
     return Context(workspace=workspace, home=home, tmpdir=tmpdir, platform=platform)
 
 
@@ -94,7 +101,9 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
     sources = dict(sink.sources)
     for git_file in read:  # hashed by the caches (a changed git config recompiles); no text kept
         sources.setdefault(git_file, "")
-    return CompileResult(ir, sink.warnings, sources)
+    notes = [w for w in sink.warnings if w.code == codes.INCLUDED_TESTS_NOT_RUN]
+    warnings = [w for w in sink.warnings if w.code != codes.INCLUDED_TESTS_NOT_RUN]
+    return CompileResult(ir, warnings, sources, notes)
 
 
 def _protect_git(ir: PolicyIR, resolver: PathResolver, environ: Mapping[str, str],

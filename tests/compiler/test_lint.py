@@ -50,7 +50,8 @@ def test_tests_of_included_layers_are_reported(tmp_path: Path) -> None:
     top = tmp_path / "top.policy"
     top.write_text('include "base.policy"\n')
     result = compile_policy(top, workspace=str(tmp_path), home="/home/dev")
-    [found] = [w for w in result.warnings if w.code == codes.INCLUDED_TESTS_NOT_RUN]
+    assert [w for w in result.warnings if w.code == codes.INCLUDED_TESTS_NOT_RUN] == []  # shown by check/test only
+    [found] = [w for w in result.test_notes if w.code == codes.INCLUDED_TESTS_NOT_RUN]
     assert found.message == "the 2 tests of included `base.policy` are not run with this policy"
     assert found.span.line == 3 and found.span.file.endswith("base.policy")
 
@@ -80,11 +81,14 @@ def _check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_check_shows_the_backend_warnings_of_the_platform(tmp_path: Path) -> None:
     policy = tmp_path / "p.policy"
     policy.write_text('filesystem {\n  read /\n  write $WORKSPACE\n}\nnetwork {\n  allow localhost\n}\n')
-    linux = _check(tmp_path, str(policy), "--workspace", str(tmp_path), "--platform", "linux")
+    linux = _check(tmp_path, str(policy), "-v", "--workspace", str(tmp_path), "--platform", "linux")
     assert linux.returncode == 0, linux.stderr
     assert "warning[B301]: `allow localhost`" in linux.stderr
     assert "policy `p`" in linux.stdout
     bare = tmp_path / "bare.policy"
     bare.write_text('filesystem {\n  write $WORKSPACE\n}\n')
-    darwin = _check(tmp_path, str(bare), "--workspace", str(tmp_path), "--platform", "darwin")
+    darwin = _check(tmp_path, str(bare), "-v", "--workspace", str(tmp_path), "--platform", "darwin")
     assert "warning[B313]: no process can start under this profile" in darwin.stderr
+    summary = _check(tmp_path, str(bare), "--workspace", str(tmp_path), "--platform", "darwin")
+    assert "note: the seatbelt backend warns" in summary.stderr and "B313" in summary.stderr
+    assert "warning[B313]" not in summary.stderr
