@@ -84,14 +84,14 @@ class Policy:
         """Whether the network rules allow contact with ``host``:``port``."""
         return self.ir.network_access(host, port).allowed
 
-    def compile(self, target: str, *, strict: bool = False, **options: Any) -> Artifact:
+    def compile(self, target: str, *, strict: bool = False, allow_looser: bool = False, **options: Any) -> Artifact:
         """The artifact for any target of :data:`stockade.backends.registry.TARGETS` — a backend
         (``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``) or an export (``codex-rules``,
         ``srt``, ``claude-settings``, ``cursor``) — or ``ir`` (the IR as JSON).
 
         ``strict`` (exports only) raises when the target cannot express a rule exactly; the
-        artifact's ``warnings`` list every approximation otherwise.  An unknown target
-        raises ``B300``.
+        artifact's ``warnings`` list every approximation otherwise.  An export looser than
+        the policy raises (``X602``) unless ``allow_looser``.  An unknown target raises ``B300``.
         """
         from stockade.backends.base import Artifact
 
@@ -102,6 +102,8 @@ class Policy:
             return Artifact("ir", json.dumps(data, indent=2), data)
         from stockade.backends.registry import build
 
+        if allow_looser:
+            options["allow_looser"] = True
         return build(self.ir, target, strict=strict, extra_names=("ir",), **options)
 
 

@@ -364,6 +364,30 @@ DISK_LIMIT_DISCARDS_WRITES = entry(
                 "all (the run is refused, R545).\n\n"
                 "Write what must persist into the workspace, or remove the `disk` limit.",
     example="filesystem {\n    write /tmp\n}\nlimits {\n    disk 1GiB\n}\n")
+UNREACHABLE_COMMAND_RULE = entry(
+    "C250", "command rule that never decides",
+    explanation="A warning: every command this rule matches is also matched by a stricter rule, and the "
+                "strictest matching rule wins, so this rule never decides anything (say `allow git status` "
+                "under `deny git`). The warning names the rule that decides instead.\n\n"
+                "Remove the rule, or narrow the stricter one (`deny git push` instead of `deny git`).",
+    example="commands {\n    deny  git\n    allow git status\n}\n")
+REOPENED_TREE = entry(
+    "C251", "grant re-opens part of a denied tree",
+    explanation="A warning: a `read` or `write` rule lies inside a tree that a `deny` (or, for `write`, a "
+                "`readonly`) rule protects. The most specific path wins, so the grant holds for its own "
+                "path: `read ~/.aws/credentials` under `deny ~/.aws` makes the credentials readable. The "
+                "warning says which access the path gets, in case that was not meant.\n\n"
+                "Remove the grant if the whole tree should stay protected; keep it if the exception is meant.",
+    example="filesystem {\n    read /\n    deny ~/.aws\n    read ~/.aws/credentials\n}\n")
+INCLUDED_TESTS_NOT_RUN = entry(
+    "C252", "tests of an included layer are not run",
+    explanation="A warning: an included file has `test` blocks, and checking or testing the including "
+                "policy runs only its own tests (an included layer's expectations may not hold once higher "
+                "layers tighten it).\n\n"
+                "Run them on their own: `stockade test base.policy`.",
+    example="$ printf 'test \"t\" {\\n  allow \"true\"\\n}\\n' > base.policy\n"
+            "$ printf 'include \"base.policy\"\\n' > top.policy\n$ stockade check top.policy",
+    example_kind="shell")
 
 UNTRUSTED_POLICY_FILE = entry(
     "C290", "discovered policy file refused",
@@ -804,6 +828,17 @@ EXPORT_APPROXIMATED = entry(
                 "dropping it silently.\n\n"
                 "Enforce the rule another way (`stockade run`), or accept the gap.",
     example="$ stockade export examples/coding-agent.policy --to codex-rules", example_kind="shell")
+EXPORT_LOOSER = entry(
+    "X602", "export looser than the policy",
+    explanation="The exported configuration would allow something the policy forbids: a path readable or "
+                "writable, a host reachable, or a command allowed where the policy says no (say a target with "
+                "no place for `deny` rules, which would leave `~/.ssh` readable). Stockade checks every export "
+                "against the policy on probe paths, hosts and commands taken from its rules, and refuses a "
+                "looser result; the message names the rule and a concrete probe.\n\n"
+                "Export to a target that can express the rule, enforce the policy with `stockade run` or the "
+                "hook instead, or pass `--allow-looser` to write the looser file knowingly (each looser "
+                "probe is then a warning).",
+    example="$ stockade export examples/coding-agent.policy --to cursor", example_kind="shell")
 IMPORT_INVALID_JSON = entry(
     "X610", "import input is not valid JSON",
     explanation="`stockade import` expected a JSON file (srt, Claude Code or Cursor settings) and the input "
@@ -854,6 +889,16 @@ IMPORT_RESULT_UNPARSABLE = entry(
     explanation="An internal error: the policy text an importer produced does not parse. The import is "
                 "refused rather than writing a broken policy.\n\n"
                 "Report the input file as a bug.")
+IMPORT_RESULT_INVALID = entry(
+    "X621", "imported policy does not compile",
+    explanation="The policy an import would write does not compile: its rules conflict (say `deny` and "
+                "`readonly` on the same path), or an entry became a path or value the language refuses (an "
+                "undefined variable such as `$WORKSPACEknown_hosts`, a `~user` path). The import is refused "
+                "rather than writing a policy that `stockade check` rejects; the compiler's diagnostics follow, "
+                "located in the policy text the import produced.\n\n"
+                "Fix the entries of the input file they name, or import and edit the rules by hand.",
+    example="$ echo '{\"filesystem\": {\"denyRead\": [\"$WORKSPACEknown_hosts\"]}}' > settings.json\n"
+            "$ stockade import --from srt settings.json", example_kind="shell")
 IMPORT_ENTRY_DROPPED = entry(
     "X620", "import entry with no Stockade equivalent",
     explanation="A warning: an entry of the imported file has no Stockade equivalent (say codex "
@@ -969,8 +1014,34 @@ def with_readme_block(text: str) -> str:
     return text[:start] + readme_block() + text[end:]
 
 
+def errors_page() -> str:
+    """``docs/errors.md``: every code with its title, explanation and example, by family."""
+    lines = ["# Diagnostic codes", "",
+             "<!-- generated from stockade/catalogue.py: "
+             "`python3 -m stockade.catalogue --write-errors docs/errors.md` -->", "",
+             "Every problem Stockade reports has a code; its first letter names the stage that reports "
+             "it. `stockade explain CODE` prints the same text as this page.", ""]
+    for letter, title, members in by_family():
+        lines += [f"## {letter}{members[0].code[1]}xx: {title}", ""]
+        for item in members:
+            lines += [f"### `{item.code}` {item.title}", ""]
+            for paragraph in item.explanation.split("\n\n"):
+                lines += [paragraph, ""]
+            if item.reserved:
+                lines += [f"*Reserved:* {item.reserved}", ""]
+            if item.example:
+                lines += ["Example:" if item.example_kind != "policy" else "Example policy:", "", "```",
+                          item.example.rstrip("\n"), "```", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def _main(argv: list[str]) -> int:
-    """``python3 -m stockade.catalogue --readme`` (print the block) or ``--write-readme FILE``."""
+    """``python3 -m stockade.catalogue --readme`` (print the block), ``--write-readme FILE``
+    or ``--write-errors FILE`` (the errors page)."""
+    if len(argv) == 2 and argv[0] == "--write-errors":
+        with open(argv[1], "w", encoding="utf-8") as handle:
+            handle.write(errors_page())
+        return 0
     if argv == ["--readme"]:
         print(readme_block())
         return 0
@@ -982,7 +1053,7 @@ def _main(argv: list[str]) -> int:
             with open(argv[1], "w", encoding="utf-8") as handle:
                 handle.write(new)
         return 0
-    print("usage: python3 -m stockade.catalogue --readme | --write-readme README.md")
+    print("usage: python3 -m stockade.catalogue --readme | --write-readme README.md | --write-errors docs/errors.md")
     return 2
 
 

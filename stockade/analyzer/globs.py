@@ -13,6 +13,7 @@ analyzer's spelling of "any depth", from ``rg -g``/``find -name`` patterns) span
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,45 +39,59 @@ def has_glob(text: str) -> bool:
     return "*" in text or "?" in text or "[" in text
 
 
+_STAR = "\0*"  # a star, until the component's regex is assembled
+
+
+_STAR = "\0*"  # a star, until the component's regex is assembled
+
+
 def _component_regex(part: str, dots: bool) -> str:
-    """One path component of a glob as a regex (runs of literal characters escaped at once)."""
+    """One path component of a glob as a regex."""
     out: list[str] = []
     if not dots and part[:1] in ("*", "?", "["):
         out.append(r"(?!\.)")
     index = 0
-    literal = 0  # where the run of literal characters not yet escaped starts
-    length = len(part)
-    while index < length:
+    while index < len(part):
         char = part[index]
-        if char == "*" or char == "?" or char == "[":
-            end = -1
-            if char == "[":
-                end = part.find("]", index + 2 if part[index + 1:index + 2] in ("!", "^") else index + 1)
-                if end == -1:  # no closing bracket: a literal `[`
-                    index += 1
-                    continue
-            if literal < index:
-                out.append(re.escape(part[literal:index]))
-            if char == "*":
-                out.append("[^/]*")
-            elif char == "?":
-                out.append("[^/]")
+        if char == "*":
+            if out and out[-1] == _STAR:
+                index += 1
+                continue  # `**` inside a component is `*`
+            out.append(_STAR)
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = part.find("]", index + 2 if part[index + 1:index + 2] in ("!", "^") else index + 1)
+            if end == -1:
+                out.append(re.escape(char))
             else:
                 body = part[index + 1:end]
                 if body[:1] in ("!", "^"):
                     body = "^" + body[1:]
                 out.append("[" + body.replace("\\", "\\\\") + "]")
                 index = end
-            literal = index + 1
+        else:
+            out.append(re.escape(char))
         index += 1
-    if literal < length:
-        out.append(re.escape(part[literal:]))
-    return "".join(out)
+    stars = [i for i, piece in enumerate(out) if piece == _STAR]
+    if len(stars) > 1:
+        # every star but the last finds the leftmost match of what follows it and commits
+        # (an atomic group): the same matches as the plain regex, without its backtracking
+        # (`*a*a*a*a*b` on a long name would take exponential time)
+        pieces = list(out)
+        for start, end in pairwise(stars):
+            pieces[start] = "(?>[^/]*?" + "".join(pieces[start + 1:end]) + ")"
+            for i in range(start + 1, end):
+                pieces[i] = ""
+        pieces[stars[-1]] = "[^/]*"
+        return "".join(pieces)
+    return "".join("[^/]*" if piece == _STAR else piece for piece in out)
 
 
 def glob_regex(parts: list[str], dots: bool = False) -> re.Pattern[str]:
     """The components ``parts`` of an absolute glob as a regex over absolute paths."""
     body = ""
+    parts = [p for i, p in enumerate(parts) if not (p == "**" and i and parts[i - 1] == "**")]  # `**/**` is `**`
     for part in parts:
         body += r"(?:/(?!\.)[^/]+)*" if part == "**" else "/" + _component_regex(part, dots)
     return re.compile((body or "/") + r"\Z", re.DOTALL)

@@ -108,7 +108,7 @@ from stockade.backends import seccomp
 from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled
 from stockade.compiler.git_paths import placeholder_content
 from stockade.compiler.ir import ACCESS_RANK, FsRule, Network, Origin, PolicyIR
-from stockade.compiler.query import glob_to_regex
+from stockade.compiler.query import GlobMatcher, glob_to_regex
 from stockade.diagnostics import Diagnostic, StockadeError
 
 #: What a dynamically linked process needs to start, checked in a minimal root.
@@ -486,7 +486,7 @@ class _FsPlanner:
                                   f"in the minimal root", None, code=codes.START_PATH_UNREADABLE)
 
 
-def _last_component_regex(pattern: str) -> re.Pattern[str]:
+def _last_component_regex(pattern: str) -> GlobMatcher:
     """What an entry's name must match to be a candidate for ``pattern`` (``.*`` when the
     glob ends in ``**``, which matches names at any depth)."""
     last = pattern.rsplit("/", 1)[-1]

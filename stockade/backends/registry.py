@@ -137,12 +137,23 @@ def build(ir: Any, name: str, *, strict: bool = False, kinds: tuple[str, ...] = 
           extra_names: tuple[str, ...] = (), **options: Any) -> Any:
     """Compile an IR for any registered target; returns an :class:`~stockade.backends.base.Artifact`.
 
-    ``strict`` (exports) fails when the target cannot express a rule exactly; ``options`` go
+    ``strict`` (exports) fails when the target cannot express a rule exactly, and an export
+    looser than the policy fails (``X602``) unless ``allow_looser=True``; ``options`` go
     to the target (``by_runtime=True`` when the caller is ``stockade run``); ``extra_names``
     are listed in the ``B300`` hint (``ir``).
     """
     entry = lookup(name, kinds, extra=extra_names)
     cls = _load(entry.spec)
+    allow_looser = bool(options.pop("allow_looser", False))
     if entry.kind == "export":
-        return cls(ir, **options).export(strict)
+        return cls(ir, **options).export(strict, allow_looser)
     return cls(ir, **options).compile()
+
+
+#: The sandbox backend `stockade run` uses on each platform.
+PLATFORM_BACKENDS: dict[str, str] = {"linux": "bwrap", "darwin": "seatbelt", "windows": "windows"}
+
+
+def platform_backend(platform: str) -> str | None:
+    """The backend that confines commands on ``platform`` (None: no backend there)."""
+    return PLATFORM_BACKENDS.get(platform)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import product
 from typing import Any, ClassVar
 
 from stockade import catalogue as codes
@@ -250,10 +249,33 @@ def _rest_regex(rest: Sequence[_Tok], extra: Sequence[int], at_least: bool) -> s
     return "".join(out)
 
 
+#: At most this many alternatives per depth slice of one glob (a glob with more ways to
+#: spread its components over its `**` is refused, not compiled for minutes).
+MAX_GLOB_ALTERNATIVES = 256
+
+
 def _compositions(total: int, parts: int) -> Iterable[tuple[int, ...]]:
-    for combo in product(range(total + 1), repeat=parts):
-        if sum(combo) == total:
-            yield combo
+    """Every way to write ``total`` as an ordered sum of ``parts`` numbers ≥ 0."""
+    if parts == 0:
+        if total == 0:
+            yield ()
+        return
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first, *rest)
+
+
+def glob_too_complex(shape: GlobShape, max_depth: int) -> bool:
+    """Whether the glob needs more than :data:`MAX_GLOB_ALTERNATIVES` alternatives in a slice."""
+    from math import comb
+
+    if shape.bounded:
+        return False
+    excess = max(max_depth + 1 - shape.min_depth, 0)
+    return comb(excess + shape.slots - 1, shape.slots - 1) > MAX_GLOB_ALTERNATIVES
 
 
 def glob_rest_regex(shape: GlobShape, at_depth: int, at_least: bool = False) -> str | None:
@@ -481,6 +503,11 @@ class SeatbeltBackend(Backend):
                 filters.append(f"(subpath {self.params.path(alias)})")  # defence in depth
             return [_Entry(depth(rule.pattern), rank, 0, rule, tuple(filters), "")]
         shape = glob_shape(rule.pattern)
+        if glob_too_complex(shape, max(self._max_depth, shape.min_depth)):
+            self.unsupported_rule(f"glob `{rule.source_text or rule.pattern}` has too many `**` for a Seatbelt "
+                                  "profile", rule.origin, "write the glob with fewer `**`, or name the directories it means",
+                                  code=codes.UNSUPPORTED_RULE)
+            return []
         entries = []
         start = shape.min_depth
         for d in range(start, max(self._max_depth, start) + 1):

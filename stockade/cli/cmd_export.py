@@ -3,8 +3,10 @@
 Targets: every export of :data:`stockade.backends.registry.TARGETS` — ``codex-rules``
 (Codex ``.rules``), ``srt`` (sandbox-runtime settings JSON), ``claude-settings`` (Claude
 Code ``settings.json``), ``cursor`` (Cursor ``sandbox.json``); an unknown one is ``B300``.
-Whatever the target cannot express is printed as a warning naming the rule and its line;
-``--strict`` makes those warnings an error (exit 2, nothing written).
+Whatever the target cannot express is printed as a warning naming the rule and its line.
+A result looser than the policy (a path, host or command it would allow that the policy
+forbids) is an error (``X602``, exit 2, nothing written) unless ``--allow-looser``;
+``--strict`` also fails on what is merely not expressed (exit 2, nothing written).
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the target format: " + ", ".join(exports))
     parser.add_argument("-o", "--output", metavar="FILE", help="write the file here (default: stdout)")
     parser.add_argument("--strict", action="store_true",
-                        help="fail (exit 2) when the target cannot express a rule exactly")
+                        help="fail (exit 2) when the target cannot express a rule exactly, even on the strict side")
+    parser.add_argument("--allow-looser", action="store_true",
+                        help="write the file even where it is looser than the policy (each such rule is a warning)")
     add_context_args(parser)
     add_format_arg(parser)
     parser.set_defaults(handler=run)
@@ -54,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         lookup(args.target, ("export",))  # B300 before compiling anything
         compiled = compile_from_args(policy_from_args(args), args)
         print_warnings(compiled.warnings, compiled.sources, args.format)
-        artifact = export_ir(compiled.ir, args.target, strict=args.strict)
+        artifact = export_ir(compiled.ir, args.target, strict=args.strict, allow_looser=args.allow_looser)
     except StockadeError as error:
         return fail(error, args.format)
     print_warnings(artifact.warnings, compiled.sources, args.format)

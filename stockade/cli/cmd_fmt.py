@@ -69,8 +69,9 @@ def read_source(name: str) -> str | None:
         if name == STDIN:
             data = sys.stdin.buffer.read()
         else:
-            with open(name, "rb") as handle:
-                data = handle.read()
+            from stockade.compiler.loader import MAX_POLICY_BYTES, read_regular_file
+
+            data = read_regular_file(name, MAX_POLICY_BYTES)
     except FileNotFoundError:
         _error(f"no such file `{name}`")
         return None
@@ -78,7 +79,14 @@ def read_source(name: str) -> str | None:
         _error(f"`{name}` is a directory, not a policy file")
         return None
     except OSError as exc:
-        _error(f"cannot read `{name}`: {exc.strerror or exc}")
+        from stockade.compiler.loader import FileTooLarge, NotARegularFile
+
+        if isinstance(exc, NotARegularFile):
+            _error(f"`{name}` is {exc.what}, not a policy file")
+        elif isinstance(exc, FileTooLarge):
+            _error(f"`{name}` is too large for a policy file ({exc.size} bytes)")
+        else:
+            _error(f"cannot read `{name}`: {exc.strerror or exc}")
         return None
     try:
         return data.decode("utf-8")

@@ -43,11 +43,16 @@ def _read(path: str) -> str:
         if path == "-":
             data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
         else:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_INPUT_BYTES + 1)
+            from stockade.compiler.loader import read_regular_file
+
+            data = read_regular_file(path, MAX_INPUT_BYTES)
     except OSError as exc:
-        raise StockadeError(Diagnostic(codes.IMPORT_UNREADABLE_INPUT,
-                                       f"cannot read `{path}`: {exc.strerror}")) from None
+        from stockade.compiler.loader import FileTooLarge, NotARegularFile
+
+        reason = f"`{path}` is {exc.what}, not a settings file" if isinstance(exc, NotARegularFile) else (
+            f"`{path}` is larger than 16 MiB" if isinstance(exc, FileTooLarge) else
+            f"cannot read `{path}`: {exc.strerror or exc}")
+        raise StockadeError(Diagnostic(codes.IMPORT_UNREADABLE_INPUT, reason)) from None
     if len(data) > MAX_INPUT_BYTES:
         raise StockadeError(Diagnostic(codes.IMPORT_UNREADABLE_INPUT, f"`{path}` is larger than 16 MiB"))
     try:

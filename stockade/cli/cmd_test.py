@@ -1,7 +1,11 @@
 """``stockade test [POLICY | --policy FILE] [SUITE.yaml…]``: run a policy's tests and YAML suites.
 
 Each failure names its location, the verdict it got and the rule that decided; the last
-line counts them (``N passed, M failed``).  Exit 0 all passed, 1 any failed, 2 on errors.
+line counts them (``N passed, M failed``).  ``--run PATTERN`` runs only the cases whose suite
+name or command matches; ``-v`` prints every case; ``--coverage`` lists the rules no test
+exercised; ``--format github`` prints failures (and, with ``--coverage``, unexercised rules)
+as GitHub Actions annotations (``::error file=…,line=…::…``).  Exit 0 all passed, 1 any
+failed, 2 on errors.
 """
 
 from __future__ import annotations
@@ -38,8 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "`- command: …  expect: deny`")
     add_policy_args(parser, operand=False)
     parser.add_argument("--only-suites", action="store_true", help="skip the policy's own test blocks")
+    parser.add_argument("--run", metavar="PATTERN",
+                        help="run only the cases whose suite name or command matches (a glob, or a substring)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every case, passed or failed")
+    parser.add_argument("--coverage", action="store_true", help="list the rules no test exercises")
     add_context_args(parser)
-    add_format_arg(parser)
+    add_format_arg(parser, ("text", "json", "github"))
     parser.set_defaults(handler=run)
 
 
@@ -72,15 +80,53 @@ def run(args: argparse.Namespace) -> int:
             cases.extend(load_yaml_suite(suite))
     except StockadeError as error:
         return fail(error, args.format)
-    print_warnings(compiled.warnings, compiled.sources, args.format)
+    from stockade.compiler.policy_tests import select_cases, uncovered_rules
+
+    print_warnings([*compiled.warnings, *compiled.test_notes], compiled.sources,
+                   "text" if args.format == "github" else args.format)
+    if args.run is not None:
+        cases = select_cases(cases, args.run)
     outcomes = run_tests(compiled.ir, cases, judge=best_judge())
     failed = [o for o in outcomes if not o.passed]
+    uncovered = uncovered_rules(compiled.ir, outcomes) if args.coverage else []
     if args.format == "json":
-        print(dump_json({"ok": not failed, "passed": len(outcomes) - len(failed), "failed": len(failed),
-                         "tests": [o.to_json() for o in outcomes]}))
+        payload = {"ok": not failed, "passed": len(outcomes) - len(failed), "failed": len(failed),
+                   "tests": [o.to_json() for o in outcomes]}
+        if args.coverage:
+            payload["uncovered"] = [{"rule": text, "file": o.file, "line": o.line, "column": o.column}
+                                    for text, o in uncovered]
+        print(dump_json(payload))
+    elif args.format == "github":
+        for outcome in failed:
+            case = outcome.case
+            where = f" file={_escape(case.origin.file, True)},line={case.origin.line}" if case.origin else ""
+            message = f"test failed: `{case.command}` expected {case.expect}, got {outcome.got.decision}"
+            if outcome.got.rule:
+                message += f" (decided by {outcome.got.rule})"
+            print(f"::error{where}::{_escape(message)}")
+        for text, origin in uncovered:
+            print(f"::warning file={_escape(origin.file, True)},line={origin.line}::"
+                  f"{_escape(f'no test exercises `{text}`')}")
+        print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")
     else:
+        if args.verbose:
+            for outcome in outcomes:
+                case = outcome.case
+                where = f"{case.origin}: " if case.origin else ""
+                state = "ok  " if outcome.passed else "FAIL"
+                print(f"{state} {where}`{case.command}` → {outcome.got.decision} (expected {case.expect})")
         print_failures(failed)
+        for text, origin in uncovered:
+            print(f"{origin}: no test exercises `{text}`")
+        if args.coverage:
+            print(f"coverage: {len(uncovered)} rule{'s' if len(uncovered) != 1 else ''} not exercised by any test")
         if failed or not quiet():
             print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")
     sys.stdout.flush()
     return EXIT_VIOLATION if failed else EXIT_OK
+
+
+def _escape(text: str, property_value: bool = False) -> str:
+    """Escape text for a GitHub Actions workflow command (``%``, newlines; ``:`` and ``,`` in properties)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text

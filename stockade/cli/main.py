@@ -45,11 +45,17 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "import": "import_",
     "explain": "explain",
+    "diff": "diff",
+    "init": "init",
     "session": "session",
     "approvals": "approvals",
     "revert": "revert",
     "show": "show",
 }
+
+
+#: Subcommands whose words after ``--`` are a command, passed verbatim as ``args.command``.
+SPLITS_AT_DASHDASH = frozenset({"explain"})
 
 
 class FastArgs:
@@ -228,10 +234,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     first = next((a for a in args_list if not a.startswith("-")), None)
     only = first if first in COMMANDS else None
     parser = build_parser(only)
+    after: list[str] | None = None
+    if only in SPLITS_AT_DASHDASH and "--" in args_list:  # `explain POLICY -- COMMAND`: the command verbatim
+        cut = args_list.index("--")
+        args_list, after = args_list[:cut], args_list[cut + 1:]
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
         return int(exc.code or 0)
+    if after is not None:
+        args.command = after
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

@@ -59,19 +59,50 @@ def paint_verdict_text(text: str) -> str:
     return "\n".join(out)
 
 
+#: At most this many diagnostics are printed in full; the rest are counted ("and N more").
+MAX_SHOWN_DIAGNOSTICS = 200
+_split_cache: dict[int, tuple[str, list[str]]] = {}
+
+
 def _source_line(span: Span, sources: dict[str, str]) -> str | None:
     text = sources.get(span.file)
     if text is None:
         try:
-            with open(span.file, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
+            from stockade.compiler.loader import MAX_POLICY_BYTES, read_regular_file
+
+            text = read_regular_file(span.file, MAX_POLICY_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return None
         sources[span.file] = text
-    lines = text.splitlines()
+    cached = _split_cache.get(id(text))
+    if cached is None or cached[0] is not text:
+        cached = (text, text.split("\n"))
+        if len(_split_cache) > 64:
+            _split_cache.clear()
+        _split_cache[id(text)] = cached
+    lines = cached[1]
     if 1 <= span.line <= len(lines):
-        return lines[span.line - 1]
+        return lines[span.line - 1].rstrip("\r")
     return None
+
+
+#: Source lines longer than this are shown as a window around the caret.
+MAX_SHOWN_LINE = 160
+
+
+def _window(span: Span, line: str) -> tuple[Span, str]:
+    """A long source line cut to :data:`MAX_SHOWN_LINE` characters around the span (``…`` marks the cuts)."""
+    if len(line) <= MAX_SHOWN_LINE:
+        return span, line
+    from dataclasses import replace
+
+    start = max(0, min(span.column - 1 - MAX_SHOWN_LINE // 3, len(line) - MAX_SHOWN_LINE))
+    cut = line[start:start + MAX_SHOWN_LINE]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + MAX_SHOWN_LINE < len(line) else ""
+    shift = start - len(prefix)
+    end = min(span.end_column - shift, len(prefix) + len(cut) + 1) if span.end_column else 0
+    return replace(span, column=span.column - shift, end_column=max(end, 0)), prefix + cut + suffix
 
 
 def _caret(span: Span, line: str) -> str:
@@ -91,9 +122,10 @@ def format_diagnostic(diag: Diagnostic, sources: dict[str, str] | None = None) -
     if diag.span:
         line = _source_line(diag.span, sources)
         if line is not None:
-            gutter = str(diag.span.line)
+            span, line = _window(diag.span, line)
+            gutter = str(span.line)
             out.append((f"  {gutter} | {line}", None))
-            out.append((f"  {' ' * len(gutter)} | {_caret(diag.span, line)}", _COLOURS.get(diag.severity)))
+            out.append((f"  {' ' * len(gutter)} | {_caret(span, line)}", _COLOURS.get(diag.severity)))
     for related in diag.related:
         out.append((f"  = note: {related.message} at {related.span}", "cyan"))
         line = _source_line(related.span, sources)
@@ -116,7 +148,15 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str]
         from rich.console import Console
 
         console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True)
-    for diag in diagnostics:
+    items = list(diagnostics)
+    shown = items if len(items) <= MAX_SHOWN_DIAGNOSTICS + 10 else items[:MAX_SHOWN_DIAGNOSTICS]
+    hidden = items[len(shown):]
+    if hidden:
+        errors = sum(1 for d in hidden if d.severity == "error")
+        counts = f"{errors} error{'s' if errors != 1 else ''}, {len(hidden) - errors} other"
+        shown = [*shown, Diagnostic(hidden[0].code, f"and {len(hidden)} more ({counts}) not shown", None,
+                                    "use `--format json` to see them all", "note")]
+    for diag in shown:
         for text, style in format_diagnostic(diag, sources):
             if console is not None:
                 from rich.text import Text

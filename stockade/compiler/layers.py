@@ -196,6 +196,16 @@ def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, 
                      "write what must persist into the workspace, or remove the `disk` limit", related)
 
 
+def _file_stem(file: str) -> str | None:
+    """``team.policy`` → ``team``; None for text given without a file (``<policy>``)."""
+    import posixpath
+
+    if file.startswith("<") and not file.startswith("<builtin>"):
+        return None
+    stem = posixpath.splitext(posixpath.basename(file.replace("\\", "/")))[0]
+    return stem or None
+
+
 #: How strict each choice of a session setting is (higher is stricter).
 SESSION_CHOICE_RANK = {"on-limit": {"confirm": 0, "stop": 1}, "approvals": {"persist": 0, "session": 1, "never": 2}}
 
@@ -241,7 +251,6 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
     session: dict[str, SessionRule] = {}
     unknown_effects = VerdictSetting("confirm", name="unknown-effects")
     unparsable = VerdictSetting("deny", name="unparsable")
-    name = None
     for layer in layers:
         # filesystem
         merger.check_filesystem(layer.filesystem, [r for r in filesystem if r.locked])
@@ -299,11 +308,11 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
                 unknown_effects = new
             else:
                 unparsable = new
-        name = layer.name or name
     if "disk" in limits:
         _warn_disk(limits["disk"], filesystem, context, sink)
     top = layers[-1] if layers else None
-    policy_name = (top.name if top and top.name else None) or name or "policy"
+    # an unnamed file is named after itself (never after a layer it includes)
+    policy_name = (top.name if top and top.name else None) or (_file_stem(top.file) if top else None) or "policy"
     return PolicyIR(
         name=policy_name,
         context=context,

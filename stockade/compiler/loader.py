@@ -19,6 +19,8 @@ from stockade.policy_lang.ast import Include, PolicyFile
 #: The name under which the built-in default policy is reported.
 BUILTIN_DEFAULT = "<builtin>/default.policy"
 MAX_INCLUDE_DEPTH = 32
+#: The largest policy file read (a bigger one is refused, not read to the end).
+MAX_POLICY_BYTES = 4 * 2**20
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,67 @@ def _display(path: str) -> str:
     return relative if not relative.startswith("..") else path
 
 
+class NotARegularFile(OSError):
+    """A path that is not a regular file (``what`` says what it is)."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+class FileTooLarge(OSError):
+    """A file larger than the limit (``size`` bytes)."""
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+def _read_policy_file(path: str) -> str:
+    """The text of a policy file: a regular file of at most :data:`MAX_POLICY_BYTES` (a device,
+    FIFO or socket is refused before it is read, so `/dev/zero` or a FIFO never hangs)."""
+    return read_regular_file(path, MAX_POLICY_BYTES).decode("utf-8")
+
+
+def read_regular_file(path: str, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    Raises :class:`IsADirectoryError`, :class:`NotARegularFile` (a device, FIFO or socket:
+    refused before it is read, so `/dev/zero` or a FIFO never hangs), :class:`FileTooLarge`
+    or :class:`OSError`.
+    """
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0
+    if mode and stat.S_ISDIR(mode):
+        raise IsADirectoryError(path)
+    if mode and not stat.S_ISREG(mode):
+        raise NotARegularFile(_kind_of(mode))
+    descriptor = os.open(path, flags)  # non-blocking: a FIFO swapped in after the stat does not hang
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(_kind_of(info.st_mode))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(max(info.st_size, len(data)))
+    return data
+
+
+def _kind_of(mode: int) -> str:
+    import stat
+
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 class _Loader:
     def __init__(self, sink: DiagnosticSink):
         self.sink = sink
@@ -55,8 +118,14 @@ class _Loader:
         if path == BUILTIN_DEFAULT:
             return builtin_default_text()
         try:
-            with open(path, encoding="utf-8") as handle:
-                return handle.read()
+            return _read_policy_file(path)
+        except NotARegularFile as exc:
+            self.sink.error(codes.UNREADABLE_POLICY, f"`{_display(path)}` is {exc.what}, not a policy file",
+                            include.span if include else None, "a policy is a regular text file")
+        except FileTooLarge as exc:
+            self.sink.error(codes.UNREADABLE_POLICY, f"`{_display(path)}` is larger than {MAX_POLICY_BYTES // 2**20} "
+                            f"MiB ({exc.size} bytes)", include.span if include else None,
+                            "a policy is a small text file: split it or include the right file")
         except FileNotFoundError:
             message = f"policy file `{_display(path)}` not found"
             help_text = "paths in `include` are relative to the including file" if include else None

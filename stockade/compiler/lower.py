@@ -81,6 +81,16 @@ def _origin(span: Span | None, layer: int) -> Origin | None:
     return Origin(span.file, span.line, span.column, layer) if span else None
 
 
+_REPEATED_DEEP = re.compile(r"(?:(?<=/)|^)\*\*(?:/\*\*)+(?=/|$)")
+_STAR_RUN = re.compile(r"\*{3,}")
+
+
+def _collapse_stars(rest: str) -> str:
+    """A glob with its redundant wildcards removed: ``***`` is ``**``, and ``**/**`` is ``**``
+    (so a glob of many ``/**`` costs a backend no more than one)."""
+    return _REPEATED_DEEP.sub("**", _STAR_RUN.sub("**", rest))
+
+
 def host_platform() -> str:
     """The platform name of the machine compiling (``linux``, ``darwin`` or ``windows``)."""
     return {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
@@ -173,7 +183,7 @@ class PathResolver:
         parts = path.split("/")
         first_wild = next(i for i, part in enumerate(parts) if _GLOB_CHARS.search(part))
         prefix = "/".join(parts[:first_wild]) or "/"
-        rest = "/".join(parts[first_wild:])
+        rest = _collapse_stars("/".join(parts[first_wild:]))
         resolved = self._resolve(prefix)
         pattern = (resolved.rstrip("/") + "/" + rest)
         while pattern.endswith("/**") and len(pattern) > 3:  # a rule covers its subtree anyway

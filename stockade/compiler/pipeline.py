@@ -31,6 +31,8 @@ class CompileResult:
     ir: PolicyIR
     warnings: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    #: what `check` and `test` add to the warnings: the tests of included layers they do not run (``C252``)
+    test_notes: list[Diagnostic] = field(default_factory=list)
 
 
 def _platform_name() -> str:
@@ -91,11 +93,17 @@ def compile_policy(path: str | os.PathLike[str] | None = None, *, text: str | No
     digest.update(json.dumps([context.workspace, context.home, context.tmpdir, context.platform]).encode())
     ir = merge_layers(layers, context, sink, digest.hexdigest())
     sink.raise_if_errors()
+    from stockade.compiler.lint import lint
+
+    lint(ir, [(loaded.path, len(layer.tests), layer.tests[0].origin)
+              for loaded, layer in zip(files[:-1], layers[:-1], strict=True) if layer.tests], sink)
     ir, read = _protect_git(ir, resolver, environ, sink)
     sources = dict(sink.sources)
     for git_file in read:  # hashed by the caches (a changed git config recompiles); no text kept
         sources.setdefault(git_file, "")
-    return CompileResult(ir, sink.warnings, sources)
+    notes = [w for w in sink.warnings if w.code == codes.INCLUDED_TESTS_NOT_RUN]
+    warnings = [w for w in sink.warnings if w.code != codes.INCLUDED_TESTS_NOT_RUN]
+    return CompileResult(ir, warnings, sources, notes)
 
 
 def _protect_git(ir: PolicyIR, resolver: PathResolver, environ: Mapping[str, str],

@@ -99,17 +99,83 @@ def run_tests(ir: PolicyIR, cases: Sequence[TestCase] | None = None, judge: Judg
     return [TestOutcome(case, judge(ir, case.command)) for case in (ir.tests if cases is None else cases)]
 
 
+def select_cases(cases: Sequence[TestCase], pattern: str) -> list[TestCase]:
+    """The cases whose suite name or command matches ``pattern`` (a glob with ``*``/``?``,
+    else a substring)."""
+    from fnmatch import fnmatchcase
+
+    if any(c in pattern for c in "*?["):
+        return [c for c in cases if fnmatchcase(c.suite, pattern) or fnmatchcase(c.command, pattern)]
+    return [c for c in cases if pattern in c.suite or pattern in c.command]
+
+
+def uncovered_rules(ir: PolicyIR, outcomes: Sequence[TestOutcome]) -> list[tuple[str, Origin]]:
+    """The filesystem, network and command rules of the policy that no test exercised: none
+    decided a test, and (command rules) none matched a simple command of one.  Each as
+    (rule text, origin), in source order; rules the compiler implied (no source) are left out."""
+    exercised: set[tuple[str, int, int]] = set()
+    for outcome in outcomes:
+        origin = outcome.got.rule
+        if origin is not None:
+            exercised.add((origin.file, origin.line, origin.column))
+        for argv in _simple_commands(outcome.case.command):
+            for rule in ir.command_verdict(argv).matches:
+                if rule.origin is not None:
+                    exercised.add((rule.origin.file, rule.origin.line, rule.origin.column))
+    rules: list[tuple[str, Origin]] = []
+    for fs in ir.filesystem:
+        if fs.origin is not None and fs.source_text and "implied by" not in fs.source_text:
+            rules.append((f"{fs.kind} {fs.source_text}", fs.origin))
+    for net in ir.network.rules:
+        if net.origin is not None:
+            rules.append((f"{net.action} {net.host}", net.origin))
+    for command in ir.commands:
+        if command.origin is not None:
+            rules.append((f"{command.verdict} {command.text}", command.origin))
+    missing = [(text, o) for text, o in rules if (o.file, o.line, o.column) not in exercised]
+    return sorted(missing, key=lambda item: (item[1].layer, item[1].file, item[1].line, item[1].column))
+
+
+def _simple_commands(command: str) -> list[list[str]]:
+    """The simple commands of a test's command line, split as words (best effort, for coverage)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return []
+    out: list[list[str]] = [[]]
+    for word in words:
+        if word in _OPERATORS:
+            out.append([])
+        else:
+            out[-1].append(word)
+    return [argv for argv in out if argv]
+
+
 def load_yaml_suite(path: str) -> list[TestCase]:
     """Read a YAML suite of test cases; raises :class:`StockadeError` with located problems."""
     import yaml
 
     sink = DiagnosticSink()
+    from stockade.compiler.loader import MAX_POLICY_BYTES, FileTooLarge, NotARegularFile, read_regular_file
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        data = read_regular_file(path, MAX_POLICY_BYTES)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = _error(codes.BAD_TEST_SUITE, f"test suite `{path}` is not UTF-8 text (byte {exc.start})")
+        raise StockadeError([problem]) from None
     except OSError as exc:
-        problem = _error(codes.BAD_TEST_SUITE, f"cannot read test suite `{path}`: {exc.strerror or exc}")
-        raise StockadeError(sink.items + [problem]) from None
+        reason = (f"`{path}` is {exc.what}, not a test suite" if isinstance(exc, NotARegularFile) else
+                  f"test suite `{path}` is larger than {MAX_POLICY_BYTES // 2**20} MiB"
+                  if isinstance(exc, FileTooLarge) else f"cannot read test suite `{path}`: {exc.strerror or exc}")
+        raise StockadeError(sink.items + [_error(codes.BAD_TEST_SUITE, reason)]) from None
+    too_deep = _yaml_too_deep(text)
+    if too_deep is not None:
+        sink.error(codes.BAD_TEST_SUITE, f"the test suite is nested deeper than {MAX_SUITE_DEPTH} levels",
+                   Span(path, *too_deep), "a suite is a list of `{command, expect}` mappings")
+        raise StockadeError(sink.items, {path: text})
     sink.sources[path] = text
 
     def span(node: yaml.Node) -> Span:
@@ -118,6 +184,9 @@ def load_yaml_suite(path: str) -> list[TestCase]:
 
     try:
         root = yaml.compose(text)
+    except RecursionError:
+        sink.error(codes.BAD_TEST_SUITE, "the test suite is nested too deeply", Span(path, 1, 1))
+        raise StockadeError(sink.items, sink.sources) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Span(path, mark.line + 1, mark.column + 1) if mark else Span(path, 1, 1)
@@ -163,6 +232,36 @@ def load_yaml_suite(path: str) -> list[TestCase]:
         cases.append(TestCase(label, verdict, command.value, Origin(path, where.line, where.column)))
     sink.raise_if_errors()
     return cases
+
+
+#: A YAML suite nested deeper than this (flow brackets or indentation) is refused before parsing.
+MAX_SUITE_DEPTH = 32
+
+
+def _yaml_too_deep(text: str) -> tuple[int, int] | None:
+    """Where a YAML text first nests deeper than :data:`MAX_SUITE_DEPTH` (flow ``[``/``{``
+    outside quotes, or block indentation in steps of at least one space), if it does."""
+    depth = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.lstrip(" -")
+        if len(line) - len(stripped) > MAX_SUITE_DEPTH * 8:
+            return number, 1
+        quote: str | None = None
+        for column, char in enumerate(line, 1):
+            if quote is not None:
+                if char == quote:
+                    quote = None
+            elif char in "'\"":
+                quote = char
+            elif char == "#":
+                break
+            elif char in "[{":
+                depth += 1
+                if depth > MAX_SUITE_DEPTH:
+                    return number, column
+            elif char in "]}":
+                depth -= 1
+    return None
 
 
 def _error(code: str, message: str) -> Diagnostic:

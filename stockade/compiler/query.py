@@ -79,9 +79,91 @@ class NetworkDecision(_Node):
     rule: NetRule | None
 
 
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
+class LinearGlob:
+    """A path glob matched by simulating its automaton (time linear in the path, whatever the
+    glob): used instead of a regex for globs with several ``*``, whose backtracking regex
+    would take exponential time (``/tmp/*a*a*a*a*a*a*b`` on a long name).  Same meaning as
+    :func:`glob_to_regex`; ``match``/``fullmatch`` match the whole of ``string[pos:endpos]``."""
+
+    __slots__ = ("_accept", "_eps", "_trans", "pattern")
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        #: per state: (kind, char, target) with kind `c` one char, `n` any but `/`, `a` any
+        self._trans: list[list[tuple[str, str, int]]] = []
+        self._eps: list[list[int]] = []
+        current = self._state()
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("/**/", i):  # `/`, or `/` + anything + `/`
+                after_slash, inside, end = self._state(), self._state(), self._state()
+                self._trans[current].append(("c", "/", after_slash))
+                self._eps[after_slash] += [end, inside]
+                self._trans[inside] += [("a", "", inside), ("c", "/", end)]
+                current = end
+                i += 4
+                continue
+            if pattern.startswith("**", i):
+                self._trans[current].append(("a", "", current))
+                i += 2
+                continue
+            char = pattern[i]
+            if char == "*":
+                self._trans[current].append(("n", "", current))
+            else:
+                following = self._state()
+                self._trans[current].append(("n", "", following) if char == "?" else ("c", char, following))
+                current = following
+            i += 1
+        self._accept = current
+
+    def _state(self) -> int:
+        self._trans.append([])
+        self._eps.append([])
+        return len(self._trans) - 1
+
+    def _closure(self, states: set[int]) -> set[int]:
+        stack = list(states)
+        while stack:
+            for target in self._eps[stack.pop()]:
+                if target not in states:
+                    states.add(target)
+                    stack.append(target)
+        return states
+
+    def match(self, string: str, pos: int = 0, endpos: int | None = None) -> bool | None:
+        """True when the glob matches all of ``string[pos:endpos]``, else None."""
+        states = self._closure({0})
+        for char in string[pos:endpos]:
+            following: set[int] = set()
+            for state in states:
+                for kind, expected, target in self._trans[state]:
+                    if kind == "a" or (kind == "n" and char != "/") or (kind == "c" and char == expected):
+                        following.add(target)
+            if not following:
+                return None
+            states = self._closure(following)
+        return True if self._accept in states else None
+
+    fullmatch = match
+
+
+#: A compiled glob: a regex, or a :class:`LinearGlob` where a regex could backtrack.
+GlobMatcher = re.Pattern[str] | LinearGlob
+_STAR_RUNS = re.compile(r"\*+")
+
+
+def _needs_linear(pattern: str) -> bool:
+    """Whether a glob has more than two variable-length wildcards (its regex could backtrack)."""
+    return len(_STAR_RUNS.findall(pattern)) > 2
+
+
+def glob_to_regex(pattern: str) -> GlobMatcher:
     """Compile an absolute path glob: ``*`` and ``?`` stay within a component, ``**``
-    spans components (``/**/`` also matches a single ``/``)."""
+    spans components (``/**/`` also matches a single ``/``).  A regex (``match`` with
+    ``pos``/``endpos``), or a :class:`LinearGlob` for globs of more than two wildcards."""
+    if _needs_linear(pattern):
+        return LinearGlob(pattern)
     out = []
     i = 0
     while i < len(pattern):
@@ -110,7 +192,7 @@ _STAR = "**"
 _ANY = "*"
 
 
-def glob_program(pattern: str) -> tuple[re.Pattern[str] | str, ...] | None:
+def glob_program(pattern: str) -> tuple[GlobMatcher | str, ...] | None:
     """An absolute glob as a program over path components, which :func:`program_matches`
     runs over a path once for all its ancestors: a component regex (``*`` and ``?`` within
     it), :data:`_STAR` for a ``**`` between components (zero or more of them, ``/**/``) and
@@ -119,7 +201,7 @@ def glob_program(pattern: str) -> tuple[re.Pattern[str] | str, ...] | None:
     if not pattern.startswith("/"):
         return None
     comps = pattern[1:].split("/")
-    program: list[re.Pattern[str] | str] = []
+    program: list[GlobMatcher | str] = []
     for index, comp in enumerate(comps):
         if comp == "**":
             if index > 0 and comps[index - 1] == "**":
@@ -130,13 +212,15 @@ def glob_program(pattern: str) -> tuple[re.Pattern[str] | str, ...] | None:
                 program.append(_STAR)
         elif "**" in comp or not comp:
             return None
+        elif _needs_linear(comp):
+            program.append(LinearGlob(comp))
         else:
             program.append(re.compile("".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)
                                               for c in comp), re.DOTALL))
     return tuple(program)
 
 
-def program_matches(program: tuple[re.Pattern[str] | str, ...], parts: Sequence[str]) -> list[bool]:
+def program_matches(program: tuple[GlobMatcher | str, ...], parts: Sequence[str]) -> list[bool]:
     """For every depth ``d`` of the path ``parts`` (its components), whether the glob
     ``program`` matches the ancestor of ``d`` components: one pass over the components, the
     set of program positions reached so far (``[d]``; index 0 is the root)."""
@@ -180,11 +264,11 @@ _DEEP = 48
 class _PathIndex:
     def __init__(self, rules: Sequence[FsRule]):
         self.literal: dict[str, FsRule] = {}
-        self.glob_by_name: dict[str, list[tuple[FsRule, re.Pattern[str]]]] = {}
-        self.glob_by_prefix: dict[str, list[tuple[FsRule, re.Pattern[str]]]] = {}
+        self.glob_by_name: dict[str, list[tuple[FsRule, GlobMatcher]]] = {}
+        self.glob_by_prefix: dict[str, list[tuple[FsRule, GlobMatcher]]] = {}
         self.prefix_lengths: set[int] = set()
         #: glob rule id → its component program (None: matched by its regex), see decide
-        self.programs: dict[int, tuple[re.Pattern[str] | str, ...] | None] = {}
+        self.programs: dict[int, tuple[GlobMatcher | str, ...] | None] = {}
         for rule in rules:
             if rule.is_glob:
                 compiled = (rule, glob_to_regex(rule.pattern))
@@ -203,9 +287,9 @@ class _PathIndex:
                     self.literal[rule.pattern] = rule
         #: the lengths of the literal patterns: an ancestor of another length has no literal rule
         self.literal_lengths = frozenset(len(pattern) for pattern in self.literal)
-        self._by_name: dict[str, Sequence[tuple[FsRule, re.Pattern[str]]]] = {}
+        self._by_name: dict[str, Sequence[tuple[FsRule, GlobMatcher]]] = {}
 
-    def _candidates(self, name: str) -> Sequence[tuple[FsRule, re.Pattern[str]]]:
+    def _candidates(self, name: str) -> Sequence[tuple[FsRule, GlobMatcher]]:
         """The glob rules that may match an ancestor whose last component is ``name``
         (memoised by name: a deep path repeats names)."""
         candidates = self._by_name.get(name)

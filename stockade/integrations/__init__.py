@@ -25,15 +25,16 @@ def target_names() -> list[str]:
     return names("export")
 
 
-def export_ir(ir: Any, target: str, strict: bool = False) -> Any:
+def export_ir(ir: Any, target: str, strict: bool = False, allow_looser: bool = False) -> Any:
     """Export a compiled policy to a target; returns an :class:`~stockade.backends.base.Artifact`.
 
-    Raises :class:`~stockade.integrations.base.ExportError` under ``strict`` when the target
-    cannot express some rules; ``B300`` for an unknown target.
+    Raises :class:`~stockade.integrations.base.ExportError` when the result would be looser
+    than the policy (``X602``, unless ``allow_looser``: then warnings), and under ``strict``
+    when the target cannot express some rules exactly; ``B300`` for an unknown target.
     """
     from stockade.backends.registry import build
 
-    return build(ir, target, strict=strict, kinds=("export",))
+    return build(ir, target, strict=strict, kinds=("export",), allow_looser=allow_looser)
 
 
 def import_text(text: str, target: str, file: str = "<input>", home: str | None = None) -> Any:

@@ -54,10 +54,29 @@ class Exporter(Target):
     def __init__(self, ir: PolicyIR, **options: Any) -> None:
         super().__init__(ir, **options)
         self.strict = False
+        self.allow_looser = False
+        #: ``X602``: what the result would allow that the policy forbids (one per rule)
+        self.looser_items: list[Diagnostic] = []
         self._seen: set[tuple[str, int, str]] = set()
+        self._looser_keys: set[tuple[str, int, int, str]] = set()
+
+    def looser(self, message: str, origin: Origin | None, help: str | None = None) -> None:
+        """Record that the result allows something the policy forbids (``X602``, one per rule):
+        an error unless ``allow_looser``, then a warning."""
+        key = (origin.file, origin.line, origin.column, "") if origin else ("", 0, 0, message)
+        if key in self._looser_keys:
+            return
+        self._looser_keys.add(key)
+        self.looser_items.append(Diagnostic(codes.EXPORT_LOOSER, message, origin_span(origin), help, "error"))
 
     def cannot_express(self, message: str, origin: Origin | None, help: str | None = None) -> None:
-        """Record that a rule cannot be expressed exactly (one warning per source line and message)."""
+        """Record that a rule cannot be expressed exactly (one warning per source line and message).
+
+        A message that says the rule is exported looser (``exported looser``, ``looser than
+        the policy``) is a looseness: it goes to :meth:`looser`, whichever exporter wrote it."""
+        if _LOOSER.search(message):
+            self.looser(message, origin, help)
+            return
         key = (origin.file if origin else "", origin.line if origin else 0, message)
         if key in self._seen:
             return
@@ -69,17 +88,29 @@ class Exporter(Target):
         self.cannot_express(message, origin)
 
     def finish(self, artifact: Artifact) -> Artifact:
-        """Fail on unsupported rules, and under ``strict`` when anything could not be expressed."""
+        """Fail on unsupported rules; on a result looser than the policy unless ``allow_looser``
+        (``X602``); and under ``strict`` when anything could not be expressed exactly."""
         artifact = super().finish(artifact)
-        if self.strict and self.warnings:
+        if self.looser_items and not self.allow_looser and not self.strict:
+            note = Diagnostic(codes.EXPORT_LOOSER, f"the {self.name} file would be looser than the policy "
+                              f"({len(self.looser_items)} rule{'s' if len(self.looser_items) != 1 else ''}); "
+                              "nothing was written", None,
+                              "pass `--allow-looser` to write it anyway, or enforce the policy with `stockade run`",
+                              "error")
+            raise ExportError([*self.looser_items, note, *self.warnings])
+        looser = [Diagnostic(d.code, d.message, d.span, d.help, "warning") for d in self.looser_items]
+        if self.strict and (self.warnings or looser):
             errors = [Diagnostic(codes.STRICT_EXPORT_REFUSED, f"`--strict`: {d.message}", d.span, d.help,
-                                 "error") for d in self.warnings]
+                                 "error") for d in [*looser, *self.warnings]]
             raise ExportError(errors)
+        artifact.warnings[:0] = looser
         return artifact
 
-    def export(self, strict: bool = False) -> Artifact:
-        """Render, then fail under ``strict`` when anything could not be expressed."""
+    def export(self, strict: bool = False, allow_looser: bool = False) -> Artifact:
+        """Render; fail on a looser result unless ``allow_looser``, and under ``strict`` when
+        anything could not be expressed."""
         self.strict = strict
+        self.allow_looser = allow_looser
         return self.build()
 
 
@@ -138,7 +169,9 @@ def probe_paths(ir: PolicyIR) -> list[tuple[FsRule, str]]:
 
 
 def fs_fidelity(exporter: Exporter, model_access: Callable[[str], str]) -> None:
-    """Compare the target's path access with the IR's on every rule's probes; warn per rule."""
+    """Compare the target's path access with the IR's on every rule's probes: a looser one is
+    ``X602`` (:meth:`Exporter.looser`), a stricter one a warning; messages name the rule's own
+    path (never the probe names made up for the check)."""
     ir = exporter.ir
     for rule, probe in probe_paths(ir):
         want = ir.path_access(probe)
@@ -147,13 +180,41 @@ def fs_fidelity(exporter: Exporter, model_access: Callable[[str], str]) -> None:
         got = model_access(probe)
         if got != want.access:
             looser = _ACCESS_RANK[got] > _ACCESS_RANK[want.access]
-            side = "looser" if looser else "stricter"
-            exporter.cannot_express(
-                f"`{rule.kind} {rule.source_text or rule.pattern}` is exported {side} than the policy: "
-                f"`{probe}` gets {got} access instead of {want.access}", rule.origin)
+            shown = (rule.source_text or rule.pattern) if rule.is_glob else home_form(rule.pattern, ir.context.home)
+            where = (f"paths matching `{shown}` get" if rule.is_glob else
+                     f"`{shown}` gets" if not probe.endswith("/stockade-probe") else f"paths below `{shown}` get")
+            text = f"`{rule.kind} {rule.source_text or rule.pattern}`"
+            if looser:
+                exporter.looser(f"{text} is exported looser than the policy: {where} {got} access instead of "
+                                f"{want.access}", rule.origin)
+            else:
+                exporter.cannot_express(f"{text} is exported stricter than the policy: {where} {got} access "
+                                        f"instead of {want.access}", rule.origin)
+
+
+def command_fidelity(exporter: Exporter, model_verdict: Callable[[Sequence[str]], str | None]) -> None:
+    """Compare the target's verdicts with the IR's on sample commands of every command rule
+    (:func:`stockade.compiler.lint.sample_commands`): a milder one is ``X602``.  A command the
+    target decides with no rule of its own is not compared (its default is the tool's)."""
+    from stockade.compiler.ir import VERDICT_RANK
+    from stockade.compiler.lint import NEUTRAL_WORD, sample_commands
+
+    ir = exporter.ir
+    for rule in ir.commands:
+        for argv in sample_commands(rule):
+            want = ir.command_verdict(argv)
+            if want.verdict is None or (want.rule is not rule and want.rule != rule):
+                continue  # another rule decides this sample; it gets its own check
+            got = model_verdict(argv)
+            if got is not None and VERDICT_RANK[got] < VERDICT_RANK[want.verdict]:
+                shown = " ".join("…" if word == NEUTRAL_WORD else word for word in argv)
+                exporter.looser(f"`{rule.verdict} {rule.text}` is exported looser than the policy: `{shown}` is "
+                                f"`{got}` in {getattr(exporter, 'label', exporter.name)} instead of `{want.verdict}`", rule.origin)
+                break
 
 
 _ACCESS_RANK = {"none": 0, "read": 1, "write": 2}
+_LOOSER = re.compile(r"exported looser|looser than the policy")
 
 
 # -- importing -------------------------------------------------------------------------
@@ -170,14 +231,82 @@ def located_error(code: str, message: str, file: str, line: int = 1, column: int
     return ImportFailed(Diagnostic(code, message, span, help), {file: text} if text is not None else None)
 
 
+#: JSON input nested deeper than this is refused (settings files are a few levels deep).
+MAX_JSON_DEPTH = 64
+#: Integers with more digits than this are refused (no setting needs them).
+MAX_INT_DIGITS = 30
+
+
+class _HugeNumber(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _HugeNumber(text)
+    return int(text)
+
+
+def _bounded_float(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _HugeNumber(text)
+    return value
+
+
+def _json_depth(text: str) -> tuple[int, int]:
+    """The deepest nesting of ``[``/``{`` in JSON text (outside strings) and where it first passes
+    :data:`MAX_JSON_DEPTH` (an index; -1 if it never does)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return depth, index
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest, -1
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
 def load_json(text: str, file: str) -> Any:
-    """Parse JSON, turning a syntax error into a located ``X610`` diagnostic."""
+    """Parse JSON, turning a syntax error into a located ``X610`` diagnostic; input nested
+    deeper than :data:`MAX_JSON_DEPTH`, integers of more than :data:`MAX_INT_DIGITS` digits
+    and non-finite numbers are refused (``X610``, ``X612``) before they can cost a traceback."""
+    _, too_deep = _json_depth(text)
+    if too_deep >= 0:
+        raise located_error(codes.IMPORT_INVALID_JSON, f"the input is nested deeper than {MAX_JSON_DEPTH} levels",
+                            file, *_position(text, too_deep), help="a settings file is a few levels deep",
+                            text=text)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_bounded_float)
     except json.JSONDecodeError as exc:
         raise located_error(codes.IMPORT_INVALID_JSON, f"not valid JSON: {exc.msg.lower()}", file, exc.lineno,
                             exc.colno,
                             text=text) from None
+    except _HugeNumber as exc:
+        index = text.find(str(exc))
+        shown = str(exc) if len(str(exc)) <= 20 else str(exc)[:17] + "..."
+        raise located_error(codes.IMPORT_BAD_VALUE, f"the number `{shown}` is out of range", file,
+                            *_position(text, max(index, 0)), help="no setting takes a number this large",
+                            text=text) from None
+    except RecursionError:
+        raise located_error(codes.IMPORT_INVALID_JSON, "the input is nested too deeply", file, text=text) from None
 
 
 def locate_key(text: str, key: str, after: int = 0) -> tuple[int, int]:
@@ -203,10 +332,26 @@ class PolicyDraft:
     sections: dict[str, list[tuple[str | None, str]]] = field(default_factory=dict)
 
     def add(self, section: str, rule: str, comment: str | None = None) -> None:
-        """Add one rule line (``deny ~/.ssh``) with an optional comment line above it (repeats are skipped)."""
-        if any(existing == rule for _, existing in self.sections.get(section, [])):
+        """Add one rule line (``deny ~/.ssh``) with an optional comment line above it (repeats are skipped).
+
+        Two filesystem rules on one path that say the same thing twice merge into the
+        stronger one (``read`` and ``write`` → ``write``; ``read`` and ``readonly`` →
+        ``readonly``; ``readonly`` and ``deny`` → ``deny``), as the source tool means them;
+        other pairs stay (and fail the import's check)."""
+        entries = self.sections.setdefault(section, [])
+        if any(existing == rule for _, existing in entries):
             return
-        self.sections.setdefault(section, []).append((comment, rule))
+        if section == "filesystem":
+            kind, _, word = rule.partition(" ")
+            for index, (old_comment, existing) in enumerate(entries):
+                old_kind, _, old_word = existing.partition(" ")
+                if old_word != word or " " in word.strip('"'):
+                    continue
+                merged = _MERGED.get(frozenset((kind, old_kind)))
+                if merged is not None:
+                    entries[index] = (old_comment, f"{merged} {word}")
+                    return
+        entries.append((comment, rule))
 
     def note(self, text: str) -> None:
         """A comment at the top of the file."""
@@ -232,6 +377,10 @@ class PolicyDraft:
         return "\n".join(lines) + "\n"
 
 
+_MERGED = {frozenset(("read", "write")): "write", frozenset(("readonly", "deny")): "deny",
+           frozenset(("read", "readonly")): "readonly"}
+
+
 def quote_word(text: str, force: bool = False) -> str:
     """A word for policy text: bare when the grammar allows it, else quoted."""
     from stockade.policy_lang.formatter import needs_quotes, quote
@@ -254,12 +403,21 @@ def finish_policy(draft: PolicyDraft, file: str = "<import>") -> str:
     from stockade.policy_lang.formatter import format_policy
 
     text = draft.text()
-    ast, diagnostics = parse(text, file)
+    ast, diagnostics = parse(text, IMPORTED_POLICY)
     errors = [d for d in diagnostics if d.severity == "error"]
-    if ast is None or errors:
-        raise StockadeError(errors or [Diagnostic(codes.IMPORT_RESULT_UNPARSABLE,
-                                                  "the imported policy does not parse")], {file: text})
+    if errors:
+        raise ImportFailed([_invalid(file, len(errors)), *errors], {IMPORTED_POLICY: text})
+    if ast is None:
+        raise ImportFailed(Diagnostic(codes.IMPORT_RESULT_UNPARSABLE, "the imported policy does not parse"),
+                           {IMPORTED_POLICY: text})
     return format_policy(ast, text)
+
+
+def _invalid(file: str, count: int) -> Diagnostic:
+    return Diagnostic(codes.IMPORT_RESULT_INVALID,
+                      f"the policy imported from `{os.path.basename(file)}` does not compile "
+                      f"({count} error{'s' if count != 1 else ''}); nothing was written",
+                      None, "fix the entries named below in the input, or import and edit by hand")
 
 
 class Importer:
@@ -287,9 +445,51 @@ class Importer:
         raise NotImplementedError
 
     def convert(self) -> ImportResult:
-        """The imported policy as canonical text, with warnings."""
-        draft = self.draft()
-        return ImportResult(finish_policy(draft, self.file), list(self.warnings))
+        """The imported policy as canonical text, with warnings.
+
+        The text is compiled before it is returned: an import that would write a policy
+        `stockade check` rejects (conflicting rules, an undefined variable, a `~user` path)
+        fails with ``X621`` and the compiler's diagnostics."""
+        try:
+            draft = self.draft()
+        except (RecursionError, MemoryError):
+            raise self.fail(codes.IMPORT_BAD_VALUE, "the input is nested too deeply to import",
+                            help="a settings file is a few levels deep") from None
+        text = finish_policy(draft, self.file)
+        check_imported_policy(text, self.file, self.home)
+        return ImportResult(text, list(self.warnings))
+
+
+#: The name under which an imported policy's own diagnostics are located.
+IMPORTED_POLICY = "<imported policy>"
+
+
+def check_imported_policy(text: str, file: str, home: str | None) -> None:
+    """Compile an imported policy's text; raise :class:`ImportFailed` (``X621``) with the
+    compiler's diagnostics when it does not compile."""
+    from stockade.compiler.pipeline import compile_policy
+
+    home = home or os.path.expanduser("~")
+    try:
+        compile_policy(text=text, workspace="/stockade-import-check/workspace", home=home,
+                       tmpdir="/stockade-import-check/tmp", environ={})
+    except StockadeError as error:
+        found = [d if d.span is None or d.span.file != "<policy>" else _relocate(d) for d in error.diagnostics
+                 if d.severity == "error"]
+        raise ImportFailed([_invalid(file, len(found)), *found], {IMPORTED_POLICY: text}) from None
+
+
+def _relocate(diagnostic: Diagnostic) -> Diagnostic:
+    """A compiler diagnostic of ``<policy>`` (text compiled without a file) named after the import."""
+    from dataclasses import replace
+
+    from stockade.diagnostics import Related
+
+    def move(span: Span) -> Span:
+        return replace(span, file=IMPORTED_POLICY) if span.file == "<policy>" else span
+
+    return replace(diagnostic, span=move(diagnostic.span) if diagnostic.span else None,
+                   related=tuple(Related(r.message, move(r.span)) for r in diagnostic.related))
 
 
 @dataclass(frozen=True)

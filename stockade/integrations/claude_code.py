@@ -45,6 +45,7 @@ from stockade.compiler.query import glob_to_regex
 from stockade.integrations.base import (
     Exporter,
     PolicyDraft,
+    command_fidelity,
     dedupe,
     expect_list_of_str,
     expect_object,
@@ -386,6 +387,7 @@ class ClaudeSettingsExporter(Exporter):
         model = ClaudeModel.from_settings(settings, ctx.home, ctx.workspace, ctx.tmpdir)
         fs_fidelity(self, model.sandbox.path_access)
         fs_fidelity(self, model.path_access)
+        command_fidelity(self, model.command_verdict)
         network_fidelity(self, None, model.sandbox.host_allowed)
         for rule in self.ir.environment:
             if rule.action != "set":

@@ -39,7 +39,15 @@ from typing import Any, ClassVar
 from stockade import catalogue as codes
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import CommandRule
-from stockade.integrations.base import Exporter, Importer, PolicyDraft, has_glob, pattern_word, source_comment
+from stockade.integrations.base import (
+    Exporter,
+    Importer,
+    PolicyDraft,
+    command_fidelity,
+    has_glob,
+    pattern_word,
+    source_comment,
+)
 
 DECISION_OF = {"allow": "allow", "confirm": "prompt", "deny": "forbidden"}
 VERDICT_OF = {value: key for key, value in DECISION_OF.items()}
@@ -185,17 +193,62 @@ class CodexExporter(Exporter):
             lines.append("")
             data.append({"pattern": [list(t) for t in pattern], "decision": decision,
                          "justification": rule.reason if rule.reason and rule.reason.strip() else None})
-        return Artifact(self.name, "\n".join(lines).rstrip("\n") + "\n", data)
+        text = "\n".join(lines).rstrip("\n") + "\n"
+        command_fidelity(self, CodexModel(tuple(parse_rules(text, "<export>"))).command_verdict)
+        return Artifact(self.name, text, data)
 
 
 # -- importing -------------------------------------------------------------------------
 
 
+#: Brackets nested deeper than this in a rules file are refused before Python's parser sees them.
+MAX_RULES_DEPTH = 50
+
+
+def _nesting_too_deep(text: str) -> tuple[int, int] | None:
+    """Where brackets first nest deeper than :data:`MAX_RULES_DEPTH` (line, column), if they do;
+    a run of unary operators counts as nesting too (``- - - 1``)."""
+    depth = 0
+    unary = 0
+    line, column = 1, 0
+    quote: str | None = None
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+            quote = None if quote in ("'", '"') else quote
+            continue
+        if quote is not None:
+            if char == quote:
+                quote = None
+            continue
+        if char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        if char in "-+~":
+            unary += 1
+        elif not char.isspace():
+            unary = 0
+        if depth > MAX_RULES_DEPTH or unary > MAX_RULES_DEPTH:
+            return line, column
+    return None
+
+
 def parse_rules(text: str, file: str, importer: Importer | None = None) -> list[CodexRule]:
     """Read ``prefix_rule`` calls from a ``.rules`` file (located errors on anything else)."""
     helper = importer or CodexImporter(text, file)
+    too_deep = _nesting_too_deep(text)
+    if too_deep is not None:
+        raise helper.fail(codes.IMPORT_INVALID_RULES_FILE,
+                          f"not a valid rules file: nested deeper than {MAX_RULES_DEPTH} levels", *too_deep)
     try:
         module = ast.parse(text, filename=file)
+    except (RecursionError, MemoryError):
+        raise helper.fail(codes.IMPORT_INVALID_RULES_FILE, "not a valid rules file: an expression is too deeply "
+                          "nested or too long") from None
     except SyntaxError as exc:
         raise helper.fail(codes.IMPORT_INVALID_RULES_FILE,
                           f"not a valid rules file: {(exc.msg or 'syntax error').lower()}",
@@ -222,7 +275,7 @@ def parse_rules(text: str, file: str, importer: Importer | None = None) -> list[
 def _literal(helper: Importer, node: ast.expr, what: str) -> Any:  # any literal: the caller checks its shape
     try:
         return ast.literal_eval(node)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
         raise helper.fail(codes.IMPORT_BAD_PREFIX_RULE, f"`{what}` must be a literal", node.lineno,
                           node.col_offset + 1) from None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, cast
 
 from stockade import catalogue as codes
@@ -76,6 +77,11 @@ _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """A "did you mean" hint for a misspelt keyword, or None."""
+    return _did_you_mean(word, tuple(choices))
+
+
+@lru_cache(maxsize=1024)
+def _did_you_mean(word: str, choices: tuple[str, ...]) -> str | None:
     match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean `{match[0]}`?" if match else None
 
@@ -207,7 +213,8 @@ class _Builder:
                     self.error(codes.EMPTY_VALUE, "the policy name is empty", span, 'e.g. `policy "coding-agent"`')
             elif kind == "enforced_decl":
                 if enforced:
-                    self.error(codes.DUPLICATE_HEADER, "`enforced` is given twice", self.span_of_tree(item))
+                    self.error(codes.DUPLICATE_HEADER, "`enforced` is given twice", self.span_of_tree(item),
+                               "remove this line")
                 enforced = True
                 enforced_span = self.span_of_tree(item)
             elif kind == "include_decl":
@@ -215,7 +222,7 @@ class _Builder:
                 path = self.word(token).text
                 span = self.span_of_token(token)
                 if not path:
-                    self.error(codes.EMPTY_VALUE, "the include path is empty", span)
+                    self.error(codes.EMPTY_VALUE, "the include path is empty", span, 'e.g. `include "base.policy"`')
                     continue
                 includes.append(Include(path, span))
             else:
@@ -263,7 +270,7 @@ class _Builder:
             locked_token = cast("Token", children.pop(0))
             if section == "test":
                 self.error(codes.MISPLACED_MODIFIER, "`locked` has no meaning in a test block",
-                           self.span_of_token(locked_token))
+                           self.span_of_token(locked_token), "remove `locked`")
         keyword_token = cast("Token", children.pop(0))
         keyword = str(keyword_token)
         reason: str | None = None
@@ -284,9 +291,11 @@ class _Builder:
                        self.span_of_token(keyword_token), hint)
             return None
         if reason is not None and section != "commands":
-            self.error(codes.MISPLACED_MODIFIER, "`because` is only for command rules", reason_span)
+            self.error(codes.MISPLACED_MODIFIER, "`because` is only for command rules", reason_span,
+                       "write the reason as a comment: `# ...`")
         if reason is not None and not reason.strip():
-            self.error(codes.EMPTY_VALUE, "the reason after `because` is empty", reason_span)
+            self.error(codes.EMPTY_VALUE, "the reason after `because` is empty", reason_span,
+                       'e.g. `because "no privilege escalation"`')
         method: _RuleMethod = getattr(self, f"rule_{section}")
         # what is left of the rule are its argument tokens (`because` was its only subtree)
         return method(keyword, cast("list[Token]", children), locked, span, keyword_token, reason)
@@ -303,7 +312,7 @@ class _Builder:
                 words.append(self.word(token))
         if not words and ok:
             self.error(codes.BAD_ARGUMENTS, f"`{keyword_token}` needs at least one value",
-                       self.span_of_token(keyword_token))
+                       self.span_of_token(keyword_token), f"write the values after `{keyword_token}` on the same line")
             return None
         return words if ok else None
 
@@ -313,7 +322,8 @@ class _Builder:
             return None
         if len(words) != 1:
             self.error(codes.BAD_ARGUMENTS, f"`{keyword_token}` takes one {what}",
-                       words[1].span if len(words) > 1 else None)
+                       words[1].span if len(words) > 1 else self.span_of_token(keyword_token),
+                       f"write one `{keyword_token}` rule per value")
             return None
         return words[0]
 
@@ -324,10 +334,10 @@ class _Builder:
             return None
         for word in words:
             if not word.text:
-                self.error(codes.EMPTY_VALUE, "empty path", word.span)
+                self.error(codes.EMPTY_VALUE, "empty path", word.span, "remove the empty string")
                 return None
             if "\n" in word.text or "\x00" in word.text:
-                self.error(codes.EMPTY_VALUE, "a path cannot hold a newline or NUL", word.span)
+                self.error(codes.EMPTY_VALUE, "a path cannot hold a newline or NUL", word.span, "remove the character")
                 return None
         return FsRuleNode(cast("FsKind", keyword), tuple(words), locked, span)  # a keyword of the section
 
@@ -350,7 +360,8 @@ class _Builder:
             try:
                 kind, value, port = values.parse_host(word.text)
             except values.ValueProblem as problem:
-                self.error(problem.code, problem.message, word.span, problem.help)
+                hint = f"write `{keyword} {problem.suggestion}`" if problem.suggestion else problem.help
+                self.error(problem.code, problem.message, word.span, hint)
                 continue
             hosts.append(HostNode(kind, value, port, word))
         if len(hosts) != len(words):
@@ -377,7 +388,8 @@ class _Builder:
         assignments: list[EnvAssignment] = []
         pending: list[Token] = list(tokens)
         if not pending:
-            self.error(codes.BAD_ARGUMENTS, "`set` needs at least one `NAME=value`", self.span_of_token(keyword_token))
+            self.error(codes.BAD_ARGUMENTS, "`set` needs at least one `NAME=value`", self.span_of_token(keyword_token),
+                       "e.g. `set CI=1`")
             return None
         while pending:
             token = pending.pop(0)
@@ -433,7 +445,8 @@ class _Builder:
                            did_you_mean(word.text, VERDICTS))
                 return None
             if reason is not None:
-                self.error(codes.MISPLACED_MODIFIER, f"`because` is not allowed on `{keyword}`", span)
+                self.error(codes.MISPLACED_MODIFIER, f"`because` is not allowed on `{keyword}`", span,
+                           "write the reason as a comment: `# ...`")
             # the keyword is a keyword of the section, the verdict was checked above
             return VerdictSettingNode("unknown-effects" if keyword == "unknown-effects" else "unparsable",
                                       cast("Verdict", word.text), locked, span)
@@ -461,7 +474,7 @@ class _Builder:
                 continue
             word = self.word(token)
             if not word.text:
-                self.error(codes.EMPTY_VALUE, "empty word in a command pattern", word.span)
+                self.error(codes.EMPTY_VALUE, "empty word in a command pattern", word.span, "remove the empty string")
                 ok = False
             current.append(word)
         return tuple(patterns) if ok else None
@@ -507,7 +520,7 @@ class _Builder:
                        f'e.g. `{keyword} "git push --force origin main"`')
             return None
         if not words[0].text.strip():
-            self.error(codes.EMPTY_VALUE, "the test command is empty", words[0].span)
+            self.error(codes.EMPTY_VALUE, "the test command is empty", words[0].span, 'e.g. `allow "git status"`')
             return None
         return TestCaseNode(cast("Verdict", keyword), words[0], span)  # a keyword of the section
 

@@ -24,6 +24,8 @@ class ValueProblem(ValueError):
         self.code = code
         self.message = message
         self.help = help
+        #: The value to write instead, when there is an obvious one.
+        self.suggestion: str | None = None
 
 
 DURATION_UNITS: dict[str, float] = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -52,7 +54,7 @@ def parse_duration(text: str) -> float:
                            "use one of " + ", ".join(f"`{u}`" for u in DURATION_UNITS))
     value = number * DURATION_UNITS[unit]
     if value <= 0:
-        raise ValueProblem(codes.VALUE_TOO_SMALL, f"duration `{text}` must be greater than zero")
+        raise ValueProblem(codes.VALUE_TOO_SMALL, f"duration `{text}` must be greater than zero", "e.g. `10m`")
     return value
 
 
@@ -68,7 +70,7 @@ def parse_size(text: str) -> float:
         raise ValueProblem(codes.UNKNOWN_UNIT, f"unknown size unit `{unit}`", hint)
     value = number * SIZE_UNITS[unit]
     if value < 1:
-        raise ValueProblem(codes.VALUE_TOO_SMALL, f"size `{text}` must be at least one byte")
+        raise ValueProblem(codes.VALUE_TOO_SMALL, f"size `{text}` must be at least one byte", "e.g. `4GiB`")
     return float(int(value))
 
 
@@ -117,6 +119,8 @@ def parse_host(text: str) -> tuple[HostKind, str, int | None]:
     """
     original = text
     port: int | None = None
+    if "://" in text:
+        raise _url_problem(text)
     if text.startswith("["):
         close = text.find("]")
         if close < 0:
@@ -156,6 +160,26 @@ def parse_host(text: str) -> tuple[HostKind, str, int | None]:
                            "a wildcard may only lead a domain: `*.example.com`")
     _check_hostname(lowered.rstrip("."), original)
     return "host", lowered.rstrip("."), port
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "ssh": 22, "git": 9418}
+
+
+def _url_problem(text: str) -> ValueProblem:
+    """The problem of a URL written where a host belongs, with the host to write instead."""
+    scheme, _, rest = text.partition("://")
+    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+    port = _DEFAULT_PORTS.get(scheme.lower())
+    if authority and not authority.startswith("[") and ":" in authority:
+        suggestion = authority
+    elif authority:
+        suggestion = f"{authority}:{port}" if port else authority
+    else:
+        suggestion = "pypi.org"
+    problem = ValueProblem(codes.BAD_HOST, f"`{text}` is a URL: network rules take a host, not a URL",
+                           f"write the host{' and port' if ':' in suggestion else ''}: `{suggestion}`")
+    problem.suggestion = suggestion
+    return problem
 
 
 def _parse_ip_or_cidr(text: str, original: str, port: int | None, must: bool) -> tuple[HostKind, str, int | None]:

@@ -110,7 +110,7 @@ def test_the_examples_compile_for_every_target(tmp_path: Path) -> None:
     # the handlers a target declares are the ones its render() calls (checked by the driver)
     for target in registry.names():
         ir = _ir(tmp_path, (ROOT / "examples/coding-agent.policy").read_text(), _platform(target))
-        artifact = registry.build(ir, target)
+        artifact = registry.build(ir, target, allow_looser=True)
         assert artifact.text
 
 
