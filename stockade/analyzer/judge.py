@@ -417,8 +417,14 @@ def _judged_path(path: str) -> str | None:
 
 
 def _is_glob(path: str) -> bool:
-    """Whether a known path is a glob (judged as every path it could match)."""
-    return ("*" in path or "?" in path or "[" in path) and UNKNOWN not in path
+    """Whether a known path is a glob (judged as every path it could match); a ``[`` with no
+    ``]`` after it is a literal character, as in bash."""
+    if UNKNOWN in path:
+        return False
+    if "*" in path or "?" in path:
+        return True
+    start = path.find("[")
+    return start != -1 and path.find("]", start + 1) != -1
 
 
 class Judge:
