@@ -519,6 +519,20 @@ RUNTIME_SECTION = entry(
             "$ stockade compile limits.policy --target bwrap",
     example_kind="shell")
 
+NETWORK_NOT_ENFORCED = entry(
+    "B330", "network rule not enforced on this platform",
+    explanation="A warning from `stockade check` and `stockade run`: the policy allows destinations beyond "
+                "the sandbox's loopback (a host, a domain, an address range, or `default allow`), which "
+                "`stockade run` enforces through its network broker, and no broker can run here. Each such "
+                "rule is enforced stricter: the sandbox reaches loopback only, and the named destinations "
+                "are blocked. Nothing is allowed that the policy denies.\n\n"
+                "Run on a platform where the broker runs (Linux with bubblewrap, macOS), or accept that "
+                "the listed destinations are unreachable.",
+    example="$ stockade check net.policy      # network { allow github.com:443 }, where no broker runs\n"
+            "net.policy:2:11: warning[B330]: `allow github.com:443` cannot be enforced on win32: no network "
+            "broker, so it is blocked (stricter than the policy)",
+    example_kind="text")
+
 # -- A4xx: analyzer verdict reasons ----------------------------------------------------------
 
 UNPARSABLE_COMMAND = entry(

@@ -12,6 +12,11 @@ from stockade.cli.common import add_context_args, add_format_arg, compile_from_a
 from stockade.cli.main import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from stockade.diagnostics import StockadeError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.ir import PolicyIR
+    from stockade.diagnostics import Diagnostic
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` parser."""
@@ -21,6 +26,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_context_args(parser)
     add_format_arg(parser)
     parser.set_defaults(handler=run)
+
+
+def broker_available() -> bool:
+    """Whether `stockade run` can start its network broker on this machine (Linux, macOS)."""
+    import importlib.util
+
+    return sys.platform in ("linux", "darwin") and importlib.util.find_spec("stockade.runtime.broker") is not None
+
+
+def network_warnings(ir: PolicyIR) -> list[Diagnostic]:
+    """A warning (``B330``) for every network rule this platform cannot enforce, with its location."""
+    from stockade.backends.netplan import unenforced_network_rules
+
+    return unenforced_network_rules(ir, broker_available(), sys.platform)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print_diagnostics(error.diagnostics, error.sources, sys.stderr)
             continue
+        compiled.warnings.extend(network_warnings(compiled.ir))
         print_warnings(compiled.warnings, compiled.sources, args.format)
         outcomes = run_tests(compiled.ir, judge=judge)
         failed = [o for o in outcomes if not o.passed]
