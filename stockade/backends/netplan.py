@@ -12,6 +12,8 @@ and metadata addresses, and the host's own loopback, need a rule naming them.)
 This module is pure data and decisions over the IR, shared by the backends, the exporters
 and the CLI:
 
+* :func:`allows_everything` — the one case the network is shared as it is (no deny, and
+  rules naming every private range besides ``default allow``);
 * :func:`needs_broker` — whether a policy is enforced through the broker;
 * :func:`proxy_environment` — the variables that point clients at the broker (the standard
   spellings and the ones pip, npm, yarn, git, cargo and Go read);
@@ -52,10 +54,31 @@ def reaches_beyond_loopback(rule: NetRule, host_loopback_direct: bool = False) -
     return not (host_loopback_direct and kind == "host-loopback")
 
 
+#: Destinations that ``default allow`` alone does not reach: a policy reaches them all only
+#: with rules naming their ranges (then the network can be shared as it is).
+SPECIAL_PROBES: tuple[str, ...] = ("10.0.0.1", "172.16.0.1", "192.168.0.1", "100.64.0.1", "169.254.169.254",
+                                   "fd00::1", "fe80::1", "198.18.0.1")
+
+
+def allows_everything(ir: PolicyIR) -> bool:
+    """Whether the policy allows every destination — no deny rule, ``default allow`` (or
+    ``allow *``), and rules naming the private, link-local and reserved ranges — so the
+    sandbox may share the network as it is, with no broker."""
+    net = ir.network
+    if any(r.action == "deny" for r in net.rules):
+        return False
+    if net.default != "allow" and not any(r.host.kind == "any" and r.host.port is None for r in net.rules):
+        return False
+    return all(ir.network_access(address, None).allowed for address in SPECIAL_PROBES)
+
+
 def needs_broker(ir: PolicyIR, host_loopback_direct: bool = False) -> bool:
-    """Whether the policy allows some destination beyond the sandbox's loopback, so that it
-    is enforced through the broker (``host_loopback_direct``: the sandbox shares the host's
-    loopback, so ``allow host-loopback:PORT`` is a loopback rule there)."""
+    """Whether the policy allows some destination beyond the sandbox's loopback, short of
+    everything, so that it is enforced through the broker (``host_loopback_direct``: the
+    sandbox shares the host's loopback, so ``allow host-loopback:PORT`` is a loopback rule
+    there)."""
+    if allows_everything(ir):
+        return False
     if ir.network.default == "allow":
         return True
     return any(r.action == "allow" and reaches_beyond_loopback(r, host_loopback_direct) for r in ir.network.rules)
@@ -109,5 +132,5 @@ def unenforced_network_rules(ir: PolicyIR, broker_available: bool, platform: str
     return out
 
 
-__all__ = ["BROKER_HOST", "BROKER_PORT_PARAM", "BROKER_PORT_PLACEHOLDER", "BROKER_PORT_UNSET", "NO_PROXY", "needs_broker",
+__all__ = ["BROKER_HOST", "BROKER_PORT_PARAM", "BROKER_PORT_PLACEHOLDER", "BROKER_PORT_UNSET", "NO_PROXY", "allows_everything", "needs_broker",
            "proxy_environment", "reaches_beyond_loopback", "unenforced_network_rules"]

@@ -531,3 +531,14 @@ def test_deep_globs_of_different_access_are_never_looser_than_the_ir() -> None:
         FsRule("read", WS + "/a/**", True, origin=Origin("gen.policy", 2, 1))))
     check_conformance(ir)
     assert any(w.code == "B312" and "less access" in w.message for w in compile_ir(ir, "seatbelt").warnings)
+
+
+def test_network_shared_only_when_the_policy_allows_every_range() -> None:
+    """`default allow` alone does not reach private ranges (the broker's to refuse); a policy
+    whose rules name every range shares the network as it is."""
+    everything = Network("allow", tuple(NetRule("allow", HostPattern("cidr", r)) for r in ("0.0.0.0/0", "::/0")))
+    artifact = compile_ir(PolicyIR("n", CTX, filesystem=(FsRule("read", "/"),), network=everything), "seatbelt")
+    profile = load(artifact.text, artifact.data["params"])
+    assert artifact.data["broker"] is None
+    assert profile.allowed(Request("network-outbound", remote=("10.1.2.3", 80)))
+    assert profile.allowed(Request("network-outbound", remote=("93.184.216.34", 443)))
