@@ -369,10 +369,12 @@ UNKNOWN_TARGET = entry(
 APPROXIMATED_RULE = entry(
     "B301", "rule approximated more strictly",
     explanation="A warning: the target cannot express a rule exactly, so it enforces something stricter "
-                "(never looser). Typically network allow-lists: bubblewrap cannot filter by host, so a "
-                "policy that allows some hosts gets no network at all; `allow localhost` reaches only the "
-                "sandbox's own loopback; Seatbelt and Windows allow loopback only.\n\n"
-                "Accept the stricter behaviour, or run a filtering proxy and allow only it.",
+                "(never looser). Typically network allow-lists where the artifact is used without "
+                "`stockade run`'s network broker: bubblewrap cannot filter by host, so a policy that allows "
+                "some hosts gets no network at all; `allow localhost` reaches only the sandbox's own "
+                "loopback.\n\n"
+                "Accept the stricter behaviour, or run the command with `stockade run`, which enforces host "
+                "rules through its broker.",
     example="$ printf 'network {\\n    allow github.com\\n}\\n' > example.policy\n"
             "$ stockade compile example.policy --target bwrap --workspace .",
     example_kind="shell")
