@@ -544,5 +544,16 @@ class SrtImporter(Importer):
                 word = domain_word(entry)
                 if not word or (word.startswith("*") and verb == "allow" and not word.startswith("*.")):
                     raise self.fail(codes.IMPORT_BAD_VALUE, f"`{entry}` is not a valid `{key}` entry", line, col)
+                host, port = split_port(entry)
+                if host.lower() == "localhost":  # the host's loopback, through srt's proxy
+                    if port is None:
+                        self.warn(f"`{entry}`: the host's whole loopback has no stockade rule (`host-loopback` "
+                                  f"takes a port); not imported{' (stricter)' if verb == 'allow' else ''}", line, col)
+                        continue
+                    word = f"{HOST_LOOPBACK_NAME}:{port}"
                 draft.add("network", f"{verb} {quote_word(word)}",
                           source_comment(self.file, line, f"{prefix}network.{key} `{entry}`"))
+        if net.get("allowLocalBinding") is True:
+            line, col = locate_value(self.source, "allowLocalBinding")
+            draft.add("network", "allow localhost",
+                      source_comment(self.file, line, f"{prefix}network.allowLocalBinding: the sandbox's own loopback"))

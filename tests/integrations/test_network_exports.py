@@ -147,3 +147,26 @@ def test_real_srt_schema_accepts_the_network_keys() -> None:
     """The keys written are those of srt's NetworkConfigSchema (allowLocalBinding included)."""
     data = json.loads((GOLDEN / "srt" / "coding-agent.json").read_text())
     assert set(data["network"]) == {"allowedDomains", "deniedDomains", "allowLocalBinding", "strictAllowlist"}
+
+
+# -- importing the network keys back -------------------------------------------------------
+
+# (srt network object, rules of the imported network block, X620 warnings)
+IMPORT_CASES = [
+    ({"allowedDomains": ["github.com"], "deniedDomains": []}, ["default deny", "allow   github.com"], 0),
+    ({"allowedDomains": ["localhost:5432"], "deniedDomains": []}, ["default deny", "allow   host-loopback:5432"], 0),
+    ({"allowedDomains": ["localhost"], "deniedDomains": []}, ["default deny"], 1),
+    ({"allowedDomains": [], "deniedDomains": [], "allowLocalBinding": True}, ["default deny", "allow   localhost"], 0),
+]
+
+
+@pytest.mark.parametrize("network, rules, dropped", IMPORT_CASES)
+def test_network_import(network: dict, rules: list[str], dropped: int) -> None:
+    from stockade.integrations import import_text
+
+    text = json.dumps({"network": network, "filesystem": {"denyRead": [], "allowRead": [], "allowWrite": ["."],
+                                                          "denyWrite": []}})
+    result = import_text(text, "srt", "s.json")
+    block = result.text.split("network {", 1)[1].split("}", 1)[0]
+    assert [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")] == rules
+    assert sum(w.code == "X620" for w in result.warnings) == dropped
