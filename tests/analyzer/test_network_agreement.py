@@ -121,3 +121,26 @@ def test_broker_agrees_with_the_ir(ir: PolicyIR, url: str, host: str, port: int)
 def test_the_table_has_both_answers(ir: PolicyIR) -> None:
     answers = {ir.network_access(host, port).allowed for _, host, port in DESTINATIONS}
     assert answers == {True, False}
+
+
+# other tools naming a destination: (command, host, port)
+TOOLS = [
+    ("wget -q http://0x7f000001:6379/", "0x7f000001", 6379),
+    ("wget -q https://registry.npmjs.org/x", "registry.npmjs.org", 443),
+    ("git clone https://github.com.evil.example/x.git", "github.com.evil.example", 443),
+    ("git clone https://github.com/o/r.git", "github.com", 443),
+    ("pip install --index-url http://10.9.9.9:3141/simple x", "10.9.9.9", 3141),
+    ("pip install --index-url http://10.1.3.4:3141/simple x", "10.1.3.4", 3141),
+    ("npm install --registry http://192.168.7.9:4873/ x", "192.168.7.9", 4873),
+    ("nc 169.254.169.254 80", "169.254.169.254", 80),
+    ("ssh -p 2222 github.com", "github.com", 2222),
+    ("curl --connect-to github.com:443:169.254.169.254:80 https://github.com/", "169.254.169.254", 80),
+    ("curl --resolve github.com:443:10.1.2.9 https://github.com/", "10.1.2.9", 443),
+]
+
+
+@pytest.mark.parametrize("command, host, port", TOOLS, ids=[t[0] for t in TOOLS])
+def test_tools_agree_with_the_ir(ir: PolicyIR, command: str, host: str, port: int) -> None:
+    verdict = analyze(command, ir).to_json()
+    denied = any(r["code"] == "A404" for r in verdict["reasons"])
+    assert denied is not ir.network_access(host, port).allowed
