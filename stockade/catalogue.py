@@ -515,7 +515,9 @@ RUNTIME_SECTION = entry(
     explanation="A warning: the compiled artifact does not encode this section of the policy (for example "
                 "`limits` in a bubblewrap argv, or `environment` in a Seatbelt profile); `stockade run` "
                 "enforces it when it runs a command under the artifact, and `stockade hook` judges "
-                "commands. Running the artifact by hand enforces less than the policy.\n\n"
+                "commands. Running the artifact by hand enforces less than the policy. The same goes for "
+                "each host rule of a Seatbelt profile or a Windows plan: the network broker `stockade run` "
+                "starts enforces it, and the artifact alone reaches loopback only.\n\n"
                 "Run commands through `stockade run`, or remove the section's rules for this target.",
     example="$ printf 'limits {\\n    timeout 1m\\n}\\n' > limits.policy\n"
             "$ stockade compile limits.policy --target bwrap",

@@ -25,7 +25,7 @@ and the CLI:
 from __future__ import annotations
 
 from stockade import catalogue as codes
-from stockade.compiler.ir import NetRule, PolicyIR
+from stockade.compiler.ir import NetRule, Origin, PolicyIR
 from stockade.diagnostics import Diagnostic
 
 #: The ``sandbox-exec`` parameter (``-DBROKER_PORT=…``) and plan placeholder holding the
@@ -104,6 +104,20 @@ def proxy_environment(port: int | str, host: str = BROKER_HOST) -> dict[str, str
     return env
 
 
+def brokered_rules(ir: PolicyIR, host_loopback_direct: bool = False) -> list[tuple[str, Origin | None]]:
+    """``(rule text, origin)`` of every network rule only the broker enforces — ``default
+    allow`` and each ``allow`` beyond loopback — for the warning of an artifact used without
+    ``stockade run`` (which reaches loopback only).  Empty when the policy needs no broker."""
+    if not needs_broker(ir, host_loopback_direct):
+        return []
+    out: list[tuple[str, Origin | None]] = []
+    if ir.network.default == "allow":
+        out.append(("default allow", ir.network.default_origin))
+    out += [(f"allow {r.host}", r.origin) for r in ir.network.rules
+            if r.action == "allow" and reaches_beyond_loopback(r, host_loopback_direct)]
+    return out
+
+
 def unenforced_network_rules(ir: PolicyIR, broker_available: bool, platform: str,
                              host_loopback_direct: bool = False) -> list[Diagnostic]:
     """A warning (``B330``), with the rule's location, for every network rule ``platform``
@@ -132,5 +146,5 @@ def unenforced_network_rules(ir: PolicyIR, broker_available: bool, platform: str
     return out
 
 
-__all__ = ["BROKER_HOST", "BROKER_PORT_PARAM", "BROKER_PORT_PLACEHOLDER", "BROKER_PORT_UNSET", "NO_PROXY", "allows_everything", "needs_broker",
+__all__ = ["BROKER_HOST", "BROKER_PORT_PARAM", "BROKER_PORT_PLACEHOLDER", "BROKER_PORT_UNSET", "NO_PROXY", "allows_everything", "brokered_rules", "needs_broker",
            "proxy_environment", "reaches_beyond_loopback", "unenforced_network_rules"]

@@ -53,6 +53,7 @@ from stockade.backends.netplan import (
     BROKER_PORT_PLACEHOLDER,
     BROKER_PORT_UNSET,
     allows_everything,
+    brokered_rules,
     needs_broker,
     proxy_environment,
 )
@@ -677,6 +678,11 @@ class SeatbeltBackend(Backend):
         if needs_broker(self.ir, host_loopback_direct=True):
             # port 0 until the run sets the broker's port: nothing beyond loopback is reachable
             self.params.add(BROKER_PORT_PARAM, BROKER_PORT_UNSET)
+            if not self.by_runtime:
+                for text, origin in brokered_rules(self.ir, host_loopback_direct=True):
+                    self.warn(f"`{text}` is enforced by `stockade run`'s network broker: the profile run alone "
+                              f"reaches loopback only (`{BROKER_PORT_PARAM}={BROKER_PORT_UNSET}`)", origin,
+                              code=codes.RUNTIME_SECTION)
             lines += ["; every other destination through the stockade network broker, which decides each",
                       "; connection by the policy's host rules; its loopback port is a parameter of the run",
                       f'(allow network-outbound (remote tcp (string-append "localhost:" (param "{BROKER_PORT_PARAM}"))))',

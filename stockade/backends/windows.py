@@ -49,6 +49,7 @@ from stockade.backends.netplan import (
     BROKER_PORT_PLACEHOLDER,
     BROKER_PORT_UNSET,
     allows_everything,
+    brokered_rules,
     needs_broker,
     proxy_environment,
 )
@@ -437,6 +438,9 @@ class WindowsBackend(Backend):
             "broker": None,
         }
         if brokered:
+            for text, origin in [] if self.by_runtime else brokered_rules(self.ir, host_loopback_direct=True):
+                self.warn(f"`{text}` is enforced by the network broker the launcher passes as `-{WINDOWS_BROKER_PARAM}`: "
+                          "without one the plan reaches loopback only", origin, code=codes.RUNTIME_SECTION)
             env = proxy_environment(BROKER_PORT_PLACEHOLDER)  # Windows names are case-insensitive: one spelling
             out["environment"] = {k: v for k, v in env.items() if k == k.upper() or k.upper() not in env}
             out["broker"] = {"port_param": WINDOWS_BROKER_PARAM, "listen": BROKER_HOST,

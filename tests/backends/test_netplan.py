@@ -79,3 +79,21 @@ def test_check_warns_where_no_broker_runs(tmp_path: Path) -> None:
     data = json.loads(subprocess.run([sys.executable, "-m", "stockade", "check", str(policy), "--format", "json"],
                                      capture_output=True, text=True, cwd=ROOT, timeout=60).stdout)
     assert [w["code"] for w in data["results"][0]["warnings"]] == ["B330", "B330"]
+
+
+@pytest.mark.parametrize("target", ["seatbelt", "windows"])
+def test_artifacts_alone_warn_about_every_brokered_rule(target: str) -> None:
+    from stockade.backends.base import compile_ir
+    from stockade.compiler.ir import FsRule
+
+    ctx = Context("C:\\w", "C:\\h", "C:\\t", "windows") if target == "windows" else Context("/w", "/h", "/t", "darwin")
+    net = Network("allow", (NetRule("allow", HostPattern("localhost"), origin=Origin("n.policy", 2, 11)),
+                            NetRule("allow", HostPattern("host", "github.com", 443), origin=Origin("n.policy", 3, 11)),
+                            NetRule("deny", HostPattern("host", "evil.example"), origin=Origin("n.policy", 4, 10))),
+                  default_origin=Origin("n.policy", 1, 5))
+    ir = PolicyIR("n", ctx, filesystem=(FsRule("write", ctx.workspace), FsRule("read", "/")), network=net)
+    brokered = [w.span.line for w in compile_ir(ir, target).warnings
+                if w.code == "B321" and "network broker" in w.message and w.span]
+    assert brokered == [1, 3]  # `default allow` and `allow github.com:443`; not localhost, not the deny
+    quiet = compile_ir(ir, target, by_runtime=True).warnings
+    assert not [w for w in quiet if "network broker" in w.message]
