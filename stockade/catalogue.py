@@ -295,6 +295,15 @@ UNSUPPORTED_TILDE = entry(
                 "depend on the machine's user database.\n\n"
                 "Write the path in full, or use `~` / `$HOME`.",
     example="filesystem {\n    read ~root/notes\n}\n")
+WILDCARD_IN_VARIABLE = entry(
+    "C206", "a variable's value holds glob characters inside a glob",
+    explanation="A `*`, `?` or `[` that comes from a variable (`$WORKSPACE`, `$HOME`, `~`, an environment "
+                "variable) is part of a name, never a wildcard: `write $WORKSPACE` on a workspace named "
+                "`p*` grants that one directory, not every `p…` beside it.  A path whose written text has "
+                "wildcards of its own and whose variables hold such characters cannot say which is which "
+                "(globs have no escape), so it is refused.\n\n"
+                "Rename the directory, or write the rule without the variable.",
+    example=None)
 DUPLICATE_RULE = entry(
     "C210", "duplicate rule",
     explanation="A warning: the same rule, or the same setting with the same value, is given twice in one "
@@ -355,6 +364,17 @@ DISK_LIMIT_DISCARDS_WRITES = entry(
                 "all (the run is refused, R545).\n\n"
                 "Write what must persist into the workspace, or remove the `disk` limit.",
     example="filesystem {\n    write /tmp\n}\nlimits {\n    disk 1GiB\n}\n")
+
+UNTRUSTED_POLICY_FILE = entry(
+    "C290", "discovered policy file refused",
+    explanation="With no policy named, Stockade looks for `.stockade/policy` or `stockade.policy` from the "
+                "current directory upwards (to the repository's top or the home directory), then for "
+                "`$XDG_CONFIG_HOME/stockade/policy`. A file found there that is a symbolic link, not a "
+                "regular file, owned by another user, or writable by others than its owner could have been "
+                "planted by someone else, so it is refused — never used, and never silently skipped for a "
+                "weaker one.\n\n"
+                "Name the policy explicitly with `--policy FILE`, or fix the file (`chmod go-w FILE`).",
+    example="$ cp examples/coding-agent.policy stockade.policy && chmod o+w stockade.policy && stockade check", example_kind="shell")
 
 # -- B3xx: backends --------------------------------------------------------------------------
 
@@ -594,6 +614,30 @@ UNKNOWN_EFFECTS = entry(
                 "(default `confirm`).\n\n"
                 "Write the command so its effects are visible, or set `unknown-effects` in `commands`.",
     example="$ stockade analyze -- 'eval \"$CMD\"'", example_kind="shell")
+SESSION_STOPPED = entry(
+    "A430", "session stopped",
+    explanation="The command belongs to an agent session that reached a limit of the policy's `session` "
+                "section (`max-denials`, `max-steps`, `max-failures`) with `on-limit stop`, or that has "
+                "ended. Every further command of the session is denied until a person resumes it.\n\n"
+                "Look at what the session did (`stockade audit --session ID`), then run "
+                "`stockade session resume ID`.",
+    example="$ stockade session resume 5f0c…", example_kind="shell")
+SESSION_NEEDS_PERSON = entry(
+    "A431", "session limit reached: a person decides",
+    explanation="The session reached a limit of the policy's `session` section with `on-limit confirm`: "
+                "commands the policy allows now need a person's confirmation, until the session is resumed "
+                "(`stockade session resume ID`).")
+READ_BEFORE_EDIT = entry(
+    "A432", "edit of a file the session has not read",
+    explanation="In an agent session, a file tool (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) may change "
+                "an existing file only after the session read it, and only while its content is what was "
+                "read: this stops blind overwrites and edits over a person's concurrent changes.\n\n"
+                "Read the file (again) with the `Read` tool, then edit it.")
+APPROVED = entry(
+    "A433", "approved by a stored approval",
+    explanation="A `confirm` verdict was turned into `allow` by an approval a person stored (`always`): "
+                "the reason names the approval and where it is kept. Approvals never override `deny`.\n\n"
+                "List them with `stockade approvals list`; remove one with `stockade approvals revoke`.")
 MALFORMED_BATCH_LINE = entry(
     "A498", "malformed batch input line",
     explanation="`stockade analyze --batch` reads one JSON object per line; this line could not be read (not "
@@ -740,6 +784,35 @@ ANALYZER_UNAVAILABLE = entry(
                 "commands with command rules alone.\n\n"
                 "Reinstall stockade with its dependencies (`pip install stockade`).")
 
+BAD_SESSION = entry(
+    "R580", "bad session",
+    explanation="The session id is not a valid name (1-128 letters, digits, `.`, `_` or `-`), or the "
+                "session's state in Stockade's state directory cannot be read.")
+NO_SUCH_SESSION = entry(
+    "R581", "no such session",
+    explanation="No session of that id has state in Stockade's state directory (`$STOCKADE_STATE`, or "
+                "`$XDG_STATE_HOME/stockade`).\n\n"
+                "`stockade session list` shows the sessions there are.")
+APPROVAL_REFUSED = entry(
+    "R582", "approval cannot be stored",
+    explanation="A `confirm` answer could not become a stored approval: the policy says `approvals never` "
+                "(or `session` for a persisted one), the command matches a `never-persist` pattern, the "
+                "command is not a `confirm` (a `deny` can never be approved), or no rule of a safe "
+                "granularity names it (inline interpreter code, a multi-command tool without its "
+                "subcommand).\n\n"
+                "Approve the command once instead (`--approve` or `yes` at the prompt).")
+REVERT_REFUSED = entry(
+    "R583", "file not reverted",
+    explanation="`stockade revert` restores the files a session changed to their state before the session. "
+                "A file that was changed since by someone else (its content is not what the session left), "
+                "that the session's journal could not keep (over the size budget), or that is now reached "
+                "through a symlink is not touched, and is listed.")
+WORKTREE_FAILED = entry(
+    "R584", "session worktree failed",
+    explanation="`stockade session start --worktree` or `stockade session end --merge|--discard` could not "
+                "create, merge or remove the session's own worktree; the message says which step failed. Git "
+                "runs inside a sandbox for these steps, never on the host directly.")
+
 # -- X6xx: integrations ----------------------------------------------------------------------
 
 STRICT_EXPORT_REFUSED = entry(
@@ -851,6 +924,16 @@ USAGE_ERROR = entry(
                 "closest) or combines options that do not make sense together.\n\n"
                 "Check `stockade COMMAND --help`; the README lists every diagnostic code.",
     example="$ stockade explain B399", example_kind="shell")
+POLICY_NAMING = entry(
+    "E010", "policy named ambiguously",
+    explanation="Every command names its policy the same way: as its first operand (a path to an existing "
+                "file ending in `.policy`) or with `--policy FILE`, and the command to judge or run comes "
+                "after `--`. A word before `--` that is not such a file, a policy named both ways, or a "
+                "policy operand that does not exist is refused rather than guessed at: a command must never "
+                "be judged against a policy other than the one meant.\n\n"
+                "Write `stockade analyze team.policy -- git push` or `stockade analyze --policy team.policy "
+                "-- git push`. A policy file whose name does not end in `.policy` is named with `--policy`.",
+    example="$ stockade analyze team.policy git push", example_kind="shell")
 
 
 # -- rendering (``stockade explain``, the README) --------------------------------------------

@@ -118,7 +118,7 @@ class ScriptReport(TupleRecord):
 
     def to_json(self) -> dict:
         """The report as a JSON object."""
-        return {"decision": self.verdict.decision, "findings": [f.to_json() for f in self.findings]}
+        return {"decision": self.verdict.decision, "reasons": [f.to_json() for f in self.findings]}
 
 
 def line_col(text: str, offset: int) -> tuple[int, int]:

@@ -72,10 +72,17 @@ def to_sarif(verdicts: Iterable[tuple[str, Verdict]]) -> dict:
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "stockade", "informationUri": "https://example.invalid/stockade",
+        "runs": [{"tool": {"driver": {"name": "stockade", "version": _version(), "semanticVersion": _version(),
+                                      "informationUri": "https://example.invalid/stockade",
                                       "rules": list(rules.values())}},
                   "results": results}],
     }
+
+
+def _version() -> str:
+    from stockade import __version__
+
+    return str(__version__)
 
 
 _RULE_NAMES: dict[str, str] = {

@@ -122,6 +122,7 @@ RUNTIME_HOW: dict[str, str] = {
     "environment": "`stockade run` hands the command only the environment the policy builds",
     "limits": "`stockade run` applies them to the sandboxed command",
     "commands": "`stockade run` (and `stockade hook`) judge every command before it runs",
+    "session": "`stockade hook` and `stockade run --session` count steps, denials and failures of a named session",
     "verdicts": "`stockade run` (and `stockade hook`) apply them when judging a command",
 }
 

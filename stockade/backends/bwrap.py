@@ -642,7 +642,7 @@ class BwrapBackend(Backend):
     #: the argv only sizes ``/dev/shm``; commands and verdicts: judged by ``stockade run``.
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("plan_filesystem"), "network": handled("render_network"),
-        "environment": handled("environment"), "limits": RUNTIME, "commands": RUNTIME, "verdicts": RUNTIME,
+        "environment": handled("environment"), "limits": RUNTIME, "commands": RUNTIME, "session": RUNTIME, "verdicts": RUNTIME,
     }
 
     RENDERERS: ClassVar[dict[type, str]] = {Network: "render_network"}

@@ -377,7 +377,7 @@ class SeatbeltBackend(Backend):
     #: bubblewrap); commands and verdicts: judged by ``stockade run``.
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("_filesystem"), "network": handled("visit_Network"), "environment": RUNTIME,
-        "limits": runtime("refuse_limits"), "commands": RUNTIME, "verdicts": RUNTIME,
+        "limits": runtime("refuse_limits"), "commands": RUNTIME, "session": RUNTIME, "verdicts": RUNTIME,
     }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "visit_FsRule", Network: "visit_Network"}
@@ -415,6 +415,8 @@ class SeatbeltBackend(Backend):
         """The limits ``stockade run`` cannot apply on macOS: ``disk`` (error ``B320``)."""
         self.unsupported_limits(("disk",), "macOS has no private size-limited layer for the paths outside the "
                                            "workspace (`stockade run` enforces `disk` with bubblewrap only)")
+        self.unsupported_limits(("cpus",), "macOS has no cgroups: `stockade run` enforces `cpus` with bubblewrap "
+                                           "and a cpu cgroup only")
 
     def _set_params(self) -> None:
         ctx = self.ir.context
@@ -461,6 +463,16 @@ class SeatbeltBackend(Backend):
             "(allow mach-lookup",
             '  (global-name "com.apple.system.opendirectoryd.libinfo")',
             '  (global-name "com.apple.bsd.dirhelper"))',
+            "; preferences (CFPreferences, read by git's and Python's frameworks through",
+            "; cfprefsd), unified logging (os_log of every framework) and notify(3) (libnotify:",
+            "; timezone and network-change notifications) are daemons, not files",
+            "(allow mach-lookup",
+            '  (global-name "com.apple.cfprefsd.daemon")',
+            '  (global-name "com.apple.cfprefsd.agent")',
+            '  (global-name "com.apple.logd")',
+            '  (global-name "com.apple.system.notification_center"))',
+            "; host_processor_info(): libuv's os.cpus() in Node.js",
+            "(allow mach-host*)",
             "; POSIX semaphores: Python multiprocessing locks",
             "(allow ipc-posix-sem)",
             "; read-only hardware and OS facts that runtimes query at start-up (CPU count,",
@@ -583,6 +595,11 @@ class SeatbeltBackend(Backend):
             '(allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))',
             "(allow file-read* file-write-data file-ioctl",
             '  (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
+            "; the terminal inherited from before the sandbox (no pty extension): ioctl on the",
+            "; descriptors already open (isatty, window size, raw mode) — opening another",
+            "; terminal by name stays denied",
+            "(allow file-ioctl",
+            '  (require-all (regex #"^/dev/ttys[0-9]+$") (vnode-type CHARACTER-DEVICE)))',
             "",
         ]
 
@@ -708,13 +725,18 @@ def _comment_safe(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
+#: Read-only sysctls: CPU topology, cache and frequency facts that V8 (Node.js), the JVM
+#: and Python's ``os.cpu_count`` read at start-up, OS identity, and process-table entries.
 _SYSCTL_NAMES: tuple[str, ...] = (
-    "hw.activecpu", "hw.byteorder", "hw.cachelinesize", "hw.cpufamily", "hw.cputype", "hw.cpusubtype",
-    "hw.l1dcachesize", "hw.l2cachesize", "hw.logicalcpu", "hw.logicalcpu_max", "hw.machine", "hw.memsize",
-    "hw.model", "hw.ncpu", "hw.nperflevels", "hw.pagesize", "hw.pagesize_compat", "hw.physicalcpu",
-    "hw.physicalcpu_max", "kern.argmax", "kern.hostname", "kern.maxfilesperproc", "kern.maxproc",
-    "kern.osproductversion", "kern.osrelease", "kern.ostype", "kern.osversion", "kern.secure_kernel",
-    "kern.usrstack64", "kern.version", "machdep.cpu.brand_string", "sysctl.proc_cputype", "vm.loadavg",
+    "hw.activecpu", "hw.busfrequency_compat", "hw.byteorder", "hw.cacheconfig", "hw.cachelinesize",
+    "hw.cachelinesize_compat", "hw.cpufamily", "hw.cpufrequency", "hw.cpufrequency_compat", "hw.cputype",
+    "hw.cpusubtype", "hw.l1dcachesize", "hw.l1dcachesize_compat", "hw.l1icachesize_compat", "hw.l2cachesize",
+    "hw.l2cachesize_compat", "hw.l3cachesize_compat", "hw.logicalcpu", "hw.logicalcpu_max", "hw.machine",
+    "hw.memsize", "hw.model", "hw.ncpu", "hw.nperflevels", "hw.packages", "hw.pagesize", "hw.pagesize_compat",
+    "hw.physicalcpu", "hw.physicalcpu_max", "hw.tbfrequency_compat", "hw.vectorunit", "kern.argmax",
+    "kern.hostname", "kern.maxfilesperproc", "kern.maxproc", "kern.osproductversion", "kern.osrelease",
+    "kern.ostype", "kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.usrstack64",
+    "kern.version", "machdep.cpu.brand_string", "sysctl.proc_cputype", "vm.loadavg",
 )
 _SYSCTL_PREFIXES: tuple[str, ...] = ("hw.optional.", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.")
 

@@ -7,13 +7,27 @@ lists each of them as data, in the order a launcher applies them:
 1. **preflight** — every volume is a local fixed NTFS drive (no UNC, no mapped drive),
    every path an ACE is placed on is canonical (no reparse point or 8.3 alias on the way),
    the workspace exists;
-2. **principal** — a capability SID (``S-1-15-3-1024-…``) derived deterministically from
-   the lower-cased workspace path (:func:`capability_sid`); the confined process carries it
-   as its only restricting SID besides its logon SID;
-3. **restricted token** — ``CreateRestrictedToken`` with ``DISABLE_MAX_PRIVILEGE |
-   LUA_TOKEN`` (*not* ``WRITE_RESTRICTED``: the policy restricts reads too, so reads must
-   pass the restricting-SID check as well), Administrators deny-only, medium integrity;
-4. **ACEs** for the capability SID, in canonical order: every filesystem rule puts an
+2. **principals** — a dedicated local *sandbox account* (``stockade-sbx``, created on first
+   use by the elevated script, its random password kept DPAPI-protected in Stockade's
+   state directory) that the command runs as, and a capability SID (``S-1-15-3-1024-…``)
+   derived deterministically from the lower-cased workspace path (:func:`capability_sid`);
+3. **restricted token** — the script logs the account on (``CreateProcessWithLogonW``) to
+   start a small runner, which makes a ``CreateRestrictedToken`` copy of its own token with
+   ``DISABLE_MAX_PRIVILEGE | LUA_TOKEN | WRITE_RESTRICTED`` whose restricting SIDs are the
+   capability SID and the logon SID.  *Reads* pass the normal check only: they are what
+   the account may read — what ``BUILTIN\\Users`` reads (System32, Program Files: processes
+   start) plus the plan's grants — so the user's profile, whose DACL names only the user,
+   SYSTEM and Administrators, is closed to it, and ``~/.ssh`` carries an explicit deny for
+   the account besides.  *Writes* must pass the restricting check too: only where the plan
+   granted the capability SID.  Firewall rules are keyed to the account's SID, which is
+   the confined process's user SID, so they really match it (a restricting-only SID never
+   satisfies the normal pass of the firewall's access check).  The token's default DACL
+   grants the account, the capability and logon SIDs and SYSTEM, so the child can open the
+   objects it creates; the child gets ``winsta0\\default`` as its desktop, only its three
+   standard handles (``PROC_THREAD_ATTRIBUTE_HANDLE_LIST``), and ``\\\\.\\NUL`` grants the
+   capability SID read and write;
+4. **ACEs** for the account and the capability SID (one entry for both), in canonical
+   order: every filesystem rule puts an
    explicit *deny* of what it does not grant and an explicit *allow* of what it grants on
    its path, inheritable (``OI CI``).  Inherited ACEs are ordered nearest ancestor first,
    so the deepest rule decides — the policy's most-specific-path-wins.  Paths no rule
@@ -22,13 +36,18 @@ lists each of them as data, in the order a launcher applies them:
    ``FILE_DELETE_CHILD`` is never granted (it would let a parent delete a protected child);
 5. **Job Object** limits from the policy's limits (memory, processes, CPU time,
    kill-on-close, UI restrictions);
-6. **network** — Windows Firewall rules (WFP) blocking the capability SID from every
+6. **network** — Windows Firewall rules (WFP) blocking the sandbox account from every
    non-loopback address, or nothing when the policy allows everything; a policy with host
    rules reaches them through the network broker on ``127.0.0.1:$BrokerPort`` (the proxy
    variables point there; the firewall exempts loopback, so the broker is reachable and
    nothing else outside is);
 7. **spawn** steps and the **environment** rebuilt from the policy;
-8. a **teardown** journal that removes exactly what was added.
+8. a **teardown** journal that removes exactly what was added.  ACEs are *persisted*
+   grants: applied once (an ACE already present is not written again, so a drive root is
+   not re-propagated on every run) and removed by the script's ``-Uninstall``; firewall
+   rules and placeholders are per run, recorded in a journal file in Stockade's state
+   directory before they are added, removed in a ``finally`` block, and — after a killed
+   PowerShell — by the next run before it starts.
 
 What cannot be expressed exactly is approximated on the safe side with a warning, or is an
 error (see ``docs/backends-windows.md``).  The backend is pure: IR in, plan out.
@@ -92,7 +111,7 @@ ANCESTOR_GUARD_MASK = DELETE
 
 # -- token, integrity, job object constants --------------------------------------------------
 
-TOKEN_FLAGS = {"DISABLE_MAX_PRIVILEGE": 0x1, "LUA_TOKEN": 0x4}
+TOKEN_FLAGS = {"DISABLE_MAX_PRIVILEGE": 0x1, "LUA_TOKEN": 0x4, "WRITE_RESTRICTED": 0x8}
 INTEGRITY = {"low": "S-1-16-4096", "medium": "S-1-16-8192"}
 ADMINISTRATORS = "S-1-5-32-544"
 JOB_LIMIT_FLAGS = {
@@ -120,6 +139,35 @@ NON_LOOPBACK = ["0.0.0.0-126.255.255.255", "128.0.0.0-255.255.255.255",
 WINDOWS_BROKER_PARAM = "BrokerPort"
 
 CAPABILITY_PREFIX = "S-1-15-3-1024"
+BUILTIN_USERS = "S-1-5-32-545"
+#: the local account the command runs as (at most 20 characters: a SAM account name)
+SANDBOX_ACCOUNT = "stockade-sbx"
+#: placeholders the launcher replaces with SIDs it resolves on the machine
+ACCOUNT_PLACEHOLDER = "%ACCOUNT%"
+LOGON_PLACEHOLDER = "%LOGON%"
+SYSTEM = "S-1-5-18"
+#: the interactive desktop; a restricted child without it fails in user32's DLL initialisation
+DESKTOP = "winsta0\\default"
+#: the null device: shells redirect to it; its DACL does not name the restricting SIDs
+NULL_DEVICE = "\\\\.\\NUL"
+#: file rights on the null device: read, write, append, attributes, synchronize (no WRITE_DAC)
+NULL_DEVICE_MASK = 0x0012019F
+#: where the launcher keeps its run journal (firewall rules, placeholders) and the record of
+#: the persisted grants: the user's own profile, outside every writable grant
+STATE_DIR = "%LOCALAPPDATA%\\stockade\\windows"
+#: where the script places the runner it starts as the sandbox account (the account may read
+#: and execute it, never write it)
+RUNNER_DIR = "%ProgramData%\\stockade\\runner"
+#: variables every Windows process expects: kept whatever the policy's keep list says
+#: (dropping SystemRoot breaks Winsock, TEMP/TMP temp files, APPDATA/LOCALAPPDATA .NET and
+#: git); a policy ``drop`` of one of them still wins (warned)
+WINDOWS_ENV_KEEP: tuple[str, ...] = (
+    "SystemRoot", "windir", "SystemDrive", "TEMP", "TMP", "PATHEXT", "ComSpec", "USERPROFILE", "HOMEDRIVE",
+    "HOMEPATH", "APPDATA", "LOCALAPPDATA", "ProgramData", "ProgramFiles", "ProgramFiles(x86)", "ProgramW6432",
+    "CommonProgramFiles", "CommonProgramFiles(x86)", "CommonProgramW6432", "ALLUSERSPROFILE", "PUBLIC",
+    "USERNAME", "USERDOMAIN", "COMPUTERNAME", "OS", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
+    "PROCESSOR_IDENTIFIER", "PSModulePath",
+)
 
 
 def capability_sid(workspace: str) -> str:
@@ -197,7 +245,7 @@ class WindowsBackend(Backend):
     #: before a command runs (``stockade run``, ``stockade hook``), not by the plan.
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("_acl"), "network": handled("_network"), "environment": handled("_environment"),
-        "limits": handled("_job"), "commands": RUNTIME, "verdicts": RUNTIME,
+        "limits": handled("_job"), "commands": RUNTIME, "session": RUNTIME, "verdicts": RUNTIME,
     }
 
     RENDERERS: ClassVar[dict[type, str]] = {FsRule: "render_fs_rule"}
@@ -341,6 +389,8 @@ class WindowsBackend(Backend):
         return {
             "id": "",
             "path": str(path),
+            "lifetime": "persistent",
+            "principals": ["sandbox-account", "capability"],
             "type": kind,
             "mask": mask,
             "mask_hex": f"0x{mask:08X}",
@@ -379,11 +429,13 @@ class WindowsBackend(Backend):
                 aces.append({"type": "allow", "mask": ALLOW_MASK[access], "mask_hex": f"0x{ALLOW_MASK[access]:08X}",
                              "rights": rights_of(ALLOW_MASK[access]), "inheritance": "OICI",
                              "sddl": ace_sddl("allow", "OICI", ALLOW_MASK[access], sid)})
+            roots = self._walk_roots(rule, base)
             out.append({
                 "id": f"glob-{number:03d}",
                 "rule": _rule_ref(rule),
                 "pattern": str(path),
                 "base": str(base),
+                "walk_roots": [str(r) for r in roots],
                 "remainder": list(rest),
                 "match": "existing-at-apply",
                 "case_sensitive": False,
@@ -393,6 +445,41 @@ class WindowsBackend(Backend):
                 if access != "write" else [],
             })
         return out
+
+    def _restate_at_profile_boundaries(self, context: dict[str, WinPath]) -> None:
+        """Put the IR's decision on the home, workspace and temporary directory themselves
+        when it comes from a rule on an ancestor: a user profile has a protected DACL, so an
+        inheritable ACE on ``C:\\`` never reaches it (the account could not read the home a
+        ``read /`` rule grants)."""
+        placed = {t.path.key for t in self.targets}
+        for name in ("home", "workspace", "tmpdir"):
+            path = context[name]
+            if path.key in placed:
+                continue
+            decision = self.query.path_access(posix_key(path))
+            if decision.rule is None or decision.access == "none" or decision.rule.is_glob:
+                continue
+            original = next((r for r in self.ir.filesystem if r.kind == decision.rule.kind and not r.is_glob
+                             and r.origin == decision.rule.origin and r.source_text == decision.rule.source_text), None)
+            if original is not None:
+                self.targets.append(_Target(path, original))
+                placed.add(path.key)
+
+    def _walk_roots(self, rule: FsRule, base: WinPath) -> list[WinPath]:
+        """Where the launcher looks for a glob's existing matches: its base, unless that is
+        above the context directories (``C:\\`` for ``**\\.env``): then only the workspace,
+        the home and the temporary directory below it are walked (warned), never a drive."""
+        context = [self._ctx[name] for name in ("workspace", "home", "tmpdir")]
+        if not any(c.is_within(base) and c.key != base.key for c in context):
+            return [base]
+        roots = [c for c in context if c.is_within(base)]
+        roots = [r for r in roots if not any(r.is_within(o) and r.key != o.key for o in roots)]
+        roots = list({r.key: r for r in roots}.values())
+        self.warn(f"glob `{rule.pattern}` is enforced on the matches that exist below "
+                  f"{', '.join(f'`{r}`' for r in roots)}; the rest of `{base}` is not walked for matches",
+                  rule.origin, code=codes.SEATBELT_START_OR_WINDOWS_GLOB,
+                  help="list secrets elsewhere on the drive as literal paths")
+        return roots
 
     def _network(self, sid: str) -> dict[str, Any]:
         """The firewall rules and proxy variables: nothing when the policy allows everything;
@@ -452,6 +539,7 @@ class WindowsBackend(Backend):
     def _job(self) -> dict[str, Any]:
         self.unsupported_limits(("filesize", "disk"), "a Job Object limits neither the size of one file nor "
                                                       "what a run leaves written")
+        self.unsupported_limits(("cpus",), "the plan's launcher sets no CPU rate control on the Job Object")
         ir = self.ir
         flags = ["JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE", "JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION"]
         limits: dict[str, int] = {}
@@ -481,13 +569,22 @@ class WindowsBackend(Backend):
 
     def _environment(self) -> dict[str, Any]:
         env = self.ir.environment
+        from stockade.compiler.environment import glob_match
+
+        drops = [r for r in env if r.action == "drop"]
+        for name in WINDOWS_ENV_KEEP:
+            rule = next((r for r in drops if glob_match(name.upper(), r.name.upper())), None)
+            if rule is not None:
+                self.warn(f"`drop {rule.name}` removes `{name}`, which windows programs need (sockets, temp "
+                          f"files, .NET and git may fail)", rule.origin, code=codes.APPROXIMATED_RULE)
         return {
             "keep": [r.name for r in env if r.action == "keep"],
+            "windows_keep": list(WINDOWS_ENV_KEEP),
             "drop": [r.name for r in env if r.action == "drop"],
             "set": [{"name": r.name, "value": r.value or ""} for r in env if r.action == "set"],
             "name_matching": "case-insensitive (windows variable names are)",
             "semantics": "start from the parent's environment; with keep patterns only matching names "
-                         "stay; drop beats keep; set applies last",
+                         "and the windows_keep names stay; drop beats keep; set applies last",
         }
 
     # -- the plan --------------------------------------------------------------------------
@@ -495,6 +592,7 @@ class WindowsBackend(Backend):
     def plan(self) -> dict[str, Any]:
         """Build the plan dict (validated by ``windows_plan.schema.json``)."""
         context = self._context()
+        self._ctx = context
         seen: set[str] = set()
         for field_name in ("workspace", "home", "tmpdir"):
             root = WinPath(context[field_name].drive, ())
@@ -503,10 +601,14 @@ class WindowsBackend(Backend):
                 self.drives.append(root)
         for rule in self.ir.filesystem:
             self.dispatch(rule)
+        self._restate_at_profile_boundaries(context)
         sid = capability_sid(str(context["workspace"]))
         aces, placeholders = self._acl(sid)
         globs = self._glob_guards(sid)
         network = self._network(sid)
+        for rule in network["firewall_rules"]:
+            # keyed to the confined process's user SID: the sandbox account (see the module docstring)
+            rule["local_user_sddl"] = f"O:LSD:(A;;CC;;;{ACCOUNT_PLACEHOLDER})"
         timeout = self.ir.limit("timeout")
         output = self.ir.limit("output")
         volumes = sorted({p.volume for p in [*(t.path for t in self.targets), *(p for _, p in self.globs),
@@ -530,10 +632,10 @@ class WindowsBackend(Backend):
         for rule in reversed(network["firewall_rules"]):
             teardown.append({"action": "remove-firewall-rule", "target": rule["name"]})
         for glob in reversed(globs):
-            teardown.append({"action": "remove-glob-aces", "target": glob["id"], "sid": sid})
+            teardown.append({"action": "remove-glob-aces", "target": glob["id"], "sid": sid, "when": "uninstall"})
         for ace in reversed(aces):
             teardown.append({"action": "remove-ace", "target": ace["path"], "ace": ace["id"], "sid": sid,
-                             "sddl": ace["sddl"]})
+                             "sddl": ace["sddl"], "when": "uninstall"})
         for holder in reversed(placeholders):
             teardown.append({"action": "remove-placeholder", "target": holder["path"],
                              "only_if": "created-by-plan-and-empty"})
@@ -543,6 +645,8 @@ class WindowsBackend(Backend):
             {"step": "apply-aces"},
             {"step": "apply-glob-aces"},
             {"step": "add-firewall-rules"},
+            {"step": "provision-sandbox-account"},
+            {"step": "logon-sandbox-account", "runner": RUNNER_DIR},
             {"step": "create-restricted-token"},
             {"step": "create-job-object"},
             {"step": "create-process-suspended", "cwd": str(context["workspace"]),
@@ -562,6 +666,14 @@ class WindowsBackend(Backend):
             "principal": {
                 "kind": "capability-sid",
                 "sid": sid,
+                "account": {
+                    "name": SANDBOX_ACCOUNT,
+                    "sid": None,
+                    "resolve": "the local account of that name; created (member of BUILTIN\\Users only) with a "
+                               "random password when missing",
+                    "credential": STATE_DIR + "\\account.dpapi",
+                    "logon": "CreateProcessWithLogonW, LOGON_WITH_PROFILE",
+                },
                 "derivation": {
                     "scheme": "sha256-words",
                     "prefix": CAPABILITY_PREFIX,
@@ -572,17 +684,28 @@ class WindowsBackend(Backend):
                 "api": "CreateRestrictedToken",
                 "flags": list(TOKEN_FLAGS),
                 "flags_value": sum(TOKEN_FLAGS.values()),
-                "write_restricted": False,
+                "write_restricted": True,
                 "deny_only_sids": [ADMINISTRATORS],
                 "restricting_sids": [
                     {"role": "capability", "sid": sid},
                     {"role": "logon-session", "sid": None, "resolve": "TokenGroups entry with SE_GROUP_LOGON_ID"},
                 ],
+                "default_dacl": f"D:(A;;GA;;;{SYSTEM})(A;;GA;;;{sid})(A;;GA;;;{ACCOUNT_PLACEHOLDER})"
+                                f"(A;;GA;;;{LOGON_PLACEHOLDER})",
+                "desktop": DESKTOP,
+                "inherited_handles": ["stdin", "stdout", "stderr"],
                 "privileges_kept": ["SeChangeNotifyPrivilege"],
                 "integrity_level": {"name": "medium", "sid": INTEGRITY["medium"]},
-                "access_rule": "access needs both the normal check (user and groups) and the restricting "
-                               "check (capability and logon SIDs) to pass",
+                "access_rule": "reads need the normal check (the sandbox account and its groups) to pass; "
+                               "writes need it and the restricting check (capability and logon SIDs)",
             },
+            "devices": [{"path": NULL_DEVICE, "sid": sid, "mask": NULL_DEVICE_MASK,
+                         "mask_hex": f"0x{NULL_DEVICE_MASK:08X}", "lifetime": "until-reboot",
+                         "sddl": ace_sddl("allow", "none", NULL_DEVICE_MASK, sid)}],
+            "state": {"dir": STATE_DIR, "journal": STATE_DIR + "\\run-" + sid.rsplit("-", 1)[-1] + ".journal",
+                      "grants": STATE_DIR + "\\grants-" + sid.rsplit("-", 1)[-1] + ".json",
+                      "recovery": "a journal left by a killed run is replayed (its firewall rules and "
+                                  "placeholders removed) before the next run starts"},
             "acl": {"sid": sid, "entries": aces},
             "placeholders": placeholders,
             "globs": globs,

@@ -134,8 +134,11 @@ def looks_windows(text: str) -> bool:
 
 
 def glob_base(path: WinPath) -> tuple[WinPath, tuple[str, ...]]:
-    """Split a glob into its literal base directory and the wildcard remainder."""
+    """Split a glob into its literal base directory and the wildcard remainder.
+
+    Only ``*`` and ``?`` are wildcards (as in the IR's globs); ``[`` is an ordinary
+    character of a windows name (``C:\\src\\p[1]``)."""
     for i, part in enumerate(path.parts):
-        if "*" in part or "?" in part or "[" in part:
+        if "*" in part or "?" in part:
             return WinPath(path.drive, path.parts[:i]), path.parts[i:]
     return WinPath(path.drive, path.parts[:-1]), path.parts[-1:]

@@ -44,8 +44,10 @@ def register(subparsers: Any) -> None:
     import argparse
 
     parser = subparsers.add_parser("analyze", help="judge a shell command or script against a policy")
-    parser.add_argument("--policy", "-p", help="policy file (default: the built-in policy)")
-    parser.add_argument("--workspace", help="workspace directory (default: the current directory)")
+    parser.add_argument("--policy", "-p", metavar="FILE",
+                        help="policy file (or the POLICY operand before `--`; default: the project's, the user's "
+                             "or the built-in policy)")
+    parser.add_argument("--workspace", "-w", help="workspace directory (default: the current directory)")
     parser.add_argument("--home", help="home directory (default: $HOME)")
     parser.add_argument("--tmpdir", help="temporary directory (default: $TMPDIR or /tmp)")
     parser.add_argument("--cwd", help="directory the command runs in (default: the workspace)")
@@ -54,13 +56,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--batch", action="store_true",
                         help='read JSON lines {"id", "command"} on stdin, write one JSON verdict per line')
     parser.add_argument("--no-cache", action="store_true", help="do not use the compiled-policy cache")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="[POLICY] -- COMMAND",
+                        help="an existing `*.policy` file, then the command after `--`")
     parser.set_defaults(handler=run)
 
 
 #: The options :func:`parse_fast` reads: spelling → (destination, takes a value).
 _FAST_OPTIONS: dict[str, tuple[str, bool]] = {
     "--policy": ("policy", True), "-p": ("policy", True), "--workspace": ("workspace", True),
+    "-w": ("workspace", True),
     "--home": ("home", True), "--tmpdir": ("tmpdir", True), "--cwd": ("cwd", True), "--format": ("format", True),
     "--script": ("script", True), "--batch": ("batch", False), "--no-cache": ("no_cache", False),
 }
@@ -95,9 +99,10 @@ def load_policy(args: AnalyzeArgs) -> Any:
 
 def run(args: AnalyzeArgs) -> int:
     """Run the subcommand; returns the exit code."""
-    command_words = list(args.command)
-    if command_words[:1] == ["--"]:
-        command_words = command_words[1:]
+    from stockade.cli.common import policy_choice, split_command_operands
+
+    named, command_words = split_command_operands(args.command, args.policy)
+    args.policy = policy_choice(named).path
     modes = sum([bool(command_words), bool(args.script), bool(args.batch)])
     if modes != 1:
         print("stockade analyze: give exactly one of `-- COMMAND`, `--script FILE` or `--batch`", file=sys.stderr)
@@ -159,7 +164,14 @@ def run(args: AnalyzeArgs) -> int:
     else:
         from stockade.analyzer.report import render_text
 
-        print(render_text(verdict, uri))
+        text = render_text(verdict, uri)
+        from stockade.cli.main import colour_wanted
+
+        if colour_wanted(sys.stdout):
+            from stockade.cli.render import paint_verdict_text
+
+            text = paint_verdict_text(text)
+        print(text)
     return _EXIT[verdict.decision]
 
 
@@ -182,16 +194,21 @@ def _batch(ir: Any, cwd: str | None) -> int:
             if not isinstance(item, dict):
                 raise ValueError("expected a JSON object")
             ident = item.get("id")
+            if "command" not in item:
+                raise ValueError("missing field `command`")
             command = item["command"]
             if not isinstance(command, str):
                 raise ValueError("`command` must be a string")
             verdict = analyze(command, ir, item.get("cwd") if isinstance(item.get("cwd"), str) else cwd)
             record = {"id": ident, "decision": verdict.decision,
                       "reasons": [reason.to_json() for reason in verdict.reasons]}
-        except (ValueError, KeyError) as error:
+        except ValueError as error:
+            text = str(error)
+            if isinstance(error, json.JSONDecodeError):
+                text = f"not JSON ({error.msg} at column {error.colno})"
             record = {"id": ident, "decision": "deny",
                       "reasons": [{"verdict": "deny", "code": codes.MALFORMED_BATCH_LINE,
-                                   "message": f"malformed input line {number}: {error}", "span": None, "rule": None}]}
+                                   "message": f"line {number}: {text}", "span": None, "rule": None}]}
         decision = record["decision"]
         if _EXIT[decision] and (worst == "allow" or decision == "deny"):
             worst = decision

@@ -1,4 +1,9 @@
-"""``stockade audit FILE``: show an audit trail as a table, filtered.
+"""``stockade audit [FILE]``: show an audit trail as a table, filtered.
+
+Without FILE (or ``--file FILE``) the default trail is read: ``$STOCKADE_AUDIT``, else
+``$XDG_STATE_HOME/stockade/audit.jsonl`` — where ``stockade run`` writes.  On a terminal
+the table is drawn (coloured unless ``NO_COLOR`` or ``--color never``: then no colour and
+no bold); piped, it is plain columns, never wrapped or cut.
 
 Filters: ``--verdict allow|confirm|deny``, ``--event decision|run``, ``--since`` (ISO time
 or a duration ago: ``15m``, ``2h``, ``3d``), ``--grep TEXT`` (case-insensitive, anywhere in
@@ -18,11 +23,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``audit`` parser."""
     parser = sub.add_parser("audit", help="show and filter an audit trail",
                             description="Show the JSONL audit trail written by `stockade run` as a table.")
-    parser.add_argument("file", metavar="FILE", help="the audit file")
+    parser.add_argument("file", metavar="FILE", nargs="?",
+                        help="the audit file (default: $STOCKADE_AUDIT or $XDG_STATE_HOME/stockade/audit.jsonl, "
+                             "the trail `stockade run` writes)")
+    parser.add_argument("--file", dest="file_option", metavar="FILE", help="the same as the FILE operand")
     parser.add_argument("--verdict", choices=("allow", "confirm", "deny"), help="only this verdict")
     parser.add_argument("--event", choices=("decision", "run"), help="only decisions or only runs")
     parser.add_argument("--since", metavar="WHEN", help="only records since WHEN (ISO time, or `2h`, `3d` ago)")
     parser.add_argument("--grep", metavar="TEXT", help="only records containing TEXT")
+    parser.add_argument("--session", metavar="ID", help="only one agent session's records: its timeline, step by step")
     parser.add_argument("--limit", type=int, default=0, metavar="N", help="only the last N records")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.set_defaults(handler=run)
@@ -52,7 +61,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"stockade: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    where = AuditFilter(verdict=args.verdict, event=args.event, since=since, grep=args.grep)
+    where = AuditFilter(verdict=args.verdict, event=args.event, since=since, grep=args.grep,
+                        session=getattr(args, "session", None))
+    if args.file is not None and args.file_option is not None:
+        print("stockade: error: give the audit file once, as FILE or with `--file`", file=sys.stderr)
+        return EXIT_USAGE
+    if args.file is None:
+        from stockade.runtime.audit import default_audit_path
+
+        args.file = args.file_option or default_audit_path()
     try:
         records = list(read_records(args.file, where))
     except StockadeError as error:
@@ -68,23 +85,50 @@ def run(args: argparse.Namespace) -> int:
         json.dump(records, sys.stdout, indent=2)
         print()
         return EXIT_OK
+    rows = [_row(record) for record in records]
+    columns = list(_COLUMNS)
+    if where.session is not None:  # a session's timeline: its step instead of the policy
+        index = columns.index("policy")
+        columns[index] = "step"
+        for row, record in zip(rows, records, strict=True):
+            row[index] = str(record.get("step", ""))
+    from stockade.cli.render import use_colour
+
+    if not sys.stdout.isatty() and not use_colour(sys.stdout):  # piped: plain columns, never wrapped
+        widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(columns)]
+        print(f"audit: {args.file}")
+        for row in [columns, *rows]:
+            print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        print(f"{len(records)} record(s)")
+        return EXIT_OK
     from rich.console import Console
     from rich.table import Table
 
+    colour = use_colour(sys.stdout)
     table = Table(title=f"audit: {args.file}", show_lines=False)
-    for column in ("time", "event", "verdict", "policy", "command", "outcome", "duration"):
+    for column in columns:
         table.add_column(column, overflow="fold", no_wrap=column in ("time", "event", "verdict"))
     style = {"allow": "green", "confirm": "yellow", "deny": "red"}
-    for record in records:
-        verdict = str(record.get("verdict") or "")
-        duration = record.get("duration")
-        when = str(record.get("time", ""))
-        table.add_row(f"{when[:10]} {when[11:19]}".strip(), str(record.get("event", "")),
-                      f"[{style.get(verdict, '')}]{verdict}[/]" if verdict in style else verdict,
-                      str(record.get("policy") or ""), str(record.get("command") or ""),
-                      _outcome(record) if record.get("event") != "corrupt" else f"corrupt line {record.get('line')}",
-                      f"{duration * 1000:.0f} ms" if isinstance(duration, (int, float)) else "")
-    console = Console(highlight=False, soft_wrap=False)
+    for row in rows:
+        verdict = row[2]
+        row[2] = f"[{style[verdict]}]{verdict}[/]" if verdict in style else verdict
+        table.add_row(*row)
+    # without colour no style at all (NO_COLOR means no bold either); `--color always` forces it
+    console = Console(highlight=False, soft_wrap=False, color_system="auto" if colour else None,
+                      force_terminal=True if colour else None)
     console.print(table)
     console.print(f"{len(records)} record(s)")
     return EXIT_OK
+
+
+_COLUMNS = ("time", "event", "verdict", "policy", "command", "outcome", "duration")
+
+
+def _row(record: dict) -> list[str]:
+    """One table row of a record (see :data:`_COLUMNS`)."""
+    duration = record.get("duration")
+    when = str(record.get("time", ""))
+    return [f"{when[:10]} {when[11:19]}".strip(), str(record.get("event", "")), str(record.get("verdict") or ""),
+            str(record.get("policy") or ""), str(record.get("command") or ""),
+            _outcome(record) if record.get("event") != "corrupt" else f"corrupt line {record.get('line')}",
+            f"{duration * 1000:.0f} ms" if isinstance(duration, (int, float)) else ""]

@@ -1,4 +1,4 @@
-"""``stockade check POLICY…``: compile each policy, show warnings, run its ``test`` blocks.
+"""``stockade check [POLICY…] [--policy FILE]``: compile each policy, show warnings, run its ``test`` blocks.
 
 Exit 0 when every policy compiles and its tests pass, 1 when a test fails, 2 on errors.
 """
@@ -8,7 +8,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stockade.cli.common import add_context_args, add_format_arg, compile_from_args, dump_json, print_warnings
+from stockade.cli.common import (
+    add_context_args,
+    add_format_arg,
+    add_policy_args,
+    compile_from_args,
+    dump_json,
+    policy_choice,
+    print_warnings,
+    quiet,
+)
 from stockade.cli.main import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from stockade.diagnostics import StockadeError
 
@@ -22,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` parser."""
     parser = sub.add_parser("check", help="check policies: syntax, layers, conflicts and their tests",
                             description="Compile each policy, report every problem, and run its test blocks.")
-    parser.add_argument("policies", nargs="*", metavar="POLICY", help="policy files (default: the built-in policy)")
+    add_policy_args(parser, many=True)
     add_context_args(parser)
     add_format_arg(parser)
     parser.set_defaults(handler=run)
@@ -51,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     judge = best_judge()
     status = EXIT_OK
     results = []
-    for path in args.policies or [None]:
+    named = list(args.policy) + ([args.policy_option] if args.policy_option else [])
+    for path in named or [policy_choice(None).path]:
         name = path or "<builtin>/default.policy"
         try:
             compiled = compile_from_args(path, args)
@@ -79,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print_failures(failed)
         rules = len(ir.filesystem) + len(ir.network.rules) + len(ir.environment) + len(ir.limits) + len(ir.commands)
         verdict = "ok" if not failed else "FAILED"
+        if not failed and quiet():
+            continue
         print(f"{verdict}: {name}: policy `{ir.name}`, {len(ir.layers)} layer(s), {rules} rules, "
               f"{len(outcomes) - len(failed)}/{len(outcomes)} tests passed")
     if args.format == "json":

@@ -14,9 +14,11 @@ import argparse
 from stockade.cli.common import (
     add_context_args,
     add_format_arg,
+    add_policy_args,
     compile_from_args,
     dump_json,
     fail,
+    policy_from_args,
     print_warnings,
     write_output,
 )
@@ -28,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``compile`` parser."""
     parser = sub.add_parser("compile", help="compile a policy to the IR or a sandbox artifact",
                             description="Compile a policy for one target and print or save the artifact.")
-    parser.add_argument("policy", nargs="?", metavar="POLICY", help="the policy file (default: the built-in policy)")
+    add_policy_args(parser)
     from stockade.backends.registry import names
 
     parser.add_argument("--target", "-t", default="ir",
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         if args.target != "ir":
             entry = lookup(args.target, ("backend",), extra=("ir",))  # B300 before compiling anything
             args.platform = args.platform or entry.platform
-        compiled = compile_from_args(args.policy, args)
+        compiled = compile_from_args(policy_from_args(args), args)
         print_warnings(compiled.warnings, compiled.sources, args.format)
         if args.target == "ir":
             write_output(dump_json(compiled.ir.to_json()), args.output)

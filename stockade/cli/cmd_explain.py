@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.text import Text
 
-        console = Console(highlight=False, soft_wrap=True)
+        console = Console(highlight=False, soft_wrap=True, force_terminal=True)
         for line, style in lines:
             text = Text(line, style=style or "")
             if style is None:

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import argparse
 
-from stockade.cli.common import add_context_args, add_format_arg, compile_from_args, dump_json, fail, write_output
+from stockade.cli.common import (
+    add_context_args,
+    add_format_arg,
+    add_policy_args,
+    compile_from_args,
+    dump_json,
+    fail,
+    policy_from_args,
+    write_output,
+)
 from stockade.cli.main import EXIT_OK
 from stockade.diagnostics import StockadeError
 
@@ -24,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("export", help="export a policy to another agent tool's configuration",
                             description="Export a policy as another agent tool's configuration: "
                                         + "; ".join(f"{n} ({TARGETS[n].doc})" for n in exports) + ".")
-    parser.add_argument("policy", nargs="?", metavar="POLICY", help="the policy file (default: the built-in policy)")
+    add_policy_args(parser)
     parser.add_argument("--to", "-t", required=True, dest="target", metavar="TARGET",
                         help="the target format: " + ", ".join(exports))
     parser.add_argument("-o", "--output", metavar="FILE", help="write the file here (default: stdout)")
@@ -43,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         lookup(args.target, ("export",))  # B300 before compiling anything
-        compiled = compile_from_args(args.policy, args)
+        compiled = compile_from_args(policy_from_args(args), args)
         print_warnings(compiled.warnings, compiled.sources, args.format)
         artifact = export_ir(compiled.ir, args.target, strict=args.strict)
     except StockadeError as error:

@@ -7,6 +7,9 @@ Usage::
     stockade fmt --diff FILE…     print a unified diff; exit 1 if any file would change
     stockade fmt --write FILE…    rewrite the files in place (atomically)
 
+``--policy FILE`` names a file too; with none, the discovered project or user policy is
+formatted.  ``-w`` is refused with an explanation: it is ``--workspace`` in every command.
+
 Exit codes: 0 nothing to change (or printed / rewritten), 1 some file is not canonical
 (``--check``/``--diff``), 2 a file is missing, unreadable or has errors (its diagnostics
 are printed; the other files are still processed).
@@ -21,6 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from stockade.cli.common import add_policy_args
 from stockade.cli.main import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 
 STDIN = "-"
@@ -31,10 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fmt", help="format policy files canonically",
                             description="Print, check, diff or rewrite policy files in their canonical form "
                                         "(comments kept).")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="policy files; `-` reads standard input")
+    parser.add_argument("files", nargs="*", metavar="POLICY",
+                        help="policy files; `-` reads standard input (default: the project's or the user's policy)")
+    add_policy_args(parser, operand=False)
     parser.add_argument("--check", action="store_true", help="exit 1 and name the files that would change")
     parser.add_argument("--diff", action="store_true", help="print a unified diff; exit 1 if any file would change")
-    parser.add_argument("--write", "-w", action="store_true", help="rewrite the files in place")
+    parser.add_argument("--write", action="store_true", help="rewrite the files in place")
+    parser.add_argument("-w", dest="old_write", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run)
 
 
@@ -129,6 +136,20 @@ def _diff(item: Formatted) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Format the files as asked; returns the exit code."""
+    if args.old_write:
+        _error("`-w` no longer means `--write`: in every stockade command `-w` is `--workspace`; "
+               "write `stockade fmt --write FILE…`")
+        return EXIT_USAGE
+    if args.policy_option is not None:
+        args.files = [*args.files, args.policy_option]
+    if not args.files:
+        from stockade.cli.common import policy_choice
+
+        found = policy_choice(None)
+        if found.path is None:
+            _error("no policy file to format: name one (`stockade fmt FILE`); none found by discovery")
+            return EXIT_USAGE
+        args.files = [found.path]
     if args.write and (args.check or args.diff):
         _error("`--write` cannot be combined with `--check` or `--diff`")
         return EXIT_USAGE

@@ -2,7 +2,7 @@
 
 Usage::
 
-    stockade run [--policy P] [--workspace DIR] [--audit FILE] [--approve]
+    stockade run [POLICY | --policy FILE] [--workspace DIR] [--cwd DIR] [--audit FILE] [--approve]
                  [--preview [--diff] [--apply]] [--no-cache] [--format text|json]
                  (-- CMD ARGS… | -c 'shell text')
 
@@ -59,8 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     parser = sub.add_parser("run", help="run a command confined by a policy",
                             description="Judge a command with the analyzer, then run it confined.")
-    parser.add_argument("--policy", "-p", metavar="P", help="the policy file (default: the built-in policy)")
+    parser.add_argument("--policy", "-p", metavar="FILE", help="the policy file (or the POLICY operand before `--`; "
+                                                              "default: the project's, the user's or the built-in)")
     parser.add_argument("--workspace", "-w", metavar="DIR", help="the workspace (default: the current directory)")
+    parser.add_argument("--cwd", metavar="DIR", help="start the command in DIR, the workspace or a directory inside "
+                                                     "it (default: the workspace)")
     parser.add_argument("--audit", metavar="FILE", help="append audit records here (default: $STOCKADE_AUDIT "
                                                         "or ~/.local/state/stockade/audit.jsonl)")
     parser.add_argument("--approve", action="store_true", help="approve a `confirm` verdict without asking")
@@ -68,18 +71,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--diff", action="store_true", help="with --preview: print the full diff")
     parser.add_argument("--apply", action="store_true", help="with --preview: apply the changes without asking")
     parser.add_argument("--no-cache", action="store_true", help="compile the policy afresh")
+    parser.add_argument("--session", metavar="ID", help="run as a step of agent session ID (default: "
+                        "$STOCKADE_SESSION): session limits, approvals, and a journal for `stockade revert`")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("-c", dest="shell", metavar="TEXT", help="run `/bin/sh -c TEXT` (the analyzer judges TEXT)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the command to run")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="[POLICY] -- CMD ARGS",
+                        help="an existing `*.policy` file, then the command to run after `--`")
     parser.set_defaults(handler=run)
 
 
 #: The options :func:`parse_fast` reads: spelling → (destination, takes a value).
 _FAST_OPTIONS: dict[str, tuple[str, bool]] = {
     "--policy": ("policy", True), "-p": ("policy", True), "--workspace": ("workspace", True),
-    "-w": ("workspace", True), "--audit": ("audit", True), "--format": ("format", True), "-c": ("shell", True),
+    "-w": ("workspace", True), "--audit": ("audit", True), "--cwd": ("cwd", True), "--format": ("format", True), "-c": ("shell", True),
     "--approve": ("approve", False), "--preview": ("preview", False), "--diff": ("diff", False),
-    "--apply": ("apply", False), "--no-cache": ("no_cache", False),
+    "--apply": ("apply", False), "--no-cache": ("no_cache", False), "--session": ("session", True),
 }
 
 
@@ -90,14 +96,34 @@ def parse_fast(argv: list[str]) -> Any | None:
     once, its value as the next word not starting with ``-``, ``--format`` text or json,
     then nothing, or ``--`` and the command.  (Abbreviations, ``--opt=value``, ``-h``, a
     command without ``--``, repeated options and every error are argparse's.)"""
-    values: dict[str, Any] = {"policy": None, "workspace": None, "audit": None, "approve": False,
+    values: dict[str, Any] = {"policy": None, "workspace": None, "cwd": None, "audit": None, "approve": False,
                               "preview": False, "diff": False, "apply": False, "no_cache": False,
-                              "format": "text", "shell": None, "command": []}
+                              "format": "text", "shell": None, "command": [], "session": None}
     if not read_plain_options(argv, _FAST_OPTIONS, values):
         return None
     if values["format"] not in ("text", "json"):
         return None
     return FastArgs(**values, handler=run)
+
+
+def _run_in_session(args: Any, command: list[str] | str, session: str, text_mode: bool,
+                    captured: dict[str, bytearray], sinks: dict[str, Any], prompt: Any, policy: str | None) -> int:
+    """``stockade run --session ID``: the run as a step of the session (its journal, limits
+    and approvals: :mod:`stockade.runtime.session_run`)."""
+    from stockade.cli.run_output import print_reasons, render_outcome
+    from stockade.runtime import gate
+    from stockade.runtime.session_run import ask_terminal, run_in_session
+
+    ask = ask_terminal if text_mode and gate.has_terminal() else None
+    outcome = run_in_session(command, session, policy=policy, workspace=args.workspace, audit=args.audit,
+                             approve=args.approve, ask=ask,
+                             show_reasons=lambda j: print_reasons(j, "needs confirmation"),
+                             preview_apply=prompt, use_cache=not args.no_cache, notify=_err,
+                             diff=args.diff and text_mode, **sinks)
+    if text_mode and outcome.ran and not outcome.limits_hit and not outcome.warnings and (
+            outcome.preview is None or not args.preview):
+        return outcome.exit_status if outcome.exit_status is not None else EXIT_OK
+    return render_outcome(outcome, text_mode, captured, prompt if args.preview else None)
 
 
 def _err(message: str) -> None:
@@ -107,9 +133,10 @@ def _err(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Parse, call :func:`stockade.runtime.session.run`, render; see the module docstring
     for exit codes."""
-    command: list[str] | str = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
+    from stockade.cli.common import policy_choice, split_command_operands
+
+    named, words = split_command_operands(args.command, args.policy)
+    command: list[str] | str = words
     if args.shell is not None:
         if command:
             _err("give either `-c TEXT` or `-- CMD ARGS`, not both")
@@ -124,6 +151,14 @@ def run(args: argparse.Namespace) -> int:
     if args.workspace and not os.path.isdir(args.workspace):
         _err(f"the workspace `{args.workspace}` is not a directory")
         return EXIT_USAGE
+    if args.cwd is not None:
+        root = os.path.realpath(args.workspace or ".")
+        where = os.path.realpath(os.path.join(root, args.cwd)) if not os.path.isabs(args.cwd) else \
+            os.path.realpath(args.cwd)
+        if not os.path.isdir(where) or not (where == root or where.startswith(root.rstrip("/") + "/")):
+            _err(f"`--cwd {args.cwd}` is not a directory inside the workspace `{root}`")
+            return EXIT_USAGE
+        args.cwd = where
     from stockade.runtime import gate
     from stockade.runtime.session import run as run_session
 
@@ -141,11 +176,15 @@ def run(args: argparse.Namespace) -> int:
         from stockade.cli.run_output import TerminalConfirm
 
         confirm = TerminalConfirm()
+    session = getattr(args, "session", None) or os.environ.get("STOCKADE_SESSION") or None
     try:
-        outcome = run_session(command, policy=args.policy, workspace=args.workspace, audit=args.audit,
+        if session is not None:
+            return _run_in_session(args, command, session, text_mode, captured, sinks, prompt,
+                                   policy_choice(named).path)
+        outcome = run_session(command, policy=policy_choice(named).path, workspace=args.workspace, audit=args.audit,
                               approve=args.approve, confirm=confirm, preview=args.preview,
                               diff=args.diff and text_mode, apply=prompt if prompt is not None else False,
-                              use_cache=not args.no_cache, notify=_err, **sinks)
+                              use_cache=not args.no_cache, notify=_err, cwd=args.cwd, **sinks)
     except Exception as error:
         from stockade.diagnostics import StockadeError  # only when something went wrong
 

@@ -27,6 +27,11 @@ EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 3
 EXIT_CONFIRM = 4
 
+#: The global options (:func:`take_global_options`), read wherever they appear before ``--``:
+#: ``color`` (``auto``: on a terminal without ``NO_COLOR``; ``always``; ``never``) and
+#: ``quiet`` (no warnings, no success summaries: errors and results only).
+SETTINGS: dict[str, Any] = {"color": "auto", "quiet": False}
+
 #: subcommand → module suffix (``stockade.cli.cmd_<suffix>``)
 COMMANDS: dict[str, str] = {
     "check": "check",
@@ -40,6 +45,10 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "import": "import_",
     "explain": "explain",
+    "session": "session",
+    "approvals": "approvals",
+    "revert": "revert",
+    "show": "show",
 }
 
 
@@ -66,7 +75,8 @@ def read_plain_options(argv: Sequence[str], options: dict[str, tuple[str, bool]]
     index = 0
     while index < len(argv):
         word = argv[index]
-        if word == "--":
+        if word == "--" or (word.endswith(".policy") and not word.startswith("-")
+                            and argv[index + 1:index + 2] in ([], ["--"])):  # the POLICY operand
             values["command"] = list(argv[index:])
             return True
         spec = options.get(word)
@@ -83,6 +93,81 @@ def read_plain_options(argv: Sequence[str], options: dict[str, tuple[str, bool]]
             values[dest] = True
             index += 1
     return True
+
+
+def hoist_policy_operand(argv: Sequence[str], options: dict[str, tuple[str, bool]]) -> list[str]:
+    """``run``/``analyze`` arguments with a POLICY operand (a word ending in ``.policy``)
+    moved after the options that follow it, just before ``--``: the command operand is an
+    ``argparse.REMAINDER``, which would otherwise swallow those options (``stockade analyze
+    team.policy --format json -- ls``).  ``options`` names the options taking a value; the
+    arguments are returned unchanged when there is no such operand before ``--``."""
+    words = list(argv)
+    cut = words.index("--") if "--" in words else len(words)
+    index = 0
+    while index < cut:
+        word = words[index]
+        spec = options.get(word)
+        if spec is not None and spec[1]:
+            index += 2
+            continue
+        if word.startswith("-"):
+            index += 1
+            continue
+        if not word.endswith(".policy"):
+            return words  # a command without `--`, or an error the command reports
+        rest = index + 1
+        while rest < cut and words[rest].startswith("-"):  # only options may follow it before `--`
+            spec = options.get(words[rest])
+            rest += 2 if spec is not None and spec[1] else 1
+        if index + 1 == cut or rest < cut:
+            return words
+        return [*words[:index], *words[index + 1:cut], word, *words[cut:]]
+    return words
+
+
+def take_global_options(argv: Sequence[str]) -> list[str] | str:
+    """``argv`` without the global options ``--color WHEN`` (``--color=WHEN``) and
+    ``-q``/``--quiet``, which are stored in :data:`SETTINGS`; they may appear anywhere
+    before ``--``.  A bad ``--color`` value is returned as the error message."""
+    out: list[str] = []
+    index = 0
+    words = list(argv)
+    while index < len(words):
+        word = words[index]
+        if word == "--":
+            out.extend(words[index:])
+            break
+        if word in ("-q", "--quiet"):
+            SETTINGS["quiet"] = True
+        elif word == "--color" or word.startswith("--color="):
+            if word == "--color":
+                if index + 1 >= len(words):
+                    return "`--color` needs a value: auto, always or never"
+                index += 1
+                value = words[index]
+            else:
+                value = word.split("=", 1)[1]
+            if value not in ("auto", "always", "never"):
+                return f"`--color {value}`: expected auto, always or never"
+            SETTINGS["color"] = value
+        else:
+            out.append(word)
+        index += 1
+    return out
+
+
+def colour_wanted(stream: Any) -> bool:
+    """Whether to colour (and embolden) what goes to ``stream``: ``--color always``, or
+    ``auto`` on a terminal without ``NO_COLOR`` (any non-empty value) in the environment."""
+    setting = SETTINGS["color"]
+    if setting != "auto":
+        return bool(setting == "always")
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
 
 
 def _import(name: str) -> Any:
@@ -108,7 +193,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     from stockade import __version__
 
-    parser.add_argument("--version", action="version", version=f"stockade {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"stockade {__version__}")
+    # the global options are taken out of the arguments by `take_global_options` before parsing
+    # (they may come anywhere before `--`): declared here for the help only
+    parser.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="print errors and results only: no warnings or success summaries (anywhere before `--`)")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default=argparse.SUPPRESS,
+                        help="colour and bold: auto (on a terminal, unless NO_COLOR is set), always, never")
+    parser.epilog = "`stockade help COMMAND` (or `stockade COMMAND --help`) describes one command."
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is not None and name != only:
@@ -119,9 +211,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    SETTINGS.update(color="auto", quiet=False)
+    taken = take_global_options(sys.argv[1:] if argv is None else argv)
+    if isinstance(taken, str):
+        print(f"stockade: error: {taken}", file=sys.stderr)
+        return EXIT_USAGE
+    args_list = taken
+    if args_list[:1] == ["help"]:
+        return _help(args_list[1:])
     if args_list and args_list[0] in ("run", "analyze"):  # the hot commands' plain forms skip argparse
-        fast = _import(f"stockade.cli.cmd_{args_list[0]}").parse_fast(args_list[1:])
+        module = _import(f"stockade.cli.cmd_{args_list[0]}")
+        args_list = [args_list[0], *hoist_policy_operand(args_list[1:], module._FAST_OPTIONS)]
+        fast = module.parse_fast(args_list[1:])
         if fast is not None:
             return _call(fast.handler, fast)
     first = next((a for a in args_list if not a.startswith("-")), None)
@@ -172,6 +273,26 @@ def console(argv: Sequence[str] | None = None) -> None:
                 pass
         os._exit(code)
     sys.exit(code)
+
+
+def _help(words: Sequence[str]) -> int:
+    """``stockade help [COMMAND]``: the help of a subcommand, or the overview."""
+    if not words:
+        build_parser().print_help()
+        return EXIT_OK
+    name = words[0]
+    if name not in COMMANDS:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        print(f"stockade: error: unknown command `{name}`{hint} (commands: {', '.join(COMMANDS)})", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        build_parser(name).parse_args([name, "--help"])
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return EXIT_OK
 
 
 def _call(handler: Callable[[Any], int], args: Any) -> int:

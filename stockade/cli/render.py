@@ -11,7 +11,6 @@ The human form is::
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable
 from typing import IO
@@ -22,8 +21,42 @@ _COLOURS = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
 
 def use_colour(stream: IO[str]) -> bool:
-    """Colour only on a terminal, and never with ``NO_COLOR`` set."""
-    return hasattr(stream, "isatty") and stream.isatty() and "NO_COLOR" not in os.environ
+    """Colour and bold as ``--color`` says: by default only on a terminal, never with
+    ``NO_COLOR`` set (:func:`stockade.cli.main.colour_wanted`)."""
+    from stockade.cli.main import colour_wanted
+
+    return colour_wanted(stream)
+
+
+#: ANSI styles of the analyzer's verdict text (no rich: ``analyze`` is a hot path).
+_ANSI = {"allow": "\x1b[1;32m", "confirm": "\x1b[1;33m", "deny": "\x1b[1;31m", "note": "\x1b[36m"}
+_RESET = "\x1b[0m"
+
+
+def paint_verdict_text(text: str) -> str:
+    """The analyzer's text report (:func:`stockade.analyzer.report.render_text`) coloured:
+    the decision, each reason's header and caret in its verdict's colour, the deciding rule
+    in cyan."""
+    out = []
+    current = ""
+    for number, line in enumerate(text.split("\n")):
+        head, sep, rest = line.partition(":")
+        if number == 0 and head in _ANSI:
+            out.append(f"{_ANSI[head]}{head}{_RESET}{sep}{rest}")
+            continue
+        verdict = next((v for v in ("allow", "confirm", "deny") if f": {v}[" in line), None)
+        if verdict is not None and not line.startswith(" "):
+            current = verdict
+            where, _, tail = line.partition(f": {verdict}[")
+            out.append(f"{where}: {_ANSI[verdict]}{verdict}[{tail.split(']', 1)[0]}]{_RESET}{tail.split(']', 1)[1]}")
+        elif line.lstrip().startswith("|") and line.rstrip().endswith("^") and current:
+            bar, _, carets = line.rpartition("| ")
+            out.append(f"{bar}| {_ANSI[current]}{carets}{_RESET}")
+        elif line.startswith("  = "):
+            out.append(f"{_ANSI['note']}{line}{_RESET}")
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _source_line(span: Span, sources: dict[str, str]) -> str | None:
@@ -82,7 +115,7 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str]
     if colour:
         from rich.console import Console
 
-        console = Console(file=stream, highlight=False, soft_wrap=True)
+        console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True)
     for diag in diagnostics:
         for text, style in format_diagnostic(diag, sources):
             if console is not None:

@@ -81,7 +81,9 @@ def render_outcome(outcome: Any, text_mode: bool, captured: dict[str, bytearray]
             prompt.show(outcome.preview)
         _print_preview_end(outcome.preview)
     if text_mode:
-        for warning in outcome.warnings:
+        from stockade.cli.common import quiet
+
+        for warning in () if quiet() else outcome.warnings:
             _warn(f"warning: {warning}")
         for hit in outcome.limits_hit:
             if hit != "output":
@@ -107,7 +109,13 @@ def _limit_value(limits: Any, hit: str) -> str:
     value = getattr(limits, hit, None)
     if value is None:
         return ""
-    return f"{value:g}s" if hit in ("timeout", "cpu") else f"{int(value)}"
+    if hit in ("timeout", "cpu"):
+        return f"{value:g}s"
+    if hit in ("memory", "output", "filesize", "disk"):
+        from stockade.cli.common import size_text
+
+        return size_text(value)
+    return f"{int(value)}"
 
 
 def _dump(data: dict) -> None:

@@ -134,7 +134,9 @@ def entry_key(policy: str | None, context: Mapping[str, str], purpose: str) -> s
         digest = file_sha256(policy)
         if digest is None:
             return None
-        source = f"{os.path.abspath(policy)}|{digest}"
+        # rule origins name the files relative to the current directory: an entry holds them as
+        # shown from where it was compiled
+        source = f"{os.path.abspath(policy)}|{digest}|shown-from={os.getcwd()}"
     parts = [CACHE_VERSION, sys.implementation.cache_tag or sys.version, str(marshal.version), code_fingerprint(),
              source, purpose, str(os.getuid()),
              *(f"{k}={context[k]}" for k in sorted(context))]

@@ -265,7 +265,7 @@ class LimitRule(_Node):
     (the largest file a process may write)/``disk`` (what a run may leave written outside the
     workspace) in bytes, ``processes`` as a count."""
 
-    name: Literal["timeout", "memory", "processes", "output", "cpu", "filesize", "disk"]
+    name: Literal["timeout", "memory", "processes", "output", "cpu", "cpus", "filesize", "disk"]
     value: float
     locked: bool = False
     origin: Origin | None = _origin()
@@ -306,6 +306,32 @@ class CommandRule(_Node):
     def text(self) -> str:
         """The pattern as written in canonical policy syntax."""
         return " ".join(str(t) for t in self.pattern)
+
+
+@_node
+class SessionRule(_Node):
+    """A setting of the ``session`` section (enforced by ``stockade hook`` and ``stockade run``
+    for a named session): ``max-denials``/``max-steps``/``max-failures`` with a ``count`` (and,
+    for ``max-denials``, an optional ``window`` in seconds: None means in a row),
+    ``on-limit``/``approvals`` with a ``choice``, ``never-persist`` with a command ``pattern``."""
+
+    name: Literal["max-denials", "max-steps", "max-failures", "on-limit", "approvals", "never-persist"]
+    count: int | None = None
+    window: float | None = None
+    choice: str | None = None
+    pattern: tuple[PatternToken, ...] = ()
+    locked: bool = False
+    origin: Origin | None = _origin()
+
+    @property
+    def text(self) -> str:
+        """The setting as policy text (``max-denials 3``)."""
+        if self.name == "never-persist":
+            return "never-persist " + " ".join(str(t) for t in self.pattern)
+        if self.choice is not None:
+            return f"{self.name} {self.choice}"
+        window = f" within {self.window:g}s" if self.window is not None else ""
+        return f"{self.name} {self.count}{window}"
 
 
 @_node
@@ -351,6 +377,7 @@ class PolicyIR(_Node):
     environment: tuple[EnvRule, ...] = ()
     limits: tuple[LimitRule, ...] = ()
     commands: tuple[CommandRule, ...] = ()
+    session: tuple[SessionRule, ...] = ()
     unknown_effects: VerdictSetting = field(default_factory=lambda: VerdictSetting("confirm", name="unknown-effects"))
     unparsable: VerdictSetting = field(default_factory=lambda: VerdictSetting("deny", name="unparsable"))
     tests: tuple[TestCase, ...] = ()
@@ -447,6 +474,8 @@ _FIELD_SPEC: dict[type, dict[str, Any]] = {
     Network: {"default": str, "rules": ("tuple", NetRule), "default_locked": bool, "default_origin": Origin},
     EnvRule: {"action": str, "name": str, "value": str, "locked": bool, "origin": Origin},
     LimitRule: {"name": str, "value": float, "locked": bool, "origin": Origin},
+    SessionRule: {"name": str, "count": int, "window": float, "choice": str, "pattern": ("tuple", PatternToken),
+                  "locked": bool, "origin": Origin},
     PatternToken: {"alternatives": ("tuple", str)},
     CommandRule: {"verdict": str, "pattern": ("tuple", PatternToken), "reason": str, "locked": bool, "origin": Origin},
     VerdictSetting: {"verdict": str, "locked": bool, "origin": Origin, "name": str},
@@ -460,6 +489,7 @@ _FIELD_SPEC: dict[type, dict[str, Any]] = {
         "environment": ("tuple", EnvRule),
         "limits": ("tuple", LimitRule),
         "commands": ("tuple", CommandRule),
+        "session": ("tuple", SessionRule),
         "unknown_effects": VerdictSetting,
         "unparsable": VerdictSetting,
         "tests": ("tuple", TestCase),
@@ -521,6 +551,8 @@ SECTIONS: tuple[Section, ...] = (
             lambda ir: tuple((r, r.name) for r in ir.limits)),
     Section("commands", "verdicts on commands, judged before they run", "command rules",
             lambda ir: tuple((r, f"{r.verdict} {r.text}") for r in ir.commands)),
+    Section("session", "limits and approvals of an agent session", "session settings",
+            lambda ir: tuple((r, r.text) for r in ir.session)),
     Section("verdicts", "the `unknown-effects` and `unparsable` verdicts", "verdict settings",
             lambda ir: tuple((s, s.text) for s in (ir.unknown_effects, ir.unparsable) if s.origin is not None)),
 )

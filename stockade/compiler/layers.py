@@ -38,6 +38,7 @@ from stockade.compiler.ir import (
     Network,
     Origin,
     PolicyIR,
+    SessionRule,
     VerdictSetting,
 )
 from stockade.compiler.lower import LayerRules
@@ -194,6 +195,38 @@ def _warn_disk(disk: LimitRule, filesystem: Sequence[FsRule], context: Context, 
                      "write what must persist into the workspace, or remove the `disk` limit", related)
 
 
+#: How strict each choice of a session setting is (higher is stricter).
+SESSION_CHOICE_RANK = {"on-limit": {"confirm": 0, "stop": 1}, "approvals": {"persist": 0, "session": 1, "never": 2}}
+
+
+def _looser_session(new: SessionRule, current: SessionRule) -> bool:
+    """Whether ``new`` would loosen ``current`` (same setting)."""
+    if new.choice is not None and current.choice is not None:
+        ranks = SESSION_CHOICE_RANK[new.name]
+        return ranks[new.choice] < ranks[current.choice]
+    if (new.count or 0) > (current.count or 0):
+        return True
+    return new.window is not None and current.window is not None and new.window < current.window
+
+
+def _merge_session(settings: dict[str, SessionRule], rules: Sequence[SessionRule], merger: _Merger) -> None:
+    """Session settings: singletons take the highest layer's value, a locked one cannot be
+    loosened (a larger count, a shorter window, a looser choice); ``never-persist`` patterns
+    add up."""
+    for rule in rules:
+        if rule.name == "never-persist":
+            settings[f"never-persist {' '.join(str(t) for t in rule.pattern)}"] = rule
+            continue
+        key = rule.name if rule.window is None else f"{rule.name} within"
+        current = settings.get(key)
+        if current is not None and current.locked:
+            if _looser_session(rule, current):
+                merger.loosens(f"`{rule.text}`", rule.origin, current.origin)
+                continue
+            rule = SessionRule(rule.name, rule.count, rule.window, rule.choice, rule.pattern, True, rule.origin)
+        settings[key] = rule
+
+
 def merge_layers(layers: Sequence[LayerRules], context: Context, sink: DiagnosticSink,
                  source_hash: str = "") -> PolicyIR:
     """Merge lowered layers (lowest first) into one IR, rejecting loosened locked rules."""
@@ -204,6 +237,7 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
     environment: list[EnvRule] = []
     limits: dict[str, LimitRule] = {}
     commands: list[CommandRule] = []
+    session: dict[str, SessionRule] = {}
     unknown_effects = VerdictSetting("confirm", name="unknown-effects")
     unparsable = VerdictSetting("deny", name="unparsable")
     name = None
@@ -244,6 +278,8 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
                     continue
                 limit = LimitRule(limit.name, limit.value, True, limit.origin)
             limits[limit.name] = limit
+        # session settings
+        _merge_session(session, layer.session, merger)
         # commands
         merger.check_commands(layer.commands, [r for r in commands if r.locked])
         commands.extend(layer.commands)
@@ -276,6 +312,7 @@ def merge_layers(layers: Sequence[LayerRules], context: Context, sink: Diagnosti
         environment=tuple(environment),
         limits=tuple(limits.values()),
         commands=tuple(commands),
+        session=tuple(session.values()),
         unknown_effects=unknown_effects,
         unparsable=unparsable,
         tests=tuple(top.tests) if top else (),  # each file's own tests: the root's

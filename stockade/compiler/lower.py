@@ -14,6 +14,7 @@ import ntpath
 import os
 import posixpath
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ from stockade.compiler.ir import (
     NetRule,
     Origin,
     PatternToken,
+    SessionRule,
     TestCase,
     VerdictSetting,
 )
@@ -40,7 +42,9 @@ from stockade.policy_lang.ast import (
     LimitNode,
     NetDefaultNode,
     NetRuleNode,
+    PatternNode,
     PolicyFile,
+    SessionNode,
     TestCaseNode,
     VerdictSettingNode,
     Visitor,
@@ -67,6 +71,7 @@ class LayerRules:
     environment: list[EnvRule] = field(default_factory=list)
     limits: list[LimitRule] = field(default_factory=list)
     commands: list[CommandRule] = field(default_factory=list)
+    session: list[SessionRule] = field(default_factory=list)
     unknown_effects: VerdictSetting | None = None
     unparsable: VerdictSetting | None = None
     tests: list[TestCase] = field(default_factory=list)
@@ -74,6 +79,39 @@ class LayerRules:
 
 def _origin(span: Span | None, layer: int) -> Origin | None:
     return Origin(span.file, span.line, span.column, layer) if span else None
+
+
+def host_platform() -> str:
+    """The platform name of the machine compiling (``linux``, ``darwin`` or ``windows``)."""
+    return {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
+
+
+def darwin_canonical(path: str) -> str:
+    """A normalised absolute path spelled the way macOS resolves it: ``/tmp``, ``/var`` and
+    ``/etc`` are symlinks into ``/private``; nothing else is rewritten (``/bin`` stays
+    ``/bin``: macOS has no merged ``/usr``)."""
+    for root in _DARWIN_PRIVATE:
+        if path == root or path.startswith(root + "/"):
+            return "/private" + path
+    return path
+
+
+def resolve_posix(path: str, platform: str) -> str:
+    """The canonical spelling of a POSIX path for ``platform``: normalised, and its symlinks
+    resolved by the rules of the *target*.  The compiling machine's symlinks are followed only
+    when it is the target platform; cross-compiling for macOS applies macOS's own aliases
+    (never, say, a Linux host's merged-``/usr`` ``/bin`` → ``/usr/bin``)."""
+    normal = posixpath.normpath(path)
+    if normal.startswith("//"):
+        normal = "/" + normal.lstrip("/")
+    if not posixpath.isabs(normal):
+        return normal
+    if platform == "darwin":
+        normal = darwin_canonical(normal)
+    if platform != host_platform():
+        return normal
+    resolved = os.path.realpath(normal)
+    return darwin_canonical(resolved) if platform == "darwin" else resolved
 
 
 class PathResolver:
@@ -117,9 +155,12 @@ class PathResolver:
         expanded = _VARIABLE.sub(replace, text)
         return None if failed else expanded
 
-    def canonical(self, path: str) -> tuple[str, bool]:
-        """The canonical form of an expanded path or glob, and whether it is a glob."""
-        is_glob = bool(_GLOB_CHARS.search(path))
+    def canonical(self, path: str, literal: bool = False) -> tuple[str, bool]:
+        """The canonical form of an expanded path or glob, and whether it is a glob.
+
+        ``literal``: the wildcard characters in ``path`` all came from variable values, so
+        the path names exactly one file (see :meth:`wildcard_source`)."""
+        is_glob = not literal and bool(_GLOB_CHARS.search(path))
         if self.windows:
             return self._canonical_windows(path, is_glob), is_glob
         if is_glob and not path.startswith("/"):
@@ -139,15 +180,20 @@ class PathResolver:
             pattern = pattern[:-3]
         return pattern, bool(_GLOB_CHARS.search(pattern))
 
+    def wildcard_source(self, word: Word) -> tuple[bool, bool]:
+        """Whether the written text of ``word`` has wildcards of its own, and whether the
+        values of its variables (``~`` included) hold wildcard characters."""
+        text = "$HOME" + word.text[1:] if word.text == "~" or word.text.startswith(("~/", "~\\")) else word.text
+        written = bool(_GLOB_CHARS.search(_VARIABLE.sub("", text)))
+        from_values = False
+        for match in _VARIABLE.finditer(text):
+            name = match["braced"] or match["bare"]
+            value = self.variables.get(name, self.environ.get(name, ""))
+            from_values = from_values or bool(_GLOB_CHARS.search(value))
+        return written, from_values
+
     def _resolve(self, path: str) -> str:
-        normal = posixpath.normpath(path)
-        if normal.startswith("//"):
-            normal = "/" + normal.lstrip("/")
-        if self.context.platform == "darwin" and os.uname().sysname != "Darwin":
-            for root in _DARWIN_PRIVATE:
-                if normal == root or normal.startswith(root + "/"):
-                    normal = "/private" + normal
-        return os.path.realpath(normal) if os.path.isabs(normal) else normal
+        return resolve_posix(path, self.context.platform)
 
     def _canonical_windows(self, path: str, is_glob: bool) -> str:
         path = path.replace("/", "\\")
@@ -211,7 +257,13 @@ class Lowerer(Visitor):
             expanded = self.resolver.expand(word, self.sink)
             if expanded is None:
                 continue
-            pattern, is_glob = self.resolver.canonical(expanded)
+            written, from_values = self.resolver.wildcard_source(word)
+            if written and from_values:
+                self.sink.error(codes.WILDCARD_IN_VARIABLE,
+                                f"`{word.text}` is a glob, and its variables expand to names holding `*`, `?` or "
+                                f"`[`", word.span, "rename the directory, or write the rule without the variable")
+                continue
+            pattern, is_glob = self.resolver.canonical(expanded, literal=not written)
             previous = self.seen_paths.get(pattern)
             if previous is not None:
                 same_text = previous[2].rstrip("/") == word.text.rstrip("/")
@@ -266,13 +318,32 @@ class Lowerer(Visitor):
             self.out.limits.append(LimitRule(node.name, node.value, self.locked(node.locked),
                                              self.origin(node.span)))
 
+    def _pattern_tokens(self, pattern: PatternNode) -> tuple[PatternToken, ...] | None:
+        tokens = tuple(PatternToken(tuple(word.text.split("|")) if not word.quoted else (word.text,))
+                       for word in pattern.words)
+        if any("" in token.alternatives for token in tokens):
+            self.sink.error(codes.EMPTY_ALTERNATIVE, "empty alternative in a command pattern", pattern.span,
+                            "write alternatives as `push|pull`")
+            return None
+        return tokens
+
+    def visit_SessionNode(self, node: SessionNode) -> None:
+        if node.name == "never-persist":
+            for pattern in node.patterns:
+                tokens = self._pattern_tokens(pattern)
+                if tokens is not None:
+                    self.out.session.append(SessionRule(node.name, pattern=tokens, locked=self.locked(node.locked),
+                                                        origin=self.origin(pattern.span)))
+            return
+        key = f"`{node.name}`" if node.window is None else f"`{node.name} … within`"
+        if self._singleton(key, " ".join(w.text for w in node.words), node.span):
+            self.out.session.append(SessionRule(node.name, node.count, node.window, node.choice, (),
+                                                self.locked(node.locked), self.origin(node.span)))
+
     def visit_CommandRuleNode(self, node: CommandRuleNode) -> None:
         for pattern in node.patterns:
-            tokens = tuple(PatternToken(tuple(word.text.split("|")) if not word.quoted else (word.text,))
-                           for word in pattern.words)
-            if any("" in token.alternatives for token in tokens):
-                self.sink.error(codes.EMPTY_ALTERNATIVE, "empty alternative in a command pattern", pattern.span,
-                                "write alternatives as `push|pull`")
+            tokens = self._pattern_tokens(pattern)
+            if tokens is None:
                 continue
             text = " ".join(str(t) for t in tokens)
             previous = self.seen_patterns.get(text)

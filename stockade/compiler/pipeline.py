@@ -53,7 +53,12 @@ def make_context(workspace: str | None = None, home: str | None = None, tmpdir: 
         tmpdir = ntpath.join(home, "AppData", "Local", "Temp")
     tmpdir = tmpdir or environ.get("TMPDIR") or "/tmp"
     if platform != "windows":
-        workspace, home, tmpdir = (os.path.realpath(os.path.abspath(p)) for p in (workspace, home, tmpdir))
+        from stockade.compiler.lower import resolve_posix
+
+        # a POSIX path stays POSIX on any compiling machine (os.path.abspath would give a
+        # Windows host's C:\… spelling)
+        workspace, home, tmpdir = (resolve_posix(p if p.startswith("/") else os.path.abspath(p), platform)
+                                   for p in (workspace, home, tmpdir))
     return Context(workspace=workspace, home=home, tmpdir=tmpdir, platform=platform)
 
 

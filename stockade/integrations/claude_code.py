@@ -135,13 +135,48 @@ def judge_event(ir: PolicyIR, event: Any) -> HookDecision:
     return HookDecision(None, (), {"tool": tool})
 
 
-def hook_output(answer: HookDecision, passthrough_allow: bool = False) -> dict | None:
-    """Claude Code's answer for a decision (None: print nothing, Claude's own flow decides)."""
-    if answer.decision is None or (passthrough_allow and answer.decision == "allow"):
+def hook_output(answer: HookDecision, approve_allowed: bool = False,
+                updated_input: Mapping[str, Any] | None = None) -> dict | None:
+    """Claude Code's answer for a decision (None: print nothing — no decision — and Claude
+    Code's own permission flow decides).
+
+    * ``deny`` → ``deny``; ``confirm`` → ``ask``;
+    * ``allow`` → no decision, unless ``approve_allowed`` (then ``allow``, which skips
+      Claude Code's own prompt for the call; its deny and ask rules still apply);
+    * with ``updated_input`` (``--confine``: the command rewritten to run under ``stockade
+      run``), an ``allow`` or ``confirm`` is answered with that input: ``allow`` when
+      ``approve_allowed`` and the verdict is ``allow``, else ``ask`` — the person sees and
+      approves the confined command (a decision is needed for Claude Code to apply
+      ``updatedInput``; ``ask`` is the one that leaves the approval to the person).
+    """
+    if answer.decision is None:
+        return None
+    if updated_input is not None and answer.decision in ("allow", "confirm"):
+        decision = "allow" if approve_allowed and answer.decision == "allow" else "ask"
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                       "permissionDecisionReason": f"stockade: runs confined by `stockade run`: "
+                                                                   f"{answer.message}",
+                                       "updatedInput": dict(updated_input)}}
+    if answer.decision == "allow" and not approve_allowed:
         return None
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                    "permissionDecision": PERMISSION[answer.decision],
                                    "permissionDecisionReason": f"stockade: {answer.message}"}}
+
+
+def confined_input(tool_input: Mapping[str, Any], policy: str, workspace: str, approve: bool,
+                   launcher: Sequence[str]) -> dict[str, Any]:
+    """A ``Bash`` tool input whose command runs under ``stockade run`` with the same policy
+    and workspace (``launcher``: how to start stockade, e.g. ``[python, "-m",
+    "stockade"]``): ``… run --policy P --workspace W [--approve] -- bash -c COMMAND``,
+    every word shell-quoted, so that bash gives ``stockade run`` exactly the original text.
+    ``approve`` passes ``--approve`` (a ``confirm`` the person approves in Claude Code's
+    prompt).  The other fields of the input are kept: Claude Code replaces the whole input."""
+    import shlex
+
+    words = [*launcher, "run", "--policy", policy, "--workspace", workspace, *(["--approve"] if approve else []),
+             "--", "bash", "-c", str(tool_input["command"])]
+    return {**tool_input, "command": shlex.join(words)}
 
 
 # -- settings: paths and rules ----------------------------------------------------------
@@ -253,7 +288,7 @@ class ClaudeSettingsExporter(Exporter):
     #: permissions (commands, file tools, WebFetch), the sandbox block and `env` (set only)
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("file_rules"), "network": handled("settings"), "environment": handled("settings"),
-        "limits": OMITTED, "commands": handled("bash_rules"), "verdicts": OMITTED,
+        "limits": OMITTED, "commands": handled("bash_rules"), "session": OMITTED, "verdicts": OMITTED,
     }
 
     def bash_rules(self, rule: CommandRule) -> list[str]:

@@ -129,7 +129,7 @@ class CodexExporter(Exporter):
     #: codex rules hold command prefixes only
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": OMITTED, "network": OMITTED, "environment": OMITTED, "limits": OMITTED,
-        "commands": handled("rules"), "verdicts": OMITTED,
+        "commands": handled("rules"), "session": OMITTED, "verdicts": OMITTED,
     }
 
     def pattern_of(self, rule: CommandRule) -> list[tuple[str, ...]] | None:

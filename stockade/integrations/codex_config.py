@@ -81,7 +81,7 @@ class CodexConfigExporter(Exporter):
     #: the network block only; other sections are reported (the profile extends `:read-only`)
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": OMITTED, "network": handled("settings"), "environment": OMITTED, "limits": OMITTED,
-        "commands": OMITTED, "verdicts": OMITTED,
+        "commands": OMITTED, "session": OMITTED, "verdicts": OMITTED,
     }
 
     def settings(self) -> dict:

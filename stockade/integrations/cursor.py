@@ -96,7 +96,7 @@ class CursorExporter(Exporter):
     #: the workspace mode, extra paths, /tmp and the network default
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("settings"), "network": handled("settings"), "environment": OMITTED,
-        "limits": OMITTED, "commands": OMITTED, "verdicts": OMITTED,
+        "limits": OMITTED, "commands": OMITTED, "session": OMITTED, "verdicts": OMITTED,
     }
 
     def settings(self) -> dict:

@@ -340,7 +340,8 @@ def audit_record(ir: PolicyIR | None, source: str, answer: HookDecision) -> dict
     return {"time": now_iso(), "event": "decision", "source": source,
             "policy": ir.name if ir else None, "policy_hash": ir.source_hash if ir else None,
             "command": command, "tool": subject.get("tool"), "verdict": answer.decision or "none",
-            "reasons": list(answer.reasons), "approved_by": None}
+            "reasons": list(answer.reasons), "approved_by": subject.get("approved_by"),
+            **{key: subject[key] for key in ("session", "step") if key in subject}}
 
 
 def write_audit(path: str | None, ir: PolicyIR | None, source: str, answer: HookDecision) -> HookDecision:

@@ -405,7 +405,7 @@ class SrtExporter(Exporter):
     #: srt settings hold filesystem and network lists only
     SECTIONS: ClassVar[dict[str, Handling]] = {
         "filesystem": handled("settings"), "network": handled("settings"), "environment": OMITTED,
-        "limits": OMITTED, "commands": OMITTED, "verdicts": OMITTED,
+        "limits": OMITTED, "commands": OMITTED, "session": OMITTED, "verdicts": OMITTED,
     }
 
     def settings(self) -> dict:

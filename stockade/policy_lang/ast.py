@@ -119,7 +119,7 @@ class EnvSetNode:
 
 # -- limits ----------------------------------------------------------------------------
 
-LimitName = Literal["timeout", "memory", "processes", "output", "cpu", "filesize", "disk"]
+LimitName = Literal["timeout", "memory", "processes", "output", "cpu", "cpus", "filesize", "disk"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +170,31 @@ class VerdictSettingNode:
     span: Span | None = _span()
 
 
+# -- session ---------------------------------------------------------------------------
+
+SessionName = Literal["max-denials", "max-steps", "max-failures", "on-limit", "approvals", "never-persist"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionNode:
+    """A setting of the ``session`` block.
+
+    ``max-denials N [within DURATION]``, ``max-steps N``, ``max-failures N`` (``count``;
+    ``window`` in seconds or None for "in a row"), ``on-limit stop|confirm`` and
+    ``approvals persist|session|never`` (``choice``), ``never-persist PATTERN[, PATTERN…]``
+    (``patterns``, command patterns as in ``commands``).
+    """
+
+    name: SessionName
+    count: int | None = None
+    window: float | None = None
+    choice: str | None = None
+    patterns: tuple[PatternNode, ...] = ()
+    words: tuple[Word, ...] = ()
+    locked: bool = False
+    span: Span | None = _span()
+
+
 # -- tests -----------------------------------------------------------------------------
 
 
@@ -184,9 +209,9 @@ class TestCaseNode:
 
 # -- blocks and the file ---------------------------------------------------------------
 
-SectionKind = Literal["filesystem", "network", "environment", "limits", "commands", "test"]
+SectionKind = Literal["filesystem", "network", "environment", "limits", "commands", "session", "test"]
 Rule = (FsRuleNode | NetDefaultNode | NetRuleNode | EnvNamesNode | EnvSetNode | LimitNode
-        | CommandRuleNode | VerdictSettingNode | TestCaseNode)
+        | CommandRuleNode | VerdictSettingNode | SessionNode | TestCaseNode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +253,7 @@ class PolicyFile:
 
 NODE_TYPES: tuple[type, ...] = (
     Word, Comment, FsRuleNode, NetDefaultNode, HostNode, NetRuleNode, EnvNamesNode, EnvAssignment,
-    EnvSetNode, LimitNode, PatternNode, CommandRuleNode, VerdictSettingNode, TestCaseNode, Block,
+    EnvSetNode, LimitNode, PatternNode, CommandRuleNode, VerdictSettingNode, SessionNode, TestCaseNode, Block,
     Include, PolicyFile,
 )
 

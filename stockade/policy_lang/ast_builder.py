@@ -31,6 +31,7 @@ from stockade.policy_lang.ast import (
     PatternNode,
     PolicyFile,
     Rule,
+    SessionNode,
     TestCaseNode,
     VerdictSettingNode,
     Word,
@@ -39,7 +40,7 @@ from stockade.policy_lang.ast import (
 if TYPE_CHECKING:  # pragma: no cover
     from lark import Token, Tree
 
-    from stockade.policy_lang.ast import FsKind, LimitName, SectionKind, Verdict
+    from stockade.policy_lang.ast import FsKind, LimitName, SectionKind, SessionName, Verdict
 
     #: ``_Builder.rule_<section>(keyword, tokens, locked, span, keyword_token, reason)``
     _RuleMethod = Callable[[str, list[Token], bool, Span, Token, str | None], Rule | None]
@@ -50,9 +51,15 @@ SECTION_KEYWORDS: dict[str, tuple[str, ...]] = {
     "filesystem": ("read", "write", "readonly", "deny"),
     "network": ("default", "allow", "deny"),
     "environment": ("keep", "drop", "set"),
-    "limits": ("timeout", "memory", "processes", "output", "cpu", "filesize", "disk"),
+    "limits": ("timeout", "memory", "processes", "output", "cpu", "cpus", "filesize", "disk"),
     "commands": ("allow", "confirm", "deny", "unknown-effects", "unparsable"),
+    "session": ("max-denials", "max-steps", "max-failures", "on-limit", "approvals", "never-persist"),
     "test": VERDICTS,
+}
+#: The session settings that take one word, and the words they take (strictest first).
+SESSION_CHOICES: dict[str, tuple[str, ...]] = {
+    "on-limit": ("stop", "confirm"),
+    "approvals": ("never", "session", "persist"),
 }
 _LIMIT_PARSERS: dict[str, Callable[[str], float]] = {
     "timeout": values.parse_duration,
@@ -62,6 +69,7 @@ _LIMIT_PARSERS: dict[str, Callable[[str], float]] = {
     "filesize": values.parse_size,
     "disk": values.parse_size,
     "processes": values.parse_count,
+    "cpus": values.parse_cpus,
 }
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 
@@ -429,6 +437,13 @@ class _Builder:
             # the keyword is a keyword of the section, the verdict was checked above
             return VerdictSettingNode("unknown-effects" if keyword == "unknown-effects" else "unparsable",
                                       cast("Verdict", word.text), locked, span)
+        patterns = self._patterns(tokens, keyword_token)
+        if patterns is None:
+            return None
+        return CommandRuleNode(cast("Verdict", keyword), patterns, reason, locked, span)  # a section keyword
+
+    def _patterns(self, tokens: list[Token], keyword_token: Token) -> tuple[PatternNode, ...] | None:
+        """Comma-separated command patterns (None when one is malformed, with its error)."""
         patterns: list[PatternNode] = []
         current: list[Word] = []
         ok = True
@@ -449,9 +464,37 @@ class _Builder:
                 self.error(codes.EMPTY_VALUE, "empty word in a command pattern", word.span)
                 ok = False
             current.append(word)
-        if not ok:
+        return tuple(patterns) if ok else None
+
+    def rule_session(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
+                     reason: str | None) -> Rule | None:
+        name = cast("SessionName", keyword)  # a keyword of the section
+        if keyword == "never-persist":
+            patterns = self._patterns(tokens, keyword_token)
+            return None if patterns is None else SessionNode(name, patterns=patterns, locked=locked, span=span)
+        words = self._words(tokens, keyword_token)
+        if words is None:
             return None
-        return CommandRuleNode(cast("Verdict", keyword), tuple(patterns), reason, locked, span)  # a section keyword
+        if keyword in SESSION_CHOICES:
+            choices = SESSION_CHOICES[keyword]
+            if len(words) != 1 or words[0].text not in choices:
+                self.error(codes.BAD_ARGUMENTS, f"`{keyword}` takes " + " or ".join(f"`{c}`" for c in choices),
+                           words[0].span, did_you_mean(words[0].text, choices))
+                return None
+            return SessionNode(name, choice=words[0].text, words=tuple(words), locked=locked, span=span)
+        # max-denials N [within DURATION], max-steps N, max-failures N
+        shape_ok = len(words) == 1 or (keyword == "max-denials" and len(words) == 3 and words[1].text == "within")
+        if not shape_ok:
+            example = "`max-denials 3` or `max-denials 10 within 1h`" if keyword == "max-denials" else f"`{keyword} 50`"
+            self.error(codes.BAD_ARGUMENTS, f"`{keyword}` takes a count", words[0].span, f"e.g. {example}")
+            return None
+        try:
+            count = int(values.parse_count(words[0].text))
+            window = values.parse_duration(words[2].text) if len(words) == 3 else None
+        except values.ValueProblem as problem:
+            self.error(problem.code, problem.message, words[0].span, problem.help)
+            return None
+        return SessionNode(name, count=count, window=window, words=tuple(words), locked=locked, span=span)
 
     def rule_test(self, keyword: str, tokens: list[Token], locked: bool, span: Span, keyword_token: Token,
                   reason: str | None) -> Rule | None:

@@ -40,6 +40,7 @@ from stockade.policy_lang.ast import (
     NetRuleNode,
     PolicyFile,
     Rule,
+    SessionNode,
     TestCaseNode,
     VerdictSettingNode,
     Visitor,
@@ -139,6 +140,13 @@ class _RuleRenderer(Visitor):
 
     def visit_VerdictSettingNode(self, node: VerdictSettingNode) -> RuleText:
         return RuleText(self._head(node.setting, node.locked), node.verdict, group="setting")
+
+    def visit_SessionNode(self, node: SessionNode) -> RuleText:
+        if node.patterns:
+            args = ", ".join(" ".join(render_word(w) for w in p.words) for p in node.patterns)
+        else:
+            args = " ".join(render_word(w) for w in node.words)
+        return RuleText(self._head(node.name, node.locked), args)
 
     def visit_TestCaseNode(self, node: TestCaseNode) -> RuleText:
         return RuleText(node.expect, quote(node.command.text))

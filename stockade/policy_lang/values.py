@@ -72,6 +72,17 @@ def parse_size(text: str) -> float:
     return float(int(value))
 
 
+def parse_cpus(text: str) -> float:
+    """A CPU share greater than zero: ``0.5`` is half of one CPU, ``2`` two CPUs."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and value < 1e6) or not text.replace(".", "", 1).isdigit():
+        raise ValueProblem(codes.BAD_NUMBER, f"`{text}` is not a number of CPUs greater than zero", "e.g. `0.5` or `2`")
+    return value
+
+
 def parse_count(text: str) -> float:
     """A whole number greater than zero."""
     if not text.isdigit() or int(text) <= 0:

@@ -42,6 +42,16 @@ def _error(code: str, message: str, help: str | None = None) -> StockadeError:
     return StockadeError(Diagnostic(code, message, help=help))
 
 
+def state_root(environ: Mapping[str, str] | None = None) -> str:
+    """Stockade's state directory (sessions, approvals): ``$STOCKADE_STATE``, else
+    ``$XDG_STATE_HOME/stockade`` (``~/.local/state/stockade``); read-only in every sandbox."""
+    env = os.environ if environ is None else environ
+    if env.get("STOCKADE_STATE"):
+        return os.path.abspath(env["STOCKADE_STATE"])
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(os.path.abspath(base), "stockade")
+
+
 def default_audit_path(environ: Mapping[str, str] | None = None) -> str:
     """Where audit records go when neither the policy nor ``--audit`` names a file."""
     env = os.environ if environ is None else environ

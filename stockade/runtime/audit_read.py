@@ -24,12 +24,15 @@ class AuditFilter(Record):
     event: str | None = None
     since: _dt.datetime | None = None
     grep: str | None = None
+    session: str | None = None
 
     def keep(self, record: Mapping[str, Any]) -> bool:
         """Whether a record passes the filter."""
         if self.verdict is not None and record.get("verdict") != self.verdict:
             return False
         if self.event is not None and record.get("event") != self.event:
+            return False
+        if self.session is not None and record.get("session") != self.session:
             return False
         if self.since is not None:
             when = parse_time(str(record.get("time", "")))

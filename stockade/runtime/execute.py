@@ -61,6 +61,7 @@ import time
 
 from stockade import catalogue as codes
 from stockade.runtime.limits import (
+    CPUS_UNENFORCED,
     MEMORY_PER_PROCESS,
     Limits,
     RunCgroup,
@@ -465,10 +466,13 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     cap = _Cap(limits.output, out_sink, err_sink)
     warnings: list[str] = []
     pids_limit = limits.processes if limits.processes is not None and not nproc_enforced() else None
-    cgroup = RunCgroup.create(pids=pids_limit, memory=limits.memory) if (
-        pids_limit is not None or limits.memory is not None) else None
+    cpus = getattr(limits, "cpus", None)
+    cgroup = RunCgroup.create(pids=pids_limit, memory=limits.memory, cpus=cpus) if (
+        pids_limit is not None or limits.memory is not None or cpus is not None) else None
     if limits.memory is not None and (cgroup is None or cgroup.memory_dir is None):
         warnings.append(MEMORY_PER_PROCESS)
+    if cpus is not None and (cgroup is None or cgroup.cpu_dir is None):
+        warnings.append(CPUS_UNENFORCED)
     oom_fd = cgroup.oom_events() if cgroup is not None else None  # v1: stop the whole tree on an OOM kill
     try:
         if limits.disk is not None:

@@ -87,15 +87,30 @@ def judge(command_text: str, ir_loader: Callable[[], Any], cwd: str, plan_key: s
     return judgement
 
 
-def terminal_confirm(prompt: str) -> bool:
-    """Ask on the controlling terminal; only a typed ``yes`` approves."""
+def terminal_confirm(prompt: str, tty_path: str = "/dev/tty") -> bool:
+    """Ask on the controlling terminal; only a typed ``yes`` approves.
+
+    The terminal is opened unbuffered for reading and writing in binary (a text-mode
+    ``"r+"`` stream needs a seekable file, which a terminal is not), the prompt written,
+    and one line read, byte by byte up to the newline (at most 4 KiB).  Anything but
+    ``yes`` — end of input, an error, no terminal — is a no."""
     try:
-        with open("/dev/tty", "r+", encoding="utf-8", errors="replace") as tty:
-            tty.write(prompt)
-            tty.flush()
-            return tty.readline().strip().lower() == "yes"
+        fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
     except OSError:
         return False
+    try:
+        os.write(fd, prompt.encode("utf-8", "replace"))
+        answer = bytearray()
+        while len(answer) < 4096:
+            chunk = os.read(fd, 1)
+            if not chunk or chunk in (b"\n", b"\r"):
+                break
+            answer += chunk
+        return answer.decode("utf-8", "replace").strip().lower() == "yes"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def has_terminal() -> bool:

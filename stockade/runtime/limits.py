@@ -44,8 +44,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 #: Names of limit hits reported by a run.
-LIMIT_NAMES = ("timeout", "memory", "cpu", "processes", "output", "file_size", "disk")
+LIMIT_NAMES = ("timeout", "memory", "cpu", "cpus", "processes", "output", "file_size", "disk")
 
+#: The period of the CPU bandwidth limit (``cpus``), microseconds.
+CPU_PERIOD_US = 100_000
+#: The run-time warning when ``cpus`` cannot be applied.
+CPUS_UNENFORCED = ("limit `cpus` is not enforced: no writable cpu cgroup (run as root, or from a delegated "
+                   "cgroup v2 subtree with the cpu controller)")
 #: The run-time warning when ``memory`` cannot be a total for the process tree.
 MEMORY_PER_PROCESS = ("limit `memory` holds per process only (RLIMIT_AS), not for the whole process tree: "
                       "no writable memory cgroup (run as root, or from a delegated cgroup v2 subtree)")
@@ -57,6 +62,7 @@ class Limits(Record):
     timeout: float | None = None
     memory: int | None = None
     cpu: float | None = None
+    cpus: float | None = None
     processes: int | None = None
     output: int | None = None
     file_size: int | None = None
@@ -71,7 +77,7 @@ class Limits(Record):
         def as_int(value: float | None) -> int | None:
             return None if value is None else max(int(value), 0)
 
-        return cls(timeout=get("timeout"), memory=as_int(get("memory")), cpu=get("cpu"),
+        return cls(timeout=get("timeout"), memory=as_int(get("memory")), cpu=get("cpu"), cpus=get("cpus"),
                    processes=as_int(get("processes")), output=as_int(get("output")),
                    file_size=as_int(get("filesize")), disk=as_int(get("disk")))
 
@@ -130,21 +136,25 @@ class RunCgroup:
     """
 
     def __init__(self, dirs: list[tuple[str, str]], pids_dir: str | None = None, memory_dir: str | None = None,
-                 memory_v1: bool = False):
+                 memory_v1: bool = False, cpu_dir: str | None = None):
         #: ``(directory, the file a process joins through)`` for each hierarchy
         self.dirs = dirs
         self.path = dirs[0][0]
         self.pids_dir = pids_dir
         self.memory_dir = memory_dir
         self.memory_v1 = memory_v1
+        self.cpu_dir = cpu_dir
         self._oom_fd: int | None = None
 
     @classmethod
-    def create(cls, pids: int | None = None, memory: int | None = None) -> RunCgroup | None:
+    def create(cls, pids: int | None = None, memory: int | None = None, cpus: float | None = None) -> RunCgroup | None:
         """Make the run's cgroup with the limits given (None: not asked for) under our own
         cgroups, where possible (removing empty ones left behind by runs that were killed);
-        check :attr:`pids_dir` and :attr:`memory_dir` for what was set up."""
-        wanted = [name for name, value in (("pids", pids), ("memory", memory)) if value is not None]
+        check :attr:`pids_dir`, :attr:`memory_dir` and :attr:`cpu_dir` for what was set up.
+
+        ``cpus`` is a CPU bandwidth share: ``0.5`` lets the whole tree use half of one CPU
+        (v1 ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``, v2 ``cpu.max``)."""
+        wanted = [name for name, value in (("pids", pids), ("memory", memory), ("cpu", cpus)) if value is not None]
         if not wanted:
             return None
         dirs: list[tuple[str, str]] = []
@@ -167,6 +177,13 @@ class RunCgroup:
                 for controller in controllers:
                     if controller == "pids":
                         _write(os.path.join(path, "pids.max"), str(pids))
+                    elif controller == "cpu":
+                        quota = max(1000, int(float(cpus or 0) * CPU_PERIOD_US))
+                        if v1:
+                            _write(os.path.join(path, "cpu.cfs_period_us"), str(CPU_PERIOD_US))
+                            _write(os.path.join(path, "cpu.cfs_quota_us"), str(quota))
+                        else:
+                            _write(os.path.join(path, "cpu.max"), f"{quota} {CPU_PERIOD_US}")
                     elif v1:
                         _write(os.path.join(path, "memory.limit_in_bytes"), str(memory))
                         _write_optional(os.path.join(path, "memory.memsw.limit_in_bytes"), str(memory))
@@ -184,7 +201,7 @@ class RunCgroup:
                     memory_v1 = v1
         if not dirs:
             return None
-        return cls(dirs, got.get("pids"), got.get("memory"), memory_v1)
+        return cls(dirs, got.get("pids"), got.get("memory"), memory_v1, got.get("cpu"))
 
     def join(self, pid: int) -> None:
         """Move process ``pid``, which must be single-threaded, into the cgroup (before it

@@ -157,7 +157,7 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
 _KINDS = frozenset({"missing", "dir", "file", "symlink", "other"})
 #: The limits that are counts of bytes or processes (the others are seconds).
 _INT_LIMITS = frozenset({"memory", "processes", "output", "file_size", "disk"})
-_LIMIT_NAMES = frozenset({"timeout", "cpu", *_INT_LIMITS})
+_LIMIT_NAMES = frozenset({"timeout", "cpu", "cpus", *_INT_LIMITS})
 
 
 def _strs(value: Any) -> TypeGuard[list[str]]:

@@ -273,8 +273,13 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
         confirm: Callable[[Judgement], bool] | None = None, preview: bool = False, diff: bool = False,
         apply: bool | Callable[[PreviewResult], bool] = False, use_cache: bool = True,
         stdout: Sink | None = None, stderr: Sink | None = None, stdin: int | None = None,
-        environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None) -> RunOutcome:
+        environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None,
+        cwd: str | None = None, audit_extra: Mapping[str, Any] | None = None,
+        force_confirm: str | None = None) -> RunOutcome:
     """Judge ``command``, then run it confined by ``policy``; see the module docstring.
+
+    ``cwd`` is the directory the command starts in (default: the workspace); it must be the
+    workspace or a directory inside it, and the analyzer judges relative paths from it.
 
     ``command`` is shell text (run as ``/bin/sh -c TEXT``) or an argv.  ``policy`` is a
     policy file, a compiled ``PolicyIR`` (its workspace is the run's), or None for the
@@ -294,6 +299,10 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     ``environ`` (default ``os.environ``) is the environment the command's is filtered
     from, and supplies ``$HOME``, ``$TMPDIR`` and the policy's variables.  ``notify``
     receives messages for the user (an interrupted apply that was recovered).
+
+    ``audit_extra`` is added to every audit record of the run (a session's ``session`` and
+    ``step``); ``force_confirm``, a reason, turns an ``allow`` into ``confirm`` (a session
+    past a limit under ``on-limit confirm``).
     """
     from stockade.runtime import audit as audit_mod
 
@@ -301,20 +310,45 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     env_in = os.environ if environ is None else environ
     if workspace is not None and not os.path.isdir(workspace):
         raise _environment_problem(catalogue.WORKSPACE_UNUSABLE, f"the workspace `{workspace}` is not a directory")
+    run_cwd = None
+    if cwd is not None:
+        run_cwd = os.path.realpath(cwd)
+        root = os.path.realpath(workspace or os.getcwd())
+        if not os.path.isdir(run_cwd) or not (run_cwd == root or run_cwd.startswith(root.rstrip("/") + "/")):
+            raise _environment_problem(catalogue.WORKSPACE_UNUSABLE,
+                                       f"`--cwd {cwd}` is not a directory inside the workspace `{root}`",
+                                       help="the command starts in the workspace or a directory inside it")
     audit_path = audit or audit_mod.default_audit_path()
     from stockade.compiler.cache import cache_dir
+    from stockade.runtime.audit import state_root
     from stockade.runtime.plan import prepare_state
 
-    state = "\n".join(prepare_state([cache_dir()], [audit_path]))  # where this process keeps them
+    # where this process keeps them: the cache, the state directory (sessions, approvals), the audit trail
+    state = "\n".join(prepare_state([cache_dir(), state_root(environ)], [audit_path]))
     state_ctx = {"state": state, **_trusted_inputs()}  # all read-only inside (part of the plan key)
     from stockade.runtime.runlock import RunLock
 
     lock = RunLock.acquire(cache_dir())  # held shared from before the plan's facts are checked: see runlock
     try:
         return _judged(argv, text, policy, workspace, env_in, audit_path, state_ctx, approve, confirm, preview, diff,
-                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock)
+                       apply, use_cache, stdout, stderr, stdin, environ, notify, lock, run_cwd,
+                       audit_extra=audit_extra, force_confirm=force_confirm)
     finally:
         lock.release()
+
+
+def _chdir(prefix: Sequence[str], backend: str, cwd: str | None) -> list[str]:
+    """A bwrap prefix whose command starts in ``cwd`` (the plan's ``--chdir`` value
+    replaced); other backends start in the host process's directory (see :func:`_confined`)."""
+    out = list(prefix)
+    if cwd is None or backend != "bwrap":
+        return out
+    end = len(out) - 1 if out and out[-1] == "--" else len(out)
+    found = [i for i in range(1, end - 1) if out[i] == "--chdir"]
+    if found:
+        out[found[-1] + 1] = cwd
+        return out
+    return [*out[:end], "--chdir", cwd, *out[end:]]
 
 
 def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyIR | None, workspace: str | None,
@@ -322,8 +356,10 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             confirm: Callable[[Judgement], bool] | None, preview: bool,
             diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
-            notify: Callable[[str], None] | None, lock: Any) -> RunOutcome:
-    """Plan, judge and run (the middle of :func:`run`, under the run lock)."""
+            notify: Callable[[str], None] | None, lock: Any, run_cwd: str | None = None, *,
+            audit_extra: Mapping[str, Any] | None = None, force_confirm: str | None = None) -> RunOutcome:
+    """Plan, judge and run (the middle of :func:`run`, under the run lock); ``run_cwd``: the
+    checked starting directory inside the workspace (None: the workspace)."""
     from stockade.runtime import audit as audit_mod
     from stockade.runtime import gate
 
@@ -363,15 +399,21 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
 
     # a verdict is cached per plan key and IR hash: an edited include or git config (which
     # changes the IR, not the key) is not judged by a stale verdict
-    judgement = gate.judge(text, load_ir, ctx["workspace"], key and f"{key}:{plan.get('policy_hash') or ''}")
+    judgement = gate.judge(text, load_ir, run_cwd or ctx["workspace"],
+                           key and f"{key}:{plan.get('policy_hash') or ''}")
     if fresh:
         plan = fresh[0]
         backend, prefix = sandbox_prefix(plan, ctx)
     _warn_cache(lock, plan, notify)
+    if force_confirm and judgement.decision == "allow":
+        judgement = gate.Judgement("confirm", (*judgement.reasons, force_confirm),
+                                   {**judgement.detail, "decision": "confirm"}, judgement.cached)
     ask = None if confirm is None else (lambda _prompt: bool(confirm(judgement)))
-    decision = gate.decide(judgement, approve, ask, asked_by=getattr(confirm, "approved_by", "confirm"))
+    decision = gate.decide(judgement, approve, ask, asked_by="confirm")
+    if decision.approved_by == "confirm":  # the callback may say who approved only once it has
+        decision = decision.replace(approved_by=getattr(confirm, "approved_by", "confirm"))
     base = {"policy": plan.get("policy"), "policy_hash": plan.get("policy_hash"), "command": text,
-            "workspace": ctx["workspace"], "pid": os.getpid()}
+            "workspace": ctx["workspace"], "pid": os.getpid(), **(audit_extra or {})}
     audit_mod.append_record(audit_path, {"time": audit_mod.now_iso(), **base, "event": "decision",
                                          "verdict": judgement.decision, "reasons": list(judgement.reasons),
                                          "approved_by": decision.approved_by, "runs": decision.runs,
@@ -382,6 +424,9 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
                          sandbox_argv=tuple(prefix))
     if not decision.runs:
         return outcome
+    if run_cwd is not None and run_cwd != ctx["workspace"]:
+        ctx = {**ctx, "cwd": run_cwd}  # after the plan and verdict keys: where the command starts
+        prefix = _chdir(prefix, backend, run_cwd)
     if not plan.get("glob_scan"):
         return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
                          notify, base, lock)
@@ -400,7 +445,8 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
         if scanned is not plan:
             from stockade.runtime.sandbox import harden_bwrap_argv
 
-            prefix = harden_bwrap_argv(scanned["argv"], cwd=ctx["workspace"], bwrap=prefix[0])
+            prefix = _chdir(harden_bwrap_argv(scanned["argv"], cwd=ctx["workspace"], bwrap=prefix[0]), backend,
+                            ctx.get("cwd"))
             outcome = outcome.replace(sandbox_argv=tuple(prefix))
         try:
             return _confined(outcome, scanned, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr,
@@ -460,7 +506,8 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         if placeholder_files:
             create_placeholder_files(placeholder_files)
         try:
-            result = run_confined(prefix, argv, env, limits, cwd=ctx["workspace"], stdout=stdout, stderr=stderr,
+            host_cwd = ctx["workspace"] if outcome.backend == "bwrap" or overlay else ctx.get("cwd") or ctx["workspace"]
+            result = run_confined(prefix, argv, env, limits, cwd=host_cwd, stdout=stdout, stderr=stderr,
                                   stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
                                   seccomp_programs=checked, workspace=ctx["workspace"])
         finally:

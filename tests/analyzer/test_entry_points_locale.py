@@ -69,7 +69,7 @@ def test_analyze_script_bytes_split_by_backslash_newline(tmp_path: Path, locale:
     script.write_bytes(b"\n".join(lines) + b"\n")
     result = _run(tmp_path, locale, "--script", str(script))
     assert result.returncode == 1, result.stderr.decode(errors="replace")[-2000:]
-    findings = json.loads(result.stdout)["findings"]
+    findings = json.loads(result.stdout)["reasons"]
     assert _refused(findings) and findings[0]["line"] == 1
 
 

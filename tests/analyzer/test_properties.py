@@ -108,6 +108,6 @@ def test_cli_batch_sarif_and_exit_codes(sandbox_dirs, tmp_path) -> None:
     script.write_text("ls\ncd /etc\ncat shadow\n")
     proc = subprocess.run([*base, "--format", "json", "--script", str(script)], capture_output=True, text=True)
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["findings"][0]["line"] == 3
+    assert json.loads(proc.stdout)["reasons"][0]["line"] == 3
     proc = subprocess.run([*base, "--script", str(tmp_path / "missing.sh")], capture_output=True, text=True)
     assert proc.returncode == 2

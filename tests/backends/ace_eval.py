@@ -11,10 +11,14 @@ What it models (the facts the Windows backend relies on):
 * the access check walks the DACL in order: a deny ACE for one of the token's SIDs that
   names a still-undecided requested right denies; allows accumulate; all requested rights
   granted = access;
-* a restricted token passes only if both the normal check (user SID) and the restricting
-  check (restricting SIDs: capability, logon) pass;
+* the command runs as the plan's sandbox account under a *write-restricted* token: every
+  access must pass the normal check (the account, its groups, its logon SID), and the write
+  rights must also pass the restricting check (capability and logon SIDs); each plan ACE is
+  placed for both the account and the capability SID;
 * the user (not the sandbox) has full control everywhere (an inheritable allow on every
-  drive root), so the restricting check is what the plan decides;
+  drive root) and the account nothing of its own, so the plan's ACEs decide.  Windows'
+  own grants to ``BUILTIN\\Users`` (System32, Program Files) are not modelled: they only
+  add reads of system files;
 * deleting needs ``DELETE`` on the object or ``FILE_DELETE_CHILD`` on its parent; creating
   needs ``FILE_ADD_FILE``/``FILE_ADD_SUBDIRECTORY`` on the parent and the new object
   inherits from it; renaming needs delete on the source and create at the destination;
@@ -29,6 +33,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 USER_SID = "S-1-5-21-1004336348-1177238915-682003330-1001"
+#: the sandbox account the plan's command runs as (resolved on the machine)
+ACCOUNT_SID = "S-1-5-21-1004336348-1177238915-682003330-1007"
+#: the groups of the sandbox account's token besides its own SID
+ACCOUNT_GROUPS = {"S-1-1-0", "S-1-5-32-545", "S-1-5-11", "S-1-5-4"}
 LOGON_SID = "S-1-5-5-0-123456"
 
 FILE_READ_DATA = 0x1
@@ -254,21 +262,36 @@ def check(dacl: list[Ace], sids: set[str], desired: int) -> bool:
     return remaining == 0
 
 
+#: the rights a write-restricted token checks against its restricting SIDs (generic write
+#: and every right that modifies or removes the object)
+WRITE_RIGHTS = FILE_WRITE_DATA | FILE_APPEND_DATA | 0x10 | 0x100 | FILE_DELETE_CHILD | DELETE | 0x40000 | 0x80000
+
+
 @dataclass
 class Token:
-    """A restricted token: the normal SIDs and the restricting SIDs."""
+    """A restricted token: the normal SIDs and the restricting SIDs; a write-restricted
+    token checks only the write rights against the restricting SIDs."""
 
     normal: set[str]
     restricting: set[str]
+    write_restricted: bool = False
 
     def allows(self, dacl: list[Ace], desired: int) -> bool:
-        return check(dacl, self.normal, desired) and (not self.restricting or check(dacl, self.restricting, desired))
+        if not check(dacl, self.normal, desired):
+            return False
+        if not self.restricting:
+            return True
+        restricted = desired & WRITE_RIGHTS if self.write_restricted else desired
+        return not restricted or check(dacl, self.restricting, restricted | (desired & SYNCHRONIZE))
 
 
 def token_of(plan: dict) -> Token:
-    """The token a plan's spawn steps create (logon SID resolved to :data:`LOGON_SID`)."""
+    """The token a plan's spawn steps create: the sandbox account's (its SID
+    :data:`ACCOUNT_SID`, logon SID :data:`LOGON_SID`) when the plan has one, else the user's."""
     restricting = {s["sid"] or LOGON_SID for s in plan["token"]["restricting_sids"]}
-    return Token({USER_SID}, restricting)
+    user = ACCOUNT_SID if plan["principal"].get("account") else USER_SID
+    normal = {user, LOGON_SID} | (ACCOUNT_GROUPS if user == ACCOUNT_SID else set())
+    return Token(normal, restricting, bool(plan["token"]["write_restricted"]))
 
 
 # -- applying a plan ------------------------------------------------------------------------
@@ -314,32 +337,35 @@ def apply_plan(fs: FsModel, plan: dict) -> list[tuple]:
         node = fs.nodes.get(key(path))
         if node is None or node.kind == "link":
             return
-        ace = parse_ace(sddl)
-        flags = ace.flags if (inheritance == "OICI" and node.kind == "dir") else frozenset()
-        ace = Ace(ace.kind, ace.mask, flags, ace.sid, tag)
-        assert ace.sid == sid
-        # icacls keeps explicit ACEs canonical: explicit denies before explicit allows
-        if ace.kind == "deny":
-            position = sum(1 for a in node.aces if a.kind == "deny")
-            node.aces.insert(position, ace)
-        else:
-            node.aces.append(ace)
-        journal.append(("ace", path, ace))
+        parsed = parse_ace(sddl)
+        flags = parsed.flags if (inheritance == "OICI" and node.kind == "dir") else frozenset()
+        assert parsed.sid == sid
+        # the same entry for the sandbox account (normal check) and the capability SID
+        for who in ([ACCOUNT_SID, sid] if plan["principal"].get("account") else [sid]):
+            ace = Ace(parsed.kind, parsed.mask, flags, who, tag)
+            # AddAccessRule keeps explicit ACEs canonical: explicit denies before explicit allows
+            if ace.kind == "deny":
+                position = sum(1 for a in node.aces if a.kind == "deny")
+                node.aces.insert(position, ace)
+            else:
+                node.aces.append(ace)
+            journal.append(("ace", path, ace))
 
     for entry in plan["acl"]["entries"]:
         add_ace(entry["path"], entry["sddl"], entry["inheritance"], entry["id"])
     for glob in plan["globs"]:
         regex = glob_regex(glob["pattern"])
-        base = key(glob["base"])
+        roots = [key(r) for r in glob.get("walk_roots", [glob["base"]])]
         matches = [n.path for k, n in sorted(fs.nodes.items())
-                   if (k.startswith(base.rstrip("\\") + "\\") or k == base) and n.kind != "link"
-                   and regex.match(n.path)]
+                   if any(k.startswith(root.rstrip("\\") + "\\") or k == root for root in roots)
+                   and n.kind != "link" and regex.match(n.path)]
         for match in matches:
             for ace in glob["aces"]:
                 add_ace(match, ace["sddl"], ace["inheritance"], glob["id"])
             for root in glob["guard_ancestors_within"]:
                 ancestor = parent_of(match)
-                while ancestor is not None and key(ancestor).startswith(key(root)):
+                while ancestor is not None and (key(ancestor) == key(root).rstrip("\\")
+                                                or key(ancestor).startswith(key(root).rstrip("\\") + "\\")):
                     add_ace(ancestor, f"(D;;0x{DELETE:08x};;;{sid})", "none", "guard")
                     ancestor = parent_of(ancestor)
     return journal

@@ -292,4 +292,4 @@ def test_section_decisions() -> None:
     assert BwrapBackend.name == "bwrap"
     kinds = {name: handling.kind for name, handling in BwrapBackend.SECTIONS.items()}
     assert kinds == {"filesystem": "handled", "network": "handled", "environment": "handled",
-                     "limits": "runtime", "commands": "runtime", "verdicts": "runtime"}
+                     "limits": "runtime", "commands": "runtime", "session": "runtime", "verdicts": "runtime"}

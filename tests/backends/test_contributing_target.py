@@ -62,6 +62,7 @@ class ListBackend(Backend):
         "environment": RUNTIME,
         "limits": RUNTIME,
         "commands": RUNTIME,
+        "session": RUNTIME,
         "verdicts": RUNTIME,
     }
 

@@ -533,6 +533,72 @@ def test_deep_globs_of_different_access_are_never_looser_than_the_ir() -> None:
     assert any(w.code == "B312" and "less access" in w.message for w in compile_ir(ir, "seatbelt").warnings)
 
 
+# -- cross-compiling: macOS path rules, never the compiling host's -----------------------------
+
+def test_paths_follow_macos_rules_not_the_host() -> None:
+    from stockade.compiler.lower import resolve_posix
+
+    assert resolve_posix("/bin/sh", "darwin") == "/bin/sh"  # a merged-/usr Linux host says /usr/bin/sh
+    assert resolve_posix("/lib", "darwin") == "/lib"
+    assert resolve_posix("/etc/hosts", "darwin") == "/private/etc/hosts"
+    assert resolve_posix("/var/../tmp/x", "darwin") == "/private/tmp/x"
+    assert resolve_posix("/private/var/db", "darwin") == "/private/var/db"
+    ir = compiled(ROOT / "examples/read-only-reviewer.policy")
+    patterns = {rule.pattern for rule in ir.filesystem}
+    assert {"/bin", "/lib", "/usr"} <= patterns and "/usr/bin" not in patterns
+    text = compile_ir(ir, "seatbelt").text
+    assert '(subpath "/bin")' in text and '"/usr/bin"' not in text
+    profile = load(*parse_argv(compile_ir(ir, "seatbelt").data["argv"]))
+    assert profile.allowed(Request("process-exec", path="/bin/sh"))
+    assert profile.allowed(Request("file-read-data", path="/private/etc/passwd"))
+
+
+# -- a workspace whose name holds glob characters ------------------------------------------------
+
+@pytest.mark.parametrize("name", ["p*", "p?", "p[1]", "a*b?[c]"])
+def test_workspace_name_with_glob_characters_is_literal(name: str) -> None:
+    workspace = HOME + "/" + name
+    ir = compiled(ROOT / "examples/coding-agent.policy", workspace=workspace)
+    rules = [r for r in ir.filesystem if r.pattern.startswith(workspace)]
+    assert rules and not any(r.is_glob for r in rules)
+    artifact = compile_ir(ir, "seatbelt")
+    profile = load(*parse_argv(artifact.data["argv"]))
+    assert profile.allowed(Request("file-write-data", path=workspace + "/src/a.py"))
+    for sibling in (HOME + "/pother", HOME + "/p1", HOME + "/px", HOME + "/aXbYc"):
+        assert not profile.allowed(Request("file-write-data", path=sibling + "/a.py")), sibling
+    # the move guards still hold: the workspace's .git cannot be renamed away
+    assert not profile.allowed(Request("file-write-unlink", path=workspace + "/.git"))
+    assert not profile.allowed(Request("file-write-data", path=workspace + "/.git/hooks/pre-commit"))
+    assert check_conformance(ir) > 0
+
+
+def test_glob_under_a_wildcard_workspace_is_refused() -> None:
+    from stockade.diagnostics import StockadeError
+
+    text = 'policy "g"\nfilesystem {\n    read /\n    deny "$WORKSPACE/**/.env"\n}\n'
+    with pytest.raises(StockadeError) as info:
+        compile_policy(text=text, workspace=HOME + "/p*", home=HOME, tmpdir=TMP, environ={}, platform="darwin")
+    assert [d.code for d in info.value.diagnostics] == ["C206"]
+    ok = compile_policy(text=text, workspace=WS, home=HOME, tmpdir=TMP, environ={}, platform="darwin").ir
+    assert [r.is_glob for r in ok.filesystem] == [False, True]
+
+
+# -- what a Node/Python/git session needs ------------------------------------------------------
+
+def test_inherited_terminal_and_session_services(agent: tuple) -> None:
+    _, artifact, profile = agent
+    tty = "/dev/ttys004"
+    assert profile.allowed(Request("file-ioctl", path=tty, vnode_type="CHARACTER-DEVICE"))  # isatty, raw mode
+    assert not profile.allowed(Request("file-write-data", path=tty, vnode_type="CHARACTER-DEVICE"))
+    assert not profile.allowed(Request("file-ioctl", path="/dev/disk0", vnode_type="CHARACTER-DEVICE"))
+    for service in ("com.apple.cfprefsd.daemon", "com.apple.cfprefsd.agent", "com.apple.logd",
+                    "com.apple.system.notification_center"):
+        assert f'(global-name "{service}")' in artifact.text
+    for name in ("hw.cacheconfig", "hw.vectorunit", "kern.osvariant_status"):
+        assert f'(sysctl-name "{name}")' in artifact.text
+    assert "(allow mach-host*)" in artifact.text
+
+
 def test_network_shared_only_when_the_policy_allows_every_range() -> None:
     """`default allow` alone does not reach private ranges (the broker's to refuse); a policy
     whose rules name every range shares the network as it is."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import ace_eval
@@ -334,7 +335,9 @@ def _strings(value: object) -> list[str]:
 
 def test_every_sid_and_sddl_parses() -> None:
     plan = compile_ir(coding_agent_ir(), "windows").data
-    strings = _strings(plan)
+    # the SIDs the launcher resolves on the machine: the sandbox account's and the logon SID
+    strings = [s.replace("%ACCOUNT%", ace_eval.ACCOUNT_SID).replace("%LOGON%", ace_eval.LOGON_SID)
+               for s in _strings(plan)]
     sids = [s for s in strings if s.startswith("S-1-")]
     sddls = [s for s in strings if (s.startswith("(") and s.endswith(")")) or s.startswith("O:")]
     assert sids and sddls
@@ -344,7 +347,7 @@ def test_every_sid_and_sddl_parses() -> None:
     for sddl in sddls:
         if sddl.startswith("O:"):
             parsed = parse_sddl(sddl)
-            assert parsed["O"] == "S-1-5-19" and parsed["D"][0].sid == plan["principal"]["sid"]  # type: ignore[index]
+            assert parsed["O"] == "S-1-5-19" and parsed["D"][0].sid == ace_eval.ACCOUNT_SID  # type: ignore[index]
         else:
             assert parse_ace(sddl).sid == plan["principal"]["sid"]
     found = [m for s in strings for m in re.findall(r"S-1-[0-9-]+", s)]
@@ -382,12 +385,13 @@ def test_job_network_environment() -> None:
     assert plan["output_limit_bytes"] == 2 ** 20
     net = plan["network"]
     assert net["mode"] == "broker" and len(net["firewall_rules"]) == 2
-    assert all(r["local_user_sddl"] == f"O:LSD:(A;;CC;;;{plan['principal']['sid']})" for r in net["firewall_rules"])
+    # keyed to the sandbox account: the confined process's own user SID, which the firewall's check sees
+    assert all(r["local_user_sddl"] == "O:LSD:(A;;CC;;;%ACCOUNT%)" for r in net["firewall_rules"])
     assert net["environment"]["HTTPS_PROXY"] == "http://127.0.0.1:${BROKER_PORT}"
     assert net["environment"]["ALL_PROXY"] == "socks5h://127.0.0.1:${BROKER_PORT}"
     assert net["broker"]["port_param"] == "BrokerPort" and net["broker"]["unset_port"] == 0
     assert plan["environment"]["keep"] == ["PATH", "LC_*"] and plan["environment"]["set"] == [{"name": "CI", "value": "1"}]
-    assert plan["token"]["flags_value"] == 0x5 and not plan["token"]["write_restricted"]
+    assert plan["token"]["flags_value"] == 0xD and plan["token"]["write_restricted"]
 
 
 @pytest.mark.parametrize("host", ["github.com", "10.0.0.1", "localhost", "127.0.0.1", "::1", "pypi.org"])
@@ -556,3 +560,122 @@ def test_golden_examples(name: str) -> None:
 def test_golden_hand_built() -> None:
     _golden("hand-built.plan.json", compile_ir(coding_agent_ir(), "windows").text)
     _golden("hand-built.ps1", compile_ir(coding_agent_ir(), "windows-ps").text)
+
+
+# -- issue 16: the launcher that would really run ----------------------------------------------
+
+def _ps(ir: PolicyIR | None = None, **options: object) -> tuple[str, dict]:
+    artifact = compile_ir(ir or coding_agent_ir(), "windows-ps", **options)
+    return artifact.text, artifact.data
+
+
+def test_environment_is_a_generic_dictionary_with_the_windows_keep_list() -> None:
+    text, plan = _ps()
+    # a Hashtable does not convert to IDictionary<string,string>: the script builds the generic type
+    assert "New-Object 'System.Collections.Generic.Dictionary[string,string]'" in text
+    assert "$environment = @{}" not in text
+    assert "IDictionary<string, string> environment" in text
+    keep = plan["environment"]["windows_keep"]
+    for name in ("SystemRoot", "windir", "TEMP", "TMP", "PATHEXT", "ComSpec", "USERPROFILE", "APPDATA", "LOCALAPPDATA"):
+        assert name in keep
+    assert "($windowsKeep -contains $name)" in text
+    ir = replace(coding_agent_ir(), environment=(EnvRule("keep", "PATH"), EnvRule("drop", "TEMP", origin=o(3))))
+    warnings = compile_ir(ir, "windows").warnings
+    assert any("`drop TEMP` removes `TEMP`" in w.message for w in warnings)
+
+
+def test_token_design_starts_processes_and_keeps_reads_restricted() -> None:
+    text, plan = _ps()
+    token = plan["token"]
+    # writes: a write-restricted token, restricting SIDs capability + logon (no Everyone)
+    assert token["write_restricted"] is True and "WRITE_RESTRICTED" in token["flags"]
+    assert [r["role"] for r in token["restricting_sids"]] == ["capability", "logon-session"]
+    # reads: the normal check of a dedicated account, which the user's profile does not name
+    account = plan["principal"]["account"]
+    assert account["name"] == "stockade-sbx" and len(account["name"]) <= 20
+    assert "CreateProcessWithLogonW" in text and "New-LocalUser -Name $AccountName" in text
+    assert "ConvertFrom-SecureString" in text  # the password is kept with DPAPI, never in the plan
+    assert all(e["principals"] == ["sandbox-account", "capability"] for e in plan["acl"]["entries"])
+    assert "foreach ($who in @($AccountSid, $CapabilitySid))" in text
+    # a user profile has a protected DACL: the home gets the `read /` decision restated on it
+    home = [e for e in plan["acl"]["entries"] if e["path"] == HOME]
+    assert [e["type"] for e in home] == ["deny", "allow"] and home[1]["mask"] == ALLOW_MASK["read"]
+    assert token["desktop"] == "winsta0\\default" and "lpDesktop = desktop" in text
+    assert "PROC_THREAD_ATTRIBUTE_HANDLE_LIST" in text and "EXTENDED_STARTUPINFO_PRESENT" in text
+    assert "TokenDefaultDacl" in text and plan["principal"]["sid"] in token["default_dacl"]
+    assert "%ACCOUNT%" in token["default_dacl"] and "%LOGON%" in token["default_dacl"]
+    assert plan["devices"][0]["path"] == "\\\\.\\NUL" and "GrantDevice('\\\\.\\NUL', $CapabilitySid" in text
+    assert ".Replace('%ACCOUNT%', $AccountSid)" in text  # the firewall's -LocalUser names the account
+    fs = world()
+    apply_plan(fs, plan)
+    ev = Evaluator(fs, ace_eval.token_of(plan))
+    assert not ev.read(f"{HOME}\\.ssh\\id_rsa") and ev.read(f"{WS}\\src\\main.py") and ev.read(f"{HOME}\\.bashrc")
+    assert ev.write(f"{WS}\\src\\main.py") and not ev.write(f"{HOME}\\.bashrc")
+
+
+def test_write_restricted_model_needs_the_capability_for_writes_only() -> None:
+    """The evaluator's control: an ACE for the account alone opens reads, not writes."""
+    fs = FsModel()
+    fs.add("C:\\data")
+    fs.add("C:\\data\\f.txt", "file")
+    fs.nodes[ace_eval.key("C:\\data")].aces.append(
+        ace_eval.Ace("allow", 0x1F01FF, frozenset({"OI", "CI"}), ace_eval.ACCOUNT_SID, "t"))
+    token = ace_eval.Token({ace_eval.ACCOUNT_SID}, {"S-1-15-3-1024-1"}, write_restricted=True)
+    ev = Evaluator(fs, token)
+    assert ev.read("C:\\data\\f.txt") and not ev.write("C:\\data\\f.txt")
+
+
+def test_journal_is_written_before_each_addition_and_replayed_after_a_kill() -> None:
+    text, _ = _ps()
+    lines = text.splitlines()
+    firewall = [i for i, line in enumerate(lines) if "New-NetFirewallRule" in line]
+    assert firewall
+    for i in firewall:
+        assert "Add-Journal @{ Kind = 'firewall'" in lines[i - 1]
+    assert text.index("\nRestore-FromJournal\n") < text.index("\n$ExitCode = 1\ntry {")
+    assert "} finally {" in text and "Remove-JournalEntry $Journal[$i]" in text
+    assert "%LOCALAPPDATA%\\\\stockade\\\\windows".replace("\\\\", "\\") in text
+
+
+def test_aces_are_persisted_grants_not_rewritten_per_run() -> None:
+    text, plan = _ps()
+    assert all(entry["lifetime"] == "persistent" for entry in plan["acl"]["entries"])
+    assert {t["when"] for t in plan["teardown"] if t["action"] == "remove-ace"} == {"uninstall"}
+    assert "icacls" not in text  # no re-propagating icacls calls; .NET ACL API with an already-present check
+    assert "-band $Mask) -eq $Mask) { $present = $true }" in text and "[switch]$Uninstall" in text
+    assert "if (-not $changed) { return }" in text
+
+
+def test_glob_walks_stay_off_the_drive_and_use_a_separator_check() -> None:
+    text, plan = _ps()
+    drive_glob = [g for g in plan["globs"] if g["base"] == "C:\\"]
+    for glob in plan["globs"]:
+        assert all(root != "C:\\" for root in glob["walk_roots"]), glob
+    ir = replace(coding_agent_ir(), filesystem=coding_agent_ir().filesystem + (
+        FsRule("deny", "\\**\\.npmrc", is_glob=True, origin=o(20)),))
+    artifact = compile_ir(ir, "windows")
+    glob = next(g for g in artifact.data["globs"] if g["pattern"].endswith(".npmrc"))
+    assert glob["base"] == "C:\\" and glob["walk_roots"] == [HOME]  # workspace and temp are inside the home
+    assert any("is not walked" in w.message and w.span and w.span.line == 20 for w in artifact.warnings)
+    assert "(Test-Within $a $root)" in text or not any(g["guard_ancestors_within"] for g in plan["globs"])
+    assert ".StartsWith($root + '\\', [StringComparison]::OrdinalIgnoreCase)" in text
+    assert drive_glob == []
+
+
+@pytest.mark.parametrize("name", ["p[1]", "a[b]c"])
+def test_workspace_with_a_bracket_is_literal(name: str) -> None:
+    from stockade.backends.windows_paths import glob_base, parse_win_path
+    from stockade.compiler.pipeline import compile_policy
+
+    ws = f"{HOME}\\{name}"
+    ir = compile_policy(ROOT / "examples" / "coding-agent.policy", workspace=ws, home=HOME, tmpdir=TMP,
+                        environ={}, platform="windows").ir
+    assert not any(r.is_glob for r in ir.filesystem if r.pattern.startswith(ws))
+    plan = compile_ir(ir, "windows").data
+    assert any(e["path"] == ws and e["type"] == "allow" for e in plan["acl"]["entries"])
+    base, rest = glob_base(parse_win_path(ws + "\\**\\.env", glob=True))
+    assert str(base) == ws and rest == ("**", ".env")
+    fs = world((ws + "\\src\\a.py", f"{HOME}\\pX\\b.py"))
+    apply_plan(fs, plan)
+    ev = Evaluator(fs, ace_eval.token_of(plan))
+    assert ev.write(ws + "\\src\\a.py") and not ev.write(f"{HOME}\\pX\\b.py")

@@ -41,7 +41,7 @@ def hook(event: str | bytes, *extra: str):  # type: ignore[no-untyped-def]
     ("claude_webfetch_evil.json", "deny", "evil.example"),
 ])
 def test_hook_answers_in_claude_code_format(name: str, decision: str, needle: str) -> None:
-    result = hook(fixture(name))
+    result = hook(fixture(name), "--approve-allowed")
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
     output = answer["hookSpecificOutput"]
@@ -56,10 +56,15 @@ def test_unjudged_tool_gets_no_opinion() -> None:
     assert result.returncode == 0 and result.stdout == b""
 
 
-def test_passthrough_allow_prints_nothing_on_allow_but_still_denies() -> None:
-    assert hook(fixture("claude_bash_status.json"), "--passthrough-allow").stdout == b""
-    denied = json.loads(hook(fixture("claude_bash_force_push.json"), "--passthrough-allow").stdout)
-    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+def test_allow_leaves_claude_codes_permission_flow_alone_by_default() -> None:
+    for extra in ((), ("--passthrough-allow",)):  # the old spelling of the default is still accepted
+        assert hook(fixture("claude_bash_status.json"), *extra).stdout == b""  # no decision
+        denied = json.loads(hook(fixture("claude_bash_force_push.json"), *extra).stdout)
+        assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+        asked = json.loads(hook(fixture("claude_bash_push.json"), *extra).stdout)
+        assert asked["hookSpecificOutput"]["permissionDecision"] == "ask"
+    approved = json.loads(hook(fixture("claude_bash_status.json"), "--approve-allowed").stdout)
+    assert approved["hookSpecificOutput"]["permissionDecision"] == "allow"
 
 
 @pytest.mark.parametrize(("event", "needle"), ids=lambda v: repr(v)[:30], argvalues=[
@@ -71,7 +76,7 @@ def test_passthrough_allow_prints_nothing_on_allow_but_still_denies() -> None:
     (b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": 42}}', "tool_input.command"),
     (b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}}', "tool_input.file_path"),
     (b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": "ls"}', "tool_input"),
-    (b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}', "PostToolUse"),
+    (b'{"hook_event_name": "Notification", "tool_name": "Bash", "tool_input": {"command": "ls"}}', "Notification"),
     (b'{"tool_name": "Bash", "cwd": 3, "tool_input": {"command": "ls"}}', "cwd"),
     (b"[" * 100000, "nested"),
 ])
@@ -82,6 +87,12 @@ def test_malformed_events_are_denied_with_a_reason(event: bytes, needle: str) ->
     output = json.loads(result.stdout)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny"
     assert needle in output["permissionDecisionReason"]
+
+
+def test_post_tool_use_events_get_no_answer() -> None:
+    """What a tool did is recorded for a session (see tests/runtime/test_sessions.py), never answered."""
+    result = hook(b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}')
+    assert result.returncode == 0 and result.stdout == b""
 
 
 def test_huge_event_is_denied() -> None:

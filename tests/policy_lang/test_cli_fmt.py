@@ -70,7 +70,7 @@ def test_write_rewrites_in_place_keeping_the_mode(files: dict[str, Path]) -> Non
     assert f"reformatted {files['messy']}" in result.stderr and str(files["canonical"]) not in result.stderr
     assert sorted(p.name for p in files["messy"].parent.iterdir()) == ["bad.policy", "canonical.policy",
                                                                        "messy.policy"]
-    assert fmt("-w", "--check", str(files["messy"])).returncode == 2  # -w excludes --check
+    assert fmt("--write", "--check", str(files["messy"])).returncode == 2  # --write excludes --check
     assert fmt("--check", str(files["messy"])).returncode == 0
 
 

@@ -121,7 +121,7 @@ def test_dev_shm_is_counted_in_the_memory_limit(machine: Machine) -> None:
 def test_dev_shm_is_capped_at_the_memory_limit_without_a_cgroup(machine: Machine,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # where no memory cgroup can be made, /dev/shm is a tmpfs of its own no larger than `memory`
-    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None: None))
+    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None, cpus=None: None))
     (machine.workspace / "fill.sh").write_text("head -c 600M /dev/zero > /dev/shm/fill; echo rc=$?; "
                                                "echo size=$(stat -c %s /dev/shm/fill)\n")
     outcome, out, err = machine.run("sh fill.sh", "    memory 256MiB\n    timeout 60s")
@@ -215,7 +215,7 @@ def test_disk_limit_refuses_a_writable_root(machine: Machine) -> None:
 
 def test_without_a_memory_cgroup_the_run_warns_that_memory_is_per_process(machine: Machine,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None: None))
+    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None, cpus=None: None))
     outcome, _, _ = machine.run("true", "    memory 256MiB")
     assert outcome.exit_status == 0
     assert any("per process" in w for w in outcome.warnings)

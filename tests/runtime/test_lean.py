@@ -118,7 +118,7 @@ def test_records_behave_like_frozen_dataclasses() -> None:
 
     limits = Limits(timeout=3)
     assert limits == Limits(3) and limits != Limits() and hash(limits) == hash(Limits(timeout=3))
-    assert repr(limits) == ("Limits(timeout=3, memory=None, cpu=None, processes=None, output=None, "
+    assert repr(limits) == ("Limits(timeout=3, memory=None, cpu=None, cpus=None, processes=None, output=None, "
                             "file_size=None, disk=None)")
     with pytest.raises(AttributeError):
         limits.timeout = 4  # type: ignore[misc]

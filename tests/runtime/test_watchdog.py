@@ -63,7 +63,7 @@ def test_children_lists_the_direct_children() -> None:
 @pytest.mark.skipif(nproc_enforced(), reason="RLIMIT_NPROC is enforced for this user: no watchdog is needed")
 def test_a_run_without_a_writable_cgroup_is_stopped_by_the_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
     # as root, where RLIMIT_NPROC does not hold: without a pids cgroup the watchdog must
-    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None: None))
+    monkeypatch.setattr(RunCgroup, "create", classmethod(lambda cls, pids=None, memory=None, cpus=None: None))
     result = run_confined([*SANDBOX, "--"], ["sh", "-c", FORKS], {"PATH": "/usr/bin:/bin"},
                           Limits(timeout=20, processes=4))
     assert result.exit_status == EXIT_PROCESS_LIMIT and "processes" in result.limits_hit
