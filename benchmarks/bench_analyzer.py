@@ -10,6 +10,15 @@ is the ``stockade`` command installed from this checkout in a clean virtual envi
 caches written), against that environment's ``python -c
 pass``; without it, this interpreter runs ``python -m stockade`` (its site-packages may
 run slow ``.pth`` files on every start).
+
+``--baseline DIR [--tree LABEL=DIR …] [--trials N]`` measures instead the in-process figures
+of this checkout against other source trees (e.g. a ``git worktree`` of an earlier commit)
+in one run: one worker process per tree (``PYTHONPATH`` at the tree; the corpus and policy
+of this checkout), asked in turn, the trees' order rotating every trial, for one
+in-process trial, one first pass with fresh policy tables, and one pass timing every
+corpus command (its mean over a few runs).  It prints the best and median of each, in
+the worker's CPU time (on a shared machine far steadier than wall time), and the ratios
+against the baseline.
 """
 
 from __future__ import annotations
@@ -47,9 +56,115 @@ def _best_of(runs: int, fn) -> float:
     return min(_times(runs, fn))
 
 
+def _corpus_commands() -> list[str]:
+    """The corpus commands, read without ``conftest`` (a baseline tree's IR may lack its names)."""
+    shared = ROOT.parent / "shared" / "corpus"
+    directory = shared if (shared / "adversarial.jsonl").exists() else ROOT / "tests" / "analyzer" / "corpus"
+    commands = []
+    for name in ("adversarial.jsonl", "benign.jsonl"):
+        with open(directory / name, encoding="utf-8") as handle:
+            commands += [json.loads(line)["command"] for line in handle if line.strip()]
+    return commands
+
+
+def _worker() -> None:
+    """``--worker``: analyze with the stockade on ``PYTHONPATH``, answering requests on stdin."""
+    from stockade.analyzer import analyze
+    from stockade.compiler.ir import PolicyIR
+    from stockade.compiler.pipeline import compile_policy
+
+    base = tempfile.mkdtemp(prefix="stockade-bench-")
+    workspace, tmpdir = os.path.join(base, "ws"), os.path.join(base, "tmp")
+    os.makedirs(workspace), os.makedirs(tmpdir)
+    ir = compile_policy(str(ROOT / "examples" / "coding-agent.policy"), workspace=workspace,
+                        home="/home/bench-user", tmpdir=tmpdir).ir
+    commands = _corpus_commands()
+    typical = [c for c in commands if len(c) < 120]
+    for command in commands:
+        analyze(command, ir)  # warm: parser, models
+    clock = time.thread_time
+    print(json.dumps({"typical": len(typical)}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["op"] == "throughput":  # one trial: the corpus `rounds` times
+            start = clock()
+            for _ in range(request["rounds"]):
+                for command in typical:
+                    analyze(command, ir)
+            answer: object = request["rounds"] * len(typical) / (clock() - start)
+        elif request["op"] == "first":  # a first pass with fresh policy tables
+            copy = PolicyIR.from_json(ir.to_json())
+            start = clock()
+            for command in typical:
+                analyze(command, copy)
+            answer = len(typical) / (clock() - start)
+        else:  # "each": the sum over the whole corpus of every command's mean time (µs)
+            total = 0.0
+            for command in commands:
+                start = clock()
+                for _ in range(request["runs"]):
+                    analyze(command, ir)
+                total += (clock() - start) / request["runs"] * 1e6
+            answer = total
+        print(json.dumps(answer), flush=True)
+
+
+def _compare(trees: list[tuple[str, Path]], trials: int) -> None:
+    """In-process figures of every tree (the first is the baseline), interleaved (see the module docstring)."""
+    workers = {}
+    for label, tree in trees:
+        env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+        workers[label] = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True, env=env)
+    for worker in workers.values():
+        json.loads(worker.stdout.readline())
+
+    def ask(label: str, request: dict) -> float:
+        worker = workers[label]
+        worker.stdin.write(json.dumps(request) + "\n")
+        worker.stdin.flush()
+        return float(json.loads(worker.stdout.readline()))
+
+    labels = [label for label, _ in trees]
+    figures: dict[str, dict[str, list[float]]] = {label: {"in-process": [], "first": [], "each": []}
+                                                  for label in labels}
+    for trial in range(trials):
+        order = labels[trial % len(labels):] + labels[:trial % len(labels)]
+        for label in order:
+            figures[label]["in-process"].append(ask(label, {"op": "throughput", "rounds": 10}))
+        for label in order:
+            figures[label]["first"].append(ask(label, {"op": "first"}))
+        for label in order:
+            figures[label]["each"].append(ask(label, {"op": "each", "runs": 5}))
+    for worker in workers.values():
+        worker.stdin.close()
+        worker.wait()
+    base = figures[labels[0]]
+    print(f"{trials} interleaved trials, worker CPU time; ratios against `{labels[0]}` (commands/s: higher is faster;"
+          " per-command sum: lower is faster)")
+    print(f"{'tree':<14} {'in-process/s best':>18} {'median':>8} {'ratio':>6}   {'first pass/s best':>17} "
+          f"{'median':>7} {'ratio':>6}   {'per-command sum µs':>18} {'ratio':>6}")
+    for label in labels:
+        mine = figures[label]
+        best, first, each = max(mine["in-process"]), max(mine["first"]), statistics.median(mine["each"])
+        print(f"{label:<14} {best:>18,.0f} {statistics.median(mine['in-process']):>8,.0f} "
+              f"{best / max(base['in-process']):>6.3f}   {first:>17,.0f} {statistics.median(mine['first']):>7,.0f} "
+              f"{first / max(base['first']):>6.3f}   {each:>18,.0f} {each / statistics.median(base['each']):>6.3f}")
+
+
 def main() -> None:
     """Measure and print."""
     args = sys.argv[1:]
+    if args[:1] == ["--worker"]:
+        _worker()
+        return
+    if "--baseline" in args:
+        trees = [("baseline", Path(args[args.index("--baseline") + 1]).resolve())]
+        trees += [(label, Path(tree).resolve()) for label, _, tree in
+                  (args[index + 1].partition("=") for index, arg in enumerate(args) if arg == "--tree")]
+        trees.append(("this checkout", ROOT))
+        _compare(trees, int(args[args.index("--trials") + 1]) if "--trials" in args else 9)
+        return
     venv = None
     if "--venv" in args:
         sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -518,8 +518,10 @@ ROOT_KEEPS_SOCKETS_REFUSED = entry(
     "B316", "running as root: host unix sockets stay refused",
     explanation="A warning: the policy allows all network, but stockade runs as root, and host unix sockets "
                 "such as `/run/docker.sock` trust uid 0, which is host root inside the sandbox too. The "
-                "seccomp filter keeps refusing them.\n\n"
-                "Run stockade as a normal user to let the command reach host unix sockets.")
+                "seccomp filter keeps refusing them. (bubblewrap sandboxes now always have a network "
+                "namespace of their own, served by the network broker, so their seccomp filter refuses host "
+                "unix sockets for every user and this warning is not raised for them.)\n\n"
+                "Nothing to change: host unix sockets are not reachable from a sandbox.")
 UNSUPPORTED_LIMIT = entry(
     "B320", "limit the target cannot enforce",
     explanation="A limit of the policy has no enforcement on this target: `disk` is enforced only by "
@@ -614,30 +616,6 @@ UNKNOWN_EFFECTS = entry(
                 "(default `confirm`).\n\n"
                 "Write the command so its effects are visible, or set `unknown-effects` in `commands`.",
     example="$ stockade analyze -- 'eval \"$CMD\"'", example_kind="shell")
-SESSION_STOPPED = entry(
-    "A430", "session stopped",
-    explanation="The command belongs to an agent session that reached a limit of the policy's `session` "
-                "section (`max-denials`, `max-steps`, `max-failures`) with `on-limit stop`, or that has "
-                "ended. Every further command of the session is denied until a person resumes it.\n\n"
-                "Look at what the session did (`stockade audit --session ID`), then run "
-                "`stockade session resume ID`.",
-    example="$ stockade session resume 5f0c…", example_kind="shell")
-SESSION_NEEDS_PERSON = entry(
-    "A431", "session limit reached: a person decides",
-    explanation="The session reached a limit of the policy's `session` section with `on-limit confirm`: "
-                "commands the policy allows now need a person's confirmation, until the session is resumed "
-                "(`stockade session resume ID`).")
-READ_BEFORE_EDIT = entry(
-    "A432", "edit of a file the session has not read",
-    explanation="In an agent session, a file tool (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) may change "
-                "an existing file only after the session read it, and only while its content is what was "
-                "read: this stops blind overwrites and edits over a person's concurrent changes.\n\n"
-                "Read the file (again) with the `Read` tool, then edit it.")
-APPROVED = entry(
-    "A433", "approved by a stored approval",
-    explanation="A `confirm` verdict was turned into `allow` by an approval a person stored (`always`): "
-                "the reason names the approval and where it is kept. Approvals never override `deny`.\n\n"
-                "List them with `stockade approvals list`; remove one with `stockade approvals revoke`.")
 MALFORMED_BATCH_LINE = entry(
     "A498", "malformed batch input line",
     explanation="`stockade analyze --batch` reads one JSON object per line; this line could not be read (not "
@@ -787,7 +765,9 @@ ANALYZER_UNAVAILABLE = entry(
 BAD_SESSION = entry(
     "R580", "bad session",
     explanation="The session id is not a valid name (1-128 letters, digits, `.`, `_` or `-`), or the "
-                "session's state in Stockade's state directory cannot be read.")
+                "session's state in Stockade's state directory cannot be read.\n\n"
+                "Name sessions with letters, digits, `.`, `_` and `-`; remove an unreadable session's directory "
+                "(`stockade session show ID` names it) to start it again.")
 NO_SUCH_SESSION = entry(
     "R581", "no such session",
     explanation="No session of that id has state in Stockade's state directory (`$STOCKADE_STATE`, or "
@@ -806,12 +786,24 @@ REVERT_REFUSED = entry(
     explanation="`stockade revert` restores the files a session changed to their state before the session. "
                 "A file that was changed since by someone else (its content is not what the session left), "
                 "that the session's journal could not keep (over the size budget), or that is now reached "
-                "through a symlink is not touched, and is listed.")
+                "through a symlink is not touched, and is listed.\n\n"
+                "Look at the listed files (`stockade session diff ID`) and restore them by hand if you want "
+                "the session's version gone.")
 WORKTREE_FAILED = entry(
     "R584", "session worktree failed",
     explanation="`stockade session start --worktree` or `stockade session end --merge|--discard` could not "
                 "create, merge or remove the session's own worktree; the message says which step failed. Git "
-                "runs inside a sandbox for these steps, never on the host directly.")
+                "runs inside a sandbox for these steps, never on the host directly.\n\n"
+                "Merge the branch `stockade/ID` yourself, or remove the session's directory under "
+                "`$STOCKADE_WORKTREES` (`~/.local/share/stockade/worktrees`).")
+
+SESSION_RUN_REFUSED = entry(
+    "R585", "run refused by its session",
+    explanation="`stockade run --session ID` refuses the command before judging it: the session is stopped "
+                "(it reached a limit of the policy's `session` section with `on-limit stop`), past "
+                "`max-steps`, or ended.\n\n"
+                "Look at what the session did (`stockade audit --session ID`), then run "
+                "`stockade session resume ID`.")
 
 # -- X6xx: integrations ----------------------------------------------------------------------
 
@@ -914,6 +906,31 @@ HOOK_INTERNAL_ERROR = entry(
     explanation="The hook failed on this event (a bug). It fails closed: the answer is `deny`, never "
                 "`allow`.\n\n"
                 "Report the event and the message as a bug.")
+
+SESSION_STOPPED = entry(
+    "X640", "session stopped",
+    explanation="The command belongs to an agent session that reached a limit of the policy's `session` "
+                "section (`max-denials`, `max-steps`, `max-failures`) with `on-limit stop`, or that has "
+                "ended. Every further command of the session is denied until a person resumes it.\n\n"
+                "Look at what the session did (`stockade audit --session ID`), then run "
+                "`stockade session resume ID`.")
+SESSION_NEEDS_PERSON = entry(
+    "X641", "session limit reached: a person decides",
+    explanation="The session reached a limit of the policy's `session` section with `on-limit confirm`: "
+                "commands the policy allows now need a person's confirmation, until the session is resumed "
+                "(`stockade session resume ID`).\n\n"
+                "Confirm each command, or look at the session (`stockade audit --session ID`) and resume it.")
+READ_BEFORE_EDIT = entry(
+    "X642", "edit of a file the session has not read",
+    explanation="In an agent session, a file tool (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) may change "
+                "an existing file only after the session read it, and only while its content is what was "
+                "read: this stops blind overwrites and edits over a person's concurrent changes.\n\n"
+                "Read the file (again) with the `Read` tool, then edit it.")
+APPROVED = entry(
+    "X643", "approved by a stored approval",
+    explanation="A `confirm` verdict was turned into `allow` by an approval a person stored (`always`): "
+                "the reason names the approval and where it is kept. Approvals never override `deny`.\n\n"
+                "List them with `stockade approvals list`; remove one with `stockade approvals revoke`.")
 
 # -- E0xx: command line ----------------------------------------------------------------------
 

@@ -23,6 +23,41 @@ if TYPE_CHECKING:  # pragma: no cover
 _MAX_ALTERNATIVES = 4
 
 
+#: the key of ``State.alternatives`` for the working directory (not a variable name)
+CWD_KEY = " cwd"
+
+
+def settle_cwd(state: State, cwds: list[str], entry: tuple[str, tuple[str, ...]] | None = None) -> str:
+    """The working directory after alternatives that left ``cwds``: one of them when they
+    agree; else a new mark in ``state.alternatives`` (each later command is walked once per
+    directory, strictest wins), or unknown when there are too many.  ``entry``: the
+    alternatives the commands started from (the mark again when none of them moved)."""
+    if entry is not None and len(cwds) == max(len(entry[1]), 1) and all(
+            cwd == entry[1][index % len(entry[1])] for index, cwd in enumerate(cwds)):
+        return entry[0]
+    distinct = sorted(set(cwds))
+    if len(distinct) == 1:
+        return distinct[0]
+    if len(distinct) > _MAX_ALTERNATIVES:
+        return UNKNOWN
+    mark = "".join([UNKNOWN, UNKNOWN])  # a new object: the cwd holds it until the next cd
+    state.alternatives = dict(state.alternatives) if state.alternatives else {}
+    state.alternatives[CWD_KEY] = (mark, tuple(distinct))
+    return mark
+
+
+def _list_parts(node: Any, items: list[Any], operators: list[str]) -> None:
+    """The commands of a (nested) ``list`` node and the ``&&``/``||`` between them, in order."""
+    for child in node.children:
+        kind = child.type
+        if kind in ("&&", "||"):
+            operators.append(kind)
+        elif kind == "list":
+            _list_parts(child, items, operators)
+        elif child.is_named and kind != "comment":
+            items.append(child)
+
+
 class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
@@ -47,13 +82,69 @@ class ControlFlow:
             results.append(self.state)
         self.state = self._merge(before, results)
 
+    def visit_list(self, node: Any, stdin: Stdin) -> None:
+        """``a && b || c …``: the first command may succeed or fail; after it, each command
+        runs when the one before succeeded (``&&``) or failed (``||``), assumed to succeed
+        itself.  Both ways are walked and a working directory or variable they leave different
+        holds both values afterwards (strictest wins: ``[ -n "$CI" ] && cd / || cd /tmp;
+        rm -rf etc`` is in / or in /tmp)."""
+        items: list[Any] = []
+        operators: list[str] = []
+        _list_parts(node, items, operators)
+        if len(operators) != len(items) - 1:  # (not the shape expected: one after the other)
+            for item in items:
+                self.walk(item, stdin)
+            return
+        failed = self.state.copy()  # the state when the first command fails
+        self.walk(items[0], stdin)
+        walked: set[int] = set()
+        self._chain(items[1:], operators, True, stdin, walked, None)
+        results = [self.state]
+        if "||" in operators:
+            succeeded = self.state
+            self.state = failed
+            self._chain(items[1:], operators, False, stdin, walked, results)
+            results.append(self.state)
+            self.state = succeeded
+        else:
+            results.append(failed)
+        first = results[0]
+        if any(r.cwd != first.cwd or r.variables != first.variables for r in results[1:]):
+            self.state = self._merge(first, results)
+
+    def _chain(self, items: list[Any], operators: list[str], ok: bool, stdin: Stdin, walked: set[int],
+               side: list[State] | None) -> None:
+        """Walk the commands of a list that run after a first one that succeeded (``ok``) or not
+        (each assumed to succeed).  On the second way (``side`` given), a command neither way
+        ran (``a || b || c``: ``c`` runs when ``b`` fails) is walked from a copy of the state
+        there, its result added to ``side``: every command of the list is judged."""
+        for operator, item in zip(operators, items, strict=True):
+            if (operator == "&&") == ok:
+                self.walk(item, stdin)
+                walked.add(id(item))
+                ok = True
+            elif side is not None and id(item) not in walked:
+                saved = self.state
+                self.state = saved.copy()
+                self.walk(item, stdin)
+                walked.add(id(item))
+                side.append(self.state)
+                self.state = saved
+
     @staticmethod
     def _merge(before: State, results: list[State]) -> State:
         """One state after alternatives: facts they disagree on become unknown."""
         merged = before.copy()
         names = set().union(*(r.variables.keys() for r in results)) if results else set()
         for name in names:
-            values = {r.variables.get(name) for r in results}
+            values: set[str | None] = set()
+            for r in results:  # (a value that is itself alternatives stands for each of them)
+                value = r.variables.get(name)
+                entry = r.alternatives.get(name) if r.alternatives and value is not None else None
+                if entry is not None and entry[0] is value:
+                    values.update(entry[1])
+                else:
+                    values.add(value)
             value = values.pop() if len(values) == 1 else None  # None: unset in a branch, or they disagree
             if value is None and 1 < len(values) <= _MAX_ALTERNATIVES:
                 # remember what each branch left (strictest wins when a command uses it)
@@ -65,8 +156,11 @@ class ControlFlow:
                 merged.variables[name] = mark
                 continue
             merged.variables[name] = UNKNOWN if value is None else value
-        cwds = {r.cwd for r in results}
-        merged.cwd = cwds.pop() if len(cwds) == 1 else UNKNOWN
+        cwds: list[str] = []
+        for r in results:
+            entry = r.alternatives.get(CWD_KEY) if r.alternatives else None
+            cwds.extend(entry[1] if entry is not None and entry[0] is r.cwd else (r.cwd,))
+        merged.cwd = settle_cwd(merged, cwds)
         for r in results:
             merged.functions.update(r.functions)
             merged.links.update(r.links)

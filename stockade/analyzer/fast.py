@@ -23,13 +23,14 @@ The path takes, conservatively, only text that is:
 * with no word starting ``==`` or ``=~`` (the grammar's test operators, which it parses
   differently in a command: ``x == y`` is one argument, a trailing ``==`` an error);
 * one such command, or several joined by ``&&``, ``||``, ``;`` and ``|`` (no empty command,
-  no trailing operator, no lone ``&``; in text without quotes the operators stand apart).
+  no trailing operator, no lone ``&``).
   They are walked as the tree walk walks ``program``/``list``/``pipeline`` nodes: in order,
   every part of a pipeline in a subshell with the previous part's output as its standard
   input, and the walker's depth raised by the same number of levels.
 
-Text without quotes (the plain lane) is split with ``str.split`` and its words run as argv
-directly (a word is its own field unless it starts with a tilde); quoted text is tiled by
+Text without quotes whose operators stand apart (the plain lane) is split with ``str.split``
+and its words run as argv directly (a word is its own field unless it starts with a tilde);
+other text (quotes, or operators touching words: ``curl x|sh``) is tiled by
 one ``findall`` and its words joined by :func:`~stockade.analyzer.words.expand_fields`
 (quote removal, a leading tilde).  A single trailing newline is allowed (nested code fed by
 here-strings and here-documents ends with one).  Anything else — ``$`` expansions,
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import re
 
+from stockade.analyzer.control import CWD_KEY, settle_cwd
 from stockade.analyzer.effects import SpanT, clip
 from stockade.analyzer.exec import Stdin, run_command
 from stockade.analyzer.words import expand_fields
@@ -277,15 +279,29 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
         return False
     plain = _plain_list(text, base, collapse)
     if plain is not None:
+        if ("&&" in text or "||" in text) and any(
+                len(statement) > 1 and any(command[0][0] in _STATEFUL for pipeline in statement for command in pipeline)
+                for statement in plain):
+            return False  # (the tree walk judges both ways of `&&`/`||`: see ControlFlow.visit_list)
         _walk_list(walker, text, plain, _run_plain, base, collapse, stdin)
         return True
-    if "'" not in text and '"' not in text:
-        return False
-    quoted = lex_quoted(text)
+    quoted = lex_quoted(text)  # (also plain words whose operators do not stand apart: `a|b`, `a;b`)
     if quoted is None:
+        return False
+    if ("&&" in text or "||" in text) and any(
+            len(statement) > 1 and any("".join(value for value, _ in command[0][0]) in _STATEFUL
+                                       for pipeline in statement for command in pipeline)
+            for statement in quoted):
         return False
     _walk_list(walker, text, quoted, _run_words, base, collapse, stdin)
     return True
+
+
+#: builtins that change the working directory or variables: in an `&&`/`||` list they are left
+#: to the tree walk, which judges the list both ways (a first command that fails or not)
+_STATEFUL = frozenset({"cd", "pushd", "popd", "read", "readarray", "mapfile", "unset", "export", "declare",
+                       "typeset", "local", "set", "source", ".", "eval", "shift", "getopts", "printf", "hash",
+                       "alias", "unalias", "enable", "shopt", "builtin", "command", "exec"})
 
 
 def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[..., None], base: int,
@@ -295,26 +311,42 @@ def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[.
     for statement in statements:
         depth = 2 if len(statement) > 1 else 1  # program [→ list]
         for pipeline in statement:
-            if len(pipeline) == 1:
-                run(walker, pipeline[0], base, collapse, stdin, depth + 1)
-                continue
-            current = stdin
-            last = len(pipeline) - 1
-            for index, command in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
-                saved = walker.state
-                walker.state = saved.copy()
-                try:
-                    walker._last_output = None
-                    run(walker, command, base, collapse, current, depth + 2)
-                    output = walker._last_output
-                    walker._last_output = None
-                finally:
-                    walker.state = saved
-                if index < last:
-                    if output is None:
-                        start, end = (command[2], command[3]) if run is _run_plain else (command[0][1], command[-1][2])
-                        output = _new_tuple(Stdin, (None, f"the output of `{clip(text[start:end])}`"))
-                    current = output
+            alternatives = walker.state.alternatives
+            entry = alternatives.get(CWD_KEY) if alternatives and walker.alternative is None else None
+            if entry is not None and entry[0] is walker.state.cwd:  # once per directory (as Walker.visit_command)
+                ends: list[str] = []
+                for each in entry[1]:
+                    walker.state.cwd = each
+                    _walk_pipeline(walker, text, pipeline, run, base, collapse, stdin, depth)
+                    ends.append(walker.state.cwd)
+                walker.state.cwd = settle_cwd(walker.state, ends, entry)
+            else:
+                _walk_pipeline(walker, text, pipeline, run, base, collapse, stdin, depth)
+
+
+def _walk_pipeline(walker: Walker, text: str, pipeline: list[Any], run: Callable[..., None], base: int,
+                   collapse: SpanT | None, stdin: Stdin, depth: int) -> None:
+    """Run one pipeline of a list (each command in a subshell, fed the previous one's output)."""
+    if len(pipeline) == 1:
+        run(walker, pipeline[0], base, collapse, stdin, depth + 1)
+        return
+    current = stdin
+    last = len(pipeline) - 1
+    for index, command in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
+        saved = walker.state
+        walker.state = saved.copy()
+        try:
+            walker._last_output = None
+            run(walker, command, base, collapse, current, depth + 2)
+            output = walker._last_output
+            walker._last_output = None
+        finally:
+            walker.state = saved
+        if index < last:
+            if output is None:
+                start, end = (command[2], command[3]) if run is _run_plain else (command[0][1], command[-1][2])
+                output = _new_tuple(Stdin, (None, f"the output of `{clip(text[start:end])}`"))
+            current = output
 
 
 def lex_quoted(text: str) -> QuotedStatements | None:

@@ -39,30 +39,38 @@ def has_glob(text: str) -> bool:
 
 
 def _component_regex(part: str, dots: bool) -> str:
-    """One path component of a glob as a regex."""
+    """One path component of a glob as a regex (runs of literal characters escaped at once)."""
     out: list[str] = []
     if not dots and part[:1] in ("*", "?", "["):
         out.append(r"(?!\.)")
     index = 0
-    while index < len(part):
+    literal = 0  # where the run of literal characters not yet escaped starts
+    length = len(part)
+    while index < length:
         char = part[index]
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = part.find("]", index + 2 if part[index + 1:index + 2] in ("!", "^") else index + 1)
-            if end == -1:
-                out.append(re.escape(char))
+        if char == "*" or char == "?" or char == "[":
+            end = -1
+            if char == "[":
+                end = part.find("]", index + 2 if part[index + 1:index + 2] in ("!", "^") else index + 1)
+                if end == -1:  # no closing bracket: a literal `[`
+                    index += 1
+                    continue
+            if literal < index:
+                out.append(re.escape(part[literal:index]))
+            if char == "*":
+                out.append("[^/]*")
+            elif char == "?":
+                out.append("[^/]")
             else:
                 body = part[index + 1:end]
                 if body[:1] in ("!", "^"):
                     body = "^" + body[1:]
                 out.append("[" + body.replace("\\", "\\\\") + "]")
                 index = end
-        else:
-            out.append(re.escape(char))
+            literal = index + 1
         index += 1
+    if literal < length:
+        out.append(re.escape(part[literal:]))
     return "".join(out)
 
 
@@ -98,6 +106,7 @@ def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], d
     full = glob_regex(parts)
     spread = parts.index("**") if deep and "**" in parts else -1
     above = glob_regex(parts[:spread]) if spread >= 0 else None
+    prefixes: list[re.Pattern[str]] | None = None  # the regexes of the glob's first 1, 2, … components
     for rule in literal:
         rule_parts = [part for part in rule.split("/") if part]
         if not rule_parts:
@@ -115,8 +124,10 @@ def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], d
             found = rule
         else:
             # the glob's first k components name the rule's path: a path below it
-            for k in range(1, len(parts)):
-                if glob_regex(parts[:k]).match(rule):
+            if prefixes is None:
+                prefixes = [glob_regex(parts[:k]) for k in range(1, len(parts))]
+            for k, prefix in enumerate(prefixes, start=1):
+                if prefix.match(rule):
                     found = rule + "/" + representative("/".join(parts[k:]))
                     break
             else:

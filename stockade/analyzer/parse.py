@@ -85,6 +85,8 @@ class UnsafeText(ValueError):
 def check_scanner_bytes(data: bytes) -> None:
     """Raise :class:`UnsafeText` (with *byte* offsets) when the bytes ``data``, handed to
     tree-sitter-bash as they are, would make its scanner index a C table out of bounds."""
+    if data.isascii():  # (the pattern needs a byte of 0xC4 or more: skip the search)
+        return
     match = _SCANNER_UB_RE.search(data)
     if match is None:
         return
@@ -251,9 +253,36 @@ def hide_brace_words(data: bytes) -> bytes:
     such a ``{`` in command position for a group's brace and fails (``{rm,-rf,~}`` is
     ``rm -rf ~`` to bash); the words keep their text (the :class:`Source` holds the text as
     written), and the word expander does the brace expansion from it."""
-    if b"{" not in data:
+    if data.find(b"{") == -1:  # (`bytes in bytes` first tries the operand as an int: slower)
         return data
     return _BRACE_WORD_RE.sub(b"\x01", data)
+
+
+#: the reserved words ``time`` (with ``-p``), ``!`` and ``coproc [NAME]`` before a compound
+#: command (a ``{`` group, a subshell, ``while``/``for``/``if``…), in command position:
+#: tree-sitter-bash reads them as a command taking the compound's words as arguments
+_PREFIX_WORD_RE = re.compile(
+    rb"(?:^|(?<=[;&|(\n{])|(?<=\bthen)|(?<=\bdo)|(?<=\belse)|(?<=\bif)|(?<=\belif)|(?<=\bwhile)|(?<=\buntil))"
+    rb"[ \t]*((?:(?:time(?:[ \t]+-p)*(?:[ \t]+--)?|coproc(?:[ \t]+[A-Za-z_][A-Za-z0-9_]*)?)[ \t]+)(?:![ \t]+)*"
+    rb"|(?:![ \t]+)+)"
+    rb"(?=\{[ \t\n]|\{$|\(|\[\[(?:[ \t\n]|$)|(?:while|until|for|select|if|case)(?:[ \t\n;]|$))")
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    whole, start = match.group(0), match.start(1) - match.start(0)
+    return whole[:start] + b" " * (len(whole) - start)
+
+
+def hide_prefix_words(data: bytes) -> bytes:
+    """``data`` with ``time [-p]``, ``!`` and ``coproc [NAME]`` before a compound command
+    blanked (same length: offsets are unchanged).  None changes what the compound does
+    (``time`` only measures it, ``!`` only negates its status, ``coproc`` runs it in the
+    background), and tree-sitter-bash does not know them as reserved words there:
+    ``time { ls; }`` would be the command ``time`` with the arguments ``{ ls``, and
+    ``time {`` or ``coproc while }`` (syntax errors to bash) ordinary commands."""
+    if b"time" not in data and b"!" not in data and b"coproc" not in data:
+        return data
+    return _PREFIX_WORD_RE.sub(_blank, data)
 
 
 def parse_tree(text: str, data: bytes) -> Any:
@@ -262,7 +291,7 @@ def parse_tree(text: str, data: bytes) -> Any:
     it when :func:`newline_safe` allows and that parse has no error — much faster when the
     text ends in a pipeline, and the same tree but for the root's end (see the module
     docstring)."""
-    data = hide_brace_words(data)
+    data = hide_prefix_words(hide_brace_words(data))
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
         tree = tree_of(data + b"\n")
         if not tree.root_node.has_error:
@@ -318,7 +347,7 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     new_map = [orig_index[index] for index in joined_chars[:-1]]
     new_map.append(len(text))
     try:  # joining can make `{` meet the bytes of such a character
-        tree = tree_of(hide_brace_words(joined_data))
+        tree = tree_of(hide_prefix_words(hide_brace_words(joined_data)))
     except UnsafeText as refused:
         start, end = new_map[refused.start], new_map[refused.end - 1] + 1
         raise UnsafeText(refused.why, start, end) from None

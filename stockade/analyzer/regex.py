@@ -16,10 +16,16 @@ if TYPE_CHECKING:  # pragma: no cover
         """To type checkers, a lazy pattern is the compiled pattern it stands for."""
         ...
 else:
-    class LazyPattern:
-        """A :class:`re.Pattern` compiled on first use (``match``, ``search``, ``finditer``, …)."""
+    #: the methods a pattern's first use stores in slots of the same names
+    _METHODS = ("findall", "finditer", "fullmatch", "match", "search", "split", "sub", "subn")
 
-        __slots__ = ("_compiled", "_flags", "_pattern")
+    class LazyPattern:
+        """A :class:`re.Pattern` compiled on first use (``match``, ``search``, ``finditer``, …).
+
+        The first use also stores the compiled pattern's common methods in slots of their
+        names, so later calls find them there without going through :meth:`__getattr__`."""
+
+        __slots__ = ("_compiled", "_flags", "_pattern", *_METHODS)
 
         def __init__(self, pattern: str, flags: int = 0):
             self._pattern = pattern
@@ -30,6 +36,8 @@ else:
             compiled = self._compiled
             if compiled is None:
                 compiled = self._compiled = re.compile(self._pattern, self._flags)
+                for method in _METHODS:
+                    object.__setattr__(self, method, getattr(compiled, method))
             return getattr(compiled, name)
 
         def __repr__(self) -> str:

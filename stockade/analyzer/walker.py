@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.control import ControlFlow
+from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
 from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
@@ -67,9 +67,9 @@ _DEV_NET_RE = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 #: Reserved words that cannot start a command: written unquoted in command position (where
 #: tree-sitter-bash takes them for a command's name), a syntax error to bash.
-_NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+_NOT_A_COMMAND = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]", "function"})
 #: Reserved words that take a command after them (tree-sitter-bash reads them as commands).
-_KEYWORD_PREFIXES = frozenset({"time", "coproc"})
+_KEYWORD_PREFIXES = frozenset({"time", "coproc", "!"})
 #: commands that print nothing on stdout (so `$(cd DIR && pwd)` is the output of `pwd`)
 _SILENT_COMMANDS = frozenset({"cd", "test", "[", "true", ":", "set", "export", "unset", "shopt", "umask"})
 #: functions bash calls without being asked: walked where they are defined
@@ -173,8 +173,12 @@ class Walker(ControlFlow):
     alternative: int | None = None
     #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
     _last_output: Stdin | None = None
+    #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
+    read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
     recursive: frozenset[str] = frozenset()
+    #: configuration files ``git config`` wrote in this text (see :mod:`.models.vcs`; None: none yet)
+    git_configs: dict[str, dict[str, str]] | None = None
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -347,12 +351,26 @@ class Walker(ControlFlow):
                 self.substitute(current)
                 continue
             if kind == "variable_name":
-                self.arith_value(self.lookup(self.src.node_text(current)), current)
+                name = self.src.node_text(current)
+                if name in self.read_data:
+                    self.arith_data(name, current)
+                self.arith_value(self.lookup(name), current)
                 continue
+            if self.read_data and kind in ("variable_name", "simple_expansion", "expansion", "word") and \
+                    self.src.node_text(current).strip("${}") in self.read_data:
+                self.arith_data(self.src.node_text(current).strip("${}"), current)
             if kind in ("simple_expansion", "expansion", "string", "concatenation", "word", "raw_string"):
                 self.arith_value(self.words.text(current), current)
                 continue
             stack.extend(current.named_children)
+
+    def arith_data(self, name: str, node: Any) -> None:
+        """Arithmetic on a variable ``read`` took from a file or a pipe (its value not known):
+        bash evaluates the value as an expression, and a subscript in it (``a[$(cmd)]``) runs."""
+        value = self.lookup(name)
+        if value is not None and UNKNOWN in value:
+            self.effects.append(Unknown(f"arithmetic evaluates `${name}`, read from input that is not known: an "
+                                        "array subscript in it runs commands", self.src.span(node)))
 
     def arith_value(self, value: str | None, node: Any) -> None:
         """Bash evaluates a variable's value as an expression: subscripts in it run code."""
@@ -461,10 +479,6 @@ class Walker(ControlFlow):
             self.syntax_error(f"`{clip(self.src.node_text(node))}` holds no command", self.src.span(node))
     visit_else_clause = visit_program
 
-    def visit_list(self, node: Any, stdin: Stdin) -> None:
-        for item in _flatten(node, "list"):  # a && b || c …
-            self.walk(item, stdin)
-
     def visit_compound_statement(self, node: Any, stdin: Stdin) -> None:
         self.no_empty_body(node)
         for child in node.named_children:
@@ -530,6 +544,21 @@ class Walker(ControlFlow):
             for item in items[:-1]:
                 self.walk(item, stdin)
             body = items[-1]
+        alternatives = self.state.alternatives
+        cwd_entry = alternatives.get(CWD_KEY) if alternatives and self.alternative is None else None
+        if cwd_entry is not None and cwd_entry[0] is self.state.cwd:
+            # the redirections open their files in each directory the cwd may be (strictest wins)
+            ends: list[str] = []
+            for cwd in cwd_entry[1]:
+                self.state.cwd = cwd
+                self.redirected(node, whole, body, stdin)
+                ends.append(self.state.cwd)
+            self.state.cwd = settle_cwd(self.state, ends, cwd_entry)
+            return
+        self.redirected(node, whole, body, stdin)
+
+    def redirected(self, node: Any, whole: Any, body: Any, stdin: Stdin) -> None:
+        """:meth:`visit_redirected_statement` for its last command ``body`` (in one cwd)."""
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
         for child in node.children:
@@ -605,7 +634,15 @@ class Walker(ControlFlow):
     def herestring(self, node: Any) -> Stdin:
         """A here-string: its word becomes stdin."""
         text = ""
-        for child in node.named_children:
+        named = node.named_children
+        data = self.src.data
+        if named and b"\n" in data[node.start_byte:named[0].start_byte].replace(b"\\\n", b""):
+            # `<<<` then a newline: bash wants the word on the same line (a syntax error there)
+            self.syntax_error("`<<<` with no word before the end of the line", self.src.span(node))
+        elif named and named[-1].type == "number" and data[named[-1].end_byte:named[-1].end_byte + 1] in (b"<", b">"):
+            # `<<< 2>&1`: a number before a redirection operator is its file descriptor, not a word
+            self.syntax_error("`<<<` followed by a redirection instead of a word", self.src.span(node))
+        for child in named:
             text = self.words.text(child)
         return _new_tuple(Stdin, (None if UNKNOWN in text else text + "\n", "a here-string"))
 
@@ -631,7 +668,7 @@ class Walker(ControlFlow):
             elif name == "destination" and dest is None:
                 dest = child
                 last_end = child.end_byte
-                if b"\n" in self.src.data[node.start_byte:child.start_byte]:
+                if self.src.data.find(b"\n", node.start_byte, child.start_byte) != -1:
                     self.syntax_error(f"`{operator}` without a target on its line", self.src.span(node))
                 if child.type == "number" and operator in ("<", ">", ">>", "<>", ">|", "&>", "&>>") \
                         and self.src.data[child.end_byte:child.end_byte + 1] in (b"<", b">"):
@@ -704,6 +741,10 @@ class Walker(ControlFlow):
                     for side in ("left", "right"):
                         operand = current.child_by_field_name(side)
                         if operand is not None:
+                            name = self.src.node_text(operand).strip("\"${}")
+                            if self.read_data and name in self.read_data and self.src.node_text(node)[:2] == "[[":
+                                # `[[ $n -gt 3 ]]` evaluates $n as an expression (`[` and `test` do not)
+                                self.arith_data(name, operand)
                             self.arith_value(self.words.text(operand), operand)
                     continue
                 stack.extend(current.named_children)
@@ -823,15 +864,25 @@ class Walker(ControlFlow):
             text = self.src.node_text(node)
             counts = [len(values) for name, (mark, values) in alternatives.items()
                       if ("$" + name in text or "${" + name in text) and self.state.variables.get(name) is mark]
+            cwd_entry = alternatives.get(CWD_KEY)
+            if cwd_entry is not None and cwd_entry[0] is self.state.cwd:
+                counts.append(len(cwd_entry[1]))  # every command depends on the working directory
+            else:
+                cwd_entry = None
             if counts:
                 pending = self.redirect_words
+                start = self.state.cwd
+                ends: list[str] = []
                 try:
                     for index in range(max(counts)):  # once per value a branch may have left
                         self.alternative = index
                         self.redirect_words = pending
+                        self.state.cwd = start if cwd_entry is None else cwd_entry[1][index % len(cwd_entry[1])]
                         self.simple_command(node, stdin)
+                        ends.append(self.state.cwd)
                 finally:
                     self.alternative = None
+                self.state.cwd = settle_cwd(self.state, ends, cwd_entry)  # (`cd "$D"`: one directory per value)
                 return
         self.simple_command(node, stdin)
 
@@ -934,6 +985,13 @@ class Walker(ControlFlow):
         it is an ordinary word), bash stops there with a syntax error."""
         word = argv[0]
         child = node.children[0] if node.children else None
+        if child is not None and child.type != "command_name":
+            # `>f x=1⏎do`: tree-sitter-bash continues the command on the next line; bash ends
+            # it at the newline, and the word starts a new command there
+            name = node.child_by_field_name("name")
+            previous = name.prev_sibling if name is not None else None
+            if previous is not None and b"\n" in self.src.data[previous.end_byte:name.start_byte]:
+                child = name
         if child is None or child.type != "command_name" or self.src.node_text(child) != word:
             return
         if word[:2] == "} ":  # (tree-sitter-bash reads `} ]]` as one word)
@@ -941,10 +999,29 @@ class Walker(ControlFlow):
         if word in _NOT_A_COMMAND:
             self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
             return
-        rest = [w for w in argv[1:] if w != "!" and not (word == "time" and w.startswith("-"))]
-        if (rest[:1] and rest[0] in _NOT_A_COMMAND) or (word == "coproc" and not rest):
+        rest = argv[1:]
+        while rest and (rest[0] in ("!", "time") or (rest[0] in ("-p", "--") and word == "time")):
+            word = "time" if rest[0] == "time" else word  # (`! time`, `time !`, `! !`: prefixes of one command)
+            rest = rest[1:]
+        if rest[:1] and rest[0][:2] == "} ":  # (as above)
+            rest = ["}", *rest[1:]]
+        if rest[:1] == ["coproc"]:
+            word, rest = "coproc", rest[1:]
+        if word == "coproc" and len(rest) >= 2 and rest[1] in ("while", "until", "for", "if", "case", "select", "{",
+                                                               "[["):
+            # `coproc NAME while …` that the parse left as words (a well-formed one was read as the
+            # compound it is: see parse.hide_prefix_words)
+            self.syntax_error(f"`coproc {rest[0]}` followed by an unfinished `{rest[1]}`", self.src.span(node))
+            return
+        if word == "coproc" and len(rest) >= 2 and rest[1] in _NOT_A_COMMAND:  # `coproc NAME then`
+            rest = rest[1:]
+        if (rest[:1] and (rest[0] in _NOT_A_COMMAND or (word == "coproc" and rest[0] == "coproc"))) or (
+                word == "coproc" and not rest):
             what = f"`{rest[0]}`" if rest else "nothing"
             self.syntax_error(f"`{word}` followed by {what}", self.src.span(node))
+        elif word == "time" and not rest and node.next_sibling is not None and \
+                node.next_sibling.type in ("&&", "||", "|", "|&"):  # `time || x`: time wants a pipeline
+            self.syntax_error(f"`time` followed by `{node.next_sibling.type}`", self.src.span(node))
 
     def syntax_error(self, what: str, span: SpanT, source: Source | None = None) -> None:
         """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before
@@ -959,7 +1036,7 @@ class Walker(ControlFlow):
         """``;;``, ``;&`` or ``;;&`` outside a ``case`` item: a syntax error to bash that
         tree-sitter-bash accepts."""
         data = source.data
-        if b";;" not in data and b";&" not in data:
+        if data.find(b";;") == -1 and data.find(b";&") == -1:  # (faster than `b";;" not in data`)
             return
         stack = [source.tree.root_node]
         while stack:

@@ -50,9 +50,14 @@ rule wins, as in the IR:
   compiles the run's argv again with ``glob_matches`` (the paths it found, made points
   without any walk) and ``glob_hidden`` (directories it could not list, hidden whole).
 
-**Network.**  ``--unshare-net`` unless the policy allows all network.  bubblewrap cannot
-filter hosts, so an allow-list becomes *no network* (a warning per allow rule);
-``allow localhost`` reaches only the namespace's own loopback (a warning).
+**Network.**  Always ``--unshare-net``: the sandbox has a network namespace of its own,
+whose loopback is the policy's ``localhost``.  bubblewrap cannot filter destinations, so
+a policy that allows any (host rules, ``host-loopback:PORT``, ``default allow``, ``allow *``)
+is enforced by ``stockade run``'s **network broker** (:mod:`stockade.runtime.broker`):
+``data["broker"]`` says so and lists the ``host-loopback`` ports it serves.  Even a policy
+that allows every destination goes through the broker, so that the host's loopback and
+private ranges stay out of reach.  Compiled for another use (not ``by_runtime``), the argv
+alone gives no network: a warning per allow rule (``B301``).
 A network namespace does not hold every socket: a unix socket with a path
 (``/run/docker.sock``) is reached through the filesystem, and a read-only mount does not
 stop ``connect()`` to it.  So whenever the network is unshared, the argv's
@@ -64,8 +69,7 @@ stop ``connect()`` to it.  So whenever the network is unshared, the argv's
 rejects the placeholder itself (``Invalid fd``), so the argv cannot run without the
 filter by mistake.  The program is also in ``data["seccomp"]`` (base64, with
 ``data["seccomp_arch"]``).  The architecture is ``platform.machine()`` unless the
-``seccomp_arch`` option names one; one without a filter is error ``B309`` (a warning
-``B309`` and no filter when the policy allows all network).
+``seccomp_arch`` option names one; one without a filter is error ``B309``.
 
 **Kernel interfaces.**  When Stockade runs as root, so does the command (with no
 capabilities, but root owns the kernel's knobs): ``/proc/sys``, ``/proc/sysrq-trigger``,
@@ -652,6 +656,9 @@ class BwrapBackend(Backend):
         self.environ = environ
         #: with the ``glob_per_run`` option: what the runtime scans at each run's start
         self.glob_scan: dict[str, Any] | None = None
+        #: when the policy allows some destinations: what the run's network broker serves
+        #: (``{"loopback": [ports]}``: the ``host-loopback`` grants), else None
+        self.broker: dict[str, Any] | None = None
 
     # -- pieces ----------------------------------------------------------------------------
 
@@ -689,24 +696,33 @@ class BwrapBackend(Backend):
         return ok
 
     def render_network(self, network: Network) -> list[tuple[str, ...]]:
-        """``--unshare-net`` unless every destination is allowed; warn per approximated rule."""
+        """Always ``--unshare-net``: the sandbox's network namespace is its own.  A policy
+        that allows some destinations (or all of them: the host's loopback and the LAN stay
+        out) gets the run's network broker (``self.broker``: ``stockade run`` starts it);
+        compiled for another use, each rule the argv alone cannot enforce is warned about."""
         denies = [r for r in network.rules if r.action == "deny"]
-        allow_any = any(r.action == "allow" and r.host.kind == "any" and r.host.port is None for r in network.rules)
-        if not denies and (network.default == "allow" or allow_any):
-            return []
+        loopback = sorted({r.host.port for r in network.rules
+                           if r.action == "allow" and r.host.kind == "host-loopback" and r.host.port is not None})
+        reaching = [r for r in network.rules if r.action == "allow" and r.host.kind != "localhost"]
+        if network.default == "allow" or reaching:
+            self.broker = {"loopback": loopback}
+        if self.by_runtime:
+            return [("--unshare-net",)]
         if network.default == "allow":
-            self.warn("bubblewrap cannot filter destinations: the policy allows network except "
-                      f"{len(denies)} denied destination(s), so the sandbox has no network",
-                      network.default_origin, code=codes.APPROXIMATED_RULE)
+            self.warn("bubblewrap cannot filter destinations: the policy allows network"
+                      + (f" except {len(denies)} denied destination(s)" if denies else "")
+                      + "; `stockade run` enforces it with its network broker (the host's loopback and private "
+                      "ranges stay out), this argv alone gives the sandbox no network", network.default_origin,
+                      code=codes.APPROXIMATED_RULE)
         for rule in network.rules:
             if rule.action != "allow":
                 continue
             if rule.host.kind == "localhost":
-                self.warn(f"`allow {rule.host}` reaches only the sandbox's own loopback, not the host's",
-                          rule.origin, code=codes.APPROXIMATED_RULE)
+                self.warn(f"`allow {rule.host}` reaches only the sandbox's own loopback, not the host's "
+                          "(the host's is `host-loopback:PORT`)", rule.origin, code=codes.APPROXIMATED_RULE)
             else:
-                self.warn(f"`allow {rule.host}` is not enforced by bubblewrap without a filtering proxy: "
-                          f"the sandbox has no network", rule.origin, code=codes.APPROXIMATED_RULE)
+                self.warn(f"`allow {rule.host}` is enforced by the network broker of `stockade run`; "
+                          f"this argv alone gives the sandbox no network", rule.origin, code=codes.APPROXIMATED_RULE)
         return [("--unshare-net",)]
 
     def environment(self) -> dict[str, str]:
@@ -790,6 +806,7 @@ class BwrapBackend(Backend):
             "placeholder_files": dict(plan.placeholder_files),
             "minimal_root": plan.minimal_root,
             "unshare_net": "--unshare-net" in argv,
+            "broker": self.broker,
             "seccomp": seccomp.encoded_program(arch, sockets) if arch else None,
             "seccomp_arch": arch,
             "warnings": [w.to_json() for w in self.warnings],

@@ -5,7 +5,9 @@ Without FILE (or ``--file FILE``) the default trail is read: ``$STOCKADE_AUDIT``
 the table is drawn (coloured unless ``NO_COLOR`` or ``--color never``: then no colour and
 no bold); piped, it is plain columns, never wrapped or cut.
 
-Filters: ``--verdict allow|confirm|deny``, ``--event decision|run``, ``--since`` (ISO time
+Filters: ``--verdict allow|confirm|deny``, ``--event decision|run|net`` (``net``: the
+connections the network broker allowed, with byte counts, and refused, with the deciding
+rule), ``--since`` (ISO time
 or a duration ago: ``15m``, ``2h``, ``3d``), ``--grep TEXT`` (case-insensitive, anywhere in
 the record).  ``--format json`` prints the matching records as a JSON array.  Exit codes:
 0 shown, 2 bad arguments or unreadable file.
@@ -28,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "the trail `stockade run` writes)")
     parser.add_argument("--file", dest="file_option", metavar="FILE", help="the same as the FILE operand")
     parser.add_argument("--verdict", choices=("allow", "confirm", "deny"), help="only this verdict")
-    parser.add_argument("--event", choices=("decision", "run"), help="only decisions or only runs")
+    parser.add_argument("--event", choices=("decision", "run", "net"),
+                        help="only decisions, only runs, or only network connections (allowed and refused)")
     parser.add_argument("--since", metavar="WHEN", help="only records since WHEN (ISO time, or `2h`, `3d` ago)")
     parser.add_argument("--grep", metavar="TEXT", help="only records containing TEXT")
     parser.add_argument("--session", metavar="ID", help="only one agent session's records: its timeline, step by step")
@@ -38,6 +41,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _outcome(record: dict) -> str:
+    if record.get("event") == "net":
+        where = record.get("rule_at") or ""
+        if record.get("decision") == "deny":
+            rule = record.get("rule") or ""
+            return f"blocked {_destination(record)}: {record.get('reason', '')}" + (
+                f" ({rule} at {where})" if rule and where else "")
+        if record.get("error"):
+            return f"{_destination(record)}: {record['error']}"
+        return (f"{_destination(record)} via {record.get('address')}: {record.get('bytes_sent', 0)} B sent, "
+                f"{record.get('bytes_received', 0)} B received")
     if record.get("event") == "decision":
         return "runs" if record.get("runs") else "refused"
     status = record.get("exit_status")
@@ -49,6 +62,11 @@ def _outcome(record: dict) -> str:
     if preview:
         text += f"; preview {len(preview.get('changes', []))} change(s)" + (", applied" if preview.get("applied") else "")
     return text
+
+
+def _destination(record: dict) -> str:
+    host, port = record.get("host"), record.get("port")
+    return f"host-loopback:{port}" if host == "host-loopback" else f"{host}:{port}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,7 +146,7 @@ def _row(record: dict) -> list[str]:
     """One table row of a record (see :data:`_COLUMNS`)."""
     duration = record.get("duration")
     when = str(record.get("time", ""))
-    return [f"{when[:10]} {when[11:19]}".strip(), str(record.get("event", "")), str(record.get("verdict") or ""),
+    return [f"{when[:10]} {when[11:19]}".strip(), str(record.get("event", "")), str(record.get("verdict") or record.get("decision") or ""),
             str(record.get("policy") or ""), str(record.get("command") or ""),
             _outcome(record) if record.get("event") != "corrupt" else f"corrupt line {record.get('line')}",
             f"{duration * 1000:.0f} ms" if isinstance(duration, (int, float)) else ""]

@@ -47,6 +47,6 @@ def run(args: argparse.Namespace) -> int:
         for path in result.restored:
             print(f"{verb} {path}")
         for path, why in result.refused:
-            print(f"not restored {path}: {why}")
+            print(f"not restored {path}: {why} [R583]")
         print(f"{len(result.restored)} {verb}, {len(result.refused)} refused, {len(result.unchanged)} already as before")
     return EXIT_VIOLATION if result.refused else EXIT_OK

@@ -193,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
         from stockade.cli.run_output import report_failure
 
         return report_failure(error, args.format)
-    if text_mode and outcome.ran and outcome.preview is None and not outcome.limits_hit and not outcome.warnings:
+    if (text_mode and outcome.ran and outcome.preview is None and not outcome.limits_hit and not outcome.warnings
+            and not outcome.blocked):
         return outcome.exit_status if outcome.exit_status is not None else EXIT_OK  # nothing more to say
     from stockade.cli.run_output import render_outcome
 

@@ -85,6 +85,8 @@ def render_outcome(outcome: Any, text_mode: bool, captured: dict[str, bytearray]
 
         for warning in () if quiet() else outcome.warnings:
             _warn(f"warning: {warning}")
+        for line in outcome.blocked:  # the network broker's refusals (`stockade audit --event net` lists them)
+            _warn(line)
         for hit in outcome.limits_hit:
             if hit != "output":
                 value = _limit_value(outcome.limits, hit)

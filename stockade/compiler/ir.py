@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     Verdict = Literal["allow", "confirm", "deny"]
     FsKind = Literal["read", "write", "readonly", "deny"]
-    HostKind = Literal["any", "localhost", "host", "domain", "cidr"]
+    HostKind = Literal["any", "localhost", "host-loopback", "host", "domain", "cidr"]
 
 IR_VERSION = 1
 
@@ -213,16 +213,18 @@ class FsRule(_Node):
 
 @_node
 class HostPattern(_Node):
-    """A network destination: ``any``, ``localhost``, an exact ``host``, a ``domain``
-    wildcard (``*.example.com``: subdomains only) or an IPv4/IPv6 ``cidr``; ``port`` None
-    means every port."""
+    """A network destination: ``any``, ``localhost`` (the sandbox's own loopback),
+    ``host-loopback`` (a port of the host's loopback, always with a port), an exact
+    ``host``, a ``domain`` wildcard (``*.example.com``: subdomains only) or an IPv4/IPv6
+    ``cidr``; ``port`` None means every port."""
 
     kind: HostKind
     value: str = ""
     port: int | None = None
 
     def __str__(self) -> str:
-        host = {"any": "*", "localhost": "localhost", "domain": f"*.{self.value}"}.get(self.kind, self.value)
+        host = {"any": "*", "localhost": "localhost", "host-loopback": "host-loopback",
+                "domain": f"*.{self.value}"}.get(self.kind, self.value)
         if self.port is None:
             return host
         return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"

@@ -140,8 +140,9 @@ class _Merger:
 
     @staticmethod
     def _allowed_below(lower_ir: PolicyIR, host: HostPattern) -> bool:
-        if host.kind in ("host", "localhost"):
-            return lower_ir.network_access(host.value or "localhost", host.port).allowed
+        if host.kind in ("host", "localhost", "host-loopback"):
+            name = "host-loopback" if host.kind == "host-loopback" else host.value or "localhost"
+            return lower_ir.network_access(name, host.port).allowed
         if host.kind == "cidr":
             network = ipaddress.ip_network(host.value)
             return network.num_addresses == 1 and lower_ir.network_access(str(network.network_address),

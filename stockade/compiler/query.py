@@ -71,6 +71,10 @@ class CommandDecision(_Node):
     matches: tuple[CommandRule, ...] = ()
 
 
+#: The decision when no command rule matches (immutable: one object serves every such command).
+_NO_MATCH = CommandDecision(None, None)
+
+
 @_node
 class NetworkDecision(_Node):
     """Whether a destination may be contacted; ``rule`` None means the default decided."""
@@ -289,7 +293,7 @@ def _program_alternatives(pattern: Sequence[PatternToken]) -> tuple[str, ...]:
 
 def _program_name(word: str) -> str:
     """:func:`stockade.compiler.argv.program_name`: the basename of a path (``/bin/rm`` → ``rm``)."""
-    return os.path.basename(word) or word
+    return word.rpartition("/")[2] or word  # (os.path.basename, without its two calls)
 
 
 class _CommandIndex:
@@ -308,12 +312,12 @@ class _CommandIndex:
 
     def decide(self, argv: Sequence[str]) -> CommandDecision:
         if not argv:
-            return CommandDecision(None, None)
+            return _NO_MATCH
         candidates = self.by_program.get(_program_name(argv[0]), [])
         if self.wild:
             candidates = [*candidates, *self.wild]
         if not candidates:  # no rule names the program: nothing can match
-            return CommandDecision(None, None)
+            return _NO_MATCH
         from stockade.compiler.argv import compile_pattern, parse_argv, pattern_matches
 
         parsed = parse_argv(argv)
@@ -326,7 +330,7 @@ class _CommandIndex:
             if pattern_matches(pattern, parsed):
                 matches.append(rule)
         if not matches:
-            return CommandDecision(None, None)
+            return _NO_MATCH
         best = max(matches, key=lambda r: VERDICT_RANK[r.verdict])
         return CommandDecision(best.verdict, best, tuple(matches))
 
@@ -406,11 +410,36 @@ def _ip_address(host: str) -> IPv4Address | IPv6Address | None:
     return ip_literal(host)
 
 
+#: The address ranges a rule must name to be reached (never ``default allow`` or ``allow *``):
+#: the same table as the broker's (``stockade.runtime.broker.SPECIAL_RANGES``); loopback and
+#: the unspecified address are the ``localhost`` rules' to decide.  Documentation and
+#: benchmarking ranges are ordinary addresses.
+SPECIAL_RANGES: tuple[str, ...] = (
+    "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16",
+    "224.0.0.0/4", "240.0.0.0/4", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+)
+#: Cloud metadata services (some outside the ranges above).
+METADATA_ADDRESSES = frozenset({"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"})
+_SPECIAL_NETWORKS: list[IPv4Network | IPv6Network] = []
+
+
 def is_special_address(address: IPv4Address | IPv6Address) -> bool:
-    """Whether an address is private, link-local (cloud metadata), shared, reserved or
-    otherwise not on the public internet — reached only by a rule naming its range.  Loopback
-    and the unspecified address (which reaches loopback) are the ``localhost`` rules' to decide."""
-    return address.is_multicast or not (address.is_global or address.is_loopback or address.is_unspecified)
+    """Whether an address is private, link-local (cloud metadata), shared, multicast or reserved
+    — reached only by a rule naming it (:data:`SPECIAL_RANGES`).  An IPv6 address carrying an
+    IPv4 one (6to4, NAT64 ``64:ff9b::/96``) is judged by the IPv4 address too."""
+    import ipaddress
+
+    if not _SPECIAL_NETWORKS:
+        _SPECIAL_NETWORKS.extend(ipaddress.ip_network(net) for net in SPECIAL_RANGES)
+    if str(address) in METADATA_ADDRESSES:
+        return True
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.sixtofour
+        if embedded is None and address in ipaddress.ip_network("64:ff9b::/96"):
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None and (embedded.is_loopback or is_special_address(embedded)):
+            return True
+    return any(address.version == net.version and address in net for net in _SPECIAL_NETWORKS)
 
 
 def address_network(address: IPv4Address | IPv6Address, prefixlen: int) -> IPv4Network | IPv6Network:
@@ -465,6 +494,15 @@ class _NetworkIndex:
         if host_l.startswith("[") and host_l.endswith("]"):
             host_l = host_l[1:-1]
         scored: list[tuple[tuple[int, int, int], NetRule]] = []
+        if host_l == "host-loopback":
+            # the host's loopback (``host-loopback:PORT``): only its own rules reach it, never
+            # `*` or `default allow` (a `deny *` is named as the decider when no rule grants it)
+            matching = [r for r in self.host_loopback if self._port_ok(r, port)]
+            if not matching:
+                return NetworkDecision(host, port, False, next(
+                    (r for r in self.any if r.action == "deny" and self._port_ok(r, port)), None))
+            deny = next((r for r in matching if r.action == "deny"), None)
+            return NetworkDecision(host, port, deny is None, deny or matching[0])
 
         def consider(rules: Sequence[NetRule], rank: int, detail: int) -> None:
             for rule in rules:

@@ -4,12 +4,12 @@ The judging of one event (:mod:`.claude_code`, :mod:`.generic_hook`) knows nothi
 sessions.  For an event of a named session (Claude Code's ``session_id``, or ``--session``),
 :func:`pre_tool_use` takes that answer and, under the session's lock:
 
-1. refuses every command of a stopped or ended session (``A430``) or past ``max-steps``;
+1. refuses every command of a stopped or ended session (``X640``) or past ``max-steps``;
 2. turns a ``confirm`` of a ``Bash`` command into ``allow`` when stored approvals cover
-   every confirmed segment (``A433``; never a ``deny``);
+   every confirmed segment (``X643``; never a ``deny``);
 3. refuses a ``Write``/``Edit``/``MultiEdit``/``NotebookEdit`` of an existing file the
-   session has not read, or that changed since it read it (``A432``);
-4. under ``on-limit confirm`` after a limit, turns ``allow`` into ``confirm`` (``A431``);
+   session has not read, or that changed since it read it (``X642``);
+4. under ``on-limit confirm`` after a limit, turns ``allow`` into ``confirm`` (``X641``);
 5. counts the step with its final decision (denials in a row or in a window trip the
    breaker), remembers files read, keeps the pre-image of a file about to be edited.
 

@@ -63,12 +63,13 @@ class NetDefaultNode:
     span: Span | None = _span()
 
 
-HostKind = Literal["any", "localhost", "host", "domain", "cidr"]
+HostKind = Literal["any", "localhost", "host-loopback", "host", "domain", "cidr"]
 
 
 @dataclass(frozen=True, slots=True)
 class HostNode:
-    """A parsed destination: kind ``any``/``localhost``/``host``/``domain``/``cidr``, value, port."""
+    """A parsed destination: kind ``any``/``localhost``/``host-loopback``/``host``/``domain``/``cidr``,
+    value, port."""
 
     kind: HostKind
     value: str

@@ -112,7 +112,8 @@ def parse_host(text: str) -> tuple[HostKind, str, int | None]:
     """Parse a destination into ``(kind, value, port)``.
 
     Forms: ``*``, ``localhost``, ``host``, ``*.domain``, ``host:port``, IPv4, IPv4 CIDR,
-    IPv6 (bare, ``[addr]``, ``[addr]:port``) and IPv6 CIDR.
+    IPv6 (bare, ``[addr]``, ``[addr]:port``), IPv6 CIDR and ``host-loopback:PORT`` (a port
+    on the host's own loopback, apart from the sandbox's ``localhost``; the port is required).
     """
     original = text
     port: int | None = None
@@ -138,6 +139,13 @@ def parse_host(text: str) -> tuple[HostKind, str, int | None]:
     lowered = text.lower()
     if lowered == "localhost":
         return "localhost", "localhost", port
+    if lowered == "host-loopback":
+        if port is None:
+            raise ValueProblem(codes.BAD_HOST, f"`{original}` needs a port: the host's loopback is granted one "
+                               "port at a time",
+                               "write `host-loopback:5432` for the host's 127.0.0.1:5432; the sandbox's own "
+                               "loopback is `localhost`")
+        return "host-loopback", "", port
     if re.fullmatch(r"[0-9./]+", text):
         return _parse_ip_or_cidr(text, original, port, must=True)
     if lowered.startswith("*."):

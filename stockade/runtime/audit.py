@@ -1,10 +1,16 @@
 """The audit trail: one JSON line per decision and per run, appended safely.
 
 Each record is a JSON object on one line with at least ``time`` (ISO 8601 UTC), ``event``
-(``decision`` or ``run``), ``policy`` and ``policy_hash``, ``command``; decisions add
+(``decision``, ``run`` or ``net``), ``policy`` and ``policy_hash``, ``command``; decisions add
 ``verdict``, ``reasons`` and ``approved_by``; runs add ``backend``, ``sandbox_argv``,
-``exit_status``, ``duration``, ``bytes_out``/``bytes_err``/``bytes_shown``, ``limits_hit``
-and, for previews, ``preview`` (the change summary and whether it was applied).
+``exit_status``, ``duration``, ``bytes_out``/``bytes_err``/``bytes_shown``, ``limits_hit``,
+``net_blocked`` (how many connections the network broker refused) and, for previews,
+``preview`` (the change summary and whether it was applied).  Network records (one per
+connection the run's network broker handled, :mod:`stockade.runtime.broker`) add
+``decision`` (``allow``/``deny``), ``protocol`` (``http``, ``connect``, ``socks5``,
+``host-loopback``), ``host``, ``port``, ``address`` (the address connected to, or the one
+refused), ``rule`` and ``rule_at`` (the deciding rule and its ``file:line``), ``reason``;
+allowed ones ``bytes_sent``, ``bytes_received`` and ``duration`` when they end.
 
 Records are encoded by :func:`json_line` (what ``json.dumps(record, ensure_ascii=False,
 separators=(",", ":"), default=str)`` gives, tested against it) because every ``stockade

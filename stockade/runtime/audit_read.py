@@ -28,7 +28,8 @@ class AuditFilter(Record):
 
     def keep(self, record: Mapping[str, Any]) -> bool:
         """Whether a record passes the filter."""
-        if self.verdict is not None and record.get("verdict") != self.verdict:
+        # a network record (`event: net`) has a `decision` (allow or deny) instead
+        if self.verdict is not None and record.get("verdict", record.get("decision")) != self.verdict:
             return False
         if self.event is not None and record.get("event") != self.event:
             return False

@@ -447,7 +447,7 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
                  cwd: str | None = None, stdout: Sink | None = None, stderr: Sink | None = None,
                  stdin: int | None = None, pre_exec: Sequence[tuple[object, ...]] | None = None,
                  pass_fds: Sequence[int] = (), seccomp_programs: Mapping[str, bytes] | None = None,
-                 workspace: str | None = None) -> RunResult:
+                 workspace: str | None = None, after_spawn: Callable[[], object] | None = None) -> RunResult:
     """Run ``prefix + command`` with the limits, streaming output to the sinks.
 
     ``pre_exec``: steps run before the sandbox tool is exec'd, after the rlimits are set (the
@@ -458,7 +458,8 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     result's ``warnings`` say that it holds per process only.  A seccomp placeholder in a bwrap prefix is
     replaced by a descriptor holding the filter (see
     :func:`~stockade.runtime.sandbox.supply_seccomp`, given the ``seccomp_programs`` already
-    checked; R510 when it cannot be).  Raises R506
+    checked; R510 when it cannot be).  ``after_spawn`` is called once the sandbox tool was
+    started, or failed to start (the caller closes the descriptors it passed).  Raises R506
     when the sandbox tool cannot be started at all.
     """
     out_sink = stdout or _default_sink(1)
@@ -508,6 +509,8 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     finally:
         for fd in (*filter_fds, out_write, err_write):
             os.close(fd)
+        if after_spawn is not None:
+            after_spawn()
     from select import POLLIN, poll  # imported while the sandbox starts
 
     exit_ = _Exit(pid)

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stockade import catalogue as codes
 from stockade.runtime import beneath
 
 DEFAULT_FILE_MAX = 16 * 1024 * 1024
@@ -275,7 +276,8 @@ class RevertResult:
     unchanged: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"restored": self.restored, "refused": [{"path": p, "why": w} for p, w in self.refused],
+        return {"restored": self.restored,
+                "refused": [{"path": p, "why": w, "code": codes.REVERT_REFUSED} for p, w in self.refused],
                 "unchanged": self.unchanged}
 
 

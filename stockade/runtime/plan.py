@@ -150,6 +150,8 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         # globs whose matches are decided at each run's start (stockade.runtime.globscan)
         "glob_scan": data.get("glob_scan") if backend == "bwrap" else None,
         "glob_static": list((data.get("glob_scan") or {}).get("static", ())) if backend == "bwrap" else [],
+        # the run's network broker (stockade.runtime.broker): None, or the ports it serves
+        "broker": data.get("broker") if backend == "bwrap" else None,
     }
 
 
@@ -219,6 +221,10 @@ def plan_problem(plan: Any) -> str | None:
         return "env_rules"
     if not _str_map(get("placeholder_files")):
         return "placeholder_files"
+    broker = get("broker", 0)  # missing (a plan from before the broker): not None, not a dict
+    if broker is not None and not (type(broker) is dict and type(broker.get("loopback")) is list
+                                   and all(type(p) is int and 0 < p < 65536 for p in broker["loopback"])):
+        return "broker"
     if not _strs(get("searched")):
         return "searched"
     for name in ("warnings", "ir"):

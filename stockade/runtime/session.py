@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from stockade.compiler.ir import PolicyIR
     from stockade.diagnostics import StockadeError
+    from stockade.runtime.broker import BrokerHooks
     from stockade.runtime.preview import PreviewResult
 
     Sink = Callable[[bytes], object]
@@ -103,6 +104,8 @@ class RunOutcome(Record):
     cached_verdict: bool = False
     recovered: str | None = None
     warnings: tuple[str, ...] = ()
+    #: one line per destination the network broker refused (``blocked: host:port (why)``)
+    blocked: tuple[str, ...] = ()
 
     _factories: ClassVar[dict[str, Callable[[], Any]]] = {"limits": Limits, "detail": dict}
     _hidden = frozenset({"sandbox_argv", "detail"})
@@ -117,7 +120,7 @@ class RunOutcome(Record):
         return {**head, "exit_status": self.exit_status, "duration": round(self.duration, 6),
                 "bytes_out": self.bytes_out, "bytes_err": self.bytes_err, "bytes_shown": self.bytes_shown,
                 "limits_hit": list(self.limits_hit), "setup_failed": False, "warnings": list(self.warnings),
-                "preview": None if self.preview is None else self.preview.to_json()}
+                "blocked": list(self.blocked), "preview": None if self.preview is None else self.preview.to_json()}
 
 
 # -- the plan ----------------------------------------------------------------------
@@ -275,7 +278,7 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
         stdout: Sink | None = None, stderr: Sink | None = None, stdin: int | None = None,
         environ: Mapping[str, str] | None = None, notify: Callable[[str], None] | None = None,
         cwd: str | None = None, audit_extra: Mapping[str, Any] | None = None,
-        force_confirm: str | None = None) -> RunOutcome:
+        force_confirm: str | None = None, broker: BrokerHooks | None = None) -> RunOutcome:
     """Judge ``command``, then run it confined by ``policy``; see the module docstring.
 
     ``cwd`` is the directory the command starts in (default: the workspace); it must be the
@@ -303,6 +306,8 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     ``audit_extra`` is added to every audit record of the run (a session's ``session`` and
     ``step``); ``force_confirm``, a reason, turns an ``allow`` into ``confirm`` (a session
     past a limit under ``on-limit confirm``).
+    ``broker`` (:class:`~stockade.runtime.broker.BrokerHooks`) gives the run's network broker,
+    when the policy needs one, a resolver of its own and a callback once it has started.
     """
     from stockade.runtime import audit as audit_mod
 
@@ -332,7 +337,7 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     try:
         return _judged(argv, text, policy, workspace, env_in, audit_path, state_ctx, approve, confirm, preview, diff,
                        apply, use_cache, stdout, stderr, stdin, environ, notify, lock, run_cwd,
-                       audit_extra=audit_extra, force_confirm=force_confirm)
+                       audit_extra=audit_extra, force_confirm=force_confirm, hooks=broker)
     finally:
         lock.release()
 
@@ -357,7 +362,8 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             diff: bool, apply: bool | Callable[[PreviewResult], bool], use_cache: bool, stdout: Sink | None,
             stderr: Sink | None, stdin: int | None, environ: Mapping[str, str] | None,
             notify: Callable[[str], None] | None, lock: Any, run_cwd: str | None = None, *,
-            audit_extra: Mapping[str, Any] | None = None, force_confirm: str | None = None) -> RunOutcome:
+            audit_extra: Mapping[str, Any] | None = None, force_confirm: str | None = None,
+            hooks: BrokerHooks | None = None) -> RunOutcome:
     """Plan, judge and run (the middle of :func:`run`, under the run lock); ``run_cwd``: the
     checked starting directory inside the workspace (None: the workspace)."""
     from stockade.runtime import audit as audit_mod
@@ -429,7 +435,7 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
         prefix = _chdir(prefix, backend, run_cwd)
     if not plan.get("glob_scan"):
         return _confined(outcome, plan, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr, stdin,
-                         notify, base, lock)
+                         notify, base, lock, hooks)
     from stockade.runtime.globscan import DamagedPlan, plan_with_globs
 
     for attempt in range(3):  # this run's glob masks, from the tree as it is now (raises R550)
@@ -450,7 +456,7 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             outcome = outcome.replace(sandbox_argv=tuple(prefix))
         try:
             return _confined(outcome, scanned, ctx, prefix, argv, env_in, preview, diff, apply, stdout, stderr,
-                             stdin, notify, base, lock)
+                             stdin, notify, base, lock, hooks)
         except Exception as exc:
             # a match removed between the scan and bubblewrap's mounts fails the set-up before
             # the command starts (R507): scan again, at most twice
@@ -476,7 +482,8 @@ def _warn_cache(lock: Any, plan: Mapping[str, Any], notify: Callable[[str], None
 def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, str], prefix: list[str],
               argv: list[str], env_in: Mapping[str, str], preview: bool, diff: bool,
               apply: bool | Callable[[PreviewResult], bool], stdout: Sink | None, stderr: Sink | None,
-              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any], lock: Any) -> RunOutcome:
+              stdin: int | None, notify: Callable[[str], None] | None, base: dict[str, Any], lock: Any,
+              hooks: BrokerHooks | None = None) -> RunOutcome:
     """Run an approved command (the second half of :func:`run`)."""
     from stockade.runtime import audit as audit_mod
     from stockade.runtime.cache import filter_environment
@@ -505,13 +512,28 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         # removes them)
         if placeholder_files:
             create_placeholder_files(placeholder_files)
+        command, bridge, run_prefix = argv, None, prefix
+        if plan.get("broker") is not None and outcome.backend == "bwrap":
+            bridge = _start_broker(plan, outcome.audit, base, hooks, argv)
+            command = bridge.command
+            env = {**env, **bridge.broker.environment()}
+            if bridge.netns is not None:  # the sandbox starts in the namespace the broker listens in
+                end = len(prefix) - 1
+                run_prefix = [word for i, word in enumerate(prefix) if i == end or word != "--unshare-net"]
+                bridge.netns.enter()
         try:
             host_cwd = ctx["workspace"] if outcome.backend == "bwrap" or overlay else ctx.get("cwd") or ctx["workspace"]
-            result = run_confined(prefix, argv, env, limits, cwd=host_cwd, stdout=stdout, stderr=stderr,
-                                  stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
-                                  seccomp_programs=checked, workspace=ctx["workspace"])
+            result = run_confined(run_prefix, command, env, limits, cwd=host_cwd, stdout=stdout,
+                                  stderr=stderr, stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
+                                  seccomp_programs=checked, workspace=ctx["workspace"],
+                                  pass_fds=bridge.fds if bridge else (), after_spawn=bridge.started if bridge else None)
         finally:
             lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
+            if bridge is not None:
+                bridge.started()
+                bridge.broker.stop()
+                if bridge.netns is not None:
+                    bridge.netns.close()
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             raise _environment_problem(catalogue.SANDBOX_SETUP_FAILED,
@@ -527,10 +549,63 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
     record = {"time": audit_mod.now_iso(), **base, "event": "run", "verdict": outcome.verdict,
               "backend": outcome.backend, "sandbox_argv": prefix, "command_argv": argv, "limits": limits.to_json(),
               **result.to_json()}
+    blocked: tuple[str, ...] = ()
+    warnings = result.warnings
+    if bridge is not None:
+        blocked = tuple(bridge.broker.summary())
+        warnings = (*warnings, *bridge.broker.problems)
+        record["net_blocked"] = len(bridge.broker.blocked())
     if settled is not None:
         record["preview"] = settled.to_json()
     audit_mod.append_record(outcome.audit, record)
     return outcome.replace(ran=True, exit_status=result.exit_status, returncode=result.returncode,
                    limits_hit=result.limits_hit, limits=limits, duration=result.duration, bytes_out=result.bytes_out,
                    bytes_err=result.bytes_err, bytes_shown=result.bytes_shown, preview=settled, recovered=recovered,
-                   warnings=result.warnings)
+                   warnings=warnings, blocked=blocked)
+
+
+class _Bridge:
+    """A started broker and how the sandbox reaches it: either the command that runs the
+    bridge in front of the run's and the descriptor handed to the sandbox for it (closed
+    once the sandbox has started), or (as root) the network namespace the broker listens in,
+    which the calling thread enters to start the sandbox and leaves once it has started."""
+
+    def __init__(self, broker: Any, command: list[str], fd: int | None, netns: Any = None):
+        self.broker = broker
+        self.command = command
+        self.fds = () if fd is None else (fd,)
+        self.netns = netns
+        self._pending = True
+
+    def started(self) -> None:
+        """The sandbox has started (or failed to): close the bridge's descriptor here, or
+        step back into the host's network namespace."""
+        if self._pending:
+            self._pending = False
+            if self.netns is not None:
+                self.netns.leave()
+            for fd in self.fds:
+                os.close(fd)
+            self.broker.serve()  # its thread starts while the sandbox sets itself up
+
+
+def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any], hooks: BrokerHooks | None,
+                  argv: Sequence[str]) -> _Bridge:
+    """Start the run's network broker (:mod:`stockade.runtime.broker`) for a plan that needs one."""
+    from stockade.runtime.broker import Broker
+
+    def load_ir() -> Any:
+        from stockade.compiler.ir import PolicyIR
+        from stockade.runtime.plan import plan_ir_json
+
+        return PolicyIR.from_json(plan_ir_json(plan))
+
+    broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
+                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None)
+    if os.geteuid() == 0 and not (hooks and hooks.bridge):
+        try:
+            return _Bridge(broker, list(argv), None, broker.start_in_namespace())
+        except OSError:
+            pass  # no namespace of our own here: the bridge it is
+    command, fd = broker.start(argv, serve=False)
+    return _Bridge(broker, command, fd)

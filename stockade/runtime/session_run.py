@@ -3,7 +3,7 @@
 Around :func:`stockade.runtime.session.run`:
 
 1. under the session's lock: a stopped or ended session, or one past ``max-steps``,
-   refuses the command (``A430``); otherwise the step is numbered;
+   refuses the command (``R585``); otherwise the step is numbered;
 2. the run judges the command as usual; a ``confirm`` is first checked against the stored
    approvals (session, project, user: :mod:`stockade.runtime.approvals`) — every confirmed
    segment must be covered, a ``deny`` never is — and otherwise asks the person, who may
@@ -135,7 +135,7 @@ def run_in_session(command: Any, session: str, *, policy: Any = None, workspace:
             text = command if isinstance(command, str) else " ".join(command)
             return RunOutcome("deny", (why,), False, tuple(command if not isinstance(command, str) else ()), text,
                               real_workspace, "", detail={"decision": "deny", "reasons": [
-                                  {"verdict": "deny", "code": codes.SESSION_STOPPED, "message": why}]})
+                                  {"verdict": "deny", "code": codes.SESSION_RUN_REFUSED, "message": why}]})
         downgraded = sessions.downgraded(state)
     confirm = SessionConfirm(ir, session, settings, real_workspace, ask, show_reasons, environ=environ)
     the_journal = journal.Journal(sessions.session_path(session, environ), environ)

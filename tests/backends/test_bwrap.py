@@ -150,19 +150,24 @@ def _net(default: str, *rules: NetRule) -> Network:
     return Network(default, rules, default_origin=Origin("p.policy", 3, 5))
 
 
-@pytest.mark.parametrize("network, unshare, warned", [
-    (_net("allow"), False, 0),
-    (_net("deny", NetRule("allow", HostPattern("any"))), False, 0),
-    (_net("deny"), True, 0),
-    (_net("allow", NetRule("deny", HostPattern("host", "evil.example"))), True, 1),
+@pytest.mark.parametrize("network, broker, warned", [
+    (_net("allow"), {"loopback": []}, 1),
+    (_net("deny", NetRule("allow", HostPattern("any"))), {"loopback": []}, 1),
+    (_net("deny"), None, 0),
+    (_net("allow", NetRule("deny", HostPattern("host", "evil.example"))), {"loopback": []}, 1),
+    (_net("deny", NetRule("allow", HostPattern("host-loopback", "", 5432))), {"loopback": [5432]}, 1),
+    (_net("deny", NetRule("allow", HostPattern("localhost"))), None, 1),
     (_net("deny", NetRule("allow", HostPattern("host", "github.com", 443), origin=Origin("p.policy", 9, 11)),
-          NetRule("allow", HostPattern("localhost"), origin=Origin("p.policy", 10, 11))), True, 2),
+          NetRule("allow", HostPattern("localhost"), origin=Origin("p.policy", 10, 11))), {"loopback": []}, 2),
 ])
-def test_network(tmp_path: Path, network: Network, unshare: bool, warned: int) -> None:
+def test_network(tmp_path: Path, network: Network, broker: dict | None, warned: int) -> None:
     artifact = compile_ir(_ir(tmp_path, FsRule("read", "/"), network=network), "bwrap")
-    assert ("--unshare-net" in artifact.data["argv"]) is unshare
+    assert "--unshare-net" in artifact.data["argv"]  # the sandbox's namespace is always its own
+    assert artifact.data["broker"] == broker
     warnings = [w for w in artifact.warnings if w.code == "B301"]
     assert len(warnings) == warned
+    by_runtime = compile_ir(_ir(tmp_path, FsRule("read", "/"), network=network), "bwrap", by_runtime=True)
+    assert not [w for w in by_runtime.warnings if w.code == "B301"]  # the broker enforces them
     if warned == 2:
         assert "github.com:443" in warnings[0].message and warnings[0].span.line == 9
         assert "own loopback" in warnings[1].message and warnings[1].span.line == 10

@@ -275,8 +275,8 @@ def _ir(tmp: Path, network: Network) -> PolicyIR:
 
 
 @pytest.mark.parametrize("network, sockets", [
-    (Network("allow"), False),
-    (Network("deny", (NetRule("allow", HostPattern("any")),)), False),
+    (Network("allow"), True),  # all network goes through the broker: host sockets stay refused
+    (Network("deny", (NetRule("allow", HostPattern("any")),)), True),
     (Network("deny"), True),
     (Network("deny", (NetRule("allow", HostPattern("host", "github.com", 443)),)), True),
     (Network("deny", (NetRule("allow", HostPattern("localhost")),)), True),
@@ -300,16 +300,12 @@ def test_backend_refuses_an_architecture_without_filter(tmp_path: Path) -> None:
     with pytest.raises(StockadeError) as err:
         compile_ir(_ir(tmp_path, Network("deny")), "bwrap", seccomp_arch="riscv64")
     assert err.value.diagnostics[0].code == "B309"
-    # as root the socket checks stay even with all network allowed: refused too
-    with pytest.raises(StockadeError) as err:
-        compile_ir(_ir(tmp_path, Network("allow")), "bwrap", seccomp_arch="riscv64", as_root=True)
-    assert err.value.diagnostics[0].code == "B309"
-    # as a normal user with all network allowed the socket checks are not needed: no filter,
-    # and a warning that names what is then missing
-    artifact = compile_ir(_ir(tmp_path, Network("allow")), "bwrap", seccomp_arch="riscv64", as_root=False)
-    assert "--seccomp" not in artifact.data["argv"] and artifact.data["seccomp"] is None
-    warning = next(w for w in artifact.warnings if w.code == "B309")
-    assert "`riscv64`" in warning.message and "setuid" in warning.message and "keyrings" in warning.message
+    # all network allowed goes through the broker from the sandbox's own namespace: the
+    # socket checks are needed there too, as root or not
+    for as_root in (True, False):
+        with pytest.raises(StockadeError) as err:
+            compile_ir(_ir(tmp_path, Network("allow")), "bwrap", seccomp_arch="riscv64", as_root=as_root)
+        assert err.value.diagnostics[0].code == "B309"
 
 
 def test_backend_defaults_to_this_machine(tmp_path: Path) -> None:
@@ -462,15 +458,14 @@ def test_under_bwrap_unix_sockets_fail_and_the_rest_works(tmp_path: Path) -> Non
 
 
 @LINUX_ONLY
-def test_under_bwrap_all_network_means_no_socket_checks(tmp_path: Path) -> None:
-    """(Compiled as for a normal user: as root the socket checks stay, see test_escape_root.)"""
+def test_under_bwrap_all_network_keeps_the_socket_checks(tmp_path: Path) -> None:
+    """All network allowed is served by the broker from the sandbox's own namespace, so host
+    unix sockets stay refused (compiled as for a normal user)."""
     status, out, err = _run(compile_ir(_ir(tmp_path, Network("allow")), "bwrap", as_root=False).data["argv"],
                             [sys.executable, "-I", "-S", "-c", PROBE])
     assert status == 0, err
     results = _results(out)
-    # the filter is there (setuid modes, keyrings), its socket checks are not
-    assert results["unix"] == "ok" and results["vsock"] != "EACCES"
-    assert results["pair-dgram"] == results["unix-dgram"] == "ok" and results["seccomp-self"] == "2"
+    assert results["unix"] == "EACCES" and results["seccomp-self"] == "2"
 
 
 @LINUX_ONLY

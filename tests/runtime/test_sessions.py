@@ -57,7 +57,8 @@ class Machine:
                    "tool_name": tool, "tool_input": tool_input}
         if response is not None:
             payload["tool_response"] = response
-        done = self.cli("hook", "claude-code", "--policy", str(self.policy), stdin=json.dumps(payload))
+        done = self.cli("hook", "claude-code", "--approve-allowed", "--policy", str(self.policy),
+                        stdin=json.dumps(payload))
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)["hookSpecificOutput"] if done.stdout.strip() else None
 
@@ -442,7 +443,7 @@ def test_the_generic_hook_keeps_a_session_named_by_flag_or_variable(tmp_path: Pa
     assert generic("cat ~/.ssh/id_rsa", env={"STOCKADE_SESSION": "g1"})["decision"] == "deny"
     answer = generic("ls", "--session", "g1")
     assert answer["decision"] == "deny" and answer["session"] == "g1"
-    assert any(r["code"] == "A430" for r in answer["reasons"])
+    assert any(r["code"] == "X640" for r in answer["reasons"])
     bad = m.cli("hook", "generic", "--policy", str(m.policy), "--session", "../escape",
                 stdin=json.dumps({"command": "ls"}))
     assert json.loads(bad.stdout)["decision"] == "deny" and not (m.root / "escape").exists()

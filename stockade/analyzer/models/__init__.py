@@ -305,3 +305,7 @@ from stockade.analyzer.models import archives, clouds, containers, packages  # n
 # isort: split
 # (after the modules above: these wrap models registered there)
 from stockade.analyzer.models import coderunners, fresh, readers, runners  # noqa: E402,F401
+
+# isort: split
+# (after the modules above: these replace or wrap models registered there: tar, flock, less, go)
+from stockade.analyzer.models import agenttools, devtools  # noqa: E402,F401

@@ -7,6 +7,7 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 from __future__ import annotations
 
 from stockade.analyzer.effects import SpanT, Unknown, show
+from stockade.analyzer.models.programs import judge_program
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,6 +32,8 @@ CODE_VARS = frozenset({
 #: variables that make an interpreter import code from the directories they list: code from
 #: the workspace is the project's own (``PYTHONPATH=src``), from elsewhere it cannot be seen into
 PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH"})
+#: variables naming a lesskey file: its ``#env`` section can set ``LESSOPEN`` (a program less runs)
+LESSKEY_VARS = frozenset({"LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM", "LESSKEY_CONTENT"})
 #: prompt strings: bash expands them (substitutions run) when it prints them (``PS4`` under ``set -x``)
 PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS4"})
 
@@ -40,8 +43,13 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     if name in COMMAND_VARS:
         if value.strip() in ("", "cat", "less", "more", "less -R", "less -FRX", "vim", "vi", "nano", "code --wait"):
             return
-        walker.nested_script(value, span, exact=True, subshell=True) if "\x00" not in value else \
-            walker.effects.append(Unknown(f"`{name}` is set to a command that is not known (`{show(value)}`)", span))
+        if name in ("LESSOPEN", "LESSCLOSE"):  # `|cmd %s`, `||cmd %s`, `-cmd`: a pipe or a file preprocessor
+            value = value.lstrip("|-").replace("%s", "file")
+        judge_program(walker, value, span, f"`{name}`")
+    elif name in LESSKEY_VARS:
+        if value not in ("", "/dev/null"):
+            walker.effects.append(Unknown(f"`{name}` makes less load key bindings and variables (which can set an "
+                                          f"input preprocessor) from `{show(value)}`", span))
     elif name in PROMPT_VARS:
         if "\x00" in value:
             walker.effects.append(Unknown(f"`{name}` is set to a prompt that is not known (`{show(value)}`)", span))

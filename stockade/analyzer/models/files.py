@@ -261,6 +261,18 @@ def model_mv(inv: Invocation) -> None:
     inv.write(dest, dest_index, recursive=True)
 
 
+#: a NUL byte in known output (``printf 'a\\0b'``): not the unknown marker, which is a NUL too
+NUL = "\ufdd0"
+
+
+def known_nul(text: str) -> str:
+    """Decode backslash escapes of known text: a NUL they produce becomes :data:`NUL` (text with
+    an unknown part keeps the unknown marker)."""
+    if UNKNOWN in text:
+        return decode_ansi_c(text)
+    return decode_ansi_c(text).replace(UNKNOWN, NUL)
+
+
 def model_echo(inv: Invocation) -> None:
     """``echo``: no effect; its output is known text (for a following pipe)."""
     args = inv.argv[1:]
@@ -272,7 +284,7 @@ def model_echo(inv: Invocation) -> None:
         args = args[1:]
     text = " ".join(args)
     if interpret:
-        text = decode_ansi_c(text)
+        text = known_nul(text)
     inv.output(None if UNKNOWN in text else text + ("\n" if newline else ""), "the output of `echo`")
 
 
@@ -292,7 +304,7 @@ def model_printf(inv: Invocation) -> None:
     if not args:
         return
     fmt, rest = args[0], args[1:]
-    template = decode_ansi_c(fmt)
+    template = known_nul(fmt)
     pieces: list[str] = []
     while True:  # the format is reused while arguments are left (`printf '%s\n' a b`)
         out = template
@@ -300,7 +312,7 @@ def model_printf(inv: Invocation) -> None:
         for arg in rest:
             for spec in ("%s", "%b", "%d"):
                 if spec in out:
-                    out = out.replace(spec, decode_ansi_c(arg) if spec == "%b" else arg, 1)
+                    out = out.replace(spec, known_nul(arg) if spec == "%b" else arg, 1)
                     used += 1
                     break
             else:

@@ -227,6 +227,13 @@ def model_scp(inv: Invocation) -> None:
             _ssh_options(inv, value, index)
         elif option in ("-e", "--rsh"):
             inv.script(value, index, what="the remote shell command")
+        elif option == "--rsync-path" and inv.name == "rsync":
+            # the program run on the other side, which may be this machine (localhost)
+            inv.script(value, index, what="the command given to `rsync --rsync-path`")
+        elif option == "-b" and inv.name == "sftp":
+            from stockade.analyzer.models.devtools import sftp_batch
+
+            sftp_batch(inv, value, index)
         elif option == "-S" and inv.name == "scp":
             inv.unknown(f"scp runs the program `{value}` as its transport", index)
         elif option in ("-i", "-F", "--exclude-from", "--include-from", "--files-from", "--password-file",

@@ -84,6 +84,11 @@ def _wrap(name: str, extra: Model) -> None:
 def rg_globs(inv: Invocation) -> None:
     """``rg -g GLOB`` / ``--glob`` / ``--iglob`` (not ``!GLOB``): an override that searches the
     files it matches, hidden or not, below every searched path."""
+    for word in inv.argv[1:]:  # (no word that can give -g/--glob/--iglob: nothing to do, no parse)
+        if word.startswith(("--glob", "--iglob")) if word[:2] == "--" else (word[:1] == "-" and "g" in word):
+            break
+    else:
+        return
     parsed = parse_options(inv.argv, _RG_VALUES)
     globs = [(value, index) for value, index in parsed.values_of("-g", "--glob", "--iglob")
              if not value.startswith("!")]
@@ -103,6 +108,11 @@ def rg_globs(inv: Invocation) -> None:
 
 def grep_includes(inv: Invocation) -> None:
     """``grep -r --include=GLOB``: reads the files the glob matches below every root."""
+    for word in inv.argv:  # (no word `--include` or `--include=…`: nothing to do, no parse)
+        if word.startswith("--include") and (len(word) == 9 or word[9] == "="):
+            break
+    else:
+        return
     parsed = parse_options(inv.argv, _GREP_VALUES)
     includes = parsed.values_of("--include")
     recursive = parsed.has("-r", "-R", "--recursive", "--dereference-recursive") or any(

@@ -94,7 +94,12 @@ def model_read(inv: Invocation) -> None:
     for word, index in parsed.positionals:
         subscript_code(walker, word, inv.at(index))
     text = inv.stdin.text
-    if parsed.has("-u", "-d", "-n", "-N"):
+    delimiters = parsed.values_of("-d")
+    if text is not None and delimiters and delimiters[-1][0] == "" and not parsed.has("-u", "-n", "-N"):
+        from stockade.analyzer.models.files import NUL  # `read -d ''`: NUL-separated items of known text
+
+        text = text.replace("\n", " ").replace(NUL, "\n")
+    elif parsed.has("-u", "-d", "-n", "-N"):
         text = None
     arrays = parsed.values_of("-a")
     for name, index in arrays:
@@ -121,6 +126,8 @@ def model_read(inv: Invocation) -> None:
     for name, value in read_fields(text, names, ifs).items():
         if "[" not in name:
             walker.state.variables[name] = value
+            if text is None:  # data from a file or a pipe: arithmetic on it evaluates it (see Walker.arithmetic)
+                walker.read_data = walker.read_data | {name}
 
 
 def model_hash(inv: Invocation) -> None:

@@ -30,6 +30,7 @@ from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.programs import judge_program
 from stockade.analyzer.regex import LazyPattern
 
 #: config keys whose value is a command git runs (``!`` aliases are shell code)
@@ -49,6 +50,8 @@ _INSTEAD_OF = LazyPattern(r"^url\.(.*)\.(insteadof|pushinsteadof)$", re.I | re.S
 #: commands a pager/editor key may name without running anything of note
 _PLAIN_PROGRAMS = frozenset({"cat", "less", "more", "false", "true", "", "vi", "vim", "nano", "less -r", "less -frx",
                              "emacs", "code --wait", "delta", "diff-so-fancy"})
+#: values of boolean keys (``core.fsmonitor=true`` is git's built-in monitor, not a program)
+_BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0", ""})
 
 #: global options that take a value (``--exec-path``, ``--list-cmds`` take one only attached)
 _GLOBAL_VALUES = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
@@ -159,13 +162,14 @@ _MAX_ALIAS_DEPTH = 8
 class _Git:
     """What one git invocation sees: its configuration, repository and work tree."""
 
-    __slots__ = ("aliases", "forced_push", "repo", "tree")
+    __slots__ = ("aliases", "forced_push", "repo", "tree", "trusts")
 
     def __init__(self) -> None:
         self.aliases: dict[str, tuple[str, int | None]] = {}
         self.forced_push = ""  # why config makes pushes forced ("" when it does not)
         self.repo = "."  # the -C directory
         self.tree: str | None = None  # --work-tree / GIT_WORK_TREE
+        self.trusts: str | None = None  # safe.directory from the command line or variables
 
 
 def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
@@ -173,7 +177,7 @@ def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
     configs: dict[str, dict[str, str]] | None = getattr(inv.walker, "git_configs", None)
     if configs is None:
         configs = {}
-        inv.walker.git_configs = configs  # type: ignore[attr-defined]
+        inv.walker.git_configs = configs
     return configs
 
 
@@ -221,6 +225,8 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
         _repository(inv, git, *git_dir)
     if git.tree is None:
         git.tree = _env(inv, "GIT_WORK_TREE")
+    if git.trusts is not None:
+        _trusted(inv, git)
     if not parsed.positionals:
         return
     _planted(inv, git)
@@ -238,9 +244,12 @@ def _environment(inv: Invocation, git: _Git) -> None:
     ``GIT_CONFIG_PARAMETERS``, ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM`` files, and files
     written earlier in the text that git reads anyway (``~/.gitconfig``, the repo's config)."""
     walker = inv.walker
-    if not inv.env and not walker.state.exported and not getattr(walker, "git_configs", None) and not any(
-            effect.__class__ is Write or effect.__class__ is Rename for effect in walker.effects):
-        return  # no variable git reads is set, and nothing it reads was written: the common case
+    if not inv.env and not walker.state.exported and not getattr(walker, "git_configs", None):
+        for effect in walker.effects:
+            if effect.__class__ is Write or effect.__class__ is Rename:
+                break
+        else:
+            return  # no variable git reads is set, and nothing it reads was written: the common case
     count = _env(inv, "GIT_CONFIG_COUNT")
     if count is not None:
         if not count.isdigit():
@@ -320,6 +329,18 @@ def _repository(inv: Invocation, git: _Git, path: str, index: int | None) -> Non
         inv.unknown(f"git uses the repository `{show(resolved)}`, whose hooks and configuration can run code", index)
 
 
+def _trusted(inv: Invocation, git: _Git) -> None:
+    """``safe.directory`` (``-c``, ``GIT_CONFIG_*``): git then uses a repository owned by someone
+    else — one the agent or another user planted outside the workspace, whose configuration and
+    hooks run code.  The workspace's own repository is protected by the policy; elsewhere the
+    effects cannot be seen into."""
+    here = inv.path(git.repo)
+    workspace = inv.walker.context.workspace.rstrip("/")
+    if UNKNOWN in here or not (here == workspace or here.startswith(workspace + "/")):
+        inv.unknown(f"`safe.directory={show(git.trusts or '')}` makes git trust the repository in `{show(here)}`, "
+                    "whose configuration and hooks run code", None)
+
+
 def _planted(inv: Invocation, git: _Git) -> None:
     """A repository outside the workspace whose ``.git`` this text wrote (``echo … >
     DIR/.git/config``) has configuration or hooks that run code the analyzer did not see."""
@@ -379,6 +400,8 @@ def _remember(git: _Git, key: str, value: str, index: int | None) -> None:
         git.aliases[lower[6:]] = (value, index)
     elif lower.startswith("remote.") and lower.endswith(".push") and value.startswith("+"):
         git.forced_push = f"config `{key}` is a forced refspec"
+    elif lower == "safe.directory":
+        git.trusts = value
     elif lower.startswith("remote.") and lower.endswith(".mirror") and value.lower() in ("true", "yes", "on", "1"):
         git.forced_push = f"config `{key}` makes pushes mirror"
 
@@ -413,7 +436,11 @@ def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index
     code = value[1:] if value.startswith("!") else value
     if code.lower().strip() in _PLAIN_PROGRAMS:
         return
-    inv.script(code, index, what=f"the command in git config `{key}`")
+    if lower == "core.fsmonitor" and code.lower() in _BOOLEANS:  # the built-in monitor, or none
+        return
+    if lower.endswith("helper") and not value.startswith("!") and "/" not in value:  # `git credential-NAME`
+        return
+    judge_program(inv.walker, code, inv.at(index), f"git config `{key}`")
 
 
 def _contact(inv: Invocation, url: str, index: int | None) -> None:
@@ -492,6 +519,7 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         _git_clone(inv, git, sub_index)
         return
     values, operands, writes = _SUBCOMMANDS.get(sub, (_NO_VALUES, "text", ""))
+    _config_writes(inv, git, sub, sub_index)
     parsed = parse_options(inv.argv, values, start=sub_index + 1,
                            stop_at_first_positional=operands in ("foreach", "run"),
                            optional=_OPTIONAL_VALUES.get(sub, _NO_FLAGS))
@@ -548,6 +576,48 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
 
 _NO_VALUES: dict[str, str] = {}
 _NO_FLAGS: frozenset[str] = frozenset()
+
+#: subcommands that write the repository's configuration (``.git/config``): subcommand →
+#: (its first operand (an action) that does, or options that do).  ``remote add``,
+#: ``branch -u``, ``push -u``, ``checkout --track``, ``submodule add/init``… record remotes,
+#: upstreams and submodules there.
+_CONFIG_WRITERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "remote": (frozenset({"add", "rename", "remove", "rm", "set-url", "set-branches"}), _NO_FLAGS),
+    "branch": (_NO_FLAGS, frozenset({"-u", "--set-upstream-to", "--unset-upstream", "-t", "--track",
+                                     "--edit-description"})),
+    "push": (_NO_FLAGS, frozenset({"-u", "--set-upstream"})),
+    "fetch": (_NO_FLAGS, frozenset({"--set-upstream"})),
+    "pull": (_NO_FLAGS, frozenset({"--set-upstream"})),
+    "checkout": (_NO_FLAGS, frozenset({"-t", "--track"})),
+    "switch": (_NO_FLAGS, frozenset({"-t", "--track"})),
+    "submodule": (frozenset({"add", "init", "deinit", "sync", "set-url", "set-branch"}), frozenset({"--init"})),
+    "maintenance": (frozenset({"register", "unregister", "start", "stop"}), _NO_FLAGS),
+}
+
+
+def _config_writes(inv: Invocation, git: _Git, sub: str, sub_index: int) -> None:
+    """A subcommand that records settings in the repository's ``.git/config`` writes it (the
+    policy may make it read-only: the write then fails in the sandbox and is judged so here)."""
+    writer = _CONFIG_WRITERS.get(sub)
+    if writer is None:
+        return
+    actions, options = writer
+    first_operand = True
+    for index in range(sub_index + 1, len(inv.argv)):
+        word = inv.argv[index]
+        if word == "--":
+            break
+        if word[:1] == "-":
+            name = word.partition("=")[0]
+            # a short cluster (`-fu`) sets each flag
+            if name in options or (name[1:2] != "-" and any("-" + flag in options for flag in name[1:])):
+                inv.write(_below(git.repo, ".git/config"), index)
+                return
+        elif first_operand:
+            first_operand = False
+            if word in actions:
+                inv.write(_below(git.repo, ".git/config"), index)
+                return
 #: options whose value is only ever attached (``grep -O[pager]``)
 _OPTIONAL_VALUES = {"grep": frozenset({"-O", "--open-files-in-pager"})}
 

@@ -166,7 +166,9 @@ def _xargs_items(text: str | None, delimiter: str | None, lines: bool) -> list[s
     if text is None or UNKNOWN in text:
         return [UNKNOWN]
     if delimiter is not None:
-        items = text.split(delimiter)
+        from stockade.analyzer.models.files import NUL
+
+        items = text.split(NUL if delimiter == "\0" else delimiter)
         if items and items[-1] in ("", "\n"):
             items.pop()
     elif lines:

@@ -1,0 +1,379 @@
+"""More tools a coding agent meets that ran code or touched secrets unseen under the default
+model: task runners (just, task, rake), gh, pandoc, jupyter, gpg and the ssh key tools, database
+clients (psql, mysql), HTTP clients (http/xh, aria2c) and twine.
+
+As in :mod:`~stockade.analyzer.models.devtools`: option → role tables, where ``program`` is a
+program the tool runs (unknown code when it is a file the agent can write) and ``foreign`` a
+file of code or configuration it runs (unknown when it is not the project's own).
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.effects import show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models.devtools import FOREIGN, P, apply, env_value, foreign_file
+from stockade.analyzer.models.fresh import fresh_project
+from stockade.analyzer.models.net import contact_url
+
+T = "text"
+R = "read"
+W = "write"
+
+# -- task runners -----------------------------------------------------------------------------
+
+#: runner → (its recipe files, option → role)
+_RUNNERS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    "just": (("justfile", "Justfile", ".justfile"),
+             {"-f": FOREIGN, "--justfile": FOREIGN, "-d": T, "--working-directory": T, "--set": T, "--shell": P,
+              "--shell-arg": T, "--dotenv-path": R, "--dotenv-filename": T, "--command": "command", "-c": "command",
+              "--chooser": P, "--color": T, "--list-heading": T, "--list-prefix": T}),
+    "task": (("Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "Taskfile.dist.yml"),
+             {"-t": FOREIGN, "--taskfile": FOREIGN, "-d": T, "--dir": T, "-o": T, "--output": T, "-c": T,
+              "--color": T, "--concurrency": T, "-I": T, "--interval": T}),
+    "rake": (("Rakefile", "rakefile", "Rakefile.rb"),
+             {"-f": FOREIGN, "--rakefile": FOREIGN, "-e": "ruby", "--execute": "ruby", "-E": "ruby",
+              "--execute-continue": "ruby", "-p": "ruby", "--execute-print": "ruby", "-r": "ruby-require",
+              "--require": "ruby-require", "-I": T, "--libdir": T, "-R": T, "--rakelibdir": T, "-C": T,
+              "--directory": T, "-j": T, "--jobs": T}),
+}
+
+
+def model_runner(inv: Invocation) -> None:
+    """just/task/rake: the recipes are the project's code (unknown when this text wrote the
+    recipe file, or ``-f`` names one from elsewhere); ``just --shell``/``--chooser`` are programs,
+    ``just --command CMD`` runs CMD, ``rake -e`` runs Ruby that cannot be seen into."""
+    names, values = _RUNNERS[inv.name]
+    argv = inv.argv
+    index = 1
+    given_file = False
+    while index < len(argv):
+        word = argv[index]
+        name, eq, value = word.partition("=")
+        role = values.get(name) if word[:1] == "-" else None
+        if role is None:
+            index += 1
+            continue
+        value_index = index
+        if not eq and index + 1 < len(argv):
+            value, value_index = argv[index + 1], index + 1
+            index += 1
+        if role == "command":
+            inv.run(value_index)
+            return
+        if role in ("ruby", "ruby-require"):
+            inv.unknown(f"`{inv.name} {name}` runs Ruby code that cannot be seen into (`{show(value)}`)", value_index)
+        elif role != T:
+            given_file = given_file or role == FOREIGN
+            apply(inv, role, value, value_index, f"`{inv.name} {name}`")
+        index += 1
+    if not given_file:
+        fresh_project(inv, ".", names, None)
+
+
+# -- gh ----------------------------------------------------------------------------------------
+
+#: gh subcommands that talk to GitHub's API (almost all of them); the rest are local
+_GH_LOCAL = frozenset({"help", "version", "--version", "completion", "config", "alias", "status-never", "-h",
+                       "--help"})
+
+
+def model_gh(inv: Invocation) -> None:
+    """gh: reads its credentials in ``$GH_CONFIG_DIR`` (or ``~/.config/gh``) and talks to
+    api.github.com; ``extension install``/``exec`` and an unknown command (an extension) run
+    code that cannot be seen into; ``alias set --shell`` stores shell code run later;
+    ``repo clone`` is ``git clone``; ``auth login/setup-git`` write configuration."""
+    argv = inv.argv
+    words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
+    if not words:
+        return
+    sub, sub_index = words[0]
+    if sub == "alias":
+        if "--shell" in argv or "-s" in argv:
+            inv.unknown("`gh alias set --shell` stores shell code that a later `gh` command runs", sub_index)
+        return
+    if sub in _GH_LOCAL and sub != "config":
+        return
+    action = words[1][0] if len(words) > 1 else ""
+    home = (env_value(inv, "HOME") or "~").rstrip("/")
+    config = env_value(inv, "GH_CONFIG_DIR") or (env_value(inv, "XDG_CONFIG_HOME") or home + "/.config") + "/gh"
+    if not (env_value(inv, "GH_TOKEN") or env_value(inv, "GITHUB_TOKEN")):
+        inv.read(config + "/hosts.yml", sub_index)
+    if sub == "config":
+        if action == "set":
+            inv.write(config + "/config.yml", sub_index)
+        return
+    host = env_value(inv, "GH_HOST") or "github.com"
+    contact_url(inv, "https://api." + host if host == "github.com" else "https://" + host, sub_index, 443)
+    if sub in ("extension", "ext", "extensions") and action in ("install", "exec", "upgrade"):
+        inv.unknown(f"`gh extension {action}` runs an extension's code that cannot be seen into", sub_index)
+    elif sub == "auth" and action in ("login", "setup-git", "refresh", "switch", "logout"):
+        inv.write(config + "/hosts.yml", sub_index)
+        if action == "setup-git":
+            inv.write(home + "/.gitconfig", sub_index)
+    elif sub == "repo" and action in ("clone", "fork") and len(words) > 2:
+        target = words[3] if len(words) > 3 else None
+        name = words[2][0].rstrip("/").rpartition("/")[2].removesuffix(".git")
+        inv.write(target[0] if target else name, target[1] if target else words[2][1], recursive=True)
+    elif sub in ("run", "release") and action == "download":
+        inv.write(".", sub_index)
+    elif sub == "codespace" and action in ("ssh", "cp"):
+        inv.unknown("`gh codespace` runs commands on a remote machine", sub_index)
+
+
+# -- documents, notebooks ------------------------------------------------------------------------
+
+_PANDOC_VALUES = {"-F": P, "--filter": P, "-L": FOREIGN, "--lua-filter": FOREIGN, "-o": W, "--output": W,
+                  "--extract-media": "writer", "--template": R, "-H": R, "--include-in-header": R, "-B": R,
+                  "--include-before-body": R, "-A": R, "--include-after-body": R, "--reference-doc": R,
+                  "--css": T, "-c": T, "-f": T, "-r": T, "--from": T, "-t": T, "-w": T, "--to": T, "-M": T,
+                  "-V": T, "--metadata": T, "--variable": T, "--data-dir": FOREIGN, "-d": FOREIGN, "--defaults": FOREIGN,
+                  "--resource-path": T, "--pdf-engine": P, "--pdf-engine-opt": T, "--citeproc": T,
+                  "--bibliography": R, "--csl": R, "--syntax-definition": R, "--highlight-style": T,
+                  "--log": W, "--request-header": T, "--metadata-file": R, "--abbreviations": R}
+
+
+def model_pandoc(inv: Invocation) -> None:
+    """pandoc: input files are read, ``-o`` written; ``--filter``/``--pdf-engine`` run programs,
+    ``--lua-filter``/``--defaults``/``--data-dir`` run code or configuration from files; URL
+    inputs are fetched."""
+    parsed = parse_options(inv.argv, _PANDOC_VALUES)
+    for option, value, index in parsed.options:
+        role = _PANDOC_VALUES.get(option)
+        if role is not None and value is not None and role != T:
+            apply(inv, role, value, index, f"`pandoc {option}`")
+    for word, index in parsed.positionals:
+        if "://" in word:
+            contact_url(inv, word, index, 443)
+        else:
+            inv.read(word, index)
+
+
+def model_jupyter(inv: Invocation) -> None:
+    """jupyter: ``nbconvert --execute``/``execute``/``run`` run the notebook's code (the
+    project's own; unknown when it is not — see ``foreign``); ``--output``/``--output-dir``
+    are written; a server (``notebook``, ``lab``, ``server``) runs whatever its clients send."""
+    argv = inv.argv
+    words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
+    if not words:
+        return
+    sub, sub_index = words[0]
+    runs = sub in ("execute", "run") or (sub == "nbconvert" and any(w.startswith("--execute") for w in argv))
+    for index, word in enumerate(argv):
+        name, eq, value = word.partition("=")
+        if name in ("--output", "--output-dir", "--FilesWriter.build_directory"):
+            target = value if eq else (argv[index + 1] if index + 1 < len(argv) else "")
+            inv.write(target, index, recursive=name != "--output")
+    if sub in ("notebook", "lab", "server", "console", "qtconsole", "kernel"):
+        inv.unknown(f"`jupyter {sub}` runs code that its clients send", sub_index)
+        return
+    for word, index in words[1:]:
+        if word.endswith((".ipynb", ".py")):
+            if runs:
+                foreign_file(inv, word, index, f"`jupyter {sub}`")
+            else:
+                inv.read(word, index)
+
+
+# -- keys ----------------------------------------------------------------------------------------
+
+
+def model_gpg(inv: Invocation) -> None:
+    """gpg: the keyring is ``--homedir``/``$GNUPGHOME`` (or ``~/.gnupg``), read by every command
+    and written by imports, key generation and trust changes; ``-o`` writes; files are read;
+    ``--keyserver``/``--recv-keys`` talk to a key server; ``--exec-path``/``--photo-viewer`` run
+    programs."""
+    values = {"-o", "--output", "--homedir", "-r", "--recipient", "-u", "--local-user", "--keyserver",
+              "--default-key", "--passphrase", "--passphrase-file", "--passphrase-fd", "--trust-model",
+              "--cipher-algo", "--digest-algo", "--compress-algo", "--photo-viewer", "--exec-path", "--keyring",
+              "--secret-keyring", "--trustdb-name", "--status-fd", "--logger-fd", "--command-fd", "--pinentry-mode",
+              "--export-options", "--import-options", "--list-options", "--verify-options", "--keyid-format"}
+    parsed = parse_options(inv.argv, values)
+    home = next((v for v, _ in reversed(parsed.values_of("--homedir"))), None) or env_value(inv, "GNUPGHOME") \
+        or (env_value(inv, "HOME") or "~").rstrip("/") + "/.gnupg"
+    writes = parsed.has("--import", "--gen-key", "--generate-key", "--full-generate-key", "--quick-gen-key",
+                        "--quick-generate-key", "--recv-keys", "--receive-keys", "--refresh-keys", "--edit-key",
+                        "--sign-key", "--lsign-key", "--delete-keys", "--delete-secret-keys", "--import-ownertrust",
+                        "--update-trustdb", "--quick-add-uid", "--quick-add-key", "--fetch-keys", "--card-edit")
+    (inv.write if writes else inv.read)(home, None, recursive=True)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-o", "--output"):
+            inv.write(value, index)
+        elif option in ("--passphrase-file", "--keyring", "--secret-keyring"):
+            inv.read(value, index)
+        elif option in ("--photo-viewer", "--exec-path"):
+            apply(inv, P, value, index, f"`gpg {option}`")
+        elif option == "--keyserver":
+            contact_url(inv, value if "://" in value else "hkps://" + value, index, 443)
+    for word, index in parsed.positionals:
+        if not parsed.has("--recv-keys", "--receive-keys", "--edit-key", "--sign-key", "--delete-keys",
+                          "--export", "--list-keys", "-k", "--fingerprint", "--quick-gen-key"):
+            inv.read(word, index)
+
+
+def model_ssh_keys(inv: Invocation) -> None:
+    """ssh-keygen writes the key ``-f`` names (default ``~/.ssh/id_<type>``) unless it only reads
+    (``-l``, ``-y``, ``-F``, ``-R`` rewrites known_hosts); ssh-add reads the keys it is given (or
+    ``~/.ssh/id_*``); ssh-copy-id reads the public key and contacts the host."""
+    argv = inv.argv
+    home = (env_value(inv, "HOME") or "~").rstrip("/")
+    if inv.name == "ssh-keygen":
+        parsed = parse_options(argv, {"-f", "-t", "-b", "-C", "-N", "-P", "-F", "-R", "-I", "-n", "-V", "-z", "-O",
+                                      "-s", "-Y", "-m", "-E", "-a", "-w", "-D", "-r"})
+        files = parsed.values_of("-f")
+        path, index = files[-1] if files else (home + "/.ssh/id_" + (parsed.values_of("-t") or [("rsa", 0)])[-1][0],
+                                               None)
+        if parsed.has("-l", "-y", "-B", "-Q"):
+            inv.read(path, index)
+        elif parsed.has("-F", "-R", "-H"):
+            (inv.read if parsed.has("-F") else inv.write)(path if files else home + "/.ssh/known_hosts", index)
+        else:
+            inv.write(path, index)
+            inv.write(path + ".pub", index)
+        for value, value_index in parsed.values_of("-s"):
+            inv.read(value, value_index)
+        return
+    parsed = parse_options(argv, {"-t", "-E", "-S", "-H", "-h", "-i", "-p", "-o", "-F", "-J"})
+    if inv.name == "ssh-add":
+        keys: list[tuple[str, int | None]] = list(parsed.positionals)
+        for word, index in keys or [(home + "/.ssh/id_rsa", None), (home + "/.ssh/id_ed25519", None)]:
+            inv.read(word, index)
+        return
+    for value, index in parsed.values_of("-i"):
+        inv.read(value, index)
+    if not parsed.values_of("-i"):
+        inv.read(home + "/.ssh", None, recursive=True)
+    for word, index in parsed.positionals[:1]:
+        contact_url(inv, "ssh://" + word.rpartition("@")[2], index, 22)
+
+
+# -- network clients -----------------------------------------------------------------------------
+
+
+def model_db_client(inv: Invocation) -> None:
+    """psql/mysql: the server in ``-h``/``--host`` (a local socket by default), ``-f`` files run
+    as SQL, ``-c``/``-e`` commands — whose ``\\!``/``system`` lines run shell commands —, output
+    files ``-o``/``--tee``."""
+    mysql = inv.name in ("mysql", "mariadb")
+    values = {"-h", "--host", "-p" if not mysql else "-P", "--port", "-U", "-u", "--user", "-d", "--dbname",
+              "-D", "--database", "-f", "--file", "-c", "--command", "-e", "--execute", "-o", "--output",
+              "-L", "--log-file", "--tee", "-v", "--set", "--variable", "-S", "--socket", "--init-command",
+              "--defaults-file", "--defaults-extra-file"}
+    parsed = parse_options(inv.argv, values)
+    host = "localhost"
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-h", "--host"):
+            host = value
+        elif option in ("-f", "--file"):  # SQL whose `\!` lines run shell commands
+            foreign_file(inv, value, index, f"`{inv.name} {option}`")
+        elif option in ("--defaults-file", "--defaults-extra-file"):
+            inv.read(value, index)
+        elif option in ("-o", "--output", "-L", "--log-file", "--tee"):
+            inv.write(value.lstrip("|"), index)
+        elif option in ("-c", "--command", "-e", "--execute", "--init-command"):
+            for line in value.replace(";", "\n").split("\n"):
+                line = line.strip()
+                if line.startswith(("\\!", "system ")) or (mysql and line.startswith("\\!")):
+                    inv.script(line.split(None, 1)[1] if " " in line else "", index,
+                               what=f"the shell command in `{inv.name} {option}`")
+    if not host.startswith("/"):
+        inv.network(host, None, None)
+    text = inv.stdin.text
+    if text is not None and ("\\!" in text or "\nsystem " in "\n" + text):
+        inv.unknown(f"the SQL on stdin runs shell commands through `{inv.name}`", None)
+
+
+_HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+_HTTP_VALUES = {"-o", "--output", "-a", "--auth", "--session", "--session-read-only", "--cert", "--cert-key",
+                "--verify", "--proxy", "-A", "--auth-type", "-p", "--print", "--pretty", "-s", "--style",
+                "--timeout", "--max-redirects", "--format-options", "--response-charset", "--response-mime",
+                "-d", "--dir", "-i", "--input-file", "-x", "--all-proxy", "--http-proxy", "--https-proxy",
+                "--conf-path", "--save-session", "--log", "-l"}
+
+
+def _url(word: str) -> str:
+    """An HTTPie URL operand as a URL (``:8000/x`` is localhost, ``host/x`` is http)."""
+    if "://" in word:
+        return word
+    return "http://localhost" + word if word.startswith(":") else "http://" + word
+
+
+def model_http_client(inv: Invocation) -> None:
+    """http/https/xh/xhs (HTTPie): ``[METHOD] URL [ITEMS]`` — the URL is contacted, ``name@FILE``,
+    ``name=@FILE`` and ``name:=@FILE`` items upload files (reads), ``-o`` writes, ``--session``
+    files are read and written.  aria2c: every operand is a URL; ``-d``/``-o`` write,
+    ``--on-download-*`` run programs, ``-i`` reads the URL list."""
+    parsed = parse_options(inv.argv, _HTTP_VALUES)
+    aria = inv.name.startswith("aria2")
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-o", "--output") or (aria and option in ("-d", "--dir")):
+            inv.write(value, index, recursive=option in ("-d", "--dir"))
+        elif option.startswith("--on-download-") or option == "--on-bt-download-complete":
+            apply(inv, P, value, index, f"`{inv.name} {option}`")
+        elif option in ("-i", "--input-file", "--cert", "--cert-key", "--conf-path", "--session-read-only"):
+            inv.read(value, index)
+        elif option in ("--session", "--save-session", "--log", "-l"):
+            inv.write(value, index)
+        elif option in ("--proxy", "-x", "--all-proxy", "--http-proxy", "--https-proxy"):
+            contact_url(inv, value.partition(":")[2] if not aria and ":" in value and "://" not in
+                        value.partition(":")[0] else value, index, 80)
+    for option, value, index in parsed.options:  # `--on-download-complete=CMD` (attached)
+        if value is None and option.startswith("--on-download-"):
+            apply(inv, P, inv.argv[index].partition("=")[2], index, f"`{inv.name} {option}`")
+    words = list(parsed.positionals)
+    if aria:
+        for word, index in words:
+            contact_url(inv, _url(word), index, 80)
+        return
+    if words and words[0][0] in _HTTP_METHODS:
+        words.pop(0)
+    if not words:
+        return
+    url, url_index = words.pop(0)
+    contact_url(inv, _url(url), url_index, 443 if url.startswith("https") or inv.name in ("https", "xhs") else 80)
+    for word, index in words:
+        for marker in (":=@", "=@", "@"):
+            name, found, path = word.partition(marker)
+            if found and "=" not in name.replace("==", "") and (marker != "@" or ":" not in name):
+                inv.read(path, index)
+                break
+
+
+def model_twine(inv: Invocation) -> None:
+    """twine upload: the distributions are read and sent to the repository (upload.pypi.org or
+    ``--repository-url``); ``--config-file`` (``~/.pypirc``) holds credentials."""
+    parsed = parse_options(inv.argv, {"-r", "--repository", "--repository-url", "-u", "--username", "-p",
+                                      "--password", "--config-file", "--cert", "--client-cert", "-c", "--comment",
+                                      "-i", "--identity", "--sign-with"})
+    words = list(parsed.positionals)
+    if not words:
+        return
+    sub, sub_index = words.pop(0)
+    if sub != "upload":
+        for word, index in words:
+            inv.read(word, index)
+        return
+    urls = parsed.values_of("--repository-url")
+    contact_url(inv, urls[-1][0] if urls else "https://upload.pypi.org/legacy/", urls[-1][1] if urls else sub_index,
+                443)
+    for value, index in parsed.values_of("--config-file"):
+        inv.read(value, index)
+    for word, index in words:
+        inv.read(word, index)
+
+
+register("just task rake", model_runner)
+register("gh", model_gh)
+register("pandoc", model_pandoc)
+register("jupyter jupyter-nbconvert", model_jupyter)
+register("gpg gpg2", model_gpg)
+register("ssh-keygen ssh-add ssh-copy-id", model_ssh_keys)
+register("psql mysql mariadb", model_db_client)
+register("http https xh xhs aria2c", model_http_client)
+register("twine", model_twine)
