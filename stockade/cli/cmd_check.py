@@ -38,10 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def broker_available() -> bool:
-    """Whether `stockade run` can start its network broker on this machine (Linux, macOS)."""
+    """Whether `stockade run` starts its network broker on this machine: on Linux (bubblewrap).
+    On macOS the Seatbelt profile admits the broker's port, but the run does not start it yet
+    (the profile's ``BROKER_PORT`` stays 0), so host rules there are warned about."""
     import importlib.util
 
-    return sys.platform in ("linux", "darwin") and importlib.util.find_spec("stockade.runtime.broker") is not None
+    return sys.platform == "linux" and importlib.util.find_spec("stockade.runtime.broker") is not None
 
 
 def network_warnings(ir: PolicyIR) -> list[Diagnostic]:
