@@ -87,7 +87,7 @@ class Policy:
     def compile(self, target: str, *, strict: bool = False, allow_looser: bool = False, **options: Any) -> Artifact:
         """The artifact for any target of :data:`stockade.backends.registry.TARGETS` — a backend
         (``bwrap``, ``seatbelt``, ``windows``, ``windows-ps``) or an export (``codex-rules``,
-        ``srt``, ``claude-settings``, ``cursor``) — or ``ir`` (the IR as JSON).
+        ``codex-config``, ``srt``, ``claude-settings``, ``cursor``) — or ``ir`` (the IR as JSON).
 
         ``strict`` (exports only) raises when the target cannot express a rule exactly; the
         artifact's ``warnings`` list every approximation otherwise.  An export looser than

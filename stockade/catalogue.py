@@ -413,12 +413,12 @@ UNKNOWN_TARGET = entry(
 APPROXIMATED_RULE = entry(
     "B301", "rule approximated more strictly",
     explanation="A warning: the target cannot express a rule exactly, so it enforces something stricter "
-                "(never looser). Typically network allow-lists: bubblewrap cannot filter by host, so the "
-                "argv alone gives a policy that allows some hosts no network (`stockade run` enforces them "
-                "with its network broker); `allow localhost` reaches only the sandbox's own loopback; "
-                "Seatbelt and Windows allow loopback only.\n\n"
-                "Run the command with `stockade run` (its broker enforces host rules), accept the stricter "
-                "behaviour, or run a filtering proxy and allow only it.",
+                "(never looser). Typically network allow-lists where the artifact is used without "
+                "`stockade run`'s network broker: bubblewrap cannot filter by host, so a policy that allows "
+                "some hosts gets no network at all; `allow localhost` reaches only the sandbox's own "
+                "loopback.\n\n"
+                "Accept the stricter behaviour, or run the command with `stockade run`, which enforces host "
+                "rules through its broker.",
     example="$ printf 'network {\\n    allow github.com\\n}\\n' > example.policy\n"
             "$ stockade compile example.policy --target bwrap --workspace .",
     example_kind="shell")
@@ -561,11 +561,27 @@ RUNTIME_SECTION = entry(
     explanation="A warning: the compiled artifact does not encode this section of the policy (for example "
                 "`limits` in a bubblewrap argv, or `environment` in a Seatbelt profile); `stockade run` "
                 "enforces it when it runs a command under the artifact, and `stockade hook` judges "
-                "commands. Running the artifact by hand enforces less than the policy.\n\n"
+                "commands. Running the artifact by hand enforces less than the policy. The same goes for "
+                "each host rule of a Seatbelt profile or a Windows plan: the network broker `stockade run` "
+                "starts enforces it, and the artifact alone reaches loopback only.\n\n"
                 "Run commands through `stockade run`, or remove the section's rules for this target.",
     example="$ printf 'limits {\\n    timeout 1m\\n}\\n' > limits.policy\n"
             "$ stockade compile limits.policy --target bwrap",
     example_kind="shell")
+
+NETWORK_NOT_ENFORCED = entry(
+    "B330", "network rule not enforced on this platform",
+    explanation="A warning from `stockade check` and `stockade run`: the policy allows destinations beyond "
+                "the sandbox's loopback (a host, a domain, an address range, or `default allow`), which "
+                "`stockade run` enforces through its network broker, and no broker can run here. Each such "
+                "rule is enforced stricter: the sandbox reaches loopback only, and the named destinations "
+                "are blocked. Nothing is allowed that the policy denies.\n\n"
+                "Run on a platform where the broker runs (Linux with bubblewrap, macOS), or accept that "
+                "the listed destinations are unreachable.",
+    example="$ stockade check net.policy      # network { allow github.com:443 }, where no broker runs\n"
+            "net.policy:2:11: warning[B330]: `allow github.com:443` cannot be enforced on win32: no network "
+            "broker, so it is blocked (stricter than the policy)",
+    example_kind="text")
 
 # -- A4xx: analyzer verdict reasons ----------------------------------------------------------
 

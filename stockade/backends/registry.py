@@ -73,6 +73,8 @@ register("windows-ps", "backend", "stockade.backends.windows:WindowsPowerShellBa
          doc="the Windows plan as a PowerShell script", platform="windows")
 register("codex-rules", "export", "stockade.integrations.codex:CodexExporter",
          "stockade.integrations.codex:CodexImporter", doc="Codex CLI .rules")
+register("codex-config", "export", "stockade.integrations.codex_config:CodexConfigExporter",
+         doc="Codex CLI config.toml permission profile (network)")
 register("srt", "export", "stockade.integrations.srt:SrtExporter", "stockade.integrations.srt:SrtImporter",
          doc="Anthropic sandbox-runtime settings")
 register("claude-settings", "export", "stockade.integrations.claude_code:ClaudeSettingsExporter",

@@ -28,9 +28,13 @@ meet the SBPL reader; other path text is escaped, or — when it holds control c
 passed as a parameter too.  Regex text is escaped for Apple's POSIX-style regex dialect and
 parameter values are quoted with ``regex-quote``.
 
-Network: all, loopback only (``(remote ip "localhost:*")``), or none.  Seatbelt cannot
-filter by host name, so a host allow-list becomes no network (beyond loopback) with a
-warning naming each rule and its line.
+Network: loopback as the ``localhost`` rules say (``(remote ip "localhost:*")`` or the
+ports named), the ports of ``allow host-loopback:PORT`` (on macOS the host's loopback is
+the sandbox's), and — when the policy allows anything beyond loopback (hosts, domains,
+ranges, ``default allow``) — outbound TCP to the network broker's loopback port only,
+``(param "BROKER_PORT")``, which ``stockade run`` fills when it starts the broker.  Seatbelt
+cannot filter by host name or address; the broker decides every connection by the IR, and
+``data["broker"]`` names the parameter and the proxy variables the run must set.
 """
 
 from __future__ import annotations
@@ -42,7 +46,18 @@ from typing import Any, ClassVar
 
 from stockade import catalogue as codes
 from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled, runtime
-from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, NetRule, Network, PolicyIR
+from stockade.backends.netplan import (
+    BROKER_HOST,
+    BROKER_PORT_PARAM,
+    BROKER_PORT_PLACEHOLDER,
+    BROKER_PORT_UNSET,
+    allows_everything,
+    brokered_rules,
+    needs_broker,
+    proxy_environment,
+)
+from stockade.compiler.ir import ACCESS_RANK, FS_KIND_RANK, FsRule, Network, PolicyIR
+from stockade.compiler.query import HOST_LOOPBACK_NAME
 
 #: Where ``sandbox-exec`` lives; the runtime must not look it up on ``PATH``.
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
@@ -377,8 +392,8 @@ class SeatbeltBackend(Backend):
     """Render a policy as an SBPL profile for ``sandbox-exec`` (see module docstring)."""
 
     name: ClassVar[str] = "seatbelt"
-    #: filesystem: depth-sliced rules, globs as anchored regexes; network: all, loopback
-    #: (``(remote ip "localhost:*")``) or none (host names cannot be filtered: warned);
+    #: filesystem: depth-sliced rules, globs as anchored regexes; network: loopback as the
+    #: policy says, everything else through the broker's port (``(param "BROKER_PORT")``);
     #: environment and limits: not in a profile, ``stockade run`` rebuilds the environment
     #: and applies the limits before ``sandbox-exec`` (``disk`` is refused: it needs
     #: bubblewrap); commands and verdicts: judged by ``stockade run``.
@@ -415,7 +430,7 @@ class SeatbeltBackend(Backend):
         for name, value in self.params.values.items():
             argv.append(f"-D{name}={value}")
         argv.append("--")
-        data = {"profile": profile, "argv": argv, "params": dict(self.params.values)}
+        data = {"profile": profile, "argv": argv, "params": dict(self.params.values), "broker": self.broker()}
         return Artifact(target=self.name, text=profile, data=data)
 
     def refuse_limits(self) -> None:
@@ -666,20 +681,18 @@ class SeatbeltBackend(Backend):
     # -- network -----------------------------------------------------------------------
 
     def visit_Network(self, net: Network) -> list[str]:
-        """Render the network block: all, loopback only, or nothing (see module docstring)."""
+        """Render the network block: loopback as the ``localhost`` (and ``host-loopback``)
+        rules say, and — when the policy allows anything beyond loopback — the broker's
+        port only (see module docstring)."""
         lines = ["; -- network -----------------------------------------------------------------"]
-        everything = net.default == "allow" and not any(r.action == "deny" for r in net.rules)
-        everything = everything or (not any(r.action == "deny" for r in net.rules) and any(
-            r.action == "allow" and r.host.kind == "any" and r.host.port is None for r in net.rules))
-        if everything:
-            lines += ["; the policy allows every destination; certificate checks need trustd",
+        if allows_everything(self.ir):
+            lines += ["; the policy allows every destination, private ranges included; certificate checks need trustd",
                       "(allow network*)",
                       '(allow mach-lookup (global-name "com.apple.trustd.agent"))', ""]
             return lines
         loopback_all = all(self.ir.network_access(h, None).allowed for h in ("localhost", "127.0.0.1", "::1"))
-        ports: list[int] = []
         if loopback_all:
-            lines += ["; loopback only: local services and listeners on 127.0.0.1 / ::1",
+            lines += ["; loopback: local services and listeners on 127.0.0.1 / ::1",
                       '(allow network-outbound (remote ip "localhost:*"))',
                       '(allow network-bind network-inbound (local ip "localhost:*"))']
             denied = sorted({r.host.port for r in net.rules if r.action == "deny" and r.host.kind == "localhost"
@@ -697,34 +710,46 @@ class SeatbeltBackend(Backend):
                 lines.append("(allow network-outbound")
                 lines += [f'  (remote ip "localhost:{p}")' for p in ports]
                 lines[-1] += ")"
-        self._warn_unexpressed(net, loopback_all, ports)
+        # the host's loopback is the sandbox's loopback on macOS: a granted port is reached directly
+        host_ports = sorted({r.host.port for r in net.rules if str(r.host.kind) == "host-loopback"
+                             and r.action == "allow" and r.host.port is not None
+                             and self.ir.network_access(HOST_LOOPBACK_NAME, r.host.port).allowed})
+        if host_ports and not loopback_all:
+            lines.append("; the host's loopback ports the policy grants (`host-loopback:PORT`)")
+            lines.append("(allow network-outbound")
+            lines += [f'  (remote tcp "localhost:{p}")' for p in host_ports]
+            lines[-1] += ")"
+        if needs_broker(self.ir, host_loopback_direct=True):
+            # port 0 until the run sets the broker's port: nothing beyond loopback is reachable
+            self.params.add(BROKER_PORT_PARAM, BROKER_PORT_UNSET)
+            if not self.by_runtime:
+                for text, origin in brokered_rules(self.ir, host_loopback_direct=True):
+                    self.warn(f"`{text}` is enforced by `stockade run`'s network broker: the profile run alone "
+                              f"reaches loopback only (`{BROKER_PORT_PARAM}={BROKER_PORT_UNSET}`)", origin,
+                              code=codes.RUNTIME_SECTION)
+            lines += ["; every other destination through the stockade network broker, which decides each",
+                      "; connection by the policy's host rules; its loopback port is a parameter of the run",
+                      f'(allow network-outbound (remote tcp (string-append "localhost:" (param "{BROKER_PORT_PARAM}"))))',
+                      "; certificate checks of TLS tunnelled through the broker need trustd",
+                      '(allow mach-lookup (global-name "com.apple.trustd.agent"))']
         if len(lines) == 1:
             lines.append("; no network: (deny default) covers it")
         return lines + [""]
 
-    def _warn_unexpressed(self, net: Network, loopback_all: bool, ports: list[int]) -> None:
-        if net.default == "allow":
-            self.warn("`default allow` cannot be enforced with exceptions without a filtering proxy; "
-                      "only loopback is reachable" if loopback_all else
-                      "`default allow` cannot be enforced with exceptions without a filtering proxy; "
-                      "the network is blocked", net.default_origin, code=codes.APPROXIMATED_RULE)
-        for rule in net.rules:
-            if rule.action != "allow":
-                continue
-            if rule.host.kind == "localhost" and (loopback_all or rule.host.port in ports):
-                continue
-            self.warn(_blocked_message(rule), rule.origin,
-                      help="Seatbelt filters addresses, not host names; run a filtering proxy to allow hosts",
-                      code=codes.APPROXIMATED_RULE)
+    def broker(self) -> dict[str, Any] | None:
+        """What ``stockade run`` must provide for this profile's network: the broker's loopback
+        port as the ``-D`` parameter (``0`` in ``params`` until then: no connection beyond
+        loopback succeeds), and the proxy variables (the port as a placeholder), or None when
+        the policy needs no broker."""
+        if not needs_broker(self.ir, host_loopback_direct=True):
+            return None
+        return {"port_param": BROKER_PORT_PARAM, "listen": BROKER_HOST, "port_placeholder": BROKER_PORT_PLACEHOLDER,
+                "environment": proxy_environment(BROKER_PORT_PLACEHOLDER)}
 
 
 def _comment_safe(text: str) -> str:
     """``text`` made safe for a one-line SBPL comment (control characters escaped)."""
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-
-
-def _blocked_message(rule: NetRule) -> str:
-    return f"host allow-list needs a filtering proxy: `{rule.host}` is blocked (stricter than the policy)"
 
 
 #: Read-only sysctls: CPU topology, cache and frequency facts that V8 (Node.js), the JVM

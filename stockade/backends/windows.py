@@ -36,8 +36,11 @@ lists each of them as data, in the order a launcher applies them:
    ``FILE_DELETE_CHILD`` is never granted (it would let a parent delete a protected child);
 5. **Job Object** limits from the policy's limits (memory, processes, CPU time,
    kill-on-close, UI restrictions);
-6. **network** — Windows Firewall rules (WFP) blocking the sandbox account, or nothing when
-   the policy allows all network; proxy variables as an *advisory* extra;
+6. **network** — Windows Firewall rules (WFP) blocking the sandbox account from every
+   non-loopback address, or nothing when the policy allows everything; a policy with host
+   rules reaches them through the network broker on ``127.0.0.1:$BrokerPort`` (the proxy
+   variables point there; the firewall exempts loopback, so the broker is reachable and
+   nothing else outside is);
 7. **spawn** steps and the **environment** rebuilt from the policy;
 8. a **teardown** journal that removes exactly what was added.  ACEs are *persisted*
    grants: applied once (an ACE already present is not written again, so a drive root is
@@ -60,6 +63,15 @@ from typing import Any, ClassVar
 
 from stockade import catalogue as codes
 from stockade.backends.base import RUNTIME, Artifact, Backend, Handling, handled
+from stockade.backends.netplan import (
+    BROKER_HOST,
+    BROKER_PORT_PLACEHOLDER,
+    BROKER_PORT_UNSET,
+    allows_everything,
+    brokered_rules,
+    needs_broker,
+    proxy_environment,
+)
 from stockade.backends.windows_paths import WinPath, WinPathError, glob_base, looks_windows, parse_win_path
 from stockade.compiler.ir import Context, FsRule, PolicyIR
 from stockade.diagnostics import Diagnostic, StockadeError
@@ -123,7 +135,8 @@ UI_RESTRICTIONS = {
 #: every IPv4/IPv6 address except loopback, as Windows Firewall address ranges
 NON_LOOPBACK = ["0.0.0.0-126.255.255.255", "128.0.0.0-255.255.255.255",
                 "::", "::2-ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"]
-ADVISORY_PROXY = "http://127.0.0.1:9"
+#: The script parameter holding the network broker's loopback port (0: no broker, fail closed).
+WINDOWS_BROKER_PARAM = "BrokerPort"
 
 CAPABILITY_PREFIX = "S-1-15-3-1024"
 BUILTIN_USERS = "S-1-5-32-545"
@@ -469,14 +482,16 @@ class WindowsBackend(Backend):
         return roots
 
     def _network(self, sid: str) -> dict[str, Any]:
+        """The firewall rules and proxy variables: nothing when the policy allows everything;
+        otherwise the capability SID is blocked from every non-loopback address, and a policy
+        that allows destinations beyond loopback reaches them through the network broker on
+        ``127.0.0.1:$BrokerPort`` (the proxy variables point there; loopback is exempt from
+        the Windows Firewall, so the broker is reachable and nothing else outside is)."""
         net = self.ir.network
-        no_denies = not any(r.action == "deny" for r in net.rules)
-        allow_any = any(r.action == "allow" and r.host.kind == "any" and r.host.port is None for r in net.rules)
-        allow_all = no_denies and (net.default == "allow" or allow_any)
         user_sddl = f"O:LSD:(A;;CC;;;{sid})"
-        if allow_all:
-            return {"mode": "all", "enforcement": "none", "firewall_rules": [], "advisory_environment": {},
-                    "requires_elevation": False}
+        if allows_everything(self.ir):
+            return {"mode": "all", "enforcement": "none", "firewall_rules": [], "environment": {},
+                    "broker": None, "requires_elevation": False}
         loopback_ok = all(self.ir.network_access(h).allowed for h in ("localhost", "127.0.0.1", "::1"))
         if not loopback_ok:
             origin = net.default_origin
@@ -489,13 +504,7 @@ class WindowsBackend(Backend):
                 self.unsupported_rule(message, origin, code=codes.LOOPBACK_DENY_UNENFORCEABLE,
                                       help="add `allow localhost` to the network block, or compile with "
                                            "`loopback=accept`")
-        if net.default == "allow":
-            self.warn("`default allow` with deny rules cannot be enforced per host without a filtering "
-                      "proxy; the plan allows loopback only", net.default_origin, code=codes.APPROXIMATED_RULE)
-        for rule in net.rules:
-            if rule.action == "allow" and rule.host.kind not in ("localhost",):
-                self.warn(f"`allow {rule.host}` needs a filtering proxy, which windows does not have; "
-                          f"blocked (loopback only)", rule.origin, code=codes.APPROXIMATED_RULE)
+        brokered = needs_broker(self.ir, host_loopback_direct=True)
         rules = []
         for direction in ("outbound", "inbound"):
             rules.append({
@@ -507,16 +516,25 @@ class WindowsBackend(Backend):
                 "local_user_sddl": user_sddl,
                 "profile": "any",
             })
-        return {
-            "mode": "loopback",
+        out: dict[str, Any] = {
+            "mode": "broker" if brokered else "loopback",
             "enforcement": "windows-firewall",
             "firewall_rules": rules,
             "requires_elevation": True,
-            "advisory_environment": {"HTTP_PROXY": ADVISORY_PROXY, "HTTPS_PROXY": ADVISORY_PROXY,
-                                     "ALL_PROXY": ADVISORY_PROXY, "NO_PROXY": "localhost,127.0.0.1,::1"},
-            "advisory_note": "proxy variables are advisory only: programs may ignore them; the firewall "
-                             "rules are the enforcement",
+            "environment": {},
+            "broker": None,
         }
+        if brokered:
+            for text, origin in [] if self.by_runtime else brokered_rules(self.ir, host_loopback_direct=True):
+                self.warn(f"`{text}` is enforced by the network broker the launcher passes as `-{WINDOWS_BROKER_PARAM}`: "
+                          "without one the plan reaches loopback only", origin, code=codes.RUNTIME_SECTION)
+            env = proxy_environment(BROKER_PORT_PLACEHOLDER)  # Windows names are case-insensitive: one spelling
+            out["environment"] = {k: v for k, v in env.items() if k == k.upper() or k.upper() not in env}
+            out["broker"] = {"port_param": WINDOWS_BROKER_PARAM, "listen": BROKER_HOST,
+                             "port_placeholder": BROKER_PORT_PLACEHOLDER, "unset_port": int(BROKER_PORT_UNSET),
+                             "note": "the launcher starts the network broker for the run on 127.0.0.1 and passes "
+                                     "its port; without it no destination beyond loopback is reachable"}
+        return out
 
     def _job(self) -> dict[str, Any]:
         self.unsupported_limits(("filesize", "disk"), "a Job Object limits neither the size of one file nor "

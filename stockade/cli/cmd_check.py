@@ -30,6 +30,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import PolicyIR
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.compiler.ir import PolicyIR
+    from stockade.diagnostics import Diagnostic
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` parser."""
@@ -75,6 +80,22 @@ def _backend_summary(ir: PolicyIR, problems: list[Diagnostic]) -> str:
             f"time{'s' if len(problems) != 1 else ''} ({listed}); `stockade check -v` shows them")
 
 
+def broker_available() -> bool:
+    """Whether `stockade run` starts its network broker on this machine: on Linux (bubblewrap).
+    On macOS the Seatbelt profile admits the broker's port, but the run does not start it yet
+    (the profile's ``BROKER_PORT`` stays 0), so host rules there are warned about."""
+    import importlib.util
+
+    return sys.platform == "linux" and importlib.util.find_spec("stockade.runtime.broker") is not None
+
+
+def network_warnings(ir: PolicyIR) -> list[Diagnostic]:
+    """A warning (``B330``) for every network rule this platform cannot enforce, with its location."""
+    from stockade.backends.netplan import unenforced_network_rules
+
+    return unenforced_network_rules(ir, broker_available(), sys.platform)
+
+
 def run(args: argparse.Namespace) -> int:
     """Check every policy named (or the built-in default)."""
     from stockade.cli.judging import best_judge
@@ -96,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print_diagnostics(error.diagnostics, error.sources, sys.stderr)
             continue
+        compiled.warnings.extend(network_warnings(compiled.ir))  # rules this platform cannot enforce: shown in full
         backend_problems, backend_errors = _backend_diagnostics(compiled.ir)
         if backend_errors:
             status = EXIT_USAGE

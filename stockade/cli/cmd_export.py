@@ -1,7 +1,7 @@
 """``stockade export --to TARGET POLICY``: the policy as another agent tool's configuration.
 
 Targets: every export of :data:`stockade.backends.registry.TARGETS` — ``codex-rules``
-(Codex ``.rules``), ``srt`` (sandbox-runtime settings JSON), ``claude-settings`` (Claude
+(Codex ``.rules``), ``codex-config`` (a Codex ``config.toml`` network profile), ``srt`` (sandbox-runtime settings JSON), ``claude-settings`` (Claude
 Code ``settings.json``), ``cursor`` (Cursor ``sandbox.json``); an unknown one is ``B300``.
 Whatever the target cannot express is printed as a warning naming the rule and its line.
 A result looser than the policy (a path, host or command it would allow that the policy

@@ -12,8 +12,14 @@ so a decision costs the same at 10 rules as at 10,000:
 * **commands** — rules bucketed by program name; the strictest matching rule wins.  A
   command whose program no rule names is answered from the buckets alone: the argv is
   parsed, and :mod:`stockade.compiler.argv` imported, only for candidate rules.
-* **network** — exact hosts in a dict, domain wildcards by suffix walk, CIDRs by prefix
-  length; the most specific rule wins, ties deny, otherwise the default.
+* **network** — exact hosts in a dict, domain wildcards by suffix walk (``*.d`` matches
+  subdomains only), CIDRs by prefix length (``localhost`` is 127.0.0.0/8 and ::1/128);
+  the most specific rule wins, a port-specific rule beats a port-less one of the same
+  host, ties deny, otherwise the default.  IP literals are judged as addresses in every
+  spelling a resolver accepts (``127.1``, ``0x7f000001``, ``::ffff:127.0.0.1``; ``0.0.0.0``
+  is loopback); private, link-local and reserved addresses are reached only by a rule
+  naming their range (never by ``default allow`` or ``allow *``), and the host's loopback
+  (``host-loopback``) only by ``allow host-loopback:PORT``.
 """
 
 from __future__ import annotations
@@ -77,6 +83,8 @@ class NetworkDecision(_Node):
     port: int | None
     allowed: bool
     rule: NetRule | None
+    #: ``rule`` (a rule decided), ``default``, or why no rule could reach the destination
+    reason: str = "default"
 
 
 class LinearGlob:
@@ -411,20 +419,111 @@ class _CommandIndex:
         return CommandDecision(best.verdict, best, tuple(matches))
 
 
-#: Host text that may be an IP address (``ipaddress`` is imported only for such hosts).
-_MAYBE_IP = re.compile(r"[0-9.]+\Z|.*:")
+#: Host text that may be an IP address (``ipaddress`` is imported only for such hosts): IPv6
+#: (a colon), or one to four dot-separated decimal, octal (``0177``) or hex (``0x7f``) parts.
+_MAYBE_IP = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|[0-9]+)){0,3}\Z|.*:")
+
+#: The name a sandboxed command uses for a port of the *host's* loopback that the policy grants
+#: with ``allow host-loopback:PORT`` (the sandbox's own loopback is ``localhost``).  Only
+#: ``host-loopback`` rules decide it: neither ``default allow`` nor ``allow *`` reaches it.
+HOST_LOOPBACK_NAME = "host-loopback"
+
+#: Why a destination was refused when no rule decided it.
+REASON_DEFAULT = "default"
+REASON_SPECIAL_ADDRESS = "a private, link-local or reserved address is reached only by a rule naming it"
+REASON_HOST_LOOPBACK = "the host's loopback is reached only by an `allow host-loopback:PORT` rule"
 
 
-def _ip_address(host: str) -> IPv4Address | IPv6Address | None:
-    """``host`` as an IP address, or None for a name."""
-    if not _MAYBE_IP.match(host):
+def _inet_aton(text: str) -> int | None:
+    """The 32-bit value of an IPv4 literal in the forms a C resolver accepts (``inet_aton``:
+    ``127.1``, ``0x7f.0.0.1``, ``0177.0.0.1``, ``2130706433``), or None."""
+    parts = text.split(".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    numbers: list[int] = []
+    for part in parts:
+        if part[:2] in ("0x", "0X"):
+            if len(part) == 2:
+                return None
+            numbers.append(int(part[2:], 16))
+        elif len(part) > 1 and part[0] == "0":
+            if not all(c in "01234567" for c in part):
+                return None
+            numbers.append(int(part, 8))
+        elif part.isdigit():
+            numbers.append(int(part))
+        else:
+            return None
+    *head, last = numbers
+    if any(n > 255 for n in head) or last >= 1 << (8 * (4 - len(head))):
+        return None
+    value = 0
+    for n in head:
+        value = value << 8 | n
+    return value << (8 * (4 - len(head))) | last
+
+
+def ip_literal(host: str) -> IPv4Address | IPv6Address | None:
+    """``host`` as the IP address a client would connect to, or None for a name.
+
+    Accepts what resolvers accept as a literal: dotted quads and the ``inet_aton`` shorthands
+    (``127.1``, ``0x7f000001``, octal parts), IPv6 with or without brackets or a zone
+    (``fe80::1%eth0``).  An IPv4-mapped IPv6 address (``::ffff:10.0.0.1``) is its IPv4 address.
+    """
+    text = host.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    if not _MAYBE_IP.match(text):
         return None
     import ipaddress
 
+    if ":" not in text:
+        value = _inet_aton(text)
+        return None if value is None else ipaddress.IPv4Address(value)
     try:
-        return ipaddress.ip_address(host)
+        address = ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
         return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _ip_address(host: str) -> IPv4Address | IPv6Address | None:
+    """``host`` as an IP address, or None for a name (see :func:`ip_literal`)."""
+    return ip_literal(host)
+
+
+#: The address ranges a rule must name to be reached (never ``default allow`` or ``allow *``):
+#: the same table as the broker's (``stockade.runtime.broker.SPECIAL_RANGES``); loopback and
+#: the unspecified address are the ``localhost`` rules' to decide.  Documentation and
+#: benchmarking ranges are ordinary addresses.
+SPECIAL_RANGES: tuple[str, ...] = (
+    "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16",
+    "224.0.0.0/4", "240.0.0.0/4", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+)
+#: Cloud metadata services (some outside the ranges above).
+METADATA_ADDRESSES = frozenset({"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"})
+_SPECIAL_NETWORKS: list[IPv4Network | IPv6Network] = []
+
+
+def is_special_address(address: IPv4Address | IPv6Address) -> bool:
+    """Whether an address is private, link-local (cloud metadata), shared, multicast or reserved
+    — reached only by a rule naming it (:data:`SPECIAL_RANGES`).  An IPv6 address carrying an
+    IPv4 one (6to4, NAT64 ``64:ff9b::/96``) is judged by the IPv4 address too."""
+    import ipaddress
+
+    if not _SPECIAL_NETWORKS:
+        _SPECIAL_NETWORKS.extend(ipaddress.ip_network(net) for net in SPECIAL_RANGES)
+    if str(address) in METADATA_ADDRESSES:
+        return True
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.sixtofour
+        if embedded is None and address in ipaddress.ip_network("64:ff9b::/96"):
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None and (embedded.is_loopback or is_special_address(embedded)):
+            return True
+    return any(address.version == net.version and address in net for net in _SPECIAL_NETWORKS)
 
 
 def address_network(address: IPv4Address | IPv6Address, prefixlen: int) -> IPv4Network | IPv6Network:
@@ -445,22 +544,24 @@ class _NetworkIndex:
         self.host_loopback: list[NetRule] = []
         for rule in ir.network.rules:
             host = rule.host
-            if host.kind == "host":
+            kind: str = host.kind
+            if kind == "host":
                 self.exact.setdefault(host.value.lower(), []).append(rule)
-            elif host.kind == "domain":
+            elif kind == "domain":
                 self.domains.setdefault(host.value.lower(), []).append(rule)
-            elif host.kind == "cidr":
+            elif kind == "cidr":
                 import ipaddress
 
                 network = ipaddress.ip_network(host.value, strict=False)
                 self.cidrs.setdefault(network.prefixlen + (0 if network.version == 4 else 1000), {}).setdefault(
                     network.network_address, []).append(rule)
-            elif host.kind == "localhost":
+            elif kind == "localhost":
                 self.localhost.append(rule)
-            elif host.kind == "host-loopback":
+            elif kind == "host-loopback":
                 self.host_loopback.append(rule)
-            else:
+            elif kind == "any":
                 self.any.append(rule)
+            # a kind this index does not know decides nothing (never a wildcard by accident)
 
     @staticmethod
     def _port_ok(rule: NetRule, port: int | None) -> bool:
@@ -492,16 +593,29 @@ class _NetworkIndex:
                 if self._port_ok(rule, port):
                     scored.append(((rank, detail, 1 if rule.host.port is not None else 0), rule))
 
+        fallback_allow, reason = self.default_allow, REASON_DEFAULT
         address = _ip_address(host_l)
         if address is not None:
+            if address.is_unspecified:  # connecting to 0.0.0.0 or :: reaches the loopback
+                import ipaddress
+
+                address = ipaddress.ip_address("127.0.0.1" if address.version == 4 else "::1")
             for key, buckets in self.cidrs.items():
                 prefixlen = key % 1000
                 if (key >= 1000) != (address.version == 6):
                     continue
                 net = address_network(address, prefixlen)
                 consider(buckets.get(net.network_address, ()), 3, prefixlen)
-            if address.is_loopback:
-                consider(self.localhost, 3, 200)
+            if address.is_loopback:  # `localhost` is 127.0.0.0/8 and ::1/128
+                consider(self.localhost, 3, 8 if address.version == 4 else 128)
+            if is_special_address(address):
+                fallback_allow, reason = False, REASON_SPECIAL_ADDRESS
+            else:
+                consider(self.any, 0, 0)
+        elif host_l == HOST_LOOPBACK_NAME:
+            consider(self.host_loopback, 3, 300)
+            consider(self.exact.get(host_l, ()), 3, 300)
+            fallback_allow, reason = False, REASON_HOST_LOOPBACK
         else:
             consider(self.exact.get(host_l, ()), 3, 300)
             if host_l == "localhost" or host_l.endswith(".localhost"):
@@ -510,14 +624,14 @@ class _NetworkIndex:
             for i in range(1, len(labels)):
                 suffix = ".".join(labels[i:])
                 consider(self.domains.get(suffix, ()), 2, len(labels) - i)
-        consider(self.any, 0, 0)
+            consider(self.any, 0, 0)
         if not scored:
-            return NetworkDecision(host, port, self.default_allow, None)
+            return NetworkDecision(host, port, fallback_allow, None, reason)
         best_score = max(score for score, _ in scored)
         best = [rule for score, rule in scored if score == best_score]
         deny = next((rule for rule in best if rule.action == "deny"), None)
         rule = deny or best[0]
-        return NetworkDecision(host, port, rule.action == "allow", rule)
+        return NetworkDecision(host, port, rule.action == "allow", rule, "rule")
 
 
 #: Decisions are pure functions of an immutable IR: each index remembers this many answers.

@@ -25,7 +25,10 @@ an absolute path, ``~/`` the home directory), ``WebFetch(domain:example.com)``. 
 checked deny, then ask, then allow: any deny wins.  The ``sandbox`` block configures the
 sandbox-runtime under Bash: ``enabled``, ``failIfUnavailable``, ``allowUnsandboxedCommands``,
 ``filesystem.{denyRead,allowRead,allowWrite,denyWrite}`` (same path prefixes; the working
-and temp directories are writable by default) and ``network.allowedDomains`` (no denied list).
+and temp directories are writable by default) and ``network``: ``allowedDomains`` and
+``deniedDomains`` (``host``, ``*.domain`` — subdomains only —, optional ``:port``; denied
+checked first), ``allowLocalBinding`` (the sandbox's own loopback; a ``localhost`` entry is
+the host's loopback through the proxy, Stockade's ``host-loopback``).
 ``env`` sets environment variables.
 """
 
@@ -67,7 +70,7 @@ from stockade.integrations.generic_hook import (
     judge_url,
     malformed,
 )
-from stockade.integrations.srt import SrtImporter, SrtModel, filesystem_lists, network_fidelity, network_lists
+from stockade.integrations.srt import SrtImporter, SrtModel, filesystem_lists, network_fidelity, network_settings
 
 SCHEMA_URL = "https://json.schemastore.org/claude-code-settings.json"
 
@@ -360,7 +363,8 @@ class ClaudeSettingsExporter(Exporter):
         files = self.file_rules()
         permissions["allow"] += files["allow"]
         permissions["deny"] += files["deny"]
-        allowed, denied = network_lists(self)
+        net = network_settings(self)
+        allowed, denied = net.allowed, net.denied
         permissions["allow"] += [f"WebFetch(domain:{d})" for d in allowed if ":" not in d.lstrip("[")]
         permissions["deny"] += [f"WebFetch(domain:{d})" for d in denied if ":" not in d.lstrip("[") and d != "*"]
         lists = filesystem_lists(self.ir)
@@ -371,7 +375,8 @@ class ClaudeSettingsExporter(Exporter):
         sandbox = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False,
                    "filesystem": {"denyRead": show(lists.deny_read), "allowRead": show(lists.allow_read),
                                   "allowWrite": show(lists.allow_write), "denyWrite": show(lists.deny_write)},
-                   "network": {"allowedDomains": allowed}}
+                   "network": {"allowedDomains": allowed, "deniedDomains": denied,
+                               "allowLocalBinding": net.allow_local_binding}}
         settings: dict[str, Any] = {"$schema": SCHEMA_URL,
                                     "permissions": {k: dedupe(v) for k, v in permissions.items()},
                                     "sandbox": sandbox}

@@ -11,7 +11,9 @@ Format (Cursor docs, "sandbox.json reference"; ``~/.cursor/sandbox.json`` or
 
 Only these keys are documented in what we could find; the rest of ``networkPolicy`` (host
 lists) was not visible in the reference we could read, so host rules are **not** exported
-and each is reported.  Semantics assumed here (Cursor's announcement of agent sandboxing):
+and each is reported: ``default allow`` is written only when the policy denies nothing,
+every other policy is exported as ``default deny`` (stricter, each rule that loses an
+allowed destination warned about).  Semantics assumed here (Cursor's announcement of agent sandboxing):
 sandboxed commands read the whole filesystem, write the workspace (``workspace_readwrite``),
 ``/tmp`` (unless ``disableTmpWrite``) and the additional read-write paths.  There is no deny
 list in ``sandbox.json`` (Cursor points to ``.cursorignore`` for hiding files), so denied
@@ -115,7 +117,7 @@ class CursorExporter(Exporter):
                 "additionalReadwritePaths": dedupe(readwrite) if workspace_writes else [],
                 "additionalReadonlyPaths": dedupe(readonly),
                 "disableTmpWrite": not tmp_write,
-                "networkPolicy": {"default": ir.network.default}}
+                "networkPolicy": {"default": self.network_default()}}
         if not workspace_writes and readwrite:
             for rule in ir.filesystem:
                 if rule.kind == "write" and not is_under(rule.pattern, ctx.workspace):
@@ -123,17 +125,34 @@ class CursorExporter(Exporter):
                                         "`workspace_readwrite` (exported stricter)", rule.origin)
         return data
 
+    def network_default(self) -> str:
+        """``allow`` only when the policy denies nothing (no deny rule, ``default allow``);
+        otherwise ``deny``: sandbox.json documents no host list, so a policy with exceptions
+        is exported stricter — every rule that loses something is warned about."""
+        net = self.ir.network
+        if net.default == "allow" and not any(r.action == "deny" for r in net.rules):
+            return "allow"
+        return "deny"
+
     def render(self) -> Artifact:
         """The file; fidelity warnings for paths and every host rule."""
         data = self.settings()
         ctx = self.ir.context
         model = CursorModel.from_settings(data, ctx.workspace, ctx.home, ctx.tmpdir)
         fs_fidelity(self, model.path_access)
-        for rule in self.ir.network.rules:
-            side = "stricter" if rule.action == "allow" and self.ir.network.default == "deny" else "looser"
-            if (rule.action == "allow") != (self.ir.network.default == "allow"):
-                self.cannot_express(f"`{rule.action} {rule.host}`: no documented host list in sandbox.json "
-                                    f"(exported {side}: `default {self.ir.network.default}` decides)", rule.origin)
+        net = self.ir.network
+        default = data["networkPolicy"]["default"]
+        if default == "deny" and net.default == "allow":
+            self.cannot_express("`default allow` with exceptions: sandbox.json documents no host list, so the "
+                                "network is denied (exported stricter)", net.default_origin)
+        for rule in net.rules:
+            if rule.action == "allow" and default == "deny":
+                self.cannot_express(f"`allow {rule.host}`: no documented host list in sandbox.json (exported "
+                                    "stricter: `default deny` decides)", rule.origin)
+        if default == "allow":
+            self.cannot_express("`default allow`: sandbox.json's `default allow` is cursor's to bound; the policy "
+                                "itself refuses private, link-local and metadata addresses without a rule naming "
+                                "them, which cursor is documented to block too", net.default_origin)
         return Artifact(self.name, json_text(data), data)
 
 

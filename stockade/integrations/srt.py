@@ -9,8 +9,12 @@ ships in the npm package ``@anthropic-ai/sandbox-runtime`` 0.0.83, ``sandbox-con
 Semantics (as documented there): reads are allowed everywhere except ``denyRead``, which
 ``allowRead`` re-opens inside a denied region; writes are denied everywhere except
 ``allowWrite``, and ``denyWrite`` takes precedence over ``allowWrite``.  Network is allow-only:
-``allowedDomains`` (``host``, ``*.domain``, optional ``:port``), ``deniedDomains`` checked
-first (a bare ``*`` denies everything); no "allow everything" entry exists.  Paths may start
+``allowedDomains`` (``host``, ``*.domain`` — subdomains only —, optional ``:port``),
+``deniedDomains`` checked first (a bare ``*`` denies everything); no "allow everything" entry
+exists.  ``allowLocalBinding`` opens the sandbox's own loopback (Stockade's ``localhost``); a
+``localhost`` domain entry is the *host's* loopback reached through srt's proxy (Stockade's
+``host-loopback``).  The lists are checked against the IR before they are written: an entry
+through which srt would reach what the policy denies is left out (see :func:`network_settings`).  Paths may start
 with ``~``; relative paths are relative to the working directory; globs are accepted.
 
 :class:`SrtModel` is this module's reading of those semantics (``allowRead`` against
@@ -30,7 +34,7 @@ from typing import Any, ClassVar
 from stockade import catalogue as codes
 from stockade.backends.base import OMITTED, Artifact, Handling, handled
 from stockade.compiler.ir import HostPattern, NetRule, PolicyIR
-from stockade.compiler.query import glob_to_regex
+from stockade.compiler.query import HOST_LOOPBACK_NAME, glob_to_regex, ip_literal
 from stockade.integrations.base import (
     Exporter,
     Importer,
@@ -95,6 +99,7 @@ class SrtModel:
     deny_write: tuple[str, ...] = ()
     allowed_domains: tuple[str, ...] = ()
     denied_domains: tuple[str, ...] = ()
+    allow_local_binding: bool = False
 
     @classmethod
     def from_settings(cls, settings: dict, home: str, cwd: str, extra_write: tuple[str, ...] = ()) -> SrtModel:
@@ -106,7 +111,8 @@ class SrtModel:
             return tuple(normalize_entry(_entry_text(e), home, cwd) for e in fs.get(key) or ())
 
         return cls(paths("denyRead"), paths("allowRead"), paths("allowWrite") + extra_write, paths("denyWrite"),
-                   tuple(net.get("allowedDomains") or ()), tuple(net.get("deniedDomains") or ()))
+                   tuple(net.get("allowedDomains") or ()), tuple(net.get("deniedDomains") or ()),
+                   net.get("allowLocalBinding") is True)
 
     def path_access(self, path: str) -> str:
         """``none``, ``read`` or ``write``."""
@@ -120,10 +126,22 @@ class SrtModel:
         return "read"
 
     def host_allowed(self, host: str, port: int | None = None) -> bool:
-        """Whether a connection to ``host``:``port`` passes the domain lists."""
-        if any(domain_matches(e, host, port, deny=True) for e in self.denied_domains):
+        """Whether a connection to ``host``:``port`` passes the domain lists.  The sandbox's own
+        loopback is ``allowLocalBinding``'s; a ``localhost`` entry of the lists is the *host's*
+        loopback, reached through srt's proxy (Stockade's ``host-loopback``)."""
+        name = host.lower().strip("[]").rstrip(".")
+        if name == HOST_LOOPBACK_NAME:
+            name = "localhost"
+        elif name == "localhost" or name.endswith(".localhost") or _is_loopback_literal(name):
+            return self.allow_local_binding
+        if any(domain_matches(e, name, port, deny=True) for e in self.denied_domains):
             return False
-        return any(domain_matches(e, host, port) for e in self.allowed_domains)
+        return any(domain_matches(e, name, port) for e in self.allowed_domains)
+
+
+def _is_loopback_literal(host: str) -> bool:
+    address = ip_literal(host)
+    return address is not None and (address.is_loopback or address.is_unspecified)
 
 
 def split_port(entry: str) -> tuple[str, int | None]:
@@ -191,80 +209,192 @@ def filesystem_lists(ir: PolicyIR) -> FsLists:
     return out
 
 
-def host_entry(host: HostPattern) -> str | None:
-    """An srt domain-list entry for a host pattern, or None when srt has no spelling for it."""
-    if host.kind == "host" or host.kind == "localhost":
-        value = "localhost" if host.kind == "localhost" else host.value
+def host_entry(host: HostPattern, ports: bool = True) -> str | None:
+    """An srt domain-list entry for a host pattern, or None when srt has no spelling for it
+    (the sandbox's own ``localhost`` is ``allowLocalBinding``, not an entry; ``host-loopback``
+    is srt's ``localhost``, the host's loopback through its proxy).  ``ports``: whether the
+    target accepts a ``:port`` suffix (without, a port-specific pattern has no entry)."""
+    kind: str = host.kind
+    if kind == "localhost":
+        return None
+    if kind == "host-loopback" or (kind == "host" and host.value == HOST_LOOPBACK_NAME):
+        value = "localhost"
+    elif kind == "host":
+        value = host.value
         if ":" in value:
             value = f"[{value}]"
-    elif host.kind == "domain":
+    elif kind == "domain":
         value = f"*.{host.value}"
-    elif host.kind == "cidr":
+    elif kind == "cidr":
         network = ipaddress.ip_network(host.value, strict=False)
         if network.num_addresses != 1:
             return None
         address = str(network.network_address)
         value = f"[{address}]" if network.version == 6 else address
-    else:
+    elif kind == "any":
         value = "*"
-    return f"{value}:{host.port}" if host.port is not None else value
+    else:
+        return None
+    if host.port is None:
+        return value
+    return f"{value}:{host.port}" if ports else None
+
+
+@dataclass
+class NetLists:
+    """The network settings of an srt-style target: domain lists and the loopback switch,
+    each list entry with the rule it came from (for warnings)."""
+
+    allowed: list[str] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+    allow_local_binding: bool = False
+    origins: dict[str, NetRule] = field(default_factory=dict)
 
 
 def network_lists(exporter: Exporter, allow_any_deny: bool = True) -> tuple[list[str], list[str]]:
-    """allowedDomains and deniedDomains for the IR, with warnings for what has no spelling."""
+    """allowedDomains and deniedDomains for the IR (see :func:`network_settings`)."""
+    lists = network_settings(exporter, allow_any_deny=allow_any_deny)
+    return lists.allowed, lists.denied
+
+
+def network_settings(exporter: Exporter, allow_any_deny: bool = True, ports: bool = True,
+                     apex_wildcards: bool = False, local_binding: bool = True,
+                     model: Callable[[NetLists], Callable[[str, int | None], bool]] | None = None) -> NetLists:
+    """The network settings for the IR, never looser than the policy.
+
+    Every rule the target cannot spell is warned about (naming the rule); an ``allow`` with
+    no spelling is left out (stricter).  Then the settings are checked against the IR on
+    probe destinations: an entry that would let the target reach a destination the policy
+    denies (a deny with no spelling, a denied port, a ``*.domain`` apex where the target's
+    wildcard covers it — ``apex_wildcards``) is dropped, with a warning naming it.
+    ``model`` reads the lists as the target decides (default: :class:`SrtModel`);
+    ``local_binding``: whether the target can open the sandbox's own loopback at all."""
     ir = exporter.ir
-    allowed: list[str] = []
-    denied: list[str] = []
+    out = NetLists()
     if ir.network.default == "allow":
         exporter.cannot_express(f"`default allow` cannot be expressed: {exporter.label} allows only the listed "
                                 "domains (exported stricter)", ir.network.default_origin)
+    loopback = [ir.network_access(h, None).allowed for h in ("localhost", "127.0.0.1", "::1")]
+    out.allow_local_binding = all(loopback) and local_binding
     for rule in ir.network.rules:
-        entry = host_entry(rule.host)
+        kind: str = rule.host.kind
+        if kind == "localhost":
+            if rule.action == "allow" and not local_binding:
+                exporter.cannot_express(f"`allow {rule.host}`: {exporter.label} has no setting for the sandbox's own "
+                                        "loopback (exported stricter: not allowed)", rule.origin)
+            elif rule.action == "allow" and not out.allow_local_binding:
+                exporter.cannot_express(f"`allow {rule.host}`: {exporter.label} opens the sandbox's own loopback "
+                                        "on every port or none (exported stricter: not allowed)", rule.origin)
+            elif rule.action == "deny" and out.allow_local_binding:
+                exporter.cannot_express(f"`deny {rule.host}`: {exporter.label} opens the sandbox's own loopback "
+                                        "on every port or none (exported stricter: loopback closed)", rule.origin)
+            continue
+        entry = host_entry(rule.host, ports)
         if rule.action == "allow":
             if entry is None or entry.split(":")[0] == "*":
                 exporter.cannot_express(f"`allow {rule.host}` has no {exporter.label} domain entry (exported "
                                         "stricter: not allowed)", rule.origin)
                 continue
-            allowed.append(entry)
-        else:
-            if entry is None or (entry.startswith("*") and not entry.startswith("*.") and not allow_any_deny):
-                if _shadows_allow(ir, rule):
-                    exporter.cannot_express(f"`deny {rule.host}` has no {exporter.label} domain entry (exported "
-                                            "looser)", rule.origin)
-                continue
-            denied.append(entry)
-    return dedupe(allowed), dedupe(denied)
+            out.allowed.append(entry)
+            out.origins.setdefault(entry, rule)
+        elif entry is not None and not (entry.startswith("*") and not entry.startswith("*.") and not allow_any_deny):
+            out.denied.append(entry)
+            out.origins.setdefault(entry, rule)
+    if any(rule.host.kind == "localhost" and rule.action == "deny" for rule in ir.network.rules):
+        out.allow_local_binding = False
+    out.allowed, out.denied = dedupe(out.allowed), dedupe(out.denied)
+    _tighten(exporter, out, model or _srt_decider, apex_wildcards)
+    return out
 
 
-def _shadows_allow(ir: PolicyIR, rule: NetRule) -> bool:
-    return ir.network.default == "allow" or any(r.action == "allow" for r in ir.network.rules)
+def _srt_decider(lists: NetLists) -> Callable[[str, int | None], bool]:
+    return SrtModel(allowed_domains=tuple(lists.allowed), denied_domains=tuple(lists.denied),
+                    allow_local_binding=lists.allow_local_binding).host_allowed
+
+
+def _entry_probes(entry: str, apex_wildcards: bool) -> list[tuple[str, int | None]]:
+    host, port = split_port(entry)
+    names = [f"probe.{host[2:]}", f"a.b.{host[2:]}"] + ([host[2:]] if apex_wildcards else []) \
+        if host.startswith("*.") else [HOST_LOOPBACK_NAME if host == "localhost" else host]
+    ports = {port, None, 22, 80, 443, 8080}
+    return [(name, p) for name in names for p in sorted(ports, key=lambda p: -1 if p is None else p)]
+
+
+def _tighten(exporter: Exporter, lists: NetLists, decider: Callable[[NetLists], Callable[[str, int | None], bool]],
+             apex_wildcards: bool) -> None:
+    """Drop every allowed entry through which the target reaches what the IR denies."""
+    ir = exporter.ir
+    probes: list[tuple[str, int | None]] = []
+    for rule in ir.network.rules:
+        host, port = probe_host(rule.host)
+        probes += [(host, p) for p in sorted({port, None, 22, 443}, key=lambda p: -1 if p is None else p)]
+    while True:
+        allowed = decider(lists)
+        candidates = probes + [p for entry in lists.allowed for p in _entry_probes(entry, apex_wildcards)]
+        leak = next(((h, p) for h, p in candidates if allowed(h, p) and not ir.network_access(h, p).allowed), None)
+        if leak is None:
+            return
+        host, port = leak
+        decision = ir.network_access(host, port)
+        why = f"`{decision.rule.action} {decision.rule.host}`" if decision.rule else f"`default {ir.network.default}`"
+        where = f"{host}:{port}" if port is not None else host
+        entry = next((e for e in lists.allowed if _entry_covers(e, host, port, apex_wildcards)), None)
+        if entry is not None:
+            lists.allowed.remove(entry)
+            source = lists.origins.get(entry)
+            exporter.cannot_express(f"`allow {source.host if source is not None else entry}` is exported as "
+                                    f"`{entry}`, which would also reach `{where}` that the policy denies ({why}); "
+                                    "left out (exported stricter)", source.origin if source is not None else None)
+        elif lists.allow_local_binding:
+            lists.allow_local_binding = False
+            exporter.cannot_express(f"{exporter.label} opens the sandbox's own loopback on every port or none, and "
+                                    f"the policy denies `{where}` ({why}): loopback closed (exported stricter)",
+                                    decision.rule.origin if decision.rule else ir.network.default_origin)
+        else:  # nothing left to narrow: no network at all
+            lists.allowed.clear()
+            exporter.cannot_express(f"{exporter.label} would reach `{where}`, which the policy denies ({why}): "
+                                    "no domain exported (exported stricter)",
+                                    decision.rule.origin if decision.rule else ir.network.default_origin)
+
+
+def _entry_covers(entry: str, host: str, port: int | None, apex_wildcards: bool) -> bool:
+    pattern, _ = split_port(entry)
+    name = "localhost" if host == HOST_LOOPBACK_NAME else host
+    if apex_wildcards and pattern.startswith("*.") and name.lower() == pattern[2:].lower():
+        return domain_matches(entry.replace("*.", "", 1), name, port)
+    return domain_matches(entry, name, port)
 
 
 def probe_host(host: HostPattern) -> tuple[str, int | None]:
     """A concrete destination a host pattern decides."""
-    if host.kind == "domain":
+    kind: str = host.kind
+    if kind == "domain":
         return f"probe.{host.value}", host.port
-    if host.kind == "cidr":
+    if kind == "cidr":
         return str(ipaddress.ip_network(host.value, strict=False).network_address), host.port
-    if host.kind == "localhost":
+    if kind == "localhost":
         return "localhost", host.port
-    if host.kind == "any":
+    if kind == "host-loopback":
+        return HOST_LOOPBACK_NAME, host.port
+    if kind == "any":
         return "probe.example", host.port
     return host.value, host.port
 
 
 def network_fidelity(exporter: Exporter, allowed: bool | None,
                      model_allowed: Callable[[str, int | None], bool]) -> None:
-    """Warn for every network rule whose probe the target decides differently."""
+    """Warn for every network rule whose probe the target decides differently (stricter: the
+    settings were tightened before, so a looser decision here is a bug — refused)."""
     ir = exporter.ir
     for rule in ir.network.rules:
         host, port = probe_host(rule.host)
         want = ir.network_access(host, port)
         got = model_allowed(host, port)
+        if got and not want.allowed:
+            raise AssertionError(f"exported network settings reach `{host}` that the policy denies")
         if got != want.allowed:
-            side = "looser" if got else "stricter"
-            exporter.cannot_express(f"`{rule.action} {rule.host}` is exported {side} than the policy: `{host}` is "
-                                    f"{'allowed' if got else 'denied'}", rule.origin)
+            exporter.cannot_express(f"`{rule.action} {rule.host}` is exported stricter than the policy: `{host}` is "
+                                    "denied", rule.origin)
 
 
 class SrtExporter(Exporter):
@@ -286,9 +416,10 @@ class SrtExporter(Exporter):
         def show(paths: list[str]) -> list[str]:
             return [("**/" + p[4:]) if p.startswith("/**/") else home_form(p, ctx.home) for p in paths]
 
-        allowed, denied = network_lists(self)
+        net = network_settings(self)
         return {
-            "network": {"allowedDomains": allowed, "deniedDomains": denied, "strictAllowlist": True},
+            "network": {"allowedDomains": net.allowed, "deniedDomains": net.denied,
+                        "allowLocalBinding": net.allow_local_binding, "strictAllowlist": True},
             "filesystem": {"denyRead": show(lists.deny_read), "allowRead": show(lists.allow_read),
                            "allowWrite": show(lists.allow_write), "denyWrite": show(lists.deny_write)},
         }
@@ -413,5 +544,16 @@ class SrtImporter(Importer):
                 word = domain_word(entry)
                 if not word or (word.startswith("*") and verb == "allow" and not word.startswith("*.")):
                     raise self.fail(codes.IMPORT_BAD_VALUE, f"`{entry}` is not a valid `{key}` entry", line, col)
+                host, port = split_port(entry)
+                if host.lower() == "localhost":  # the host's loopback, through srt's proxy
+                    if port is None:
+                        self.warn(f"`{entry}`: the host's whole loopback has no stockade rule (`host-loopback` "
+                                  f"takes a port); not imported{' (stricter)' if verb == 'allow' else ''}", line, col)
+                        continue
+                    word = f"{HOST_LOOPBACK_NAME}:{port}"
                 draft.add("network", f"{verb} {quote_word(word)}",
                           source_comment(self.file, line, f"{prefix}network.{key} `{entry}`"))
+        if net.get("allowLocalBinding") is True:
+            line, col = locate_value(self.source, "allowLocalBinding")
+            draft.add("network", "allow localhost",
+                      source_comment(self.file, line, f"{prefix}network.allowLocalBinding: the sandbox's own loopback"))

@@ -403,6 +403,12 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             data = plan_ir_json(fresh[0])
         return PolicyIR.from_json(data)
 
+    if sys.platform != "linux" and notify is not None:  # no broker is started there yet: say which rules
+        from stockade.backends.netplan import unenforced_network_rules
+
+        for problem in unenforced_network_rules(load_ir(), False, sys.platform):
+            where = f" ({problem.span.file}:{problem.span.line})" if problem.span is not None else ""
+            notify(f"warning[{problem.code}]: {problem.message}{where}")
     # a verdict is cached per plan key and IR hash: an edited include or git config (which
     # changes the IR, not the key) is not judged by a stale verdict
     judgement = gate.judge(text, load_ir, run_cwd or ctx["workspace"],

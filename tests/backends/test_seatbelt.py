@@ -256,7 +256,7 @@ def test_profile_shape(agent: tuple) -> None:
     assert profile.default == "deny"
     argv = artifact.data["argv"]
     assert argv[:3] == ["/usr/bin/sandbox-exec", "-p", artifact.text] and argv[-1] == "--"
-    assert artifact.data["params"] == {"WORKSPACE": WS, "HOME": HOME, "TMPDIR": TMP}
+    assert artifact.data["params"] == {"WORKSPACE": WS, "HOME": HOME, "TMPDIR": TMP, "BROKER_PORT": "0"}
     assert profile.used_params == set(artifact.data["params"])
     assert get_backend("seatbelt") is SeatbeltBackend
 
@@ -298,40 +298,65 @@ def test_secrets_and_devices(agent: tuple) -> None:
     assert profile.allowed(pty)  # a pty this sandbox opened
 
 
-def test_network_loopback_only_with_a_warning_per_host(agent: tuple) -> None:
-    ir, artifact, profile = agent
+def test_network_loopback_and_the_broker_only(agent: tuple) -> None:
+    _, artifact, profile = agent
     assert profile.allowed(Request("network-outbound", remote=("127.0.0.1", 8080)))
     assert profile.allowed(Request("network-outbound", remote=("::1", 5432)))
     assert profile.allowed(Request("network-bind", local=("127.0.0.1", 3000)))
     assert not profile.allowed(Request("network-bind", local=("0.0.0.0", 3000)))
     assert not profile.allowed(Request("network-outbound", remote=("140.82.112.3", 443)))
-    hosts = [r for r in ir.network.rules if r.host.kind == "host"]
-    warned = [w for w in artifact.warnings if w.code == "B301"]
-    assert len(warned) == len(hosts) == 4
-    for rule, warning in zip(hosts, warned, strict=True):
-        assert f"`{rule.host}`" in warning.message and warning.span.line == rule.origin.line
-        assert warning.span.file.endswith("coding-agent.policy")
+    # the host rules are the broker's: no warning, and the run is told what to provide
+    assert not [w for w in artifact.warnings if w.code == "B301"]
+    broker = artifact.data["broker"]
+    assert broker["port_param"] == "BROKER_PORT" and artifact.data["params"]["BROKER_PORT"] == "0"
+    assert broker["environment"]["HTTPS_PROXY"] == "http://127.0.0.1:${BROKER_PORT}"
+    assert broker["environment"]["ALL_PROXY"] == "socks5h://127.0.0.1:${BROKER_PORT}"
 
 
-@pytest.mark.parametrize("net, loop, remote", [
+def _with_broker(artifact, port: int = 41234):  # type: ignore[no-untyped-def]
+    """The profile as the run loads it, with the broker listening on ``port``."""
+    params = dict(artifact.data["params"])
+    if artifact.data["broker"] is not None:
+        params["BROKER_PORT"] = str(port)
+    return load(artifact.text, params)
+
+
+HL = HostPattern("host-loopback", "", 5432)  # type: ignore[arg-type]
+
+# (network block, loopback ports reachable: True every port / a port / False none, broker needed)
+NETWORK_MODES = [
     (Network("allow"), True, True),
     (Network("deny"), False, False),
     (Network("deny", (NetRule("allow", HostPattern("any")),)), True, True),
     (Network("deny", (NetRule("allow", HostPattern("localhost", port=8080)),)), "8080", False),
-    (Network("allow", (NetRule("deny", HostPattern("host", "evil.example")),)), True, False),
-])
-def test_network_modes(net: Network, loop: object, remote: bool) -> None:
+    (Network("deny", (NetRule("allow", HostPattern("localhost")),)), True, False),
+    (Network("allow", (NetRule("deny", HostPattern("host", "evil.example")),)), True, True),
+    (Network("allow", (NetRule("deny", HostPattern("localhost")),)), False, True),
+    (Network("deny", (NetRule("allow", HostPattern("host", "github.com", 443)),)), False, True),
+    (Network("deny", (NetRule("allow", HostPattern("cidr", "10.0.0.0/8")),)), False, True),
+    (Network("deny", (NetRule("allow", HL),)), "5432", False),
+    (Network("deny", (NetRule("allow", HL), NetRule("allow", HostPattern("domain", "npmjs.org")))), "5432", True),
+]
+
+
+@pytest.mark.parametrize("net, loop, brokered", NETWORK_MODES)
+def test_network_modes(net: Network, loop: object, brokered: bool) -> None:
     ir = PolicyIR("n", CTX, filesystem=(FsRule("read", "/"),), network=net)
     artifact = compile_ir(ir, "seatbelt")
-    profile = load(artifact.text, artifact.data["params"])
-    for port in (8080, 22):
+    assert (artifact.data["broker"] is not None) is brokered
+    assert not [w for w in artifact.warnings if w.code == "B301"]
+    profile = _with_broker(artifact)
+    for port in (8080, 22, 5432):
         got = profile.allowed(Request("network-outbound", remote=("127.0.0.1", port)))
         want = loop if isinstance(loop, bool) else str(port) == loop
-        assert got == want
-        assert got <= ir.network_access("127.0.0.1", port).allowed  # never looser
-    assert profile.allowed(Request("network-outbound", remote=("93.184.216.34", 443))) == remote
-    if not remote and net.default == "allow":
-        assert any(w.code == "B301" for w in artifact.warnings)
+        assert got == want, port
+    # nothing but loopback and the broker: no remote address, whatever the policy says
+    for remote in (("93.184.216.34", 443), ("10.1.2.3", 80), ("140.82.112.3", 22)):
+        assert not profile.allowed(Request("network-outbound", remote=remote))
+    assert profile.allowed(Request("network-outbound", remote=("127.0.0.1", 41234))) is (brokered or loop is True)
+    if brokered:  # without the run's port, the profile reaches no broker (port 0)
+        unset = load(artifact.text, artifact.data["params"])
+        assert not unset.allowed(Request("network-outbound", remote=("127.0.0.1", 41234))) or loop is True
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -572,3 +597,14 @@ def test_inherited_terminal_and_session_services(agent: tuple) -> None:
     for name in ("hw.cacheconfig", "hw.vectorunit", "kern.osvariant_status"):
         assert f'(sysctl-name "{name}")' in artifact.text
     assert "(allow mach-host*)" in artifact.text
+
+
+def test_network_shared_only_when_the_policy_allows_every_range() -> None:
+    """`default allow` alone does not reach private ranges (the broker's to refuse); a policy
+    whose rules name every range shares the network as it is."""
+    everything = Network("allow", tuple(NetRule("allow", HostPattern("cidr", r)) for r in ("0.0.0.0/0", "::/0")))
+    artifact = compile_ir(PolicyIR("n", CTX, filesystem=(FsRule("read", "/"),), network=everything), "seatbelt")
+    profile = load(artifact.text, artifact.data["params"])
+    assert artifact.data["broker"] is None
+    assert profile.allowed(Request("network-outbound", remote=("10.1.2.3", 80)))
+    assert profile.allowed(Request("network-outbound", remote=("93.184.216.34", 443)))

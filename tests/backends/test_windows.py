@@ -384,10 +384,12 @@ def test_job_network_environment() -> None:
     assert plan["spawn"][-2] == {"step": "wait", "timeout_seconds": 600, "on_timeout": "terminate-job"}
     assert plan["output_limit_bytes"] == 2 ** 20
     net = plan["network"]
-    assert net["mode"] == "loopback" and len(net["firewall_rules"]) == 2
+    assert net["mode"] == "broker" and len(net["firewall_rules"]) == 2
     # keyed to the sandbox account: the confined process's own user SID, which the firewall's check sees
     assert all(r["local_user_sddl"] == "O:LSD:(A;;CC;;;%ACCOUNT%)" for r in net["firewall_rules"])
-    assert net["advisory_environment"]["HTTPS_PROXY"].startswith("http://127.0.0.1")
+    assert net["environment"]["HTTPS_PROXY"] == "http://127.0.0.1:${BROKER_PORT}"
+    assert net["environment"]["ALL_PROXY"] == "socks5h://127.0.0.1:${BROKER_PORT}"
+    assert net["broker"]["port_param"] == "BrokerPort" and net["broker"]["unset_port"] == 0
     assert plan["environment"]["keep"] == ["PATH", "LC_*"] and plan["environment"]["set"] == [{"name": "CI", "value": "1"}]
     assert plan["token"]["flags_value"] == 0xD and plan["token"]["write_restricted"]
 
@@ -397,21 +399,29 @@ def test_network_never_looser_than_ir(host: str) -> None:
     ir = coding_agent_ir()
     net = compile_ir(ir, "windows").data["network"]
     loopback = host in ("localhost", "127.0.0.1", "::1")
-    plan_allows = net["mode"] == "all" or (net["mode"] == "loopback" and loopback)
+    # the firewall leaves loopback only; beyond it, the broker decides by the IR itself
+    plan_allows = net["mode"] == "all" or (net["mode"] in ("loopback", "broker") and loopback)
     assert not plan_allows or ir.network_access(host).allowed
+    assert net["mode"] == "all" or all(a in net["firewall_rules"][0]["remote_addresses"]
+                                       for a in ("0.0.0.0-126.255.255.255", "128.0.0.0-255.255.255.255"))
 
 
 def test_network_warnings_and_loopback_error() -> None:
     warnings = compile_ir(coding_agent_ir(), "windows").warnings
-    assert any(w.code == "B301" and "github.com" in w.message and w.span and w.span.line == 17 for w in warnings)
+    assert not any(w.code == "B301" and "github.com" in w.message for w in warnings)  # the broker's to enforce
     ir = PolicyIR("no-net", CTX, filesystem=(FsRule("write", WS),), network=Network("deny", default_origin=o(3)))
     with pytest.raises(UnsupportedRules) as info:
         compile_ir(ir, "windows")
     assert any(d.code == "B314" and d.span and d.span.line == 3 for d in info.value.diagnostics)
     artifact = compile_ir(ir, "windows", loopback="accept")
     assert artifact.data["network"]["mode"] == "loopback"
+    # `default allow` does not reach private ranges: through the broker, unless rules name them all
     assert compile_ir(PolicyIR("all", CTX, filesystem=(FsRule("write", WS),), network=Network("allow")),
-                      "windows").data["network"]["mode"] == "all"
+                      "windows").data["network"]["mode"] == "broker"
+    ranges = ("0.0.0.0/0", "::/0")
+    everything = Network("allow", tuple(NetRule("allow", HostPattern("cidr", r)) for r in ranges))
+    plan = compile_ir(PolicyIR("all", CTX, filesystem=(FsRule("write", WS),), network=everything), "windows").data
+    assert plan["network"]["mode"] == "all" and plan["network"]["firewall_rules"] == []
 
 
 def test_warnings_name_the_rules() -> None:
