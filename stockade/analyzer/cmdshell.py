@@ -989,14 +989,15 @@ def _after_keyword(text: str, start: int, index: int) -> bool:
         re.search(r"(^|[\s&|(])if\s", before))
 
 
-def run_cmd_code(walker: Any, text: str, span: SpanT, exact: bool = True, env: dict[str, str] | None = None,
-                 delayed: bool = False) -> None:
-    """Walk ``text`` as CMD code for ``walker`` (a child ``cmd``: the walker's state is
-    restored afterwards).  ``exact``: ``text`` appears in the analysed command within
-    ``span`` and spans point into it; otherwise every effect gets ``span``."""
-    walker.nested_scripts += 1
+def nested_walk(walker: Any, text: str, span: SpanT, exact: bool,
+                body: Callable[[int, SpanT | None], None]) -> None:
+    """Walk nested code (CMD or PowerShell) as a child process: ``body(base, collapse)``
+    runs with a copy of the walker's state, restored afterwards, within the depth and
+    nesting budgets.  ``exact``: ``text`` appears in the analysed command within ``span``
+    and spans point into it (``base``); otherwise every effect gets ``span`` (``collapse``)."""
     from stockade.analyzer.walker import MAX_DEPTH, MAX_NESTED_SCRIPTS
 
+    walker.nested_scripts += 1
     if walker.nested_scripts > MAX_NESTED_SCRIPTS or walker.depth > MAX_DEPTH:
         walker.effects.append(Unparsable("nested code too deep to follow", span))
         return
@@ -1010,10 +1011,17 @@ def run_cmd_code(walker: Any, text: str, span: SpanT, exact: bool = True, env: d
     walker.state = saved.copy()
     walker.depth += 1
     try:
-        _run(walker, text, base, collapse, env or {}, delayed)
+        body(base, collapse)
     finally:
         walker.depth -= 1
         walker.state = saved
+
+
+def run_cmd_code(walker: Any, text: str, span: SpanT, exact: bool = True, env: dict[str, str] | None = None,
+                 delayed: bool = False) -> None:
+    """Walk ``text`` as CMD code for ``walker`` (a child ``cmd``: see :func:`nested_walk`)."""
+    nested_walk(walker, text, span, exact, lambda base, collapse: _run(walker, text, base, collapse, env or {},
+                                                                       delayed))
 
 
 def _run(walker: Any, text: str, base: int, collapse: SpanT | None, env: dict[str, str], delayed: bool) -> None:

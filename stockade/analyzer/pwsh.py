@@ -1421,28 +1421,11 @@ def new_walker(context: Any, command: str, cwd: str | None) -> Any:
 
 
 def run_ps_text(walker: Any, text: str, span: SpanT, exact: bool = True, env: dict[str, str] | None = None) -> None:
-    """Parse and walk PowerShell code found in an argument (a child process: the walker's
-    state is restored afterwards)."""
-    from stockade.analyzer.walker import MAX_DEPTH, MAX_NESTED_SCRIPTS
+    """Parse and walk PowerShell code found in an argument (a child process: see
+    :func:`~stockade.analyzer.cmdshell.nested_walk`)."""
+    from stockade.analyzer.cmdshell import nested_walk
 
-    walker.nested_scripts += 1
-    if walker.nested_scripts > MAX_NESTED_SCRIPTS or walker.depth > MAX_DEPTH:
-        walker.effects.append(Unparsable("nested code too deep to follow", span))
-        return
-    base = 0
-    collapse: SpanT | None = span
-    if exact and text:
-        found = walker.command.find(text, span[0], max(span[1], span[0] + len(text)))
-        if found != -1:
-            base, collapse = found, None
-    saved = walker.state
-    walker.state = saved.copy()
-    walker.depth += 1
-    try:
-        _walk_text(walker, text, base, collapse, env or {})
-    finally:
-        walker.depth -= 1
-        walker.state = saved
+    nested_walk(walker, text, span, exact, lambda base, collapse: _walk_text(walker, text, base, collapse, env or {}))
 
 
 def _walk_text(walker: Any, text: str, base: int, collapse: SpanT | None, env: dict[str, str]) -> None:
