@@ -80,10 +80,10 @@ def _check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_check_shows_the_backend_warnings_of_the_platform(tmp_path: Path) -> None:
     policy = tmp_path / "p.policy"
-    policy.write_text('filesystem {\n  read /\n  write $WORKSPACE\n}\nnetwork {\n  allow localhost\n}\n')
+    policy.write_text('filesystem {\n  read /\n  write $WORKSPACE\n  deny "/**/secret*"\n}\n')
     linux = _check(tmp_path, str(policy), "-v", "--workspace", str(tmp_path), "--platform", "linux")
     assert linux.returncode == 0, linux.stderr
-    assert "warning[B301]: `allow localhost`" in linux.stderr
+    assert "warning[B304]: bubblewrap cannot express the glob `/**/secret*`" in linux.stderr
     assert "policy `p`" in linux.stdout
     bare = tmp_path / "bare.policy"
     bare.write_text('filesystem {\n  write $WORKSPACE\n}\n')
