@@ -110,14 +110,15 @@ def model_cd(inv: Invocation) -> None:
         stack[0], stack[1] = stack[1], stack[0]
         _set_stack(walker, stack)
         return
-    target = args[0] if args else "~"
+    prefix = inv.env or {}  # `CDPATH=… cd x`, `HOME=… cd`: the assignments hold for this cd
+    target = args[0] if args else (prefix.get("HOME") or "~")
     if target == "~":
         target = walker.home
     if target == "-" and name == "cd":
         previous = state.variables.get("OLDPWD")
         new = previous if previous else UNKNOWN
     else:
-        new = inv.path(_cdpath(state.variables.get("CDPATH"), target))
+        new = inv.path(_cdpath(prefix.get("CDPATH", state.variables.get("CDPATH")), target))
     if UNKNOWN in new:
         new = UNKNOWN
     if name == "pushd":

@@ -95,6 +95,7 @@ def model_wrapper(inv: Invocation) -> None:
             env[name] = value
             judge_env_var(inv.walker, name, value, inv.at(words[0][1]))
             words.pop(0)
+        inv.env = env  # the command env runs sees them, as a prefix assignment's command does
     words = words[spec.operands:]
     if inv.name in ("su", "runuser"):
         return  # su [user]: an interactive shell as another user (already a privilege)
