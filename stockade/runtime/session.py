@@ -329,7 +329,7 @@ def run(command: Sequence[str] | str, *, policy: str | os.PathLike[str] | Policy
     from stockade.runtime.plan import prepare_state
 
     # where this process keeps them: the cache, the state directory (sessions, approvals), the audit trail
-    state = "\n".join(prepare_state([cache_dir(), state_root(environ)], [audit_path]))
+    state = "\n".join(prepare_state([cache_dir(), state_root()], [audit_path]))
     state_ctx = {"state": state, **_trusted_inputs()}  # all read-only inside (part of the plan key)
     from stockade.runtime.runlock import RunLock
 
