@@ -461,3 +461,33 @@ def test_a_sandboxed_command_cannot_touch_session_state_even_where_the_policy_wr
     assert done.returncode != 0
     assert state_file.read_text() == before
     assert not (m.state / "approvals" / "user.json").exists()
+
+
+@pytest.mark.parametrize(("body", "needle"), [
+    ("max-denials many", "not a whole number"),
+    ("max-denials 3 within soon", "duration"),
+    ("max-denials 3 4", "takes a count"),
+    ("on-limit maybe", "`on-limit` takes"),
+    ("approvals forever", "`approvals` takes"),
+    ("never-persist git push,", "empty command pattern"),
+    ("max-stepz 5", "unknown keyword"),
+])
+def test_a_malformed_session_section_is_a_located_error(tmp_path: Path, body: str, needle: str) -> None:
+    policy = tmp_path / "bad.policy"
+    policy.write_text(f'policy "bad"\nsession {{\n    {body}\n}}\n')
+    done = subprocess.run([sys.executable, "-m", "stockade", "check", str(policy)], capture_output=True, text=True,
+                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+                               "XDG_CACHE_HOME": str(tmp_path / "c"), "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{policy}:3:" in done.stderr and needle in done.stderr, done.stderr
+
+
+def test_damaged_session_state_fails_closed_and_damaged_approvals_grant_nothing(tmp_path: Path) -> None:
+    m = Machine(tmp_path, SESSION)
+    assert m.bash("ls")[0] == "allow"
+    (m.state / "sessions" / "s1" / "state.json").write_text("{not json")
+    decision, why = m.bash("ls")
+    assert decision == "deny" and "unreadable" in why
+    (m.state / "approvals").mkdir(exist_ok=True)
+    (m.state / "approvals" / "user.json").write_text('{"approvals": [{"program": "git", "words": 7}, "x"]}')
+    assert m.bash("git push origin feature", session="s2")[0] == "ask"
