@@ -307,9 +307,55 @@ def _libc_namespace_calls() -> tuple[Callable[[int], int], Callable[[int, int], 
         raise OSError(0, f"libc's namespace calls are not available: {exc}") from None
 
 
+class ListenSpec(Record):
+    """One socket the broker holds inside the sandbox's network namespace: what it serves
+    (``kind``: ``proxy`` or ``loopback:PORT``), where (``host``, ``port``) and whether it is
+    a datagram socket."""
+
+    kind: str
+    host: str = "127.0.0.1"
+    port: int = 0
+    datagram: bool = False
+
+
+def loopback_up() -> None:
+    """Bring up ``lo`` of the calling thread's network namespace (needs ``CAP_NET_ADMIN`` there)."""
+    import fcntl
+
+    control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)  # (not `socket`: ~3 ms to import)
+    try:
+        request = b"lo".ljust(16, b"\0")
+        flags = int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18],
+                               sys.byteorder)
+        fcntl.ioctl(control.fileno(), SIOCSIFFLAGS, request + (flags | IFF_UP).to_bytes(2, sys.byteorder) + bytes(22))
+    finally:
+        control.close()
+
+
+def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
+    """Bring the namespace's loopback up and open one socket per spec, in order, in the
+    calling thread's network namespace (the sandbox's); closes what it opened on failure."""
+    loopback_up()
+    sockets: list[Any] = []
+    try:
+        for spec in specs:
+            family = _socket.AF_INET6 if ":" in spec.host else _socket.AF_INET
+            sock = _socket.socket(family, _socket.SOCK_DGRAM if spec.datagram else _socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+            sock.bind((spec.host, spec.port))
+            if not spec.datagram:
+                sock.listen(512)
+    except BaseException:
+        for sock in sockets:
+            _close(sock)
+        raise
+    return sockets
+
+
 class SandboxNetns:
     """A fresh network namespace for one sandbox, made by the host (root only): its loopback
-    up, listening sockets on its ``127.0.0.1`` at ``ports``, and a way for the calling
+    up, one socket per :class:`ListenSpec` on its loopback, and a way for the calling
     thread to step into it to start the sandbox (``enter``) and back (``leave``).
 
     Namespaces are per thread: only the calling thread moves, for the moment it takes to
@@ -319,7 +365,7 @@ class SandboxNetns:
     raises :class:`OSError` without it.
     """
 
-    def __init__(self, ports: Sequence[int]):
+    def __init__(self, specs: Sequence[ListenSpec]):
         unshare, self._setns, get_errno = _libc_namespace_calls()
         self._get_errno = get_errno
         self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
@@ -331,23 +377,7 @@ class SandboxNetns:
             raise OSError(errno, f"cannot make a network namespace: {os.strerror(errno)}")
         try:
             self.inside = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-            import fcntl
-
-            control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)  # (not `socket`: ~3 ms to import)
-            try:
-                request = b"lo".ljust(16, b"\0")
-                flags = int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18],
-                                       sys.byteorder)
-                fcntl.ioctl(control.fileno(), SIOCSIFFLAGS,
-                            request + (flags | IFF_UP).to_bytes(2, sys.byteorder) + bytes(22))
-            finally:
-                control.close()
-            for port in ports:
-                sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
-                self.listeners.append(sock)
-                sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-                sock.bind(("127.0.0.1", port))
-                sock.listen(512)
+            self.listeners = open_listeners(specs)
         except BaseException:
             self.leave()
             self.close()
@@ -426,11 +456,16 @@ class Broker:
 
     # -- the sandbox side -------------------------------------------------------------------
 
+    def listen_specs(self) -> list[ListenSpec]:
+        """The sockets the broker holds inside the sandbox, in order: HTTP proxy, SOCKS5,
+        then every ``host-loopback`` port."""
+        return [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
+                *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
+
     def addresses(self) -> list[str]:
-        """The addresses the bridge listens on inside the sandbox, in order: HTTP proxy,
-        SOCKS5, then every ``host-loopback`` port."""
-        ports = [self.http_port, self.socks_port, *self.loopback_ports]
-        return [f"127.0.0.1:{port}" for port in ports]
+        """The ``host:port`` of every stream listener of :meth:`listen_specs`, in order (the
+        bridge's argument)."""
+        return [f"{spec.host}:{spec.port}" for spec in self.listen_specs()]
 
     def environment(self) -> dict[str, str]:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
@@ -456,7 +491,7 @@ class Broker:
         here, listen in it (:class:`SandboxNetns`), and accept; the caller starts the sandbox
         inside that namespace (``netns.enter()`` … ``netns.leave()`` around the spawn) with
         bubblewrap's ``--unshare-net`` left out.  Raises :class:`OSError` when it cannot."""
-        netns = SandboxNetns([int(address.rsplit(":", 1)[1]) for address in self.addresses()])
+        netns = SandboxNetns(self.listen_specs())
         self._pending = (self._serve_listeners, (netns.listeners,))
         return netns
 
@@ -495,7 +530,7 @@ class Broker:
 
     def _serve_listeners(self, listeners: list[Any]) -> None:
         """Accept on every listener (one thread, polling), a thread per connection."""
-        kinds = ["proxy", "proxy", *(f"loopback:{port}" for port in self.loopback_ports)]
+        kinds = [spec.kind for spec in self.listen_specs()]
         with self._lock:
             if self._stopped:
                 for sock in listeners:
