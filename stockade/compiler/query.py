@@ -494,36 +494,64 @@ def _ip_address(host: str) -> IPv4Address | IPv6Address | None:
     return ip_literal(host)
 
 
-#: The address ranges a rule must name to be reached (never ``default allow`` or ``allow *``):
-#: the same table as the broker's (``stockade.runtime.broker.SPECIAL_RANGES``); loopback and
-#: the unspecified address are the ``localhost`` rules' to decide.  Documentation and
-#: benchmarking ranges are ordinary addresses.
-SPECIAL_RANGES: tuple[str, ...] = (
-    "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16",
-    "224.0.0.0/4", "240.0.0.0/4", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+#: The ranges that are nobody's public address, with their kind — one table for the
+#: analyzer and the network broker.  A name resolving into one of them, or an address
+#: literal in one, needs a rule naming that address or range (never ``default allow`` or
+#: ``allow *``); loopback and the unspecified address are the ``localhost`` rules' to
+#: decide here (the broker reaches the host's loopback only by ``host-loopback`` rules).
+#: Documentation and benchmarking ranges are ordinary addresses.
+SPECIAL_RANGES: tuple[tuple[str, str], ...] = (
+    ("0.0.0.0/8", "unspecified"), ("10.0.0.0/8", "private"), ("100.64.0.0/10", "shared"),
+    ("127.0.0.0/8", "loopback"), ("169.254.0.0/16", "link-local"), ("172.16.0.0/12", "private"),
+    ("192.0.0.0/24", "private"), ("192.168.0.0/16", "private"), ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved"),
+    ("::/128", "unspecified"), ("::1/128", "loopback"), ("fc00::/7", "private"), ("fe80::/10", "link-local"),
+    ("fec0::/10", "link-local"), ("ff00::/8", "multicast"),
 )
-#: Cloud metadata services (some outside the ranges above).
+#: Cloud metadata endpoints (AWS, GCP, Azure, ...: 169.254.169.254; AWS IPv6: fd00:ec2::254;
+#: ECS task metadata; Alibaba), some outside the ranges above.
 METADATA_ADDRESSES = frozenset({"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"})
-_SPECIAL_NETWORKS: list[IPv4Network | IPv6Network] = []
+_SPECIAL_NETWORKS: list[tuple[IPv4Network | IPv6Network, str]] = []
 
 
-def is_special_address(address: IPv4Address | IPv6Address) -> bool:
-    """Whether an address is private, link-local (cloud metadata), shared, multicast or reserved
-    — reached only by a rule naming it (:data:`SPECIAL_RANGES`).  An IPv6 address carrying an
-    IPv4 one (6to4, NAT64 ``64:ff9b::/96``) is judged by the IPv4 address too."""
+def special_range(address: IPv4Address | IPv6Address) -> str | None:
+    """What kind of non-public address ``address`` is (``loopback``, ``metadata``,
+    ``private``, ``link-local``, ``shared`` (CGNAT), ``unspecified``, ``multicast``,
+    ``reserved``), or None for any other.  An IPv6 address that carries an IPv4 one
+    (IPv4-mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``) is judged
+    by the IPv4 address too."""
     import ipaddress
 
     if not _SPECIAL_NETWORKS:
-        _SPECIAL_NETWORKS.extend(ipaddress.ip_network(net) for net in SPECIAL_RANGES)
+        _SPECIAL_NETWORKS.extend((ipaddress.ip_network(net), kind) for net, kind in SPECIAL_RANGES)
     if str(address) in METADATA_ADDRESSES:
-        return True
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = address.sixtofour
+        return "metadata"
+    if address.version == 6:
+        embedded = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
         if embedded is None and address in ipaddress.ip_network("64:ff9b::/96"):
             embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-        if embedded is not None and (embedded.is_loopback or is_special_address(embedded)):
-            return True
-    return any(address.version == net.version and address in net for net in _SPECIAL_NETWORKS)
+        if embedded is not None:
+            kind = special_range(embedded)
+            if kind is not None:
+                return kind
+    for network, kind in _SPECIAL_NETWORKS:
+        if address.version == network.version and address in network:
+            return kind
+    return None
+
+
+def is_special_address(address: IPv4Address | IPv6Address) -> bool:
+    """Whether an address is private, link-local (cloud metadata), shared, multicast or
+    reserved — reached only by a rule naming it (:func:`special_range`; loopback and the
+    unspecified address are not: the ``localhost`` rules decide those).  An IPv6 address
+    carrying a loopback IPv4 one is special: ``localhost`` means the sandbox's ``127.0.0.1``
+    and ``::1``, not a disguise of them."""
+    kind = special_range(address)
+    if kind is None:
+        return False
+    if kind in ("loopback", "unspecified"):
+        return address.version == 6 and str(address) not in ("::1", "::")
+    return True
 
 
 def address_network(address: IPv4Address | IPv6Address, prefixlen: int) -> IPv4Network | IPv6Network:

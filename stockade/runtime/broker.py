@@ -72,10 +72,6 @@ HEAD_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
 _BUFFER = 1 << 18
 
-#: Cloud metadata endpoints (AWS, GCP, Azure, ...: 169.254.169.254; AWS IPv6: fd00:ec2::254).
-METADATA_ADDRESSES = frozenset({"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"})
-
-
 def proxy_environment(http_port: int = HTTP_PROXY_PORT, socks_port: int = SOCKS_PORT) -> dict[str, str]:
     """The variables that point clients at the broker inside the sandbox: the standard
     ones (curl, Python, Go, git's libcurl) and the spellings pip, npm, yarn and cargo read."""
@@ -89,46 +85,6 @@ def proxy_environment(http_port: int = HTTP_PROXY_PORT, socks_port: int = SOCKS_
         "npm_config_noproxy": no_proxy, "YARN_HTTP_PROXY": http, "YARN_HTTPS_PROXY": http,
         "CARGO_HTTP_PROXY": http,
     }
-
-
-#: The ranges that are nobody's public address: a name resolving into one of them, or an
-#: address literal in one, needs a rule naming that address or range (loopback: a
-#: ``host-loopback`` rule).  (Documentation and benchmarking ranges are ordinary addresses.)
-SPECIAL_RANGES: tuple[tuple[str, str], ...] = (
-    ("0.0.0.0/8", "unspecified"), ("10.0.0.0/8", "private"), ("100.64.0.0/10", "shared"),
-    ("127.0.0.0/8", "loopback"), ("169.254.0.0/16", "link-local"), ("172.16.0.0/12", "private"),
-    ("192.0.0.0/24", "private"), ("192.168.0.0/16", "private"), ("224.0.0.0/4", "multicast"),
-    ("240.0.0.0/4", "reserved"),
-    ("::/128", "unspecified"), ("::1/128", "loopback"), ("fc00::/7", "private"), ("fe80::/10", "link-local"),
-    ("fec0::/10", "link-local"), ("ff00::/8", "multicast"),
-)
-_SPECIAL: list[Any] = []
-
-
-def special_range(address: IPv4Address | IPv6Address) -> str | None:
-    """What kind of non-public address ``address`` is (``loopback``, ``metadata``,
-    ``private``, ``link-local``, ``shared`` (CGNAT), ``unspecified``, ``multicast``,
-    ``reserved``), or None for any other.  An IPv6 address that carries an IPv4 one
-    (IPv4-mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``) is judged
-    by the IPv4 address too."""
-    import ipaddress
-
-    if not _SPECIAL:
-        _SPECIAL.extend((ipaddress.ip_network(net), kind) for net, kind in SPECIAL_RANGES)
-    if str(address) in METADATA_ADDRESSES:
-        return "metadata"
-    if address.version == 6:
-        embedded = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
-        if embedded is None and address in ipaddress.ip_network("64:ff9b::/96"):
-            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-        if embedded is not None:
-            kind = special_range(embedded)
-            if kind is not None:
-                return kind
-    for network, kind in _SPECIAL:
-        if address.version == network.version and address in network:
-            return kind
-    return None
 
 
 def system_resolver(name: str) -> list[str]:
@@ -247,6 +203,8 @@ class Judge:
         mapped = getattr(address, "ipv4_mapped", None)
         plain = mapped if mapped is not None else address
         text = str(plain)
+        from stockade.compiler.query import special_range
+
         kind = special_range(plain)
         if kind == "loopback":
             return self._host_loopback(host, port, text)

@@ -278,3 +278,20 @@ def test_address_decisions_match_a_brute_force_reference(default: str, rules: li
     ir = ir_of(default, *unique)
     for spelling in _spellings(address):
         assert ir.network_access(spelling, port).allowed is _reference(ir, address, port), spelling
+
+
+@pytest.mark.parametrize(("address", "special"), [
+    ("10.0.0.1", True), ("169.254.169.254", True), ("100.100.100.200", True), ("93.184.216.34", False),
+    ("127.0.0.1", False), ("::1", False), ("::", False),  # the `localhost` rules decide these
+    ("::ffff:10.0.0.1", True), ("::ffff:169.254.169.254", True), ("::ffff:127.0.0.1", True),
+    ("2002:a00:1::", True), ("64:ff9b::a00:1", True), ("64:ff9b::7f00:1", True), ("fd00:ec2::254", True),
+    ("2606:4700::1111", False), ("::ffff:93.184.216.34", False),
+])
+def test_special_addresses_are_one_table_with_the_broker(address: str, special: bool) -> None:
+    """The analyzer and the broker read one table: an IPv6 spelling of a private or
+    loopback IPv4 address is that address, never a public one under `default allow`."""
+    from stockade.compiler.query import special_range
+
+    parsed = ipaddress.ip_address(address)
+    assert is_special_address(parsed) is special
+    assert (special_range(parsed) is not None) is (special or address in ("127.0.0.1", "::1", "::"))

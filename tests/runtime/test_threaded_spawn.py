@@ -182,5 +182,5 @@ def test_runs_from_eight_threads_finish_with_their_limits(tmp_path: Path) -> Non
             ok = hits == ["timeout"] and status == 124 and "not-stopped" not in result["out"]
         if not ok:
             wrong.append(result)
-    assert not wrong, wrong[:3]
+    assert not wrong, json.dumps(wrong[:3], indent=1)
     assert {result["kind"] for result in results} == set(COMMANDS)
