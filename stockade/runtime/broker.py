@@ -9,12 +9,14 @@ the host.
 How a connection gets out
 =========================
 
-1. The sandbox's command is preceded by the bridge (:mod:`stockade.runtime.netbridge`),
-   which creates listening TCP sockets on the namespace's loopback — the HTTP proxy port,
-   the SOCKS5 port and one port per ``allow host-loopback:PORT`` — and hands them to the
-   broker over a stream ``socketpair`` (``SCM_RIGHTS``), then execs the command.  Nothing
-   inside keeps a descriptor of the broker, and no unix socket is made or reachable there:
-   the seccomp filter that refuses ``socket(AF_UNIX)`` stays as it is.
+1. bubblewrap makes the sandbox's network namespace (``--unshare-net``) and holds the
+   sandbox before its command (``--block-fd``); the host opens listening TCP sockets on
+   that namespace's loopback — the HTTP proxy port, the SOCKS5 port and one port per
+   ``allow host-loopback:PORT`` — from a short-lived child of its own that enters the
+   namespace (:func:`listen_in_sandbox`), keeps them, and only then lets the command start.
+   No process of stockade runs inside, nothing inside holds a descriptor of the broker, and
+   no unix socket is made or reachable there: the seccomp filter that refuses
+   ``socket(AF_UNIX)`` stays as it is.
 2. The broker accepts on those sockets (they stay in the sandbox's namespace; the broker
    itself is in the host's) and speaks HTTP proxy (absolute-form requests and
    ``CONNECT``) and SOCKS5 (``CONNECT`` with a domain name, IPv4 or IPv6 address: remote
@@ -59,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     Resolver = Callable[[str], Sequence[str]]
 
-#: The ports the bridge listens on inside the sandbox (its namespace is its own: any port
+#: The ports the broker listens on inside the sandbox (its namespace is its own: any port
 #: is free there); moved up when a ``host-loopback`` grant takes one.
 HTTP_PROXY_PORT = 3128
 SOCKS_PORT = 1080
@@ -277,15 +279,20 @@ def _host_name(text: str) -> bool:
     return all(label and len(label) <= 63 and set(label) <= allowed for label in text.split("."))
 
 
-#: ``unshare``/``setns`` flag of a network namespace; ``ioctl`` numbers for an interface's flags.
+#: ``setns`` flags of a network and a user namespace; the ``ioctl`` that opens the
+#: user namespace owning a namespace; ``ioctl`` numbers for an interface's flags.
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
+NS_GET_USERNS = 0xB701
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+#: Seconds the host waits for bubblewrap to bring the sandbox's loopback up.
+LOOPBACK_WAIT = 10.0
 
 
-def _libc_namespace_calls() -> tuple[Callable[[int], int], Callable[[int, int], int], Callable[[], int]]:
-    """libc's ``unshare`` and ``setns`` (and ``errno``), through ``_ctypes`` itself: the
-    ``ctypes`` package costs several milliseconds to import, and Python 3.11 has no
-    ``os.unshare``/``os.setns``.  Raises :class:`OSError` where they cannot be had."""
+def _libc_namespace_calls() -> tuple[Callable[[int, int], int], Callable[[], int]]:
+    """libc's ``setns`` (and ``errno``), through ``_ctypes`` itself: the ``ctypes`` package
+    costs several milliseconds to import, and Python 3.11 has no ``os.setns``.  Raises
+    :class:`OSError` where it cannot be had."""
     try:
         import _ctypes
     except ImportError as exc:
@@ -302,9 +309,9 @@ def _libc_namespace_calls() -> tuple[Callable[[int], int], Callable[[int, int], 
             _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
 
         libc: Any = Libc()
-        return Function(("unshare", libc)), Function(("setns", libc)), _ctypes.get_errno
+        return Function(("setns", libc)), _ctypes.get_errno
     except (AttributeError, TypeError, ValueError) as exc:
-        raise OSError(0, f"libc's namespace calls are not available: {exc}") from None
+        raise OSError(0, f"libc's setns is not available: {exc}") from None
 
 
 class ListenSpec(Record):
@@ -316,6 +323,28 @@ class ListenSpec(Record):
     host: str = "127.0.0.1"
     port: int = 0
     datagram: bool = False
+
+
+def _loopback_flags(control: Any) -> int:
+    import fcntl
+
+    request = b"lo".ljust(16, b"\0")
+    return int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18], sys.byteorder)
+
+
+def _await_loopback(timeout: float) -> None:
+    """Wait until ``lo`` of the calling thread's network namespace is up: bubblewrap's
+    sandbox brings it up itself (address, then link) while the host listens there, and an
+    address added twice would fail its set-up.  Raises :class:`OSError` after ``timeout``."""
+    control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        deadline = time.monotonic() + timeout
+        while not _loopback_flags(control) & IFF_UP:
+            if time.monotonic() > deadline:
+                raise OSError(0, f"its loopback did not come up within {timeout:g} s")
+            time.sleep(0.0002)
+    finally:
+        control.close()
 
 
 def loopback_up() -> None:
@@ -353,68 +382,142 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
     return sockets
 
 
-class SandboxNetns:
-    """A fresh network namespace for one sandbox, made by the host (root only): its loopback
-    up, one socket per :class:`ListenSpec` on its loopback, and a way for the calling
-    thread to step into it to start the sandbox (``enter``) and back (``leave``).
+def listen_in_sandbox(pid: int, specs: Sequence[ListenSpec], *, parent: int | None = None,
+                      netns_id: int | None = None) -> list[Any]:
+    """Open one socket per spec (:func:`open_listeners`) inside the network namespace of
+    process ``pid`` — a sandbox that bubblewrap made and holds before its command
+    (``--block-fd``) — and return them, held by this process only.
 
-    Namespaces are per thread: only the calling thread moves, for the moment it takes to
-    fork the sandbox tool, so the broker's threads stay in the host's namespace.  The
-    namespace belongs to the host's user namespace, so nothing inside the sandbox (an
-    unprivileged user namespace of its own) can reconfigure it.  Needs ``CAP_SYS_ADMIN``;
-    raises :class:`OSError` without it.
+    Nothing of the sandbox has run yet, and nothing is read from it: the process is named by
+    a pidfd, checked to be alive, a child of ``parent`` (the bubblewrap that reported it) and
+    in the namespace whose inode is ``netns_id`` (what bubblewrap's ``--info-fd`` says), once
+    its namespace is open.  A short-lived child of this process (forked: single-threaded,
+    as entering a user namespace needs) enters the user namespace that owns that network
+    namespace (``NS_GET_USERNS``; bubblewrap may nest another one inside it), where this
+    uid has every capability since it made it, then the network namespace; it opens the
+    sockets there, sends them back over a socket pair (``SCM_RIGHTS``) and exits.  The child
+    runs no import and takes no lock.  Raises :class:`OSError` saying which step failed.
     """
+    import fcntl  # (before the fork: the child imports nothing; open_listeners uses it)
+    from select import POLLIN, poll
 
-    def __init__(self, specs: Sequence[ListenSpec]):
-        unshare, self._setns, get_errno = _libc_namespace_calls()
-        self._get_errno = get_errno
-        self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        self.inside = -1
-        self.listeners: list[Any] = []
-        if unshare(CLONE_NEWNET) != 0:
-            errno = get_errno()
-            os.close(self.home)
-            raise OSError(errno, f"cannot make a network namespace: {os.strerror(errno)}")
+    setns, get_errno = _libc_namespace_calls()
+    pidfd: int | None = None
+    try:
+        pidfd = os.pidfd_open(pid)
+    except AttributeError:
+        pass  # (not Linux)
+    except OSError as exc:
+        if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
+            raise OSError(exc.errno, f"the sandbox's process {pid} is gone: {exc.strerror}") from None
+    try:
         try:
-            self.inside = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-            self.listeners = open_listeners(specs)
-        except BaseException:
-            self.leave()
-            self.close()
-            raise
-        self.leave()
+            netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot open the sandbox's network namespace: {exc.strerror}") from None
+        try:
+            problem = _not_the_sandbox(pid, netfd, pidfd, parent, netns_id, poll, POLLIN)
+            if problem:
+                raise OSError(0, problem)
+            try:
+                userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
+            except OSError as exc:
+                raise OSError(exc.errno, "cannot find the user namespace of the sandbox's network namespace "
+                                         f"(`NS_GET_USERNS`, Linux 4.9): {exc.strerror}") from None
+            try:
+                own = os.stat("/proc/self/ns/user")
+                same = (own.st_dev, own.st_ino) == (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino)
+                return _join_and_listen(userfd, netfd, None if same else setns, setns, get_errno, specs)
+            finally:
+                os.close(userfd)
+        finally:
+            os.close(netfd)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
-    def _move(self, fd: int) -> None:
-        if self._setns(fd, CLONE_NEWNET) != 0:
-            errno = self._get_errno()
-            raise OSError(errno, f"cannot change the network namespace: {os.strerror(errno)}")
 
-    def enter(self) -> None:
-        """Move the calling thread into the sandbox's namespace."""
-        self._move(self.inside)
+def _not_the_sandbox(pid: int, netfd: int, pidfd: int | None, parent: int | None, netns_id: int | None,
+                     poll: Any, pollin: int) -> str:
+    """Why the namespace opened for ``pid`` may not be the held sandbox's ("" when it is)."""
+    if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
+        return f"process {pid} is not in the network namespace bubblewrap made"
+    if parent is not None:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            fields = []
+        if len(fields) < 2 or fields[1] != str(parent).encode():
+            return f"process {pid} is not bubblewrap's child"
+    if pidfd is not None:
+        waiter = poll()
+        waiter.register(pidfd, pollin)
+        if waiter.poll(0):
+            return f"the sandbox's process {pid} ended before its command started"
+    return ""
 
-    def leave(self) -> None:
-        """Move the calling thread back to the host's namespace."""
-        self._move(self.home)
 
-    def close(self) -> None:
-        """Release the namespace (it ends with the sandbox's last process)."""
-        for fd in (self.home, self.inside):
-            if fd >= 0:
-                os.close(fd)
-        self.home = self.inside = -1
+def _join_and_listen(userfd: int, netfd: int, enter_user: Callable[[int, int], int] | None,
+                     setns: Callable[[int, int], int], get_errno: Callable[[], int],
+                     specs: Sequence[ListenSpec]) -> list[Any]:
+    """Fork; in the child enter the user namespace (unless ``enter_user`` is None: it is
+    this process's own) and the network namespace, open the listeners and send them back."""
+    count = len(specs)
+    here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child (coverage does not follow it)
+            status, step = 1, "enter the sandbox's user namespace"
+            try:
+                here.close()
+                if enter_user is None or enter_user(userfd, CLONE_NEWUSER) == 0:
+                    step = "enter the sandbox's network namespace"
+                    if setns(netfd, CLONE_NEWNET) == 0:
+                        step = "listen inside the sandbox"
+                        _await_loopback(LOOPBACK_WAIT)
+                        sockets = open_listeners(specs)
+                        passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
+                        there.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
+                        status = 0
+                if status:
+                    errno = get_errno()
+                    there.sendall(f"Ecannot {step}: {os.strerror(errno)}".encode())
+            except BaseException as exc:
+                try:
+                    there.sendall(f"Ecannot {step}: {getattr(exc, 'strerror', None) or exc}".encode())
+                except BaseException:
+                    pass
+            finally:
+                os._exit(status)
+        there.close()
+        try:
+            data, ancillary, _, _ = here.recvmsg(4096, _socket.CMSG_SPACE(4 * count), _socket.MSG_CMSG_CLOEXEC)
+        finally:
+            os.waitpid(child, 0)
+    finally:
+        here.close()
+        there.close()
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            usable = len(payload) - len(payload) % 4
+            fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
+    if data[:1] != b"L" or len(fds) != count:
+        for fd in fds:
+            os.close(fd)
+        said = data[1:].decode("utf-8", "replace") if data[:1] == b"E" else "the helper ended without an answer"
+        raise OSError(0, said)
+    return [_socket.socket(fileno=fd) for fd in fds]
 
 
 class BrokerHooks(Record):
     """What a caller of ``stockade.runtime.session.run`` may give the broker: a resolver
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
-    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners;
-    ``bridge``: use the in-sandbox bridge even where the host could make the sandbox's
-    network namespace itself (root), as a normal user's run does."""
+    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners."""
 
     resolver: Any = None
     on_start: Any = None
-    bridge: bool = False
 
 
 class Broker:
@@ -449,7 +552,6 @@ class Broker:
         self._ready = _Task.done_flag()
         self._judge_lock = _thread.allocate_lock()
         self._judge_failed = False
-        self._host_end: socket.socket | None = None
         self._thread: _Task | None = None
         self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
@@ -462,38 +564,16 @@ class Broker:
         return [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
                 *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
 
-    def addresses(self) -> list[str]:
-        """The ``host:port`` of every stream listener of :meth:`listen_specs`, in order (the
-        bridge's argument)."""
-        return [f"{spec.host}:{spec.port}" for spec in self.listen_specs()]
-
     def environment(self) -> dict[str, str]:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
         return proxy_environment(self.http_port, self.socks_port)
 
-    def start(self, argv: Sequence[str], serve: bool = True) -> tuple[list[str], int]:
-        """Start the broker; the command to run inside the sandbox instead of ``argv`` (the
-        bridge, then ``argv``) and the descriptor to pass to the sandbox for the bridge (the
-        caller closes it once the sandbox has started).  With ``serve=False`` the broker's
-        thread starts only at :meth:`serve` (after the sandbox's start: the bridge waits)."""
-        host_end, sandbox_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        self._host_end = host_end  # type: ignore[assignment]
-        fd = sandbox_end.detach()
-        os.set_inheritable(fd, True)
-        self._pending = (self._control, ())
-        if serve:
-            self.serve()
-        bridge = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netbridge.py")
-        return [sys.executable, "-I", "-S", bridge, str(fd), ",".join(self.addresses()), "--", *argv], fd
-
-    def start_in_namespace(self) -> SandboxNetns:
-        """Start the broker without a bridge (as root): make the sandbox's network namespace
-        here, listen in it (:class:`SandboxNetns`), and accept; the caller starts the sandbox
-        inside that namespace (``netns.enter()`` … ``netns.leave()`` around the spawn) with
-        bubblewrap's ``--unshare-net`` left out.  Raises :class:`OSError` when it cannot."""
-        netns = SandboxNetns(self.listen_specs())
-        self._pending = (self._serve_listeners, (netns.listeners,))
-        return netns
+    def adopt(self, listeners: Sequence[Any]) -> None:
+        """Take the sandbox's listening sockets, one per :meth:`listen_specs` entry in order
+        (:func:`listen_in_sandbox` opens them); :meth:`serve` then accepts on them."""
+        if len(listeners) != len(self.listen_specs()):
+            raise ValueError(f"{len(listeners)} listeners for {len(self.listen_specs())} specs")
+        self._pending = (self._serve_listeners, (list(listeners),))
 
     def serve(self) -> None:
         """Start the broker's thread (once; from a thread in the host's network namespace).
@@ -502,31 +582,6 @@ class Broker:
         if pending is not None:
             target, args = pending
             self._thread = _Task(target, *args)
-
-    def _control(self) -> None:
-        """Receive the bridge's listeners, acknowledge them, and accept on them."""
-        host_end: Any = self._host_end
-        count = len(self.addresses())
-        try:
-            data, ancillary, _, _ = host_end.recvmsg(4096, _socket.CMSG_SPACE(4 * count), _socket.MSG_CMSG_CLOEXEC)
-        except OSError:
-            data, ancillary = b"", []
-        fds: list[int] = []
-        for level, kind, payload in ancillary:
-            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % 4
-                fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
-        if data[:1] != b"L" or len(fds) != count or self._stopped:
-            for fd in fds:
-                os.close(fd)
-            host_end.close()
-            return
-        try:
-            host_end.sendall(b"K")  # the command starts; its connections wait in the listeners' queues
-        except OSError:
-            pass
-        host_end.close()
-        self._serve_listeners([_socket.socket(fileno=fd) for fd in fds])
 
     def _serve_listeners(self, listeners: list[Any]) -> None:
         """Accept on every listener (one thread, polling), a thread per connection."""
@@ -587,8 +642,6 @@ class Broker:
             _close(sock)
         for sock in connections:
             _close(sock)
-        if self._host_end is not None:
-            _close(self._host_end)
         thread = self._thread
         here = _thread.get_ident()
         if thread is not None and thread.ident != here:
