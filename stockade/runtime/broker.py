@@ -382,133 +382,164 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
     return sockets
 
 
-def listen_in_sandbox(pid: int, specs: Sequence[ListenSpec], *, parent: int | None = None,
-                      netns_id: int | None = None) -> list[Any]:
-    """Open one socket per spec (:func:`open_listeners`) inside the network namespace of
-    process ``pid`` — a sandbox that bubblewrap made and holds before its command
-    (``--block-fd``) — and return them, held by this process only.
+class SandboxListeners:
+    """The broker's listening sockets, opened inside the network namespace of a sandbox that
+    bubblewrap made and holds before its command (``--block-fd``), and held by this process
+    only.
 
-    Nothing of the sandbox has run yet, and nothing is read from it: the process is named by
-    a pidfd, checked to be alive, a child of ``parent`` (the bubblewrap that reported it) and
-    in the namespace whose inode is ``netns_id`` (what bubblewrap's ``--info-fd`` says), once
-    its namespace is open.  A short-lived child of this process (forked: single-threaded,
-    as entering a user namespace needs) enters the user namespace that owns that network
-    namespace (``NS_GET_USERNS``; bubblewrap may nest another one inside it), where this
-    uid has every capability since it made it, then the network namespace; it opens the
-    sockets there, sends them back over a socket pair (``SCM_RIGHTS``) and exits.  The child
-    runs no import and takes no lock.  Raises :class:`OSError` saying which step failed.
+    bubblewrap reports the sandbox's process and namespaces on ``--info-fd`` (``report_fd``
+    here) once it has made them.  A short-lived child of this process, forked at once so
+    that its start overlaps bubblewrap's, reads that report, names the process by a pidfd
+    and checks it — alive, a child of ``parent`` (that bubblewrap), in the network namespace
+    the report names — then enters the user namespace that owns that network namespace
+    (``NS_GET_USERNS``: bubblewrap nests another one inside it; this uid made it, so it has
+    every capability there, and a forked child is single-threaded, as entering a user
+    namespace needs), then the network namespace.  It waits for the sandbox to bring its
+    loopback up, opens one socket per spec (:func:`open_listeners`), sends them back over a
+    socket pair (``SCM_RIGHTS``) and exits.  Nothing of the sandbox has run yet and nothing
+    it could write is read.  The child runs no import and takes no lock.
     """
-    import fcntl  # (before the fork: the child imports nothing; open_listeners uses it)
-    from select import POLLIN, poll
 
-    setns, get_errno = _libc_namespace_calls()
-    pidfd: int | None = None
-    try:
-        pidfd = os.pidfd_open(pid)
-    except AttributeError:
-        pass  # (not Linux)
-    except OSError as exc:
-        if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
-            raise OSError(exc.errno, f"the sandbox's process {pid} is gone: {exc.strerror}") from None
-    try:
+    def __init__(self, report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float = 30.0):
+        import fcntl  # noqa: F401 - (before the fork: the child imports nothing; open_listeners uses it)
+        from select import POLLIN, poll
+
+        self.count = len(specs)
+        setns, get_errno = _libc_namespace_calls()
+        here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
-            netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            raise OSError(exc.errno, f"cannot open the sandbox's network namespace: {exc.strerror}") from None
-        try:
-            problem = _not_the_sandbox(pid, netfd, pidfd, parent, netns_id, poll, POLLIN)
-            if problem:
-                raise OSError(0, problem)
-            try:
-                userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
-            except OSError as exc:
-                raise OSError(exc.errno, "cannot find the user namespace of the sandbox's network namespace "
-                                         f"(`NS_GET_USERNS`, Linux 4.9): {exc.strerror}") from None
-            try:
-                own = os.stat("/proc/self/ns/user")
-                same = (own.st_dev, own.st_ino) == (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino)
-                return _join_and_listen(userfd, netfd, None if same else setns, setns, get_errno, specs)
-            finally:
-                os.close(userfd)
-        finally:
-            os.close(netfd)
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-
-
-def _not_the_sandbox(pid: int, netfd: int, pidfd: int | None, parent: int | None, netns_id: int | None,
-                     poll: Any, pollin: int) -> str:
-    """Why the namespace opened for ``pid`` may not be the held sandbox's ("" when it is)."""
-    if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
-        return f"process {pid} is not in the network namespace bubblewrap made"
-    if parent is not None:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-        except OSError:
-            fields = []
-        if len(fields) < 2 or fields[1] != str(parent).encode():
-            return f"process {pid} is not bubblewrap's child"
-    if pidfd is not None:
-        waiter = poll()
-        waiter.register(pidfd, pollin)
-        if waiter.poll(0):
-            return f"the sandbox's process {pid} ended before its command started"
-    return ""
-
-
-def _join_and_listen(userfd: int, netfd: int, enter_user: Callable[[int, int], int] | None,
-                     setns: Callable[[int, int], int], get_errno: Callable[[], int],
-                     specs: Sequence[ListenSpec]) -> list[Any]:
-    """Fork; in the child enter the user namespace (unless ``enter_user`` is None: it is
-    this process's own) and the network namespace, open the listeners and send them back."""
-    count = len(specs)
-    here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        child = os.fork()
-        if child == 0:  # pragma: no cover - the child (coverage does not follow it)
-            status, step = 1, "enter the sandbox's user namespace"
+            self.child = os.fork()
+        except BaseException:
+            here.close()
+            there.close()
+            raise
+        if self.child == 0:  # pragma: no cover - the child (coverage does not follow it)
+            status = 1
             try:
                 here.close()
-                if enter_user is None or enter_user(userfd, CLONE_NEWUSER) == 0:
-                    step = "enter the sandbox's network namespace"
-                    if setns(netfd, CLONE_NEWNET) == 0:
-                        step = "listen inside the sandbox"
-                        _await_loopback(LOOPBACK_WAIT)
-                        sockets = open_listeners(specs)
-                        passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
-                        there.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
-                        status = 0
-                if status:
-                    errno = get_errno()
-                    there.sendall(f"Ecannot {step}: {os.strerror(errno)}".encode())
+                said = _helper(report_fd, parent, specs, timeout, setns, get_errno, poll, POLLIN, there)
+                status = 0 if not said else 1
+                if said:
+                    there.sendall(said.encode("utf-8", "replace"))
             except BaseException as exc:
                 try:
-                    there.sendall(f"Ecannot {step}: {getattr(exc, 'strerror', None) or exc}".encode())
+                    there.sendall(f"E{getattr(exc, 'strerror', None) or exc}".encode("utf-8", "replace"))
                 except BaseException:
                     pass
             finally:
                 os._exit(status)
         there.close()
+        self._channel = here
+
+    def result(self) -> list[Any] | None:
+        """The listeners, in the specs' order; None when bubblewrap ended before it made the
+        sandbox (its own error says why).  Raises :class:`OSError` saying which step failed."""
         try:
-            data, ancillary, _, _ = here.recvmsg(4096, _socket.CMSG_SPACE(4 * count), _socket.MSG_CMSG_CLOEXEC)
+            data, ancillary, _, _ = self._channel.recvmsg(4096, _socket.CMSG_SPACE(4 * self.count),
+                                                          _socket.MSG_CMSG_CLOEXEC)
         finally:
-            os.waitpid(child, 0)
-    finally:
-        here.close()
-        there.close()
-    fds: list[int] = []
-    for level, kind, payload in ancillary:
-        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-            usable = len(payload) - len(payload) % 4
-            fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
-    if data[:1] != b"L" or len(fds) != count:
+            self._channel.close()
+            self.reap(block=False)
+        fds: list[int] = []
+        for level, kind, payload in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % 4
+                fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
+        if data[:1] == b"L" and len(fds) == self.count:
+            return [_socket.socket(fileno=fd) for fd in fds]
         for fd in fds:
             os.close(fd)
-        said = data[1:].decode("utf-8", "replace") if data[:1] == b"E" else "the helper ended without an answer"
-        raise OSError(0, said)
-    return [_socket.socket(fileno=fd) for fd in fds]
+        if data[:1] == b"N":
+            return None
+        raise OSError(0, data[1:].decode("utf-8", "replace") if data[:1] == b"E"
+                      else "the helper that listens inside the sandbox ended without an answer")
+
+    def reap(self, block: bool = True) -> None:
+        """Collect the helper's exit (it exits once it has answered)."""
+        if self.child and os.waitpid(self.child, 0 if block else os.WNOHANG)[0]:
+            self.child = 0
+
+
+def _report_number(report: str, key: str) -> int | None:
+    """The number after ``"key":`` in bubblewrap's JSON report (no ``json`` import for it)."""
+    at = report.find(f'"{key}":')
+    if at < 0:
+        return None
+    text = report[at + len(key) + 3:].lstrip()
+    end = 0
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    return int(text[:end]) if end else None
+
+
+def _helper(report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float,
+            setns: Callable[[int, int], int], get_errno: Callable[[], int], poll: Any, pollin: int,
+            channel: Any) -> str:  # pragma: no cover - runs in the forked child
+    """The forked child's work (see :class:`SandboxListeners`): "" when the listeners were
+    sent, else the answer to send (``N``: no sandbox was made; ``E`` and why)."""
+    deadline = time.monotonic() + timeout
+    report = b""
+    waiter = poll()
+    waiter.register(report_fd, pollin)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not waiter.poll(int(left * 1000) + 1):
+            return f"Ebubblewrap did not report its sandbox within {timeout:g} s"
+        chunk = os.read(report_fd, 4096)
+        if not chunk:
+            break
+        report += chunk
+    text = report.decode("utf-8", "replace")
+    if not text.strip():
+        return "N"
+    pid, netns_id = _report_number(text, "child-pid"), _report_number(text, "net-namespace")
+    if pid is None:
+        return f"Ebubblewrap's report names no process: `{text[:200]}`"
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except OSError as exc:
+        if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
+            return f"Ethe sandbox's process {pid} is gone: {exc.strerror}"
+        pidfd = None
+    try:
+        netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"Ecannot open the sandbox's network namespace: {exc.strerror}"
+    if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
+        return f"Eprocess {pid} is not in the network namespace bubblewrap made"
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        fields = []
+    if len(fields) < 2 or fields[1] != str(parent).encode():
+        return f"Eprocess {pid} is not bubblewrap's child"
+    if pidfd is not None:
+        alive = poll()
+        alive.register(pidfd, pollin)
+        if alive.poll(0):
+            return f"Ethe sandbox's process {pid} ended before its command started"
+    import fcntl  # (imported by the parent before the fork: no import happens here)
+
+    try:
+        userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
+    except OSError as exc:
+        return ("Ecannot find the user namespace of the sandbox's network namespace (`NS_GET_USERNS`, Linux "
+                f"4.9): {exc.strerror}")
+    own = os.stat("/proc/self/ns/user")
+    if (own.st_dev, own.st_ino) != (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino) \
+            and setns(userfd, CLONE_NEWUSER) != 0:
+        return f"Ecannot enter the sandbox's user namespace: {os.strerror(get_errno())}"
+    if setns(netfd, CLONE_NEWNET) != 0:
+        return f"Ecannot enter the sandbox's network namespace: {os.strerror(get_errno())}"
+    try:
+        _await_loopback(max(deadline - time.monotonic(), 0.0))
+        sockets = open_listeners(specs)
+    except OSError as exc:
+        return f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
+    passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
+    channel.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
+    return ""
 
 
 class BrokerHooks(Record):

@@ -570,7 +570,7 @@ class _Bridge:
     has made them) and ``--block-fd`` (the sandbox waits there, set up, before the command
     starts).  :meth:`started`, called once bubblewrap has started, reads the report, opens
     the broker's listeners inside that namespace from the host
-    (:func:`~stockade.runtime.broker.listen_in_sandbox`), starts the broker, and only then
+    (:class:`~stockade.runtime.broker.SandboxListeners`), starts the broker, and only then
     lets the command start.  When any of that fails it raises R508 and leaves the sandbox
     held: the caller kills it before :meth:`close` lets go of the block, so the command
     never starts.  No process of stockade runs inside the sandbox.
@@ -585,6 +585,7 @@ class _Bridge:
         self.fds: tuple[int, ...] = (info_write, block_read)
         self.options = ["--info-fd", str(info_write), "--block-fd", str(block_read)]
         self._pending = True
+        self._helper: Any = None
 
     def started(self, pid: int | None = None) -> None:
         """bubblewrap (``pid``) has started, or failed to (None): close the descriptors it was
@@ -597,18 +598,15 @@ class _Bridge:
         self.fds = ()
         if pid is None:
             return
-        report = self._report()
-        if not report:
-            return  # bubblewrap ended before it made the sandbox: its own error says why
-        child, netns = _report_number(report, "child-pid"), _report_number(report, "net-namespace")
-        if child is None:
-            raise _bridge_failed(f"bubblewrap's report names no process: `{report[:200]}`")
-        from stockade.runtime.broker import listen_in_sandbox
+        from stockade.runtime.broker import SandboxListeners
 
         try:
-            listeners = listen_in_sandbox(child, self.broker.listen_specs(), parent=pid, netns_id=netns)
+            self._helper = SandboxListeners(self._info, pid, self.broker.listen_specs())
+            listeners = self._helper.result()
         except OSError as exc:
             raise _bridge_failed(str(exc.strerror or exc)) from None
+        if listeners is None:
+            return  # bubblewrap ended before it made the sandbox: its own error says why
         self.broker.adopt(listeners)
         self.broker.serve()
         try:
@@ -616,44 +614,16 @@ class _Bridge:
         except OSError:
             pass  # the sandbox is gone already (its set-up failed): bubblewrap says why
 
-    def _report(self, timeout: float = 30.0) -> str:
-        """What bubblewrap wrote on ``--info-fd`` until it closed it ("" if nothing)."""
-        import time
-        from select import POLLIN, poll
-
-        data = b""
-        waiter = poll()
-        waiter.register(self._info, POLLIN)
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not waiter.poll(int(left * 1000) + 1):
-                raise _bridge_failed(f"bubblewrap did not report its sandbox within {timeout:g} s")
-            chunk = os.read(self._info, 4096)
-            if not chunk:
-                return data.decode("utf-8", "replace")
-            data += chunk
-
     def close(self) -> None:
         """The run is over (the sandbox is gone): stop the broker, release the descriptors."""
         self.started(None)
         self.broker.stop()
+        if self._helper is not None:
+            self._helper.reap()
         for fd in (self._info, self._block):
             if fd >= 0:
                 os.close(fd)
         self._info = self._block = -1
-
-
-def _report_number(report: str, key: str) -> int | None:
-    """The number after ``"key":`` in bubblewrap's JSON report (no ``json`` import for it)."""
-    at = report.find(f'"{key}":')
-    if at < 0:
-        return None
-    text = report[at + len(key) + 3:].lstrip()
-    end = 0
-    while end < len(text) and text[end].isdigit():
-        end += 1
-    return int(text[:end]) if end else None
 
 
 def _bridge_failed(why: str) -> StockadeError:
