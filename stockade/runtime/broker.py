@@ -135,9 +135,7 @@ def special_range(address: IPv4Address | IPv6Address) -> str | None:
 
 def system_resolver(name: str) -> list[str]:
     """The addresses of ``name`` as the host resolves it (``getaddrinfo``), in order."""
-    import socket
-
-    found = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    found = _socket.getaddrinfo(name, None, 0, _socket.SOCK_STREAM, _socket.IPPROTO_TCP)
     return list(dict.fromkeys(str(info[4][0]) for info in found))
 
 
@@ -152,9 +150,7 @@ class TableResolver:
         """The table's addresses for ``name`` (raises :class:`OSError` when it has none)."""
         found = self.table.get(name.lower().rstrip("."))
         if not found:
-            import socket
-
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+            raise _socket.gaierror(_socket.EAI_NONAME, "Name or service not known")
         return list(found)
 
 
@@ -639,6 +635,18 @@ class Broker:
                     return
                 self._accept(*by_fd[fd])
 
+    def preload(self) -> None:
+        """Load the policy for the judge now, in a thread of its own (not waited for by
+        :meth:`stop`), so that the first connection does not wait for it (importing the
+        policy's IR costs ~15-25 ms)."""
+        if self.judge is None and not self._stopped:
+            _Task(self._warm)
+
+    def _warm(self) -> None:
+        judge = self._judge()
+        if judge is not None:  # (a first query builds the IR's index and loads `ipaddress`)
+            judge.judge(HOST_LOOPBACK, 1)
+
     def _judge(self) -> Judge | None:
         """The judge, made on the first connection (a run that connects nowhere never loads
         the policy here); None when the policy cannot be loaded (every connection refused)."""
@@ -693,9 +701,7 @@ class Broker:
             fd, _ = listener._accept()
         except OSError:
             return
-        import socket  # (on the first connection: a run that connects nowhere never loads it)
-
-        conn = socket.socket(fileno=fd)
+        conn: Any = _socket.socket(fileno=fd)  # (`_socket`: `socket` costs ~3-5 ms to import)
         with self._lock:
             if self._stopped:
                 _close(conn)
@@ -806,13 +812,11 @@ class Broker:
             if answer is not None:
                 answer(False, f"blocked by stockade: {shown} ({_because(decision)})")
             return
-        import socket
-
         upstream = None
         problem = ""
         for address in decision.addresses:
-            family = socket.AF_INET6 if ":" in address else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
+            family = _socket.AF_INET6 if ":" in address else _socket.AF_INET
+            sock: Any = _socket.socket(family, _socket.SOCK_STREAM)
             sock.settimeout(CONNECT_TIMEOUT)
             try:
                 sock.connect((address, port))

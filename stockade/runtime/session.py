@@ -612,7 +612,8 @@ class _Bridge:
         try:
             os.write(self._block, b"G")  # the command starts; its connections wait in the listeners' queues
         except OSError:
-            pass  # the sandbox is gone already (its set-up failed): bubblewrap says why
+            return  # the sandbox is gone already (its set-up failed): bubblewrap says why
+        self.broker.preload()
 
     def close(self) -> None:
         """The run is over (the sandbox is gone): stop the broker, release the descriptors."""
