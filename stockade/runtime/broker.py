@@ -73,6 +73,8 @@ MAX_HEAD = 65536
 HEAD_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
 _BUFFER = 1 << 18
+#: The GIL's switch interval while the broker loads the policy in the background (seconds).
+WARM_SWITCH_INTERVAL = 0.0005
 
 #: Cloud metadata endpoints (AWS, GCP, Azure, ...: 169.254.169.254; AWS IPv6: fd00:ec2::254).
 METADATA_ADDRESSES = frozenset({"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"})
@@ -608,10 +610,19 @@ class Broker:
         pending, self._pending = self._pending, None
         if pending is not None:
             target, args = pending
-            self._thread = _Task(target, *args)
+            with self._lock:  # (stop() closes the wake pipe itself when no thread was started)
+                self._thread = _Task(target, *args)
 
     def _serve_listeners(self, listeners: list[Any]) -> None:
-        """Accept on every listener (one thread, polling), a thread per connection."""
+        """Accept on every listener (one thread, polling), a thread per connection; close
+        the wake pipe at the end."""
+        try:
+            self._accept_all(listeners)
+        finally:
+            with self._lock:
+                self._close_wake()
+
+    def _accept_all(self, listeners: list[Any]) -> None:
         kinds = [spec.kind for spec in self.listen_specs()]
         with self._lock:
             if self._stopped:
@@ -643,9 +654,17 @@ class Broker:
             _Task(self._warm)
 
     def _warm(self) -> None:
-        judge = self._judge()
-        if judge is not None:  # (a first query builds the IR's index and loads `ipaddress`)
-            judge.judge(HOST_LOOPBACK, 1)
+        # the load holds the GIL for ~15-25 ms of imports: hand it back often meanwhile, so
+        # that the run's own thread (output, the sandbox's exit) does not wait 5 ms each time
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(min(previous, WARM_SWITCH_INTERVAL))
+        try:
+            judge = self._judge()
+            if judge is not None:  # (a first query builds the IR's index and loads `ipaddress`)
+                judge.judge(HOST_LOOPBACK, 1)
+        finally:
+            if sys.getswitchinterval() == min(previous, WARM_SWITCH_INTERVAL):
+                sys.setswitchinterval(previous)
 
     def _judge(self) -> Judge | None:
         """The judge, made on the first connection (a run that connects nowhere never loads
@@ -669,30 +688,35 @@ class Broker:
 
     def stop(self) -> None:
         """Close the listeners and every open connection (the run is over, or the broker is
-        killed): from then on the sandbox's connections are refused, never opened."""
+        killed): from then on the sandbox's connections are refused, never opened.  Waits for
+        the connections' records, not for the accepting thread (it ends on its own)."""
         with self._lock:
             if self._stopped:
                 return
             self._stopped = True
             listeners, self._listeners = self._listeners, []
             connections = list(self._connections)
-        os.write(self._wake_write, b"x")  # wakes the accepting thread
+            if self._thread is None:
+                self._close_wake()
+            else:
+                os.write(self._wake_write, b"x")  # wakes the accepting thread (it closes the pipe)
         for sock in listeners:
             _close(sock)
         for sock in connections:
             _close(sock)
-        thread = self._thread
         here = _thread.get_ident()
-        if thread is not None and thread.ident != here:
-            thread.join(5)
         with self._lock:
             workers = [w for w in self._workers.values() if w.ident != here]
         deadline = time.monotonic() + 5
         for worker in workers:  # their connections are closed: they record them and end
             worker.join(max(deadline - time.monotonic(), 0))
-        if thread is None or not thread.alive():
+
+    def _close_wake(self) -> None:
+        """Close the wake pipe (once; under the lock)."""
+        if self._wake_write >= 0:
             os.close(self._wake_read)
             os.close(self._wake_write)
+            self._wake_read = self._wake_write = -1
 
     # -- connections ----------------------------------------------------------------------------
 
