@@ -73,8 +73,6 @@ MAX_HEAD = 65536
 HEAD_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
 _BUFFER = 1 << 18
-#: The GIL's switch interval while the broker loads the policy in the background (seconds).
-WARM_SWITCH_INTERVAL = 0.0005
 
 #: Cloud metadata endpoints (AWS, GCP, Azure, ...: 169.254.169.254; AWS IPv6: fd00:ec2::254).
 METADATA_ADDRESSES = frozenset({"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"})
@@ -645,26 +643,6 @@ class Broker:
                 if fd == self._wake_read or self._stopped:
                     return
                 self._accept(*by_fd[fd])
-
-    def preload(self) -> None:
-        """Load the policy for the judge now, in a thread of its own (not waited for by
-        :meth:`stop`), so that the first connection does not wait for it (importing the
-        policy's IR costs ~15-25 ms)."""
-        if self.judge is None and not self._stopped:
-            _Task(self._warm)
-
-    def _warm(self) -> None:
-        # the load holds the GIL for ~15-25 ms of imports: hand it back often meanwhile, so
-        # that the run's own thread (output, the sandbox's exit) does not wait 5 ms each time
-        previous = sys.getswitchinterval()
-        sys.setswitchinterval(min(previous, WARM_SWITCH_INTERVAL))
-        try:
-            judge = self._judge()
-            if judge is not None:  # (a first query builds the IR's index and loads `ipaddress`)
-                judge.judge(HOST_LOOPBACK, 1)
-        finally:
-            if sys.getswitchinterval() == min(previous, WARM_SWITCH_INTERVAL):
-                sys.setswitchinterval(previous)
 
     def _judge(self) -> Judge | None:
         """The judge, made on the first connection (a run that connects nowhere never loads

@@ -612,8 +612,7 @@ class _Bridge:
         try:
             os.write(self._block, b"G")  # the command starts; its connections wait in the listeners' queues
         except OSError:
-            return  # the sandbox is gone already (its set-up failed): bubblewrap says why
-        self.broker.preload()
+            pass  # the sandbox is gone already (its set-up failed): bubblewrap says why
 
     def close(self) -> None:
         """The run is over (the sandbox is gone): stop the broker, release the descriptors."""
