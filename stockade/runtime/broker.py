@@ -391,16 +391,21 @@ class SandboxListeners:
     (``NS_GET_USERNS``: bubblewrap nests another one inside it; this uid made it, so it has
     every capability there, and a forked child is single-threaded, as entering a user
     namespace needs), then the network namespace.  It waits for the sandbox to bring its
-    loopback up, opens one socket per spec (:func:`open_listeners`), sends them back over a
-    socket pair (``SCM_RIGHTS``) and exits.  Nothing of the sandbox has run yet and nothing
+    loopback up, opens one socket per spec (:func:`open_listeners`; when that fails, one per
+    spec of each of ``fallbacks`` in turn), sends them back over a socket pair
+    (``SCM_RIGHTS``) and exits.  Nothing of the sandbox has run yet and nothing
     it could write is read.  The child runs no import and takes no lock.
     """
 
-    def __init__(self, report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float = 30.0):
+    def __init__(self, report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float = 30.0, *,
+                 fallbacks: Sequence[Sequence[ListenSpec]] = ()):
         import fcntl  # noqa: F401 - (before the fork: the child imports nothing; open_listeners uses it)
         from select import POLLIN, poll
 
-        self.count = len(specs)
+        choices = [list(specs), *(list(each) for each in fallbacks)]
+        self.counts = [len(each) for each in choices]
+        #: which of ``specs`` (0) and ``fallbacks`` (1, 2, ...) the listeners are for
+        self.chosen = 0
         setns, get_errno = _libc_namespace_calls()
         here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
@@ -413,7 +418,7 @@ class SandboxListeners:
             status = 1
             try:
                 here.close()
-                said = _helper(report_fd, parent, specs, timeout, setns, get_errno, poll, POLLIN, there)
+                said = _helper(report_fd, parent, choices, timeout, setns, get_errno, poll, POLLIN, there)
                 status = 0 if not said else 1
                 if said:
                     there.sendall(said.encode("utf-8", "replace"))
@@ -428,10 +433,11 @@ class SandboxListeners:
         self._channel = here
 
     def result(self) -> list[Any] | None:
-        """The listeners, in the specs' order; None when bubblewrap ended before it made the
+        """The listeners, in the order of the specs that opened (:attr:`chosen`: the first of
+        ``specs`` and then ``fallbacks`` that did); None when bubblewrap ended before it made the
         sandbox (its own error says why).  Raises :class:`OSError` saying which step failed."""
         try:
-            data, ancillary, _, _ = self._channel.recvmsg(4096, _socket.CMSG_SPACE(4 * self.count),
+            data, ancillary, _, _ = self._channel.recvmsg(4096, _socket.CMSG_SPACE(4 * max(self.counts)),
                                                           _socket.MSG_CMSG_CLOEXEC)
         finally:
             self._channel.close()
@@ -441,7 +447,8 @@ class SandboxListeners:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 usable = len(payload) - len(payload) % 4
                 fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
-        if data[:1] == b"L" and len(fds) == self.count:
+        if data[:1] == b"L" and len(data) == 2 and data[1] < len(self.counts) and len(fds) == self.counts[data[1]]:
+            self.chosen = data[1]
             return [_socket.socket(fileno=fd) for fd in fds]
         for fd in fds:
             os.close(fd)
@@ -468,7 +475,7 @@ def _report_number(report: str, key: str) -> int | None:
     return int(text[:end]) if end else None
 
 
-def _helper(report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float,
+def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]], timeout: float,
             setns: Callable[[int, int], int], get_errno: Callable[[], int], poll: Any, pollin: int,
             channel: Any) -> str:  # pragma: no cover - runs in the forked child
     """The forked child's work (see :class:`SandboxListeners`): "" when the listeners were
@@ -530,12 +537,19 @@ def _helper(report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: f
         return f"Ecannot enter the sandbox's network namespace: {os.strerror(get_errno())}"
     try:
         _await_loopback(max(deadline - time.monotonic(), 0.0))
-        sockets = open_listeners(specs)
     except OSError as exc:
         return f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
-    passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
-    channel.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
-    return ""
+    problem = ""
+    for index, specs in enumerate(choices):  # the first set that opens
+        try:
+            sockets = open_listeners(specs)
+        except OSError as exc:
+            problem = f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
+            continue
+        passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
+        channel.sendmsg([b"L" + bytes([index])], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
+        return ""
+    return problem
 
 
 class BrokerHooks(Record):

@@ -316,3 +316,41 @@ def test_the_broker_killed_mid_run_takes_the_sandbox_with_it(world: World) -> No
     size = log.stat().st_size
     time.sleep(0.3)
     assert log.stat().st_size == size  # no attempt after the kill: nothing is left to make one
+
+
+def _held_sandbox(*command: str) -> tuple[subprocess.Popen[bytes], int, int]:
+    """A bubblewrap sandbox held before ``command`` (``--block-fd``), its report's descriptor
+    (``--info-fd``) and the descriptor that releases it."""
+    info_read, info_write = os.pipe()
+    block_read, block_write = os.pipe()
+    argv = ["bwrap", "--unshare-user", "--disable-userns", "--unshare-net", "--unshare-pid", "--die-with-parent",
+            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--info-fd", str(info_write),
+            "--block-fd", str(block_read), "--", *command]
+    proc = subprocess.Popen(argv, pass_fds=(info_write, block_read), stdout=subprocess.PIPE)
+    os.close(info_write)
+    os.close(block_read)
+    return proc, info_read, block_write
+
+
+def test_sandbox_listeners_fall_back_to_the_next_set_that_opens() -> None:
+    from stockade.runtime.broker import ListenSpec, SandboxListeners
+
+    proc, info, block = _held_sandbox("cat", "/proc/net/tcp")
+    try:
+        unbindable = [ListenSpec("proxy", port=3128), ListenSpec("proxy", "192.0.2.1", 9)]  # not its address
+        plain = [ListenSpec("proxy", port=3128), ListenSpec("proxy", port=1080)]
+        helper = SandboxListeners(info, proc.pid, unbindable, fallbacks=[plain])
+        listeners = helper.result()
+        helper.reap()
+        assert listeners is not None and helper.chosen == 1
+        assert [sock.getsockname() for sock in listeners] == [("127.0.0.1", 3128), ("127.0.0.1", 1080)]
+        os.write(block, b"G")
+        out, _ = proc.communicate(timeout=30)
+        assert out.count(b" 0A ") == 2  # the sandbox sees the two listeners (state LISTEN), and nothing else
+        for sock in listeners:
+            sock.close()
+    finally:
+        os.close(info)
+        os.close(block)
+        proc.kill()
+        proc.wait()
