@@ -441,7 +441,7 @@ class SandboxListeners:
                                                           _socket.MSG_CMSG_CLOEXEC)
         finally:
             self._channel.close()
-            self.reap(block=False)
+            self.reap()  # (it exits once it has answered: gone before the sandbox's command starts)
         fds: list[int] = []
         for level, kind, payload in ancillary:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
