@@ -1,17 +1,25 @@
 """Benchmark the network broker: what it adds to ``stockade run -- true``, and its throughput.
 
 1. **Start-up.**  ``stockade run --policy P -- true`` (cached plan and verdict) for a policy
-   with host rules (``allow pypi.org github.com``: the broker and the bridge start) against
-   the same policy with ``default deny`` and no rules (no broker), interleaved, medians:
-   the ratio and the added milliseconds.  The stockade here is this checkout
+   with host rules (``allow pypi.org github.com``: the broker starts and its listeners are
+   put in the sandbox's network namespace) against the same policy with ``default deny``
+   and no rules (no broker), interleaved, medians: the ratio and the added milliseconds;
+   as this user and, when this is root with ``setpriv``, as a normal user (uid 65534, a
+   home of its own under the benchmark's directory).  The stockade here is this checkout
    (``python -m stockade`` with ``PYTHONPATH``), not an installed copy: both sides pay the
    same interpreter start, the difference is the broker's.
 2. **Throughput.**  A 100 MB HTTP download from a server on the host's loopback, by curl:
    direct on the host, against inside ``stockade run`` through the broker (an
-   ``allow host-loopback:PORT`` grant: bridge listener → broker → host loopback) and
-   through the HTTP proxy of a broker in this process (``curl -x``); curl's own
-   ``speed_download`` (start-up excluded), median of N rounds, interleaved; the ratios
-   against direct.
+   ``allow host-loopback:PORT`` grant: listener in the sandbox → broker → host loopback),
+   as this user and as the normal user, twice in one run (the first connection of a run
+   waits for the broker to load the policy, ~15-25 ms), and through the HTTP proxy of a
+   broker in this process (``curl -x``); curl's own ``speed_download`` (bytes ÷ curl's
+   total time for that transfer), median of N rounds, interleaved; the ratios against
+   direct.
+
+The normal user runs the interpreter that runs this benchmark when it can read it, else
+``/usr/bin/python3`` of the same version with this interpreter's ``lark``, ``interegular``
+and ``tree_sitter*`` packages copied next to its home.
 
 Usage: ``python benchmarks/bench_broker.py [N]`` (default 20).  Linux with bubblewrap.
 """
@@ -82,10 +90,10 @@ class _Blob:
                 conn.sendall(self.chunk)
 
 
-def _median_ms(commands: dict[str, list[str]], env: dict[str, str], cwd: Path, n: int) -> dict[str, float]:
+def _median_ms(commands: dict[str, tuple[list[str], dict[str, str], Path]], n: int) -> dict[str, float]:
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(n):
-        for name, argv in commands.items():
+        for name, (argv, env, cwd) in commands.items():
             start = time.perf_counter()
             done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
             times[name].append((time.perf_counter() - start) * 1000)
@@ -94,11 +102,50 @@ def _median_ms(commands: dict[str, list[str]], env: dict[str, str], cwd: Path, n
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def _speed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+def _speeds(argv: list[str], env: dict[str, str], cwd: Path) -> list[float]:
+    """curl's ``speed_download`` of each transfer of ``argv``."""
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"download failed: {done.stderr[-500:]}")
-    return float(done.stdout.strip().splitlines()[-1])
+    return [float(line) for line in done.stdout.split()]
+
+
+AS_USER = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+
+
+def _normal_user(work: Path, policies: dict[str, Path]) -> tuple[list[str], dict[str, str], Path] | str:
+    """The argv prefix (``setpriv … python -m stockade run --workspace WS --policy``), the
+    environment and the workspace of uid 65534, or why there is none."""
+    setpriv = shutil.which("setpriv")
+    if os.getuid() != 0 or setpriv is None:
+        return "not root, or no setpriv"
+    home = work / "nobody"
+    ws = home / "ws"
+    ws.mkdir(parents=True)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT),
+           "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"),
+           "XDG_CONFIG_HOME": str(home / "config")}
+    python = sys.executable
+    probe = [setpriv, *AS_USER, python, "-c", "import lark, tree_sitter, stockade"]
+    if subprocess.run(probe, env=env, cwd=ws, capture_output=True).returncode != 0:
+        python = "/usr/bin/python3"
+        same = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                              text=True).stdout.strip() == str(tuple(sys.version_info[:2]))
+        if not os.path.exists(python) or not same:
+            return f"uid 65534 cannot read {sys.executable}, and /usr/bin/python3 is not Python {sys.version[:4]}"
+        import importlib.util
+
+        lib = work / "pylib"
+        for name in ("lark", "interegular", "tree_sitter", "tree_sitter_bash", "tree_sitter_powershell"):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.origin is not None:
+                shutil.copytree(Path(spec.origin).parent, lib / name)
+        env["PYTHONPATH"] = f"{lib}:{ROOT}"
+    for path in (home, *home.rglob("*"), *(work / "pylib").rglob("*")):
+        os.chown(path, 65534, 65534)
+    for path in (work, *policies.values()):
+        os.chmod(path, 0o755)
+    return [setpriv, *AS_USER, python, "-m", "stockade", "run", "--workspace", str(ws), "--policy"], env, ws
 
 
 def main() -> None:
@@ -117,46 +164,63 @@ def main() -> None:
             path = work / f"{name}.policy"
             path.write_text(POLICY.format(rules=rules))
             policies[name] = path
-        run = [sys.executable, "-m", "stockade", "run", "--workspace", str(ws), "--policy"]
-        commands = {"no network rules": [*run, str(policies["none"]), "--", "true"],
-                    "host rules (broker)": [*run, str(policies["hosts"]), "--", "true"]}
-        _median_ms(commands, env, ws, 2)  # compile and cache the plans and verdicts
-        figures = _median_ms(commands, env, ws, n)
-        base, broker = figures["no network rules"], figures["host rules (broker)"]
-        print(f"stockade run -- true, median of {n} interleaved runs (ms):")
-        print(f"  no network rules       {base:8.1f}")
-        print(f"  host rules (broker)    {broker:8.1f}   ×{broker / base:.2f}   +{broker - base:.1f} ms")
+        me = f"uid {os.getuid()}"
+        runs: dict[str, tuple[list[str], dict[str, str], Path]] = {
+            me: ([sys.executable, "-m", "stockade", "run", "--workspace", str(ws), "--policy"], env, ws)}
+        user = _normal_user(work, policies)
+        if isinstance(user, str):
+            print(f"(no normal-user figures: {user})")
+        else:
+            runs["uid 65534 (normal user)"] = user
+        commands = {}
+        for who, (run, run_env, run_ws) in runs.items():
+            commands[f"{who}: no network rules"] = ([*run, str(policies["none"]), "--", "true"], run_env, run_ws)
+            commands[f"{who}: host rules (broker)"] = ([*run, str(policies["hosts"]), "--", "true"], run_env, run_ws)
+        _median_ms(commands, 2)  # compile and cache the plans and verdicts
+        figures = _median_ms(commands, n)
+        print(f"stockade run -- true, median of {n} interleaved runs (ms); load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores:")
+        for who in runs:
+            base, broker = figures[f"{who}: no network rules"], figures[f"{who}: host rules (broker)"]
+            print(f"  {who:24s} no network rules {base:7.1f}   host rules {broker:7.1f}   "
+                  f"×{broker / base:.3f}   {broker - base:+.1f} ms")
 
-        curl = ["curl", "-s", "-o", "/dev/null", "-w", "%{speed_download}\n"]
+        curl = ["curl", "-s", "-w", "%{speed_download}\n"]
+        sink = ["-o", "/dev/null"]
         url = f"http://127.0.0.1:{blob.port}/"
         from stockade.compiler.pipeline import compile_policy
         from stockade.runtime.broker import Broker
 
         ir = compile_policy(str(policies["loopback"]), workspace=str(ws), home=str(work), tmpdir=str(work)).ir
         local = Broker(lambda: ir)
-        _, fd = local.start(["true"])
-        bridge = socket.socket(fileno=fd)
-        listeners = [socket.create_server(("127.0.0.1", 0)) for _ in local.addresses()]
-        bridge.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                 b"".join(s.fileno().to_bytes(4, sys.byteorder) for s in listeners))])
-        bridge.recv(1)
+        listeners = [socket.create_server(("127.0.0.1", 0)) for _ in local.listen_specs()]
+        local.adopt(listeners)
+        local.serve()
         proxy = f"http://127.0.0.1:{listeners[0].getsockname()[1]}"
-        sandboxed = [*run, str(policies["loopback"]), "--", *curl, url]
-        subprocess.run(sandboxed, env=env, cwd=ws, capture_output=True)  # cache the plan
-        speeds: dict[str, list[float]] = {"direct": [], "stockade run, through the broker": [],
-                                          "broker in-process (curl -x)": []}
+        downloads: dict[str, tuple[list[str], dict[str, str], Path]] = {
+            "direct": ([*curl, "--noproxy", "*", *sink, url], env, ws)}
+        for who, (run, run_env, run_ws) in runs.items():
+            argv = [*run, str(policies["loopback"]), "--", *curl, *sink, url, *sink, url]  # two in one run
+            downloads[f"stockade run ({who})"] = (argv, run_env, run_ws)
+            subprocess.run(argv, env=run_env, cwd=run_ws, capture_output=True)  # cache the plan
+        downloads["broker in-process (curl -x)"] = ([*curl, "-x", proxy, *sink, url], env, ws)
+        speeds: dict[str, list[float]] = {}
         rounds = max(n // 2, 5)
         for _ in range(rounds):
-            speeds["direct"].append(_speed([*curl, "--noproxy", "*", url], env, ws))
-            speeds["stockade run, through the broker"].append(_speed(sandboxed, env, ws))
-            speeds["broker in-process (curl -x)"].append(
-                _speed([*curl, "-x", proxy, url], env, ws))
+            for name, (argv, run_env, run_ws) in downloads.items():
+                got = _speeds(argv, run_env, run_ws)
+                if len(got) == 2:  # a run's first download waits for the broker to load the policy
+                    speeds.setdefault(f"{name}, first download", []).append(got[0])
+                    speeds.setdefault(f"{name}, second download", []).append(got[1])
+                else:
+                    speeds.setdefault(name, []).append(got[0])
         local.stop()
         direct = statistics.median(speeds["direct"])
-        print(f"100 MB download on loopback, curl speed_download, median of {rounds} rounds (MB/s):")
+        print(f"100 MB download on loopback, curl speed_download, median of {rounds} rounds (MB/s); load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}:")
         for name, values in speeds.items():
             speed = statistics.median(values)
-            print(f"  {name:34s} {speed / 1e6:8.0f}   {speed / direct * 100:5.0f} %")
+            print(f"  {name:52s} {speed / 1e6:8.0f}   {speed / direct * 100:5.0f} %")
     finally:
         blob.server.shutdown(socket.SHUT_RDWR)
         blob.server.close()

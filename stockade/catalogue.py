@@ -692,6 +692,17 @@ SANDBOX_SETUP_FAILED = entry(
                 "mounts was removed or replaced meanwhile); the command did not run. Its last error line is "
                 "shown.\n\n"
                 "Run again (`--no-cache` recompiles the plan for the current files).")
+BROKER_UNREACHABLE = entry(
+    "R508", "network broker cannot listen inside the sandbox",
+    explanation="For a policy that allows some destinations, `stockade run` opens the network broker's "
+                "listening sockets inside the sandbox's own network namespace from the host, after "
+                "bubblewrap has made the sandbox and before the command starts (see docs/network.md). "
+                "A step of that failed — bubblewrap did not report its sandbox, the sandbox's process was "
+                "gone, its namespaces could not be entered (a kernel before Linux 4.9 has no "
+                "`NS_GET_USERNS`), or a socket could not be opened there — so the command did not run: it "
+                "never runs without the broker's rules.\n\n"
+                "The message names the step. Run again; on an old kernel, a policy without network rules "
+                "(`default deny` and no `allow`) runs with no network at all and needs no broker.")
 ARTIFACT_REFUSED = entry(
     "R510", "sandbox artifact refused",
     explanation="The compiled artifact `stockade run` was asked to use is not trustworthy: a bubblewrap argv "

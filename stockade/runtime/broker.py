@@ -9,12 +9,14 @@ the host.
 How a connection gets out
 =========================
 
-1. The sandbox's command is preceded by the bridge (:mod:`stockade.runtime.netbridge`),
-   which creates listening TCP sockets on the namespace's loopback — the HTTP proxy port,
-   the SOCKS5 port and one port per ``allow host-loopback:PORT`` — and hands them to the
-   broker over a stream ``socketpair`` (``SCM_RIGHTS``), then execs the command.  Nothing
-   inside keeps a descriptor of the broker, and no unix socket is made or reachable there:
-   the seccomp filter that refuses ``socket(AF_UNIX)`` stays as it is.
+1. bubblewrap makes the sandbox's network namespace (``--unshare-net``) and holds the
+   sandbox before its command (``--block-fd``); the host opens listening TCP sockets on
+   that namespace's loopback — the HTTP proxy port, the SOCKS5 port and one port per
+   ``allow host-loopback:PORT`` — from a short-lived child of its own that enters the
+   namespace (:func:`listen_in_sandbox`), keeps them, and only then lets the command start.
+   No process of stockade runs inside, nothing inside holds a descriptor of the broker, and
+   no unix socket is made or reachable there: the seccomp filter that refuses
+   ``socket(AF_UNIX)`` stays as it is.
 2. The broker accepts on those sockets (they stay in the sandbox's namespace; the broker
    itself is in the host's) and speaks HTTP proxy (absolute-form requests and
    ``CONNECT``) and SOCKS5 (``CONNECT`` with a domain name, IPv4 or IPv6 address: remote
@@ -59,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     Resolver = Callable[[str], Sequence[str]]
 
-#: The ports the bridge listens on inside the sandbox (its namespace is its own: any port
+#: The ports the broker listens on inside the sandbox (its namespace is its own: any port
 #: is free there); moved up when a ``host-loopback`` grant takes one.
 HTTP_PROXY_PORT = 3128
 SOCKS_PORT = 1080
@@ -89,9 +91,7 @@ def proxy_environment(http_port: int = HTTP_PROXY_PORT, socks_port: int = SOCKS_
 
 def system_resolver(name: str) -> list[str]:
     """The addresses of ``name`` as the host resolves it (``getaddrinfo``), in order."""
-    import socket
-
-    found = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    found = _socket.getaddrinfo(name, None, 0, _socket.SOCK_STREAM, _socket.IPPROTO_TCP)
     return list(dict.fromkeys(str(info[4][0]) for info in found))
 
 
@@ -106,9 +106,7 @@ class TableResolver:
         """The table's addresses for ``name`` (raises :class:`OSError` when it has none)."""
         found = self.table.get(name.lower().rstrip("."))
         if not found:
-            import socket
-
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+            raise _socket.gaierror(_socket.EAI_NONAME, "Name or service not known")
         return list(found)
 
 
@@ -235,15 +233,20 @@ def _host_name(text: str) -> bool:
     return all(label and len(label) <= 63 and set(label) <= allowed for label in text.split("."))
 
 
-#: ``unshare``/``setns`` flag of a network namespace; ``ioctl`` numbers for an interface's flags.
+#: ``setns`` flags of a network and a user namespace; the ``ioctl`` that opens the
+#: user namespace owning a namespace; ``ioctl`` numbers for an interface's flags.
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
+NS_GET_USERNS = 0xB701
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+#: Seconds the host waits for bubblewrap to bring the sandbox's loopback up.
+LOOPBACK_WAIT = 10.0
 
 
-def _libc_namespace_calls() -> tuple[Callable[[int], int], Callable[[int, int], int], Callable[[], int]]:
-    """libc's ``unshare`` and ``setns`` (and ``errno``), through ``_ctypes`` itself: the
-    ``ctypes`` package costs several milliseconds to import, and Python 3.11 has no
-    ``os.unshare``/``os.setns``.  Raises :class:`OSError` where they cannot be had."""
+def _libc_namespace_calls() -> tuple[Callable[[int, int], int], Callable[[], int]]:
+    """libc's ``setns`` (and ``errno``), through ``_ctypes`` itself: the ``ctypes`` package
+    costs several milliseconds to import, and Python 3.11 has no ``os.setns``.  Raises
+    :class:`OSError` where it cannot be had."""
     try:
         import _ctypes
     except ImportError as exc:
@@ -260,9 +263,9 @@ def _libc_namespace_calls() -> tuple[Callable[[int], int], Callable[[int, int], 
             _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
 
         libc: Any = Libc()
-        return Function(("unshare", libc)), Function(("setns", libc)), _ctypes.get_errno
+        return Function(("setns", libc)), _ctypes.get_errno
     except (AttributeError, TypeError, ValueError) as exc:
-        raise OSError(0, f"libc's namespace calls are not available: {exc}") from None
+        raise OSError(0, f"libc's setns is not available: {exc}") from None
 
 
 class ListenSpec(Record):
@@ -274,6 +277,28 @@ class ListenSpec(Record):
     host: str = "127.0.0.1"
     port: int = 0
     datagram: bool = False
+
+
+def _loopback_flags(control: Any) -> int:
+    import fcntl
+
+    request = b"lo".ljust(16, b"\0")
+    return int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18], sys.byteorder)
+
+
+def _await_loopback(timeout: float) -> None:
+    """Wait until ``lo`` of the calling thread's network namespace is up: bubblewrap's
+    sandbox brings it up itself (address, then link) while the host listens there, and an
+    address added twice would fail its set-up.  Raises :class:`OSError` after ``timeout``."""
+    control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        deadline = time.monotonic() + timeout
+        while not _loopback_flags(control) & IFF_UP:
+            if time.monotonic() > deadline:
+                raise OSError(0, f"its loopback did not come up within {timeout:g} s")
+            time.sleep(0.0002)
+    finally:
+        control.close()
 
 
 def loopback_up() -> None:
@@ -311,68 +336,187 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
     return sockets
 
 
-class SandboxNetns:
-    """A fresh network namespace for one sandbox, made by the host (root only): its loopback
-    up, one socket per :class:`ListenSpec` on its loopback, and a way for the calling
-    thread to step into it to start the sandbox (``enter``) and back (``leave``).
+class SandboxListeners:
+    """The broker's listening sockets, opened inside the network namespace of a sandbox that
+    bubblewrap made and holds before its command (``--block-fd``), and held by this process
+    only.
 
-    Namespaces are per thread: only the calling thread moves, for the moment it takes to
-    fork the sandbox tool, so the broker's threads stay in the host's namespace.  The
-    namespace belongs to the host's user namespace, so nothing inside the sandbox (an
-    unprivileged user namespace of its own) can reconfigure it.  Needs ``CAP_SYS_ADMIN``;
-    raises :class:`OSError` without it.
+    bubblewrap reports the sandbox's process and namespaces on ``--info-fd`` (``report_fd``
+    here) once it has made them.  A short-lived child of this process, forked at once so
+    that its start overlaps bubblewrap's, reads that report, names the process by a pidfd
+    and checks it — alive, a child of ``parent`` (that bubblewrap), in the network namespace
+    the report names — then enters the user namespace that owns that network namespace
+    (``NS_GET_USERNS``: bubblewrap nests another one inside it; this uid made it, so it has
+    every capability there, and a forked child is single-threaded, as entering a user
+    namespace needs), then the network namespace.  It waits for the sandbox to bring its
+    loopback up, opens one socket per spec (:func:`open_listeners`; when that fails, one per
+    spec of each of ``fallbacks`` in turn), sends them back over a socket pair
+    (``SCM_RIGHTS``) and exits.  Nothing of the sandbox has run yet and nothing
+    it could write is read.  The child runs no import and takes no lock.
     """
 
-    def __init__(self, specs: Sequence[ListenSpec]):
-        unshare, self._setns, get_errno = _libc_namespace_calls()
-        self._get_errno = get_errno
-        self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        self.inside = -1
-        self.listeners: list[Any] = []
-        if unshare(CLONE_NEWNET) != 0:
-            errno = get_errno()
-            os.close(self.home)
-            raise OSError(errno, f"cannot make a network namespace: {os.strerror(errno)}")
+    def __init__(self, report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float = 30.0, *,
+                 fallbacks: Sequence[Sequence[ListenSpec]] = ()):
+        import fcntl  # noqa: F401 - (before the fork: the child imports nothing; open_listeners uses it)
+        from select import POLLIN, poll
+
+        choices = [list(specs), *(list(each) for each in fallbacks)]
+        self.counts = [len(each) for each in choices]
+        #: which of ``specs`` (0) and ``fallbacks`` (1, 2, ...) the listeners are for
+        self.chosen = 0
+        setns, get_errno = _libc_namespace_calls()
+        here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
-            self.inside = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-            self.listeners = open_listeners(specs)
+            self.child = os.fork()
         except BaseException:
-            self.leave()
-            self.close()
+            here.close()
+            there.close()
             raise
-        self.leave()
+        if self.child == 0:  # pragma: no cover - the child (coverage does not follow it)
+            status = 1
+            try:
+                here.close()
+                said = _helper(report_fd, parent, choices, timeout, setns, get_errno, poll, POLLIN, there)
+                status = 0 if not said else 1
+                if said:
+                    there.sendall(said.encode("utf-8", "replace"))
+            except BaseException as exc:
+                try:
+                    there.sendall(f"E{getattr(exc, 'strerror', None) or exc}".encode("utf-8", "replace"))
+                except BaseException:
+                    pass
+            finally:
+                os._exit(status)
+        there.close()
+        self._channel = here
 
-    def _move(self, fd: int) -> None:
-        if self._setns(fd, CLONE_NEWNET) != 0:
-            errno = self._get_errno()
-            raise OSError(errno, f"cannot change the network namespace: {os.strerror(errno)}")
+    def result(self) -> list[Any] | None:
+        """The listeners, in the order of the specs that opened (:attr:`chosen`: the first of
+        ``specs`` and then ``fallbacks`` that did); None when bubblewrap ended before it made the
+        sandbox (its own error says why).  Raises :class:`OSError` saying which step failed."""
+        try:
+            data, ancillary, _, _ = self._channel.recvmsg(4096, _socket.CMSG_SPACE(4 * max(self.counts)),
+                                                          _socket.MSG_CMSG_CLOEXEC)
+        finally:
+            self._channel.close()
+            self.reap()  # (it exits once it has answered: gone before the sandbox's command starts)
+        fds: list[int] = []
+        for level, kind, payload in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % 4
+                fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
+        if data[:1] == b"L" and len(data) == 2 and data[1] < len(self.counts) and len(fds) == self.counts[data[1]]:
+            self.chosen = data[1]
+            return [_socket.socket(fileno=fd) for fd in fds]
+        for fd in fds:
+            os.close(fd)
+        if data[:1] == b"N":
+            return None
+        raise OSError(0, data[1:].decode("utf-8", "replace") if data[:1] == b"E"
+                      else "the helper that listens inside the sandbox ended without an answer")
 
-    def enter(self) -> None:
-        """Move the calling thread into the sandbox's namespace."""
-        self._move(self.inside)
+    def reap(self, block: bool = True) -> None:
+        """Collect the helper's exit (it exits once it has answered)."""
+        if self.child and os.waitpid(self.child, 0 if block else os.WNOHANG)[0]:
+            self.child = 0
 
-    def leave(self) -> None:
-        """Move the calling thread back to the host's namespace."""
-        self._move(self.home)
 
-    def close(self) -> None:
-        """Release the namespace (it ends with the sandbox's last process)."""
-        for fd in (self.home, self.inside):
-            if fd >= 0:
-                os.close(fd)
-        self.home = self.inside = -1
+def _report_number(report: str, key: str) -> int | None:
+    """The number after ``"key":`` in bubblewrap's JSON report (no ``json`` import for it)."""
+    at = report.find(f'"{key}":')
+    if at < 0:
+        return None
+    text = report[at + len(key) + 3:].lstrip()
+    end = 0
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    return int(text[:end]) if end else None
+
+
+def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]], timeout: float,
+            setns: Callable[[int, int], int], get_errno: Callable[[], int], poll: Any, pollin: int,
+            channel: Any) -> str:  # pragma: no cover - runs in the forked child
+    """The forked child's work (see :class:`SandboxListeners`): "" when the listeners were
+    sent, else the answer to send (``N``: no sandbox was made; ``E`` and why)."""
+    deadline = time.monotonic() + timeout
+    report = b""
+    waiter = poll()
+    waiter.register(report_fd, pollin)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not waiter.poll(int(left * 1000) + 1):
+            return f"Ebubblewrap did not report its sandbox within {timeout:g} s"
+        chunk = os.read(report_fd, 4096)
+        if not chunk:
+            break
+        report += chunk
+    text = report.decode("utf-8", "replace")
+    if not text.strip():
+        return "N"
+    pid, netns_id = _report_number(text, "child-pid"), _report_number(text, "net-namespace")
+    if pid is None:
+        return f"Ebubblewrap's report names no process: `{text[:200]}`"
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except OSError as exc:
+        if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
+            return f"Ethe sandbox's process {pid} is gone: {exc.strerror}"
+        pidfd = None
+    try:
+        netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"Ecannot open the sandbox's network namespace: {exc.strerror}"
+    if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
+        return f"Eprocess {pid} is not in the network namespace bubblewrap made"
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        fields = []
+    if len(fields) < 2 or fields[1] != str(parent).encode():
+        return f"Eprocess {pid} is not bubblewrap's child"
+    if pidfd is not None:
+        alive = poll()
+        alive.register(pidfd, pollin)
+        if alive.poll(0):
+            return f"Ethe sandbox's process {pid} ended before its command started"
+    import fcntl  # (imported by the parent before the fork: no import happens here)
+
+    try:
+        userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
+    except OSError as exc:
+        return ("Ecannot find the user namespace of the sandbox's network namespace (`NS_GET_USERNS`, Linux "
+                f"4.9): {exc.strerror}")
+    own = os.stat("/proc/self/ns/user")
+    if (own.st_dev, own.st_ino) != (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino) \
+            and setns(userfd, CLONE_NEWUSER) != 0:
+        return f"Ecannot enter the sandbox's user namespace: {os.strerror(get_errno())}"
+    if setns(netfd, CLONE_NEWNET) != 0:
+        return f"Ecannot enter the sandbox's network namespace: {os.strerror(get_errno())}"
+    try:
+        _await_loopback(max(deadline - time.monotonic(), 0.0))
+    except OSError as exc:
+        return f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
+    problem = ""
+    for index, specs in enumerate(choices):  # the first set that opens
+        try:
+            sockets = open_listeners(specs)
+        except OSError as exc:
+            problem = f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
+            continue
+        passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
+        channel.sendmsg([b"L" + bytes([index])], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
+        return ""
+    return problem
 
 
 class BrokerHooks(Record):
     """What a caller of ``stockade.runtime.session.run`` may give the broker: a resolver
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
-    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners;
-    ``bridge``: use the in-sandbox bridge even where the host could make the sandbox's
-    network namespace itself (root), as a normal user's run does."""
+    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners."""
 
     resolver: Any = None
     on_start: Any = None
-    bridge: bool = False
 
 
 class Broker:
@@ -407,7 +551,6 @@ class Broker:
         self._ready = _Task.done_flag()
         self._judge_lock = _thread.allocate_lock()
         self._judge_failed = False
-        self._host_end: socket.socket | None = None
         self._thread: _Task | None = None
         self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
@@ -420,38 +563,16 @@ class Broker:
         return [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
                 *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
 
-    def addresses(self) -> list[str]:
-        """The ``host:port`` of every stream listener of :meth:`listen_specs`, in order (the
-        bridge's argument)."""
-        return [f"{spec.host}:{spec.port}" for spec in self.listen_specs()]
-
     def environment(self) -> dict[str, str]:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
         return proxy_environment(self.http_port, self.socks_port)
 
-    def start(self, argv: Sequence[str], serve: bool = True) -> tuple[list[str], int]:
-        """Start the broker; the command to run inside the sandbox instead of ``argv`` (the
-        bridge, then ``argv``) and the descriptor to pass to the sandbox for the bridge (the
-        caller closes it once the sandbox has started).  With ``serve=False`` the broker's
-        thread starts only at :meth:`serve` (after the sandbox's start: the bridge waits)."""
-        host_end, sandbox_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        self._host_end = host_end  # type: ignore[assignment]
-        fd = sandbox_end.detach()
-        os.set_inheritable(fd, True)
-        self._pending = (self._control, ())
-        if serve:
-            self.serve()
-        bridge = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netbridge.py")
-        return [sys.executable, "-I", "-S", bridge, str(fd), ",".join(self.addresses()), "--", *argv], fd
-
-    def start_in_namespace(self) -> SandboxNetns:
-        """Start the broker without a bridge (as root): make the sandbox's network namespace
-        here, listen in it (:class:`SandboxNetns`), and accept; the caller starts the sandbox
-        inside that namespace (``netns.enter()`` … ``netns.leave()`` around the spawn) with
-        bubblewrap's ``--unshare-net`` left out.  Raises :class:`OSError` when it cannot."""
-        netns = SandboxNetns(self.listen_specs())
-        self._pending = (self._serve_listeners, (netns.listeners,))
-        return netns
+    def adopt(self, listeners: Sequence[Any]) -> None:
+        """Take the sandbox's listening sockets, one per :meth:`listen_specs` entry in order
+        (:func:`listen_in_sandbox` opens them); :meth:`serve` then accepts on them."""
+        if len(listeners) != len(self.listen_specs()):
+            raise ValueError(f"{len(listeners)} listeners for {len(self.listen_specs())} specs")
+        self._pending = (self._serve_listeners, (list(listeners),))
 
     def serve(self) -> None:
         """Start the broker's thread (once; from a thread in the host's network namespace).
@@ -459,35 +580,19 @@ class Broker:
         pending, self._pending = self._pending, None
         if pending is not None:
             target, args = pending
-            self._thread = _Task(target, *args)
-
-    def _control(self) -> None:
-        """Receive the bridge's listeners, acknowledge them, and accept on them."""
-        host_end: Any = self._host_end
-        count = len(self.addresses())
-        try:
-            data, ancillary, _, _ = host_end.recvmsg(4096, _socket.CMSG_SPACE(4 * count), _socket.MSG_CMSG_CLOEXEC)
-        except OSError:
-            data, ancillary = b"", []
-        fds: list[int] = []
-        for level, kind, payload in ancillary:
-            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % 4
-                fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
-        if data[:1] != b"L" or len(fds) != count or self._stopped:
-            for fd in fds:
-                os.close(fd)
-            host_end.close()
-            return
-        try:
-            host_end.sendall(b"K")  # the command starts; its connections wait in the listeners' queues
-        except OSError:
-            pass
-        host_end.close()
-        self._serve_listeners([_socket.socket(fileno=fd) for fd in fds])
+            with self._lock:  # (stop() closes the wake pipe itself when no thread was started)
+                self._thread = _Task(target, *args)
 
     def _serve_listeners(self, listeners: list[Any]) -> None:
-        """Accept on every listener (one thread, polling), a thread per connection."""
+        """Accept on every listener (one thread, polling), a thread per connection; close
+        the wake pipe at the end."""
+        try:
+            self._accept_all(listeners)
+        finally:
+            with self._lock:
+                self._close_wake()
+
+    def _accept_all(self, listeners: list[Any]) -> None:
         kinds = [spec.kind for spec in self.listen_specs()]
         with self._lock:
             if self._stopped:
@@ -533,32 +638,35 @@ class Broker:
 
     def stop(self) -> None:
         """Close the listeners and every open connection (the run is over, or the broker is
-        killed): from then on the sandbox's connections are refused, never opened."""
+        killed): from then on the sandbox's connections are refused, never opened.  Waits for
+        the connections' records, not for the accepting thread (it ends on its own)."""
         with self._lock:
             if self._stopped:
                 return
             self._stopped = True
             listeners, self._listeners = self._listeners, []
             connections = list(self._connections)
-        os.write(self._wake_write, b"x")  # wakes the accepting thread
+            if self._thread is None:
+                self._close_wake()
+            else:
+                os.write(self._wake_write, b"x")  # wakes the accepting thread (it closes the pipe)
         for sock in listeners:
             _close(sock)
         for sock in connections:
             _close(sock)
-        if self._host_end is not None:
-            _close(self._host_end)
-        thread = self._thread
         here = _thread.get_ident()
-        if thread is not None and thread.ident != here:
-            thread.join(5)
         with self._lock:
             workers = [w for w in self._workers.values() if w.ident != here]
         deadline = time.monotonic() + 5
         for worker in workers:  # their connections are closed: they record them and end
             worker.join(max(deadline - time.monotonic(), 0))
-        if thread is None or not thread.alive():
+
+    def _close_wake(self) -> None:
+        """Close the wake pipe (once; under the lock)."""
+        if self._wake_write >= 0:
             os.close(self._wake_read)
             os.close(self._wake_write)
+            self._wake_read = self._wake_write = -1
 
     # -- connections ----------------------------------------------------------------------------
 
@@ -567,9 +675,7 @@ class Broker:
             fd, _ = listener._accept()
         except OSError:
             return
-        import socket  # (on the first connection: a run that connects nowhere never loads it)
-
-        conn = socket.socket(fileno=fd)
+        conn: Any = _socket.socket(fileno=fd)  # (`_socket`: `socket` costs ~3-5 ms to import)
         with self._lock:
             if self._stopped:
                 _close(conn)
@@ -680,13 +786,11 @@ class Broker:
             if answer is not None:
                 answer(False, f"blocked by stockade: {shown} ({_because(decision)})")
             return
-        import socket
-
         upstream = None
         problem = ""
         for address in decision.addresses:
-            family = socket.AF_INET6 if ":" in address else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
+            family = _socket.AF_INET6 if ":" in address else _socket.AF_INET
+            sock: Any = _socket.socket(family, _socket.SOCK_STREAM)
             sock.settimeout(CONNECT_TIMEOUT)
             try:
                 sock.connect((address, port))

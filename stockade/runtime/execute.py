@@ -447,7 +447,7 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
                  cwd: str | None = None, stdout: Sink | None = None, stderr: Sink | None = None,
                  stdin: int | None = None, pre_exec: Sequence[tuple[object, ...]] | None = None,
                  pass_fds: Sequence[int] = (), seccomp_programs: Mapping[str, bytes] | None = None,
-                 workspace: str | None = None, after_spawn: Callable[[], object] | None = None) -> RunResult:
+                 workspace: str | None = None, after_spawn: Callable[[int | None], object] | None = None) -> RunResult:
     """Run ``prefix + command`` with the limits, streaming output to the sinks.
 
     ``pre_exec``: steps run before the sandbox tool is exec'd, after the rlimits are set (the
@@ -458,9 +458,11 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     result's ``warnings`` say that it holds per process only.  A seccomp placeholder in a bwrap prefix is
     replaced by a descriptor holding the filter (see
     :func:`~stockade.runtime.sandbox.supply_seccomp`, given the ``seccomp_programs`` already
-    checked; R510 when it cannot be).  ``after_spawn`` is called once the sandbox tool was
-    started, or failed to start (the caller closes the descriptors it passed).  Raises R506
-    when the sandbox tool cannot be started at all.
+    checked; R510 when it cannot be).  ``after_spawn`` is called with the sandbox tool's pid
+    once it was started, or with None when it failed to start (the caller closes the
+    descriptors it passed); when it raises, the sandbox tool is killed and reaped (a sandbox
+    it holds before its command, ``--block-fd``, never runs it) and the error propagates.
+    Raises R506 when the sandbox tool cannot be started at all.
     """
     out_sink = stdout or _default_sink(1)
     err_sink = stderr or _default_sink(2)
@@ -489,6 +491,7 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     started = time.monotonic()
+    pid = None
     try:
         pid = spawn(argv, env, cwd=cwd, stdin=stdin, stdout=out_write, stderr=err_write,
                     pass_fds=(*pass_fds, *filter_fds), limits=limits, cgroup=cgroup, pre_exec=pre_exec,
@@ -510,7 +513,17 @@ def run_confined(prefix: Sequence[str], command: Sequence[str], env: Mapping[str
         for fd in (*filter_fds, out_write, err_write):
             os.close(fd)
         if after_spawn is not None:
-            after_spawn()
+            try:
+                after_spawn(pid)
+            except BaseException:
+                if pid is not None:  # the sandbox is held (see `after_spawn`): it never runs the command
+                    _kill_tree(pid, cgroup)
+                    os.waitpid(pid, 0)
+                    for fd in (out_read, err_read):
+                        os.close(fd)
+                    if cgroup is not None:
+                        cgroup.remove()
+                raise
     from select import POLLIN, poll  # imported while the sandbox starts
 
     exit_ = _Exit(pid)

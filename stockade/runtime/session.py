@@ -518,28 +518,21 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         # removes them)
         if placeholder_files:
             create_placeholder_files(placeholder_files)
-        command, bridge, run_prefix = argv, None, prefix
+        bridge, run_prefix = None, prefix
         if plan.get("broker") is not None and outcome.backend == "bwrap":
-            bridge = _start_broker(plan, outcome.audit, base, hooks, argv)
-            command = bridge.command
+            bridge = _start_broker(plan, outcome.audit, base, hooks)
             env = {**env, **bridge.broker.environment()}
-            if bridge.netns is not None:  # the sandbox starts in the namespace the broker listens in
-                end = len(prefix) - 1
-                run_prefix = [word for i, word in enumerate(prefix) if i == end or word != "--unshare-net"]
-                bridge.netns.enter()
+            run_prefix = [*prefix[:-1], *bridge.options, prefix[-1]]  # (before the final `--`)
         try:
             host_cwd = ctx["workspace"] if outcome.backend == "bwrap" or overlay else ctx.get("cwd") or ctx["workspace"]
-            result = run_confined(run_prefix, command, env, limits, cwd=host_cwd, stdout=stdout,
+            result = run_confined(run_prefix, argv, env, limits, cwd=host_cwd, stdout=stdout,
                                   stderr=stderr, stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
                                   seccomp_programs=checked, workspace=ctx["workspace"],
                                   pass_fds=bridge.fds if bridge else (), after_spawn=bridge.started if bridge else None)
         finally:
             lock.release()  # the sandbox is gone: no mount of this run over a placeholder is left
             if bridge is not None:
-                bridge.started()
-                bridge.broker.stop()
-                if bridge.netns is not None:
-                    bridge.netns.close()
+                bridge.close()
         if result.setup_failed:
             lines = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             raise _environment_problem(catalogue.SANDBOX_SETUP_FAILED,
@@ -571,33 +564,80 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
 
 
 class _Bridge:
-    """A started broker and how the sandbox reaches it: either the command that runs the
-    bridge in front of the run's and the descriptor handed to the sandbox for it (closed
-    once the sandbox has started), or (as root) the network namespace the broker listens in,
-    which the calling thread enters to start the sandbox and leaves once it has started."""
+    """A run's broker and how its listeners get into the sandbox's network namespace.
 
-    def __init__(self, broker: Any, command: list[str], fd: int | None, netns: Any = None):
+    bubblewrap is given ``--info-fd`` (it reports the sandbox's pid and namespaces once it
+    has made them) and ``--block-fd`` (the sandbox waits there, set up, before the command
+    starts).  :meth:`started`, called once bubblewrap has started, reads the report, opens
+    the broker's listeners inside that namespace from the host
+    (:class:`~stockade.runtime.broker.SandboxListeners`), starts the broker, and only then
+    lets the command start.  When any of that fails it raises R508 and leaves the sandbox
+    held: the caller kills it before :meth:`close` lets go of the block, so the command
+    never starts.  No process of stockade runs inside the sandbox.
+    """
+
+    def __init__(self, broker: Any):
+        from stockade.runtime.execute import _pipe
+
         self.broker = broker
-        self.command = command
-        self.fds = () if fd is None else (fd,)
-        self.netns = netns
+        self._info, info_write = _pipe()
+        block_read, self._block = _pipe()
+        self.fds: tuple[int, ...] = (info_write, block_read)
+        self.options = ["--info-fd", str(info_write), "--block-fd", str(block_read)]
         self._pending = True
+        self._helper: Any = None
 
-    def started(self) -> None:
-        """The sandbox has started (or failed to): close the bridge's descriptor here, or
-        step back into the host's network namespace."""
-        if self._pending:
-            self._pending = False
-            if self.netns is not None:
-                self.netns.leave()
-            for fd in self.fds:
+    def started(self, pid: int | None = None) -> None:
+        """bubblewrap (``pid``) has started, or failed to (None): close the descriptors it was
+        given here, put the listeners in its sandbox, start the broker, release the command."""
+        if not self._pending:
+            return
+        self._pending = False
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = ()
+        if pid is None:
+            return
+        from stockade.runtime.broker import SandboxListeners
+
+        try:
+            self._helper = SandboxListeners(self._info, pid, self.broker.listen_specs())
+            listeners = self._helper.result()
+        except OSError as exc:
+            raise _bridge_failed(str(exc.strerror or exc)) from None
+        if listeners is None:
+            return  # bubblewrap ended before it made the sandbox: its own error says why
+        self.broker.adopt(listeners)
+        self.broker.serve()
+        try:
+            os.write(self._block, b"G")  # the command starts; its connections wait in the listeners' queues
+        except OSError:
+            pass  # the sandbox is gone already (its set-up failed): bubblewrap says why
+
+    def close(self) -> None:
+        """The run is over (the sandbox is gone): stop the broker, release the descriptors."""
+        self.started(None)
+        self.broker.stop()
+        if self._helper is not None:
+            self._helper.reap()
+        for fd in (self._info, self._block):
+            if fd >= 0:
                 os.close(fd)
-            self.broker.serve()  # its thread starts while the sandbox sets itself up
+        self._info = self._block = -1
 
 
-def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any], hooks: BrokerHooks | None,
-                  argv: Sequence[str]) -> _Bridge:
-    """Start the run's network broker (:mod:`stockade.runtime.broker`) for a plan that needs one."""
+def _bridge_failed(why: str) -> StockadeError:
+    return _environment_problem(catalogue.BROKER_UNREACHABLE, f"the network broker cannot listen inside the "
+                                f"sandbox, so the command did not run: {why}",
+                                help="the broker needs Linux 4.9 or later (`NS_GET_USERNS`) and bubblewrap's "
+                                     "`--info-fd`/`--block-fd`; the command runs with no network at all under "
+                                     "a policy without network rules")
+
+
+def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any],
+                  hooks: BrokerHooks | None) -> _Bridge:
+    """The run's network broker (:mod:`stockade.runtime.broker`) for a plan that needs one;
+    it starts serving once its listeners are inside the sandbox (:meth:`_Bridge.started`)."""
     from stockade.runtime.broker import Broker
 
     def load_ir() -> Any:
@@ -608,10 +648,4 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
 
     broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
                     resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None)
-    if os.geteuid() == 0 and not (hooks and hooks.bridge):
-        try:
-            return _Bridge(broker, list(argv), None, broker.start_in_namespace())
-        except OSError:
-            pass  # no namespace of our own here: the bridge it is
-    command, fd = broker.start(argv, serve=False)
-    return _Bridge(broker, command, fd)
+    return _Bridge(broker)

@@ -201,16 +201,11 @@ def served(tmp_path: Path) -> Iterator[tuple[Broker, int, _Upstream]]:
     ir = _ir(tmp_path, text)
     broker = Broker(lambda: ir, resolver=TableResolver({"up.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]}),
                     base={"command": "test"})
-    _, fd = broker.start(["true"])
-    bridge = socket.socket(fileno=fd)
-    listeners = [socket.create_server(("127.0.0.1", 0)) for _ in broker.addresses()]
-    bridge.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                             b"".join(s.fileno().to_bytes(4, "little") for s in listeners))])
-    assert bridge.recv(1) == b"K"
+    listeners = [socket.create_server(("127.0.0.1", 0)) for _ in broker.listen_specs()]
+    broker.adopt(listeners)
+    broker.serve()
+    assert broker.wait_ready(5)
     port = listeners[0].getsockname()[1]
-    for sock in listeners:
-        sock.close()
-    bridge.close()
     try:
         yield broker, port, upstream
     finally:

@@ -192,18 +192,13 @@ def net() -> Iterator[Net]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-#: How the sandbox reaches the broker: the host makes its network namespace (root), or the
-#: in-sandbox bridge hands the listeners over (every user; forced here).
-MODES = ["netns", "bridge"]
-
-
-def _run(net: Net, *argv: str, hooks: BrokerHooks | None = None, mode: str = "netns",
+def _run(net: Net, *argv: str, hooks: BrokerHooks | None = None,
          policy: Path | None = None) -> tuple[RunOutcome, str, str]:
     out, err = bytearray(), bytearray()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(net.home), "LANG": "C.UTF-8"}
     outcome = run(list(argv), policy=str(policy or net.policy), workspace=str(net.workspace), audit=str(net.audit),
                   approve=True, stdout=out.extend, stderr=err.extend, environ=env,
-                  broker=(hooks or BrokerHooks(resolver=net.resolver)).replace(bridge=mode == "bridge"))
+                  broker=hooks or BrokerHooks(resolver=net.resolver))
     assert outcome.ran, outcome.reasons
     return outcome, out.decode(), err.decode()
 
@@ -213,29 +208,28 @@ def _net_records(net: Net, command_part: str) -> list[dict]:
     return [r for r in records if r.get("event") == "net" and command_part in r.get("command", "")]
 
 
-def _curl(net: Net, *args: str, mode: str = "netns") -> tuple[RunOutcome, str, str]:
-    return _run(net, "python3", "x.py", "curl", "-fsS", "--max-time", "20", "--cacert", "ca.pem", *args, mode=mode)
+def _curl(net: Net, *args: str) -> tuple[RunOutcome, str, str]:
+    return _run(net, "python3", "x.py", "curl", "-fsS", "--max-time", "20", "--cacert", "ca.pem", *args)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_allowed_http_https_and_tcp(net: Net, mode: str) -> None:
-    outcome, out, err = _curl(net, f"http://pypi.test/hello.txt?{mode}", f"https://pypi.test/hello.txt?{mode}",
-                              f"https://api.example.test/hello.txt?{mode}", mode=mode)
+def test_allowed_http_https_and_tcp(net: Net) -> None:
+    outcome, out, err = _curl(net, "http://pypi.test/hello.txt?run", "https://pypi.test/hello.txt?run",
+                              "https://api.example.test/hello.txt?run")
     assert outcome.exit_status == 0, err
     assert out == "hello through the broker\n" * 3
     assert outcome.blocked == ()
-    records = _net_records(net, f"https://api.example.test/hello.txt?{mode}")
+    records = _net_records(net, "https://api.example.test/hello.txt?run")
     assert {(r["protocol"], r["host"], r["port"]) for r in records} == {
         ("http", "pypi.test", 80), ("connect", "pypi.test", 443), ("connect", "api.example.test", 443)}
     assert all(r["decision"] == "allow" and r["address"] == net.host.address and r["bytes_received"] > 0
                and r["bytes_sent"] > 0 for r in records)
-    outcome, out, err = _run(net, "python3", "probe.py", "urllib", "https://files.test/hello.txt", "ca.pem", mode=mode)
+    outcome, out, err = _run(net, "python3", "probe.py", "urllib", "https://files.test/hello.txt", "ca.pem")
     assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
-    outcome, out, err = _run(net, "python3", "probe.py", "socks", "echo.test", "7", mode=mode)
+    outcome, out, err = _run(net, "python3", "probe.py", "socks", "echo.test", "7")
     assert (outcome.exit_status, out) == (0, "echo:ping\n"), err
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "20",
                              "--socks5-hostname", "127.0.0.1:1080",
-                             "--cacert", "ca.pem", "https://pypi.test/hello.txt", mode=mode)
+                             "--cacert", "ca.pem", "https://pypi.test/hello.txt")
     assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
 
 
@@ -248,11 +242,10 @@ def test_allowed_http_https_and_tcp(net: Net, mode: str) -> None:
     ("http://meta.example.test/latest/meta-data/", "meta.example.test", 80, "a metadata address"),
     ("https://IP/hello.txt", "IP", 443, "an address is judged as an address"),
 ])
-@pytest.mark.parametrize("mode", MODES)
-def test_refused_with_their_record(net: Net, url: str, host: str, port: int, because: str, mode: str) -> None:
-    url = url.replace("IP", net.host.address) + f"?{mode}"
+def test_refused_with_their_record(net: Net, url: str, host: str, port: int, because: str) -> None:
+    url = url.replace("IP", net.host.address) + "?run"
     host = host.replace("IP", net.host.address)
-    outcome, out, _ = _curl(net, url, mode=mode)
+    outcome, out, _ = _curl(net, url)
     assert outcome.exit_status != 0 and "hello" not in out
     (line,) = outcome.blocked
     assert line.startswith(f"blocked: {host}:{port} (") and because in line, line
@@ -264,59 +257,54 @@ def test_refused_with_their_record(net: Net, url: str, host: str, port: int, bec
         assert record["address"] in ("10.99.0.1", "169.254.169.254")
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_clients_ignoring_the_proxy_find_no_route(net: Net, mode: str) -> None:
+def test_clients_ignoring_the_proxy_find_no_route(net: Net) -> None:
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10", "--noproxy", "*",
-                             f"http://{net.host.address}/hello.txt", mode=mode)
+                             f"http://{net.host.address}/hello.txt")
     assert outcome.exit_status != 0 and "hello" not in out
     assert "unreachable" in err.lower() or "couldn't connect" in err.lower(), err
-    outcome, out, _ = _run(net, "python3", "probe.py", "direct", net.host.address, "80", mode=mode)
+    outcome, out, _ = _run(net, "python3", "probe.py", "direct", net.host.address, "80")
     assert outcome.exit_status == 3 and "unreachable" in out.lower(), out
-    outcome, out, _ = _run(net, "python3", "probe.py", "dns", "secret-data.exfil.test", mode=mode)  # no DNS inside
+    outcome, out, _ = _run(net, "python3", "probe.py", "dns", "secret-data.exfil.test")  # no DNS inside
     assert outcome.exit_status == 3 and "gaierror" in out, out
-    outcome, out, _ = _run(net, "python3", "probe.py", "udp", "8.8.8.8", mode=mode)
+    outcome, out, _ = _run(net, "python3", "probe.py", "udp", "8.8.8.8")
     assert outcome.exit_status == 3 and "unreachable" in out.lower(), out
     assert _net_records(net, "exfil.test") == [] and _net_records(net, "8.8.8.8") == []  # nothing left
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_unix_socket_bypass_is_refused(net: Net, mode: str) -> None:
+def test_unix_socket_bypass_is_refused(net: Net) -> None:
     # a host unix socket the sandbox can see (the workspace is writable, the socket is there)
     path = net.workspace / "host.sock"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(1)
     try:
-        outcome, out, _ = _run(net, "python3", "probe.py", "unix", str(path), mode=mode)
+        outcome, out, _ = _run(net, "python3", "probe.py", "unix", str(path))
     finally:
         server.close()
         path.unlink()
     assert outcome.exit_status == 3 and "PermissionError" in out, out
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_host_loopback_is_granted_per_port(net: Net, mode: str) -> None:
+def test_host_loopback_is_granted_per_port(net: Net) -> None:
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10",
-                             f"http://127.0.0.1:{net.loopback_port}/?{mode}", mode=mode)
+                             f"http://127.0.0.1:{net.loopback_port}/?run")
     assert (outcome.exit_status, out) == (0, "host service\n"), err
-    (record,) = _net_records(net, f"127.0.0.1:{net.loopback_port}/?{mode}")
+    (record,) = _net_records(net, f"127.0.0.1:{net.loopback_port}/?run")
     assert record["protocol"] == "host-loopback" and record["decision"] == "allow"
     assert record["rule"] == f"allow host-loopback:{net.loopback_port}"
     # a port the policy does not grant: nothing listens inside (the sandbox's own loopback) ...
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10",
-                             f"http://127.0.0.1:{net.closed_port}/", mode=mode)
+                             f"http://127.0.0.1:{net.closed_port}/")
     assert outcome.exit_status != 0 and "connect" in err.lower(), err
     # ... and asking the broker for it is refused and recorded
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10", "--proxy",
-                             "http://127.0.0.1:3128", "--noproxy", "", f"http://localhost:{net.closed_port}/",
-                             mode=mode)
+                             "http://127.0.0.1:3128", "--noproxy", "", f"http://localhost:{net.closed_port}/")
     assert outcome.exit_status != 0 or "blocked" in out
     (line,) = outcome.blocked
     assert f"localhost:{net.closed_port}" in line or f":{net.closed_port}" in line, line
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_broker_killed_mid_run(net: Net, mode: str) -> None:
+def test_broker_killed_mid_run(net: Net) -> None:
     marker, go = net.workspace / "first-done", net.workspace / "go"
     for path in (marker, go):
         path.unlink(missing_ok=True)
@@ -333,7 +321,7 @@ def test_broker_killed_mid_run(net: Net, mode: str) -> None:
         threading.Thread(target=kill, daemon=True).start()
 
     outcome, out, _ = _run(net, "python3", "probe.py", "twice", "http://pypi.test/hello.txt", str(marker), str(go),
-                           hooks=BrokerHooks(resolver=net.resolver, on_start=on_start), mode=mode)
+                           hooks=BrokerHooks(resolver=net.resolver, on_start=on_start))
     assert stopped.is_set()
     lines = out.splitlines()
     assert lines[0] == "hello through the broker"
