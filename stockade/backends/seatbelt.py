@@ -744,7 +744,8 @@ class SeatbeltBackend(Backend):
         if not needs_broker(self.ir, host_loopback_direct=True):
             return None
         return {"port_param": BROKER_PORT_PARAM, "listen": BROKER_HOST, "port_placeholder": BROKER_PORT_PLACEHOLDER,
-                "environment": proxy_environment(BROKER_PORT_PLACEHOLDER)}
+                "environment": proxy_environment(BROKER_PORT_PLACEHOLDER),
+                "loopback": []}  # (the host's loopback ports are the sandbox's on macOS: no forwards)
 
 
 def _comment_safe(text: str) -> str:

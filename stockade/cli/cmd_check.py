@@ -81,12 +81,12 @@ def _backend_summary(ir: PolicyIR, problems: list[Diagnostic]) -> str:
 
 
 def broker_available() -> bool:
-    """Whether `stockade run` starts its network broker on this machine: on Linux (bubblewrap).
-    On macOS the Seatbelt profile admits the broker's port, but the run does not start it yet
-    (the profile's ``BROKER_PORT`` stays 0), so host rules there are warned about."""
+    """Whether `stockade run` starts its network broker on this machine: on Linux (inside the
+    sandbox's own network namespace) and on macOS (on the host's loopback, the one port the
+    Seatbelt profile admits); not on Windows, where host rules are warned about."""
     import importlib.util
 
-    return sys.platform == "linux" and importlib.util.find_spec("stockade.runtime.broker") is not None
+    return sys.platform in ("linux", "darwin") and importlib.util.find_spec("stockade.runtime.broker") is not None
 
 
 def network_warnings(ir: PolicyIR) -> list[Diagnostic]:

@@ -567,6 +567,23 @@ class Broker:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
         return proxy_environment(self.http_port, self.socks_port)
 
+    def listen_on_host(self) -> int:
+        """Listen on one port of the host's own ``127.0.0.1`` (chosen by the kernel) for both
+        proxy protocols, for a sandbox that shares the host's loopback and may reach only that
+        port (macOS: the Seatbelt profile's ``BROKER_PORT``); the proxy variables name it.
+        :meth:`serve` then accepts on it.  Returns the port."""
+        sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        try:
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(512)
+        except BaseException:
+            _close(sock)
+            raise
+        port = sock.getsockname()[1]
+        self.http_port = self.socks_port = port
+        self._pending = (self._serve_listeners, ([sock], ["proxy"]))
+        return port
+
     def adopt(self, listeners: Sequence[Any]) -> None:
         """Take the sandbox's listening sockets, one per :meth:`listen_specs` entry in order
         (:func:`listen_in_sandbox` opens them); :meth:`serve` then accepts on them."""
@@ -583,17 +600,17 @@ class Broker:
             with self._lock:  # (stop() closes the wake pipe itself when no thread was started)
                 self._thread = _Task(target, *args)
 
-    def _serve_listeners(self, listeners: list[Any]) -> None:
+    def _serve_listeners(self, listeners: list[Any], kinds: Sequence[str] | None = None) -> None:
         """Accept on every listener (one thread, polling), a thread per connection; close
-        the wake pipe at the end."""
+        the wake pipe at the end.  ``kinds``: what each serves (default: :meth:`listen_specs`)."""
         try:
-            self._accept_all(listeners)
+            self._accept_all(listeners, kinds)
         finally:
             with self._lock:
                 self._close_wake()
 
-    def _accept_all(self, listeners: list[Any]) -> None:
-        kinds = [spec.kind for spec in self.listen_specs()]
+    def _accept_all(self, listeners: list[Any], kinds: Sequence[str] | None = None) -> None:
+        kinds = [spec.kind for spec in self.listen_specs()] if kinds is None else kinds
         with self._lock:
             if self._stopped:
                 for sock in listeners:

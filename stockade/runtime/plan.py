@@ -151,7 +151,7 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         "glob_scan": data.get("glob_scan") if backend == "bwrap" else None,
         "glob_static": list((data.get("glob_scan") or {}).get("static", ())) if backend == "bwrap" else [],
         # the run's network broker (stockade.runtime.broker): None, or the ports it serves
-        "broker": data.get("broker") if backend == "bwrap" else None,
+        "broker": data.get("broker") if backend in ("bwrap", "seatbelt") else None,
     }
 
 

@@ -403,7 +403,7 @@ def _judged(argv: list[str], text: str, policy: str | os.PathLike[str] | PolicyI
             data = plan_ir_json(fresh[0])
         return PolicyIR.from_json(data)
 
-    if sys.platform != "linux" and notify is not None:  # no broker is started there yet: say which rules
+    if sys.platform not in ("linux", "darwin") and notify is not None:  # no broker there yet: say which rules
         from stockade.backends.netplan import unenforced_network_rules
 
         for problem in unenforced_network_rules(load_ir(), False, sys.platform):
@@ -518,11 +518,16 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         # removes them)
         if placeholder_files:
             create_placeholder_files(placeholder_files)
-        bridge, run_prefix = None, prefix
+        bridge: _Bridge | _HostBridge | None = None
+        run_prefix = prefix
         if plan.get("broker") is not None and outcome.backend == "bwrap":
             bridge = _start_broker(plan, outcome.audit, base, hooks)
             env = {**env, **bridge.broker.environment()}
             run_prefix = [*prefix[:-1], *bridge.options, prefix[-1]]  # (before the final `--`)
+        elif plan.get("broker") is not None and outcome.backend == "seatbelt":
+            bridge = _start_host_broker(plan, outcome.audit, base, hooks)
+            env = {**env, **bridge.broker.environment()}
+            run_prefix = seatbelt_broker_prefix(prefix, bridge.broker.http_port)
         try:
             host_cwd = ctx["workspace"] if outcome.backend == "bwrap" or overlay else ctx.get("cwd") or ctx["workspace"]
             result = run_confined(run_prefix, argv, env, limits, cwd=host_cwd, stdout=stdout,
@@ -632,6 +637,58 @@ def _bridge_failed(why: str) -> StockadeError:
                                 help="the broker needs Linux 4.9 or later (`NS_GET_USERNS`) and bubblewrap's "
                                      "`--info-fd`/`--block-fd`; the command runs with no network at all under "
                                      "a policy without network rules")
+
+
+class _HostBridge:
+    """A run's broker on the host's own loopback (macOS: the sandbox shares it, and its
+    Seatbelt profile lets it reach only the broker's port): listening before the sandbox
+    starts, stopped with the run."""
+
+    fds: tuple[int, ...] = ()
+    options: tuple[str, ...] = ()
+
+    def __init__(self, broker: Any):
+        self.broker = broker
+        broker.listen_on_host()
+        broker.serve()
+
+    def started(self, pid: int | None = None) -> None:
+        """Nothing to do: the broker listens already."""
+
+    def close(self) -> None:
+        """The run is over: stop the broker (its port refuses connections from then on)."""
+        self.broker.stop()
+
+
+def seatbelt_broker_prefix(prefix: Sequence[str], port: int) -> list[str]:
+    """The ``sandbox-exec`` prefix with the broker's port as the profile's ``BROKER_PORT``
+    parameter (``0`` in the compiled plan: no connection beyond loopback).  Raises R510 when
+    the prefix has no such parameter (a profile that does not admit the broker)."""
+    from stockade.backends.netplan import BROKER_PORT_PARAM
+
+    out = list(prefix)
+    for index in range(len(out) - 1):
+        if out[index] == "-D" and out[index + 1].startswith(f"{BROKER_PORT_PARAM}="):
+            out[index + 1] = f"{BROKER_PORT_PARAM}={int(port)}"
+            return out
+    raise _environment_problem(catalogue.ARTIFACT_REFUSED, f"the seatbelt profile has no `{BROKER_PORT_PARAM}` "
+                               "parameter, so the network broker cannot be reached; the command did not run",
+                               help="compile the policy again (`stockade run --no-cache`)")
+
+
+def _start_host_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any],
+                       hooks: BrokerHooks | None) -> _HostBridge:
+    """The run's network broker on the host's loopback (macOS, :class:`_HostBridge`)."""
+    from stockade.runtime.broker import Broker
+
+    def load_ir() -> Any:
+        from stockade.compiler.ir import PolicyIR
+        from stockade.runtime.plan import plan_ir_json
+
+        return PolicyIR.from_json(plan_ir_json(plan))
+
+    return _HostBridge(Broker(load_ir, audit_path=audit_path, base=base,
+                              resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None))
 
 
 def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any],

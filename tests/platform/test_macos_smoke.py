@@ -135,3 +135,17 @@ def test_profile_is_accepted_by_sandbox_exec(box: Box, tmp_path: Path) -> None:
                              "-D", f"HOME={box.home}", "-D", f"TMPDIR={os.environ.get('TMPDIR', '/tmp')}",
                              "/usr/bin/true"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_broker_judges_a_host_rule_on_macos(box: Box) -> None:
+    """The coding-agent policy's host rules go through `stockade run`'s broker, listening on
+    the host's loopback at the one port the profile admits: a host it does not list gets the
+    broker's 403 (never resolved), named at the end of the run."""
+    code = ("import os, socket, urllib.parse\n"
+            "proxy = urllib.parse.urlsplit(os.environ['HTTPS_PROXY'])\n"
+            "s = socket.create_connection((proxy.hostname, proxy.port), 20)\n"
+            "s.sendall(b'CONNECT not-listed.example:443 HTTP/1.1\\r\\n\\r\\n')\n"
+            "print(s.recv(200).split(b'\\r\\n')[0].decode())\n")
+    result = run(box, "python3", "-c", code)
+    assert result.stdout.startswith("HTTP/1.1 403 "), result.stdout + result.stderr
+    assert "not-listed.example:443" in result.stderr  # the end-of-run summary of blocked destinations
