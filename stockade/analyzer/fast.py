@@ -82,6 +82,8 @@ _QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n$]++|'[^']*+'|"[^"`\\!$
 _TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++))")
 #: A quoted word's parts: unquoted text, a single-quoted string, a double-quoted string.
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+#: Text whose first word holds ``= @ % +`` in its unquoted start (which :func:`_head_ok` refuses).
+_BAD_HEAD_RE = re.compile(r"[ \t]*[A-Za-z0-9_./:,~*\-]*[=@%+]")
 #: A word starting ``==`` or ``=~`` (see the module docstring).
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 
@@ -353,8 +355,8 @@ def lex_quoted(text: str) -> QuotedStatements | None:
     """The statements of a command or list of the quoted lane (see the module docstring), as
     words with their parts, or None when the text is not one."""
     if not text.isascii() or (("==" in text or "=~" in text) and _TEST_OP_RE.search(text) is not None) \
-            or _QUOTED_TEXT_RE.fullmatch(text) is None:
-        return None
+            or _QUOTED_TEXT_RE.fullmatch(text) is None or _BAD_HEAD_RE.match(text) is not None:
+        return None  # (the last: a first word that _head_ok refuses, e.g. `NAME='…' cmd`, seen before lexing)
     command: list[Word] = []
     pipeline = [command]
     statements: QuotedStatements = [[pipeline]]
