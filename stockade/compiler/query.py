@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import CommandRule, FsRule, NetRule, PatternToken, PolicyIR
 
 _WILDCARD = re.compile(r"[*?\[]")
+#: what os.path.normpath changes in an absolute path that does not end in `/`
+_NOT_NORMAL = re.compile(r"//|/\.\.?(?:/|\Z)")
 
 
 @_node  # a frozen dataclass with the IR's shared ==, hash and repr (cheaper to define)
@@ -666,6 +668,8 @@ class PolicyIndex:
     def resolve(self, path: str, cwd: str | None = None) -> str:
         """Lexically resolve ``path`` against the context: ``~``, ``$HOME``, ``$WORKSPACE``,
         ``$TMPDIR`` and relative paths (against ``cwd`` or the workspace)."""
+        if path[:1] == "/" and path[-1:] != "/" and _NOT_NORMAL.search(path) is None:
+            return path  # (what the analyzer asks about: absolute and normal already)
         ctx = self.ir.context
         if path == "~" or path.startswith("~/"):
             path = ctx.home + path[1:]
