@@ -47,7 +47,7 @@ import re
 from stockade.analyzer.control import CWD_KEY, settle_cwd
 from stockade.analyzer.effects import SpanT, clip
 from stockade.analyzer.exec import Stdin, run_command
-from stockade.analyzer.words import expand_fields
+from stockade.analyzer.words import expand_fields, tilde
 
 _new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in exec.py)
 
@@ -263,6 +263,12 @@ def _tilde_fields(words: list[str], spans: list[SpanT], walker: Walker) -> tuple
     argv_spans: list[SpanT] = []
     for word, span in zip(words, spans, strict=False):
         if word[0] == "~":
+            if "{" not in word and word.isascii():  # (expand_fields of one ASCII literal part: its tilde)
+                value = tilde(word, walker)
+                if value.isascii():
+                    argv.append(value)
+                    argv_spans.append(span)
+                    continue
             for value in expand_fields([(word, "lit")], walker):
                 argv.append(value)
                 argv_spans.append(span)
@@ -281,22 +287,30 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
         return False
     plain = _plain_list(text, base, collapse)
     if plain is not None:
-        if ("&&" in text or "||" in text) and any(
-                len(statement) > 1 and any(command[0][0] in _STATEFUL for pipeline in statement for command in pipeline)
-                for statement in plain):
+        if ("&&" in text or "||" in text) and _stateful_and_or(plain, False):
             return False  # (the tree walk judges both ways of `&&`/`||`: see ControlFlow.visit_list)
         _walk_list(walker, text, plain, _run_plain, base, collapse, stdin)
         return True
     quoted = lex_quoted(text)  # (also plain words whose operators do not stand apart: `a|b`, `a;b`)
     if quoted is None:
         return False
-    if ("&&" in text or "||" in text) and any(
-            len(statement) > 1 and any("".join(value for value, _ in command[0][0]) in _STATEFUL
-                                       for pipeline in statement for command in pipeline)
-            for statement in quoted):
+    if ("&&" in text or "||" in text) and _stateful_and_or(quoted, True):
         return False
     _walk_list(walker, text, quoted, _run_words, base, collapse, stdin)
     return True
+
+
+def _stateful_and_or(statements: list[Any], quoted: bool) -> bool:
+    """Whether a statement joined by ``&&``/``||`` runs one of :data:`_STATEFUL` (its first
+    word: plain text, or the parts of a quoted word joined)."""
+    for statement in statements:
+        if len(statement) > 1:
+            for pipeline in statement:
+                for command in pipeline:
+                    first = "".join([value for value, _ in command[0][0]]) if quoted else command[0][0]
+                    if first in _STATEFUL:
+                        return True
+    return False
 
 
 #: builtins that change the working directory or variables: in an `&&`/`||` list they are left
