@@ -497,7 +497,7 @@ class Judge:
         try:
             for effect in effects:
                 cls = effect.__class__
-                if cls is Execute:  # the most frequent effect; a known, allowed argv needs no call
+                if type(effect) is Execute:  # the most frequent effect; a known, allowed argv needs no call
                     decision = known_commands.get(effect.argv)
                     if decision is not None and (decision.verdict is None or decision.verdict == "allow"):
                         continue
