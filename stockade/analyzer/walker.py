@@ -924,7 +924,7 @@ class Walker(ControlFlow):
                 first = len(argv)
                 subs = (child,) if kind == "word" else child.named_children
                 for sub in subs:
-                    if text is not None and (sub is child or sub.type == "word"):  # (child: a word)
+                    if text is not None and (sub is child or kinds.get(sub.kind_id) == "word"):  # (child: a word)
                         start, end = sub.start_byte, sub.end_byte
                         value = text[start:end]
                         if inert(value) is not None:
