@@ -47,7 +47,7 @@ import re
 from stockade.analyzer.control import CWD_KEY, settle_cwd
 from stockade.analyzer.effects import SpanT, clip
 from stockade.analyzer.exec import Stdin, run_command
-from stockade.analyzer.words import expand_fields
+from stockade.analyzer.words import expand_fields, tilde
 
 _new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in exec.py)
 
@@ -82,6 +82,8 @@ _QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n$]++|'[^']*+'|"[^"`\\!$
 _TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++))")
 #: A quoted word's parts: unquoted text, a single-quoted string, a double-quoted string.
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+#: Text whose first word holds ``= @ % +`` in its unquoted start (which :func:`_head_ok` refuses).
+_BAD_HEAD_RE = re.compile(r"[ \t]*[A-Za-z0-9_./:,~*\-]*[=@%+]")
 #: A word starting ``==`` or ``=~`` (see the module docstring).
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 
@@ -261,6 +263,12 @@ def _tilde_fields(words: list[str], spans: list[SpanT], walker: Walker) -> tuple
     argv_spans: list[SpanT] = []
     for word, span in zip(words, spans, strict=False):
         if word[0] == "~":
+            if "{" not in word and word.isascii():  # (expand_fields of one ASCII literal part: its tilde)
+                value = tilde(word, walker)
+                if value.isascii():
+                    argv.append(value)
+                    argv_spans.append(span)
+                    continue
             for value in expand_fields([(word, "lit")], walker):
                 argv.append(value)
                 argv_spans.append(span)
@@ -279,22 +287,30 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
         return False
     plain = _plain_list(text, base, collapse)
     if plain is not None:
-        if ("&&" in text or "||" in text) and any(
-                len(statement) > 1 and any(command[0][0] in _STATEFUL for pipeline in statement for command in pipeline)
-                for statement in plain):
+        if ("&&" in text or "||" in text) and _stateful_and_or(plain, False):
             return False  # (the tree walk judges both ways of `&&`/`||`: see ControlFlow.visit_list)
         _walk_list(walker, text, plain, _run_plain, base, collapse, stdin)
         return True
     quoted = lex_quoted(text)  # (also plain words whose operators do not stand apart: `a|b`, `a;b`)
     if quoted is None:
         return False
-    if ("&&" in text or "||" in text) and any(
-            len(statement) > 1 and any("".join(value for value, _ in command[0][0]) in _STATEFUL
-                                       for pipeline in statement for command in pipeline)
-            for statement in quoted):
+    if ("&&" in text or "||" in text) and _stateful_and_or(quoted, True):
         return False
     _walk_list(walker, text, quoted, _run_words, base, collapse, stdin)
     return True
+
+
+def _stateful_and_or(statements: list[Any], quoted: bool) -> bool:
+    """Whether a statement joined by ``&&``/``||`` runs one of :data:`_STATEFUL` (its first
+    word: plain text, or the parts of a quoted word joined)."""
+    for statement in statements:
+        if len(statement) > 1:
+            for pipeline in statement:
+                for command in pipeline:
+                    first = "".join([value for value, _ in command[0][0]]) if quoted else command[0][0]
+                    if first in _STATEFUL:
+                        return True
+    return False
 
 
 #: builtins that change the working directory or variables: in an `&&`/`||` list they are left
@@ -353,8 +369,8 @@ def lex_quoted(text: str) -> QuotedStatements | None:
     """The statements of a command or list of the quoted lane (see the module docstring), as
     words with their parts, or None when the text is not one."""
     if not text.isascii() or (("==" in text or "=~" in text) and _TEST_OP_RE.search(text) is not None) \
-            or _QUOTED_TEXT_RE.fullmatch(text) is None:
-        return None
+            or _QUOTED_TEXT_RE.fullmatch(text) is None or _BAD_HEAD_RE.match(text) is not None:
+        return None  # (the last: a first word that _head_ok refuses, e.g. `NAME='…' cmd`, seen before lexing)
     command: list[Word] = []
     pipeline = [command]
     statements: QuotedStatements = [[pipeline]]

@@ -42,9 +42,6 @@ def has_glob(text: str) -> bool:
 _STAR = "\0*"  # a star, until the component's regex is assembled
 
 
-_STAR = "\0*"  # a star, until the component's regex is assembled
-
-
 def _component_regex(part: str, dots: bool) -> str:
     """One path component of a glob as a regex."""
     out: list[str] = []
@@ -70,8 +67,12 @@ def _component_regex(part: str, dots: bool) -> str:
                     body = "^" + body[1:]
                 out.append("[" + body.replace("\\", "\\\\") + "]")
                 index = end
-        else:
-            out.append(re.escape(char))
+        else:  # a run of literal characters, escaped at once (re.escape maps each on its own)
+            special = _GLOB_CHARS.search(part, index)
+            end = len(part) if special is None else special.start()
+            out.append(re.escape(part[index:end]))
+            index = end
+            continue
         index += 1
     stars = [i for i, piece in enumerate(out) if piece == _STAR]
     if len(stars) > 1:
@@ -90,10 +91,18 @@ def _component_regex(part: str, dots: bool) -> str:
 
 def glob_regex(parts: list[str], dots: bool = False) -> re.Pattern[str]:
     """The components ``parts`` of an absolute glob as a regex over absolute paths."""
-    body = ""
-    parts = [p for i, p in enumerate(parts) if not (p == "**" and i and parts[i - 1] == "**")]  # `**/**` is `**`
-    for part in parts:
-        body += r"(?:/(?!\.)[^/]+)*" if part == "**" else "/" + _component_regex(part, dots)
+    return _compile_body("".join(_pieces(parts, dots)))
+
+
+def _pieces(parts: list[str], dots: bool = False) -> list[str]:
+    """The regex of each component of ``parts`` (a ``**`` right after another: empty, as
+    ``**/**`` is ``**``); the regex of ``parts[:k]`` is that of the first ``k`` joined."""
+    return ["" if part == "**" and index and parts[index - 1] == "**" else
+            r"(?:/(?!\.)[^/]+)*" if part == "**" else "/" + _component_regex(part, dots)
+            for index, part in enumerate(parts)]
+
+
+def _compile_body(body: str) -> re.Pattern[str]:
     return re.compile((body or "/") + r"\Z", re.DOTALL)
 
 
@@ -118,16 +127,21 @@ def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], d
     parts = [part for part in glob.split("/") if part]
     out: list[str] = [representative(glob)]
     seen = set(out)
-    full = glob_regex(parts)
+    pieces = _pieces(parts)  # (each component's regex made once: the prefixes below share them)
+    full = _compile_body("".join(pieces))
     spread = parts.index("**") if deep and "**" in parts else -1
-    above = glob_regex(parts[:spread]) if spread >= 0 else None
+    above = _compile_body("".join(pieces[:spread])) if spread >= 0 else None
     prefixes: list[re.Pattern[str]] | None = None  # the regexes of the glob's first 1, 2, … components
     for rule in literal:
-        rule_parts = [part for part in rule.split("/") if part]
-        if not rule_parts:
+        if not rule.strip("/"):  # (no component)
             continue
+        rule_parts: list[str] | None = None  # (split only where needed)
         found: str | None = None
-        if above is not None and any(above.match("/" + "/".join(rule_parts[:k])) for k in range(len(rule_parts) + 1)):
+        below_root = False
+        if above is not None:
+            rule_parts = split = [part for part in rule.split("/") if part]
+            below_root = any(above.match("/" + "/".join(split[:k])) for k in range(len(split) + 1))
+        if below_root:
             # `ROOT/**/NAME` with the rule's path at or below ROOT: NAME below the rule's path
             rest = parts[spread + 1:]
             found = rule + ("/" + representative("/".join(rest)) if rest else "")
@@ -140,13 +154,15 @@ def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], d
         else:
             # the glob's first k components name the rule's path: a path below it
             if prefixes is None:
-                prefixes = [glob_regex(parts[:k]) for k in range(1, len(parts))]
+                prefixes = [_compile_body("".join(pieces[:k])) for k in range(1, len(parts))]
             for k, prefix in enumerate(prefixes, start=1):
                 if prefix.match(rule):
                     found = rule + "/" + representative("/".join(parts[k:]))
                     break
             else:
                 # the glob names an ancestor of the rule's path
+                if rule_parts is None:
+                    rule_parts = [part for part in rule.split("/") if part]
                 for k in range(1, len(rule_parts)):
                     ancestor = "/" + "/".join(rule_parts[:k])
                     if full.match(ancestor):

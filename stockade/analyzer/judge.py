@@ -16,6 +16,7 @@ lives); reasons render their message and rule text only when read (:class:`Reaso
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 
 from stockade import catalogue as codes
 from stockade.analyzer.effects import (
@@ -40,7 +41,7 @@ from stockade.compiler.ir import VERDICT_RANK
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
     from stockade.compiler.ir import Origin, PolicyIR
@@ -225,6 +226,8 @@ class PolicyTables:
         self.home = ir.context.home
         self.home_prefix = self.home.rstrip("/") + "/"
         self.literal = tuple(sorted((rule for rule in ir.filesystem if not rule.is_glob), key=lambda r: r.pattern))
+        #: the patterns of :attr:`literal`, in the same (sorted) order: those below a path are a range
+        self._literal_patterns = [rule.pattern for rule in self.literal]
         self._literal_paths = tuple(rule.pattern for rule in self.literal if rule.pattern != "/")
         self._glob_paths = tuple(rule.pattern for rule in ir.filesystem if rule.is_glob)
         self._globs: dict[tuple[str, bool], tuple[str, ...]] = {}
@@ -245,7 +248,12 @@ class PolicyTables:
         if found is None:
             prefix = path.rstrip("/") + "/"
             root = path == "/"
-            found = tuple(rule for rule in self.literal
+            if root:
+                rules: Sequence[Any] = self.literal
+            else:  # the patterns that start with `prefix`: one range of the sorted patterns
+                patterns = self._literal_patterns
+                rules = self.literal[bisect_left(patterns, prefix):bisect_left(patterns, prefix[:-1] + "0")]
+            found = tuple(rule for rule in rules
                           if (rule.pattern.startswith(prefix) or (root and rule.pattern != "/"))
                           and ((need == "write" and rule.access != "write")
                                or (need == "read" and rule.access == "none")))
@@ -324,9 +332,10 @@ def _persistence_target(path: str, home_prefix: str) -> str | None:
         return "a git hook"
     if path.endswith("/.git/hooks"):
         return "the git hooks directory"
-    for prefix in _SYSTEM_PERSIST:
-        if path == prefix or path.startswith(prefix):
-            return f"a system startup location (`{prefix}`)"
+    if path.startswith(_SYSTEM_PERSIST):  # (one C-level test before finding which)
+        for prefix in _SYSTEM_PERSIST:
+            if path.startswith(prefix):
+                return f"a system startup location (`{prefix}`)"
     return None
 
 

@@ -179,6 +179,10 @@ class Walker(ControlFlow):
     recursive: frozenset[str] = frozenset()
     #: configuration files ``git config`` wrote in this text (see :mod:`.models.vcs`; None: none yet)
     git_configs: dict[str, dict[str, str]] | None = None
+    #: (function, arguments, input, state before) → state after: see exec.run_command (None: no call yet)
+    calls: dict[tuple[Any, ...], State] | None = None
+    #: variables whose value was too long (reported once)
+    too_long: frozenset[str] = frozenset()
 
     def __init__(self, context: Context, command: str, cwd: str | None = None, fast_path: bool = True):
         self._start(context, command, cwd, fast_path)
@@ -206,9 +210,6 @@ class Walker(ControlFlow):
         self.steps = 0
         self.budget = WORK_BUDGET + WORK_PER_CHAR * len(command)
         self.expanded = 0
-        #: (function, arguments, input, state before) → state after: see exec.run_command
-        self.calls: dict[tuple[Any, ...], State] = {}
-        self.too_long: set[str] = set()  # variables whose value was too long (reported once)
         # (src, words, nested_scripts and function_depth start as the class's values)
 
     # -- entry points ------------------------------------------------------------------
@@ -285,7 +286,7 @@ class Walker(ControlFlow):
             return ""  # no script file is being run: a command line has no source
         if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
             if name not in self.too_long:
-                self.too_long.add(name)
+                self.too_long = self.too_long | {name}
                 self.unknown(f"the value of `${name}` is longer than {MAX_VALUE_CHARS} characters; the analysis "
                              "does not follow it", (0, len(self.command)))
             return None
@@ -923,7 +924,7 @@ class Walker(ControlFlow):
                 first = len(argv)
                 subs = (child,) if kind == "word" else child.named_children
                 for sub in subs:
-                    if text is not None and (sub is child or sub.type == "word"):  # (child: a word)
+                    if text is not None and (sub is child or kinds.get(sub.kind_id) == "word"):  # (child: a word)
                         start, end = sub.start_byte, sub.end_byte
                         value = text[start:end]
                         if inert(value) is not None:

@@ -40,6 +40,21 @@ _NESTED_CODE_RE = re.compile(r"\$\(|`|<\(|>\(")
 _PARAMETER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 
 
+#: text that :func:`shlex.split` splits at blanks only: no quote, no backslash, and no white
+#: space other than shlex's (space, tab, newline, carriage return)
+_SHLEX_PLAIN_RE = re.compile(r"[^'\"\\\s]*(?:[ \t\r\n]+[^'\"\\\s]+)*[ \t\r\n]*")  # (no backtracking)
+
+
+def shlex_split(text: str) -> list[str]:
+    """``shlex.split(text)`` (may raise ``ValueError`` as it does); text without quotes or
+    backslashes by ``str.split`` (the same words: shlex's lexer costs ~100 Python lines a word)."""
+    if _SHLEX_PLAIN_RE.fullmatch(text) is not None:
+        return text.split()
+    import shlex
+
+    return shlex.split(text)
+
+
 class Scope(Protocol):
     """What expansion needs from the walker."""
 

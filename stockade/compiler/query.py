@@ -42,6 +42,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from stockade.compiler.ir import CommandRule, FsRule, NetRule, PatternToken, PolicyIR
 
 _WILDCARD = re.compile(r"[*?\[]")
+_new_object = object.__new__
+_set_field = object.__setattr__  # (the IR's frozen classes refuse their own __setattr__)
+#: what os.path.normpath changes in an absolute path that does not end in `/`
+_NOT_NORMAL = re.compile(r"//|/\.\.?(?:/|\Z)")
 
 
 @_node  # a frozen dataclass with the IR's shared ==, hash and repr (cheaper to define)
@@ -694,6 +698,8 @@ class PolicyIndex:
     def resolve(self, path: str, cwd: str | None = None) -> str:
         """Lexically resolve ``path`` against the context: ``~``, ``$HOME``, ``$WORKSPACE``,
         ``$TMPDIR`` and relative paths (against ``cwd`` or the workspace)."""
+        if path[:1] == "/" and path[-1:] != "/" and _NOT_NORMAL.search(path) is None:
+            return path  # (what the analyzer asks about: absolute and normal already)
         ctx = self.ir.context
         if path == "~" or path.startswith("~/"):
             path = ctx.home + path[1:]
@@ -711,7 +717,12 @@ class PolicyIndex:
             return found
         resolved = self.resolve(path, cwd)
         rule = self.paths.decide(resolved)
-        return _remember(self._path_memo, key, PathDecision(resolved, rule.access if rule else "none", rule))
+        # PathDecision(resolved, access, rule) without type.__call__ and the IR's generic __init__
+        decision = _new_object(PathDecision)
+        _set_field(decision, "path", resolved)
+        _set_field(decision, "access", rule.access if rule else "none")
+        _set_field(decision, "rule", rule)
+        return _remember(self._path_memo, key, decision)
 
     def command_verdict(self, argv: Sequence[str]) -> CommandDecision:
         key = tuple(argv)

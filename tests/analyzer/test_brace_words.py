@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stockade.analyzer import analyze
-from stockade.analyzer.parse import hide_brace_words
+from stockade.analyzer.parse import _BRACE_WORD_RE, _PREFIX_WORD_RE, _blank, hide_brace_words, hide_prefix_words
 
 
 def _codes(verdict) -> list[str]:
@@ -57,3 +57,17 @@ def test_hiding_keeps_every_offset_and_touches_only_braces(text: str) -> None:
     hidden = hide_brace_words(data)
     assert len(hidden) == len(data)
     assert all(a == b or (a == ord("{") and b == 1) for a, b in zip(data, hidden, strict=True))
+
+
+@given(st.binary(max_size=24) | st.text(alphabet="{} ;&|()<>`$ab,\n\t\r\f\v\x0b", max_size=40).map(str.encode))
+def test_hiding_is_exactly_the_brace_word_pattern(data: bytes) -> None:
+    # the hand scan (one `bytes.find` per brace) does what the documented pattern does
+    assert hide_brace_words(data) == _BRACE_WORD_RE.sub(b"\x01", data)
+
+
+@given(st.lists(st.sampled_from(["time", " ", "\t", "!", "coproc", "{", "(", "[[", "while", ";", "\n", "-p", "--",
+                                 "x", "if", "then", "do", "#!/bin/sh"]), max_size=10).map("".join))
+def test_prefix_words_hint_never_skips_a_match(text: str) -> None:
+    # the cheap search before the costly pattern only skips texts the pattern leaves alone
+    data = text.encode()
+    assert hide_prefix_words(data) == _PREFIX_WORD_RE.sub(_blank, data)

@@ -31,6 +31,16 @@ BUILDERS = frozenset({"gcc", "cc", "c++", "g++", "clang", "clang++", "rustc", "g
                       "mvn", "gradle", "bazel", "meson", "gfortran", "tcc", "esbuild", "bun", "deno"})
 
 
+def wrote_anything(walker: Walker) -> bool:
+    """Whether this command text wrote any file so far (what :func:`written_by` looks for): a
+    cheap test before resolving the paths to ask it about."""
+    for effect in walker.effects:
+        cls = effect.__class__
+        if cls is Write or cls is Rename:
+            return True
+    return False
+
+
 def written_by(walker: Walker, path: str) -> str | None:
     """The program (or ``a redirection``) that wrote ``path`` (a resolved path) earlier in this
     command text, or None; writes by :data:`BUILDERS` do not count."""
@@ -80,6 +90,8 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
     if word in ("", "-"):
         return
     inv.read(word, index)
+    if not wrote_anything(inv.walker):
+        return
     producer = written_by(inv.walker, inv.path(word))
     if producer is not None:
         inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} wrote earlier in this command: "
@@ -90,6 +102,8 @@ def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index
     """A build or package tool runs the project files ``names`` found in ``directory`` (a
     Makefile, CMakeLists.txt, package.json): unknown code when this command wrote them (a fresh
     clone or extracted archive)."""
+    if not wrote_anything(inv.walker):
+        return
     base = directory.rstrip("/") or "/"
     for name in names:
         path = inv.path(base + "/" + name)
@@ -104,6 +118,8 @@ def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
     """A command run by path (``./f``) that this command wrote: unknown code."""
     from stockade.analyzer.effects import Unknown
 
+    if not wrote_anything(walker):
+        return
     producer = written_by(walker, walker.resolve(name))
     if producer is not None:
         walker.effects.append(Unknown(f"runs `{show(name)}`, which {producer} wrote earlier in this command: "

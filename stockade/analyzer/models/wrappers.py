@@ -7,13 +7,11 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
-import shlex
-
 from stockade.analyzer.effects import UNKNOWN, TupleRecord
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
-from stockade.analyzer.words import decode_ansi_c
+from stockade.analyzer.words import decode_ansi_c, shlex_split
 
 _NONE: frozenset[str] = frozenset()
 
@@ -176,7 +174,7 @@ def _xargs_items(text: str | None, delimiter: str | None, lines: bool) -> list[s
         items = [line.strip() for line in text.split("\n") if line.strip()]
     else:
         try:
-            items = shlex.split(text)
+            items = shlex_split(text)
         except ValueError:
             return [UNKNOWN]
     if not items:
