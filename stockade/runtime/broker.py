@@ -67,6 +67,8 @@ SOCKS_PORT = 1080
 HOST_LOOPBACK = "host-loopback"
 #: The most bytes of an HTTP request head the broker reads.
 MAX_HEAD = 65536
+#: The most refused name lookups (stub resolver) recorded in one run.
+MAX_LOOKUP_RECORDS = 10000
 #: Seconds to read a request head, and to connect upstream.
 HEAD_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
@@ -336,6 +338,12 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
     """Bring the namespace's loopback up and open one socket per spec, in order, in the
     calling thread's network namespace (the sandbox's); closes what it opened on failure."""
     loopback_up()
+    wildcard = {_socket.AF_INET6 if ":" in spec.host else _socket.AF_INET for spec in specs
+                if spec.host in ("0.0.0.0", "::")}
+    if wildcard:  # capture (stockade.runtime.netstub): every address of the namespace is local
+        from stockade.runtime.netstub import add_local_routes
+
+        add_local_routes(wildcard)
     sockets: list[Any] = []
     try:
         for spec in specs:
@@ -343,6 +351,8 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
             sock = _socket.socket(family, _socket.SOCK_DGRAM if spec.datagram else _socket.SOCK_STREAM)
             sockets.append(sock)
             sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+            if family == _socket.AF_INET6:  # `::` is IPv6 only (0.0.0.0 has its own listener)
+                sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 1)
             sock.bind((spec.host, spec.port))
             if not spec.datagram:
                 sock.listen(512)
@@ -427,9 +437,19 @@ class Broker:
 
     def __init__(self, load_ir: Callable[[], PolicyIR], *, loopback_ports: Sequence[int] = (),
                  audit_path: str | None = None, base: Mapping[str, Any] | None = None,
-                 resolver: Resolver | None = None, on_start: Callable[[Broker], object] | None = None):
+                 resolver: Resolver | None = None, on_start: Callable[[Broker], object] | None = None,
+                 rule_ports: Sequence[int] = ()):
         self.load_ir = load_ir
         self.loopback_ports = tuple(sorted(set(loopback_ports)))
+        #: the ports ``allow`` rules name (captured with ``capture``)
+        self.rule_ports = tuple(sorted(set(rule_ports)))
+        #: the listeners are opened with the namespace's capabilities: the stub resolver and
+        #: transparent capture (:mod:`stockade.runtime.netstub`) come with them; ``capture_ipv6``:
+        #: on IPv6 too
+        self.capture = False
+        self.capture_ipv6 = False
+        self.stub: Any = None
+        self._dns_recorded = 0
         self.audit_path = audit_path
         self.base = dict(base or {})
         self.resolver = resolver
@@ -458,9 +478,16 @@ class Broker:
 
     def listen_specs(self) -> list[ListenSpec]:
         """The sockets the broker holds inside the sandbox, in order: HTTP proxy, SOCKS5,
-        then every ``host-loopback`` port."""
-        return [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
-                *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
+        then every ``host-loopback`` port; with :attr:`capture`, then the stub resolver's and
+        the capture listeners (:func:`stockade.runtime.netstub.capture_specs`)."""
+        specs = [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
+                 *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
+        if self.capture:
+            from stockade.runtime.netstub import capture_specs
+
+            specs += capture_specs(self.http_port, self.socks_port, self.loopback_ports, self.rule_ports,
+                                   self.capture_ipv6)
+        return specs
 
     def addresses(self) -> list[str]:
         """The ``host:port`` of every stream listener of :meth:`listen_specs`, in order (the
@@ -491,9 +518,18 @@ class Broker:
         here, listen in it (:class:`SandboxNetns`), and accept; the caller starts the sandbox
         inside that namespace (``netns.enter()`` … ``netns.leave()`` around the spawn) with
         bubblewrap's ``--unshare-net`` left out.  Raises :class:`OSError` when it cannot."""
-        netns = SandboxNetns(self.listen_specs())
-        self._pending = (self._serve_listeners, (netns.listeners,))
-        return netns
+        attempts = [(True, True), (True, False), (False, False)] if _has_ipv6() else [(True, False), (False, False)]
+        for capture, ipv6 in attempts:  # the most this kernel gives: capture on IPv6 too, on IPv4, none
+            self.capture, self.capture_ipv6 = capture, ipv6
+            try:
+                netns = SandboxNetns(self.listen_specs())
+            except OSError:
+                if not capture:
+                    raise
+                continue
+            self._pending = (self._serve_listeners, (netns.listeners,))
+            return netns
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def serve(self) -> None:
         """Start the broker's thread (once; from a thread in the host's network namespace).
@@ -529,8 +565,9 @@ class Broker:
         self._serve_listeners([_socket.socket(fileno=fd) for fd in fds])
 
     def _serve_listeners(self, listeners: list[Any]) -> None:
-        """Accept on every listener (one thread, polling), a thread per connection."""
-        kinds = [spec.kind for spec in self.listen_specs()]
+        """Accept on every listener (one thread, polling), a thread per connection; answer
+        each datagram (the stub resolver's) on this thread."""
+        specs = self.listen_specs()
         with self._lock:
             if self._stopped:
                 for sock in listeners:
@@ -542,7 +579,7 @@ class Broker:
             self.on_start(self)
         from select import POLLIN, poll
 
-        by_fd = {sock.fileno(): (sock, kind) for sock, kind in zip(listeners, kinds, strict=True)}
+        by_fd = {sock.fileno(): (sock, spec) for sock, spec in zip(listeners, specs, strict=True)}
         waiter = poll()
         for fd in by_fd:
             waiter.register(fd, POLLIN)
@@ -551,7 +588,11 @@ class Broker:
             for fd, _ in waiter.poll():
                 if fd == self._wake_read or self._stopped:
                     return
-                self._accept(*by_fd[fd])
+                sock, spec = by_fd[fd]
+                if spec.datagram:
+                    self._datagram(sock)
+                else:
+                    self._accept(sock, spec.kind)
 
     def _judge(self) -> Judge | None:
         """The judge, made on the first connection (a run that connects nowhere never loads
@@ -627,6 +668,12 @@ class Broker:
             conn.settimeout(HEAD_TIMEOUT)
             if kind.startswith("loopback:"):
                 self._forward(conn, "host-loopback", HOST_LOOPBACK, int(kind.split(":", 1)[1]), b"", None)
+                return
+            if kind == "capture":
+                self._captured(conn)
+                return
+            if kind == "dns":
+                self._dns_stream(conn)
                 return
             first = conn.recv(1, _socket.MSG_PEEK)
             if first == b"\x05":
@@ -710,6 +757,102 @@ class Broker:
             conn.sendall(bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0]))
 
         self._forward(conn, "socks5", host, port, b"", answer)
+
+    # -- clients that ignore the proxy (stockade.runtime.netstub) ------------------------------
+
+    def _stub(self) -> Any:
+        """The run's stub resolver (made with the judge), or None when the policy cannot be loaded."""
+        judge = self._judge()
+        if judge is None:
+            return None
+        with self._judge_lock:
+            if self.stub is None:
+                from stockade.runtime.netstub import Stub
+
+                self.stub = Stub(judge.ir)
+            return self.stub
+
+    def _datagram(self, sock: Any) -> None:
+        """Answer one DNS datagram (on the accepting thread; nothing in it waits on the network)."""
+        try:
+            packet, peer = sock.recvfrom(65535)
+        except OSError:
+            return
+        try:
+            stub = self._stub()
+            reply, lookup = stub.answer(packet) if stub is not None else (None, None)
+            if lookup is not None:
+                self._lookup_record(lookup, "dns")
+            if reply is not None:
+                sock.sendto(reply, peer)
+        except Exception:  # a datagram never stops the broker
+            pass
+
+    def _dns_stream(self, conn: socket.socket) -> None:
+        """Answer DNS over TCP (two-byte length before each message), a few messages per connection."""
+        from stockade.runtime import netstub
+
+        stub = self._stub()
+        if stub is None:
+            return
+        conn.settimeout(netstub.TCP_TIMEOUT)
+        for _ in range(netstub.TCP_MESSAGES):
+            try:
+                size = int.from_bytes(_recv_exact(conn, 2), "big")
+                packet = _recv_exact(conn, size)
+            except (OSError, ConnectionError):
+                return
+            reply, lookup = stub.answer(packet)
+            if lookup is not None:
+                self._lookup_record(lookup, "dns-tcp")
+            if reply is None:
+                return
+            conn.sendall(len(reply).to_bytes(2, "big") + reply)
+
+    def _lookup_record(self, lookup: Any, protocol: str) -> None:
+        """The audit record of a refused lookup (at most ``MAX_LOOKUP_RECORDS`` a run)."""
+        if lookup.allowed:
+            return
+        with self._lock:
+            self._dns_recorded += 1
+            count = self._dns_recorded
+        if count > MAX_LOOKUP_RECORDS:
+            if count == MAX_LOOKUP_RECORDS + 1:
+                self.problems.append(f"more than {MAX_LOOKUP_RECORDS} refused name lookups: the later ones "
+                                     "were answered `NXDOMAIN` but not recorded")
+            return
+        decision = Decision(False, lookup.name, 53, (), lookup.reason, lookup.rule, lookup.where)
+        self._record(decision, protocol)
+
+    def _captured(self, conn: socket.socket) -> None:
+        """A connection a client made to an address of its own (not the proxy's): judged as
+        the name the stub handed out for a fake address, else as the address itself."""
+        local = conn.getsockname()
+        address, port = str(local[0]), int(local[1])
+        if address.startswith("::ffff:"):
+            address = address[7:]
+        if address.startswith("127.") or address == "::1":
+            _reset(conn)  # the sandbox's own loopback: nothing of its own listens on this port
+            return
+        stub = self._stub()
+        if stub is None:
+            _reset(conn)
+            return
+        host = address
+        if stub.pool.contains(address):
+            name = stub.pool.name(address)
+            if name is None:
+                self._record(Decision(False, address, port, (address,), "a fake address the stub resolver did "
+                                      "not hand out"), "capture")
+                _reset(conn)
+                return
+            host = name
+
+        def answer(ok: bool, message: str) -> None:
+            if not ok:
+                _reset(conn)
+
+        self._forward(conn, "capture", host, port, b"", answer)
 
     def _forward(self, conn: socket.socket, protocol: str, host: str, port: int, payload: bytes,
                  answer: Callable[[bool, str], object] | None) -> None:
@@ -800,14 +943,16 @@ class Broker:
 
     def summary(self) -> list[str]:
         """One line per refused destination, for the end of the run."""
-        seen: dict[tuple[str, int], tuple[dict[str, Any], int]] = {}
+        seen: dict[tuple[str, int, bool], tuple[dict[str, Any], int]] = {}
         for event in self.blocked():
-            key = (event["host"], event["port"])
+            key = (event["host"], event["port"], str(event["protocol"]).startswith("dns"))
             first, count = seen.get(key, (event, 0))
             seen[key] = (first, count + 1)
         lines = []
-        for (host, port), (event, count) in seen.items():
+        for (host, port, lookup), (event, count) in seen.items():
             shown = f"host-loopback:{port}" if host == HOST_LOOPBACK else f"{host}:{port}"
+            if lookup:
+                shown = f"name lookup of {host}"
             times = f", {count} times" if count > 1 else ""
             lines.append(f"blocked: {shown} ({_because(event)}{times})")
         return lines
@@ -856,6 +1001,20 @@ def _because(decision: Decision | Mapping[str, Any]) -> str:
     if rule:
         return f"{reason}; {rule} at {where}" if where else f"{reason}; {rule}"
     return reason
+
+
+def _has_ipv6() -> bool:
+    """Whether this kernel has IPv6 (the namespace gets capture on it too)."""
+    return bool(_socket.has_ipv6) and os.path.exists("/proc/net/if_inet6")
+
+
+def _reset(conn: Any) -> None:
+    """Close ``conn`` with a reset (``SO_LINGER`` 0): the client sees the connection refused."""
+    try:
+        conn.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+        conn.close()
+    except OSError:
+        pass
 
 
 def _free_port(wanted: int, taken: set[int]) -> int:

