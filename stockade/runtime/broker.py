@@ -353,6 +353,10 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
             sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
             if family == _socket.AF_INET6:  # `::` is IPv6 only (0.0.0.0 has its own listener)
                 sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 1)
+            if spec.datagram:  # (the stub resolver's) answers leave from the address asked
+                from stockade.runtime.netstub import want_destination
+
+                want_destination(sock)
             sock.bind((spec.host, spec.port))
             if not spec.datagram:
                 sock.listen(512)
@@ -774,8 +778,10 @@ class Broker:
 
     def _datagram(self, sock: Any) -> None:
         """Answer one DNS datagram (on the accepting thread; nothing in it waits on the network)."""
+        from stockade.runtime import netstub
+
         try:
-            packet, peer = sock.recvfrom(65535)
+            packet, peer, source = netstub.receive(sock)
         except OSError:
             return
         try:
@@ -784,7 +790,7 @@ class Broker:
             if lookup is not None:
                 self._lookup_record(lookup, "dns")
             if reply is not None:
-                sock.sendto(reply, peer)
+                netstub.reply(sock, reply, peer, source)
         except Exception:  # a datagram never stops the broker
             pass
 

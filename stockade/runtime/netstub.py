@@ -41,6 +41,7 @@ import struct
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Sequence
+    from typing import Any
 
     from stockade.compiler.ir import PolicyIR
     from stockade.runtime.broker import ListenSpec
@@ -357,6 +358,43 @@ def _formerr(packet: bytes) -> bytes | None:
         return None
     ident, flags = struct.unpack_from("!HH", packet, 0)
     return struct.pack("!HHHHHH", ident, 0x8000 | (flags & 0x7900) | FORMERR, 0, 0, 0, 0)
+
+
+# -- datagrams: the reply leaves from the address the query went to ------------------------------
+
+#: ``IP_PKTINFO`` and ``IP_FREEBIND`` (Python's socket module names neither); the IPv6 ones it has.
+IP_PKTINFO, IP_FREEBIND = 8, 15
+
+
+def want_destination(sock: _socket.socket) -> None:
+    """Have the kernel tell each datagram's destination address (``IP_PKTINFO``,
+    ``IPV6_RECVPKTINFO``): a client connected to ``127.0.0.53`` or to any other address
+    drops an answer that comes from another."""
+    if sock.family == _socket.AF_INET6:
+        sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_RECVPKTINFO, 1)
+        # IPv6 checks a source address against the interfaces' addresses, not the local
+        # routes: ``IP_FREEBIND`` lets the answer leave from any (every one is local here)
+        sock.setsockopt(_socket.IPPROTO_IP, IP_FREEBIND, 1)
+    else:
+        sock.setsockopt(_socket.IPPROTO_IP, IP_PKTINFO, 1)
+
+
+def receive(sock: _socket.socket) -> tuple[bytes, tuple[Any, ...], list[tuple[int, int, bytes]]]:
+    """One datagram: ``(data, sender, ancillary)``, the ancillary data to answer from the
+    address it was sent to (see :func:`reply`)."""
+    data, ancillary, _, peer = sock.recvmsg(65535, 256)
+    source: list[tuple[int, int, bytes]] = []
+    for level, kind, payload in ancillary:
+        if level == _socket.IPPROTO_IP and kind == IP_PKTINFO and len(payload) >= 12:
+            source = [(level, kind, bytes(4) + payload[8:12] + bytes(4))]  # ipi_spec_dst := ipi_addr
+        elif level == _socket.IPPROTO_IPV6 and kind == _socket.IPV6_PKTINFO and len(payload) >= 20:
+            source = [(level, kind, payload[:16] + bytes(4))]
+    return data, peer, source
+
+
+def reply(sock: _socket.socket, data: bytes, peer: tuple[Any, ...], source: list[tuple[int, int, bytes]]) -> None:
+    """Send ``data`` to ``peer`` from the address :func:`receive` saw the query go to."""
+    sock.sendmsg([data], source, 0, peer)
 
 
 # -- the namespace side ---------------------------------------------------------------------------

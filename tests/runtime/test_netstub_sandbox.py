@@ -83,6 +83,19 @@ def test_allowed_names_reach_their_hosts_without_the_proxy(net: Net, mode: str) 
     assert (record["host"], record["port"], record["rule"]) == ("echo.test", 7, "allow echo.test:7")
 
 
+@pytest.mark.parametrize("server", ["-", "127.0.0.53", "127.0.0.1", "192.0.2.53"])
+@pytest.mark.parametrize("mode", MODES)
+def test_every_name_server_address_is_the_stub(net: Net, mode: str, server: str) -> None:
+    """Whatever name server the sandbox's resolv.conf names (the host's: a LAN address, a
+    local stub such as systemd-resolved's 127.0.0.53), the answer comes from that address
+    (clients connect their UDP socket and drop anything else), over UDP and TCP."""
+    _capturing(net, mode)
+    for transport in ("udp", "tcp"):
+        status, out, err = _probe(net, "query", "files.test", "1", server, transport, mode=mode)
+        assert status == 0 and out.startswith("id=4242 rcode=0 answers=198.1"), out + err
+        assert ipaddress.ip_address(out.strip().rsplit("=", 1)[1]) in POOL
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_unlisted_and_lookalike_names_get_nxdomain_with_their_record(net: Net, mode: str) -> None:
     _capturing(net, mode)
@@ -134,6 +147,8 @@ def test_ipv6_literals_are_refused_with_their_record(net: Net, mode: str) -> Non
         assert "judged as an address" in records[0]["reason"]
     status, out, err = _probe(net, "query", "pypi.test", "28", mode=mode)  # AAAA of an allowed name: no data
     assert (status, out) == (0, "id=4242 rcode=0 answers=\n"), out + err
+    status, out, err = _probe(net, "query", "pypi.test", "1", "2001:db8::53", mode=mode)  # a v6 name server
+    assert status == 0 and out.startswith("id=4242 rcode=0 answers=198.1"), out + err
 
 
 @pytest.mark.parametrize("mode", MODES)
