@@ -522,17 +522,23 @@ class Broker:
         here, listen in it (:class:`SandboxNetns`), and accept; the caller starts the sandbox
         inside that namespace (``netns.enter()`` … ``netns.leave()`` around the spawn) with
         bubblewrap's ``--unshare-net`` left out.  Raises :class:`OSError` when it cannot."""
+        netns: SandboxNetns = self.open_capable(SandboxNetns)
+        self._pending = (self._serve_listeners, (netns.listeners,))
+        return netns
+
+    def open_capable(self, opener: Callable[[list[ListenSpec]], Any]) -> Any:
+        """``opener(specs)`` for a path that opens the listeners with the capabilities of the
+        sandbox's namespace (:func:`open_listeners` in it): with the stub resolver and
+        capture on IPv4 and IPv6 (:attr:`capture`, :attr:`capture_ipv6`), else on IPv4,
+        else without them, the first that works; raises the last :class:`OSError`."""
         attempts = [(True, True), (True, False), (False, False)] if _has_ipv6() else [(True, False), (False, False)]
-        for capture, ipv6 in attempts:  # the most this kernel gives: capture on IPv6 too, on IPv4, none
+        for capture, ipv6 in attempts:
             self.capture, self.capture_ipv6 = capture, ipv6
             try:
-                netns = SandboxNetns(self.listen_specs())
+                return opener(self.listen_specs())
             except OSError:
                 if not capture:
                     raise
-                continue
-            self._pending = (self._serve_listeners, (netns.listeners,))
-            return netns
         raise AssertionError("unreachable")  # pragma: no cover
 
     def serve(self) -> None:
