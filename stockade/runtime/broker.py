@@ -67,7 +67,7 @@ SOCKS_PORT = 1080
 HOST_LOOPBACK = "host-loopback"
 #: The most bytes of an HTTP request head the broker reads.
 MAX_HEAD = 65536
-#: The most refused name lookups (stub resolver) recorded in one run.
+#: The most refused names (stub resolver) recorded in one run.
 MAX_LOOKUP_RECORDS = 10000
 #: Seconds to read a request head, and to connect upstream.
 HEAD_TIMEOUT = 30.0
@@ -453,7 +453,8 @@ class Broker:
         self.capture = False
         self.capture_ipv6 = False
         self.stub: Any = None
-        self._dns_recorded = 0
+        self._dns_recorded: set[str] = set()
+        self._dns_refused = 0
         self.audit_path = audit_path
         self.base = dict(base or {})
         self.resolver = resolver
@@ -822,15 +823,20 @@ class Broker:
             conn.sendall(len(reply).to_bytes(2, "big") + reply)
 
     def _lookup_record(self, lookup: Any, protocol: str) -> None:
-        """The audit record of a refused lookup (at most ``MAX_LOOKUP_RECORDS`` a run)."""
+        """The audit record of a refused lookup: once per name and run (a client asks for its
+        ``A`` and ``AAAA`` records, and again), at most ``MAX_LOOKUP_RECORDS`` names."""
         if lookup.allowed:
             return
         with self._lock:
-            self._dns_recorded += 1
-            count = self._dns_recorded
+            if lookup.name in self._dns_recorded:
+                return
+            if len(self._dns_recorded) < MAX_LOOKUP_RECORDS:
+                self._dns_recorded.add(lookup.name)
+            self._dns_refused += 1
+            count = self._dns_refused
         if count > MAX_LOOKUP_RECORDS:
             if count == MAX_LOOKUP_RECORDS + 1:
-                self.problems.append(f"more than {MAX_LOOKUP_RECORDS} refused name lookups: the later ones "
+                self.problems.append(f"more than {MAX_LOOKUP_RECORDS} names were refused: the later ones "
                                      "were answered `NXDOMAIN` but not recorded")
             return
         decision = Decision(False, lookup.name, 53, (), lookup.reason, lookup.rule, lookup.where)

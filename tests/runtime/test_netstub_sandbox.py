@@ -11,8 +11,11 @@ listeners opened without the namespace's capabilities) is skipped with the reaso
 from __future__ import annotations
 
 import ipaddress
+import json
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -21,7 +24,12 @@ import pytest
 from stockade.runtime.broker import Broker, BrokerHooks
 from stockade.runtime.session import RunOutcome
 
-from .test_broker_sandbox import MODES, Net, _net_records, _run, net  # noqa: F401
+from .conftest import POLICY as CODING_AGENT
+from .netns_hosts import netns_available
+from .test_broker_sandbox import MODES, RUNNER, Net, _net_records, _run, net  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not netns_available() or shutil.which("bwrap") is None,
+                                reason="needs root (ip netns) and bubblewrap")
 
 HERE = Path(__file__).resolve().parent
 POOL = ipaddress.ip_network("198.18.0.0/15")
@@ -202,3 +210,34 @@ def test_malformed_dns_packets_do_not_break_the_broker(net: Net, mode: str) -> N
     outcome, out, err = _curl(net, f"https://pypi.test/hello.txt?after-garbage-{mode}", mode)
     assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
     assert not outcome.warnings, outcome.warnings
+
+
+def test_a_refused_lookup_is_explained_and_listed(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """As a user runs it (the coding-agent policy, the host's own resolver, which is never
+    asked: the name is refused by the policy), a client that ignores the proxy variables."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "x.py").write_text(RUNNER)
+    env = {**cli_env, "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path / "tmp")}
+
+    def stockade(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "stockade", *args], env=env, cwd=workspace,
+                              capture_output=True, text=True, timeout=120)
+
+    done = stockade("run", "--policy", str(CODING_AGENT), "--workspace", str(workspace), "--approve", "--",
+                    "python3", "x.py", "curl", "-sS", "--max-time", "10", "--noproxy", "*",
+                    "https://github.com.evil.test/")
+    if "blocked: github.com.evil.test:443" in done.stderr:
+        pytest.skip("this run's broker does not capture (the proxy decided)")
+    assert done.returncode == 6 and "Could not resolve host" in done.stderr, done.stderr
+    default = next(i for i, line in enumerate(CODING_AGENT.read_text().splitlines(), 1) if "default deny" in line)
+    blocked = [line for line in done.stderr.splitlines() if line.startswith("stockade: blocked:")]
+    assert blocked == [f"stockade: blocked: name lookup of github.com.evil.test (no rule allows it at any port; "
+                       f"default deny at {CODING_AGENT}:{default})"], done.stderr  # (A and AAAA: one record)
+    audit = Path(cli_env["XDG_STATE_HOME"], "stockade", "audit.jsonl")
+    listed = stockade("audit", str(audit), "--event", "net", "--format", "json")
+    records = json.loads(listed.stdout)
+    assert len(records) == 1 and all((r["protocol"], r["host"], r["decision"]) == ("dns", "github.com.evil.test", "deny")
+                           for r in records)
+    table = stockade("audit", str(audit), "--event", "net")
+    assert "blocked name lookup of github.com.evil.test: no rule allows it at any port" in table.stdout, table.stdout
