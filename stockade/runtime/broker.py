@@ -33,7 +33,10 @@ How a connection gets out
    end of the run; each allowed connection is a record with its byte counts when it ends.
 
 A client that ignores the proxy variables finds no route: the namespace has nothing but
-its loopback.  When the broker stops (the run ends, or it is killed), its listeners close:
+its loopback — unless the listeners are opened with the namespace's capabilities (as root,
+:meth:`Broker.open_capable`): then every address there is local, a stub resolver answers
+DNS with fake addresses and capture listeners take the connections, judged the same way
+(:mod:`stockade.runtime.netstub`).  When the broker stops (the run ends, or it is killed), its listeners close:
 connections are refused, never opened.
 """
 
