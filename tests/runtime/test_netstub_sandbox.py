@@ -153,6 +153,11 @@ def test_ipv6_literals_are_refused_with_their_record(net: Net, mode: str) -> Non
         records = _net_records(net, url)
         assert [(r["protocol"], r["decision"]) for r in records] == [("capture", "deny")], records
         assert "judged as an address" in records[0]["reason"]
+    outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10",
+                             f"http://[::1]:{net.loopback_port}/?v6-loopback-{mode}", mode=mode)
+    assert (outcome.exit_status, out) == (0, "host service\n"), err  # a granted host port on ::1 too
+    (record,) = _net_records(net, f"v6-loopback-{mode}")
+    assert (record["protocol"], record["decision"]) == ("host-loopback", "allow")
     status, out, err = _probe(net, "query", "pypi.test", "28", mode=mode)  # AAAA of an allowed name: no data
     assert (status, out) == (0, "id=4242 rcode=0 answers=\n"), out + err
     status, out, err = _probe(net, "query", "pypi.test", "1", "2001:db8::53", mode=mode)  # a v6 name server
