@@ -35,8 +35,8 @@ dropped or answered ``FORMERR``: nothing a client sends raises out of :meth:`Stu
 from __future__ import annotations
 
 import _socket
+import _struct as struct  # (not `struct`: the run path does without its Python wrapper)
 import _thread
-import struct
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
