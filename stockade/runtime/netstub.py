@@ -412,7 +412,12 @@ def add_local_routes(families: Iterable[int]) -> None:
     """Make every address of each address family in ``families`` local to the calling
     thread's network namespace: a ``local`` route of the whole space on ``lo`` in the
     ``local`` table (``ip route add local 0.0.0.0/0 dev lo``), over netlink.  Needs
-    ``CAP_NET_ADMIN`` there; raises :class:`OSError` when the kernel refuses."""
+    ``CAP_NET_ADMIN`` there; raises :class:`OSError` when the kernel refuses, and (never
+    the host's by mistake) in a namespace with any interface but ``lo``."""
+    with open("/proc/thread-self/net/dev", "rb") as table:
+        interfaces = {line.split(b":", 1)[0].strip() for line in table.read().splitlines()[2:] if b":" in line}
+    if interfaces != {b"lo"}:
+        raise OSError(0, "not a sandbox's network namespace (it has interfaces besides `lo`): no capture routes")
     index = _socket.if_nametoindex("lo")
     sock = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_RAW, 0)  # NETLINK_ROUTE
     try:

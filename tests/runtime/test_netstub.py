@@ -297,3 +297,20 @@ def test_the_broker_answers_dns_and_records_refusals(dns_broker: tuple[Broker, d
         ("dns", f"{secret.lower()}.exfil.evil.test", "default deny"), ("dns-tcp", "bad.example.test",
                                                                        "deny bad.example.test")]
     assert broker.summary()[1].startswith("blocked: name lookup of bad.example.test (denied by a rule; deny ")
+
+
+def test_a_query_with_edns_is_answered(stub: Stub) -> None:
+    packet = bytearray(build_query("github.com", ident=3))
+    packet[11] = 1  # one additional record: an OPT (EDNS0, 1232-byte payload), as Go and glibc send
+    packet += b"\x00\x00\x29\x04\xd0\x00\x00\x00\x00\x00\x00"
+    reply, lookup = stub.answer(bytes(packet))
+    assert reply is not None and lookup is not None and lookup.address is not None
+    assert parse_reply(reply)[:2] == (3, NOERROR)
+
+
+def test_capture_routes_are_never_added_to_a_namespace_with_interfaces(tmp_path: Path) -> None:
+    interfaces = Path("/proc/thread-self/net/dev").read_text()
+    if interfaces.count(":") <= 1:
+        pytest.skip("this test runs in a namespace with only a loopback")
+    with pytest.raises(OSError, match="not a sandbox's network namespace"):
+        netstub.add_local_routes([socket.AF_INET])
