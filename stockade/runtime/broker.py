@@ -827,8 +827,15 @@ class Broker:
 
     def _lookup_record(self, lookup: Any, protocol: str) -> None:
         """The audit record of a refused lookup: once per name and run (a client asks for its
-        ``A`` and ``AAAA`` records, and again), at most ``MAX_LOOKUP_RECORDS`` names."""
+        ``A`` and ``AAAA`` records, and again), at most ``MAX_LOOKUP_RECORDS`` names.  An
+        allowed name that could not be answered (the fake addresses are used up) is a
+        problem of the run, said once."""
         if lookup.allowed:
+            if lookup.reason:
+                message = f"the stub resolver could not answer `{lookup.name}` and later names: {lookup.reason}"
+                with self._lock:
+                    if not any(p.startswith("the stub resolver could not answer") for p in self.problems):
+                        self.problems.append(message)
             return
         with self._lock:
             if lookup.name in self._dns_recorded:

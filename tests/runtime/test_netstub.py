@@ -314,3 +314,19 @@ def test_capture_routes_are_never_added_to_a_namespace_with_interfaces(tmp_path:
         pytest.skip("this test runs in a namespace with only a loopback")
     with pytest.raises(OSError, match="not a sandbox's network namespace"):
         netstub.add_local_routes([socket.AF_INET])
+
+
+def test_a_used_up_pool_is_said_at_the_end(dns_broker: tuple[Broker, dict]) -> None:
+    broker, where = dns_broker
+    stub = Stub(broker._judge().ir)  # type: ignore[union-attr]
+    stub.pool = FakePool(limit=1)
+    broker.stub = stub
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+        client.settimeout(5)
+        client.connect(where["udp"])
+        for ident, name in enumerate(("github.com", "api.example.test", "www.example.test")):
+            client.send(build_query(name, ident=ident))
+            assert parse_reply(client.recv(4096))[:2] == (ident, NOERROR if ident == 0 else SERVFAIL)
+    assert broker.problems == ["the stub resolver could not answer `api.example.test` and later names: the stub's "
+                               "fake addresses are used up"]
+    assert broker.blocked() == []
