@@ -246,3 +246,29 @@ def test_a_refused_lookup_is_explained_and_listed(tmp_path: Path, cli_env: dict[
                            for r in records)
     table = stockade("audit", str(audit), "--event", "net")
     assert "blocked name lookup of github.com.evil.test: no rule allows it at any port" in table.stdout, table.stdout
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_allow_everything_captures_public_names_only(net: Net, mode: str) -> None:
+    """`default allow`: every name gets a fake address, and the connection is judged as the
+    name — a public address passes, a name resolving to a private or metadata address does not."""
+    _capturing(net, mode)
+    policy = net.root / "open-capture.policy"
+    policy.write_text('policy "open"\nfilesystem {\n    read /\n    write $WORKSPACE\n}\n'
+                      'network {\n    default allow\n}\ncommands {\n    unknown-effects allow\n}\n')
+    url = f"https://evil.test/hello.txt?open-capture-{mode}"
+    outcome, out, err = _run(net, "python3", "x.py", "curl", "-fsS", "--max-time", "20", "--noproxy", "*",
+                             "--cacert", "ca.pem", url, policy=policy, mode=mode)
+    assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
+    (record,) = _net_records(net, url)
+    assert (record["protocol"], record["decision"], record["rule"]) == ("capture", "allow", "default allow")
+    for name, address, kind in (("lan.example.test", "10.99.0.1", "a private address"),
+                                ("meta.example.test", "169.254.169.254", "a metadata address")):
+        url = f"http://{name}/?open-capture-{mode}"
+        outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "20", "--noproxy", "*", url,
+                                 policy=policy, mode=mode)
+        assert outcome.exit_status != 0 and "reset" in err.lower(), err
+        (record,) = _net_records(net, url)
+        assert (record["protocol"], record["host"], record["decision"], record["address"]) == (
+            "capture", name, "deny", address)
+        assert kind in record["reason"] and outcome.blocked[0].startswith(f"blocked: {name}:80 (resolves to")
