@@ -657,7 +657,8 @@ class BwrapBackend(Backend):
         #: with the ``glob_per_run`` option: what the runtime scans at each run's start
         self.glob_scan: dict[str, Any] | None = None
         #: when the policy allows some destinations: what the run's network broker serves
-        #: (``{"loopback": [ports]}``: the ``host-loopback`` grants), else None
+        #: (``{"loopback": [ports], "ports": [ports]}``: the ``host-loopback`` grants and the
+        #: ports the other ``allow`` rules name), else None
         self.broker: dict[str, Any] | None = None
 
     # -- pieces ----------------------------------------------------------------------------
@@ -705,7 +706,9 @@ class BwrapBackend(Backend):
                            if r.action == "allow" and r.host.kind == "host-loopback" and r.host.port is not None})
         reaching = [r for r in network.rules if r.action == "allow" and r.host.kind != "localhost"]
         if network.default == "allow" or reaching:
-            self.broker = {"loopback": loopback}
+            # ports: those the `allow` rules name (captured for clients that ignore the proxy)
+            ports = sorted({r.host.port for r in reaching if r.host.port is not None and r.host.kind != "host-loopback"})
+            self.broker = {"loopback": loopback, **({"ports": ports} if ports else {})}
         if self.by_runtime:
             return [("--unshare-net",)]
         if network.default == "allow":

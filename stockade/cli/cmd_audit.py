@@ -66,6 +66,8 @@ def _outcome(record: dict) -> str:
 
 def _destination(record: dict) -> str:
     host, port = record.get("host"), record.get("port")
+    if str(record.get("protocol", "")).startswith("dns"):  # the stub resolver's (stockade.runtime.netstub)
+        return f"name lookup of {host}"
     return f"host-loopback:{port}" if host == "host-loopback" else f"{host}:{port}"
 
 

@@ -35,8 +35,11 @@ How a connection gets out
    end of the run; each allowed connection is a record with its byte counts when it ends.
 
 A client that ignores the proxy variables finds no route: the namespace has nothing but
-its loopback.  When the broker stops (the run ends, or it is killed), its listeners close:
-connections are refused, never opened.
+its loopback — unless the namespace takes the routes and port 53 (the first of
+:meth:`Broker.spec_attempts` that opens): then every address there is local, a stub
+resolver answers DNS with fake addresses and capture listeners take the connections,
+judged the same way (:mod:`stockade.runtime.netstub`).  When the broker stops (the run
+ends, or it is killed), its listeners close: connections are refused, never opened.
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ SOCKS_PORT = 1080
 HOST_LOOPBACK = "host-loopback"
 #: The most bytes of an HTTP request head the broker reads.
 MAX_HEAD = 65536
+#: The most refused names (stub resolver) recorded in one run.
+MAX_LOOKUP_RECORDS = 10000
 #: Seconds to read a request head, and to connect upstream.
 HEAD_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
@@ -319,6 +324,12 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
     """Bring the namespace's loopback up and open one socket per spec, in order, in the
     calling thread's network namespace (the sandbox's); closes what it opened on failure."""
     loopback_up()
+    wildcard = {_socket.AF_INET6 if ":" in spec.host else _socket.AF_INET for spec in specs
+                if spec.host in ("0.0.0.0", "::")}
+    if wildcard:  # capture (stockade.runtime.netstub): every address of the namespace is local
+        from stockade.runtime.netstub import add_local_routes
+
+        add_local_routes(wildcard)
     sockets: list[Any] = []
     try:
         for spec in specs:
@@ -326,6 +337,12 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
             sock = _socket.socket(family, _socket.SOCK_DGRAM if spec.datagram else _socket.SOCK_STREAM)
             sockets.append(sock)
             sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+            if family == _socket.AF_INET6:  # `::` is IPv6 only (0.0.0.0 has its own listener)
+                sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 1)
+            if spec.datagram:  # (the stub resolver's) answers leave from the address asked
+                from stockade.runtime.netstub import want_destination
+
+                want_destination(sock)
             sock.bind((spec.host, spec.port))
             if not spec.datagram:
                 sock.listen(512)
@@ -361,6 +378,8 @@ class SandboxListeners:
         from select import POLLIN, poll
 
         choices = [list(specs), *(list(each) for each in fallbacks)]
+        if any(spec.datagram or spec.host in ("0.0.0.0", "::") for each in choices for spec in each):
+            import stockade.runtime.netstub  # noqa: F401 - (imported here: open_listeners uses it in the child)
         self.counts = [len(each) for each in choices]
         #: which of ``specs`` (0) and ``fallbacks`` (1, 2, ...) the listeners are for
         self.chosen = 0
@@ -529,9 +548,21 @@ class Broker:
 
     def __init__(self, load_ir: Callable[[], PolicyIR], *, loopback_ports: Sequence[int] = (),
                  audit_path: str | None = None, base: Mapping[str, Any] | None = None,
-                 resolver: Resolver | None = None, on_start: Callable[[Broker], object] | None = None):
+                 resolver: Resolver | None = None, on_start: Callable[[Broker], object] | None = None,
+                 rule_ports: Sequence[int] = ()):
         self.load_ir = load_ir
         self.loopback_ports = tuple(sorted(set(loopback_ports)))
+        #: the ports ``allow`` rules name (captured with ``capture``)
+        self.rule_ports = tuple(sorted(set(rule_ports)))
+        #: the listeners are opened with the namespace's capabilities: the stub resolver and
+        #: transparent capture (:mod:`stockade.runtime.netstub`) come with them; ``capture_ipv6``:
+        #: on IPv6 too
+        self.capture = False
+        self.capture_ipv6 = False
+        self._attempts: list[tuple[bool, bool]] = [(False, False)]
+        self.stub: Any = None
+        self._dns_recorded: set[str] = set()
+        self._dns_refused = 0
         self.audit_path = audit_path
         self.base = dict(base or {})
         self.resolver = resolver
@@ -559,9 +590,16 @@ class Broker:
 
     def listen_specs(self) -> list[ListenSpec]:
         """The sockets the broker holds inside the sandbox, in order: HTTP proxy, SOCKS5,
-        then every ``host-loopback`` port."""
-        return [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
-                *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
+        then every ``host-loopback`` port; with :attr:`capture`, then the stub resolver's and
+        the capture listeners (:func:`stockade.runtime.netstub.capture_specs`)."""
+        specs = [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
+                 *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
+        if self.capture:
+            from stockade.runtime.netstub import capture_specs
+
+            specs += capture_specs(self.http_port, self.socks_port, self.loopback_ports, self.rule_ports,
+                                   self.capture_ipv6)
+        return specs
 
     def environment(self) -> dict[str, str]:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
@@ -581,7 +619,7 @@ class Broker:
             raise
         port = sock.getsockname()[1]
         self.http_port = self.socks_port = port
-        self._pending = (self._serve_listeners, ([sock], ["proxy"]))
+        self._pending = (self._serve_listeners, ([sock], [ListenSpec("proxy", port=port)]))
         return port
 
     def adopt(self, listeners: Sequence[Any]) -> None:
@@ -590,6 +628,22 @@ class Broker:
         if len(listeners) != len(self.listen_specs()):
             raise ValueError(f"{len(listeners)} listeners for {len(self.listen_specs())} specs")
         self._pending = (self._serve_listeners, (list(listeners),))
+
+    def spec_attempts(self) -> list[list[ListenSpec]]:
+        """The listener sets to try inside the sandbox's namespace, in order: with the stub
+        resolver and capture on IPv4 and IPv6, on IPv4 only, then without them (a kernel or
+        namespace that refuses the routes or port 53); :meth:`choose` then says which opened."""
+        self._attempts = [(True, True), (True, False), (False, False)] if _has_ipv6() else [(True, False), (False, False)]
+        out = []
+        for capture, ipv6 in self._attempts:
+            self.capture, self.capture_ipv6 = capture, ipv6
+            out.append(self.listen_specs())
+        self.choose(0)
+        return out
+
+    def choose(self, index: int) -> None:
+        """The listeners opened are those of :meth:`spec_attempts`' entry ``index``."""
+        self.capture, self.capture_ipv6 = self._attempts[index]
 
     def serve(self) -> None:
         """Start the broker's thread (once; from a thread in the host's network namespace).
@@ -600,17 +654,18 @@ class Broker:
             with self._lock:  # (stop() closes the wake pipe itself when no thread was started)
                 self._thread = _Task(target, *args)
 
-    def _serve_listeners(self, listeners: list[Any], kinds: Sequence[str] | None = None) -> None:
-        """Accept on every listener (one thread, polling), a thread per connection; close
-        the wake pipe at the end.  ``kinds``: what each serves (default: :meth:`listen_specs`)."""
+    def _serve_listeners(self, listeners: list[Any], specs: Sequence[ListenSpec] | None = None) -> None:
+        """Accept on every listener (one thread, polling), a thread per connection; answer
+        each datagram (the stub resolver's) on this thread; close the wake pipe at the end.
+        ``specs``: what each listener serves (default: :meth:`listen_specs`)."""
         try:
-            self._accept_all(listeners, kinds)
+            self._accept_all(listeners, specs)
         finally:
             with self._lock:
                 self._close_wake()
 
-    def _accept_all(self, listeners: list[Any], kinds: Sequence[str] | None = None) -> None:
-        kinds = [spec.kind for spec in self.listen_specs()] if kinds is None else kinds
+    def _accept_all(self, listeners: list[Any], specs: Sequence[ListenSpec] | None = None) -> None:
+        specs = self.listen_specs() if specs is None else specs
         with self._lock:
             if self._stopped:
                 for sock in listeners:
@@ -622,7 +677,7 @@ class Broker:
             self.on_start(self)
         from select import POLLIN, poll
 
-        by_fd = {sock.fileno(): (sock, kind) for sock, kind in zip(listeners, kinds, strict=True)}
+        by_fd = {sock.fileno(): (sock, spec) for sock, spec in zip(listeners, specs, strict=True)}
         waiter = poll()
         for fd in by_fd:
             waiter.register(fd, POLLIN)
@@ -631,7 +686,11 @@ class Broker:
             for fd, _ in waiter.poll():
                 if fd == self._wake_read or self._stopped:
                     return
-                self._accept(*by_fd[fd])
+                sock, spec = by_fd[fd]
+                if spec.datagram:
+                    self._datagram(sock)
+                else:
+                    self._accept(sock, spec.kind)
 
     def _judge(self) -> Judge | None:
         """The judge, made on the first connection (a run that connects nowhere never loads
@@ -708,6 +767,12 @@ class Broker:
             conn.settimeout(HEAD_TIMEOUT)
             if kind.startswith("loopback:"):
                 self._forward(conn, "host-loopback", HOST_LOOPBACK, int(kind.split(":", 1)[1]), b"", None)
+                return
+            if kind == "capture":
+                self._captured(conn)
+                return
+            if kind == "dns":
+                self._dns_stream(conn)
                 return
             first = conn.recv(1, _socket.MSG_PEEK)
             if first == b"\x05":
@@ -791,6 +856,116 @@ class Broker:
             conn.sendall(bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0]))
 
         self._forward(conn, "socks5", host, port, b"", answer)
+
+    # -- clients that ignore the proxy (stockade.runtime.netstub) ------------------------------
+
+    def _stub(self) -> Any:
+        """The run's stub resolver (made with the judge), or None when the policy cannot be loaded."""
+        judge = self._judge()
+        if judge is None:
+            return None
+        with self._judge_lock:
+            if self.stub is None:
+                from stockade.runtime.netstub import Stub
+
+                self.stub = Stub(judge.ir)
+            return self.stub
+
+    def _datagram(self, sock: Any) -> None:
+        """Answer one DNS datagram (on the accepting thread; nothing in it waits on the network)."""
+        from stockade.runtime import netstub
+
+        try:
+            packet, peer, source = netstub.receive(sock)
+        except OSError:
+            return
+        try:
+            stub = self._stub()
+            reply, lookup = stub.answer(packet) if stub is not None else (None, None)
+            if lookup is not None:
+                self._lookup_record(lookup, "dns")
+            if reply is not None:
+                netstub.reply(sock, reply, peer, source)
+        except Exception:  # a datagram never stops the broker
+            pass
+
+    def _dns_stream(self, conn: socket.socket) -> None:
+        """Answer DNS over TCP (two-byte length before each message), a few messages per connection."""
+        from stockade.runtime import netstub
+
+        stub = self._stub()
+        if stub is None:
+            return
+        conn.settimeout(netstub.TCP_TIMEOUT)
+        for _ in range(netstub.TCP_MESSAGES):
+            try:
+                size = int.from_bytes(_recv_exact(conn, 2), "big")
+                packet = _recv_exact(conn, size)
+            except (OSError, ConnectionError):
+                return
+            reply, lookup = stub.answer(packet)
+            if lookup is not None:
+                self._lookup_record(lookup, "dns-tcp")
+            if reply is None:
+                return
+            conn.sendall(len(reply).to_bytes(2, "big") + reply)
+
+    def _lookup_record(self, lookup: Any, protocol: str) -> None:
+        """The audit record of a refused lookup: once per name and run (a client asks for its
+        ``A`` and ``AAAA`` records, and again), at most ``MAX_LOOKUP_RECORDS`` names.  An
+        allowed name that could not be answered (the fake addresses are used up) is a
+        problem of the run, said once."""
+        if lookup.allowed:
+            if lookup.reason:
+                message = f"the stub resolver could not answer `{lookup.name}` and later names: {lookup.reason}"
+                with self._lock:
+                    if not any(p.startswith("the stub resolver could not answer") for p in self.problems):
+                        self.problems.append(message)
+            return
+        with self._lock:
+            if lookup.name in self._dns_recorded:
+                return
+            if len(self._dns_recorded) < MAX_LOOKUP_RECORDS:
+                self._dns_recorded.add(lookup.name)
+            self._dns_refused += 1
+            count = self._dns_refused
+        if count > MAX_LOOKUP_RECORDS:
+            if count == MAX_LOOKUP_RECORDS + 1:
+                self.problems.append(f"more than {MAX_LOOKUP_RECORDS} names were refused: the later ones "
+                                     "were answered `NXDOMAIN` but not recorded")
+            return
+        decision = Decision(False, lookup.name, 53, (), lookup.reason, lookup.rule, lookup.where)
+        self._record(decision, protocol)
+
+    def _captured(self, conn: socket.socket) -> None:
+        """A connection a client made to an address of its own (not the proxy's): judged as
+        the name the stub handed out for a fake address, else as the address itself."""
+        local = conn.getsockname()
+        address, port = str(local[0]), int(local[1])
+        if address.startswith("::ffff:"):
+            address = address[7:]
+        if address.startswith("127.") or address == "::1":
+            _reset(conn)  # the sandbox's own loopback: nothing of its own listens on this port
+            return
+        stub = self._stub()
+        if stub is None:
+            _reset(conn)
+            return
+        host = address
+        if stub.pool.contains(address):
+            name = stub.pool.name(address)
+            if name is None:
+                self._record(Decision(False, address, port, (address,), "a fake address the stub resolver did "
+                                      "not hand out"), "capture")
+                _reset(conn)
+                return
+            host = name
+
+        def answer(ok: bool, message: str) -> None:
+            if not ok:
+                _reset(conn)
+
+        self._forward(conn, "capture", host, port, b"", answer)
 
     def _forward(self, conn: socket.socket, protocol: str, host: str, port: int, payload: bytes,
                  answer: Callable[[bool, str], object] | None) -> None:
@@ -879,14 +1054,16 @@ class Broker:
 
     def summary(self) -> list[str]:
         """One line per refused destination, for the end of the run."""
-        seen: dict[tuple[str, int], tuple[dict[str, Any], int]] = {}
+        seen: dict[tuple[str, int, bool], tuple[dict[str, Any], int]] = {}
         for event in self.blocked():
-            key = (event["host"], event["port"])
+            key = (event["host"], event["port"], str(event["protocol"]).startswith("dns"))
             first, count = seen.get(key, (event, 0))
             seen[key] = (first, count + 1)
         lines = []
-        for (host, port), (event, count) in seen.items():
+        for (host, port, lookup), (event, count) in seen.items():
             shown = f"host-loopback:{port}" if host == HOST_LOOPBACK else f"{host}:{port}"
+            if lookup:
+                shown = f"name lookup of {host}"
             times = f", {count} times" if count > 1 else ""
             lines.append(f"blocked: {shown} ({_because(event)}{times})")
         return lines
@@ -935,6 +1112,20 @@ def _because(decision: Decision | Mapping[str, Any]) -> str:
     if rule:
         return f"{reason}; {rule} at {where}" if where else f"{reason}; {rule}"
     return reason
+
+
+def _has_ipv6() -> bool:
+    """Whether this kernel has IPv6 (the namespace gets capture on it too)."""
+    return bool(_socket.has_ipv6) and os.path.exists("/proc/net/if_inet6")
+
+
+def _reset(conn: Any) -> None:
+    """Close ``conn`` with a reset (``SO_LINGER`` 0): the client sees the connection refused."""
+    try:
+        conn.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+        conn.close()
+    except OSError:
+        pass
 
 
 def _free_port(wanted: int, taken: set[int]) -> int:

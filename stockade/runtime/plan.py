@@ -222,8 +222,9 @@ def plan_problem(plan: Any) -> str | None:
     if not _str_map(get("placeholder_files")):
         return "placeholder_files"
     broker = get("broker", 0)  # missing (a plan from before the broker): not None, not a dict
-    if broker is not None and not (type(broker) is dict and type(broker.get("loopback")) is list
-                                   and all(type(p) is int and 0 < p < 65536 for p in broker["loopback"])):
+    if broker is not None and not (type(broker) is dict and all(
+            type(broker.get(key, [])) is list and all(type(p) is int and 0 < p < 65536 for p in broker.get(key, []))
+            for key in ("loopback", "ports")) and "loopback" in broker):
         return "broker"
     if not _strs(get("searched")):
         return "searched"

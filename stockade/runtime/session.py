@@ -606,12 +606,14 @@ class _Bridge:
         from stockade.runtime.broker import SandboxListeners
 
         try:
-            self._helper = SandboxListeners(self._info, pid, self.broker.listen_specs())
+            first, *fallbacks = self.broker.spec_attempts()  # with the stub resolver and capture, then without
+            self._helper = SandboxListeners(self._info, pid, first, fallbacks=fallbacks)
             listeners = self._helper.result()
         except OSError as exc:
             raise _bridge_failed(str(exc.strerror or exc)) from None
         if listeners is None:
             return  # bubblewrap ended before it made the sandbox: its own error says why
+        self.broker.choose(self._helper.chosen)
         self.broker.adopt(listeners)
         self.broker.serve()
         try:
@@ -704,5 +706,6 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
         return PolicyIR.from_json(plan_ir_json(plan))
 
     broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
-                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None)
+                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
+                    rule_ports=plan["broker"].get("ports", ()))
     return _Bridge(broker)

@@ -158,7 +158,8 @@ def _net(default: str, *rules: NetRule) -> Network:
     (_net("deny", NetRule("allow", HostPattern("host-loopback", "", 5432))), {"loopback": [5432]}, 1),
     (_net("deny", NetRule("allow", HostPattern("localhost"))), None, 1),
     (_net("deny", NetRule("allow", HostPattern("host", "github.com", 443), origin=Origin("p.policy", 9, 11)),
-          NetRule("allow", HostPattern("localhost"), origin=Origin("p.policy", 10, 11))), {"loopback": []}, 2),
+          NetRule("allow", HostPattern("localhost"), origin=Origin("p.policy", 10, 11))),
+     {"loopback": [], "ports": [443]}, 2),  # ports: the ones `allow` rules name (captured, see netstub)
 ])
 def test_network(tmp_path: Path, network: Network, broker: dict | None, warned: int) -> None:
     artifact = compile_ir(_ir(tmp_path, FsRule("read", "/"), network=network), "bwrap")

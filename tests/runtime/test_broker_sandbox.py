@@ -258,6 +258,10 @@ def test_refused_with_their_record(net: Net, url: str, host: str, port: int, bec
 
 
 def test_clients_ignoring_the_proxy_find_no_route(net: Net) -> None:
+    seen: list = []
+    _run(net, "true", hooks=BrokerHooks(resolver=net.resolver, on_start=seen.append))
+    if seen and seen[0].capture:
+        pytest.skip("this path captures them (stub resolver, capture listeners): see test_netstub_sandbox.py")
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10", "--noproxy", "*",
                              f"http://{net.host.address}/hello.txt")
     assert outcome.exit_status != 0 and "hello" not in out
