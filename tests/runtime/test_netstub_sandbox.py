@@ -75,16 +75,16 @@ def test_allowed_names_reach_their_hosts_without_the_proxy(net: Net) -> None:
     assert status == 0, out + err
     (fake,) = out.split()  # one IPv4 address (AAAA: no data), a fake one
     assert ipaddress.ip_address(fake) in POOL
-    for url in (f"https://pypi.test/hello.txt?capture-run", f"http://pypi.test/hello.txt?capture-run",
-                f"https://api.example.test/hello.txt?capture-run"):
+    for url in ("https://pypi.test/hello.txt?capture-run", "http://pypi.test/hello.txt?capture-run",
+                "https://api.example.test/hello.txt?capture-run"):
         outcome, out, err = _curl(net, url)
         assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
         (record,) = _net_records(net, url)
         assert (record["protocol"], record["decision"], record["address"]) == ("capture", "allow", net.host.address)
         assert record["host"] in url and record["bytes_received"] > 0 and record["rule"].startswith("allow ")
-    status, out, err = _probe(net, "connect", "echo.test", "7", f"ping-run")  # plain TCP
-    assert (status, out) == (0, f"echo:ping-run\n"), out + err
-    (record,) = _net_records(net, f"ping-run")
+    status, out, err = _probe(net, "connect", "echo.test", "7", "ping-run")  # plain TCP
+    assert (status, out) == (0, "echo:ping-run\n"), out + err
+    (record,) = _net_records(net, "ping-run")
     assert (record["host"], record["port"], record["rule"]) == ("echo.test", 7, "allow echo.test:7")
 
 
@@ -122,7 +122,7 @@ def test_literals_and_other_ports_are_refused_with_their_record(net: Net) -> Non
     assert (record["protocol"], record["host"], record["port"], record["decision"]) == (
         "capture", net.host.address, 80, "deny")
     assert "judged as an address" in record["reason"]
-    url = f"http://files.test/hello.txt?port-run"  # the policy allows files.test:443 only
+    url = "http://files.test/hello.txt?port-run"  # the policy allows files.test:443 only
     outcome, out, _ = _curl(net, url)
     assert outcome.exit_status != 0 and "hello" not in out
     (record,) = _net_records(net, url)
@@ -130,9 +130,9 @@ def test_literals_and_other_ports_are_refused_with_their_record(net: Net) -> Non
                                                                                         "deny")
     assert outcome.blocked == (f"blocked: files.test:80 ({record['reason']}; default deny at {record['rule_at']})",)
     # a port nothing captures: refused at once by the namespace, nothing to record
-    status, out, _ = _probe(net, "connect", "pypi.test", "8081", f"nolistener-run")
+    status, out, _ = _probe(net, "connect", "pypi.test", "8081", "nolistener-run")
     assert status == 3 and "ConnectionRefusedError" in out, out
-    assert _net_records(net, f"nolistener-run") == []
+    assert _net_records(net, "nolistener-run") == []
 
 
 def test_ipv6_literals_are_refused_with_their_record(net: Net) -> None:
@@ -140,7 +140,7 @@ def test_ipv6_literals_are_refused_with_their_record(net: Net) -> None:
     _run(net, "true", hooks=BrokerHooks(resolver=net.resolver, on_start=seen.append))
     if not seen or not seen[0].capture_ipv6:
         pytest.skip("no capture on IPv6 on this path or kernel")
-    for url in (f"http://[2001:db8::5]/hello.txt?v6-run", f"https://[::ffff:{net.host.address}]/?v6-run"):
+    for url in ("http://[2001:db8::5]/hello.txt?v6-run", f"https://[::ffff:{net.host.address}]/?v6-run"):
         outcome, out, err = _curl(net, url)
         assert outcome.exit_status != 0 and "hello" not in out, err
         records = _net_records(net, url)
@@ -149,7 +149,7 @@ def test_ipv6_literals_are_refused_with_their_record(net: Net) -> None:
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10",
                              f"http://[::1]:{net.loopback_port}/?v6-loopback-run")
     assert (outcome.exit_status, out) == (0, "host service\n"), err  # a granted host port on ::1 too
-    (record,) = _net_records(net, f"v6-loopback-run")
+    (record,) = _net_records(net, "v6-loopback-run")
     assert (record["protocol"], record["decision"]) == ("host-loopback", "allow")
     status, out, err = _probe(net, "query", "pypi.test", "28")  # AAAA of an allowed name: no data
     assert (status, out) == (0, "id=4242 rcode=0 answers=\n"), out + err
@@ -246,7 +246,7 @@ def test_allow_everything_captures_public_names_only(net: Net) -> None:
     policy = net.root / "open-capture.policy"
     policy.write_text('policy "open"\nfilesystem {\n    read /\n    write $WORKSPACE\n}\n'
                       'network {\n    default allow\n}\ncommands {\n    unknown-effects allow\n}\n')
-    url = f"https://evil.test/hello.txt?open-capture-run"
+    url = "https://evil.test/hello.txt?open-capture-run"
     outcome, out, err = _run(net, "python3", "x.py", "curl", "-fsS", "--max-time", "20", "--noproxy", "*",
                              "--cacert", "ca.pem", url, policy=policy)
     assert (outcome.exit_status, out) == (0, "hello through the broker\n"), err
