@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(not netns_available() or SETPRIV is None or shut
 
 #: Runs ``session.run`` as the user it is started as (a JSON job on argv[1]; the outcome as JSON).
 #: ``stop_after``: stop the broker once that file exists, then create ``go``; ``bad_spec``: one
-#: listener the sandbox's namespace cannot have (an address that is not its own).
+#: listener the sandbox's namespace cannot have (the proxy's address and port a second time).
 DRIVER = """\
 import json, os, sys, threading, time
 job = json.load(open(sys.argv[1]))
@@ -57,7 +57,7 @@ if job.get("stop_after"):
     hooks = broker_mod.BrokerHooks(on_start=on_start)
 if job.get("bad_spec"):
     specs = broker_mod.Broker.listen_specs
-    broker_mod.Broker.listen_specs = lambda self: [*specs(self)[:-1], broker_mod.ListenSpec("proxy", "192.0.2.1", 9)]
+    broker_mod.Broker.listen_specs = lambda self: [*specs(self), specs(self)[0]]
 out, err = bytearray(), bytearray()
 try:
     outcome = run(job["argv"], policy=job["policy"], workspace=job["ws"], audit=job["audit"], approve=True,

@@ -224,9 +224,14 @@ def test_capture_ports_and_specs() -> None:
     assert all(":" not in s.host for s in capture_specs(3128, 1080, [], [], ipv6=False))
 
 
-def test_the_bridge_gets_only_the_proxy_and_loopback_ports(tmp_path: Path) -> None:
+def test_capture_adds_specs_after_the_proxy_and_loopback_ports(tmp_path: Path) -> None:
     broker = Broker(lambda: None, loopback_ports=[5432], rule_ports=[8443])  # type: ignore[arg-type,return-value]
-    assert broker.addresses() == ["127.0.0.1:3128", "127.0.0.1:1080", "127.0.0.1:5432"]
+    assert [(s.host, s.port) for s in broker.listen_specs()] == [("127.0.0.1", 3128), ("127.0.0.1", 1080),
+                                                                  ("127.0.0.1", 5432)]
+    attempts = broker.spec_attempts()  # with capture first, the plain listeners last
+    assert attempts[-1] == broker.listen_specs()[:3] and len(attempts[0]) > 3
+    broker.choose(len(attempts) - 1)
+    assert not broker.capture
     broker.capture = True
     assert len(broker.listen_specs()) > 3 and broker.listen_specs()[:3] == Broker(
         lambda: None, loopback_ports=[5432]).listen_specs()  # type: ignore[arg-type,return-value]
@@ -241,8 +246,6 @@ def dns_broker(tmp_path: Path) -> Iterator[tuple[Broker, dict[str, socket.socket
     ir = compile_policy(str(path), workspace=str(tmp_path), home=str(tmp_path), tmpdir=str(tmp_path)).ir
     broker = Broker(lambda: ir, resolver=TableResolver({}), base={"command": "test"})
     broker.capture = True
-    _, fd = broker.start(["true"])
-    bridge = socket.socket(fileno=fd)
     listeners = []
     for spec in broker.listen_specs():
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM if spec.datagram else socket.SOCK_STREAM)
@@ -252,16 +255,13 @@ def dns_broker(tmp_path: Path) -> Iterator[tuple[Broker, dict[str, socket.socket
         else:
             sock.listen(8)
         listeners.append(sock)
-    bridge.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                             b"".join(s.fileno().to_bytes(4, "little") for s in listeners))])
-    assert bridge.recv(1) == b"K"
+    broker.adopt(listeners)
+    broker.serve()
+    assert broker.wait_ready(5)
     specs = broker.listen_specs()
     udp = next(s for s, spec in zip(listeners, specs, strict=True) if spec.kind == "dns" and spec.datagram)
     tcp = next(s for s, spec in zip(listeners, specs, strict=True) if spec.kind == "dns" and not spec.datagram)
     found = {"udp": udp.getsockname(), "tcp": tcp.getsockname()}
-    for sock in listeners:
-        sock.close()
-    bridge.close()
     try:
         yield broker, found  # type: ignore[misc]
     finally:
