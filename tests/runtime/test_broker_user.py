@@ -354,3 +354,21 @@ def test_sandbox_listeners_fall_back_to_the_next_set_that_opens() -> None:
         os.close(block)
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("as_root", [False, True], ids=["uid 65534", "root"])
+def test_a_client_ignoring_the_proxy_is_captured_for_a_normal_user_too(world: World, as_root: bool) -> None:
+    """The listeners are opened with the namespace's capabilities for every user: a client
+    that ignores the proxy variables reaches the allowed address by capture (recorded as
+    such), and an address no rule allows is refused with its record."""
+    url = f"http://{world.host.address}/hello.txt?captured-{as_root}"
+    result = world.drive(["python3", "x.py", "curl", "-fsS", "--max-time", "20", "--noproxy", "*", url],
+                         as_root=as_root)
+    assert (result.get("exit_status"), result.get("out")) == (0, "hello from the test host\n"), result
+    refused = world.drive(["python3", "x.py", "curl", "-sS", "--max-time", "10", "--noproxy", "*",
+                           f"http://198.51.100.9/?captured-{as_root}"], as_root=as_root)
+    assert refused["exit_status"] != 0 and any("198.51.100.9:80" in line for line in refused["blocked"]), refused
+    records = [json.loads(line) for line in (world.home / "audit.jsonl").read_text().splitlines()]
+    net = [(r["protocol"], r["decision"], r["host"]) for r in records
+           if r.get("event") == "net" and f"captured-{as_root}" in r.get("command", "")]
+    assert ("capture", "allow", world.host.address) in net and ("capture", "deny", "198.51.100.9") in net, net
