@@ -341,6 +341,10 @@ class Walker(ControlFlow):
             return True  # assignments only
         return self.src.node_text(name) in _SILENT_COMMANDS
 
+    def assign(self, name: str, value: str) -> None:
+        """``${name:=value}``: the expansion assigns the variable."""
+        self.state.variables[name] = value
+
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk text the grammar kept raw (``${x%$(cmd)}``, `` ${u-`cmd`} ``) as a word."""
         self.nested_script(": " + text, self.src.span(node), exact=False, subshell=True)

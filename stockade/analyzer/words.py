@@ -54,6 +54,9 @@ class Scope(Protocol):
     def substitute(self, node: Any) -> str:
         """Walk a command/process substitution; return its value (usually UNKNOWN)."""
 
+    def assign(self, name: str, value: str) -> None:
+        """Set a variable (``${x:=value}``)."""
+
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk a text fragment that may hide substitutions (``${x%$(cmd)}``)."""
 
@@ -503,14 +506,35 @@ class WordExpander:
         if operator is None:
             return self._value(value, quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
-            if value is not None and (value != "" or operator in ("-", "=", "?")):
+            if value is not None and value != "":
                 return self._value(value, quoted)
-            return self._value(None, quoted)
+            if value == "" and operator in (":-", ":="):  # (known empty: the word, tilde-expanded)
+                text = self._operand_text(operand, rest)
+                if text is not None and operator == ":=":
+                    self.scope.assign(name, text)
+                return self._value(text, quoted)
+            return self._value(None, quoted)  # (`-`, `=`: an unset and an empty value are not told apart)
         if operator in (":+", "+"):
             if value is not None and UNKNOWN not in value and (value != "" or operator == "+"):
                 return [(text, "q" if quoted else "exp") for text, _ in operand] or [("", "q")]
+            if value == "" and operator == ":+":
+                return [("", "q")] if quoted else []
             return self._value(None, quoted)
-        return self._value(None, quoted)
+        if value is None or UNKNOWN in value:
+            return self._value(None, quoted)
+        from stockade.analyzer.paramexp import apply_operator
+
+        return self._value(apply_operator(self, value, operator, rest), quoted)
+
+    def _operand_text(self, operand: list[tuple[str, str]], rest: list[Any]) -> str | None:
+        """The text of a default word (``${x:-~/y}``: tilde-expanded); None when unknown."""
+        text = "".join(text for text, _ in operand)
+        if UNKNOWN in text:
+            return None
+        if text.startswith("~") and rest and rest[0].type in ("word", "concatenation") and \
+                self.source.node_text(rest[0])[:1] == "~":
+            text = self._tilde(text)
+        return text
 
     # -- tilde ----------------------------------------------------------------------------
 

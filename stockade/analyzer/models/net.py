@@ -58,7 +58,36 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--etag-compare", "--hsts", "--alt-svc", "--libcurl", "--proxy-cacert", "--capath",
                 "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
                 "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
-                "--create-file-mode", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+                "--create-file-mode", "--noproxy", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
+    """A command that contacts ``host`` with proxy variables set (``HTTPS_PROXY=URL cmd``,
+    ``export ALL_PROXY=…``) contacts the proxy too: each proxy named is judged as a
+    destination (whichever the program picks for the URL's scheme, and whether ``NO_PROXY``
+    exempts the host: the strict reading)."""
+    from stockade.analyzer.effects import Network, Unknown
+    from stockade.analyzer.exec import PROXY_VARIABLES
+
+    walker = inv.walker
+    state = walker.state
+    span = inv.at(index)
+    seen: set[str] = set()
+    for name in sorted(PROXY_VARIABLES):
+        value = inv.env.get(name)
+        if value is None and name in state.exported:
+            value = state.variables.get(name)
+            if value is None:
+                value = UNKNOWN
+        if value is None or value in seen or value.strip() == "":
+            continue
+        seen.add(value)
+        proxy, port = split_url(value.strip(), 1080 if value.lower().startswith("socks") else 3128)
+        if not proxy or UNKNOWN in proxy:
+            walker.effects.append(Unknown(f"`{name}` sends the connection to `{show(host)}` through a proxy that is "
+                                          f"not known before it runs (`{show(value)}`)", span))
+        elif proxy != host:
+            walker.effects.append(Network(proxy, port, span))
+
+
 _ENGINE_SOCKET = LazyPattern(r"(docker|podman|containerd|crio|buildkit|kubelet|lxd)[^/]*\.sock$|/run/.*docker")
 
 
