@@ -173,6 +173,9 @@ class Walker(ControlFlow):
     alternative: int | None = None
     #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
     _last_output: Stdin | None = None
+    #: the file a redirection of standard output writes in the statement being walked:
+    #: (its Write effect, whether it appends), for :func:`~stockade.analyzer.models.fresh.record_written`
+    stdout_file: tuple[Any, bool] | None = None
     #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
     read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
@@ -570,6 +573,7 @@ class Walker(ControlFlow):
         """:meth:`visit_redirected_statement` for its last command ``body`` (in one cwd)."""
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
+        self.stdout_file = None
         for child in node.children:
             if child == whole or not child.is_named:
                 continue
@@ -579,6 +583,7 @@ class Walker(ControlFlow):
                 stdin = self.herestring(child)
             else:
                 self.redirect(child, words)
+        captured, self.stdout_file = self.stdout_file, None
         if words:
             # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
             # redirection's target on the redirection (as more destinations, or a here-
@@ -596,6 +601,19 @@ class Walker(ControlFlow):
             out = self.walk_producing(body, stdin)
             for cont, piped in continuations:
                 self.walk(cont, out if piped else TERMINAL)
+            if captured is not None:
+                from stockade.analyzer.models.fresh import record_written
+
+                record_written(self, captured[0], out.text, captured[1])
+        elif captured is not None:  # what the file holds afterwards: the body's output, when known
+            before, self._last_output = self._last_output, None
+            self.walk(body, stdin)
+            output = self._last_output
+            if output is None:
+                self._last_output = before
+            from stockade.analyzer.models.fresh import record_written
+
+            record_written(self, captured[0], None if output is None else output.text, captured[1])
         else:
             self.walk(body, stdin)
 
@@ -667,11 +685,14 @@ class Walker(ControlFlow):
             return
         operator = ""
         dest = None
+        descriptor = ""
         more: list[Any] = []  # the rest of the target's word
         last_end = -1
         after = False  # a word after the target seen
         for index, child in enumerate(node.children):
             name = node.field_name_for_child(index)
+            if name == "descriptor":
+                descriptor = self.src.node_text(child)
             if not child.is_named and child.type not in ("(", ")"):
                 operator = operator or child.type
             elif name == "destination" and dest is None:
@@ -706,6 +727,9 @@ class Walker(ControlFlow):
             return
         span = self.src.span(dest) if not more else (self.src.span(dest)[0], self.src.span(more[-1])[1])
         self.file_access(target, span, read="<" in operator, write=">" in operator)
+        if operator in (">", ">|", ">>", "&>", "&>>") and descriptor in ("", "1") and \
+                self.effects[-1].__class__ is Write:
+            self.stdout_file = (self.effects[-1], operator in (">>", "&>>"))
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
         """Record a redirection's effect on ``target``."""
@@ -1139,14 +1163,7 @@ class Walker(ControlFlow):
         if len(word) > MAX_PATH_CHARS:
             return word  # not judged (the judge refuses it): not worth normalising either
         if UNKNOWN not in word:
-            word = _normalize(word)
-            for _ in range(8):  # (/proc/self/root/proc/self/root/…)
-                if not word.startswith("/proc/"):
-                    break
-                resolved = _proc_path(word, base)
-                if resolved == word:
-                    break
-                word = resolved
+            word = _magic_path(word, base) if ("/proc/" in word or "/dev/fd" in word) else _normalize(word)
             links = self.state.links
             if links:
                 for _ in range(8):
@@ -1174,7 +1191,8 @@ def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:
     """Remember ``context``'s initial variables (see :data:`_INITIAL_VARIABLES`)."""
     global _INITIAL_VARIABLES
     _INITIAL_VARIABLES = (context, {"HOME": context.home, "WORKSPACE": context.workspace,
-                                    "TMPDIR": context.tmpdir, "IFS": " \t\n"})
+                                    "TMPDIR": context.tmpdir, "IFS": " \t\n",
+                                    "$": "self"})  # (the shell's pid: `/proc/$$/root` is `/proc/self/root`)
     return _INITIAL_VARIABLES
 
 
@@ -1188,21 +1206,47 @@ _VISITORS: dict[int, Any] = {}
 
 #: What :func:`_normalize` changes: an empty, ``.`` or ``..`` component.
 _ABNORMAL_RE = re.compile(r"//|/\.\.?(?:/|\Z)")
-def _proc_path(word: str, cwd: str) -> str:
-    """``/proc/self/root/X`` is ``/X`` and ``/proc/self/cwd/X`` the working directory's ``X``
-    (also for ``thread-self`` and a process id: another process's root is judged as this
-    one's, its cwd as not known)."""
-    parts = word.split("/", 4)  # '', 'proc', PID, 'root'|'cwd', rest
-    if len(parts) < 4 or not (parts[2] in ("self", "thread-self") or parts[2].isdigit()):
-        return word
-    rest = parts[4] if len(parts) > 4 else ""
-    if parts[3] == "root":
-        return _normalize("/" + rest)
-    if parts[3] == "cwd":
-        if parts[2] not in ("self", "thread-self") or UNKNOWN in cwd:
-            return UNKNOWN + "/" + rest
-        return _normalize(cwd.rstrip("/") + "/" + rest)
-    return word
+def _magic_path(path: str, cwd: str) -> str:
+    """Normalise an absolute path through the kernel's magic links, component by component
+    (``..`` after a link is the parent of its target, as the kernel resolves it):
+    ``/proc/self/root`` (also ``thread-self``, ``/proc/PID`` and ``/proc/PID/task/TID``) is
+    ``/`` — another process's root is judged as this one's —, ``/proc/self/cwd`` the working
+    directory (another process's: not known), ``/dev/fd`` is ``/proc/self/fd``, and a path
+    continuing below an open descriptor (``/dev/fd/3/..``) is not known."""
+    parts = path.split("/")
+    stack: list[str] = []
+    for position, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if stack:
+                stack.pop()
+            continue
+        stack.append(part)
+        depth = len(stack)
+        if stack[0] == "dev" and depth == 2 and part == "fd":
+            stack = ["proc", "self", "fd"]
+            continue
+        if stack[0] != "proc" or depth < 3:
+            continue
+        process = stack[1]
+        if not (process in ("self", "thread-self") or process.isdigit()):
+            continue
+        task = depth == 5 and stack[2] == "task" and stack[3].isdigit()
+        if depth not in (3, 5) or (depth == 5 and not task):
+            if depth == 4 and stack[2] == "fd" and position + 1 < len(parts) and any(parts[position + 1:]):
+                return UNKNOWN + "/" + "/".join(p for p in parts[position + 1:] if p)
+            continue
+        if part == "root":
+            stack = []
+        elif part == "cwd":
+            rest = parts[position + 1:]
+            if process not in ("self", "thread-self") or UNKNOWN in cwd:
+                return UNKNOWN + "/" + "/".join(p for p in rest if p)
+            return _magic_path(cwd.rstrip("/") + "/" + "/".join(rest), "/")
+    if stack[:3] == ["proc", "self", "fd"] and path.startswith("/dev/fd"):
+        return "/dev/fd/" + "/".join(stack[3:]) if len(stack) > 3 else "/dev/fd"  # (named as written)
+    return "/" + "/".join(stack)
 
 
 def _normalize(path: str) -> str:

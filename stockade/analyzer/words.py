@@ -35,6 +35,20 @@ _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n
                    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _ANSI_RE = LazyPattern(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _DQ_ESCAPE_RE = re.compile(r'\\([$`"\\\n])')
+_HEREDOC_ESCAPE_RE = re.compile(r"\\([$`\\\n])")
+
+
+def _unescape_heredoc(match: re.Match[str]) -> str:
+    return "" if match.group(1) == "\n" else match.group(1)
+
+
+def _slice(source: Any, start: int, end: int) -> str:
+    """The parsed text between two byte offsets (as :meth:`Source.node_text` reads a node)."""
+    if source.sliceable:
+        return source.text[start:end]
+    return source.data[start:end].decode("utf-8", "surrogateescape")
+
+
 _NESTED_CODE_RE = re.compile(r"\$\(|`|<\(|>\(")
 #: What a ``$`` expands when a word's text follows it: a name, one digit or a special parameter.
 _PARAMETER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
@@ -338,6 +352,26 @@ class WordExpander:
             return [(UNKNOWN, "q")]
         return [(text, "q")]
 
+    def visit_heredoc_body(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        """An unquoted here-document's body: its text between the expansions (``\\$``,
+        ``\\` ``, ``\\\\`` and backslash-newline unescaped), and the expansions' values."""
+        source = self.source
+        out: list[tuple[str, str]] = []
+        position = node.start_byte
+        for child in node.children:
+            if child.start_byte > position:
+                gap = _slice(source, position, child.start_byte)
+                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+            if child.type == "heredoc_content":
+                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, source.node_text(child)), "q"))
+            else:
+                out.extend(self.parts(child, True))
+            position = max(position, child.end_byte)
+        if node.end_byte > position:
+            gap = _slice(source, position, node.end_byte)
+            out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+        return out
+
     def visit_raw_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return [(self.source.node_text(node)[1:-1], "q")]
 
@@ -419,6 +453,10 @@ class WordExpander:
                             out.extend(self._literal(text[match.end():], quoted))
                         index += 1
                         continue
+            if child.type == "$" and self.source.node_text(child) == "$$":  # (`x.$$`: the grammar's node for `$$`)
+                value = self.scope.lookup("$")
+                out.append((UNKNOWN if value is None else value, "q" if quoted else "exp"))
+                continue
             out.extend(self.parts(child, quoted))
         return out
 

@@ -152,6 +152,19 @@ def model_curl(inv: Invocation) -> None:
     inv.output(None, f"data downloaded by `{inv.name}`")
 
 
+def wget_name(url: str) -> str:
+    """The file wget saves a URL in without ``-O``: the last component of its path (with the
+    query), ``index.html`` for a directory."""
+    rest = url.partition("://")[2] if "://" in url else url
+    path = rest.partition("/")[2] if "/" in rest else ""
+    path = path.partition("#")[0]
+    query = ""
+    if "?" in path:
+        path, _, query = path.partition("?")
+    name = path.rpartition("/")[2] or "index.html"
+    return name + ("?" + query if query else "")
+
+
 def model_wget(inv: Invocation) -> None:
     """wget: URLs contacted; ``-O``/``-o``/``-a`` write; ``-P`` writes a directory; by
     default it writes into the cwd; ``-i`` reads a URL list (unknown hosts)."""
@@ -175,9 +188,23 @@ def model_wget(inv: Invocation) -> None:
             if option in ("-i", "--input-file"):
                 inv.unknown("contacts hosts listed in a file", index)
         elif option in ("-e", "--execute"):
-            inv.unknown(f"wget runs the command `{value}`", index)
+            setting = re.match(r"\s*(\w+)\s*=\s*(.*?)\s*$", value)
+            key = setting.group(1).lower().replace("-", "_") if setting else ""
+            if key in ("http_proxy", "https_proxy", "ftp_proxy") and setting:
+                contact_url(inv, setting.group(2), index, 3128)
+            elif key in ("use_proxy", "robots", "tries", "timeout", "quiet", "verbose", "check_certificate"):
+                pass
+            else:
+                inv.unknown(f"wget runs the command `{value}`", index)
+    recursive = parsed.has("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites")
     if not wrote:  # one file named from the URL in the cwd; a tree of them with -r/-m
-        inv.write(".", None, recursive=parsed.has("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites"))
+        names = [wget_name(word) for word, _ in parsed.positionals]
+        if recursive or not names or any(UNKNOWN in name for name in names) or parsed.has(
+                "--content-disposition", "--trust-server-names"):
+            inv.write(".", None, recursive=recursive)
+        else:
+            for name, (_, index) in zip(names, parsed.positionals, strict=True):
+                inv.write(name, index)
     for word, index in parsed.positionals:
         contact_url(inv, word, index, 80)
     inv.output(None, "data downloaded by `wget`")
