@@ -108,6 +108,12 @@ WORD_TYPES = frozenset({
 #: Nodes a word the grammar split can be made of (besides a leading ``variable_assignment``).
 _WORD_PIECES = WORD_TYPES | {"command_name"}
 
+#: ``|`` then ``!``: perhaps a negation after a pipe (see :meth:`Walker.piped_negations`)
+_PIPED_BANG_RE = re.compile(rb"\|&?[ \t\n]*!")
+#: nodes whose text between children is literal text (an escaped blank there is not dropped)
+_BLANK_HOLDERS = frozenset({"heredoc_body", "heredoc_redirect", "string", "raw_string", "ansi_c_string", "comment",
+                            "word", "regex", "extglob_pattern", "translated_string", "heredoc_content"})
+
 #: The ``exported`` of a state that exported nothing: shared, never changed (exporting a name
 #: sets ``state.exported = state.exported | {name}``; a set() per command costs more).
 _NO_NAMES: frozenset[str] = frozenset()
@@ -722,6 +728,14 @@ class Walker(ControlFlow):
             return
         if dest.type == "number" and operator in (">&", "<&", ">&-", "<&-") and not more:
             return
+        if operator in (">&", "<&") and dest.type == "word" and self.src.node_text(dest)[:1] == "-" and \
+                len(self.src.node_text(dest)) > 1:
+            # bash reads `<& -p` as `<&-` (close) and a word `p`: an argument of a simple
+            # command, a syntax error after a compound one; the grammar reads one target
+            self.effects.append(Unparsable(f"bash reads `{operator} {clip(self.src.node_text(dest))}` as closing the "
+                                           "descriptor followed by another word, which the grammar does not see",
+                                           self.src.span(dest)))
+            return
         target = self.words.text(dest) if not more else self.words.word_text([dest, *more])
         if operator in (">&", "<&") and (target.isdigit() or target == "-"):
             return
@@ -1056,6 +1070,54 @@ class Walker(ControlFlow):
                 node.next_sibling.type in ("&&", "||", "|", "|&"):  # `time || x`: time wants a pipeline
             self.syntax_error(f"`time` followed by `{node.next_sibling.type}`", self.src.span(node))
 
+    def piped_negations(self, source: Source) -> None:
+        """``a | ! b``: ``!`` starts a pipeline, never a part after ``|``: a syntax error to
+        bash that tree-sitter-bash reads as a negated part."""
+        stack = [source.tree.root_node]
+        while stack:
+            node = stack.pop()
+            previous = None
+            for child in node.children:
+                if child.type == "negated_command" and node.type == "pipeline" and previous in ("|", "|&"):
+                    self.syntax_error(f"`!` after `{previous}`", source.span(child), source)
+                    return
+                previous = child.type
+                if child.child_count:
+                    stack.append(child)
+
+    def dropped_blanks(self, source: Source) -> None:
+        """A backslash-escaped blank between tokens, then ``(``: tree-sitter-bash skips the
+        escape as if it were a blank, bash reads a word of one blank, and a ``(`` after a
+        word is a syntax error to bash (``\\ (ls)``; bash runs nothing from there on).
+        Elsewhere the skipped blank only takes a leading blank off a word, or a word of a
+        blank away from an argument list: the analysis judges more than bash runs."""
+        data = source.data
+        root = source.tree.root_node
+        for blank in (b"\\ ", b"\\\t"):
+            position = data.find(blank)
+            while position != -1:
+                after = position + 2
+                while data[after:after + 1] in (b" ", b"\t"):
+                    after += 1
+                if data[after:after + 1] != b"(":
+                    position = data.find(blank, position + 2)
+                    continue
+                count = 0
+                while position - count - 1 >= 0 and data[position - count - 1] == 0x5C:
+                    count += 1
+                if count % 2 == 0:  # (an odd run of backslashes ends in this escape)
+                    node = root.descendant_for_byte_range(position, position + 2)
+                    inside = node is not None and (node.child_count == 0 or node.type in _BLANK_HOLDERS)
+                    while not inside and node is not None:
+                        node = node.parent
+                        inside = node is not None and node.type in _BLANK_HOLDERS
+                    if not inside:
+                        self.syntax_error("a backslash-escaped blank (a word to bash, which the shell grammar "
+                                          "skips) followed by `(`", source.span(
+                                              root.descendant_for_byte_range(position, position + 2)), source)
+                        return
+                position = data.find(blank, position + 2)
+
     def syntax_error(self, what: str, span: SpanT, source: Source | None = None) -> None:
         """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before
         it, not the rest (the ``unparsable`` verdict; the rest is judged as well).  Not
@@ -1067,8 +1129,12 @@ class Walker(ControlFlow):
 
     def stray_terminators(self, source: Source) -> None:
         """``;;``, ``;&`` or ``;;&`` outside a ``case`` item: a syntax error to bash that
-        tree-sitter-bash accepts."""
+        tree-sitter-bash accepts (also: :meth:`dropped_blanks`)."""
         data = source.data
+        if data.find(b"\\ ") != -1 or data.find(b"\\\t") != -1:
+            self.dropped_blanks(source)
+        if data.find(b"!") != -1 and _PIPED_BANG_RE.search(data) is not None:
+            self.piped_negations(source)
         if data.find(b";;") == -1 and data.find(b";&") == -1:  # (faster than `b";;" not in data`)
             return
         stack = [source.tree.root_node]
