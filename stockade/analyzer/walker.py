@@ -182,6 +182,8 @@ class Walker(ControlFlow):
     #: the file a redirection of standard output writes in the statement being walked:
     #: (its Write effect, whether it appends), for :func:`~stockade.analyzer.models.fresh.record_written`
     stdout_file: tuple[Any, bool] | None = None
+    #: likewise the file a redirection of standard input reads (its Read effect, the word)
+    stdin_file: tuple[Any, str] | None = None
     #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
     read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
@@ -579,7 +581,7 @@ class Walker(ControlFlow):
         """:meth:`visit_redirected_statement` for its last command ``body`` (in one cwd)."""
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
-        self.stdout_file = None
+        self.stdout_file = self.stdin_file = None
         for child in node.children:
             if child == whole or not child.is_named:
                 continue
@@ -590,6 +592,14 @@ class Walker(ControlFlow):
             else:
                 self.redirect(child, words)
         captured, self.stdout_file = self.stdout_file, None
+        if self.stdin_file is not None:  # `sh < f`: a file this command wrote with known content
+            read, self.stdin_file = self.stdin_file[0], None
+            if read.__class__ is Read:
+                from stockade.analyzer.models.fresh import known_content
+
+                text = known_content(self, read.path)
+                if text is not None:
+                    stdin = _new_tuple(Stdin, (text, f"`{clip(read.path)}`"))
         if words:
             # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
             # redirection's target on the redirection (as more destinations, or a here-
@@ -744,6 +754,8 @@ class Walker(ControlFlow):
         if operator in (">", ">|", ">>", "&>", "&>>") and descriptor in ("", "1") and \
                 self.effects[-1].__class__ is Write:
             self.stdout_file = (self.effects[-1], operator in (">>", "&>>"))
+        elif operator == "<" and descriptor in ("", "0") and getattr(self, "written_text", None):
+            self.stdin_file = (self.effects[-1], target)
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
         """Record a redirection's effect on ``target``."""

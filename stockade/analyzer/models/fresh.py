@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
+from stockade.analyzer.effects import UNKNOWN, Delete, Execute, Read, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 
@@ -87,45 +87,62 @@ MAX_KNOWN_CONTENT = 64 * 1024
 def record_written(walker: Walker, effect: Write, text: str | None, append: bool) -> None:
     """The write ``effect`` (a redirection of a command's output, ``tee``) left ``text`` in its
     file (None: not known); appended to what this command wrote there when ``append``."""
-    store: dict[str, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
+    store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
     if store is None:
         store = walker.written_text = {}  # type: ignore[attr-defined]
-    path = effect.path
     if append:
-        previous = known_content(walker, path, before=effect)
+        previous = known_content(walker, effect.path, before=effect)
         text = None if previous is None or text is None else previous + text
     if text is not None and len(text) > MAX_KNOWN_CONTENT:
         text = None
-    store[path] = (effect, text)
+    store[id(effect)] = (effect, text)
 
 
 def known_content(walker: Walker, path: str, before: object = None) -> str | None:
-    """What the file ``path`` holds, when this command text wrote it last with known content
-    (a later write by another program, a rename onto it or a deletion: not known)."""
-    store: dict[str, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
-    entry = store.get(path) if store else None
-    if entry is None or entry[1] is None:
+    """What the file ``path`` holds (None: not known), following this command text's effects
+    up to ``before``: a recorded write leaves its text, ``mv`` and ``cp`` of one file carry it
+    to the destination, a write by another program (but ``chmod``, ``touch``…) or a deletion
+    leaves it not known."""
+    store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
+    if not store:
         return None
-    recorded, text = entry
-    found = False
+    contents: dict[str, str | None] = {}
     producer = ""
+    carried: str | None = None  # what `mv` moved away (one source)
+    copied: str | None = None  # the destination `cp` wrote
+    sources = 0
     for effect in walker.effects:
         if effect is before:
             break
         cls = effect.__class__
         if cls is Execute:
             producer = effect.argv[0].rpartition("/")[2] if effect.argv else ""  # type: ignore[union-attr]
-            continue
-        if effect is recorded:
-            found = True
-            continue
-        if not found:
-            continue
-        if cls is Write and effect.path == path and producer not in _KEEP_CONTENT:  # type: ignore[union-attr]
-            return None
-        if cls is Rename and effect.dest == path:  # type: ignore[union-attr]
-            return None
-    return text if found else None
+            carried, copied, sources = None, None, 0
+        elif cls is Write:
+            target = effect.path  # type: ignore[union-attr]
+            entry = store.get(id(effect))
+            if entry is not None and entry[0] is effect:
+                contents[target] = entry[1]
+            elif producer == "mv" and sources == 1 and carried is not None:
+                contents[target] = carried
+            elif producer not in _KEEP_CONTENT:
+                contents.pop(target, None)
+                copied = target if producer == "cp" else None
+        elif cls is Read and producer == "cp" and copied is not None:  # (cp writes DEST, then reads SRC)
+            sources += 1
+            text = contents.get(effect.path) if sources == 1 else None  # type: ignore[union-attr]
+            if text is not None:
+                contents[copied] = text
+            else:
+                contents.pop(copied, None)
+        elif cls is Delete:
+            moved = contents.pop(effect.path, None)  # type: ignore[union-attr]
+            if producer == "mv":
+                carried, sources = moved, sources + 1
+        elif cls is Rename:
+            moved = contents.pop(effect.source, None)  # type: ignore[union-attr]
+            contents[effect.dest] = moved  # type: ignore[union-attr]
+    return contents.get(path)
 
 
 def _walk_known(inv: Invocation | None, walker: Walker, word: str, text: str, span: tuple[int, int],
@@ -325,6 +342,10 @@ def model_cat(inv: Invocation) -> None:
         if word in _ENDLESS and stdout_to_file(inv):
             _fills(inv, f"`{inv.name} {word}` writes without end to a file")
             return
+    if getattr(inv.walker, "written_text", None) and inv.name == "cat" and len(inv.argv) > 1:
+        texts = [known_content(inv.walker, inv.path(word)) for word in inv.argv[1:] if word[:1] != "-"]
+        if texts and None not in texts and not any(word[:1] == "-" for word in inv.argv[1:]):
+            inv.output("".join(texts))  # type: ignore[arg-type]  # (files this command wrote)
 
 
 def model_head(inv: Invocation) -> None:

@@ -88,6 +88,15 @@ def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
             walker.effects.append(Network(proxy, port, span))
 
 
+def proxies_of(inv: Invocation, host: str, index: int | None) -> None:
+    """:func:`contact_proxies` when the command has proxy variables set (a command that
+    contacts a host it does not name: ``git fetch`` of a configured remote)."""
+    from stockade.analyzer.exec import PROXY_VARIABLES
+
+    if not PROXY_VARIABLES.isdisjoint(inv.env) or not PROXY_VARIABLES.isdisjoint(inv.walker.state.exported):
+        contact_proxies(inv, host, index)
+
+
 _ENGINE_SOCKET = LazyPattern(r"(docker|podman|containerd|crio|buildkit|kubelet|lxd)[^/]*\.sock$|/run/.*docker")
 
 

@@ -415,6 +415,11 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
     if text.startswith("!"):
         inv.script(text[1:], index, what="the vim `!` command")
         return
+    piped = re.match(r"(?:(?:r|re|rea|read)\s*|(?:w|wr|wri|writ|write)\s+|[%.$,0-9'<>+-]+\s*)!(?!!)\s*(.*)", text, re.S)
+    if piped and piped.group(1).strip():
+        # `:r !cmd` (its output read in), `:w !cmd` (the buffer piped to it), `:%!cmd` (a filter)
+        inv.script(piped.group(1), index, what="the vim `!` command")
+        return
     match = _EX_READ.match(text)
     if match and "!" not in match.group(2):
         inv.read(match.group(2), index)
@@ -427,7 +432,7 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
                  forced):
         inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
         return
-    target = re.match(r"(w|wq|x|sav|saveas|wa|up|update)!?\s*(>>\s*)?(\S+)?", text)
+    target = re.match(r"(w|wq|x|xit|sav|saveas|wa|up|update)(?=[!\s>]|$)!?\s*(>>\s*)?(\S+)?", text)
     if target and target.group(3):
         inv.write(target.group(3), index)
 

@@ -29,7 +29,7 @@ import shlex
 from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Parsed, parse_options, register
-from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.net import contact_url, proxies_of
 from stockade.analyzer.models.programs import judge_program
 from stockade.analyzer.regex import LazyPattern
 
@@ -560,6 +560,7 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         for word, index in positionals:
             if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word):
                 _contact(inv, word, index)
+        proxies_of(inv, "the remote", sub_index)  # (a configured remote is contacted through them too)
     handler = _OPERANDS.get(operands)
     if handler is not None:
         handler(inv, git, sub, sub_index, parsed, positionals)
