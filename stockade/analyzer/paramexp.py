@@ -302,7 +302,9 @@ def apply_operator(expander: WordExpander, value: str, operator: str, nodes: lis
     if len(groups) > 2:  # `/` after the first separator is replacement text
         for group in groups[2:]:
             replacement = replacement + [("/", True)] + group
-    if not pattern_tokens:
-        return value  # an empty pattern replaces nothing
+    if not pattern_tokens:  # an empty pattern: `/#` prepends, `/%` appends, `/` and `//` change nothing
+        if operator == "/#":
+            return _replacement(replacement, "") + value
+        return value + _replacement(replacement, "") if operator == "/%" else value
     pattern = glob_regex(pattern_tokens)
     return None if pattern is None else _substitute(value, pattern, replacement, operator)
