@@ -441,7 +441,8 @@ class WordExpander:
         while index < len(flat):
             child = flat[index]
             index += 1
-            if child.type == "$" and index < len(flat):
+            dollar = child.type == "$"
+            if dollar and index < len(flat):
                 follower = flat[index]
                 if follower.type == "word" and follower.start_byte == child.end_byte:
                     text = self.source.node_text(follower)
@@ -453,7 +454,7 @@ class WordExpander:
                             out.extend(self._literal(text[match.end():], quoted))
                         index += 1
                         continue
-            if child.type == "$" and self.source.node_text(child) == "$$":  # (`x.$$`: the grammar's node for `$$`)
+            if dollar and self.source.node_text(child) == "$$":  # (`x.$$`: the grammar's node for `$$`)
                 value = self.scope.lookup("$")
                 out.append((UNKNOWN if value is None else value, "q" if quoted else "exp"))
                 continue

@@ -58,7 +58,7 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--etag-compare", "--hsts", "--alt-svc", "--libcurl", "--proxy-cacert", "--capath",
                 "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
                 "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
-                "--create-file-mode", "--noproxy", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+                "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
 def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
     """A command that contacts ``host`` with proxy variables set (``HTTPS_PROXY=URL cmd``,
     ``export ALL_PROXY=…``) contacts the proxy too: each proxy named is judged as a
@@ -127,7 +127,8 @@ def model_curl(inv: Invocation) -> None:
                         "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare"):
             if option not in ("-b", "--cookie") or "=" not in value:
                 inv.read(value, index)
-        elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname"):
+        elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",
+                        "--proxy1.0") and value != "":  # (an empty proxy: none)
             contact_url(inv, value, index, 1080)
         elif option == "--resolve":  # [+]HOST:PORT:ADDR[,ADDR]…: HOST is reached at ADDR
             parts = value.lstrip("+").split(":", 2)
