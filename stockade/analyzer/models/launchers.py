@@ -75,6 +75,25 @@ def model_loader(inv: Invocation) -> None:
     inv.run(index)
 
 
+_PROC_EXE = re.compile(r"/proc/(self|thread-self|\d+)(?:/task/\d+)?/exe")
+
+
+def model_proc_exe(inv: Invocation) -> None:
+    """``/proc/self/exe ARGS`` (``/proc/$$/exe``): the program of the process that runs it —
+    the shell itself, judged as ``bash ARGS``; another process's program is not known; a
+    program merely named ``exe`` is judged like any program without a model."""
+    match = _PROC_EXE.fullmatch(inv.path(inv.argv[0]))
+    if match is None:
+        from stockade.analyzer.models import default_model
+
+        default_model(inv)
+        return
+    if match.group(1) in ("self", "thread-self"):
+        inv.run(0, argv=["bash", *inv.argv[1:]], spans=list(inv.spans))
+        return
+    inv.unknown(f"`{show(inv.argv[0])}` runs the program of another process, which is not known", 0)
+
+
 # -- desktop launchers -------------------------------------------------------------------------
 
 _LAUNCHERS = ("xdg-open gio kde-open kde-open5 kde-open6 gnome-open exo-open wslview open see run-mailcap "
@@ -300,6 +319,7 @@ def model_emacs(inv: Invocation) -> None:
 if None in (_GDB_MODEL, _EDITOR_MODEL, _EMACS_MODEL):  # pragma: no cover
     raise ImportError("models.launchers wraps the models of coderunners.py and text.py: import it after them")
 register(LOADERS, model_loader)
+register("exe", model_proc_exe)
 register(_LAUNCHERS, model_launcher)
 register("expect", model_expect)
 register("lldb lldb-15 lldb-16 lldb-17 lldb-18 lldb-19", model_lldb)

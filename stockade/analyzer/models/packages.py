@@ -94,6 +94,11 @@ def model_pip(inv: Invocation) -> None:
             inv.network("files.pythonhosted.org", 443, sub_index)
         for url, index in parsed.values_of("--extra-index-url", "-f", "--find-links"):
             contact_url(inv, url, index, 443) if "://" in url else inv.read(url, index)
+            workspace = inv.walker.context.workspace.rstrip("/") + "/"
+            if "://" not in url and sub != "download" and not (inv.path(url) + "/").startswith(workspace):
+                # (the project's own wheels directory is its code, as a local directory is)
+                inv.unknown(f"`{inv.name}` installs packages found in `{url}`, a directory outside the project "
+                            "whose archives (and their build code) cannot be seen into", index)
         for name in ("PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_EXTRA_INDEX_URL", "UV_INDEX"):
             found = env_value(inv, name)
             if found is not None:

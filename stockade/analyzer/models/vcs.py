@@ -149,6 +149,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
                     "--transfer-encoding": "text", "--8bit-encoding": "text", "--to-cover": "text",
                     "--cc-cover": "text", "--reply-to": "text", "--batch-size": "text", "--relogin-delay": "text",
                     "-v": "text", "--suppress-cc": "text", "--confirm": "text"}, "send-email", ""),
+    "imap-send": ({"--curl": "text", "--no-curl": "text"}, "send-email", ""),
     "instaweb": ({"-d": _S, "--httpd": _S, "-b": _S, "--browser": _S, "-p": "text", "--port": "text"}, "text", ""),
     "web--browse": ({"-b": _S, "--browser": _S, "-c": "text", "--config": "text"}, "text", ""),
     "daemon": ({}, "unknown", ""),
@@ -831,7 +832,7 @@ def _op_send_email(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed:
         if word.startswith(("/", ".", "~")) or "/" in word or word.endswith((".patch", ".diff", ".eml", ".mbox")):
             inv.read(_below(git.repo, word), index, recursive=True)
     recipients = ", ".join(value for value, _ in parsed.values_of("--to", "--cc", "--bcc"))
-    inv.unknown(f"`git send-email` mails what it reads{f' to `{show(recipients)}`' if recipients else ''} through a "
+    inv.unknown(f"`git {sub}` mails what it reads{f' to `{show(recipients)}`' if recipients else ''} through a "
                 "mail server: where it goes cannot be seen into", sub_index)
 
 
