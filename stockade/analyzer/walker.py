@@ -1100,7 +1100,9 @@ class Walker(ControlFlow):
     def dropped_blanks(self, source: Source) -> None:
         """A backslash-escaped blank between tokens, then ``(``: tree-sitter-bash skips the
         escape as if it were a blank, bash reads a word of one blank, and a ``(`` after a
-        word is a syntax error to bash (``\\ (ls)``; bash runs nothing from there on).
+        word is a syntax error to bash (``\\ (ls)``; bash runs nothing from there on).  Directly
+        before ``#`` the grammar starts a comment where bash goes on with the word
+        (``ls \\ #; rm -rf ~`` runs ``rm``): unparsable.
         Elsewhere the skipped blank only takes a leading blank off a word, or a word of a
         blank away from an argument list: the analysis judges more than bash runs."""
         data = source.data
@@ -1111,7 +1113,8 @@ class Walker(ControlFlow):
                 after = position + 2
                 while data[after:after + 1] in (b" ", b"\t"):
                     after += 1
-                if data[after:after + 1] != b"(":
+                comment = data[position + 2:position + 3] == b"#"
+                if data[after:after + 1] != b"(" and not comment:
                     position = data.find(blank, position + 2)
                     continue
                 count = 0
@@ -1123,10 +1126,15 @@ class Walker(ControlFlow):
                     while not inside and node is not None:
                         node = node.parent
                         inside = node is not None and node.type in _BLANK_HOLDERS
+                    span = source.span(root.descendant_for_byte_range(position, position + 2))
+                    if not inside and comment:  # `\ #; cmd`: bash reads the word ` #`, the grammar a comment
+                        self.effects.append(Unparsable("a backslash-escaped blank before `#`: bash reads a word, "
+                                                       "the shell grammar a comment that hides the rest of the "
+                                                       "line", span))
+                        return
                     if not inside:
                         self.syntax_error("a backslash-escaped blank (a word to bash, which the shell grammar "
-                                          "skips) followed by `(`", source.span(
-                                              root.descendant_for_byte_range(position, position + 2)), source)
+                                          "skips) followed by `(`", span, source)
                         return
                 position = data.find(blank, position + 2)
 
