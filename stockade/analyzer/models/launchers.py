@@ -132,8 +132,15 @@ _EXPECT_VALUES = frozenset({"-c", "-f", "-D"})
 _TCL_SPAWN = re.compile(r"(?:^|[\n;\[{])\s*spawn\s+((?:-\S+\s+)*)([^\n;\]}]*)")
 
 
+_TCL_SEND = re.compile(r"(?:^|[\n;\[{])\s*send\s+(?:-\S+\s+)*(?:\"((?:[^\"\\]|\\.)*)\"|\{([^}]*)\})")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"})
+_TCL_ESCAPES = {"r": "\n", "n": "\n", "t": "\t", "\\": "\\", '"': '"', "$": "$", "[": "[", "]": "]"}
+
+
 def _spawned(inv: Invocation, code: str, index: int) -> None:
-    """The programs a Tcl text starts with ``spawn`` (walked as commands) and ``exec``."""
+    """The programs a Tcl text starts with ``spawn`` (walked as commands); what it ``send``s
+    to a spawned interactive shell is walked as that shell's input."""
+    shell = False
     for match in _TCL_SPAWN.finditer(code):
         words = match.group(2).strip()
         if not words:
@@ -144,6 +151,17 @@ def _spawned(inv: Invocation, code: str, index: int) -> None:
             continue
         if argv:
             inv.script(shlex.join(argv), index, what="the command an expect script spawns")
+            shell = shell or (argv[0].rpartition("/")[2] in _SHELLS and "-c" not in argv[1:])
+    if not shell:
+        return
+    typed = []
+    for match in _TCL_SEND.finditer(code):
+        if match.group(1) is not None:
+            typed.append(re.sub(r"\\(.)", lambda m: _TCL_ESCAPES.get(m.group(1), m.group(1)), match.group(1)))
+        else:
+            typed.append(match.group(2))
+    if typed:
+        inv.script("".join(typed), index, what="the text an expect script types into a shell")
 
 
 def model_expect(inv: Invocation) -> None:
