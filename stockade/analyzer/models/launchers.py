@@ -27,6 +27,10 @@ from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.coderunners import _GDB_VALUES, single_dash_long
 from stockade.analyzer.models.net import contact_url
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
+
 # -- the dynamic loader ------------------------------------------------------------------------
 
 #: the loader's options that take a value (glibc ld.so(8))
@@ -334,6 +338,69 @@ def model_emacs(inv: Invocation) -> None:
                 _command_file(inv, value, index if eq else index + 1, f"emacs {name}", "lisp code")
 
 
+# -- package scripts this command wrote --------------------------------------------------------
+
+_JS_MODELS: dict[str, Model] = {name: MODELS[name] for name in ("npm", "pnpm", "yarn", "bun") if name in MODELS}
+#: subcommand → the package scripts it runs (None: the script named by the next word)
+_JS_SCRIPTS: dict[str, tuple[str, ...] | None] = {
+    "run": None, "run-script": None, "rr": None, "urn": None, "test": ("pretest", "test", "posttest"),
+    "t": ("pretest", "test", "posttest"), "tst": ("pretest", "test", "posttest"),
+    "start": ("prestart", "start", "poststart"), "stop": ("prestop", "stop", "poststop"),
+    "restart": ("prerestart", "restart", "postrestart"),
+    "install": ("preinstall", "install", "postinstall", "prepare"), "i": ("preinstall", "install", "postinstall",
+                                                                          "prepare"),
+    "ci": ("preinstall", "install", "postinstall", "prepare"), "add": ("preinstall", "install", "postinstall",
+                                                                       "prepare"),
+}
+
+
+def model_js_scripts(inv: Invocation) -> None:
+    """npm/pnpm/yarn/bun: their models, plus — when this command wrote ``package.json`` — the
+    package scripts the subcommand runs (``test``, ``run NAME``, ``yarn NAME``, install
+    hooks): walked when its content is known, unknown code when not."""
+    _JS_MODELS[inv.name](inv)
+    walker = inv.walker
+    from stockade.analyzer.models.fresh import known_content, written_by
+
+    path = inv.path("package.json")
+    producer = written_by(walker, path)
+    if producer is None:
+        return
+    words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if word[:1] != "-"]
+    if not words:
+        names: tuple[str, ...] = ("preinstall", "install", "postinstall", "prepare") if inv.name != "bun" else ()
+        index = 0
+    else:
+        sub, index = words[0]
+        found = _JS_SCRIPTS.get(sub, ())
+        if found is None:
+            names = (f"pre{words[1][0]}", words[1][0], f"post{words[1][0]}") if len(words) > 1 else ()
+        elif found == () and inv.name in ("yarn", "pnpm", "bun") and sub not in ("exec", "dlx", "x", "config"):
+            names = (f"pre{sub}", sub, f"post{sub}")  # `yarn build`: a script of that name
+        else:
+            names = found
+    if not names:
+        return
+    text = known_content(walker, path)
+    scripts = None
+    if text is not None:
+        import json
+
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        scripts = data.get("scripts", {}) if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        inv.unknown(f"`{inv.name}` runs the scripts of `package.json`, which {producer} wrote earlier in this "
+                    "command: they cannot be seen into", index)
+        return
+    for name in names:
+        code = scripts.get(name)
+        if isinstance(code, str):
+            inv.script(code, index, what=f"the package script `{name}`")
+
+
 if None in (_GDB_MODEL, _EDITOR_MODEL, _EMACS_MODEL):  # pragma: no cover
     raise ImportError("models.launchers wraps the models of coderunners.py and text.py: import it after them")
 register(LOADERS, model_loader)
@@ -344,3 +411,5 @@ register("lldb lldb-15 lldb-16 lldb-17 lldb-18 lldb-19", model_lldb)
 register("gdb cgdb", model_gdb)
 register("vim vi nvim ex view gvim", model_editor)
 register("emacs", model_emacs)
+for _name in _JS_MODELS:
+    register(_name, model_js_scripts)
