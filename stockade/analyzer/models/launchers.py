@@ -14,6 +14,9 @@ hand their argument to whatever the desktop runs for it.
   ``script`` and expressions run code), ``-s``/``-S``/``-K`` command files (unknown).
 * Command files of debuggers and editors, whose content cannot be seen: ``gdb -x``/``-ix``/
   ``--command``, ``vim -u``/``-S``/``-s``, ``nvim -l``, ``emacs -l``/``--load``/``--script``.
+* ``/proc/self/exe`` run as a command is the shell itself.
+* npm/pnpm/yarn/bun run the package scripts of a ``package.json`` this command wrote: walked
+  when its content is known (:func:`~stockade.analyzer.models.fresh.known_content`).
 """
 
 from __future__ import annotations
