@@ -51,6 +51,11 @@ class Stdin(TupleRecord):
 TERMINAL = Stdin(None, "the terminal")
 
 
+#: the variables naming a proxy that HTTP clients (curl, wget, pip, npm, git, requests) honour
+PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                             "ALL_PROXY", "FTP_PROXY", "socks_proxy", "SOCKS_PROXY"})
+
+
 class Invocation:
     """One command being modelled: its argv (with spans) and the walker's services."""
 
@@ -113,8 +118,14 @@ class Invocation:
         walker.effects.append(_new_tuple(Delete, (walker.resolve(word), span, recursive)))
 
     def network(self, host: str, port: int | None, index: int | None) -> None:
-        """The command contacts ``host``."""
-        self.walker.effects.append(_new_tuple(Network, (host, port, self.at(index))))
+        """The command contacts ``host`` (and the proxy that its proxy variables name)."""
+        walker = self.walker
+        walker.effects.append(_new_tuple(Network, (host, port, self.at(index))))
+        if (self.env or walker.state.exported) and (
+                not PROXY_VARIABLES.isdisjoint(self.env) or not PROXY_VARIABLES.isdisjoint(walker.state.exported)):
+            from stockade.analyzer.models.net import contact_proxies
+
+            contact_proxies(self, host, index)
 
     def unknown(self, why: str, index: int | None = None) -> None:
         """Code or effects that cannot be seen into."""

@@ -291,6 +291,19 @@ def _blank(match: re.Match[bytes]) -> bytes:
     return whole[:start] + b" " * (len(whole) - start)
 
 
+#: ``!`` alone before the end of a line or a ``;`` in command position (read as ``:``): to bash a negated
+#: empty pipeline (it runs nothing); tree-sitter-bash negates the next line's command instead
+#: (``!⏎case …`` fails to parse, ``!⏎{ ls; }`` reads a stray ``}``)
+_BARE_BANG_RE = re.compile(
+    rb"(?:^|(?<=[;&(\n{])|(?<=&&)|(?<=\|\|)|(?<=\bthen)|(?<=\bdo)|(?<=\belse)|(?<=\bif)|(?<=\belif)|(?<=\bwhile)|"
+    rb"(?<=\buntil))[ \t]*(!)(?=[ \t]*(?:\n|;(?!;)|$))")
+
+
+def _blank_bang(match: re.Match[bytes]) -> bytes:
+    whole = match.group(0)
+    return whole[:match.start(1) - match.start(0)] + b":"  # (the null command: parses where `!` stood)
+
+
 def hide_prefix_words(data: bytes) -> bytes:
     """``data`` with ``time [-p]``, ``!`` and ``coproc [NAME]`` before a compound command
     blanked (same length: offsets are unchanged).  None changes what the compound does
@@ -303,6 +316,8 @@ def hide_prefix_words(data: bytes) -> bytes:
         return data
     if _PREFIX_HINT_RE.search(data) is None:  # (each needs a blank after it: `#!/bin/sh` has none)
         return data
+    if data.find(b"!") != -1:
+        data = _BARE_BANG_RE.sub(_blank_bang, data)
     return _PREFIX_WORD_RE.sub(_blank, data)
 
 

@@ -108,6 +108,12 @@ WORD_TYPES = frozenset({
 #: Nodes a word the grammar split can be made of (besides a leading ``variable_assignment``).
 _WORD_PIECES = WORD_TYPES | {"command_name"}
 
+#: ``|`` then ``!``: perhaps a negation after a pipe (see :meth:`Walker.piped_negations`)
+_PIPED_BANG_RE = re.compile(rb"\|&?[ \t\n]*!")
+#: nodes whose text between children is literal text (an escaped blank there is not dropped)
+_BLANK_HOLDERS = frozenset({"heredoc_body", "heredoc_redirect", "string", "raw_string", "ansi_c_string", "comment",
+                            "word", "regex", "extglob_pattern", "translated_string", "heredoc_content"})
+
 #: The ``exported`` of a state that exported nothing: shared, never changed (exporting a name
 #: sets ``state.exported = state.exported | {name}``; a set() per command costs more).
 _NO_NAMES: frozenset[str] = frozenset()
@@ -173,6 +179,11 @@ class Walker(ControlFlow):
     alternative: int | None = None
     #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
     _last_output: Stdin | None = None
+    #: the file a redirection of standard output writes in the statement being walked:
+    #: (its Write effect, whether it appends), for :func:`~stockade.analyzer.models.fresh.record_written`
+    stdout_file: tuple[Any, bool] | None = None
+    #: likewise the file a redirection of standard input reads (its Read effect, the word)
+    stdin_file: tuple[Any, str] | None = None
     #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
     read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
@@ -341,6 +352,10 @@ class Walker(ControlFlow):
         if name is None:
             return True  # assignments only
         return self.src.node_text(name) in _SILENT_COMMANDS
+
+    def assign(self, name: str, value: str) -> None:
+        """``${name:=value}``: the expansion assigns the variable."""
+        self.state.variables[name] = value
 
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk text the grammar kept raw (``${x%$(cmd)}``, `` ${u-`cmd`} ``) as a word."""
@@ -567,6 +582,7 @@ class Walker(ControlFlow):
         """:meth:`visit_redirected_statement` for its last command ``body`` (in one cwd)."""
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
+        self.stdout_file = self.stdin_file = None
         for child in node.children:
             if child == whole or not child.is_named:
                 continue
@@ -576,6 +592,15 @@ class Walker(ControlFlow):
                 stdin = self.herestring(child)
             else:
                 self.redirect(child, words)
+        captured, self.stdout_file = self.stdout_file, None
+        if self.stdin_file is not None:  # `sh < f`: a file this command wrote with known content
+            read, self.stdin_file = self.stdin_file[0], None
+            if read.__class__ is Read:
+                from stockade.analyzer.models.fresh import known_content
+
+                text = known_content(self, read.path)
+                if text is not None:
+                    stdin = _new_tuple(Stdin, (text, f"`{clip(read.path)}`"))
         if words:
             # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
             # redirection's target on the redirection (as more destinations, or a here-
@@ -593,6 +618,19 @@ class Walker(ControlFlow):
             out = self.walk_producing(body, stdin)
             for cont, piped in continuations:
                 self.walk(cont, out if piped else TERMINAL)
+            if captured is not None:
+                from stockade.analyzer.models.fresh import record_written
+
+                record_written(self, captured[0], out.text, captured[1])
+        elif captured is not None:  # what the file holds afterwards: the body's output, when known
+            before, self._last_output = self._last_output, None
+            self.walk(body, stdin)
+            output = self._last_output
+            if output is None:
+                self._last_output = before
+            from stockade.analyzer.models.fresh import record_written
+
+            record_written(self, captured[0], None if output is None else output.text, captured[1])
         else:
             self.walk(body, stdin)
 
@@ -664,11 +702,14 @@ class Walker(ControlFlow):
             return
         operator = ""
         dest = None
+        descriptor = ""
         more: list[Any] = []  # the rest of the target's word
         last_end = -1
         after = False  # a word after the target seen
         for index, child in enumerate(node.children):
             name = node.field_name_for_child(index)
+            if name == "descriptor":
+                descriptor = self.src.node_text(child)
             if not child.is_named and child.type not in ("(", ")"):
                 operator = operator or child.type
             elif name == "destination" and dest is None:
@@ -698,11 +739,24 @@ class Walker(ControlFlow):
             return
         if dest.type == "number" and operator in (">&", "<&", ">&-", "<&-") and not more:
             return
+        if operator in (">&", "<&") and dest.type == "word" and self.src.node_text(dest)[:1] == "-" and \
+                len(self.src.node_text(dest)) > 1:
+            # bash reads `<& -p` as `<&-` (close) and a word `p`: an argument of a simple
+            # command, a syntax error after a compound one; the grammar reads one target
+            self.effects.append(Unparsable(f"bash reads `{operator} {clip(self.src.node_text(dest))}` as closing the "
+                                           "descriptor followed by another word, which the grammar does not see",
+                                           self.src.span(dest)))
+            return
         target = self.words.text(dest) if not more else self.words.word_text([dest, *more])
         if operator in (">&", "<&") and (target.isdigit() or target == "-"):
             return
         span = self.src.span(dest) if not more else (self.src.span(dest)[0], self.src.span(more[-1])[1])
         self.file_access(target, span, read="<" in operator, write=">" in operator)
+        if operator in (">", ">|", ">>", "&>", "&>>") and descriptor in ("", "1") and \
+                self.effects[-1].__class__ is Write:
+            self.stdout_file = (self.effects[-1], operator in (">>", "&>>"))
+        elif operator == "<" and descriptor in ("", "0") and getattr(self, "written_text", None):
+            self.stdin_file = (self.effects[-1], target)
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
         """Record a redirection's effect on ``target``."""
@@ -1029,6 +1083,62 @@ class Walker(ControlFlow):
                 node.next_sibling.type in ("&&", "||", "|", "|&"):  # `time || x`: time wants a pipeline
             self.syntax_error(f"`time` followed by `{node.next_sibling.type}`", self.src.span(node))
 
+    def piped_negations(self, source: Source) -> None:
+        """``a | ! b``: ``!`` starts a pipeline, never a part after ``|``: a syntax error to
+        bash that tree-sitter-bash reads as a negated part."""
+        stack = [source.tree.root_node]
+        while stack:
+            node = stack.pop()
+            previous = None
+            for child in node.children:
+                if child.type == "negated_command" and node.type == "pipeline" and previous in ("|", "|&"):
+                    self.syntax_error(f"`!` after `{previous}`", source.span(child), source)
+                    return
+                previous = child.type
+                if child.child_count:
+                    stack.append(child)
+
+    def dropped_blanks(self, source: Source) -> None:
+        """A backslash-escaped blank between tokens, then ``(``: tree-sitter-bash skips the
+        escape as if it were a blank, bash reads a word of one blank, and a ``(`` after a
+        word is a syntax error to bash (``\\ (ls)``; bash runs nothing from there on).  Directly
+        before ``#`` the grammar starts a comment where bash goes on with the word
+        (``ls \\ #; rm -rf ~`` runs ``rm``): unparsable.
+        Elsewhere the skipped blank only takes a leading blank off a word, or a word of a
+        blank away from an argument list: the analysis judges more than bash runs."""
+        data = source.data
+        root = source.tree.root_node
+        for blank in (b"\\ ", b"\\\t"):
+            position = data.find(blank)
+            while position != -1:
+                after = position + 2
+                while data[after:after + 1] in (b" ", b"\t"):
+                    after += 1
+                comment = data[position + 2:position + 3] == b"#"
+                if data[after:after + 1] != b"(" and not comment:
+                    position = data.find(blank, position + 2)
+                    continue
+                count = 0
+                while position - count - 1 >= 0 and data[position - count - 1] == 0x5C:
+                    count += 1
+                if count % 2 == 0:  # (an odd run of backslashes ends in this escape)
+                    node = root.descendant_for_byte_range(position, position + 2)
+                    inside = node is not None and (node.child_count == 0 or node.type in _BLANK_HOLDERS)
+                    while not inside and node is not None:
+                        node = node.parent
+                        inside = node is not None and node.type in _BLANK_HOLDERS
+                    span = source.span(root.descendant_for_byte_range(position, position + 2))
+                    if not inside and comment:  # `\ #; cmd`: bash reads the word ` #`, the grammar a comment
+                        self.effects.append(Unparsable("a backslash-escaped blank before `#`: bash reads a word, "
+                                                       "the shell grammar a comment that hides the rest of the "
+                                                       "line", span))
+                        return
+                    if not inside:
+                        self.syntax_error("a backslash-escaped blank (a word to bash, which the shell grammar "
+                                          "skips) followed by `(`", span, source)
+                        return
+                position = data.find(blank, position + 2)
+
     def syntax_error(self, what: str, span: SpanT, source: Source | None = None) -> None:
         """A syntax error of bash's that tree-sitter-bash accepts: bash runs the lines before
         it, not the rest (the ``unparsable`` verdict; the rest is judged as well).  Not
@@ -1040,8 +1150,12 @@ class Walker(ControlFlow):
 
     def stray_terminators(self, source: Source) -> None:
         """``;;``, ``;&`` or ``;;&`` outside a ``case`` item: a syntax error to bash that
-        tree-sitter-bash accepts."""
+        tree-sitter-bash accepts (also: :meth:`dropped_blanks`)."""
         data = source.data
+        if data.find(b"\\ ") != -1 or data.find(b"\\\t") != -1:
+            self.dropped_blanks(source)
+        if data.find(b"!") != -1 and _PIPED_BANG_RE.search(data) is not None:
+            self.piped_negations(source)
         if data.find(b";;") == -1 and data.find(b";&") == -1:  # (faster than `b";;" not in data`)
             return
         stack = [source.tree.root_node]
@@ -1136,14 +1250,7 @@ class Walker(ControlFlow):
         if len(word) > MAX_PATH_CHARS:
             return word  # not judged (the judge refuses it): not worth normalising either
         if UNKNOWN not in word:
-            word = _normalize(word)
-            for _ in range(8):  # (/proc/self/root/proc/self/root/…)
-                if not word.startswith("/proc/"):
-                    break
-                resolved = _proc_path(word, base)
-                if resolved == word:
-                    break
-                word = resolved
+            word = _magic_path(word, base) if ("/proc/" in word or "/dev/fd" in word) else _normalize(word)
             links = self.state.links
             if links:
                 for _ in range(8):
@@ -1171,7 +1278,8 @@ def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:
     """Remember ``context``'s initial variables (see :data:`_INITIAL_VARIABLES`)."""
     global _INITIAL_VARIABLES
     _INITIAL_VARIABLES = (context, {"HOME": context.home, "WORKSPACE": context.workspace,
-                                    "TMPDIR": context.tmpdir, "IFS": " \t\n"})
+                                    "TMPDIR": context.tmpdir, "IFS": " \t\n",
+                                    "$": "self"})  # (the shell's pid: `/proc/$$/root` is `/proc/self/root`)
     return _INITIAL_VARIABLES
 
 
@@ -1185,21 +1293,47 @@ _VISITORS: dict[int, Any] = {}
 
 #: What :func:`_normalize` changes: an empty, ``.`` or ``..`` component.
 _ABNORMAL_RE = re.compile(r"//|/\.\.?(?:/|\Z)")
-def _proc_path(word: str, cwd: str) -> str:
-    """``/proc/self/root/X`` is ``/X`` and ``/proc/self/cwd/X`` the working directory's ``X``
-    (also for ``thread-self`` and a process id: another process's root is judged as this
-    one's, its cwd as not known)."""
-    parts = word.split("/", 4)  # '', 'proc', PID, 'root'|'cwd', rest
-    if len(parts) < 4 or not (parts[2] in ("self", "thread-self") or parts[2].isdigit()):
-        return word
-    rest = parts[4] if len(parts) > 4 else ""
-    if parts[3] == "root":
-        return _normalize("/" + rest)
-    if parts[3] == "cwd":
-        if parts[2] not in ("self", "thread-self") or UNKNOWN in cwd:
-            return UNKNOWN + "/" + rest
-        return _normalize(cwd.rstrip("/") + "/" + rest)
-    return word
+def _magic_path(path: str, cwd: str) -> str:
+    """Normalise an absolute path through the kernel's magic links, component by component
+    (``..`` after a link is the parent of its target, as the kernel resolves it):
+    ``/proc/self/root`` (also ``thread-self``, ``/proc/PID`` and ``/proc/PID/task/TID``) is
+    ``/`` — another process's root is judged as this one's —, ``/proc/self/cwd`` the working
+    directory (another process's: not known), ``/dev/fd`` is ``/proc/self/fd``, and a path
+    continuing below an open descriptor (``/dev/fd/3/..``) is not known."""
+    parts = path.split("/")
+    stack: list[str] = []
+    for position, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if stack:
+                stack.pop()
+            continue
+        stack.append(part)
+        depth = len(stack)
+        if stack[0] == "dev" and depth == 2 and part == "fd":
+            stack = ["proc", "self", "fd"]
+            continue
+        if stack[0] != "proc" or depth < 3:
+            continue
+        process = stack[1]
+        if not (process in ("self", "thread-self") or process.isdigit()):
+            continue
+        task = depth == 5 and stack[2] == "task" and stack[3].isdigit()
+        if depth not in (3, 5) or (depth == 5 and not task):
+            if depth == 4 and stack[2] == "fd" and position + 1 < len(parts) and any(parts[position + 1:]):
+                return UNKNOWN + "/" + "/".join(p for p in parts[position + 1:] if p)
+            continue
+        if part == "root":
+            stack = []
+        elif part == "cwd":
+            rest = parts[position + 1:]
+            if process not in ("self", "thread-self") or UNKNOWN in cwd:
+                return UNKNOWN + "/" + "/".join(p for p in rest if p)
+            return _magic_path(cwd.rstrip("/") + "/" + "/".join(rest), "/")
+    if stack[:3] == ["proc", "self", "fd"] and path.startswith("/dev/fd"):
+        return "/dev/fd/" + "/".join(stack[3:]) if len(stack) > 3 else "/dev/fd"  # (named as written)
+    return "/" + "/".join(stack)
 
 
 def _normalize(path: str) -> str:

@@ -35,6 +35,20 @@ _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n
                    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _ANSI_RE = LazyPattern(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _DQ_ESCAPE_RE = re.compile(r'\\([$`"\\\n])')
+_HEREDOC_ESCAPE_RE = re.compile(r"\\([$`\\\n])")
+
+
+def _unescape_heredoc(match: re.Match[str]) -> str:
+    return "" if match.group(1) == "\n" else match.group(1)
+
+
+def _slice(source: Any, start: int, end: int) -> str:
+    """The parsed text between two byte offsets (as :meth:`Source.node_text` reads a node)."""
+    if source.sliceable:
+        return source.text[start:end]
+    return source.data[start:end].decode("utf-8", "surrogateescape")
+
+
 _NESTED_CODE_RE = re.compile(r"\$\(|`|<\(|>\(")
 #: What a ``$`` expands when a word's text follows it: a name, one digit or a special parameter.
 _PARAMETER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
@@ -68,6 +82,9 @@ class Scope(Protocol):
 
     def substitute(self, node: Any) -> str:
         """Walk a command/process substitution; return its value (usually UNKNOWN)."""
+
+    def assign(self, name: str, value: str) -> None:
+        """Set a variable (``${x:=value}``)."""
 
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk a text fragment that may hide substitutions (``${x%$(cmd)}``)."""
@@ -350,6 +367,26 @@ class WordExpander:
             return [(UNKNOWN, "q")]
         return [(text, "q")]
 
+    def visit_heredoc_body(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
+        """An unquoted here-document's body: its text between the expansions (``\\$``,
+        ``\\` ``, ``\\\\`` and backslash-newline unescaped), and the expansions' values."""
+        source = self.source
+        out: list[tuple[str, str]] = []
+        position = node.start_byte
+        for child in node.children:
+            if child.start_byte > position:
+                gap = _slice(source, position, child.start_byte)
+                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+            if child.type == "heredoc_content":
+                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, source.node_text(child)), "q"))
+            else:
+                out.extend(self.parts(child, True))
+            position = max(position, child.end_byte)
+        if node.end_byte > position:
+            gap = _slice(source, position, node.end_byte)
+            out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+        return out
+
     def visit_raw_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return [(self.source.node_text(node)[1:-1], "q")]
 
@@ -419,7 +456,8 @@ class WordExpander:
         while index < len(flat):
             child = flat[index]
             index += 1
-            if child.type == "$" and index < len(flat):
+            dollar = child.type == "$"
+            if dollar and index < len(flat):
                 follower = flat[index]
                 if follower.type == "word" and follower.start_byte == child.end_byte:
                     text = self.source.node_text(follower)
@@ -431,6 +469,10 @@ class WordExpander:
                             out.extend(self._literal(text[match.end():], quoted))
                         index += 1
                         continue
+            if dollar and self.source.node_text(child) == "$$":  # (`x.$$`: the grammar's node for `$$`)
+                value = self.scope.lookup("$")
+                out.append((UNKNOWN if value is None else value, "q" if quoted else "exp"))
+                continue
             out.extend(self.parts(child, quoted))
         return out
 
@@ -518,14 +560,35 @@ class WordExpander:
         if operator is None:
             return self._value(value, quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
-            if value is not None and (value != "" or operator in ("-", "=", "?")):
+            if value is not None and value != "":
                 return self._value(value, quoted)
-            return self._value(None, quoted)
+            if value == "" and operator in (":-", ":="):  # (known empty: the word, tilde-expanded)
+                text = self._operand_text(operand, rest)
+                if text is not None and operator == ":=":
+                    self.scope.assign(name, text)
+                return self._value(text, quoted)
+            return self._value(None, quoted)  # (`-`, `=`: an unset and an empty value are not told apart)
         if operator in (":+", "+"):
             if value is not None and UNKNOWN not in value and (value != "" or operator == "+"):
                 return [(text, "q" if quoted else "exp") for text, _ in operand] or [("", "q")]
+            if value == "" and operator == ":+":
+                return [("", "q")] if quoted else []
             return self._value(None, quoted)
-        return self._value(None, quoted)
+        if value is None or UNKNOWN in value:
+            return self._value(None, quoted)
+        from stockade.analyzer.paramexp import apply_operator
+
+        return self._value(apply_operator(self, value, operator, rest), quoted)
+
+    def _operand_text(self, operand: list[tuple[str, str]], rest: list[Any]) -> str | None:
+        """The text of a default word (``${x:-~/y}``: tilde-expanded); None when unknown."""
+        text = "".join(text for text, _ in operand)
+        if UNKNOWN in text:
+            return None
+        if text.startswith("~") and rest and rest[0].type in ("word", "concatenation") and \
+                self.source.node_text(rest[0])[:1] == "~":
+            text = self._tilde(text)
+        return text
 
     # -- tilde ----------------------------------------------------------------------------
 

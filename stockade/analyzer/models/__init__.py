@@ -336,3 +336,7 @@ from stockade.analyzer.models import (  # noqa: E402,F401
     devtools,
     windows,
 )
+
+# isort: split
+# (after the modules above: these wrap models registered there: gdb, vim, emacs)
+from stockade.analyzer.models import launchers  # noqa: E402,F401

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
+from stockade.analyzer.effects import UNKNOWN, Delete, Execute, Read, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 
@@ -84,16 +84,104 @@ def written_by(walker: Walker, path: str) -> str | None:
     return found
 
 
+#: programs that change a file's mode, owner or times, not its content
+_KEEP_CONTENT = frozenset({"chmod", "chown", "chgrp", "touch", "chattr", "setfacl", "stat", "ls"})
+#: programs that run a file as shell code (``bash f``, ``. f``)
+SHELL_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "rbash", "source", "."})
+#: the interpreters of a ``#!`` line that read the file as shell code
+_SHELL_SHEBANG = re.compile(r"#!\s*(?:/usr)?/bin/(?:env\s+(?:-S\s+)?)?(?:sh|bash|dash|zsh|ksh|mksh|ash)\b")
+#: bytes of a file's known content followed into (beyond: not followed)
+MAX_KNOWN_CONTENT = 64 * 1024
+
+
+def record_written(walker: Walker, effect: Write, text: str | None, append: bool) -> None:
+    """The write ``effect`` (a redirection of a command's output, ``tee``) left ``text`` in its
+    file (None: not known); appended to what this command wrote there when ``append``."""
+    store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
+    if store is None:
+        store = walker.written_text = {}  # type: ignore[attr-defined]
+    if append:
+        previous = known_content(walker, effect.path, before=effect)
+        text = None if previous is None or text is None else previous + text
+    if text is not None and len(text) > MAX_KNOWN_CONTENT:
+        text = None
+    store[id(effect)] = (effect, text)
+
+
+def known_content(walker: Walker, path: str, before: object = None) -> str | None:
+    """What the file ``path`` holds (None: not known), following this command text's effects
+    up to ``before``: a recorded write leaves its text, ``mv`` and ``cp`` of one file carry it
+    to the destination, a write by another program (but ``chmod``, ``touch``…) or a deletion
+    leaves it not known."""
+    store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
+    if not store:
+        return None
+    contents: dict[str, str | None] = {}
+    producer = ""
+    carried: str | None = None  # what `mv` moved away (one source)
+    copied: str | None = None  # the destination `cp` wrote
+    sources = 0
+    for effect in walker.effects:
+        if effect is before:
+            break
+        cls = effect.__class__
+        if cls is Execute:
+            producer = effect.argv[0].rpartition("/")[2] if effect.argv else ""  # type: ignore[union-attr]
+            carried, copied, sources = None, None, 0
+        elif cls is Write:
+            target = effect.path  # type: ignore[union-attr]
+            entry = store.get(id(effect))
+            if entry is not None and entry[0] is effect:
+                contents[target] = entry[1]
+            elif producer == "mv" and sources == 1 and carried is not None:
+                contents[target] = carried
+            elif producer not in _KEEP_CONTENT:
+                contents.pop(target, None)
+                copied = target if producer == "cp" else None
+        elif cls is Read and producer == "cp" and copied is not None:  # (cp writes DEST, then reads SRC)
+            sources += 1
+            text = contents.get(effect.path) if sources == 1 else None  # type: ignore[union-attr]
+            if text is not None:
+                contents[copied] = text
+            else:
+                contents.pop(copied, None)
+        elif cls is Delete:
+            moved = contents.pop(effect.path, None)  # type: ignore[union-attr]
+            if producer == "mv":
+                carried, sources = moved, sources + 1
+        elif cls is Rename:
+            moved = contents.pop(effect.source, None)  # type: ignore[union-attr]
+            contents[effect.dest] = moved  # type: ignore[union-attr]
+    return contents.get(path)
+
+
+def _walk_known(inv: Invocation | None, walker: Walker, word: str, text: str, span: tuple[int, int],
+                positional: list[str] | None) -> None:
+    """Walk the known content of a file this command wrote, as the shell code it is."""
+    walker.nested_script(text, span, exact=False, subshell=True, positional=positional,
+                         env=None if inv is None else inv.env)
+
+
 def run_file(inv: Invocation, word: str, index: int | None) -> None:
     """A program runs the code in the file ``word`` (a script, a makefile, a debugger command
-    file): a read of it, and unknown code when this command wrote it."""
+    file): a read of it, and unknown code when this command wrote it — unless a shell runs it
+    and its content is known (``echo CODE > f && bash f``): then that code is walked."""
     if word in ("", "-"):
         return
     inv.read(word, index)
     if not wrote_anything(inv.walker):
         return
-    producer = written_by(inv.walker, inv.path(word))
+    path = inv.path(word)
+    producer = written_by(inv.walker, path)
     if producer is not None:
+        if inv.name in SHELL_RUNNERS:
+            text = known_content(inv.walker, path)
+            if text is not None and (not text.startswith("#!") or _SHELL_SHEBANG.match(text)):
+                positional = None
+                if inv.name not in ("source", ".") and index is not None:
+                    positional = [word, *inv.argv[index + 1:]]
+                _walk_known(inv, inv.walker, word, text, inv.at(index), positional)
+                return
         inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} wrote earlier in this command: "
                     "its content cannot be seen into", index)
 
@@ -120,8 +208,13 @@ def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
 
     if not wrote_anything(walker):
         return
-    producer = written_by(walker, walker.resolve(name))
+    path = walker.resolve(name)
+    producer = written_by(walker, path)
     if producer is not None:
+        text = known_content(walker, path)
+        if text is not None and (not text.startswith("#!") or _SHELL_SHEBANG.match(text)):
+            _walk_known(None, walker, name, text, span, None)  # (run by path: a shell script or `#!/bin/sh`)
+            return
         walker.effects.append(Unknown(f"runs `{show(name)}`, which {producer} wrote earlier in this command: "
                                       "its content cannot be seen into", span))
 
@@ -265,6 +358,10 @@ def model_cat(inv: Invocation) -> None:
         if word in _ENDLESS and stdout_to_file(inv):
             _fills(inv, f"`{inv.name} {word}` writes without end to a file")
             return
+    if getattr(inv.walker, "written_text", None) and inv.name == "cat" and len(inv.argv) > 1:
+        texts = [known_content(inv.walker, inv.path(word)) for word in inv.argv[1:] if word[:1] != "-"]
+        if texts and None not in texts and not any(word[:1] == "-" for word in inv.argv[1:]):
+            inv.output("".join(texts))  # type: ignore[arg-type]  # (files this command wrote)
 
 
 def model_head(inv: Invocation) -> None:
@@ -298,8 +395,27 @@ def _endless_copier(name: str) -> Model:
     return model
 
 
+_TEE_MODEL = MODELS.get("tee")
+
+
+def model_tee(inv: Invocation) -> None:
+    """tee: as files.py's model (its operands are written); what it writes there and to its
+    output is its input (known input: the files' content is known, ``-a`` appends it)."""
+    start = len(inv.walker.effects)
+    if _TEE_MODEL is not None:
+        _TEE_MODEL(inv)
+    append = any(word in ("-a", "--append") or (word[:1] == "-" and word[1:2] != "-" and "a" in word)
+                 for word in inv.argv[1:])
+    text = inv.stdin.text
+    for effect in inv.walker.effects[start:]:
+        if effect.__class__ is Write:
+            record_written(inv.walker, effect, text, append)
+    if text is not None:
+        inv.output(text)
+
+
 _COPIERS = ("cp", "base64", "xxd", "od", "hexdump", "strings", "seq")
-if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL) or any(
+if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL, _TEE_MODEL) or any(
         name not in MODELS for name in _COPIERS):  # pragma: no cover
     raise ImportError("models.fresh wraps the models of files.py and system.py: import it after them")
 register("kill", model_kill)
@@ -308,5 +424,6 @@ register("fallocate", model_fallocate)
 register("yes", model_yes)
 register("cat", model_cat)
 register("head", model_head)
+register("tee", model_tee)
 for _name in _COPIERS:
     register(_name, _endless_copier(_name))

@@ -58,7 +58,45 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--etag-compare", "--hsts", "--alt-svc", "--libcurl", "--proxy-cacert", "--capath",
                 "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
                 "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
-                "--create-file-mode", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+                "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
+    """A command that contacts ``host`` with proxy variables set (``HTTPS_PROXY=URL cmd``,
+    ``export ALL_PROXY=…``) contacts the proxy too: each proxy named is judged as a
+    destination (whichever the program picks for the URL's scheme, and whether ``NO_PROXY``
+    exempts the host: the strict reading)."""
+    from stockade.analyzer.effects import Network, Unknown
+    from stockade.analyzer.exec import PROXY_VARIABLES
+
+    walker = inv.walker
+    state = walker.state
+    span = inv.at(index)
+    seen: set[str] = set()
+    for name in sorted(PROXY_VARIABLES):
+        value = inv.env.get(name)
+        if value is None and name in state.exported:
+            value = state.variables.get(name)
+            if value is None:
+                value = UNKNOWN
+        if value is None or value in seen or value.strip() == "":
+            continue
+        seen.add(value)
+        proxy, port = split_url(value.strip(), 1080 if value.lower().startswith("socks") else 3128)
+        if not proxy or UNKNOWN in proxy:
+            walker.effects.append(Unknown(f"`{name}` sends the connection to `{show(host)}` through a proxy that is "
+                                          f"not known before it runs (`{show(value)}`)", span))
+        elif proxy != host:
+            walker.effects.append(Network(proxy, port, span))
+
+
+def proxies_of(inv: Invocation, host: str, index: int | None) -> None:
+    """:func:`contact_proxies` when the command has proxy variables set (a command that
+    contacts a host it does not name: ``git fetch`` of a configured remote)."""
+    from stockade.analyzer.exec import PROXY_VARIABLES
+
+    if not PROXY_VARIABLES.isdisjoint(inv.env) or not PROXY_VARIABLES.isdisjoint(inv.walker.state.exported):
+        contact_proxies(inv, host, index)
+
+
 _ENGINE_SOCKET = LazyPattern(r"(docker|podman|containerd|crio|buildkit|kubelet|lxd)[^/]*\.sock$|/run/.*docker")
 
 
@@ -89,7 +127,8 @@ def model_curl(inv: Invocation) -> None:
                         "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare"):
             if option not in ("-b", "--cookie") or "=" not in value:
                 inv.read(value, index)
-        elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname"):
+        elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",
+                        "--proxy1.0") and value != "":  # (an empty proxy: none)
             contact_url(inv, value, index, 1080)
         elif option == "--resolve":  # [+]HOST:PORT:ADDR[,ADDR]…: HOST is reached at ADDR
             parts = value.lstrip("+").split(":", 2)
@@ -123,6 +162,19 @@ def model_curl(inv: Invocation) -> None:
     inv.output(None, f"data downloaded by `{inv.name}`")
 
 
+def wget_name(url: str) -> str:
+    """The file wget saves a URL in without ``-O``: the last component of its path (with the
+    query), ``index.html`` for a directory."""
+    rest = url.partition("://")[2] if "://" in url else url
+    path = rest.partition("/")[2] if "/" in rest else ""
+    path = path.partition("#")[0]
+    query = ""
+    if "?" in path:
+        path, _, query = path.partition("?")
+    name = path.rpartition("/")[2] or "index.html"
+    return name + ("?" + query if query else "")
+
+
 def model_wget(inv: Invocation) -> None:
     """wget: URLs contacted; ``-O``/``-o``/``-a`` write; ``-P`` writes a directory; by
     default it writes into the cwd; ``-i`` reads a URL list (unknown hosts)."""
@@ -146,9 +198,23 @@ def model_wget(inv: Invocation) -> None:
             if option in ("-i", "--input-file"):
                 inv.unknown("contacts hosts listed in a file", index)
         elif option in ("-e", "--execute"):
-            inv.unknown(f"wget runs the command `{value}`", index)
+            setting = re.match(r"\s*(\w+)\s*=\s*(.*?)\s*$", value)
+            key = setting.group(1).lower().replace("-", "_") if setting else ""
+            if key in ("http_proxy", "https_proxy", "ftp_proxy") and setting:
+                contact_url(inv, setting.group(2), index, 3128)
+            elif key in ("use_proxy", "robots", "tries", "timeout", "quiet", "verbose", "check_certificate"):
+                pass
+            else:
+                inv.unknown(f"wget runs the command `{value}`", index)
+    recursive = parsed.has("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites")
     if not wrote:  # one file named from the URL in the cwd; a tree of them with -r/-m
-        inv.write(".", None, recursive=parsed.has("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites"))
+        names = [wget_name(word) for word, _ in parsed.positionals]
+        if recursive or not names or any(UNKNOWN in name for name in names) or parsed.has(
+                "--content-disposition", "--trust-server-names"):
+            inv.write(".", None, recursive=recursive)
+        else:
+            for name, (_, index) in zip(names, parsed.positionals, strict=True):
+                inv.write(name, index)
     for word, index in parsed.positionals:
         contact_url(inv, word, index, 80)
     inv.output(None, "data downloaded by `wget`")

@@ -94,6 +94,11 @@ def model_pip(inv: Invocation) -> None:
             inv.network("files.pythonhosted.org", 443, sub_index)
         for url, index in parsed.values_of("--extra-index-url", "-f", "--find-links"):
             contact_url(inv, url, index, 443) if "://" in url else inv.read(url, index)
+            workspace = inv.walker.context.workspace.rstrip("/") + "/"
+            if "://" not in url and sub != "download" and not (inv.path(url) + "/").startswith(workspace):
+                # (the project's own wheels directory is its code, as a local directory is)
+                inv.unknown(f"`{inv.name}` installs packages found in `{url}`, a directory outside the project "
+                            "whose archives (and their build code) cannot be seen into", index)
         for name in ("PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_EXTRA_INDEX_URL", "UV_INDEX"):
             found = env_value(inv, name)
             if found is not None:
@@ -159,7 +164,11 @@ def _pip_config(inv: Invocation, parsed: object) -> None:
 
 
 _NPM_VALUES = {"--registry", "--prefix", "-C", "--cwd", "-w", "--workspace", "--userconfig", "--globalconfig",
-               "-L", "--location", "--tag", "--otp", "--cache", "--dir", "--filter", "--scope"}
+               "-L", "--location", "--tag", "--otp", "--cache", "--dir", "--filter", "--scope", "--proxy",
+               "--https-proxy", "--noproxy", "--no-proxy"}
+#: proxy settings of npm/yarn/pnpm given by variables (the proxy is contacted on install)
+_NPM_PROXY_VARS = ("npm_config_proxy", "npm_config_https_proxy", "NPM_CONFIG_PROXY", "NPM_CONFIG_HTTPS_PROXY",
+                   "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY")
 _NPM_INSTALLS = frozenset({"install", "i", "add", "ci", "update", "upgrade", "up", "publish", "exec", "dlx",
                            "create", "init", "isntall", "in", "ins", "inst", "insta", "instal", "install-test",
                            "it", "install-ci-test", "cit"})
@@ -179,6 +188,12 @@ def model_npm(inv: Invocation) -> None:
             inv.unknown(f"`{inv.name} {option}` takes settings from `{value}`, which are not visible", index)
         elif option.endswith(":registry") and value:  # --@scope:registry=URL
             contact_url(inv, value, index, 443)
+        elif option in ("--proxy", "--https-proxy") and value and value not in ("null", "false"):
+            contact_url(inv, value, index, 3128)
+    for name in _NPM_PROXY_VARS:
+        found = env_value(inv, name)
+        if found is not None and found[1] not in ("", "null", "false"):
+            contact_url(inv, found[1], 0, 3128)
     userconfig = env_value(inv, "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig")
     if userconfig is not None:
         inv.read(userconfig[1], 0)

@@ -16,6 +16,7 @@ from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import MODELS, apply_role, parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.net import contact_url
 
 _NONE: frozenset[str] = frozenset()
 _NO_ROLES: dict[str, str] = {}
@@ -449,6 +450,58 @@ def model_uv(inv: Invocation) -> None:
         package_runner(inv, index + 2, _UVX_VALUES, f"uv tool {inv.argv[index + 1]}")
     elif sub == "pip":
         inv.run(index, argv=["pip", *inv.argv[index + 1:]], spans=[inv.at(index), *inv.spans[index + 1:]])
+    elif sub in ("add", "sync", "lock"):
+        _uv_project(inv, sub, index)
+
+
+#: ``uv add``/``sync``/``lock`` options that take a value (index options: role url)
+_UV_ADD_VALUES = {"--git": "git", "--branch": T, "--tag": T, "--rev": T, "-r": "read", "--requirements": "read",
+                  "--index": "url", "--default-index": "url", "--index-url": "url", "-i": "url",
+                  "--extra-index-url": "url", "-f": "url", "--find-links": "url", "--optional": T, "--group": T,
+                  "--package": T, "--script": "read", "--extra": T, "-m": T, "--marker": T, "--bounds": T,
+                  "--python": T, "-p": T, "--directory": T, "--project": T, "--config-file": "read",
+                  "--cache-dir": T, "-C": T, "--config-setting": T, "--index-strategy": T,
+                  "--keyring-provider": T, "--resolution": T, "--prerelease": T, "--exclude-newer": T,
+                  "--no-binary-package": T, "--no-build-package": T, "--link-mode": T, "--python-platform": T,
+                  "--refresh-package": T, "--reinstall-package": T, "--upgrade-package": T, "-P": T,
+                  "--no-install-package": T, "--only-group": T, "--no-group": T, "--color": T}
+
+
+def _uv_project(inv: Invocation, sub: str, index: int) -> None:
+    """``uv add SPECS`` (a URL, VCS or local archive is installed from a source outside the
+    index: :func:`~stockade.analyzer.models.packages._pip_spec`), ``uv sync``/``lock``: the
+    index is contacted (``--index``, ``UV_INDEX_URL``, …); ``pyproject.toml`` is written by add."""
+    from stockade.analyzer.models.packages import _pip_spec, env_value
+
+    parsed = parse_options(inv.argv, _UV_ADD_VALUES, start=index + 1)
+    indexes = False
+    for option, value, at in parsed.options:
+        role = _UV_ADD_VALUES.get(option)
+        if value is None or role is None:
+            continue
+        if role == "url":
+            indexes = indexes or option not in ("--extra-index-url", "-f", "--find-links", "--index")
+            contact_url(inv, value, at, 443) if "://" in value else inv.read(value, at)
+        elif role == "git":
+            _pip_spec(inv, value if value.startswith("git+") else "git+" + value, at)
+        elif role == "read":
+            inv.read(value, at)
+    for name in ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL", "PIP_INDEX_URL",
+                 "UV_FIND_LINKS"):
+        found = env_value(inv, name)
+        if found is not None:
+            for url in found[1].split():
+                contact_url(inv, url.rpartition("=")[2] if "=" in url.partition("://")[0] else url, index, 443)
+            indexes = indexes or name in ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "PIP_INDEX_URL")
+    if not indexes and not parsed.has("--offline", "--frozen"):
+        inv.network("pypi.org", 443, index)
+        inv.network("files.pythonhosted.org", 443, index)
+    if sub != "add":
+        return
+    for word, at in parsed.positionals:
+        if word.startswith(("git+", "hg+", "svn+", "bzr+")) and "://" not in word:
+            word = word.replace("+", "+ssh://", 1)
+        _pip_spec(inv, word, at)
 
 
 def model_uvx(inv: Invocation) -> None:

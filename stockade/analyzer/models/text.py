@@ -387,15 +387,54 @@ def model_editor(inv: Invocation) -> None:
         text = re.sub(r"^(silent!?|exe(cute)?|sil!?)\s+", "", text)
         if text.startswith("!"):
             inv.script(text[1:], index, what="the vim `!` command")
-        elif re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!",
-                       text):
-            inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
-        elif re.match(r"(w|wq|x|sav|saveas|wa)\b\s*(\S+)?", text):
-            target = re.match(r"(w|wq|x|sav|saveas|wa)\b\s*(\S+)?", text)
-            if target and target.group(2):
-                inv.write(target.group(2), index)
+            continue
+        for part in _ex_commands(text):
+            _ex_command(inv, part, index)
     for word, index in files:
         inv.write(word, index)
+
+
+#: ex commands that read a file into the editor (``:r FILE``, ``:e FILE``, ``:sp FILE``…)
+_EX_READ = re.compile(r"(r|re|rea|read|e|ed|edi|edit|e!|edit!|sp|split|vs|vsplit|new|vne|vnew|tabe|tabedit|"
+                      r"tabnew|view|sv|sview|badd|arga|argadd|next|n|args|vi|visual)\s+(\S+)\s*$")
+#: ex commands that run the editor commands of a file
+_EX_SOURCE = re.compile(r"(so|sou|sour|sourc|source|ru|run|runtime|luafile|pyf|pyfile|py3f|py3file|rubyf|"
+                        r"rubyfile|perldo)!?(\s|$)")
+
+
+def _ex_commands(text: str) -> list[str]:
+    """An ex command line split at ``|`` (not inside the argument of ``!``, ``normal``, ``g``)."""
+    if re.match(r"\s*(norm|normal|g|global|v|vglobal|exe|execute)\b", text) or "!" in text.partition("|")[0]:
+        return [text]
+    return [part.strip() for part in text.split("|") if part.strip()]
+
+
+def _ex_command(inv: Invocation, text: str, index: int) -> None:
+    """One ex command: reads and writes of files, sourcing, code run (unknown)."""
+    text = re.sub(r"^(silent!?|exe(cute)?|sil!?|keepalt|noautocmd|noa)\s+", "", text.lstrip(": "))
+    if text.startswith("!"):
+        inv.script(text[1:], index, what="the vim `!` command")
+        return
+    piped = re.match(r"(?:(?:r|re|rea|read)\s*|(?:w|wr|wri|writ|write)\s+|[%.$,0-9'<>+-]+\s*)!(?!!)\s*(.*)", text, re.S)
+    if piped and piped.group(1).strip():
+        # `:r !cmd` (its output read in), `:w !cmd` (the buffer piped to it), `:%!cmd` (a filter)
+        inv.script(piped.group(1), index, what="the vim `!` command")
+        return
+    match = _EX_READ.match(text)
+    if match and "!" not in match.group(2):
+        inv.read(match.group(2), index)
+        return
+    if _EX_SOURCE.match(text):
+        inv.unknown(f"the editor command `{show(text)[:40]}` runs code in a file that cannot be seen into", index)
+        return
+    forced = re.sub(r"^(w|wq|x|sav|saveas|wa|q|qa|wqa|xa|up|update)!", r"\1", text)  # (`w!` forces, runs nothing)
+    if re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!\s*\S",
+                 forced):
+        inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
+        return
+    target = re.match(r"(w|wq|x|xit|sav|saveas|wa|up|update)(?=[!\s>]|$)!?\s*(>>\s*)?(\S+)?", text)
+    if target and target.group(3):
+        inv.write(target.group(3), index)
 
 
 _PERL_TAKES_REST = frozenset("eEMmIxCdDl0F")

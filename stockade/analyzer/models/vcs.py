@@ -29,7 +29,7 @@ import shlex
 from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Parsed, parse_options, register
-from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.net import contact_url, proxies_of
 from stockade.analyzer.models.programs import judge_program
 from stockade.analyzer.regex import LazyPattern
 
@@ -141,8 +141,15 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
                  "--add-file": "read", "--format": "text", "--add-virtual-file": "text", "--mtime": "text"},
                 "text", ""),
     "bundle": ({"--version": "text"}, "bundle", "git"),
-    "send-email": ({"--smtp-server": _S, "--to-cmd": _S, "--cc-cmd": _S, "--header-cmd": _S, "--to": "text",
-                    "--cc": "text", "--from": "text", "--subject": "text"}, "read", ""),
+    "send-email": ({"--smtp-server": "text", "--to-cmd": _S, "--cc-cmd": _S, "--header-cmd": _S, "--to": "text",
+                    "--cc": "text", "--bcc": "text", "--from": "text", "--subject": "text", "--smtp-server-port": "text",
+                    "--smtp-user": "text", "--smtp-pass": "text", "--smtp-encryption": "text",
+                    "--smtp-domain": "text", "--smtp-auth": "text", "--in-reply-to": "text",
+                    "--sendmail-cmd": _S, "--identity": "text", "--compose-encoding": "text",
+                    "--transfer-encoding": "text", "--8bit-encoding": "text", "--to-cover": "text",
+                    "--cc-cover": "text", "--reply-to": "text", "--batch-size": "text", "--relogin-delay": "text",
+                    "-v": "text", "--suppress-cc": "text", "--confirm": "text"}, "send-email", ""),
+    "imap-send": ({"--curl": "text", "--no-curl": "text"}, "send-email", ""),
     "instaweb": ({"-d": _S, "--httpd": _S, "-b": _S, "--browser": _S, "-p": "text", "--port": "text"}, "text", ""),
     "web--browse": ({"-b": _S, "--browser": _S, "-c": "text", "--config": "text"}, "text", ""),
     "daemon": ({}, "unknown", ""),
@@ -554,6 +561,7 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         for word, index in positionals:
             if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word):
                 _contact(inv, word, index)
+        proxies_of(inv, "the remote", sub_index)  # (a configured remote is contacted through them too)
     handler = _OPERANDS.get(operands)
     if handler is not None:
         handler(inv, git, sub, sub_index, parsed, positionals)
@@ -807,6 +815,27 @@ def _op_unknown(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Pa
     inv.unknown(f"`git {sub}` runs services and hooks that cannot be seen into", sub_index)
 
 
+def _op_send_email(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+                   positionals: list[tuple[str, int]]) -> None:
+    """``git send-email``: mails the patches it reads (files, directories, or revisions it
+    formats) through a mail server: ``--smtp-server HOST`` is contacted, a path there is a
+    program run; without one the configured server or ``sendmail`` carries them, and where
+    the mail goes cannot be seen into."""
+    for value, index in parsed.values_of("--smtp-server"):
+        if value.startswith(("/", "./", "~")):
+            inv.script(value, index, what="the mail program given to `git send-email --smtp-server`")
+        else:
+            ports = parsed.values_of("--smtp-server-port")
+            port = int(ports[-1][0]) if ports and ports[-1][0].isdigit() else 587
+            contact_url(inv, f"smtp://{value.rpartition('@')[2]}:{port}", index, port)
+    for word, index in positionals:
+        if word.startswith(("/", ".", "~")) or "/" in word or word.endswith((".patch", ".diff", ".eml", ".mbox")):
+            inv.read(_below(git.repo, word), index, recursive=True)
+    recipients = ", ".join(value for value, _ in parsed.values_of("--to", "--cc", "--bcc"))
+    inv.unknown(f"`git {sub}` mails what it reads{f' to `{show(recipients)}`' if recipients else ''} through a "
+                "mail server: where it goes cannot be seen into", sub_index)
+
+
 def _op_hook(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
              positionals: list[tuple[str, int]]) -> None:
     """``git hook run NAME`` runs a hook of the repository (protected when it is the workspace's)."""
@@ -817,7 +846,7 @@ def _op_hook(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
 _OPERANDS = {
     "after-dashdash": _op_after_dashdash, "paths": _op_paths, "no-index": _op_no_index, "foreach": _op_foreach,
     "run": _op_run, "init": _op_init, "worktree": _op_worktree, "bundle": _op_bundle, "clean": _op_clean, "push": _op_push,
-    "unknown": _op_unknown, "hook": _op_hook,
+    "unknown": _op_unknown, "hook": _op_hook, "send-email": _op_send_email,
 }
 
 
