@@ -336,3 +336,7 @@ from stockade.analyzer.models import (  # noqa: E402,F401
     devtools,
     windows,
 )
+
+# isort: split
+# (after every other: these wrap models registered above: docker, pip, npm, bun, uv, cargo)
+from stockade.analyzer.models import netclients, pipefill, projects, writers  # noqa: E402,F401

@@ -63,7 +63,11 @@ def model_source(inv: Invocation) -> None:
     """``source FILE`` / ``. FILE``: runs a file in this shell — its content is not visible."""
     if len(inv.argv) > 1:
         word = inv.argv[1]
-        if word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
+        text = inv.stdin.text
+        if word in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0") and text is not None and UNKNOWN not in text:
+            # `. /dev/stdin <<< 'code'`: known text, run in this shell
+            inv.walker.nested_script(text, inv.at(1), exact=True, subshell=False)
+        elif word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
             inv.unknown("sources code produced by another command", 1)
         else:
             run_file(inv, word, 1)

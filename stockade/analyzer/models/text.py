@@ -329,7 +329,16 @@ def model_tar(inv: Invocation) -> None:
         else:
             inv.read(archive[0], archive[1])
     if mode == "create":
+        # `-C DIR` holds for the members named after it, in order (`tar cf a.tgz -C ~ .ssh`)
+        changes = [(index, value) for option, value, index in parsed.options
+                   if option in ("-C", "--directory") and value is not None]
         for word, index in parsed.positionals:
+            base = ""
+            for at, value in changes:
+                if at < index:
+                    base = value if value[:1] in "/~" or not base else base.rstrip("/") + "/" + value
+            if base and word[:1] != "/":
+                word = base.rstrip("/") + "/" + word
             inv.read(word, index, recursive=True)
     elif mode == "extract" and parsed.has("-P", "--absolute-names"):
         inv.unknown("`tar -P` extracts members at the absolute paths the archive names", None)
@@ -385,7 +394,10 @@ def model_editor(inv: Invocation) -> None:
     for command, index in commands:
         text = command.lstrip(": ")
         text = re.sub(r"^(silent!?|exe(cute)?|sil!?)\s+", "", text)
-        if text.startswith("!"):
+        forced = re.match(r"(w|write|wq|x|xit|sav|saveas|up|update)!\s+([^!|\s][^|\s]*)\s*$", text)
+        if forced:  # `:w! FILE`: a forced write of FILE (`:w !cmd`, with a blank first, pipes to a command)
+            inv.write(forced.group(2), index)
+        elif text.startswith("!"):
             inv.script(text[1:], index, what="the vim `!` command")
         elif re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!",
                        text):
