@@ -269,7 +269,12 @@ class Walker(ControlFlow):
             params = self.state.positional
             if params is None:  # a command line: `$0` is the shell, there are no arguments
                 return "bash" if name == "0" else None
-            if name in ("@", "*"):
+            if name == "*":  # joined with the first character of $IFS (none when it is empty)
+                ifs = self.state.variables.get("IFS", " ")
+                if ifs is not None and UNKNOWN in ifs:
+                    return UNKNOWN
+                return (ifs[:1] if ifs is not None else " ").join(params[1:])
+            if name == "@":
                 return " ".join(params[1:])
             if name == "#":
                 return str(len(params) - 1)
