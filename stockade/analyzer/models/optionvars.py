@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from stockade.analyzer.regex import LazyPattern
+
 #: node options that only tune the runtime (with ``=value`` or a following value where noted)
 _NODE_TUNING = frozenset({
     "--max-old-space-size", "--max-semi-space-size", "--stack-size", "--no-warnings", "--no-deprecation",
@@ -33,9 +35,9 @@ _JAVA_PROPERTIES = frozenset({
     "org.gradle.daemon", "org.gradle.parallel", "org.gradle.caching", "maven.artifact.threads",
 })
 #: -XX options that run commands or load code
-_JAVA_XX_CODE = re.compile(r"-XX:(?:On|Flags=|CompileCommandFile=|VMOptionsFile=|\+?StartAttachListener)",
+_JAVA_XX_CODE = LazyPattern(r"-XX:(?:On|Flags=|CompileCommandFile=|VMOptionsFile=|\+?StartAttachListener)",
                            re.IGNORECASE)
-_JAVA_TUNING = re.compile(r"-X(?:mx|ms|ss|mn)\d+[kKmMgGtT]?$|-XX:[+-]?[A-Za-z0-9]+(?:=[\w.%-]*)?$|"
+_JAVA_TUNING = LazyPattern(r"-X(?:mx|ms|ss|mn)\d+[kKmMgGtT]?$|-XX:[+-]?[A-Za-z0-9]+(?:=[\w.%-]*)?$|"
                           r"-Xshare:\w+$|-Xverify:none$|-ea$|-da$|-esa$|-dsa$|-server$|-client$|-Xint$|-Xrs$")
 OPTION_VARS = frozenset({"NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAVEN_OPTS",
                          "GRADLE_OPTS", "SBT_OPTS"})

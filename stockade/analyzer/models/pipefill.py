@@ -45,33 +45,28 @@ def _file_operands(inv: Invocation) -> list[str]:
 def _wrap(name: str, inner: Model) -> Model:
     def model(inv: Invocation) -> None:
         inner(inv)
-        endless_in = inv.stdin.what.startswith(ENDLESS)
+        if not inv.stdin.what.startswith(ENDLESS):
+            # not fed an endless input: only a source starts one (`yes`, `cat /dev/zero`)
+            if name in SOURCES and _endless_source(inv) and not stdout_to_file(inv):
+                inv.output(None, ENDLESS + f"`{inv.name}`")
+            return
         files = _file_operands(inv)
         if name == "dd":
             operands = dict(word.partition("=")[::2] for word in inv.argv[1:] if "=" in word)
             if "count" in operands or "if" in operands:
                 return
-            if endless_in and "of" in operands and operands["of"] not in ("/dev/null",):
+            if operands.get("of", "/dev/null") != "/dev/null":
                 _fills(inv, "`dd` copies an endless input to a file")
                 return
         elif name == "tee":
-            if endless_in:
-                if any(word not in ("/dev/null", "/dev/stdout", "/dev/stderr") for word in files):
-                    _fills(inv, "`tee` copies an endless input to a file")
-                    return
-            else:
+            if any(word not in ("/dev/null", "/dev/stdout", "/dev/stderr") for word in files):
+                _fills(inv, "`tee` copies an endless input to a file")
                 return
-        elif name in ("tr", "sed", "awk", "gawk", "mawk", "gpg", "openssl", "iconv"):
-            if not endless_in:
-                return  # (their first operand is a program or a command: no files decide)
-        elif endless_in and files:
+        elif name not in ("tr", "sed", "awk", "gawk", "mawk", "gpg", "openssl", "iconv") and files:
             return  # the filter reads its files, not the endless input
-        elif not endless_in and not _endless_source(inv):
-            return
         if stdout_to_file(inv):
-            if endless_in:
-                _fills(inv, f"`{inv.name}` copies an endless input to a file")
-            return  # (a source into a file: judged by .fresh)
+            _fills(inv, f"`{inv.name}` copies an endless input to a file")
+            return
         inv.output(None, ENDLESS + f"`{inv.name}`")
 
     return model

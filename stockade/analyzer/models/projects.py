@@ -18,19 +18,18 @@
 
 from __future__ import annotations
 
-import re
-
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.packages import _PIP_VALUES, _pip_spec, env_value
+from stockade.analyzer.regex import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from stockade.analyzer.models import Model
 
-_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"',}]+")
+_URL = LazyPattern(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"',}]+")
 
 # -- pip: abbreviated long options, wheels from outside the index ----------------------------
 

@@ -6,11 +6,10 @@ operands are target labels, not paths (``bazel test //...``).
 
 from __future__ import annotations
 
-import re
-
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, Spec, parse_options, register, spec_model, visible_operands
 from stockade.analyzer.models.shells import _MODULE_TOOLS
+from stockade.analyzer.regex import LazyPattern
 
 T = "text"
 
@@ -206,7 +205,7 @@ _PERL_OWN = MODELS.get("perl")
 _PERL_TAKES_REST = frozenset("eEMmIxCdDl0Fi")
 #: text that makes a substitution run code (interpolated blocks, code assertions, backticks)
 _PERL_CODE_MARKS = ("@{", "${", "`", "(?{", "(??{", "\\N{")
-_PERL_PRINT = re.compile(r"print(?:\s+\$_)?\s+(?:if|unless)\s+(?:!\s*)?/(?:[^/\\]|\\.)*/[imsx]*")
+_PERL_PRINT = LazyPattern(r"print(?:\s+\$_)?\s+(?:if|unless)\s+(?:!\s*)?/(?:[^/\\]|\\.)*/[imsx]*")
 
 
 def _perl_statement_safe(statement: str) -> bool:
