@@ -251,6 +251,13 @@ def default_model(inv: Invocation) -> None:
             inv.name = program_name(name)
             model(inv)
             return
+    if name[-1:].isdigit():  # a versioned name: `python3.12`, `pip3.9`, `node18`, `gcc-12`, `zsh-5.9`
+        base = versioned_base(name)
+        model = MODELS.get(base) if base is not None else None
+        if model is not None and model is not default_model:
+            inv.name = base  # type: ignore[assignment]
+            model(inv)
+            return
     if "-" in name[1:] and name[:1].isupper():  # `Remove-Item` given to bash: PowerShell's, not judged here
         from stockade.analyzer.pwsh import is_cmdlet
 
@@ -258,6 +265,19 @@ def default_model(inv: Invocation) -> None:
             inv.unknown(f"`{name}` is a PowerShell cmdlet, which bash does not run: analyze the text as PowerShell "
                         "(`--shell powershell` or `auto`) to judge it", 0)
     visible_operands(inv, 1)
+
+
+def versioned_base(name: str) -> str | None:
+    """The program a versioned name is (``python3.12`` → ``python3``, else ``python``;
+    ``gcc-12`` → ``gcc``), the longest prefix with a model; None when there is none."""
+    stem = name
+    while stem and (stem[-1].isdigit() or stem[-1] in ".-_"):
+        stem = stem[:-1]
+        if stem and stem[-1] not in ".-_" and not stem[-1].isdigit() and stem in MODELS:
+            return stem
+        if len(stem) > 1 and stem[-1] in ".-_" and stem[:-1] in MODELS:
+            return stem[:-1]
+    return None
 
 
 def visible_operands(inv: Invocation, start: int) -> None:
@@ -339,4 +359,4 @@ from stockade.analyzer.models import (  # noqa: E402,F401
 
 # isort: split
 # (after every other: these wrap models registered above: docker, pip, npm, bun, uv, cargo)
-from stockade.analyzer.models import netclients, pipefill, projects, writers  # noqa: E402,F401
+from stockade.analyzer.models import gitpaths, netclients, pipefill, projects, writers  # noqa: E402,F401

@@ -5,6 +5,7 @@ from __future__ import annotations
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register, visible_operands
+from stockade.analyzer.regex import LazyPattern
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
@@ -213,6 +214,7 @@ def interpreter_model(options: dict[str, str]):
             role = options.get(option)
             if role == "code":
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
+                named_paths(inv, value or "", index)
                 return
             if role == "module":
                 if value in _MODULE_TOOLS and index is not None:  # python -m pip …: the tool's own model
@@ -235,6 +237,21 @@ def interpreter_model(options: dict[str, str]):
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
 
     return model
+
+
+_PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*|[\w.-]+(?:/[\w.-]+)+)\1""")
+
+
+def named_paths(inv: Invocation, code: str, index: int | None) -> None:
+    """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
+    ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
+    denied, whatever the code does with it."""
+    if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code):
+        return
+    for match in _PATH_LITERAL.finditer(code):
+        path = match.group(2)
+        if len(path) > 1 and path != "~":
+            inv.read(path, index)
 
 
 def run_file(inv: Invocation, word: str, index: int | None) -> None:
