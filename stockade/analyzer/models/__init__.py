@@ -265,6 +265,31 @@ def default_model(inv: Invocation) -> None:
             inv.unknown(f"`{name}` is a PowerShell cmdlet, which bash does not run: analyze the text as PowerShell "
                         "(`--shell powershell` or `auto`) to judge it", 0)
     visible_operands(inv, 1)
+    _visible_urls(inv)
+
+
+#: URL schemes of network protocols (a program given such a URL is judged to contact its host)
+_NETWORK_SCHEMES = frozenset({"http", "https", "ftp", "ftps", "sftp", "ssh", "git", "ws", "wss", "tcp", "udp",
+                              "telnet", "rsync", "smb", "ldap", "ldaps", "mqtt", "amqp", "redis", "mongodb",
+                              "postgres", "postgresql", "mysql", "imap", "imaps", "smtp", "smtps", "gopher", "dict",
+                              "tftp", "scp", "irc", "ircs", "nntp", "grpc", "quic"})
+
+
+def _visible_urls(inv: Invocation) -> None:
+    """A program with no model given a network URL (as an operand or an option's value) is
+    judged to contact its host."""
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if "://" not in word:
+            continue
+        url = word.partition("=")[2] if "=" in word.partition("://")[0] else word  # --url=U, key=U
+        scheme = url.partition("://")[0].lower()
+        if "+" in scheme:  # git+https://
+            scheme = scheme.rpartition("+")[2]
+            url = url.partition("+")[2]
+        if scheme in _NETWORK_SCHEMES:
+            from stockade.analyzer.models.net import contact_url
+
+            contact_url(inv, url, index)
 
 
 def versioned_base(name: str) -> str | None:
