@@ -283,6 +283,18 @@ def model_bun(inv: Invocation) -> None:
                            stop_at_first_positional=True)
     if parsed.positionals and parsed.positionals[0][0] in ("add", "a", "install", "i", "update", "upgrade"):
         _npm_install_model(inv)
+    elif parsed.positionals and parsed.positionals[0][0] == "run":
+        # `bun run [flags] NAME ARGS`: a package script (the project's own), a file, or a program
+        run = parse_options(inv.argv, {"--cwd", "--filter", "-F", "--env-file", "--preload", "-r", "--elide-lines"},
+                            start=parsed.positionals[0][1] + 1, stop_at_first_positional=True)
+        if run.positionals:
+            name, at = run.positionals[0]
+            if name.endswith((".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts")):
+                from stockade.analyzer.models.fresh import run_file
+
+                run_file(inv, name, at)
+            else:
+                inv.run(at)
     for value, index in parsed.values_of("-c", "--config"):
         inv.read(value, index)
 

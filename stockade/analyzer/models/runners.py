@@ -389,7 +389,7 @@ def model_js_pm(inv: Invocation) -> None:
                                       "-F", "--dir"}, stop_at_first_positional=True)
     if parsed.positionals:
         sub, index = parsed.positionals[0]
-        if sub == "exec" and inv.name == "pnpm":  # a command of the project (node_modules/.bin, then PATH)
+        if sub == "exec" and inv.name in ("pnpm", "yarn"):  # a command of the project (node_modules/.bin, PATH)
             command = parse_options(inv.argv, {"--filter", "-F", "-C", "--dir", "--workspace-concurrency"}, start=index + 1,
                                     stop_at_first_positional=True)
             if command.positionals:

@@ -189,6 +189,14 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "Rscript": {"-e": "code"},
     "osascript": {"-e": "code"},
     "tclsh wish": {},
+    "jshell irb ghci runghc iex": {},
+    "groovy scala clojure racket": {"-e": "code"},
+    "julia": {"-e": "code", "-E": "code", "--eval": "code", "--print": "code"},
+    "elixir": {"-e": "code", "--eval": "code", "-r": "read", "--require": "read"},
+    "guile": {"-c": "code", "-l": "read", "-e": "text"},
+    "sbcl": {"--eval": "code", "--load": "read", "--script": "read"},
+    "ts-node tsx": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
+                    "--require": "read"},
     "awk-never": {},
 }
 

@@ -197,6 +197,12 @@ def awk_program(inv: Invocation, program: str, index: int) -> None:
     stripped = re.sub(r"/(?:[^/\\\n]|\\.)+/", "//", stripped)
     if _AWK_PIPE_RE.search(stripped):
         inv.unknown("awk pipes to or from a command", index)
+        # the literal commands of `print | "cmd"` and `"cmd" | getline` are walked
+        for match in re.finditer(r"\|\s*&?\s*(\"(?:[^\"\\]|\\.)*\")|(\"(?:[^\"\\]|\\.)*\")\s*\|\s*&?\s*getline\b",
+                                 program):
+            literal = match.group(1) or match.group(2)
+            inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
+                       what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
         target = match.group(2)
         if target.startswith('"'):
