@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
-from stockade.analyzer.exec import Invocation
+from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.judge import MATCHED_BELOW
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models import shells as _shells  # noqa: F401  (perl/ruby's interpreter model, wrapped below)
@@ -195,14 +195,19 @@ def awk_program(inv: Invocation, program: str, index: int) -> None:
         inv.unknown(f"gawk `@{match.group(1)}` brings in code that is not visible", index)
     stripped = re.sub(r"\"(?:[^\"\\]|\\.)*\"", '""', program)
     stripped = re.sub(r"/(?:[^/\\\n]|\\.)+/", "//", stripped)
-    if _AWK_PIPE_RE.search(stripped):
-        inv.unknown("awk pipes to or from a command", index)
-        # the literal commands of `print | "cmd"` and `"cmd" | getline` are walked
-        for match in re.finditer(r"\|\s*&?\s*(\"(?:[^\"\\]|\\.)*\")|(\"(?:[^\"\\]|\\.)*\")\s*\|\s*&?\s*getline\b",
-                                 program):
+    pipes = len(_AWK_PIPE_RE.findall(stripped))
+    if pipes:
+        # the literal commands of `print | "cmd"` and `"cmd" | getline` are walked (a shell
+        # there reads code from awk: its own model says so); a computed one is unknown
+        literals = list(re.finditer(r"\|\s*&?\s*(\"(?:[^\"\\]|\\.)*\")|(\"(?:[^\"\\]|\\.)*\")\s*\|\s*&?\s*getline\b",
+                                    program))
+        if len(literals) < pipes:
+            inv.unknown("awk pipes to or from a command", index)
+        for match in literals:
             literal = match.group(1) or match.group(2)
+            fed = Stdin(None, "what the awk program prints") if match.group(1) else None
             inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
-                       what="the command an awk pipe runs")
+                       stdin=fed, what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
         target = match.group(2)
         if target.startswith('"'):
@@ -416,7 +421,7 @@ def model_editor(inv: Invocation) -> None:
         inv.write(word, index)
 
 
-_PERL_TAKES_REST = frozenset("eEMmIxCdDl0F")
+_PERL_TAKES_REST = frozenset("eEMmIxCdDF")  # (-l and -0 take only digits: `-lpi` is -l -p -i)
 
 
 def model_perl(inv: Invocation) -> None:

@@ -205,7 +205,7 @@ _PERL_OWN = MODELS.get("perl")
 _PERL_TAKES_REST = frozenset("eEMmIxCdDl0Fi")
 #: text that makes a substitution run code (interpolated blocks, code assertions, backticks)
 _PERL_CODE_MARKS = ("@{", "${", "`", "(?{", "(??{", "\\N{")
-_PERL_PRINT = LazyPattern(r"print(?:\s+\$_)?\s+(?:if|unless)\s+(?:!\s*)?/(?:[^/\\]|\\.)*/[imsx]*")
+_PERL_PRINT = LazyPattern(r"print(?:\s+\$(?:_|[0-9&]))?\s+(?:if|unless)\s+(?:!\s*)?/(?:[^/\\]|\\.)*/[imsx]*")
 
 
 def _perl_statement_safe(statement: str) -> bool:
@@ -246,23 +246,32 @@ def perl_code_is_substitution(code: str) -> bool:
     return bool(statements) and all(_perl_statement_safe(part) for part in statements)
 
 
-def _perl_codes(argv: list[str]) -> tuple[list[str], int] | None:
-    """The ``-e`` codes of a perl command line and the index of its first operand (None: it
-    loads modules or runs a script file)."""
+def _perl_codes(argv: list[str]) -> tuple[list[str], int, bool] | None:
+    """The ``-e`` codes of a perl command line, the index of its first operand and whether it
+    edits in place (``-i``) (None: it loads modules or runs a script file)."""
     codes: list[str] = []
+    in_place = False
     index = 1
     while index < len(argv) and argv[index].startswith("-") and argv[index] not in ("-", "--"):
         word = argv[index]
-        for position, char in enumerate(word[1:], start=1):
+        position = 1
+        while position < len(word):
+            char = word[position]
+            position += 1
+            if char in "l0":  # -l[OCTAL], -0[DIGITS]: only digits belong to it
+                while position < len(word) and (word[position].isdigit() or (char == "0" and word[position] in "xX")):
+                    position += 1
+                continue
             if char not in _PERL_TAKES_REST:
                 continue
-            rest = word[position + 1:]
+            in_place = in_place or char == "i"
+            rest = word[position:]
             if char in "eE":
                 if not rest and index + 1 < len(argv):
                     index += 1
                     rest = argv[index]
                 codes.append(rest)
-            elif char in "MmIxdD" and char != "I":
+            elif char in "MmxdD":
                 return None  # modules, debuggers and embedded scripts load code
             elif char == "I" and not rest:
                 index += 1
@@ -270,7 +279,7 @@ def _perl_codes(argv: list[str]) -> tuple[list[str], int] | None:
         index += 1
     if argv[index:index + 1] == ["--"]:
         index += 1
-    return (codes, index) if codes else None
+    return (codes, index, in_place) if codes else None
 
 
 def model_perl(inv: Invocation) -> None:
@@ -289,6 +298,8 @@ def model_perl(inv: Invocation) -> None:
                         if not (effect.__class__ is Unknown and effect.why.startswith("inline `perl` code"))]
     for index in range(found[1], len(inv.argv)):  # the files it reads (and, with -i, rewrites)
         inv.read(inv.argv[index], index)
+        if found[2]:
+            inv.write(inv.argv[index], index)
     if found[1] >= len(inv.argv):
         inv.output(None, "the output of `perl`")
 
