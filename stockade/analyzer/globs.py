@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 _GLOB_CHARS = re.compile(r"[*?\[]")
 #: more candidates than this: the glob is judged as unbounded
 MAX_CANDIDATES = 64
+#: a glob path with more components than this could name any path a rule names
+MAX_GLOB_COMPONENTS = 64
 #: the directories a globbed command directory may stand for
 BIN_DIRS = ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec",
             "/usr/games", "/snap/bin", "/opt/homebrew/bin")
@@ -127,6 +129,11 @@ def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], d
     parts = [part for part in glob.split("/") if part]
     out: list[str] = [representative(glob)]
     seen = set(out)
+    if len(parts) > MAX_GLOB_COMPONENTS:
+        # matching it against every prefix of every rule is quadratic in its length: every
+        # rule path is judged as one it could name (strict, and linear)
+        out.extend(rule for rule in literal if rule not in seen)
+        return out
     pieces = _pieces(parts)  # (each component's regex made once: the prefixes below share them)
     full = _compile_body("".join(pieces))
     spread = parts.index("**") if deep and "**" in parts else -1

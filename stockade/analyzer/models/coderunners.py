@@ -294,6 +294,18 @@ _MAKE_VALUES = {"-C": T, "--directory": T, "-f": "file", "--file": "file", "--ma
 _SHELL_META = re.compile(r"[;|&`$<>()]|\b(sh|bash|curl|wget|rm|python3?|perl|nc)\b")
 
 
+def _recipes(inv: Invocation, text: str | None, index: int | None) -> None:
+    """The recipe lines of a makefile whose text is known (a here-string) are shell code: walked
+    (the make code around them stays unknown)."""
+    if text is None or UNKNOWN in text:
+        return
+    for line in text.split("\n"):
+        if line.startswith("\t"):
+            inv.script(line.lstrip("\t@-+ "), index, what="a recipe of the makefile")
+        elif ":" in line and ";" in line.partition(":")[2]:  # `all: ; cmd`
+            inv.script(line.partition(":")[2].partition(";")[2], index, what="a recipe of the makefile")
+
+
 def model_make(inv: Invocation) -> None:
     """make runs the recipes of the project's makefile (judged like ``npm test``: by what is
     visible); ``--eval`` adds make code of its own (unknown), ``-f FILE`` runs the recipes of
@@ -309,6 +321,7 @@ def model_make(inv: Invocation) -> None:
             inv.unknown(f"`make --eval` runs make code (`{show(value)[:60]}`), which cannot be seen into", index)
         elif role == "file" and (value in ("-", "/dev/stdin") or value.startswith("/dev/fd/")):
             inv.unknown(f"`make {option} {value}` runs a makefile from {inv.stdin.what}", index)
+            _recipes(inv, inv.stdin.text if value in ("-", "/dev/stdin") else None, index)
         elif role == "file":
             run_file(inv, value, index)
     if not parsed.values_of("-f", "--file", "--makefile"):
@@ -332,7 +345,7 @@ _CMAKE_E_ROLES: dict[str, tuple[str, str | None]] = {
     "rm": ("delete", None), "remove": ("delete", None), "remove_directory": ("deleter", None),
     "make_directory": ("write", None), "touch": ("write", None), "touch_nocreate": ("write", None),
     "copy": ("read", "writer"), "copy_directory": ("readr", "writer"), "copy_if_different": ("read", "writer"),
-    "copy_directory_if_different": ("readr", "writer"), "create_symlink": ("text", "write"),
+    "copy_directory_if_different": ("readr", "writer"), "create_symlink": ("link", "write"),
     "create_hardlink": ("read", "write"), "cat": ("read", None), "md5sum": ("read", None),
     "sha1sum": ("read", None), "sha256sum": ("read", None), "sha512sum": ("read", None), "compare_files": ("read", None),
     "echo": ("text", None), "echo_append": ("text", None), "sleep": ("text", None), "capabilities": ("text", None),
@@ -401,6 +414,13 @@ def _cmake_e(inv: Invocation, command: str, start: int) -> None:
         inv.unknown(f"`cmake -E {show(command)}` has effects that are not known", start - 1)
         return
     args_role, last_role = roles
+    if args_role == "link":  # create_symlink OLD NEW: NEW points at OLD (a way to reach it later)
+        if len(words) == 2:
+            from stockade.analyzer.effects import LinkTarget
+
+            inv.write(words[1][0], words[1][1])
+            inv.walker.effects.append(LinkTarget(inv.path(words[0][0]), inv.at(words[0][1])))
+        return
     positionals = [(w, i) for w, i in words if not (w.startswith("-") and command in ("rm", "remove"))]
     recursive = command in ("rm", "remove") and any(w.startswith("-") and "r" in w.lower() for w, _ in words)
     if last_role is not None and len(positionals) >= 2:
@@ -426,6 +446,10 @@ def model_deno(inv: Invocation) -> None:
     sub, index = parsed.positionals[0]
     if sub in ("eval", "repl"):
         inv.unknown(f"`deno {sub}` runs inline code, which cannot be seen into", index)
+        if sub == "eval" and index + 1 < len(inv.argv):
+            from stockade.analyzer.models.shells import named_paths
+
+            named_paths(inv, inv.argv[-1], len(inv.argv) - 1)
         return
     if sub not in ("run", "serve", "install", "compile", "x"):
         return

@@ -7,6 +7,7 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 from __future__ import annotations
 
 from stockade.analyzer.effects import SpanT, Unknown, show
+from stockade.analyzer.models.optionvars import OPTION_VARS, harmless_options
 from stockade.analyzer.models.programs import judge_program
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -69,5 +70,7 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
                 walker.effects.append(Unknown(f"`{name}` makes programs load code from `{show(path)}`, "
                                               "which cannot be seen into", span))
                 return
+    elif name in OPTION_VARS and "\x00" not in value and harmless_options(name, value):
+        return  # `NODE_OPTIONS=--max-old-space-size=4096`: tuning only (see .optionvars)
     elif name in CODE_VARS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))

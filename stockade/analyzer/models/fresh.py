@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
 EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch"})
 BUILDERS = frozenset({"gcc", "cc", "c++", "g++", "clang", "clang++", "rustc", "go", "cargo", "javac", "tsc", "zig",
                       "ld", "as", "nasm", "make", "cmake", "ninja", "swiftc", "ghc", "kotlinc", "nvcc", "dotnet",
-                      "mvn", "gradle", "bazel", "meson", "gfortran", "tcc", "esbuild", "bun", "deno"})
+                      "mvn", "gradle", "bazel", "meson", "gfortran", "tcc", "esbuild", "bun", "deno",
+                      "py:venv", "virtualenv"})  # (a virtual environment: the interpreter's own files)
 
 
 def wrote_anything(walker: Walker) -> bool:
@@ -258,11 +259,15 @@ def model_kill(inv: Invocation) -> None:
         if UNKNOWN in word:
             start, stop = inv.at(position)
             source = text[start:stop].strip('"')
-            if source in ("$!", "${!}") or _job_variable(text, source):
+            if source in ("$!", "${!}") or _job_variable(text, source) or _JOBS_RE.fullmatch(source):
                 continue  # the job this shell just started
             inv.unknown(f"`kill` signals processes that are not known before it runs (`{show(word)}`)", position)
         elif word in ("-1", "0", "1") or (word.startswith("-") and word[1:].isdigit()):
             inv.unknown(f"`kill {word}` signals every process, a whole process group or init", position)
+
+
+#: `$(jobs -p)`: the pids of this shell's own jobs
+_JOBS_RE = re.compile(r"\$\(\s*jobs\s+-[lnrs]*p[lnrs]*\s*\)|`\s*jobs\s+-[lnrs]*p[lnrs]*\s*`")
 
 
 def _job_variable(text: str, source: str) -> bool:

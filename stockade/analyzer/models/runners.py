@@ -340,6 +340,7 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
             continue
         if role == "package":
             inv.unknown(f"`{what}` installs and runs the package `{show(value)}`, which cannot be seen into", index)
+            _package_source(inv, value, index)
             unseen = True
         elif role == "script":
             inv.script(value, index, what=f"the code given to `{what} {option}`")
@@ -357,6 +358,20 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
         return
     if not unseen:
         inv.unknown(f"`{what}` downloads and runs the package `{show(package)}`, which cannot be seen into", index)
+        _package_source(inv, package, index)
+
+
+def _package_source(inv: Invocation, package: str, index: int) -> None:
+    """A package given as a URL (``git+https://…``, ``https://…/x.tgz``, ``pkg@https://…``) is
+    downloaded from that URL's host."""
+    _, at, url = package.partition("@")
+    source = url if at and "://" in url else package
+    if "://" not in source:
+        return
+    from stockade.analyzer.models.net import contact_url
+
+    scheme = source.split("://", 1)[0]
+    contact_url(inv, source.split("+", 1)[1] if "+" in scheme else source, index, 443)
 
 
 def model_npx(inv: Invocation) -> None:
@@ -375,6 +390,12 @@ def model_js_pm(inv: Invocation) -> None:
                                       "-F", "--dir"}, stop_at_first_positional=True)
     if parsed.positionals:
         sub, index = parsed.positionals[0]
+        if sub == "exec" and inv.name in ("pnpm", "yarn"):  # a command of the project (node_modules/.bin, PATH)
+            command = parse_options(inv.argv, {"--filter", "-F", "-C", "--dir", "--workspace-concurrency"}, start=index + 1,
+                                    stop_at_first_positional=True)
+            if command.positionals:
+                inv.run(command.positionals[0][1])
+            return
         if sub in ("exec", "dlx", "x"):
             if sub == "dlx":
                 package_runner(inv, index + 1, {**_NPX_VALUES, "-p": "package", "--package": "package"},

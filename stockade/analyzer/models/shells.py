@@ -5,6 +5,7 @@ from __future__ import annotations
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register, visible_operands
+from stockade.analyzer.regex import LazyPattern
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
@@ -63,7 +64,11 @@ def model_source(inv: Invocation) -> None:
     """``source FILE`` / ``. FILE``: runs a file in this shell — its content is not visible."""
     if len(inv.argv) > 1:
         word = inv.argv[1]
-        if word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
+        text = inv.stdin.text
+        if word in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0") and text is not None and UNKNOWN not in text:
+            # `. /dev/stdin <<< 'code'`: known text, run in this shell
+            inv.walker.nested_script(text, inv.at(1), exact=True, subshell=False)
+        elif word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
             inv.unknown("sources code produced by another command", 1)
         else:
             run_file(inv, word, 1)
@@ -184,6 +189,14 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "Rscript": {"-e": "code"},
     "osascript": {"-e": "code"},
     "tclsh wish": {},
+    "jshell irb ghci runghc iex": {},
+    "groovy scala clojure racket": {"-e": "code"},
+    "julia": {"-e": "code", "-E": "code", "--eval": "code", "--print": "code"},
+    "elixir": {"-e": "code", "--eval": "code", "-r": "read", "--require": "read"},
+    "guile": {"-c": "code", "-l": "read", "-e": "text"},
+    "sbcl": {"--eval": "code", "--load": "read", "--script": "read"},
+    "ts-node tsx": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
+                    "--require": "read"},
     "awk-never": {},
 }
 
@@ -209,6 +222,7 @@ def interpreter_model(options: dict[str, str]):
             role = options.get(option)
             if role == "code":
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
+                named_paths(inv, value or "", index)
                 return
             if role == "module":
                 if value in _MODULE_TOOLS and index is not None:  # python -m pip …: the tool's own model
@@ -231,6 +245,21 @@ def interpreter_model(options: dict[str, str]):
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
 
     return model
+
+
+_PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*|[\w.-]+(?:/[\w.-]+)+)\1""")
+
+
+def named_paths(inv: Invocation, code: str, index: int | None) -> None:
+    """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
+    ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
+    denied, whatever the code does with it."""
+    if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code):
+        return
+    for match in _PATH_LITERAL.finditer(code):
+        path = match.group(2)
+        if len(path) > 1 and path != "~":
+            inv.read(path, index)
 
 
 def run_file(inv: Invocation, word: str, index: int | None) -> None:

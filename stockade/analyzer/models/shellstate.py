@@ -327,6 +327,16 @@ def model_parallel(inv: Invocation) -> None:
     if len(items) > 16:
         items = [UNKNOWN]
     at = command_at if command_at is not None else (split + 1 if split < len(argv) else None)
+    if parsed.has("-q", "--quote") and command:  # each word is quoted: `sh -c 'cat {}'` stays one word
+        for item in items:
+            words = list(command)
+            if not any(mark in word for word in words for mark in (replace, *_PARALLEL_REPLACEMENTS)):
+                words.append(item)
+            for mark in (replace, *_PARALLEL_REPLACEMENTS):
+                words = [word.replace(mark, item) for word in words]
+            inv.script(" ".join(word if UNKNOWN in word else shlex.quote(word) for word in words), at,
+                       what="the command `parallel -q` runs")
+        return
     for item in items:
         quoted = item if UNKNOWN in item else shlex.quote(item)
         if not command:

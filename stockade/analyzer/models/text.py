@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
-from stockade.analyzer.exec import Invocation
+from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.judge import MATCHED_BELOW
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models import shells as _shells  # noqa: F401  (perl/ruby's interpreter model, wrapped below)
@@ -195,8 +195,19 @@ def awk_program(inv: Invocation, program: str, index: int) -> None:
         inv.unknown(f"gawk `@{match.group(1)}` brings in code that is not visible", index)
     stripped = re.sub(r"\"(?:[^\"\\]|\\.)*\"", '""', program)
     stripped = re.sub(r"/(?:[^/\\\n]|\\.)+/", "//", stripped)
-    if _AWK_PIPE_RE.search(stripped):
-        inv.unknown("awk pipes to or from a command", index)
+    pipes = len(_AWK_PIPE_RE.findall(stripped))
+    if pipes:
+        # the literal commands of `print | "cmd"` and `"cmd" | getline` are walked (a shell
+        # there reads code from awk: its own model says so); a computed one is unknown
+        literals = list(re.finditer(r"\|\s*&?\s*(\"(?:[^\"\\]|\\.)*\")|(\"(?:[^\"\\]|\\.)*\")\s*\|\s*&?\s*getline\b",
+                                    program))
+        if len(literals) < pipes:
+            inv.unknown("awk pipes to or from a command", index)
+        for match in literals:
+            literal = match.group(1) or match.group(2)
+            fed = Stdin(None, "what the awk program prints") if match.group(1) else None
+            inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
+                       stdin=fed, what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
         target = match.group(2)
         if target.startswith('"'):
@@ -329,7 +340,16 @@ def model_tar(inv: Invocation) -> None:
         else:
             inv.read(archive[0], archive[1])
     if mode == "create":
+        # `-C DIR` holds for the members named after it, in order (`tar cf a.tgz -C ~ .ssh`)
+        changes = [(index, value) for option, value, index in parsed.options
+                   if option in ("-C", "--directory") and value is not None]
         for word, index in parsed.positionals:
+            base = ""
+            for at, value in changes:
+                if at < index:
+                    base = value if value[:1] in "/~" or not base else base.rstrip("/") + "/" + value
+            if base and word[:1] != "/":
+                word = base.rstrip("/") + "/" + word
             inv.read(word, index, recursive=True)
     elif mode == "extract" and parsed.has("-P", "--absolute-names"):
         inv.unknown("`tar -P` extracts members at the absolute paths the archive names", None)
@@ -432,12 +452,13 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
                  forced):
         inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
         return
-    target = re.match(r"(w|wq|x|xit|sav|saveas|wa|up|update)(?=[!\s>]|$)!?\s*(>>\s*)?(\S+)?", text)
+    target = re.match(r"(w|wr|wri|writ|write|wq|x|xit|sav|saveas|wa|up|update)(?=[!\s>]|$)!?\s*(>>\s*)?(\S+)?",
+                      text)
     if target and target.group(3):
         inv.write(target.group(3), index)
 
 
-_PERL_TAKES_REST = frozenset("eEMmIxCdDl0F")
+_PERL_TAKES_REST = frozenset("eEMmIxCdDF")  # (-l and -0 take only digits: `-lpi` is -l -p -i)
 
 
 def model_perl(inv: Invocation) -> None:

@@ -1,0 +1,81 @@
+"""Filling a disk through a pipe: an endless source (``yes``, ``cat /dev/urandom``, ``seq inf``)
+piped through filters that pass it on without a bound (``tr``, ``gzip``, ``base64``, ``sed``…)
+into a file or into ``tee FILE``.  The source's output is marked endless; a filter that reads
+it passes the mark on, and writing it to a file fills the disk (the ``unknown-effects``
+verdict, as :mod:`.fresh` judges ``yes > f``).  A filter that bounds it (``head``, ``dd
+count=``) ends the mark.
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import MODELS, register
+from stockade.analyzer.models.fresh import _ENDLESS, _fills, stdout_to_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
+
+#: the ``what`` of a standard input that never ends
+ENDLESS = "the endless output of "
+#: filters that copy their standard input to standard output without a bound (when given no file)
+FILTERS = ("cat", "tr", "sed", "gzip", "bzip2", "xz", "zstd", "lz4", "base64", "base32", "xxd", "od", "hexdump",
+           "rev", "pv", "tee", "awk", "gawk", "mawk", "nl", "fold", "expand", "unexpand", "gpg", "openssl",
+           "iconv", "dd")
+#: sources whose output never ends: program → operands that make it endless (None: always)
+SOURCES: dict[str, frozenset[str] | None] = {"yes": None, "cat": _ENDLESS, "seq": frozenset({"inf", "infinity",
+                                                                                           "+inf"}),
+                                             "base64": _ENDLESS, "xxd": _ENDLESS, "od": _ENDLESS,
+                                             "hexdump": _ENDLESS, "tr": None}
+
+
+def _endless_source(inv: Invocation) -> bool:
+    operands = SOURCES.get(inv.name, frozenset())
+    if inv.name == "tr":
+        return False  # tr has no file operands: endless only from its input
+    if operands is None:
+        return True
+    return any(word.lower() in operands for word in inv.argv[1:])
+
+
+def _file_operands(inv: Invocation) -> list[str]:
+    return [word for word in inv.argv[1:] if word[:1] != "-" and "=" not in word]
+
+
+def _wrap(name: str, inner: Model) -> Model:
+    def model(inv: Invocation) -> None:
+        inner(inv)
+        if not inv.stdin.what.startswith(ENDLESS):
+            # not fed an endless input: only a source starts one (`yes`, `cat /dev/zero`)
+            if name in SOURCES and _endless_source(inv) and not stdout_to_file(inv):
+                inv.output(None, ENDLESS + f"`{inv.name}`")
+            return
+        files = _file_operands(inv)
+        if name == "dd":
+            operands = dict(word.partition("=")[::2] for word in inv.argv[1:] if "=" in word)
+            if "count" in operands or "if" in operands:
+                return
+            if operands.get("of", "/dev/null") != "/dev/null":
+                _fills(inv, "`dd` copies an endless input to a file")
+                return
+        elif name == "tee":
+            if any(word not in ("/dev/null", "/dev/stdout", "/dev/stderr") for word in files):
+                _fills(inv, "`tee` copies an endless input to a file")
+                return
+        elif name not in ("tr", "sed", "awk", "gawk", "mawk", "gpg", "openssl", "iconv") and files:
+            return  # the filter reads its files, not the endless input
+        if stdout_to_file(inv):
+            _fills(inv, f"`{inv.name}` copies an endless input to a file")
+            return
+        inv.output(None, ENDLESS + f"`{inv.name}`")
+
+    return model
+
+
+for _name in FILTERS:
+    _model = MODELS.get(_name)
+    if _model is not None:
+        register(_name, _wrap(_name, _model))
+for _name in SOURCES:
+    if _name not in FILTERS and _name in MODELS:
+        register(_name, _wrap(_name, MODELS[_name]))

@@ -1,0 +1,307 @@
+"""Tools that write where an option or operand says: compilers' output directories, plain
+editors, device nodes, Python's command-line modules (``python -m venv DIR``, ``-m zipfile -e
+ZIP DIR``, ``-m tarfile -e``, ``-m json.tool IN OUT``), ``virtualenv``; and build tools whose
+operands are target labels, not paths (``bazel test //...``).
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import MODELS, Spec, parse_options, register, spec_model, visible_operands
+from stockade.analyzer.models.shells import _MODULE_TOOLS
+from stockade.analyzer.regex import LazyPattern
+
+T = "text"
+
+
+def _t(*names: str) -> dict[str, str]:
+    return dict.fromkeys(names, T)
+
+
+WRITERS: dict[str, Spec] = {
+    # javac: sources read; -d/-s/-h are output directories
+    "javac": Spec(values={**_t("-cp", "-classpath", "--class-path", "-sourcepath", "--source-path", "-encoding",
+                               "--release", "-source", "-target", "--module", "-m", "--module-path", "-p",
+                               "--processor-path", "-processorpath", "-processor", "--add-modules",
+                               "--limit-modules", "--system", "-bootclasspath", "--boot-class-path",
+                               "--module-source-path", "-A", "-J"),
+                          "-d": "writer", "-s": "writer", "-h": "writer"}),
+    # tsc: sources and the project file read; the output directories and files written
+    "tsc": Spec(values={**_t("--target", "-t", "--module", "-m", "--lib", "--jsx", "--moduleResolution",
+                             "--rootDir", "--baseUrl", "--types", "--typeRoots", "--locale", "--newLine",
+                             "--maxNodeModuleJsDepth", "--jsxFactory", "--jsxImportSource"),
+                        "--outDir": "writer", "-outDir": "writer", "--declarationDir": "writer",
+                        "--outFile": "write", "--out": "write", "--tsBuildInfoFile": "write",
+                        "--generateTrace": "writer", "-p": "read", "--project": "read", "-b": "read",
+                        "--build": "read"}),
+}
+for _names, _spec in WRITERS.items():
+    register(_names, spec_model(_spec))
+
+
+#: plain editors: every file operand (``+LINE`` is a position) may be saved
+_EDITOR_VALUES = {"nano": {"-T": T, "--tabsize": T, "-r": T, "--fill": T, "-Y": T, "--syntax": T, "-Q": T,
+                           "--quotestr": T, "-o": "read", "--operatingdir": "read", "-C": "writer",
+                           "--backupdir": "writer", "-s": "program", "--speller": "program", "-X": T,
+                           "--wordchars": T, "-f": "read", "--rcfile": "read", "-W": T, "-g": T},
+                  "micro": {"-config-dir": "writer", "-plugin": T, "-options": T, "-debug": T},
+                  "kak": {"-e": "unknown", "-E": "unknown", "-c": T, "-s": T, "-ui": T, "-f": "unknown",
+                          "-i": T},
+                  "hx helix": {"-c": "read", "--config": "read", "--log": "write", "-w": T, "--working-dir": T},
+                  "joe jmacs jpico jstar jed mcedit ne mg zile pico gedit kate mousepad pluma leafpad xed": {}}
+
+
+def _editor_model(values: dict[str, str]):
+    def model(inv: Invocation) -> None:
+        parsed = parse_options(inv.argv, set(values))
+        for option, value, index in parsed.options:
+            role = values.get(option)
+            if value is None or role is None:
+                continue
+            if role == "program":
+                from stockade.analyzer.models.programs import judge_program
+
+                judge_program(inv.walker, value, inv.at(index), f"`{inv.name} {option}`", shell=False)
+            elif role == "unknown":
+                inv.unknown(f"`{inv.name} {option}` runs editor commands, which can run shell commands", index)
+            elif role == "read":
+                inv.read(value, index)
+            elif role in ("write", "writer"):
+                inv.write(value, index, recursive=role == "writer")
+        for word, index in parsed.positionals:
+            if word.startswith("+"):
+                continue
+            inv.read(word, index)
+            inv.write(word, index)
+
+    return model
+
+
+for _names, _values in _EDITOR_VALUES.items():
+    register(_names, _editor_model(_values))
+
+
+def model_mknod(inv: Invocation) -> None:
+    """mknod [-m MODE] NAME TYPE [MAJOR MINOR]: writes NAME; a block or character device (``b``,
+    ``c``, ``u``) needs CAP_MKNOD and gives raw access to that device."""
+    parsed = parse_options(inv.argv, {"-m", "--mode", "-Z", "--context"})
+    words = list(parsed.positionals)
+    if not words:
+        return
+    inv.write(words[0][0], words[0][1])
+    if len(words) > 1 and words[1][0] in ("b", "c", "u"):
+        inv.privilege(f"`mknod {words[0][0]} {words[1][0]}` creates a device node (raw access to a device)",
+                      words[1][1])
+
+
+register("mknod", model_mknod)
+
+
+# -- python -m MODULE: the standard library's command-line tools that write -----------------------
+
+def model_py_venv(inv: Invocation) -> None:
+    """python -m venv [options] DIR…: each directory is created (written below)."""
+    parsed = parse_options(inv.argv, {"--prompt"})
+    for word, index in parsed.positionals:
+        inv.write(word, index, recursive=True)
+
+
+def model_virtualenv(inv: Invocation) -> None:
+    """virtualenv [options] DIR: the directory is created; ``--extra-search-dir`` is read;
+    ``--activators``/``--seeder`` are names."""
+    parsed = parse_options(inv.argv, {"-p", "--python", "--prompt", "--activators", "--seeder", "--app-data",
+                                      "--extra-search-dir", "--discovery", "--creator", "--pip", "--setuptools",
+                                      "--wheel", "--config-file"})
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("--extra-search-dir", "--config-file"):
+            inv.read(value, index, recursive=option == "--extra-search-dir")
+        elif option == "--app-data":
+            inv.write(value, index, recursive=True)
+    for word, index in parsed.positionals:
+        inv.write(word, index, recursive=True)
+
+
+def model_py_archive(inv: Invocation) -> None:
+    """python -m zipfile|tarfile: ``-e ARCHIVE DIR`` extracts into DIR (written below); ``-c
+    ARCHIVE FILES`` writes ARCHIVE and reads the files; ``-l``/``-t`` read."""
+    argv = inv.argv
+    words = [(w, i) for i, w in enumerate(argv[1:], start=1)]
+    mode = next(((w, i) for w, i in words if w in ("-e", "--extract", "-c", "--create", "-l", "--list", "-t",
+                                                      "--test")), None)
+    if mode is None:
+        return
+    operands = [(w, i) for w, i in words if i > mode[1] and not w.startswith("-")]
+    if mode[0] in ("-e", "--extract"):
+        if operands:
+            inv.read(operands[0][0], operands[0][1])
+        target = operands[1] if len(operands) > 1 else (".", None)
+        inv.write(target[0], target[1], recursive=True)
+    elif mode[0] in ("-c", "--create"):
+        if operands:
+            inv.write(operands[0][0], operands[0][1])
+        for word, index in operands[1:]:
+            inv.read(word, index, recursive=True)
+    else:
+        for word, index in operands:
+            inv.read(word, index)
+
+
+def model_py_json_tool(inv: Invocation) -> None:
+    """python -m json.tool [options] [INFILE [OUTFILE]]: reads INFILE, writes OUTFILE."""
+    parsed = parse_options(inv.argv, {"--indent"})
+    words = list(parsed.positionals)
+    if words:
+        inv.read(words[0][0], words[0][1])
+    if len(words) > 1:
+        inv.write(words[1][0], words[1][1])
+    if not words:
+        inv.output(None, "the output of `python -m json.tool`")
+
+
+register("py:venv", model_py_venv)
+register("virtualenv", model_virtualenv)
+register("py:zipfile py:tarfile", model_py_archive)
+register("py:json.tool", model_py_json_tool)
+_MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": "py:zipfile",
+                      "tarfile": "py:tarfile", "json.tool": "py:json.tool"})
+
+
+# -- bazel: target labels, not paths --------------------------------------------------------
+
+_BAZEL_VALUES = {"--config", "--output_base", "--output_user_root", "--bazelrc", "--jobs", "-j", "-k",
+                 "--compilation_mode", "-c", "--test_output", "--test_filter", "--define", "--copt", "--platforms",
+                 "--target_pattern_file"}
+
+
+def model_bazel(inv: Invocation) -> None:
+    """bazel/bazelisk COMMAND [options] TARGETS [-- ARGS]: targets (``//pkg:t``, ``//...``,
+    ``@repo//x``, ``:t``) are labels; ``--bazelrc`` and ``--target_pattern_file`` are read,
+    ``--output_base``/``--output_user_root`` written; arguments after ``--`` go to the program
+    ``run`` starts (the project's own, judged as an unmodelled program's arguments)."""
+    argv = inv.argv
+    stop = argv.index("--") if "--" in argv else len(argv)
+    parsed = parse_options(argv[:stop], _BAZEL_VALUES)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("--bazelrc", "--target_pattern_file"):
+            inv.read(value, index)
+        elif option in ("--output_base", "--output_user_root"):
+            inv.write(value, index, recursive=True)
+    if stop < len(argv):
+        visible_operands(inv, stop + 1)
+
+
+register("bazel bazelisk", model_bazel)
+if "javac" not in MODELS:  # pragma: no cover
+    raise ImportError("models.writers replaces models registered before it")
+
+
+# -- perl one-liners that are only substitutions ------------------------------------------------
+
+_PERL_OWN = MODELS.get("perl")
+_PERL_TAKES_REST = frozenset("eEMmIxCdDl0Fi")
+#: text that makes a substitution run code (interpolated blocks, code assertions, backticks)
+_PERL_CODE_MARKS = ("@{", "${", "`", "(?{", "(??{", "\\N{")
+_PERL_PRINT = LazyPattern(r"print(?:\s+\$(?:_|[0-9&]))?\s+(?:if|unless)\s+(?:!\s*)?/(?:[^/\\]|\\.)*/[imsx]*")
+
+
+def _perl_statement_safe(statement: str) -> bool:
+    """Whether one statement is ``s/…/…/FLAGS`` (no ``e``), ``tr/…/…/``, ``y/…/…/`` or ``print if /…/``."""
+    if _PERL_PRINT.fullmatch(statement):
+        return True
+    for op, flags in (("s", "msixpodualngcr"), ("tr", "cdsr"), ("y", "cdsr")):
+        if not statement.startswith(op) or len(statement) <= len(op):
+            continue
+        delim = statement[len(op)]
+        if delim.isalnum() or delim.isspace() or delim in "({[<#" or delim == "_":
+            return False
+        parts: list[str] = []
+        current = ""
+        index = len(op) + 1
+        while index < len(statement):
+            char = statement[index]
+            if char == "\\" and index + 1 < len(statement):
+                current += statement[index:index + 2]
+                index += 2
+                continue
+            if char == delim and len(parts) < 2:
+                parts.append(current)
+                current = ""
+            else:
+                current += char
+            index += 1
+        return len(parts) == 2 and all(c in flags for c in current)
+    return False
+
+
+def perl_code_is_substitution(code: str) -> bool:
+    """Whether perl code is only substitutions/transliterations (no code runs from it)."""
+    if any(mark in code for mark in _PERL_CODE_MARKS):
+        return False
+    statements = [part.strip() for part in code.strip().split(";")]
+    statements = [part for part in statements if part]
+    return bool(statements) and all(_perl_statement_safe(part) for part in statements)
+
+
+def _perl_codes(argv: list[str]) -> tuple[list[str], int, bool] | None:
+    """The ``-e`` codes of a perl command line, the index of its first operand and whether it
+    edits in place (``-i``) (None: it loads modules or runs a script file)."""
+    codes: list[str] = []
+    in_place = False
+    index = 1
+    while index < len(argv) and argv[index].startswith("-") and argv[index] not in ("-", "--"):
+        word = argv[index]
+        position = 1
+        while position < len(word):
+            char = word[position]
+            position += 1
+            if char in "l0":  # -l[OCTAL], -0[DIGITS]: only digits belong to it
+                while position < len(word) and (word[position].isdigit() or (char == "0" and word[position] in "xX")):
+                    position += 1
+                continue
+            if char not in _PERL_TAKES_REST:
+                continue
+            in_place = in_place or char == "i"
+            rest = word[position:]
+            if char in "eE":
+                if not rest and index + 1 < len(argv):
+                    index += 1
+                    rest = argv[index]
+                codes.append(rest)
+            elif char in "MmxdD":
+                return None  # modules, debuggers and embedded scripts load code
+            elif char == "I" and not rest:
+                index += 1
+            break
+        index += 1
+    if argv[index:index + 1] == ["--"]:
+        index += 1
+    return (codes, index, in_place) if codes else None
+
+
+def model_perl(inv: Invocation) -> None:
+    """perl: its model; a one-liner whose code is only substitutions (``perl -pi -e
+    's/\\bfoo\\b/bar/g' FILES``) runs no code of its own: only the files it rewrites count."""
+    from stockade.analyzer.effects import Unknown
+
+    effects = inv.walker.effects
+    before = len(effects)
+    if _PERL_OWN is not None:
+        _PERL_OWN(inv)
+    found = _perl_codes(inv.argv)
+    if found is None or not all(perl_code_is_substitution(code) for code in found[0]):
+        return
+    effects[before:] = [effect for effect in effects[before:]
+                        if not (effect.__class__ is Unknown and effect.why.startswith("inline `perl` code"))]
+    for index in range(found[1], len(inv.argv)):  # the files it reads (and, with -i, rewrites)
+        inv.read(inv.argv[index], index)
+        if found[2]:
+            inv.write(inv.argv[index], index)
+    if found[1] >= len(inv.argv):
+        inv.output(None, "the output of `perl`")
+
+
+register("perl", model_perl)
