@@ -314,15 +314,16 @@ def hide_prefix_words(data: bytes) -> bytes:
     # (`bytes.find`: `b"!" in data` first tries the operand as an integer, ~1,300 instructions)
     if data.find(b"time") == -1 and data.find(b"!") == -1 and data.find(b"coproc") == -1:
         return data
-    if _PREFIX_HINT_RE.search(data) is None:  # (each needs a blank after it: `#!/bin/sh` has none)
+    if _PREFIX_HINT_RE.search(data) is None:  # (a blank after each, or a bare `!`: `#!/bin/sh` has neither)
         return data
     if data.find(b"!") != -1:
         data = _BARE_BANG_RE.sub(_blank_bang, data)
     return _PREFIX_WORD_RE.sub(_blank, data)
 
 
-#: what every match of :data:`_PREFIX_WORD_RE` holds: a cheap search before the costly one
-_PREFIX_HINT_RE = re.compile(rb"(?:time|coproc|!)[ \t]")
+#: what every match of :data:`_PREFIX_WORD_RE` and :data:`_BARE_BANG_RE` holds: a cheap search
+#: before the costly ones
+_PREFIX_HINT_RE = re.compile(rb"(?:time|coproc|!)[ \t]|![\n;]|!$")
 
 
 def parse_tree(text: str, data: bytes) -> Any:

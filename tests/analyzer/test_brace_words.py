@@ -9,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stockade.analyzer import analyze
-from stockade.analyzer.parse import _BRACE_WORD_RE, _PREFIX_WORD_RE, _blank, hide_brace_words, hide_prefix_words
+from stockade.analyzer.parse import (
+    _BARE_BANG_RE,
+    _BRACE_WORD_RE,
+    _PREFIX_WORD_RE,
+    _blank,
+    _blank_bang,
+    hide_brace_words,
+    hide_prefix_words,
+)
 
 
 def _codes(verdict) -> list[str]:
@@ -70,4 +78,4 @@ def test_hiding_is_exactly_the_brace_word_pattern(data: bytes) -> None:
 def test_prefix_words_hint_never_skips_a_match(text: str) -> None:
     # the cheap search before the costly pattern only skips texts the pattern leaves alone
     data = text.encode()
-    assert hide_prefix_words(data) == _PREFIX_WORD_RE.sub(_blank, data)
+    assert hide_prefix_words(data) == _PREFIX_WORD_RE.sub(_blank, _BARE_BANG_RE.sub(_blank_bang, data))

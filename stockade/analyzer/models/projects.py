@@ -326,7 +326,25 @@ def _project_scripts(inv: Invocation, words: list[tuple[str, int]]) -> None:
             directory = value if eq else argv[index + 1]
         elif option == "--pack-destination" and (eq or index + 1 < len(argv)):
             inv.write(value if eq else argv[index + 1], index if eq else index + 1, recursive=True)
+    if directory == "." and _known_manifest(inv):
+        return  # its scripts are walked (models.launchers)
     fresh_project(inv, directory, ("package.json",), words[0][1])
+
+
+def _known_manifest(inv: Invocation) -> bool:
+    """Whether this command wrote ``./package.json`` with content known here, a JSON object
+    (whose scripts :mod:`stockade.analyzer.models.launchers` walks)."""
+    from stockade.analyzer.models.fresh import known_content
+
+    text = known_content(inv.walker, inv.path("package.json"))
+    if text is None:
+        return False
+    import json
+
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 _JS_VALUES = {"--prefix", "-C", "--cwd", "--dir", "--registry", "-w", "--workspace", "--filter", "-F",
