@@ -199,6 +199,14 @@ def main() -> None:
         proxy = f"http://127.0.0.1:{listeners[0].getsockname()[1]}"
         downloads: dict[str, tuple[list[str], dict[str, str], Path]] = {
             "direct": ([*curl, "--noproxy", "*", *sink, url], env, ws)}
+        if shutil.which("setsid"):  # a sandbox runs in a session (and scheduler autogroup) of its own
+            downloads["direct, in a new session (setsid)"] = (["setsid", "-w", *curl, "--noproxy", "*", *sink, url],
+                                                              env, ws)
+        bwrap = shutil.which("bwrap")
+        if bwrap:  # what a sandbox costs the download without the broker: the host's network, a session of its own
+            downloads["curl in a bare bwrap (host network, new session)"] = (
+                [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--new-session",
+                 "--die-with-parent", "--", *curl, "--noproxy", "*", *sink, url], env, ws)
         for who, (run, run_env, run_ws) in runs.items():
             argv = [*run, str(policies["loopback"]), "--", *curl, *sink, url, *sink, url]  # two in one run
             downloads[f"stockade run ({who})"] = (argv, run_env, run_ws)
