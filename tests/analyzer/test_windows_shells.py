@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.models.windows import decode_encoded_command, program_name
-from stockade.analyzer.pwsh import first_error, parse_ps
+from stockade.analyzer.pwsh import _PLAIN_RE, first_error, parse_ps
 from stockade.analyzer.winpaths import resolve_word, to_mapped, unc_host
 from stockade.analyzer.winshell import analyze_shell, detect_shell
 
@@ -135,8 +135,10 @@ def test_shell_like_text_gives_a_verdict(ir, text: str, shell: str) -> None:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(WINDOWS_ALPHABET, max_size=40).map("".join))
 def test_powershell_errors_are_never_allowed(ir, text: str) -> None:
+    # (plain commands are read without the grammar, which does not take a tab between words
+    # — `a<TAB>a` — though PowerShell does: the plain path's tokens are PowerShell's)
     source = parse_ps(text)
-    if first_error(source.tree.root_node) is not None:
+    if first_error(source.tree.root_node) is not None and not _PLAIN_RE.fullmatch(text):
         assert analyze_shell(text, ir, None, "powershell").decision == "deny"
 
 
