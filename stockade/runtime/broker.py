@@ -654,13 +654,16 @@ class Broker:
         self.capture, self.capture_ipv6 = self._attempts[index]
 
     def serve(self) -> None:
-        """Start the broker's thread (once; from a thread in the host's network namespace).
-        Connections made before it runs wait in the listeners' queues."""
+        """Start the broker's thread (once; from a thread in the host's network namespace),
+        then call ``on_start`` here (before the caller lets the command start, however short
+        the run).  Connections made before the thread runs wait in the listeners' queues."""
         pending, self._pending = self._pending, None
         if pending is not None:
             target, args = pending
             with self._lock:  # (stop() closes the wake pipe itself when no thread was started)
                 self._thread = _Task(target, *args)
+            if self.on_start is not None:
+                self.on_start(self)
 
     def _serve_listeners(self, listeners: list[Any], specs: Sequence[ListenSpec] | None = None) -> None:
         """Accept on every listener (one thread, polling), a thread per connection; answer
@@ -681,8 +684,6 @@ class Broker:
                 return
             self._listeners = listeners
         self._ready.release()
-        if self.on_start is not None:
-            self.on_start(self)
         from select import POLLIN, poll
 
         by_fd = {sock.fileno(): (sock, spec) for sock, spec in zip(listeners, specs, strict=True)}
