@@ -295,6 +295,16 @@ def model_editor(inv: Invocation) -> None:
         if word == "--":
             break
         value = argv[index + 1] if index + 1 < len(argv) else ""
+        if word[:1] == "-" and word[1:2] != "-" and len(word) > 2 and "u" in word[1:]:
+            # `-Nu VIMRC` (flags clustered before it), `-uVIMRC` (attached)
+            flags, _, attached = word[1:].partition("u")
+            if flags.isalpha() and not attached and value:
+                word = "-u"
+            elif attached and not flags:
+                if attached not in _VIM_NO_RC:
+                    _command_file(inv, attached, index, f"{inv.name} -u", "editor commands")
+                index += 1
+                continue
         if word == "-u" and value:
             if value not in _VIM_NO_RC:
                 _command_file(inv, value, index + 1, f"{inv.name} -u", "editor commands")
