@@ -10,7 +10,6 @@ only on macOS (``tests/platform/``).
 from __future__ import annotations
 
 import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -21,37 +20,12 @@ from stockade.runtime.broker import Broker, TableResolver
 from stockade.runtime.sandbox import seatbelt_argv
 from stockade.runtime.session import seatbelt_broker_prefix
 
-
-def _upstream() -> tuple[socket.socket, list[bytes]]:
-    server = socket.create_server(("127.0.0.1", 0))
-    seen: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                seen.append(conn.recv(65536))
-                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
-
-    threading.Thread(target=serve, daemon=True).start()
-    return server, seen
-
-
-def _exchange(port: int, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), 5) as conn:
-        conn.sendall(data)
-        out = b""
-        while chunk := conn.recv(65536):
-            out += chunk
-        return out
+from .test_broker import _exchange, _Upstream
 
 
 def test_one_host_port_serves_http_and_socks_and_judges_by_the_policy(tmp_path: Path) -> None:
-    server, seen = _upstream()
-    up = server.getsockname()[1]
+    upstream = _Upstream()
+    up = upstream.port
     policy = tmp_path / "p.policy"
     policy.write_text(f'policy "p"\nnetwork {{\n    default deny\n    allow up.test:{up}\n'
                       f'    allow host-loopback:{up}\n}}\n')
@@ -65,7 +39,7 @@ def test_one_host_port_serves_http_and_socks_and_judges_by_the_policy(tmp_path: 
         env = broker.environment()
         assert env["HTTPS_PROXY"] == f"http://127.0.0.1:{port}" and env["ALL_PROXY"] == f"socks5h://127.0.0.1:{port}"
         reply = _exchange(port, f"CONNECT up.test:{up} HTTP/1.1\r\n\r\nhello".encode())
-        assert reply.startswith(b"HTTP/1.1 200 ") and reply.endswith(b"ok") and seen[-1] == b"hello"
+        assert reply.startswith(b"HTTP/1.1 200 ") and reply.endswith(b"ok") and upstream.seen[-1] == b"hello"
         name = b"up.test"
         with socket.create_connection(("127.0.0.1", port), 5) as conn:  # SOCKS5 on the same port
             conn.sendall(b"\x05\x01\x00")
@@ -76,7 +50,8 @@ def test_one_host_port_serves_http_and_socks_and_judges_by_the_policy(tmp_path: 
         assert refused.startswith(b"HTTP/1.1 403 ") and b"other.test" in refused
     finally:
         broker.stop()
-        server.close()
+        upstream.server.shutdown(socket.SHUT_RDWR)
+        upstream.server.close()
     assert [e["decision"] for e in broker.events if e["host"] == "other.test"] == ["deny"]
     with pytest.raises(OSError):  # stopped: the port refuses, never opens
         socket.create_connection(("127.0.0.1", port), 2)
