@@ -32,9 +32,9 @@ from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
-from stockade.analyzer.models.shellstate import subscript_code
+from stockade.analyzer.models.shellstate import forget_array, subscript_code
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
-from stockade.analyzer.words import MAX_VALUE_CHARS, WordExpander
+from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, MAX_VALUE_CHARS, WordExpander, array_elements
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +49,10 @@ WORK_BUDGET = 200_000
 WORK_PER_CHAR = 8
 #: Characters expansion may produce in one analysis (all words and values together).
 EXPANSION_BUDGET = 64 * 1024 * 1024
+
+
+#: an indexed array with more elements than this is not followed (its elements are unknown)
+_MAX_ARRAY = 4096
 
 
 class BudgetSpent(Exception):
@@ -836,27 +840,66 @@ class Walker(ControlFlow):
         if name_node is not None and name_node.type == "subscript":
             self.words.parts(name_node)
             base = name_node.named_children[0] if name_node.named_children else None
-            if base is not None and base.type == "variable_name":  # `a[1]=v`: the array is no longer known
-                if value_node is not None:
-                    self.words.fields(value_node)  # (its substitutions run)
-                return self.src.node_text(base), UNKNOWN, value_node
+            if base is not None and base.type == "variable_name":  # `a[i]=v`: element i
+                base_name = self.src.node_text(base)
+                index_node = name_node.child_by_field_name("index")
+                index_text = self.src.node_text(index_node) if index_node is not None else ""
+                value = self.words.text(value_node) if value_node is not None else ""
+                elements = array_elements(self, base_name)
+                plus = self.src.node_text(node)[len(self.src.node_text(name_node)):].startswith("+=")
+                if elements is None or plus or not INDEX_RE.fullmatch(index_text) or \
+                        not -len(elements) <= int(index_text) <= len(elements):
+                    self.state.variables.pop(ARRAY_KEY + base_name, None)
+                    return base_name, UNKNOWN, value_node  # (the array is no longer known)
+                index = int(index_text) % (len(elements) + (int(index_text) >= 0))
+                elements = elements[:index] + [value] + elements[index + 1:]
+                return base_name, elements[0] if self._set_array(base_name, elements) else UNKNOWN, value_node
             name = UNKNOWN
         if value_node is None:
             return name, "" if more is None else self.words.word_text(more), None
         if value_node.type == "array":
-            values = []
+            slots: dict[int, str] | None = {}
+            last = -1
             for item in value_node.named_children:
                 fields = self.words.fields(item)
                 text = self.src.node_text(item)
-                if text[:1] == "[" and "]=" in text:  # `([k]=v)`: element k, not element 0
-                    fields = [UNKNOWN] if not text.startswith("[0]=") else [f.partition("]=")[2] for f in fields]
-                values.extend(fields)
-            return name, values[0] if len(values) == 1 else UNKNOWN, value_node
+                if text[:1] == "[" and "]=" in text:  # `([k]=v)`: element k, then k+1, …
+                    key = text[1:text.index("]=")]
+                    if slots is None or not key.isdigit() or len(fields) != 1:
+                        slots = None
+                        continue
+                    last = int(key)
+                    slots[last] = fields[0].partition("]=")[2]
+                elif slots is not None:
+                    for field in fields:
+                        last += 1
+                        slots[last] = field
+            values = [slots[i] for i in range(len(slots))] if slots is not None and \
+                all(i in slots for i in range(len(slots))) else None  # (holes: not followed)
+            if self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+="):
+                before = array_elements(self, name)  # `a+=(x y)`: appended
+                values = None if before is None or values is None else before + values
+            if values is None or name == UNKNOWN:
+                self.state.variables.pop(ARRAY_KEY + name, None)
+                return name, UNKNOWN, value_node
+            if not self._set_array(name, values):
+                return name, UNKNOWN, value_node
+            return name, values[0] if values else "", value_node
         value = self.words.text(value_node) if more is None else self.words.word_text([value_node, *more])
         if self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+="):
             old = self.lookup(name)
             value = UNKNOWN if old is None else old + value
         return name, value, value_node
+
+    def _set_array(self, name: str, elements: list[str]) -> bool:
+        """Record the elements of indexed array ``name`` (see :func:`words.array_elements`;
+        the caller sets the variable itself to element 0, or to UNKNOWN when this is False:
+        too many elements, or one holding the record's separator)."""
+        if len(elements) > _MAX_ARRAY or any(ARRAY_SEP in element for element in elements):
+            self.state.variables.pop(ARRAY_KEY + name, None)
+            return False
+        self.state.variables[ARRAY_KEY + name] = "".join([ARRAY_SEP + element for element in elements])
+        return True
 
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
         name, value, _ = self.assignment_value(node)
@@ -911,6 +954,9 @@ class Walker(ControlFlow):
                         subscript_code(self, text.partition("=")[0], self.src.span(child))
                     if "=" in text and _ASSIGN_WORD_RE.match(text):
                         key, _, val = text.partition("=")
+                        if "[" in key or "(" in val:  # `declare 'a[1]=x'`, `declare "a=(x)"`: not followed
+                            forget_array(self, key.rstrip("+"))
+                            continue
                         self.state.variables[key.rstrip("+")] = val
                         if keyword == "export" or "*" in self.state.exported:
                             self.env_assignment(key.rstrip("+"), val, child, in_shell=False)

@@ -25,6 +25,10 @@ else:
 
 # private characters: quoted brace syntax, split points, quoted tilde
 _Q_OPEN, _Q_COMMA, _Q_CLOSE, _SPLIT, _Q_TILDE = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"
+#: an indexed array's elements are held in the scope's variables under ARRAY_KEY + name, each
+#: element preceded by ARRAY_SEP (element 0 is also the plain variable, as in bash)
+ARRAY_KEY, ARRAY_SEP = "\ue005", "\ue006"
+INDEX_RE = re.compile(r"-?[0-9]+")
 _UNPROTECT = str.maketrans({_Q_OPEN: "{", _Q_COMMA: ",", _Q_CLOSE: "}", _Q_TILDE: "~"})
 _PROTECT = str.maketrans({"{": _Q_OPEN, ",": _Q_COMMA, "}": _Q_CLOSE, "~": _Q_TILDE})
 _MAX_BRACE_WORDS = 256
@@ -316,6 +320,8 @@ class WordExpander:
                                    span)
                 return UNKNOWN
         value = "".join(text for text, _ in parts)
+        if _SPLIT in value:  # (`x="${a[@]}"`: the words joined with spaces)
+            value = value.replace(_SPLIT, " ")
         if parts and parts[0][1] == "lit" and value.startswith("~"):
             value = self._tilde(value)
         return value
@@ -512,6 +518,7 @@ class WordExpander:
         operator = None
         indirect = False
         length = False
+        subscript: str | None = None
         rest: list[Any] = []
         for index, child in enumerate(children):
             kind = child.type
@@ -527,10 +534,11 @@ class WordExpander:
                 index_text = self.source.node_text(index_node) if index_node is not None else ""
                 if array is not None and self.source.node_text(array) == "BASH_SOURCE":
                     name = "BASH_SOURCE"  # (a command line has none: see Walker.lookup)
-                elif array is not None and index_text in ("0", "@", "*"):
-                    # an array the script assigned holds one known element, or is unknown
-                    # (see Walker.assignment_value): `${a[0]}` / `${a[@]}` is that value
+                elif array is not None and (index_text in ("@", "*") or INDEX_RE.fullmatch(index_text)):
+                    # an indexed array the script assigned (see Walker.assignment_value):
+                    # `${a[@]}` its elements, `${a[i]}` one of them; else unknown
                     name = self.source.node_text(array)
+                    subscript = index_text
                 self.parts(child, True)
                 for sub in child.named_children:
                     if sub.type != "variable_name":
@@ -549,6 +557,8 @@ class WordExpander:
             operand.extend(self.parts(child, True))
         if name is None or name == UNKNOWN:
             return self._value(UNKNOWN, quoted)
+        if subscript is not None and subscript != "0":
+            return self._array_expansion(name, subscript, indirect, length, operator, rest, quoted)
         value = self.scope.lookup(name)
         if indirect:
             value = self.scope.lookup(value) if value and UNKNOWN not in value else None
@@ -580,6 +590,42 @@ class WordExpander:
 
         return self._value(apply_operator(self, value, operator, rest), quoted)
 
+    def _array_expansion(self, name: str, subscript: str, indirect: bool, length: bool, operator: str | None,
+                         rest: list[Any], quoted: bool) -> list[tuple[str, str]]:
+        """``${a[@]}``, ``${a[*]}``, ``${#a[@]}``, ``${a[i]}`` of an indexed array (unknown
+        when the script does not determine its elements)."""
+        elements = array_elements(self.scope, name)
+        if indirect or elements is None:
+            return self._value(None, quoted)
+        if subscript not in ("@", "*"):
+            index = int(subscript)
+            if index < 0:
+                index += len(elements)
+            value = elements[index] if 0 <= index < len(elements) else ""
+            if length:
+                return self._value(None if UNKNOWN in value else str(len(value)), quoted)
+            return self._value(value if operator is None else None, quoted)
+        if length:
+            return self._value(str(len(elements)), quoted)
+        if operator is not None:
+            if len(elements) == 1:  # one element: the operator applies to it as to a variable
+                from stockade.analyzer.paramexp import apply_operator
+
+                value = elements[0]
+                if UNKNOWN in value or operator in (":-", "-", ":=", "=", ":?", "?", ":+", "+"):
+                    return self._value(None, quoted)
+                return self._value(apply_operator(self, value, operator, rest), quoted)
+            return self._value(None, quoted)
+        if subscript == "*" and quoted:  # "${a[*]}": one word, joined with $IFS's first character
+            ifs = self.scope.lookup("IFS")
+            if ifs is not None and UNKNOWN in ifs:
+                return self._value(None, quoted)
+            return [((" " if ifs is None else ifs[:1]).join(elements), "q")]
+        if not elements:
+            return [] if not quoted else [("", "q")]
+        # "${a[@]}": one word per element; unquoted, each element is split in turn
+        return [(_SPLIT.join(elements), "q" if quoted else "exp")]
+
     def _operand_text(self, operand: list[tuple[str, str]], rest: list[Any]) -> str | None:
         """The text of a default word (``${x:-~/y}``: tilde-expanded); None when unknown."""
         text = "".join(text for text, _ in operand)
@@ -598,6 +644,24 @@ class WordExpander:
 
 #: node kind id → WordExpander method (``visit_<type>`` or ``generic``), filled as kinds are met.
 _PART_VISITORS: dict[int, Any] = {}
+
+
+def array_elements(scope: Scope, name: str) -> list[str] | None:
+    """The elements of indexed array ``name`` (a plain variable: one element), None when the
+    script does not determine them: the record must still agree with element 0, which every
+    other writer of the variable (``read``, ``for``, ``a=x``) changes."""
+    first = scope.lookup(name)
+    if first is None:
+        return None
+    record = scope.lookup(ARRAY_KEY + name)
+    if record is None:
+        return [first]
+    if record[:1] != ARRAY_SEP and record:  # (UNKNOWN: written in a way not followed)
+        return None
+    elements = record.split(ARRAY_SEP)[1:]
+    if (elements[0] if elements else "") != first:
+        return None
+    return elements
 
 
 def tilde(word: str, scope: Scope) -> str:

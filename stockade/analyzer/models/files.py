@@ -325,7 +325,11 @@ def model_printf(inv: Invocation) -> None:
     if "%" in out.replace("%%", ""):
         out = UNKNOWN
     if variable is not None:
-        if "[" not in variable:
+        if "[" in variable:  # `printf -v 'a[1]'`: one element, not followed
+            from stockade.analyzer.models.shellstate import forget_array
+
+            forget_array(inv.walker, variable)
+        else:
             inv.walker.state.variables[variable] = out.replace("%%", "%") if UNKNOWN not in out else UNKNOWN
         return
     inv.output(None if UNKNOWN in out else out.replace("%%", "%"), "the output of `printf`")

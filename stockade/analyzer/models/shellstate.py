@@ -12,6 +12,7 @@ from __future__ import annotations
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +31,28 @@ def subscript_code(walker: Walker, name: str, span: tuple[int, int]) -> None:
     arithmetic when the name is assigned or tested, running its substitutions."""
     if "[" in name and ("$(" in name or "`" in name or "$" in name):
         walker.nested_script(": " + name[name.index("["):], span, exact=False, subshell=True)
+
+
+def forget_array(walker: Walker, name: str) -> None:
+    """A builtin wrote ``name`` (``a[i]``, ``a``) as a whole array or one element in a way not
+    followed: the array's elements are unknown from now on (see :func:`words.array_elements`)."""
+    base, bracket, _ = name.partition("[")
+    variables = walker.state.variables
+    variables[ARRAY_KEY + base] = UNKNOWN
+    index = name[len(base) + 1:-1] if bracket and name.endswith("]") else "0"
+    if not (index.isdigit() and int(index) > 0):
+        variables[base] = UNKNOWN  # (element 0 may be the one written)
+
+
+def set_array(walker: Walker, name: str, elements: list[str] | None) -> None:
+    """``read -a``/``mapfile`` assigned array ``name`` (None: elements unknown)."""
+    variables = walker.state.variables
+    if elements is None or len(elements) > 4096 or any(ARRAY_SEP in element for element in elements):
+        variables[ARRAY_KEY + name] = UNKNOWN
+        variables[name] = UNKNOWN
+        return
+    variables[ARRAY_KEY + name] = "".join([ARRAY_SEP + element for element in elements])
+    variables[name] = elements[0] if elements else ""
 
 
 def model_coproc(inv: Invocation) -> None:
@@ -56,11 +79,15 @@ def model_mapfile(inv: Invocation) -> None:
             inv.script(value + " 0 line", index, what=f"the callback given to `{inv.name} -C`")
     text = inv.stdin.text
     lines = [line for line in text.split("\n") if line] if text is not None and not parsed.has("-u", "-d") else []
-    value = lines[0] if len(lines) == 1 else UNKNOWN  # (one known line: the array's one element)
+    known = text is not None and not parsed.has("-u", "-d", "-n", "-O", "-s")
     targets: list[tuple[str, int | None]] = [*parsed.positionals[:1]] or [("MAPFILE", None)]
     for word, where in targets:
         subscript_code(inv.walker, word, inv.at(where))
-        inv.walker.state.variables[word] = value
+        if "[" in word:
+            forget_array(inv.walker, word)
+        else:  # (one element per line, each with its newline unless -t)
+            set_array(inv.walker, word, (lines if parsed.has("-t") else [line + "\n" for line in lines])
+                      if known else None)
 
 
 def read_fields(text: str | None, names: list[str], ifs: str | None) -> dict[str, str]:
@@ -104,7 +131,18 @@ def model_read(inv: Invocation) -> None:
     arrays = parsed.values_of("-a")
     for name, index in arrays:
         subscript_code(walker, name, inv.at(index))
-        walker.state.variables[name] = UNKNOWN if text is None else text.split("\n", 1)[0]
+        if text is None or "[" in name:
+            forget_array(walker, name)
+            walker.state.variables[name] = UNKNOWN
+        else:  # the first line's fields, split at $IFS
+            line = text.split("\n", 1)[0]
+            ifs = inv.env.get("IFS", walker.lookup("IFS"))
+            if ifs is not None and UNKNOWN in ifs:
+                set_array(walker, name, None)
+            else:
+                separators = " \t\n" if ifs is None else ifs
+                fields = "".join([" " if ch in separators else ch for ch in line]).split() if separators else [line]
+                set_array(walker, name, fields if not set(separators) - set(" \t\n") else None)
     if arrays and not names:
         return
     ifs = inv.env.get("IFS", walker.lookup("IFS"))
@@ -116,6 +154,7 @@ def model_read(inv: Invocation) -> None:
         state = walker.state
         for name in per_line[0]:
             if "[" in name:
+                forget_array(walker, name)
                 continue
             mark = "".join([UNKNOWN, UNKNOWN])  # a new object, held until the variable is reassigned
             if state.alternatives is None:
@@ -124,7 +163,9 @@ def model_read(inv: Invocation) -> None:
             state.variables[name] = mark
         return
     for name, value in read_fields(text, names, ifs).items():
-        if "[" not in name:
+        if "[" in name:
+            forget_array(walker, name)
+        else:
             walker.state.variables[name] = value
             if text is None:  # data from a file or a pipe: arithmetic on it evaluates it (see Walker.arithmetic)
                 walker.read_data = walker.read_data | {name}
@@ -191,8 +232,11 @@ def model_unset(inv: Invocation) -> None:
         subscript_code(inv.walker, word, inv.at(index))
         if functions:
             state.functions.pop(word, None)
-        elif "[" not in word:
+        elif "[" in word:  # `unset 'a[0]'`: the array has a hole
+            forget_array(inv.walker, word)
+        else:
             state.variables[word] = ""
+            state.variables.pop(ARRAY_KEY + word, None)
 
 
 register("coproc", model_coproc, builtin=True)
