@@ -168,6 +168,28 @@ class Invocation:
                                   stdin=stdin or TERMINAL, env=self.env)
 
 
+#: the key in a state's variables that ``shopt -s dotglob`` sets (not a shell name)
+DOTGLOB_KEY = "\ue007dotglob"
+
+
+def _dotglob(argv: list[str], spans: list[SpanT]) -> tuple[list[str], list[SpanT]]:
+    """``shopt -s dotglob`` or a set ``GLOBIGNORE``: a glob operand also names the dot-files
+    its leading wildcard could match (:func:`globs.dotglob_variants`), each an operand more."""
+    from stockade.analyzer.globs import dotglob_variants, has_glob
+
+    out, out_spans = argv[:1], spans[:1]
+    for index in range(1, len(argv)):
+        word = argv[index]
+        where = spans[index] if index < len(spans) else spans[-1] if spans else (0, 0)
+        out.append(word)
+        out_spans.append(where)
+        if has_glob(word) and UNKNOWN not in word:
+            for variant in dotglob_variants(word):
+                out.append(variant)
+                out_spans.append(where)
+    return out, out_spans
+
+
 def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
                 env: dict[str, str], span: SpanT) -> None:
     """Model one simple command with a resolved argv."""
@@ -176,6 +198,9 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     walker.steps += 1  # (Walker.step inline: one call less per command)
     if walker.steps > walker.budget:
         walker.step()  # raises
+    variables = walker.state.variables
+    if DOTGLOB_KEY in variables or variables.get("GLOBIGNORE"):
+        argv, spans = _dotglob(argv, spans)
     first_span = spans[0] if spans else span
     effects.append(_new_tuple(Execute, (tuple(argv), first_span)))
     if UNKNOWN in name:

@@ -108,6 +108,46 @@ def _compile_body(body: str) -> re.Pattern[str]:
     return re.compile((body or "/") + r"\Z", re.DOTALL)
 
 
+#: a glob word with more components starting with a glob character than this gets only the
+#: variant with every one of them dotted (2**k variants otherwise)
+_MAX_DOTTED = 3
+
+
+def _dotted(part: str) -> str | None:
+    """The component ``part`` (starting with a glob character) as it matches a dot-file under
+    ``dotglob``: ``*x`` → ``.*x``, ``?x`` → ``.x``, ``[…]x`` → ``.x`` (a class may hold ``.``);
+    None when it cannot match one."""
+    if part[:1] == "*":
+        return "." + part
+    if part[:1] == "?":
+        return "." + part[1:]
+    if part[:1] == "[":
+        end = part.find("]", 3 if part[1:2] in ("!", "^") else 2)
+        return None if end == -1 else "." + part[end + 1:]
+    return None
+
+
+def dotglob_variants(word: str) -> list[str]:
+    """The words a glob ``word`` adds under ``shopt -s dotglob`` (or a set ``GLOBIGNORE``),
+    where a leading ``*``, ``?`` or ``[…]`` also matches a leading ``.``: the word with those
+    components spelt with a literal dot, as the analyzer's globs (bash's defaults) read them."""
+    parts = word.split("/")
+    spots = [i for i, part in enumerate(parts) if part[:1] in ("*", "?", "[") and part != "**"]
+    dotted = {i: _dotted(parts[i]) for i in spots}
+    spots = [i for i in spots if dotted[i] is not None]
+    if not spots:
+        return []
+    masks = range(1, 2 ** len(spots)) if len(spots) <= _MAX_DOTTED else [2 ** len(spots) - 1]
+    out = []
+    for mask in masks:
+        variant = list(parts)
+        for bit, i in enumerate(spots):
+            if mask >> bit & 1:
+                variant[i] = dotted[i] or parts[i]
+        out.append("/".join(variant))
+    return out
+
+
 def representative(path: str) -> str:
     """One concrete name a glob stands for when no rule names what it matches."""
     return re.sub(r"\[[^\]]*\]", "x", path).replace("**", "x").replace("*", "x").replace("?", "x")

@@ -239,7 +239,26 @@ def model_unset(inv: Invocation) -> None:
             state.variables.pop(ARRAY_KEY + word, None)
 
 
+def model_shopt(inv: Invocation) -> None:
+    """``shopt -s dotglob`` makes a glob's leading wildcard match dot-files (see
+    :func:`exec._dotglob`); ``-u`` turns it off. An option name not known is taken as on."""
+    from stockade.analyzer.exec import DOTGLOB_KEY
+
+    argv = inv.argv
+    mode = ""
+    for word in argv[1:]:
+        if word.startswith("-") and word != "-":
+            mode = "s" if "s" in word else "u" if "u" in word else mode
+            continue
+        if word == "dotglob" or UNKNOWN in word:
+            if mode == "s" or (mode == "" and UNKNOWN in word):
+                inv.walker.state.variables[DOTGLOB_KEY] = "on"
+            elif mode == "u" and UNKNOWN not in word:
+                inv.walker.state.variables.pop(DOTGLOB_KEY, None)
+
+
 register("coproc", model_coproc, builtin=True)
+register("shopt", model_shopt, builtin=True)
 register("mapfile readarray", model_mapfile, builtin=True)
 register("read", model_read, builtin=True)
 register("hash", model_hash, builtin=True)
