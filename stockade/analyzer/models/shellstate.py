@@ -257,7 +257,46 @@ def model_shopt(inv: Invocation) -> None:
                 inv.walker.state.variables.pop(DOTGLOB_KEY, None)
 
 
+def located(inv: Invocation, names: list[str], skip_functions: bool) -> str | None:
+    """What ``which NAMES``/``type -P``/``command -v`` prints, as a command word that runs
+    the same program: the bare name (the walker finds it as the script would), or a path in a
+    system directory when a function of that name would shadow it (``which`` looks at files
+    only); None when not known (a name with ``/`` or unknown text, a changed ``$PATH``)."""
+    walker = inv.walker
+    out = []
+    for name in names:
+        if not name or "/" in name or UNKNOWN in name:
+            return None
+        if skip_functions and name in walker.state.functions:
+            if walker.state.variables.get("PATH") is not None:
+                return None
+            out.append("/usr/bin/" + name)
+        else:
+            out.append(name)
+    return "\n".join(out) + "\n" if out else None
+
+
+def model_which(inv: Invocation) -> None:
+    """``which NAME…``: prints where each program is (see :func:`located`)."""
+    names = inv.argv[1:]
+    if not any(name.startswith("-") for name in names):
+        inv.output(located(inv, names, skip_functions=True))
+
+
+def model_type(inv: Invocation) -> None:
+    """``type -P NAME…`` prints a program's path (``-p``: only when no function is named so)."""
+    argv = inv.argv
+    if len(argv) > 2 and argv[1] in ("-P", "-p", "-fP", "-Pf"):
+        names = argv[2:]
+        if argv[1] == "-p" and any(name in inv.walker.state.functions for name in names):
+            inv.output(None)
+            return
+        inv.output(located(inv, names, skip_functions=True))
+
+
 register("coproc", model_coproc, builtin=True)
+register("which", model_which)
+register("type", model_type, builtin=True)
 register("shopt", model_shopt, builtin=True)
 register("mapfile readarray", model_mapfile, builtin=True)
 register("read", model_read, builtin=True)

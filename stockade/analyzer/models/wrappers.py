@@ -77,6 +77,10 @@ def model_wrapper(inv: Invocation) -> None:
     before = inv.walker.state.cwd
     for option, value, index in parsed.options:
         if option in spec.no_exec_flags:
+            if inv.name == "command" and option == "-v":  # `$(command -v rm)`: a word that runs rm
+                from stockade.analyzer.models.shellstate import located
+
+                inv.output(located(inv, [word for word, _ in parsed.positionals], skip_functions=False))
             return
         if option in spec.code_flags and value is not None:
             inv.script(value, index, what=f"the code given to `{inv.name} {option}`")
