@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, Write
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
+    from stockade.analyzer.effects import Effect
     from stockade.analyzer.exec import Stdin
     from stockade.analyzer.parse import Source
     from stockade.analyzer.walker import State
@@ -72,6 +73,7 @@ class ControlFlow:
     if TYPE_CHECKING:  # provided by the Walker this class is mixed into
         src: Source
         words: WordExpander
+        effects: list[Effect]
 
         def walk(self, node: Any, stdin: Stdin = ...) -> None: ...
 
@@ -237,29 +239,51 @@ class ControlFlow:
             if node.field_name_for_child(index) == "condition" and child.is_named:
                 conditions.append(child)
                 self.walk(child, stdin)
-        self._endless(node, conditions, body)
-        self._branches([body, []], stdin)
-
-    def _endless(self, node: Any, conditions: list[Any], body: list[Any]) -> None:
-        """An endless loop (``while true``/``while :``/``until false``, no ``break``, ``exit`` or
-        ``return`` in it) that starts background processes or writes to a file every turn
-        exhausts processes or the disk: unknown effects, as a fork bomb is."""
         text = self.src.node_text
         condition = " ".join(text(c).strip(" \t;\n") for c in conditions)
         forever = ("true", ":", "/bin/true", "/usr/bin/true", "[ 1 ]", "((1))", "(( 1 ))")
         keyword = node.children[0].type if node.children else ""
-        if not ((keyword == "while" and condition in forever) or (keyword == "until" and condition in ("false",
-                                                                                                     "/bin/false"))):
-            return
+        if (keyword == "while" and condition in forever) or (keyword == "until" and condition in ("false",
+                                                                                                 "/bin/false")):
+            self._endless(node, body, stdin)
+        self._branches([body, []], stdin)
+
+    def _endless(self, node: Any, body: list[Any], stdin: Stdin) -> None:
+        """An endless loop (``while true``/``while :``/``until false``/``for ((;;))``, no
+        ``break``, ``exit`` or ``return`` in it) that starts background processes, appends to a
+        file or creates a new file or directory every turn exhausts processes, the disk or its
+        inodes: unknown effects, as a fork bomb is.  New paths are found by walking the body
+        twice in a row: a second turn that writes a path the first did not (``mkdir d; cd d``,
+        ``touch x$i; ((i++))``) or one not known (``mkdir d$RANDOM``) grows without end."""
+        text = self.src.node_text
         inside = " ".join(text(b) for b in body)
         if _LOOP_EXIT_RE.search(inside) is not None:
             return
+        span = (node.start_byte, node.end_byte)
         if _BACKGROUND_RE.search(inside) is not None:
-            self.unknown("an endless loop starts background processes without end (it exhausts the processes)",
-                         (node.start_byte, node.end_byte))
-        elif ">>" in inside:
-            self.unknown("an endless loop writes to a file without end (it fills the disk)",
-                         (node.start_byte, node.end_byte))
+            self.unknown("an endless loop starts background processes without end (it exhausts the processes)", span)
+            return
+        if ">>" in inside:
+            self.unknown("an endless loop writes to a file without end (it fills the disk)", span)
+            return
+        before = self.state
+        self.state = before.copy()
+        effects = self.effects
+        start = len(effects)
+        try:
+            for child in body:
+                self.walk(child, stdin)
+            middle = len(effects)
+            for child in body:  # (the second turn's effects are what bash would do: they stay)
+                self.walk(child, stdin)
+        finally:
+            self.state = before
+        first = {effect.path for effect in effects[start:middle] if type(effect) is Write}
+        for effect in effects[middle:]:
+            if type(effect) is Write and (UNKNOWN in effect.path or effect.path not in first):
+                self.unknown("an endless loop creates a new file or directory every turn (it exhausts the disk "
+                             "or its inodes)", span)
+                return
 
     visit_until_statement = visit_while_statement
 
@@ -296,9 +320,15 @@ class ControlFlow:
         self.state = self._merge(before, results)
 
     def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:
+        forever = True  # `for ((;;))`, `for ((;1;))`: no condition, or a constant one that holds
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
             if field_name == "body":
+                if forever:
+                    self._endless(node, [child], stdin)
                 self._branches([[child], []], stdin)
             elif child.is_named:
+                if field_name == "condition":
+                    condition = self.src.node_text(child).strip()
+                    forever = forever and condition.isdigit() and int(condition) != 0
                 self.arithmetic(child)
