@@ -651,7 +651,12 @@ class _HostBridge:
 
     def __init__(self, broker: Any):
         self.broker = broker
-        broker.listen_on_host()
+        try:
+            broker.listen_on_host()
+        except OSError as exc:  # the command does not run (never without its broker)
+            raise _environment_problem(catalogue.BROKER_UNREACHABLE, "the network broker cannot listen on the "
+                                       f"host's loopback, so the command did not run: {exc.strerror or exc}",
+                                       help="the broker needs one free port on 127.0.0.1") from None
         broker.serve()
 
     def started(self, pid: int | None = None) -> None:

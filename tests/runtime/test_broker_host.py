@@ -81,3 +81,17 @@ def test_a_seatbelt_plan_carries_the_broker(tmp_path: Path) -> None:
     loaded = {**plan, "bwrap": None, "bwrap_writable": None, "machine": "arm64", "searched": [],
               "placeholder_files": {}}  # as a run loads it
     assert plan_problem(loaded) is None
+
+
+def test_a_host_broker_that_cannot_listen_stops_the_run(tmp_path: Path) -> None:
+    """No port on the host's loopback: R508, and the command is never started without its broker."""
+    from stockade.runtime.session import _HostBridge
+
+    class NoPort(Broker):
+        def listen_on_host(self) -> int:
+            raise OSError(98, "Address already in use")
+
+    with pytest.raises(StockadeError) as info:
+        _HostBridge(NoPort(lambda: None))  # type: ignore[arg-type,return-value]
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.code == "R508" and "did not run" in diagnostic.message
