@@ -516,6 +516,11 @@ SPECIAL_RANGES: tuple[tuple[str, str], ...] = (
 #: ECS task metadata; Alibaba), some outside the ranges above.
 METADATA_ADDRESSES = frozenset({"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"})
 _SPECIAL_NETWORKS: list[tuple[IPv4Network | IPv6Network, str]] = []
+#: NAT64 prefixes (well-known and local use): judged by the IPv4 address in their last 32 bits.
+_NAT64 = ("64:ff9b::/96", "64:ff9b:1::/48")
+#: IPv6 ranges that carry an IPv4 address without being its public IPv6 form, or are no one's:
+#: IPv4-compatible (``::a.b.c.d``, deprecated), SIIT ``::ffff:0:a.b.c.d``, discard-only.
+_V6_CARRIERS = ("::/96", "::ffff:0:0:0/96", "100::/64")
 
 
 def special_range(address: IPv4Address | IPv6Address) -> str | None:
@@ -532,15 +537,18 @@ def special_range(address: IPv4Address | IPv6Address) -> str | None:
         return "metadata"
     if address.version == 6:
         embedded = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
-        if embedded is None and address in ipaddress.ip_network("64:ff9b::/96"):
+        if embedded is None and any(address in ipaddress.ip_network(net) for net in _NAT64):
             embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-        if embedded is not None:
-            kind = special_range(embedded)
+        carried = [embedded] if embedded is not None else list(getattr(address, "teredo", None) or ())
+        for each in carried:
+            kind = special_range(each)
             if kind is not None:
                 return kind
     for network, kind in _SPECIAL_NETWORKS:
         if address.version == network.version and address in network:
             return kind
+    if address.version == 6 and any(address in ipaddress.ip_network(net) for net in _V6_CARRIERS):
+        return "reserved"  # (IPv4-compatible, SIIT, discard: a disguise, nobody's public address)
     return None
 
 

@@ -156,19 +156,22 @@ class Judge:
         """The decision for ``host``:``port`` (see the module docstring, step 3)."""
         import ipaddress
 
+        from stockade.compiler.query import ip_literal
+
+        if not 0 < port < 65536:
+            return self._refuse(host, port, f"`{port}` is not a port", self._unnamed())
         if host == HOST_LOOPBACK:
             return self._host_loopback(host, port, "127.0.0.1")
         text = host.lower().rstrip(".")
         if text.startswith("[") and text.endswith("]"):
             text = text[1:-1]
-        try:
-            address = ipaddress.ip_address(text.split("%", 1)[0])
-        except ValueError:
-            address = None
+        # every spelling a resolver takes as an address (`127.1`, `0x7f.1`, `2130706433`,
+        # `::ffff:7f00:1`, `fe80::1%lo`) is judged as that address, and never looked up
+        address = ip_literal(text)
         if address is not None:
             return self._address(host, port, address, None)
         if not _host_name(text):
-            return Decision(False, host, port, (), "not a host name")
+            return self._refuse(host, port, "not a host name", self._unnamed())
         decision = self.ir.network_access(text, port)
         if not decision.allowed:
             reason = "denied by a rule" if decision.rule is not None else "no rule allows it"
@@ -192,6 +195,21 @@ class Judge:
         rule, where = self._rule(decision)
         return Decision(True, host, port, tuple(checked), "allowed", rule, where)
 
+    def _unnamed(self) -> NetworkDecision | None:
+        """The decision to name for a destination no rule can match (not a host name, not a
+        port): the policy's ``default deny`` (no rule allows such a destination); None under
+        ``default allow`` (the default did not refuse it: stockade did)."""
+        if self.ir.network.default != "deny":
+            return None
+        from stockade.compiler.query import NetworkDecision
+
+        return NetworkDecision("", None, False, None)
+
+    def _named(self, decision: NetworkDecision) -> NetworkDecision | None:
+        """``decision`` to name as the refusal's rule when a rule decided it, else the
+        default only where it is ``deny`` (:meth:`_unnamed`)."""
+        return decision if decision.rule is not None else self._unnamed()
+
     def _host_loopback(self, host: str, port: int, address: str) -> Decision:
         decision = self.ir.network_access(HOST_LOOPBACK, port)
         if decision.allowed and decision.rule is not None and decision.rule.host.kind == "host-loopback":
@@ -199,7 +217,7 @@ class Judge:
             return Decision(True, host, port, (address,), "allowed", rule, where)
         reason = (f"`{address}` is the host's loopback: only `allow host-loopback:{port}` reaches it"
                   if decision.rule is None or decision.allowed else "denied by a rule")
-        return self._refuse(host, port, reason, decision if decision.rule is not None else None, address)
+        return self._refuse(host, port, reason, self._named(decision), address)
 
     def _address(self, host: str, port: int, address: IPv4Address | IPv6Address,
                  by_name: NetworkDecision | None) -> Decision:
@@ -209,19 +227,28 @@ class Judge:
         from stockade.compiler.query import special_range
 
         kind = special_range(plain)
-        if kind == "loopback":
-            return self._host_loopback(host, port, text)
+        if kind == "loopback" or (kind == "unspecified" and plain.is_unspecified):
+            # (`0.0.0.0` and `::` reach the host's loopback; a loopback address carried in
+            # another IPv6 form is connected to as the plain one)
+            loopback = text if plain.is_loopback else "127.0.0.1"
+            return self._host_loopback(host, port, loopback)
+        if kind == "unspecified":  # the rest of 0.0.0.0/8: no address to connect to
+            return self._refuse(host, port, f"`{text}` is not an address to connect to", self._unnamed(), text)
         decision = self.ir.network_access(text, port)
         resolved = f"resolves to `{text}`, " if by_name is not None else ""
         if decision.rule is not None and decision.rule.action == "deny":
             return self._refuse(host, port, f"{resolved}denied by a rule", decision, text)
+        for carried in _carried_ipv4(plain):  # (`deny 203.0.113.66` holds for `64:ff9b::cb00:7142` too)
+            inner = self.ir.network_access(str(carried), port)
+            if inner.rule is not None and inner.rule.action == "deny":
+                return self._refuse(host, port, f"{resolved}carries `{carried}`, denied by a rule", inner, text)
         if kind is not None:
             if decision.allowed and decision.rule is not None and decision.rule.host.kind == "cidr":
                 rule, where = self._rule(decision)
                 return Decision(True, host, port, (text,), "allowed", rule, where)
             article = "an" if kind[0] in "aeiou" else "a"
             return self._refuse(host, port, f"{resolved}{article} {kind} address: only a rule naming that "
-                                             f"address or range allows it", decision, text)
+                                             f"address or range allows it", self._named(decision), text)
         if by_name is not None:
             rule, where = self._rule(by_name)
             return Decision(True, host, port, (text,), "allowed", rule, where)
@@ -229,6 +256,20 @@ class Judge:
             return self._refuse(host, port, "no rule allows it (an address is judged as an address)", decision, text)
         rule, where = self._rule(decision)
         return Decision(True, host, port, (text,), "allowed", rule, where)
+
+
+def _carried_ipv4(address: IPv4Address | IPv6Address) -> list[IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (6to4, NAT64, Teredo), judged too."""
+    if address.version != 6:
+        return []
+    import ipaddress
+
+    six: Any = address
+    if six.sixtofour is not None:
+        return [six.sixtofour]
+    if any(address in ipaddress.ip_network(net) for net in ("64:ff9b::/96", "64:ff9b:1::/48")):
+        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
+    return list(six.teredo or ())
 
 
 def _host_name(text: str) -> bool:
@@ -1162,7 +1203,7 @@ def _split_host_port(text: str, default: int | None) -> tuple[str | None, int | 
         return None, None
     if not port_text:
         return host, default
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
         return None, None
     return host, int(port_text)
 
