@@ -827,6 +827,8 @@ class Broker:
             first = conn.recv(1, _socket.MSG_PEEK)
             if first == b"\x05":
                 self._socks(conn)
+            elif first == b"\x04":
+                self._socks4(conn)
             elif first:
                 self._http(conn)
         except OSError:
@@ -838,46 +840,73 @@ class Broker:
             _close(conn)
 
     def _http(self, conn: socket.socket) -> None:
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = conn.recv(8192)
-            if not chunk:
-                return
-            head += chunk
-            if len(head) > MAX_HEAD:
+        """HTTP proxy requests on one client connection, each decided on its own: a
+        ``CONNECT`` (then a tunnel), or absolute-form requests, one after another (each
+        forwarded with its body alone, by its own framing; the next one is read, judged and
+        recorded afresh, never relayed as bytes of the first)."""
+        reader = _Reader(conn)
+        while True:
+            try:
+                head = reader.head(time.monotonic() + HEAD_TIMEOUT)
+            except _HeadTooLarge:
                 _reply(conn, 431, "request head too large")
                 return
-        head, _, rest = head.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3:
-            _reply(conn, 400, "not an HTTP proxy request")
-            return
-        method, target, version = parts
-        if method.upper() == "CONNECT":
-            host, port = _split_host_port(target, None)
-            if host is None or port is None:
-                _reply(conn, 400, f"bad CONNECT target `{target}`")
+            if head is None:
                 return
-            self._forward(conn, "connect", host, port, rest, lambda ok, message: _reply(
-                conn, 200 if ok else (403 if message.startswith("blocked") else 502), message,
-                established=ok))
-            return
+            request = _parse_request(head)
+            if isinstance(request, str):
+                _reply(conn, 400, request)
+                return
+            method, target, version, headers = request
+            if method.upper() == "CONNECT":
+                host, port = _split_host_port(target, None)
+                if host is None or port is None:
+                    _reply(conn, 400, f"bad CONNECT target `{target}`")
+                    return
+                self._forward(conn, "connect", host, port, reader.take_buffer(), lambda ok, message: _reply(
+                    conn, 200 if ok else (403 if message.startswith("blocked") else 502), message,
+                    established=ok))
+                return
+            if not self._absolute(conn, reader, method, target, version, headers):
+                return
+
+    def _absolute(self, conn: socket.socket, reader: _Reader, method: str, target: str, version: str,
+                  headers: list[tuple[str, str]]) -> bool:
+        """Forward one absolute-form request (``GET http://host:port/path``) with its body;
+        whether the connection may carry another request."""
         if not target.lower().startswith("http://"):
             _reply(conn, 400, "only absolute-form `http://` requests and CONNECT are proxied")
-            return
+            return False
         rest_of_url = target[7:]
-        authority, slash, path = rest_of_url.partition("/")
-        host, port = _split_host_port(authority.rsplit("@", 1)[-1], 80)
+        end = min([rest_of_url.find(c) for c in "/?#" if c in rest_of_url] or [len(rest_of_url)])
+        authority, path = rest_of_url[:end], rest_of_url[end:].split("#", 1)[0]
+        hostport = authority.rsplit("@", 1)[-1]
+        host, port = _split_host_port(hostport, 80)
         if host is None or port is None:
             _reply(conn, 400, f"bad request target `{target}`")
-            return
-        headers = [line for line in lines[1:] if line.split(":", 1)[0].strip().lower() not in (
-            "proxy-connection", "proxy-authorization", "connection", "keep-alive")]
-        request = "\r\n".join([f"{method} /{path if slash else ''} {version}", *headers, "Connection: close"])
-        payload = request.encode("latin-1") + b"\r\n\r\n" + rest
-        self._forward(conn, "http", host, port, payload, lambda ok, message: None if ok else _reply(
-            conn, 403 if message.startswith("blocked") else 502, message))
+            return False
+        framing = _body_framing(headers)
+        if isinstance(framing, str):
+            _reply(conn, 400, framing)
+            return False
+        # the request goes to the host of its target: a `Host` header naming another is replaced
+        # (RFC 9112 3.2.2), so a server behind an allowed address never serves another name
+        kept = [f"{name}: {value}" for name, value in headers if name.lower() not in _HOP_HEADERS]
+        lines = [f"{method} {path if path.startswith('/') else '/' + path} {version}", f"Host: {hostport}", *kept,
+                 "Connection: close"]
+        payload = "\r\n".join(lines).encode("latin-1") + b"\r\n\r\n"
+        state = {"refused": False, "more": False}
+
+        def answer(ok: bool, message: str) -> None:
+            if not ok:
+                state["refused"] = True
+                _reply(conn, 403 if message.startswith("blocked") else 502, message)
+
+        def relay(client: Any, upstream: Any, counts: list[int]) -> None:
+            state["more"] = _exchange(reader, client, upstream, framing, counts)
+
+        self._forward(conn, "http", host, port, payload, answer, relay)
+        return state["more"] and not state["refused"]
 
     def _socks(self, conn: socket.socket) -> None:
         greeting = _recv_exact(conn, 2)
@@ -899,6 +928,8 @@ class Broker:
         port = int.from_bytes(_recv_exact(conn, 2), "big")
         if version != 5 or command != 1:
             conn.sendall(b"\x05\x07\x00\x01\0\0\0\0\0\0")  # command not supported (only CONNECT)
+            what = {2: "BIND", 3: "UDP ASSOCIATE"}.get(command, f"command {command}")
+            self._record(self._refusal_of(host, port, f"SOCKS5 {what} is not served (only CONNECT)"), "socks5")
             return
 
         def answer(ok: bool, message: str) -> None:
@@ -906,6 +937,36 @@ class Broker:
             conn.sendall(bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0]))
 
         self._forward(conn, "socks5", host, port, b"", answer)
+
+    def _socks4(self, conn: socket.socket) -> None:
+        """A SOCKS4 or SOCKS4a ``CONNECT`` (an IPv4 address, or a name after ``0.0.0.x``):
+        judged and relayed like a SOCKS5 one; ``BIND`` is refused and recorded."""
+        deadline = time.monotonic() + HEAD_TIMEOUT
+        _, command = _recv_exact(conn, 2)
+        port = int.from_bytes(_recv_exact(conn, 2), "big")
+        address = _recv_exact(conn, 4)
+        _recv_until_nul(conn, 256, deadline)  # the user id (not used)
+        host = _socket.inet_ntop(_socket.AF_INET, address)
+        if address[:3] == b"\0\0\0" and address[3]:  # SOCKS4a: the name follows
+            host = _recv_until_nul(conn, 256, deadline).decode("latin-1")
+
+        def answer(ok: bool, message: str) -> None:
+            conn.sendall(b"\x00" + (b"\x5a" if ok else b"\x5b") + bytes(6))
+
+        if command != 1:
+            answer(False, "")
+            self._record(self._refusal_of(host, port, "SOCKS4 BIND is not served (only CONNECT)"), "socks4")
+            return
+        self._forward(conn, "socks4", host, port, b"", answer)
+
+    def _refusal_of(self, host: str, port: int, reason: str) -> Decision:
+        """The record of a request refused for what it asks, not where: the policy's own
+        refusal of the destination when it has one (with its rule), else ``reason``."""
+        assert self.judge is not None
+        decision = self.judge.judge(host, port) if host else None
+        if decision is not None and not decision.allowed:
+            return decision.replace(reason=f"{reason}; {decision.reason}")
+        return Decision(False, host, port, (), reason)
 
     # -- clients that ignore the proxy (stockade.runtime.netstub) ------------------------------
 
@@ -1018,8 +1079,10 @@ class Broker:
         self._forward(conn, "capture", host, port, b"", answer)
 
     def _forward(self, conn: socket.socket, protocol: str, host: str, port: int, payload: bytes,
-                 answer: Callable[[bool, str], object] | None) -> None:
-        """Judge the destination, connect to a checked address, answer, relay, record."""
+                 answer: Callable[[bool, str], object] | None,
+                 relay: Callable[[Any, Any, list[int]], object] | None = None) -> None:
+        """Judge the destination, connect to a checked address, answer, relay (both ways, or
+        with ``relay(conn, upstream, counts)``: one HTTP exchange), record."""
         assert self.judge is not None
         decision = self.judge.judge(host, port)
         shown = f"{host}:{port}" if host != HOST_LOOPBACK else f"host-loopback:{port}"
@@ -1063,9 +1126,12 @@ class Broker:
                 counts[0] += len(payload)
             conn.settimeout(None)
             upstream.settimeout(None)
-            back = _Task(_pump, upstream, conn, counts, 1)
-            _pump(conn, upstream, counts, 0)
-            back.join()
+            if relay is not None:
+                relay(conn, upstream, counts)
+            else:
+                back = _Task(_pump, upstream, conn, counts, 1)
+                _pump(conn, upstream, counts, 0)
+                back.join()
         finally:
             with self._lock:
                 self._connections.discard(upstream)
@@ -1206,6 +1272,230 @@ def _split_host_port(text: str, default: int | None) -> tuple[str | None, int | 
     if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
         return None, None
     return host, int(port_text)
+
+
+def _recv_until_nul(conn: socket.socket, limit: int, deadline: float) -> bytes:
+    """Bytes up to a NUL (not kept), at most ``limit`` of them, before ``deadline``."""
+    data = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ConnectionError("too slow")
+        conn.settimeout(min(left, HEAD_TIMEOUT))
+        byte = conn.recv(1)
+        if not byte:
+            raise ConnectionError("the client closed the connection")
+        if byte == b"\0":
+            return data
+        data += byte
+        if len(data) > limit:
+            raise ConnectionError("too long")
+
+
+class _HeadTooLarge(Exception):
+    """A request head over :data:`MAX_HEAD` bytes."""
+
+
+#: The headers a proxy does not forward (hop-by-hop ones, and ``Host``: the target names it).
+_HOP_HEADERS = frozenset({"host", "connection", "proxy-connection", "proxy-authorization", "keep-alive", "upgrade",
+                          "te", "trailer"})
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+class _Reader:
+    """Buffered reads from a client: request heads (whole, bounded in size and time), then
+    bodies by their framing; what was read past one request is the next one's."""
+
+    def __init__(self, conn: socket.socket):
+        self.conn = conn
+        self.buffer = b""
+
+    def _fill(self) -> bool:
+        chunk = self.conn.recv(65536)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def head(self, deadline: float) -> bytes | None:
+        """The next request head (without its blank line), None at the end of the connection.
+        Raises :class:`_HeadTooLarge`, or :class:`TimeoutError` past ``deadline`` (a head sent
+        a byte at a time holds no connection longer than that)."""
+        while b"\r\n\r\n" not in self.buffer:
+            if len(self.buffer) > MAX_HEAD:
+                raise _HeadTooLarge()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request head took too long")
+            self.conn.settimeout(min(left, HEAD_TIMEOUT))
+            if not self._fill():
+                return None
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        if len(head) > MAX_HEAD:
+            raise _HeadTooLarge()
+        return head
+
+    def take_buffer(self) -> bytes:
+        """What was read past the head (the start of a tunnel's bytes)."""
+        data, self.buffer = self.buffer, b""
+        return data
+
+    def read(self, most: int) -> bytes:
+        """Up to ``most`` bytes (b"" at the end)."""
+        if not self.buffer and not self._fill():
+            return b""
+        data, self.buffer = self.buffer[:most], self.buffer[most:]
+        return data
+
+    def line(self, limit: int = 4096) -> bytes:
+        """One line with its CRLF; raises :class:`ValueError` for a longer one or a bare CR/LF."""
+        while b"\r\n" not in self.buffer:
+            if len(self.buffer) > limit or not self._fill():
+                raise ValueError("a chunk line too long or cut off")
+        line, _, self.buffer = self.buffer.partition(b"\r\n")
+        if len(line) > limit or b"\r" in line or b"\n" in line or b"\0" in line:
+            raise ValueError("a malformed chunk line")
+        return line + b"\r\n"
+
+    def pending(self) -> bool:
+        """Whether the client has sent more already (a pipelined request)."""
+        if self.buffer:
+            return True
+        from select import POLLIN, poll
+
+        waiter = poll()
+        waiter.register(self.conn.fileno(), POLLIN)
+        return bool(waiter.poll(0))
+
+
+def _parse_request(head: bytes) -> tuple[str, str, str, list[tuple[str, str]]] | str:
+    """``(method, target, version, headers)`` of a request head, or why it is refused: a NUL,
+    a bare CR or LF, a folded or malformed header line (no whitespace before the colon), a
+    request line that is not ``METHOD TARGET HTTP/1.x``."""
+    if b"\0" in head:
+        return "a NUL in the request head"
+    lines = head.decode("latin-1").split("\r\n")
+    if any("\r" in line or "\n" in line for line in lines):
+        return "a bare CR or LF in the request head"
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[0] or not set(parts[0]) <= _TOKEN or not parts[1] \
+            or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
+        return "not an HTTP proxy request"
+    headers = []
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if not colon or not name or not set(name) <= _TOKEN:
+            return f"a malformed header line `{line[:80]}`"
+        headers.append((name, value.strip(" \t")))
+    return parts[0], parts[1], parts[2], headers
+
+
+def _body_framing(headers: Sequence[tuple[str, str]]) -> tuple[str, int] | str:
+    """How a request's body is delimited: ``("length", n)``, ``("chunked", 0)``, or why the
+    request is refused (framings that two parsers could read differently: both
+    ``Content-Length`` and ``Transfer-Encoding``, two lengths, a coding besides ``chunked``)."""
+    lengths = {value for name, value in headers if name.lower() == "content-length"}
+    codings = [value.lower() for name, value in headers if name.lower() == "transfer-encoding"]
+    if codings:
+        if lengths or codings != ["chunked"]:
+            return "an ambiguous request body (Transfer-Encoding other than one `chunked`, or with Content-Length)"
+        return "chunked", 0
+    if len(lengths) > 1:
+        return "two different Content-Length headers"
+    if lengths:
+        (value,) = lengths
+        if not (value.isascii() and value.isdigit()) or len(value) > 18:
+            return f"a bad Content-Length `{value[:40]}`"
+        return "length", int(value)
+    return "length", 0
+
+
+def _send_body(reader: _Reader, upstream: Any, framing: tuple[str, int], counts: list[int]) -> bool:
+    """Copy one request body from the client to ``upstream``; whether it was whole."""
+    try:
+        kind, left = framing
+        if kind == "length":
+            while left:
+                data = reader.read(min(left, _BUFFER))
+                if not data:
+                    return False
+                upstream.sendall(data)
+                counts[0] += len(data)
+                left -= len(data)
+            return True
+        while True:  # chunked: size line, data, CRLF ... a zero size, trailers, a blank line
+            line = reader.line()
+            size_text = line[:-2].split(b";", 1)[0].strip(b" \t")
+            if not size_text or len(size_text) > 16 or not all(c in b"0123456789abcdefABCDEF" for c in size_text):
+                return False
+            size = int(size_text, 16)
+            upstream.sendall(line)
+            counts[0] += len(line)
+            if size == 0:
+                while True:
+                    trailer = reader.line(8192)
+                    upstream.sendall(trailer)
+                    counts[0] += len(trailer)
+                    if trailer == b"\r\n":
+                        return True
+            while size:
+                data = reader.read(min(size, _BUFFER))
+                if not data:
+                    return False
+                upstream.sendall(data)
+                counts[0] += len(data)
+                size -= len(data)
+            if reader.line(0) != b"\r\n":
+                return False
+            upstream.sendall(b"\r\n")
+            counts[0] += 2
+    except (OSError, ValueError):
+        return False
+
+
+def _exchange(reader: _Reader, conn: Any, upstream: Any, framing: tuple[str, int], counts: list[int]) -> bool:
+    """One forwarded request: its body to ``upstream`` (beside), the answer back to the client
+    until the upstream ends it (the request said ``Connection: close``).  Whether the client
+    connection may go on: its body went whole and the client already sent another request
+    (otherwise the client's side is ended, as a server's close ends an answer)."""
+    whole = [False]
+
+    def send() -> None:
+        whole[0] = _send_body(reader, upstream, framing, counts)
+
+    body = _Task(send)
+    try:
+        if not _splice_until_end(upstream, conn, counts, 1):
+            buffer = bytearray(_BUFFER)
+            view = memoryview(buffer)
+            while True:
+                size = upstream.recv_into(buffer)
+                if not size:
+                    break
+                conn.sendall(view[:size])
+                counts[1] += size
+    except OSError:
+        pass
+    if not body.join(0):
+        try:
+            conn.shutdown(_socket.SHUT_RD)  # (the answer is over: the rest of a body goes nowhere)
+        except OSError:
+            pass
+        body.join()
+        whole[0] = False
+    go_on = whole[0] and reader.pending()
+    if not go_on:
+        try:
+            conn.shutdown(_socket.SHUT_WR)
+        except OSError:
+            pass
+    return go_on
+
+
+def _splice_until_end(source: Any, sink: Any, counts: list[int], index: int) -> bool:
+    """:func:`_splice` (the relay's zero-copy move), False where it cannot be used."""
+    try:
+        return _splice(source, sink, counts, index)
+    except OSError:
+        return True
 
 
 def _recv_exact(conn: socket.socket, size: int) -> bytes:
