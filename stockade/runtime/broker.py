@@ -168,6 +168,9 @@ class Judge:
         # every spelling a resolver takes as an address (`127.1`, `0x7f.1`, `2130706433`,
         # `::ffff:7f00:1`, `fe80::1%lo`) is judged as that address, and never looked up
         address = ip_literal(text)
+        if address is None and (text == "localhost" or text.endswith(".localhost")):
+            # (through the broker, `localhost` is the host's: never looked up, judged as 127.0.0.1)
+            address = ip_literal("127.0.0.1")
         if address is not None:
             return self._address(host, port, address, None)
         if not _host_name(text):
@@ -1056,7 +1059,14 @@ class Broker:
         if address.startswith("::ffff:"):
             address = address[7:]
         if address.startswith("127.") or address == "::1":
-            _reset(conn)  # the sandbox's own loopback: nothing of its own listens on this port
+            # the sandbox's own loopback, where nothing of its own can listen on this port: said
+            # in the record (a client that meant the host's service learns how it is granted)
+            judge = self.judge
+            assert judge is not None
+            self._record(judge._refuse(address, port, f"`{address}` is the sandbox's own loopback (nothing listens "
+                                       f"there); the host's is reached only by `allow host-loopback:{port}`",
+                                       judge._unnamed(), address), "capture")
+            _reset(conn)
             return
         stub = self._stub()
         if stub is None:

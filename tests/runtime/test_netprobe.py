@@ -77,6 +77,8 @@ STRICT_REFUSED = [
     ("0.0.0.0", 80, "127.0.0.1", "host's loopback"),        # connecting to it reaches the loopback
     ("[::]", 80, "127.0.0.1", "host's loopback"),
     ("0", 80, "127.0.0.1", "host's loopback"),
+    ("localhost", 80, "127.0.0.1", "host's loopback"),      # through the broker: the host's, never looked up
+    ("db.localhost.", 80, "127.0.0.1", "host's loopback"),
     ("::127.0.0.1", 80, "::7f00:1", "a reserved address"),  # IPv4-compatible: no one's address
     ("::ffff:0:7f00:1", 80, "::ffff:0:7f00:1", "a reserved address"),
     ("0.1.2.3", 80, "0.1.2.3", "not an address to connect to"),
