@@ -160,11 +160,11 @@ class Judge:
 
         if not 0 < port < 65536:
             return self._refuse(host, port, f"`{port}` is not a port", self._unnamed())
-        if host == HOST_LOOPBACK:
-            return self._host_loopback(host, port, "127.0.0.1")
         text = host.lower().rstrip(".")
         if text.startswith("[") and text.endswith("]"):
             text = text[1:-1]
+        if text == HOST_LOOPBACK:
+            return self._host_loopback(host, port, "127.0.0.1")
         # every spelling a resolver takes as an address (`127.1`, `0x7f.1`, `2130706433`,
         # `::ffff:7f00:1`, `fe80::1%lo`) is judged as that address, and never looked up
         address = ip_literal(text)
@@ -811,7 +811,11 @@ class Broker:
                 return
             self._connections.add(conn)
             key = object()
-            self._workers[key] = _Task(self._serve, conn, kind, key)  # (under the lock: it removes itself)
+            try:
+                self._workers[key] = _Task(self._serve, conn, kind, key)  # (under the lock: it removes itself)
+            except RuntimeError:  # no thread to be had (a flood of connections): this one is refused
+                self._connections.discard(conn)
+                _reset(conn)
 
     def _serve(self, conn: socket.socket, kind: str, key: object) -> None:
         try:
@@ -912,23 +916,24 @@ class Broker:
         return state["more"] and not state["refused"]
 
     def _socks(self, conn: socket.socket) -> None:
-        greeting = _recv_exact(conn, 2)
-        methods = _recv_exact(conn, greeting[1])
+        deadline = time.monotonic() + HEAD_TIMEOUT  # (the whole request, however slowly it is sent)
+        greeting = _recv_exact(conn, 2, deadline)
+        methods = _recv_exact(conn, greeting[1], deadline)
         if 0 not in methods:
             conn.sendall(b"\x05\xff")
             return
         conn.sendall(b"\x05\x00")
-        version, command, _, atyp = _recv_exact(conn, 4)
+        version, command, _, atyp = _recv_exact(conn, 4, deadline)
         if atyp == 1:
-            host = _socket.inet_ntop(_socket.AF_INET, _recv_exact(conn, 4))
+            host = _socket.inet_ntop(_socket.AF_INET, _recv_exact(conn, 4, deadline))
         elif atyp == 4:
-            host = _socket.inet_ntop(_socket.AF_INET6, _recv_exact(conn, 16))
+            host = _socket.inet_ntop(_socket.AF_INET6, _recv_exact(conn, 16, deadline))
         elif atyp == 3:
-            host = _recv_exact(conn, _recv_exact(conn, 1)[0]).decode("latin-1")
+            host = _recv_exact(conn, _recv_exact(conn, 1, deadline)[0], deadline).decode("latin-1")
         else:
             conn.sendall(b"\x05\x08\x00\x01\0\0\0\0\0\0")
             return
-        port = int.from_bytes(_recv_exact(conn, 2), "big")
+        port = int.from_bytes(_recv_exact(conn, 2, deadline), "big")
         if version != 5 or command != 1:
             conn.sendall(b"\x05\x07\x00\x01\0\0\0\0\0\0")  # command not supported (only CONNECT)
             what = {2: "BIND", 3: "UDP ASSOCIATE"}.get(command, f"command {command}")
@@ -945,9 +950,9 @@ class Broker:
         """A SOCKS4 or SOCKS4a ``CONNECT`` (an IPv4 address, or a name after ``0.0.0.x``):
         judged and relayed like a SOCKS5 one; ``BIND`` is refused and recorded."""
         deadline = time.monotonic() + HEAD_TIMEOUT
-        _, command = _recv_exact(conn, 2)
-        port = int.from_bytes(_recv_exact(conn, 2), "big")
-        address = _recv_exact(conn, 4)
+        _, command = _recv_exact(conn, 2, deadline)
+        port = int.from_bytes(_recv_exact(conn, 2, deadline), "big")
+        address = _recv_exact(conn, 4, deadline)
         _recv_until_nul(conn, 256, deadline)  # the user id (not used)
         host = _socket.inet_ntop(_socket.AF_INET, address)
         if address[:3] == b"\0\0\0" and address[3]:  # SOCKS4a: the name follows
@@ -1508,9 +1513,14 @@ def _splice_until_end(source: Any, sink: Any, counts: list[int], index: int) -> 
         return True
 
 
-def _recv_exact(conn: socket.socket, size: int) -> bytes:
+def _recv_exact(conn: socket.socket, size: int, deadline: float | None = None) -> bytes:
     data = b""
     while len(data) < size:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request took too long")
+            conn.settimeout(min(left, HEAD_TIMEOUT))
         chunk = conn.recv(size - len(data))
         if not chunk:
             raise ConnectionError("the client closed the connection")

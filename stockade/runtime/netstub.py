@@ -280,12 +280,17 @@ class Stub:
         from stockade.compiler.query import ip_literal
         from stockade.runtime.broker import HOST_LOOPBACK, _where
 
+        network = self.ir.network
+        # (a name no rule can match is refused by the default where it is `deny`, and named so)
+        unnamed = ((f"default {network.default}", _where(network.default_origin) or "the built-in default")
+                   if network.default == "deny" else ("", ""))
         if not _is_host_name(name):
-            return False, "not a host name", "", ""
+            return False, "not a host name", *unnamed
         if name == HOST_LOOPBACK:
-            return False, "`host-loopback` is not looked up: its granted ports are the sandbox's own 127.0.0.1", "", ""
+            return (False, "`host-loopback` is not looked up: its granted ports are the sandbox's own 127.0.0.1",
+                    *unnamed)
         if ip_literal(name) is not None:
-            return False, "an address is not a name to look up", "", ""
+            return False, "an address is not a name to look up", *unnamed
         first = None
         for port in self.ports:
             decision = self.ir.network_access(name, port)
@@ -298,7 +303,6 @@ class Stub:
         if rule is not None:
             text, where = f"{rule.action} {rule.host}", _where(rule.origin)
         else:
-            network = self.ir.network
             text, where = f"default {network.default}", _where(network.default_origin) or "the built-in default"
         reason = "denied by a rule" if rule is not None and rule.action == "deny" else "no rule allows it at any port"
         return False, reason, text, where

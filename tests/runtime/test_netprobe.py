@@ -77,6 +77,7 @@ STRICT_REFUSED = [
     ("0.0.0.0", 80, "127.0.0.1", "host's loopback"),        # connecting to it reaches the loopback
     ("[::]", 80, "127.0.0.1", "host's loopback"),
     ("0", 80, "127.0.0.1", "host's loopback"),
+    ("HOST-LOOPBACK.", 80, "127.0.0.1", "host's loopback"),
     ("localhost", 80, "127.0.0.1", "host's loopback"),      # through the broker: the host's, never looked up
     ("db.localhost.", 80, "127.0.0.1", "host's loopback"),
     ("::127.0.0.1", 80, "::7f00:1", "a reserved address"),  # IPv4-compatible: no one's address
@@ -160,6 +161,7 @@ def test_names_refused_before_any_lookup(tmp_path: Path, host: str, port: int, b
     ("::ffff:198.51.100.7", 443, "198.51.100.7", "allow 198.51.100.0/24"),
     ("0.0.0.0", 5432, "127.0.0.1", "allow host-loopback:5432"),        # the host's loopback, where granted
     ("[::ffff:127.0.0.1]", 5432, "127.0.0.1", "allow host-loopback:5432"),
+    ("Host-Loopback", 5432, "127.0.0.1", "allow host-loopback:5432"),
 ])
 def test_the_allowed_ones_still_pass(tmp_path: Path, host: str, port: int, address: str, rule: str) -> None:
     judge, _ = _judge(tmp_path, STRICT)
@@ -198,3 +200,37 @@ def test_names_resolving_to_special_addresses_name_the_address(tmp_path: Path) -
                           ("scoped.test", "a link-local address")]:
         decision = judge.judge(name, 443)
         assert not decision.allowed and because in decision.reason, (name, decision)
+
+
+def _packet(labels: list[bytes], qtype: int) -> bytes:
+    import struct
+
+    name = b"".join(bytes([len(label)]) + label for label in labels) + b"\0"
+    return struct.pack("!HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0) + name + struct.pack("!HH", qtype, 1)
+
+
+@pytest.mark.parametrize("labels", [
+    [b"secret\x00data", b"example", b"test"], [b"a.b", b"example", b"test"], [b"1", b"2", b"3", b"4"],
+    [b"2130706433"], [b"host-loopback"], [b"github", b"com", b"evil", b"test"], [b"GITHUB", b"COM", b"EVIL"],
+    [b"x" * 63, b"y" * 63, b"z" * 63, b"evil"], [b"\xff\xfe", b"com"],
+])
+@pytest.mark.parametrize("qtype", [1, 16, 28, 255])  # A, TXT, AAAA, ANY
+def test_the_stub_refuses_odd_names_with_the_rule(tmp_path: Path, labels: list[bytes], qtype: int) -> None:
+    from stockade.runtime import netstub
+
+    judge, _ = _judge(tmp_path, STRICT)
+    reply, lookup = netstub.Stub(judge.ir).answer(_packet(labels, qtype))
+    assert reply is not None and lookup is not None
+    _, rcode, answers = netstub.parse_reply(reply)
+    assert (rcode, answers) == (netstub.NXDOMAIN, []) and not lookup.allowed
+    assert lookup.rule == "default deny" and lookup.where.startswith(str(tmp_path)), (lookup.reason, lookup.rule)
+
+
+@pytest.mark.parametrize("qtype", [16, 28, 255, 12, 33])  # TXT, AAAA, ANY, PTR, SRV of an allowed name
+def test_the_stub_answers_no_data_but_an_address(tmp_path: Path, qtype: int) -> None:
+    from stockade.runtime import netstub
+
+    judge, _ = _judge(tmp_path, STRICT)
+    reply, lookup = netstub.Stub(judge.ir).answer(_packet([b"c2VjcmV0", b"example", b"test"], qtype))
+    assert reply is not None and lookup is not None and lookup.allowed
+    assert netstub.parse_reply(reply)[1:] == (netstub.NOERROR, [])

@@ -266,18 +266,24 @@ def test_a_request_head_too_large_is_refused(world: World) -> None:
     assert world.up.received == []
 
 
-def test_a_slow_head_holds_neither_the_broker_nor_its_connection(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("stream", [
+    b"GET http://up.test/ HTTP/1.1\r\nX: " + b"a" * 500,
+    b"\x05\x01\x00\x05\x01\x00\x03\xff" + b"a" * 255,          # SOCKS5, a long name
+    b"\x04\x01\x00\x50\x00\x00\x00\x01" + b"u" * 250,          # SOCKS4a, a long user id
+])
+def test_a_slow_request_holds_neither_the_broker_nor_its_connection(world: World, monkeypatch: pytest.MonkeyPatch,
+                                                                    stream: bytes) -> None:
     monkeypatch.setattr(broker_mod, "HEAD_TIMEOUT", 1.0)
     slow = socket.create_connection(("127.0.0.1", world.port), 10)
     ended = False
     try:
-        slow.sendall(b"G")
+        slow.sendall(stream[:1])
         # another client is served meanwhile
         assert _talk(world.port, f"GET http://up.test:{world.up.port}/ HTTP/1.1\r\n\r\n".encode()).startswith(
             b"HTTP/1.1 200 OK")
-        for _ in range(200):  # a byte at a time, each within the per-read timeout: the head's own limit ends it
+        for at in range(1, len(stream)):  # a byte at a time, each within the per-read timeout: the request's own limit ends it
             try:
-                slow.sendall(b"E")
+                slow.sendall(stream[at:at + 1])
                 slow.settimeout(0.1)
                 if slow.recv(1) == b"":
                     ended = True
