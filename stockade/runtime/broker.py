@@ -1093,13 +1093,32 @@ class Broker:
 
         self._forward(conn, "capture", host, port, b"", answer)
 
+    def _unfake(self, host: str, port: int) -> tuple[str, Decision | None]:
+        """Where the stub resolver hands out fake addresses, a proxied destination that is one
+        (a client that resolved the name itself, ``socks5://``) is the name it stands for; one
+        the stub did not hand out is refused (real addresses there are not reachable)."""
+        if not self.capture:
+            return host, None
+        from stockade.compiler.query import ip_literal
+
+        address = ip_literal(host)
+        stub = self._stub() if address is not None and address.version == 4 else None
+        if stub is None or not stub.pool.contains(str(address)):
+            return host, None
+        name = stub.pool.name(str(address))
+        if name is None:
+            return host, Decision(False, host, port, (str(address),), "a fake address the stub resolver did not hand out")
+        return name, None
+
     def _forward(self, conn: socket.socket, protocol: str, host: str, port: int, payload: bytes,
                  answer: Callable[[bool, str], object] | None,
                  relay: Callable[[Any, Any, list[int]], object] | None = None) -> None:
         """Judge the destination, connect to a checked address, answer, relay (both ways, or
         with ``relay(conn, upstream, counts)``: one HTTP exchange), record."""
         assert self.judge is not None
-        decision = self.judge.judge(host, port)
+        host, decision = self._unfake(host, port)
+        if decision is None:
+            decision = self.judge.judge(host, port)
         shown = f"{host}:{port}" if host != HOST_LOOPBACK else f"host-loopback:{port}"
         if not decision.allowed:
             self._record(decision, protocol)

@@ -6,7 +6,8 @@ clients that try to get past the broker.
 
 Modes: ``connect HOST PORT [HOST PORT ...]`` (a direct TCP connection, ignoring the proxy
 variables, then an HTTP request); ``proxy URL...`` (urllib through the proxy variables, ``NO_PROXY`` left out);
-``sockets`` (raw, packet and unix sockets); ``fork HOST PORT`` (a direct connection from a
+``resolve-proxy NAME PATH`` (the name resolved here, its address asked of
+the proxy); ``sockets`` (raw, packet and unix sockets); ``fork HOST PORT`` (a direct connection from a
 child process); ``twice HOST PORT MARKER GO`` (a direct connection, then another once
 ``GO`` exists, after writing ``MARKER``).
 """
@@ -69,6 +70,11 @@ def main(mode: str, args: list[str]) -> None:
         os.environ.pop("NO_PROXY", None)
         for url in args:
             print(_proxied(url), flush=True)
+    elif mode == "resolve-proxy":  # resolve NAME here (the stub's fake address), then ask the proxy for it
+        os.environ.pop("no_proxy", None)
+        os.environ.pop("NO_PROXY", None)
+        address = socket.getaddrinfo(args[0], 80, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+        print(_proxied(f"http://{address}{args[1]}"), flush=True)
     elif mode == "sockets":
         for line in _sockets():
             print(line, flush=True)

@@ -195,3 +195,19 @@ def test_the_broker_stopped_mid_run_opens_nothing_directly(net: Net) -> None:
     assert stopped.is_set()
     assert len(lines) == 2 and "-> got HTTP/1.0 200" in lines[0], lines
     assert "-> failed" in lines[1] and "got" not in lines[1], lines
+
+
+def test_fake_addresses_through_the_proxy_are_their_names(net: Net) -> None:
+    """A client that resolves a name itself (the stub's fake address) and then asks the proxy
+    for the address reaches that name, judged as the name; a fake address the stub did not hand
+    out is refused and recorded (real addresses in the stub's range are not reachable)."""
+    _capturing(net)
+    lines = _probe(net, "resolve-proxy", "pypi.test", "/hello.txt?fake-run")
+    assert lines == [lines[0].split(" -> ")[0] + " -> got 200 hello through the broker"], lines
+    (record,) = _net_records(net, "?fake-run")
+    assert (record["decision"], record["host"], record["address"]) == ("allow", "pypi.test", net.host.address)
+    lines = _probe(net, "proxy", "http://198.19.255.200/?unfaked", "http://3323199432/?unfaked")
+    assert len(lines) == 2 and all("-> failed HTTPError: HTTP Error 403" in line for line in lines), lines
+    records = _net_records(net, "?unfaked")
+    assert len(records) == 2 and all("a fake address the stub resolver did not hand out" in r["reason"]
+                                      for r in records), records
