@@ -868,7 +868,7 @@ class Broker:
             if method.upper() == "CONNECT":
                 host, port = _split_host_port(target, None)
                 if host is None or port is None:
-                    _reply(conn, 400, f"bad CONNECT target `{target}`")
+                    self._bad_target(conn, "connect", target, f"bad CONNECT target `{target}`")
                     return
                 self._forward(conn, "connect", host, port, reader.take_buffer(), lambda ok, message: _reply(
                     conn, 200 if ok else (403 if message.startswith("blocked") else 502), message,
@@ -876,6 +876,15 @@ class Broker:
                 return
             if not self._absolute(conn, reader, method, target, version, headers):
                 return
+
+    def _bad_target(self, conn: socket.socket, protocol: str, target: str, message: str) -> None:
+        """Answer ``400`` for a destination that cannot be parsed (a port out of range or not a
+        number, a missing port, a broken IPv6 bracket), and record it: never silent."""
+        assert self.judge is not None
+        host, _, port_text = target.rpartition(":") if not target.endswith("]") else (target, "", "")
+        port = int(port_text) if port_text.isascii() and port_text.isdigit() and len(port_text) < 10 else 0
+        self._record(self.judge._refuse(host or target, port, message, self.judge._unnamed()), protocol)
+        _reply(conn, 400, message)
 
     def _absolute(self, conn: socket.socket, reader: _Reader, method: str, target: str, version: str,
                   headers: list[tuple[str, str]]) -> bool:
@@ -890,7 +899,7 @@ class Broker:
         hostport = authority.rsplit("@", 1)[-1]
         host, port = _split_host_port(hostport, 80)
         if host is None or port is None:
-            _reply(conn, 400, f"bad request target `{target}`")
+            self._bad_target(conn, "http", hostport, f"bad request target `{target}`")
             return False
         framing = _body_framing(headers)
         if isinstance(framing, str):
@@ -936,7 +945,8 @@ class Broker:
         port = int.from_bytes(_recv_exact(conn, 2, deadline), "big")
         if version != 5 or command != 1:
             conn.sendall(b"\x05\x07\x00\x01\0\0\0\0\0\0")  # command not supported (only CONNECT)
-            what = {2: "BIND", 3: "UDP ASSOCIATE"}.get(command, f"command {command}")
+            what = {2: "BIND", 3: "UDP ASSOCIATE"}.get(command, f"command {command}") if version == 5 \
+                else f"request of version {version}"
             self._record(self._refusal_of(host, port, f"SOCKS5 {what} is not served (only CONNECT)"), "socks5")
             return
 

@@ -49,6 +49,19 @@ def _sockets() -> list[str]:
         ("unix-stream", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)),
         ("unix-dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)),
     ]
+    def address_on_lo() -> None:  # SIOCSIFADDR: an address of the sandbox's choosing on its loopback
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            request = struct.pack("16sH2s4s8s", b"lo", socket.AF_INET, b"", socket.inet_aton("10.9.9.9"), b"")
+            fcntl.ioctl(sock.fileno(), 0x8916, request)
+        raise SystemExit("an address was added")
+
+    try:
+        address_on_lo()
+    except Exception as exc:
+        out.append(f"ifaddr -> failed {type(exc).__name__}: {exc}")
     for name, make in attempts:
         try:
             sock = make()

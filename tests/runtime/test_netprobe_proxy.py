@@ -224,6 +224,7 @@ def test_a_chunked_body_carries_no_second_request(world: World) -> None:
     "GET https://up.test:PORT/ HTTP/1.1\r\n\r\n",
     "GET /relative HTTP/1.1\r\nHost: up.test\r\n\r\n",
     "GET http://up.test:PORT:PORT/ HTTP/1.1\r\n\r\n",
+    "CONNECT up.test: PORT HTTP/1.1\r\n\r\n",
 ])
 def test_ambiguous_or_malformed_requests_reach_no_server(world: World, head: str) -> None:
     reply = _talk(world.port, head.replace("PORT", str(world.up.port)).encode("latin-1"))
@@ -232,11 +233,13 @@ def test_ambiguous_or_malformed_requests_reach_no_server(world: World, head: str
 
 
 @pytest.mark.parametrize("target", ["up.test:0", "up.test:65536", "up.test", "up.test:", "up.test:abc", "up.test:+80",
-                                    "up.test:\u00b2", "up.test:80:80", "[::1", "[::1]x", ":443", "up.test: 80"])
+                                    "up.test:\u00b2", "up.test:80:80", "[::1", "[::1]x", ":443"])
 def test_bad_connect_ports_reach_no_server(world: World, target: str) -> None:
     reply = _talk(world.port, f"CONNECT {target} HTTP/1.1\r\n\r\n".encode("latin-1"))
     assert reply.startswith(b"HTTP/1.1 400 "), reply
     assert world.broker.problems == []
+    (record,) = world.broker.blocked()  # never silent
+    assert record["protocol"] == "connect" and "bad CONNECT target" in record["reason"], record
     assert _talk(world.port, f"GET http://up.test:{world.up.port}/ HTTP/1.1\r\n\r\n".encode()).startswith(
         b"HTTP/1.1 200 OK")  # (the broker goes on serving)
 

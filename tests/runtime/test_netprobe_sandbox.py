@@ -151,7 +151,7 @@ def test_a_second_process_is_judged_the_same(net: Net) -> None:
 
 def test_raw_packet_and_unix_sockets_are_refused(net: Net) -> None:
     lines = _probe(net, "sockets")
-    assert len(lines) == 6 and all("-> failed PermissionError" in line for line in lines), lines
+    assert len(lines) == 7 and all("-> failed PermissionError" in line for line in lines), lines
 
 
 def test_the_address_checked_is_the_address_connected(net: Net) -> None:
