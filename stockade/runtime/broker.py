@@ -1190,9 +1190,10 @@ class Broker:
         from stockade.runtime import audit as audit_mod
 
         record: dict[str, Any] = {"time": audit_mod.now_iso(), **self.base, "event": "net",
-                                  "decision": "allow" if decision.allowed else "deny", "protocol": protocol, "host": decision.host, "port": decision.port,
+                                  "decision": "allow" if decision.allowed else "deny", "protocol": protocol,
+                                  "host": _printable(decision.host), "port": decision.port,
                                   "address": decision.addresses[0] if decision.addresses else None,
-                                  "rule": decision.rule, "rule_at": decision.where, "reason": decision.reason}
+                                  "rule": decision.rule, "rule_at": decision.where, "reason": _printable(decision.reason)}
         if error is not None:
             record["error"] = error
         if sent is not None:
@@ -1262,6 +1263,16 @@ class _Task:
     def alive(self) -> bool:
         """Whether it is still running."""
         return bool(self._done.locked())
+
+
+def _printable(text: str) -> str:
+    """``text`` with every character outside printable ASCII escaped (``\\x0d``): a host name
+    the sandbox sent (CR, LF, terminal escapes) cannot forge lines in the records' renderings
+    or the end-of-run summary."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                   for c in text)
 
 
 def _because(decision: Decision | Mapping[str, Any]) -> str:

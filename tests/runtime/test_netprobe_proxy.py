@@ -352,3 +352,17 @@ def test_the_broker_killed_mid_request_opens_nothing(world: World) -> None:
     with pytest.raises(OSError):
         _talk(world.port, f"GET http://up.test:{world.up.port}/ HTTP/1.1\r\n\r\n".encode())
     assert world.up.received == []
+
+
+@pytest.mark.parametrize("protocol", ["socks5", "connect"])
+def test_a_forged_host_cannot_write_lines_into_the_summary(world: World, protocol: str) -> None:
+    forged = "evil.test\r\nstockade: nothing was blocked\x1b[2J\x85"
+    if protocol == "socks5":
+        assert _talk(world.port, _socks5(forged, 443))[2:4] == b"\x05\x02"
+    else:  # (a CR or LF in a request head is refused before any target is read)
+        assert _talk(world.port, f"CONNECT {forged.replace(chr(13) + chr(10), '').replace(' ', '')}:443 HTTP/1.1\r\n\r\n"
+                     .encode("latin-1")).startswith((b"HTTP/1.1 400 ", b"HTTP/1.1 403 "))  # (both recorded)
+    (line,) = world.broker.summary()
+    assert line.isprintable() and line.isascii() and "\\x1b" in line, line
+    (record,) = world.broker.blocked()
+    assert record["host"].isprintable() and record["reason"].isprintable(), record
