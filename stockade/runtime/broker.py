@@ -1530,10 +1530,11 @@ def _exchange(reader: _Reader, conn: Any, upstream: Any, framing: tuple[str, int
     except OSError:
         pass
     if not body.join(0):
-        try:
-            conn.shutdown(_socket.SHUT_RD)  # (the answer is over: the rest of a body goes nowhere)
-        except OSError:
-            pass
+        for sock, how in ((conn, _socket.SHUT_RD), (upstream, _socket.SHUT_RDWR)):
+            try:  # (the answer is over: the rest of a body goes nowhere, and waits on neither side)
+                sock.shutdown(how)
+            except OSError:
+                pass
         body.join()
         whole[0] = False
     go_on = whole[0] and reader.pending()

@@ -251,6 +251,16 @@ def test_bad_connect_ports_reach_no_server(world: World, target: str) -> None:
     ("get http://EVIL.TEST.:PORT/ HTTP/1.0\r\n\r\n", "denied by a rule"),                           # lowercase, 1.0
     ("connect evil.test:PORT HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n", "denied by a rule"),          # a body after it
     ("CONNECT [::ffff:127.0.0.1]:OTHER HTTP/1.1\r\n\r\n", "host's loopback"),
+    ("CONNECT [fe80::1%lo]:PORT HTTP/1.1\r\n\r\n", "a link-local address"),
+    ("CONNECT [fe80::1%25lo]:PORT HTTP/1.1\r\n\r\n", "a link-local address"),
+    ("CONNECT [::ffff:a9fe:a9fe]:80 HTTP/1.1\r\n\r\n", "a metadata address"),
+    ("CONNECT 0xa9fea9fe:80 HTTP/1.1\r\n\r\n", "a metadata address"),
+    ("CONNECT [fd00::1]:80 HTTP/1.1\r\n\r\n", "a private address"),
+    ("CONNECT 100.64.1.1:80 HTTP/1.1\r\n\r\n", "a shared address"),
+    ("CONNECT [::7f00:1]:OTHER HTTP/1.1\r\n\r\n", "a reserved address"),
+    ("GET http://[::]:OTHER/ HTTP/1.1\r\n\r\n", "host's loopback"),
+    ("GET http://0:OTHER/ HTTP/1.1\r\n\r\n", "host's loopback"),
+    ("CONNECT HOST-LOOPBACK.:OTHER HTTP/1.1\r\n\r\n", "only `allow host-loopback:"),
     ("GET http://evil.test%2e:PORT/ HTTP/1.1\r\n\r\n", "not a host name"),
     ("GET http://up.test%00.evil.test:PORT/ HTTP/1.1\r\n\r\n", "not a host name"),
 ])
