@@ -984,7 +984,7 @@ class Broker:
         decision = self.judge.judge(host, port) if host else None
         if decision is not None and not decision.allowed:
             return decision.replace(reason=f"{reason}; {decision.reason}")
-        return Decision(False, host, port, (), reason)
+        return self.judge._refuse(host, port, reason, self.judge._unnamed())
 
     # -- clients that ignore the proxy (stockade.runtime.netstub) ------------------------------
 
@@ -1091,8 +1091,10 @@ class Broker:
         if stub.pool.contains(address):
             name = stub.pool.name(address)
             if name is None:
-                self._record(Decision(False, address, port, (address,), "a fake address the stub resolver did "
-                                      "not hand out"), "capture")
+                judge = self.judge
+                assert judge is not None
+                self._record(judge._refuse(address, port, "a fake address the stub resolver did not hand out",
+                                           judge._unnamed(), address), "capture")
                 _reset(conn)
                 return
             host = name
@@ -1117,7 +1119,9 @@ class Broker:
             return host, None
         name = stub.pool.name(str(address))
         if name is None:
-            return host, Decision(False, host, port, (str(address),), "a fake address the stub resolver did not hand out")
+            assert self.judge is not None
+            return host, self.judge._refuse(host, port, "a fake address the stub resolver did not hand out",
+                                            self.judge._unnamed(), str(address))
         return name, None
 
     def _forward(self, conn: socket.socket, protocol: str, host: str, port: int, payload: bytes,

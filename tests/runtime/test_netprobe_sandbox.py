@@ -210,4 +210,4 @@ def test_fake_addresses_through_the_proxy_are_their_names(net: Net) -> None:
     assert len(lines) == 2 and all("-> failed HTTPError: HTTP Error 403" in line for line in lines), lines
     records = _net_records(net, "?unfaked")
     assert len(records) == 2 and all("a fake address the stub resolver did not hand out" in r["reason"]
-                                      for r in records), records
+                                      and r["rule"] == "default deny" for r in records), records
