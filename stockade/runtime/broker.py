@@ -862,6 +862,7 @@ class Broker:
                 return
             request = _parse_request(head)
             if isinstance(request, str):
+                self._refused_request(head, "http", request)
                 _reply(conn, 400, request)
                 return
             method, target, version, headers = request
@@ -877,6 +878,22 @@ class Broker:
             if not self._absolute(conn, reader, method, target, version, headers):
                 return
 
+    def _refused_request(self, head: bytes, protocol: str, reason: str) -> None:
+        """Record a request head refused as malformed, naming the destination its request line
+        asks for when there is one (a smuggling attempt is never silent)."""
+        assert self.judge is not None
+        words = head.split(b"\r\n", 1)[0].split(b"\n", 1)[0].split(b" ")
+        if len(words) < 2 or not words[1]:
+            return  # (not a proxy request at all: nothing to name)
+        target = words[1].decode("latin-1")
+        if "://" in target:
+            scheme, _, rest = target.partition("://")
+            authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
+            host, port = _split_host_port(authority, 443 if scheme.lower() == "https" else 80)
+        else:
+            host, port = _split_host_port(target, None)
+        self._record(self.judge._refuse(host or target[:200], port or 0, reason, self.judge._unnamed()), protocol)
+
     def _bad_target(self, conn: socket.socket, protocol: str, target: str, message: str) -> None:
         """Answer ``400`` for a destination that cannot be parsed (a port out of range or not a
         number, a missing port, a broken IPv6 bracket), and record it: never silent."""
@@ -891,7 +908,10 @@ class Broker:
         """Forward one absolute-form request (``GET http://host:port/path``) with its body;
         whether the connection may carry another request."""
         if not target.lower().startswith("http://"):
-            _reply(conn, 400, "only absolute-form `http://` requests and CONNECT are proxied")
+            message = "only absolute-form `http://` requests and CONNECT are proxied"
+            if "://" in target:
+                self._refused_request(f"{method} {target}".encode("latin-1"), "http", message)
+            _reply(conn, 400, message)
             return False
         rest_of_url = target[7:]
         end = min([rest_of_url.find(c) for c in "/?#" if c in rest_of_url] or [len(rest_of_url)])
@@ -903,6 +923,8 @@ class Broker:
             return False
         framing = _body_framing(headers)
         if isinstance(framing, str):
+            assert self.judge is not None
+            self._record(self.judge._refuse(host, port, framing, self.judge._unnamed()), "http")
             _reply(conn, 400, framing)
             return False
         # the request goes to the host of its target: a `Host` header naming another is replaced

@@ -230,6 +230,9 @@ def test_ambiguous_or_malformed_requests_reach_no_server(world: World, head: str
     reply = _talk(world.port, head.replace("PORT", str(world.up.port)).encode("latin-1"))
     assert reply.startswith(b"HTTP/1.1 400 "), reply
     assert world.up.received == []
+    if "up.test" in head.split("\r\n")[0] and "\t" not in head:  # never silent: named with what it asked for
+        (record,) = world.broker.blocked()
+        assert record["decision"] == "deny" and record["host"].startswith("up.test"), record
 
 
 @pytest.mark.parametrize("target", ["up.test:0", "up.test:65536", "up.test", "up.test:", "up.test:abc", "up.test:+80",
