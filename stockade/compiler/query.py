@@ -521,6 +521,7 @@ _NAT64 = ("64:ff9b::/96", "64:ff9b:1::/48")
 #: IPv6 ranges that carry an IPv4 address without being its public IPv6 form, or are no one's:
 #: IPv4-compatible (``::a.b.c.d``, deprecated), SIIT ``::ffff:0:a.b.c.d``, discard-only.
 _V6_CARRIERS = ("::/96", "::ffff:0:0:0/96", "100::/64")
+_NAT64_NETWORKS: list[IPv4Network | IPv6Network] = []
 
 
 def special_range(address: IPv4Address | IPv6Address) -> str | None:
@@ -533,11 +534,13 @@ def special_range(address: IPv4Address | IPv6Address) -> str | None:
 
     if not _SPECIAL_NETWORKS:
         _SPECIAL_NETWORKS.extend((ipaddress.ip_network(net), kind) for net, kind in SPECIAL_RANGES)
+        _NAT64_NETWORKS.extend(ipaddress.ip_network(net) for net in _NAT64)
+        _SPECIAL_NETWORKS.extend((ipaddress.ip_network(net), "reserved") for net in _V6_CARRIERS)
     if str(address) in METADATA_ADDRESSES:
         return "metadata"
     if address.version == 6:
         embedded = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
-        if embedded is None and any(address in ipaddress.ip_network(net) for net in _NAT64):
+        if embedded is None and any(address in net for net in _NAT64_NETWORKS):
             embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
         carried = [embedded] if embedded is not None else list(getattr(address, "teredo", None) or ())
         for each in carried:
@@ -547,8 +550,6 @@ def special_range(address: IPv4Address | IPv6Address) -> str | None:
     for network, kind in _SPECIAL_NETWORKS:
         if address.version == network.version and address in network:
             return kind
-    if address.version == 6 and any(address in ipaddress.ip_network(net) for net in _V6_CARRIERS):
-        return "reserved"  # (IPv4-compatible, SIIT, discard: a disguise, nobody's public address)
     return None
 
 

@@ -838,7 +838,7 @@ class Broker:
                 self._socks4(conn)
             elif first:
                 self._http(conn)
-        except OSError:
+        except (OSError, ValueError):  # (what a client sends never ends the broker, nor prints a traceback)
             pass
         finally:
             with self._lock:
