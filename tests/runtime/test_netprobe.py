@@ -226,6 +226,27 @@ def test_the_stub_refuses_odd_names_with_the_rule(tmp_path: Path, labels: list[b
     assert lookup.rule == "default deny" and lookup.where.startswith(str(tmp_path)), (lookup.reason, lookup.rule)
 
 
+def test_a_flood_of_refused_names_is_recorded_once_each_and_bounded(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from stockade.runtime import broker as broker_mod
+    from stockade.runtime import netstub
+
+    monkeypatch.setattr(broker_mod, "MAX_LOOKUP_RECORDS", 5)
+    judge, _ = _judge(tmp_path, STRICT)
+    broker = broker_mod.Broker(lambda: judge.ir)
+    stub = broker._stub()
+    for _ in range(3):  # every name asked again (A, AAAA, TXT): still one record per name
+        for n in range(12):
+            for qtype in (1, 28, 16):
+                reply, lookup = stub.answer(_packet([f"chunk{n}-secret".encode(), b"exfil", b"test"], qtype))
+                assert reply is not None and netstub.parse_reply(reply)[1] == netstub.NXDOMAIN
+                broker._lookup_record(lookup, "dns")
+    names = [event["host"] for event in broker.events]
+    assert names == [f"chunk{n}-secret.exfil.test" for n in range(5)], names
+    assert all(e["rule"] == "default deny" and e["protocol"] == "dns" for e in broker.events)
+    assert [p for p in broker.problems if "were answered `NXDOMAIN` but not recorded" in p], broker.problems
+
+
 @pytest.mark.parametrize("qtype", [16, 28, 255, 12, 33])  # TXT, AAAA, ANY, PTR, SRV of an allowed name
 def test_the_stub_answers_no_data_but_an_address(tmp_path: Path, qtype: int) -> None:
     from stockade.runtime import netstub
