@@ -1248,7 +1248,8 @@ class Broker:
             seen[key] = (first, count + 1)
         lines = []
         for (host, port, lookup), (event, count) in seen.items():
-            shown = f"host-loopback:{port}" if host == HOST_LOOPBACK else f"{host}:{port}"
+            bracketed = f"[{host}]" if ":" in host and not host.startswith("[") else host  # (IPv6: `[::1]:80`)
+            shown = f"host-loopback:{port}" if host == HOST_LOOPBACK else f"{bracketed}:{port}"
             if lookup:
                 shown = f"name lookup of {host}"
             times = f", {count} times" if count > 1 else ""

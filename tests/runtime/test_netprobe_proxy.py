@@ -169,6 +169,13 @@ def test_the_host_loopback_in_any_spelling_is_refused(world: World, spelling: st
     assert world.other.received == []
 
 
+def test_the_summary_brackets_ipv6_destinations(world: World) -> None:
+    _talk(world.port, f"CONNECT [::1]:{world.other.port} HTTP/1.1\r\n\r\n".encode())
+    _talk(world.port, _socks5("[fd00::1]", 80))
+    assert [line.split(" (")[0] for line in world.broker.summary()] == [
+        f"blocked: [::1]:{world.other.port}", "blocked: [fd00::1]:80"]
+
+
 def test_a_host_header_naming_another_host_is_replaced(world: World) -> None:
     reply = _talk(world.port, f"GET http://up.test:{world.up.port}/ HTTP/1.1\r\nHost: evil.test\r\n"
                               f"host: evil.test\r\n\r\n".encode())
