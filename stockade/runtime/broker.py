@@ -18,10 +18,12 @@ How a connection gets out
    no unix socket is made or reachable there: the seccomp filter that refuses
    ``socket(AF_UNIX)`` stays as it is.
 2. The broker accepts on those sockets (they stay in the sandbox's namespace; the broker
-   itself is in the host's) and speaks HTTP proxy (absolute-form requests and
-   ``CONNECT``) and SOCKS5 (``CONNECT`` with a domain name, IPv4 or IPv6 address: remote
-   name resolution, ``socks5h``) on both proxy ports; a ``host-loopback`` port forwards
-   to the same port on the host's ``127.0.0.1``.
+   itself is in the host's) and speaks HTTP proxy (absolute-form requests, each framed,
+   judged and recorded on its own, and ``CONNECT``), SOCKS5 (``CONNECT`` with a domain
+   name, IPv4 or IPv6 address: remote name resolution, ``socks5h``) and SOCKS4/4a
+   ``CONNECT`` on both proxy ports; a ``host-loopback`` port forwards to the same port on
+   the host's ``127.0.0.1``.  Requests are parsed strictly (:func:`_parse_request`,
+   :func:`_body_framing`): what two parsers could read differently is refused.
 3. Every destination is judged by the policy (:meth:`Judge.judge`): the name by
    ``ir.network_access`` (most specific rule wins; a refused name is never looked up), then
    it is resolved **on the host** and **every** address it resolves to is judged as an
