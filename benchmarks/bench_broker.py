@@ -12,10 +12,11 @@
    direct on the host, against inside ``stockade run`` through the broker (an
    ``allow host-loopback:PORT`` grant: listener in the sandbox → broker → host loopback),
    as this user and as the normal user, twice in one run (the first connection of a run
-   waits for the broker to load the policy, ~15-25 ms), and through the HTTP proxy of a
-   broker in this process (``curl -x``); curl's own ``speed_download`` (bytes ÷ curl's
-   total time for that transfer), median of N rounds, interleaved; the ratios against
-   direct.
+   waits for the broker to load the policy, ~10-25 ms), through
+   the HTTP proxy of a broker in this process (``curl -x``), and — when ``socat`` is
+   installed — through a bare relay hop (socat with 1 MB buffers, no policy: what any
+   user-space relay costs); curl's own ``speed_download`` (bytes ÷ curl's total time for
+   that transfer), median of N rounds, interleaved; the ratios against direct.
 
 The normal user runs the interpreter that runs this benchmark when it can read it, else
 ``/usr/bin/python3`` of the same version with this interpreter's ``lark``, ``interegular``
@@ -212,6 +213,16 @@ def main() -> None:
             downloads[f"stockade run ({who})"] = (argv, run_env, run_ws)
             subprocess.run(argv, env=run_env, cwd=run_ws, capture_output=True)  # cache the plan
         downloads["broker in-process (curl -x)"] = ([*curl, "-x", proxy, *sink, url], env, ws)
+        socat = None
+        if shutil.which("socat"):  # the cost of any relay hop: socat with 1 MB buffers, no policy
+            with socket.create_server(("127.0.0.1", 0)) as probe:
+                relay_port = probe.getsockname()[1]
+            socat = subprocess.Popen(["socat", "-b", str(1 << 20), f"TCP-LISTEN:{relay_port},reuseaddr,fork",
+                                      f"TCP:127.0.0.1:{blob.port}"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+            time.sleep(0.3)
+            downloads["a relay hop alone (socat -b 1M, no broker)"] = (
+                [*curl, "--noproxy", "*", *sink, f"http://127.0.0.1:{relay_port}/"], env, ws)
         speeds: dict[str, list[float]] = {}
         rounds = max(n // 2, 5)
         for _ in range(rounds):
@@ -223,6 +234,9 @@ def main() -> None:
                 else:
                     speeds.setdefault(name, []).append(got[0])
         local.stop()
+        if socat is not None:
+            socat.kill()
+            socat.wait()
         direct = statistics.median(speeds["direct"])
         print(f"100 MB download on loopback, curl speed_download, median of {rounds} rounds (MB/s); load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}:")

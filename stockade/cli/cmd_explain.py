@@ -175,7 +175,7 @@ def _split_host(text: str) -> tuple[str, int | None]:
         host, port_text = text, ""
     if not port_text:
         return host, None
-    return (host, int(port_text)) if port_text.isdigit() and 0 < int(port_text) < 65536 else (host, -1)
+    return (host, int(port_text)) if port_text.isascii() and port_text.isdigit() and 0 < int(port_text) < 65536 else (host, -1)
 
 
 def run_code(args: argparse.Namespace, code: str) -> int:

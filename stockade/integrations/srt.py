@@ -144,14 +144,19 @@ def _is_loopback_literal(host: str) -> bool:
     return address is not None and (address.is_loopback or address.is_unspecified)
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits, few enough to be a port (``int()`` refuses other digits and huge numbers)."""
+    return 0 < len(text) <= 6 and text.isascii() and text.isdigit()
+
+
 def split_port(entry: str) -> tuple[str, int | None]:
     """``host:443`` → (``host``, 443); ``[::1]:8443`` → (``::1``, 8443)."""
     if entry.startswith("["):
         host, _, rest = entry[1:].partition("]")
-        return host, int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+        return host, int(rest[1:]) if rest.startswith(":") and _digits(rest[1:]) else None
     if entry.count(":") == 1:
         host, _, port = entry.partition(":")
-        if port.isdigit():
+        if _digits(port):
             return host, int(port)
     return entry, None
 

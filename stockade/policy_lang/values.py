@@ -87,7 +87,7 @@ def parse_cpus(text: str) -> float:
 
 def parse_count(text: str) -> float:
     """A whole number greater than zero."""
-    if not text.isdigit() or int(text) <= 0:
+    if not (text.isascii() and text.isdigit()) or int(text) <= 0:
         raise ValueProblem(codes.BAD_NUMBER, f"`{text}` is not a whole number greater than zero", "e.g. `512`")
     return float(int(text))
 
@@ -105,7 +105,7 @@ def _check_hostname(host: str, original: str) -> None:
 
 
 def _parse_port(text: str, original: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 65535:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 65535:
         raise ValueProblem(codes.BAD_PORT, f"bad port `{text}` in `{original}`", "a port is a number from 1 to 65535")
     return int(text)
 

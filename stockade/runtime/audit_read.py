@@ -64,9 +64,12 @@ def parse_since(text: str, now: _dt.datetime | None = None) -> _dt.datetime:
     """``--since`` values: an ISO time/date, or a duration ago (``90s``, ``15m``, ``2h``,
     ``3d``, ``1w``).  Raises ValueError with a message for anything else."""
     text = text.strip()
-    if len(text) >= 2 and text[-1] in _UNITS and text[:-1].replace(".", "", 1).isdigit():
+    if len(text) >= 2 and text[-1] in _UNITS and text[:-1].isascii() and text[:-1].replace(".", "", 1).isdigit():
         now = now or _dt.datetime.now(_dt.UTC)
-        return now - _dt.timedelta(seconds=float(text[:-1]) * _UNITS[text[-1]])
+        try:
+            return now - _dt.timedelta(seconds=float(text[:-1]) * _UNITS[text[-1]])
+        except (OverflowError, ValueError):  # further back than a date can be: everything
+            return _dt.datetime.min.replace(tzinfo=_dt.UTC)
     value = parse_time(text)
     if value is None:
         raise ValueError(f"cannot read `{text}` as a time: use an ISO date like `2025-01-31T12:00` "

@@ -43,6 +43,12 @@ def test_the_formatter_round_trips_them() -> None:
     ("limits {\n  disk\n}\n", None),
     ("limits {\n  filesize 1MiB 2MiB\n}\n", None),
     ("limits {\n  file_size 1MiB\n}\n", "P107"),
+    # digits that are not ASCII digits (`²` is a digit to str.isdigit, not to int)
+    ("limits {\n  processes \u00b21024\n}\n", None),
+    ("limits {\n  processes 1\u00b2\n}\n", None),
+    ("limits {\n  memory \u00b2GiB\n}\n", None),
+    ("limits {\n  cpus \u00b2\n}\n", None),
+    ("network {\n  allow example.com:\u00b2443\n}\n", None),
 ])
 def test_bad_values_are_errors(text: str, code: str | None) -> None:
     _, diagnostics = parse(text, "t.policy")

@@ -136,6 +136,10 @@ def test_audit_command_filters(cli_box, cli_env) -> None:
     table = stockade(["audit", path, "--since", "1h"], {**env, "COLUMNS": "200"})
     assert table.returncode == 0 and "sudo ls" in table.stdout and "3 record(s)" in table.stdout
     assert stockade(["audit", path, "--since", "yesterday-ish"], env).returncode == 2
+    for far in ("99999999999999999d", "\u00b2h"):  # further back than a date can go; a non-ASCII digit
+        answer = stockade(["audit", path, "--since", far], {**env, "COLUMNS": "200"})
+        assert "Traceback" not in answer.stderr, answer.stderr
+        assert answer.returncode == (0 if far[0] == "9" else 2), answer.stderr
 
 
 def test_cached_run_imports_neither_lark_nor_tree_sitter(cli_box, cli_env) -> None:
