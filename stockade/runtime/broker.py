@@ -78,6 +78,9 @@ MAX_HEAD = 65536
 MAX_LOOKUP_RECORDS = 10000
 #: Seconds to read a request head, and to connect upstream.
 HEAD_TIMEOUT = 30.0
+#: connections one run may hold open at once (each is a thread on the host); past it, the
+#: extra ones are reset and the run's end message says so once
+MAX_CONNECTIONS = 512
 CONNECT_TIMEOUT = 10.0
 _BUFFER = 1 << 18
 
@@ -633,6 +636,7 @@ class Broker:
         self._ready = _Task.done_flag()
         self._judge_lock = _thread.allocate_lock()
         self._judge_failed = False
+        self._over_limit = 0
         self._thread: _Task | None = None
         self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
@@ -810,6 +814,13 @@ class Broker:
         with self._lock:
             if self._stopped:
                 _close(conn)
+                return
+            if len(self._workers) >= MAX_CONNECTIONS:  # a flood: the host's threads and memory are not the sandbox's
+                _reset(conn)
+                self._over_limit += 1
+                if self._over_limit == 1:
+                    self.problems.append(f"the sandbox held more than {MAX_CONNECTIONS} connections open at once; the "
+                                         "network broker reset the ones beyond that")
                 return
             self._connections.add(conn)
             key = object()

@@ -386,3 +386,29 @@ def test_a_forged_host_cannot_write_lines_into_the_summary(world: World, protoco
     assert line.isprintable() and line.isascii() and "\\x1b" in line, line
     (record,) = world.broker.blocked()
     assert record["host"].isprintable() and record["reason"].isprintable(), record
+
+
+def test_a_flood_of_connections_is_capped_and_said_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(broker_mod, "MAX_CONNECTIONS", 3)
+    idle = [socket.create_connection(("127.0.0.1", world.port), 10) for _ in range(3)]
+    try:
+        deadline = time.monotonic() + 5
+        while len(world.broker._workers) < 3 and time.monotonic() < deadline:  # (accepted, each on its thread)
+            time.sleep(0.01)
+        for _ in range(2):  # past the cap: reset, never served
+            try:
+                answer = _talk(world.port, f"GET http://up.test:{world.up.port}/ HTTP/1.1\r\n\r\n".encode())
+            except ConnectionResetError:
+                answer = b""
+            assert answer == b""
+        assert world.up.received == []
+        problems = [p for p in world.broker.problems if "more than 3 connections" in p]
+        assert len(problems) == 1, world.broker.problems
+    finally:
+        for conn in idle:
+            conn.close()
+    deadline = time.monotonic() + 5
+    while world.broker._workers and time.monotonic() < deadline:  # the idle ones end when their clients close
+        time.sleep(0.01)
+    assert _talk(world.port, f"GET http://up.test:{world.up.port}/ HTTP/1.1\r\n\r\n".encode()).startswith(
+        b"HTTP/1.1 200 OK")
