@@ -68,7 +68,10 @@ def _destination(record: dict) -> str:
     host, port = record.get("host"), record.get("port")
     if str(record.get("protocol", "")).startswith("dns"):  # the stub resolver's (stockade.runtime.netstub)
         return f"name lookup of {host}"
-    return f"host-loopback:{port}" if host == "host-loopback" else f"{host}:{port}"
+    if host == "host-loopback":
+        return f"host-loopback:{port}"
+    shown = f"[{host}]" if ":" in str(host) and not str(host).startswith("[") else host  # IPv6: `[::1]:443`
+    return f"{shown}:{port}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -210,3 +210,16 @@ def test_batch_line_without_command(tmp_path: Path, policy: Path) -> None:
                 for line in result.stdout.splitlines()]
     assert messages[1:] == ["line 2: missing field `command`", "line 3: `command` must be a string",
                             "line 4: not JSON (Expecting value at column 1)"]
+
+
+@pytest.mark.parametrize("record, shown", [
+    ({"host": "github.com", "port": 443}, "github.com:443"),
+    ({"host": "2001:db8::1", "port": 443}, "[2001:db8::1]:443"),
+    ({"host": "[::1]", "port": 80}, "[::1]:80"),
+    ({"host": "host-loopback", "port": 5432}, "host-loopback:5432"),
+    ({"host": "x.test", "port": 53, "protocol": "dns"}, "name lookup of x.test"),
+])
+def test_audit_shows_destinations_as_clients_write_them(record: dict, shown: str) -> None:
+    from stockade.cli.cmd_audit import _destination
+
+    assert _destination(record) == shown
