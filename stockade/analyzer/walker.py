@@ -196,6 +196,8 @@ class Walker(ControlFlow):
     git_configs: dict[str, dict[str, str]] | None = None
     #: (function, arguments, input, state before) → state after: see exec.run_command (None: no call yet)
     calls: dict[tuple[Any, ...], State] | None = None
+    #: the program a prefix assignment being judged is for (None: every later program)
+    env_program: str | None = None
     #: variables whose value was too long (reported once)
     too_long: frozenset[str] = frozenset()
 
@@ -1090,12 +1092,15 @@ class Walker(ControlFlow):
                     self.state.variables[name] = value
             return
         env: dict[str, str] = {}
+        if prefix:
+            self.env_program = argv[0]
         for name, value, value_node in prefix:
             if name == UNKNOWN:
                 continue
             env[name] = value
             self.effects.append(EnvChange(name, self.src.span(node)))
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
+        self.env_program = None
         run_command(self, argv, spans, stdin, env, self.src.span(node))
 
     def reserved_word(self, node: Any, argv: list[str]) -> None:

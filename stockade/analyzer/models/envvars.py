@@ -7,6 +7,7 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 from __future__ import annotations
 
 from stockade.analyzer.effects import SpanT, Unknown, show
+from stockade.analyzer.models.netenv import NET_VARS, judge_net_var
 from stockade.analyzer.models.optionvars import OPTION_VARS, harmless_options
 from stockade.analyzer.models.programs import judge_program
 
@@ -41,7 +42,9 @@ PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS4"})
 
 def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Walk the code an environment variable will make some program run."""
-    if name in COMMAND_VARS:
+    if name in NET_VARS:  # (proxies, CA bundles, TLS switches: see .netenv)
+        judge_net_var(walker, name, value, span)
+    elif name in COMMAND_VARS:
         if value.strip() in ("", "cat", "less", "more", "less -R", "less -FRX", "vim", "vi", "nano", "code --wait"):
             return
         if name in ("LESSOPEN", "LESSCLOSE"):  # `|cmd %s`, `||cmd %s`, `-cmd`: a pipe or a file preprocessor
