@@ -86,7 +86,7 @@ def judge_net_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
             walker.effects.append(Unknown(f"`{name}={show(value)}` makes programs connect to every host directly, "
                                           "past the proxy the network rules are enforced by", span))
     elif name in CA_VARS:
-        if text == "" or name == "CONDA_SSL_VERIFY" and text.lower() in ("true", "1"):
+        if text == "" or (name == "CONDA_SSL_VERIFY" and text.lower() in ("true", "1")):
             return
         if name == "CONDA_SSL_VERIFY" and text.lower() in ("false", "0", "no"):
             walker.effects.append(Unknown(f"`{name}={show(value)}` turns off TLS certificate checks: the hosts "
