@@ -876,8 +876,8 @@ class Walker(ControlFlow):
                 if entries is not None:  # `m[key]=v` of an associative array
                     key = self.words.text(index_node) if index_node is not None else UNKNOWN
                     if plus:
-                        old = next((v for k, v in reversed(entries) if k == key), "")
-                        value = old + value
+                        earlier = next((v for k, v in reversed(entries) if k == key), "")
+                        value = earlier + value
                     return base_name, self._set_assoc(base_name, None if UNKNOWN in key else
                                                       [*entries, (key, value)]), value_node
                 elements = array_elements(self, base_name)

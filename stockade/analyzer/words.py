@@ -615,7 +615,7 @@ class WordExpander:
         if indirect:  # `${!a[@]}`: the indices
             elements = [str(i) for i in range(len(elements))]
         if operator == ":" and subscript in ("@", "*"):  # `${a[@]:1:2}`: a slice of the elements
-            elements = _slice_elements(self, elements, rest)  # type: ignore[assignment]
+            elements = _slice_elements(self, elements, rest)
             if elements is None:
                 return self._value(None, quoted)
             operator = None
@@ -665,7 +665,7 @@ class WordExpander:
         if getattr(scope, "use_defaults", False):
             return [(text, "q" if quoted else "exp")] if text or quoted else []
         if hasattr(scope, "saw_default"):
-            scope.saw_default = True  # type: ignore[attr-defined]
+            scope.saw_default = True
         return self._value(None, quoted)
 
     def _assoc_expansion(self, name: str, key: str, indirect: bool, length: bool,
