@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
-from stockade.analyzer.models.fresh import run_file, wrote_anything, written_by
+from stockade.analyzer.models.fresh import run_file, written_by, wrote_anything
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
