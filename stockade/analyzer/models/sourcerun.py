@@ -75,10 +75,10 @@ def fresh_sources(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, _VALUES)
     first = True
     for word, index in parsed.positionals[:32]:
-        if word.endswith(extensions) or (first and inv.name in SCRIPT_FIRST):
-            if written_by(inv.walker, inv.path(word)) is not None:
-                run_file(inv, word, index)
-                return
+        if (word.endswith(extensions) or (first and inv.name in SCRIPT_FIRST)) and \
+                written_by(inv.walker, inv.path(word)) is not None:
+            run_file(inv, word, index)
+            return
         first = False
 
 
