@@ -32,6 +32,7 @@ from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.netconfig import tool_configs
 from stockade.analyzer.models.shellstate import forget_array, subscript_code
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import (
@@ -1559,6 +1560,10 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     except BudgetSpent as spent:
         walker.effects.append(Unknown(f"the analysis stopped at its work budget ({spent.why}); what the command "
                                       "does beyond that is not judged", (0, len(command))))
+    for effect in walker.effects:
+        if effect.__class__ is Write:  # a tool's configuration written (`.npmrc`, `.curlrc`): see .models.netconfig
+            tool_configs(walker)
+            break
     return walker.effects
 
 

@@ -389,4 +389,4 @@ from stockade.analyzer.models import gitpaths, launchers, netclients, pipefill, 
 
 # isort: split
 # (after every other: wrap bun, go, python, xargs and parallel as registered above)
-from stockade.analyzer.models import fanout, sourcerun  # noqa: E402,F401
+from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,F401
