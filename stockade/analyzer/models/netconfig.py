@@ -75,8 +75,9 @@ _FILE_KEYS = frozenset({"config", "k", "include", "includepath", "path", "global
 #: keys (and values) that turn certificate checks off
 _TLS_OFF = re.compile(r"^(?:insecure|k|strictssl|sslverify|checkcertificate|enablestrictssl|verifyssl|"
                       r"trustedhost|strictsslverify|unsafehttpwhitelist|sslnoverify|stricthostkeychecking)$")
+_JSON_PAIR = re.compile(r'"([A-Za-z0-9_.@:/-]{1,80})"\s*:\s*"?([^",{}\[\]\n]*)')
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s\"'<>;,)]+", re.I)
-_LINE_RE = re.compile(r"^\s*-{0,2}([A-Za-z_@/:.\[\]\"' -]*?[A-Za-z0-9_\]\"'])\s*(?:=|:|\s)\s*(.*?)\s*$")
+_LINE_RE = re.compile(r"^\s*-{0,2}([A-Za-z_@/:.\[\]\"' -]*?[A-Za-z0-9_\]\"'])(?:\s*(?:=|:|\s)\s*(.*?))?\s*$")
 #: lines looked at in one file (past it: not followed)
 _MAX_LINES = 400
 
@@ -109,6 +110,9 @@ def judge_config_text(walker: Walker, tool: str, path: str, text: str, span: Spa
     from stockade.analyzer.models.net import split_url
 
     shown = show(path)
+    text = text.replace("\\:", ":")  # (`https\://x` in a .properties file)
+    if text.lstrip()[:1] in ("{", "["):  # JSON: one `key = value` line per string member
+        text = "\n".join(f"{key} = {value}" for key, value in _JSON_PAIR.findall(text)) + "\n" + text
     hosts: set[tuple[str, int | None]] = set()
     for found in _URL_RE.finditer(text):
         host, port = split_url(found.group())
@@ -130,7 +134,7 @@ def judge_config_text(walker: Walker, tool: str, path: str, text: str, span: Spa
         match = _LINE_RE.match(stripped)
         if match is None:
             continue
-        key, value = _key(match.group(1)), match.group(2).strip().strip("\"'")
+        key, value = _key(match.group(1)), (match.group(2) or "").strip().strip("\"'")
         if key in _HOST_KEYS and value and "://" not in value and key not in ("noproxy", "source", "repository"):
             host, port = split_url(value.split()[0], 3128 if "proxy" in key else None)
             if host and UNKNOWN not in host and not host.startswith(("/", ".", "~")) and host != "*":
@@ -153,9 +157,9 @@ def judge_config_text(walker: Walker, tool: str, path: str, text: str, span: Spa
             walker.effects.append(Unknown(f"`{shown}` ({tool}'s configuration) sets `{match.group(1).strip()}`: "
                                           f"{tool} reads, writes or sends files it names (`{show(value)[:60]}`)",
                                           span))
-        elif _TLS_OFF.match(key) and value.lower() in ("", "false", "0", "no", "off", "true", "1", "yes", "on") \
-                and (value.lower() in ("false", "0", "no", "off") or key in ("insecure", "k", "trustedhost",
-                                                                               "unsafehttpwhitelist", "sslnoverify")):
+        elif _TLS_OFF.match(key) and (value.lower() in ("false", "0", "no", "off") or (
+                key in ("trustedhost", "unsafehttpwhitelist") and value) or (
+                key in ("insecure", "k", "sslnoverify") and value.lower() in ("", "true", "1", "yes", "on"))):
             reported.add(key)
             walker.effects.append(Unknown(f"`{shown}` ({tool}'s configuration) sets `{match.group(1).strip()}`, "
                                           "which turns off certificate checks", span))
