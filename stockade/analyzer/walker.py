@@ -967,26 +967,36 @@ class Walker(ControlFlow):
         if name == UNKNOWN:
             self.saw_default = saw
             return
-        if self.saw_default and not self.use_defaults:  # `d=${P:-~/.ssh}`: either value
+        other = self.possible_value(node, name, value, saw)
+        if other is not None:
+            self.env_assignment(name, other, node, in_shell=True)
+        else:
+            self.state.variables[name] = value
+        self.env_assignment(name, value, node, in_shell=True)
+
+    def possible_value(self, node: Any, name: str, value: str, saw: bool) -> str | None:
+        """After :meth:`assignment_value` of ``node`` gave ``value``: when it met ``${P:-word}``
+        of an unknown ``P`` (``d=${P:-~/.ssh}``), the value it has with the word, which the
+        variable now holds as an alternative to ``value`` (see :meth:`visit_command`); else
+        None (the caller stores ``value``).  ``saw``: the flag of the enclosing walk."""
+        other: str | None = None
+        if self.saw_default and not self.use_defaults:
             self.use_defaults = True
             try:
                 other = self.assignment_value(node)[1]
             finally:
                 self.use_defaults = False
             self.settle_possible()
-            if other != value and ARRAY_KEY + name not in self.state.variables:
+            if other == value or ARRAY_KEY + name in self.state.variables or not _IDENT_RE.match(name):
+                other = None
+            else:
                 mark = "".join([UNKNOWN, UNKNOWN])
                 state = self.state
                 state.alternatives = dict(state.alternatives) if state.alternatives else {}
                 state.alternatives[name] = (mark, (value, other))
                 state.variables[name] = mark
-                self.env_assignment(name, value, node, in_shell=True)
-                self.env_assignment(name, other, node, in_shell=True)
-                self.saw_default = saw
-                return
         self.saw_default = saw or self.saw_default
-        self.state.variables[name] = value
-        self.env_assignment(name, value, node, in_shell=True)
+        return other
 
     def visit_variable_assignments(self, node: Any, stdin: Stdin) -> None:
         for child in node.named_children:
@@ -1026,16 +1036,25 @@ class Walker(ControlFlow):
                 if assoc_entries(self, name) is None:
                     self.state.variables[name] = self._set_assoc(name, [])
             if child.type == "variable_assignment":
+                saw, self.saw_default = self.saw_default, False
                 name, value, _ = self.assignment_value(child)
                 if nameref and name != UNKNOWN:
                     target = self.lookup(value) if _IDENT_RE.match(value) else None
                     value = UNKNOWN if target is None else target
+                other = None
+                if name != UNKNOWN and not nameref:  # (`local d=${1:-~/.ssh}`: either value)
+                    other = self.possible_value(child, name, value, saw)
+                else:
+                    self.saw_default = saw or self.saw_default
                 if name != UNKNOWN:
-                    self.state.variables[name] = value
+                    if other is None:
+                        self.state.variables[name] = value
                     if keyword == "export" or "*" in self.state.exported:
                         self.state.exported = self.state.exported | {name}
                         self.effects.append(EnvChange(name, self.src.span(child)))
                         self.env_assignment(name, value, child, in_shell=True)
+                        if other is not None:
+                            self.env_assignment(name, other, child, in_shell=True)
             elif child.type == "variable_name":
                 name = self.src.node_text(child)
                 if keyword == "export":
@@ -1104,6 +1123,15 @@ class Walker(ControlFlow):
         self.simple_command(node, stdin)
         if self.saw_default and not self.use_defaults:
             self.with_defaults(self.simple_command, (node, stdin), pending)
+        self.saw_default = saw or self.saw_default
+
+    def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
+        """A ``for`` loop (:class:`ControlFlow`'s), walked again when its words met
+        ``${P:-word}`` of an unknown ``P`` (see :meth:`visit_command`)."""
+        saw, self.saw_default = self.saw_default, False
+        ControlFlow.visit_for_statement(self, node, stdin)
+        if self.saw_default and not self.use_defaults:
+            self.with_defaults(lambda n, s: ControlFlow.visit_for_statement(self, n, s), (node, stdin), None)
         self.saw_default = saw or self.saw_default
 
     def with_defaults(self, walk: Any, args: tuple[Any, ...], pending: tuple[Any, list[Any]] | None) -> None:

@@ -543,11 +543,14 @@ class WordExpander:
                         self.text(index_node) if index_node is not None else UNKNOWN
                     if UNKNOWN not in key and all(c.type == "}" for c in children[index + 1:]):
                         return self._assoc_expansion(self.source.node_text(array), key, indirect, length, quoted)
-                elif array is not None and (index_text in ("@", "*") or INDEX_RE.fullmatch(index_text)):
+                elif array is not None and (index_text in ("@", "*") or INDEX_RE.fullmatch(index_text)
+                                            or _index_value(self, index_text) is not None):
                     # an indexed array the script assigned (see Walker.assignment_value):
-                    # `${a[@]}` its elements, `${a[i]}` one of them; else unknown
+                    # `${a[@]}` its elements, `${a[i]}` one of them (`${a[$i]}`, `${a[i]}`: the
+                    # value of i); else unknown
                     name = self.source.node_text(array)
-                    subscript = index_text
+                    subscript = index_text if index_text in ("@", "*") or INDEX_RE.fullmatch(index_text) \
+                        else _index_value(self, index_text)
                 self.parts(child, True)
                 for sub in child.named_children:
                     if sub.type != "variable_name":
@@ -630,14 +633,17 @@ class WordExpander:
         if length:
             return self._value(str(len(elements)), quoted)
         if operator is not None:
-            if len(elements) == 1:  # one element: the operator applies to it as to a variable
-                from stockade.analyzer.paramexp import apply_operator
+            from stockade.analyzer.paramexp import apply_operator
 
-                value = elements[0]
-                if UNKNOWN in value or operator in (":-", "-", ":=", "=", ":?", "?", ":+", "+"):
-                    return self._value(None, quoted)
-                return self._value(apply_operator(self, value, operator, rest), quoted)
-            return self._value(None, quoted)
+            if operator in (":-", "-", ":=", "=", ":?", "?", ":+", "+") or any(UNKNOWN in e for e in elements):
+                return self._value(None, quoted)
+            if len(elements) == 1:  # one element: the operator applies to it as to a variable
+                return self._value(apply_operator(self, elements[0], operator, rest), quoted)
+            # `${a[@]/#/$HOME/}`, `${a[@]%.bak}`: the operator applies to each element
+            results = [apply_operator(self, element, operator, rest) for element in elements[:_MAX_EACH]]
+            if len(elements) > _MAX_EACH or any(result is None for result in results):
+                return self._value(None, quoted)
+            elements = results  # type: ignore[assignment]
         if subscript == "*" and quoted:  # "${a[*]}": one word, joined with $IFS's first character
             ifs = self.scope.lookup("IFS")
             if ifs is not None and UNKNOWN in ifs:
@@ -723,6 +729,20 @@ def array_elements(scope: Scope, name: str) -> list[str] | None:
     if (elements[0] if elements else "") != first:
         return None
     return elements
+
+
+#: at most this many elements get an operator applied one by one (more: unknown)
+_MAX_EACH = 64
+
+
+def _index_value(expander: WordExpander, index: str) -> str | None:
+    """The element number a subscript ``$i``, ``${i}`` or ``i`` stands for, when ``i`` holds a
+    known integer (None otherwise)."""
+    name = index[2:-1] if index.startswith("${") and index.endswith("}") else index[1:] if index[:1] == "$" else index
+    if not name or not (name[0].isalpha() or name[0] == "_") or not name.replace("_", "").isalnum():
+        return None
+    value = expander.scope.lookup(name)
+    return value.strip() if value is not None and INDEX_RE.fullmatch(value.strip()) else None
 
 
 def assoc_entries(scope: Scope, name: str) -> list[tuple[str, str]] | None:

@@ -123,6 +123,7 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
     producer = ""
     carried: str | None = None  # what `mv` moved away (one source)
     copied: str | None = None  # the destination `cp` wrote
+    stash: dict[str, str] = {}  # what the files `cp` writes held before it (this command only)
     sources = 0
     for effect in walker.effects:
         if effect is before:
@@ -131,6 +132,8 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
         if cls is Execute:
             producer = effect.argv[0].rpartition("/")[2] if effect.argv else ""  # type: ignore[union-attr]
             carried, copied, sources = None, None, 0
+            if stash:
+                stash = {}
         elif cls is Write:
             target = effect.path  # type: ignore[union-attr]
             entry = store.get(id(effect))
@@ -139,13 +142,15 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
             elif producer == "mv" and sources == 1 and carried is not None:
                 contents[target] = carried
             elif producer not in _KEEP_CONTENT:
-                contents.pop(target, None)
+                before_copy = contents.pop(target, None)
                 copied = target if producer in ("cp", "install") else None
                 if copied is not None:
                     sources = 0  # (`cp a b DIR/`: DIR/a from a, DIR/b from b)
+                    if before_copy is not None:  # (what it held, should the copy read it: `cp f .`)
+                        stash[target] = before_copy
         elif cls is Read and copied is not None:  # (cp writes DEST, then reads SRC)
             sources += 1
-            text = contents.get(effect.path) if sources == 1 else None  # type: ignore[union-attr]
+            text = contents.get(effect.path, stash.get(effect.path)) if sources == 1 else None  # type: ignore[union-attr]
             if text is not None:
                 contents[copied] = text
             else:
@@ -426,6 +431,18 @@ _COPY_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix", "-m", "-
 _COPY_OPTIONAL = frozenset({"--backup", "--sparse", "--reflink", "--preserve", "--no-preserve", "--context"})
 
 
+def _known_directory(inv: Invocation, word: str) -> bool:
+    """Whether ``word`` names a directory the analysis knows of: the working directory, the
+    workspace, home, the temporary directories, or one ``mkdir`` made earlier in this text."""
+    path = inv.path(word)
+    if UNKNOWN in path:
+        return False
+    context = inv.walker.context
+    if path in ("/", "/tmp", "/var/tmp", inv.cwd, context.workspace, context.home, context.tmpdir):
+        return True
+    return written_by(inv.walker, path) == "`mkdir`"
+
+
 def _into_directory(name: str) -> Model:
     """``NAME`` (cp, install): its model, plus — when it copies into a directory (``-t DIR``,
     several sources, or a destination ending in ``/``) — a write of ``DIR/BASENAME`` for each
@@ -434,15 +451,16 @@ def _into_directory(name: str) -> Model:
     inner = MODELS[name]
 
     def model(inv: Invocation) -> None:
-        inner(inv)
         parsed = parse_options(inv.argv, _COPY_VALUES, optional=_COPY_OPTIONAL)
+        into = len(parsed.positionals) == 2 and _known_directory(inv, parsed.positionals[-1][0])
+        inner(inv)
         if any(option in ("-d", "--directory") for option, _, _ in parsed.options):
             return  # (`install -d`: the operands are directories made)
         target = next(((value, index) for option, value, index in parsed.options
                        if option in ("-t", "--target-directory") and value is not None), None)
         sources = parsed.positionals
         if target is None:
-            if len(sources) < 2 or (len(sources) == 2 and not sources[-1][0].endswith("/")):
+            if len(sources) < 2 or (len(sources) == 2 and not sources[-1][0].endswith("/") and not into):
                 return
             target, sources = sources[-1], sources[:-1]
         directory, at = target

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Network, SpanT, Unknown, Write, show
+from stockade.analyzer.effects import UNKNOWN, Execute, Network, SpanT, Unknown, Write, show
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -176,7 +176,11 @@ def tool_configs(walker: Walker) -> None:
     from stockade.analyzer.models.fresh import known_content, written_by
 
     seen: set[str] = set()
+    command: tuple[str, ...] = ()
     for effect in list(walker.effects):
+        if effect.__class__ is Execute:
+            command = effect.argv
+            continue
         if effect.__class__ is not Write:
             continue
         path = effect.path
@@ -187,8 +191,16 @@ def tool_configs(walker: Walker) -> None:
             continue
         seen.add(path)
         producer = written_by(walker, path)
-        if producer is None or (producer == "`git`" and tool == "git"):
-            continue  # (a build tool's output, or `git config`, which the git model judges key by key)
+        if producer is None:
+            continue  # (a build tool's output)
+        if producer.strip("`") in tool.split():  # the tool's own `config set KEY VALUE`: that setting
+            if "set" in command and "config" in command:
+                words = [w for w in command[command.index("set") + 1:] if w[:1] != "-"]
+                if words:
+                    key, eq, value = words[0].partition("=")
+                    line = f"{key} = {value if eq else ' '.join(words[1:])}\n"
+                    judge_config_text(walker, tool, path, line, effect.span)
+            continue
         text = known_content(walker, path, partial=True)
         span = effect.span
         if text is None or UNKNOWN in text:
