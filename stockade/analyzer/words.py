@@ -576,6 +576,8 @@ class WordExpander:
             value = self.scope.lookup(value) if value and UNKNOWN not in value else None
             if operator is None:
                 return self._value(value, quoted)
+            if value is None and operator in (":-", "-", ":+", "+"):  # `${!ref:-word}`: word is possible
+                return self._possible_default(name, operator, operand, rest, quoted)
             return self._value(UNKNOWN, quoted)
         if length:
             return self._value(str(len(value)) if value is not None and UNKNOWN not in value else None, quoted)

@@ -17,6 +17,8 @@ prefix, through ``env``, or exported.
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, Network, SpanT, Unknown, show
 
 TYPE_CHECKING = False
@@ -49,8 +51,25 @@ TLS_OFF_VARS: dict[str, frozenset[str]] = {
     "UV_INSECURE_HOST": frozenset({""}),
     "BUNDLE_SSL_VERIFY_MODE": frozenset({"1", "", "peer"}),
 }
+#: variables naming a server that tools download code or models from, or send requests to
+ENDPOINT_VARS = frozenset({"HF_ENDPOINT", "HF_HUB_ENDPOINT", "OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL",
+                           "RUSTUP_DIST_SERVER", "RUSTUP_UPDATE_ROOT", "NVM_NODEJS_ORG_MIRROR",
+                           "NODEJS_ORG_MIRROR", "ELECTRON_MIRROR", "PUPPETEER_DOWNLOAD_BASE_URL",
+                           "PLAYWRIGHT_DOWNLOAD_HOST", "SASS_BINARY_SITE", "UV_PYTHON_INSTALL_MIRROR",
+                           "HOMEBREW_BOTTLE_DOMAIN", "HOMEBREW_API_DOMAIN", "HOMEBREW_ARTIFACT_DOMAIN",
+                           "YARN_NPM_REGISTRY_SERVER", "BUN_CONFIG_REGISTRY", "YARN_REGISTRY", "COMPOSER_MIRROR",
+                           "CONTAINER_HOST", "VAULT_ADDR", "NOMAD_ADDR", "CONSUL_HTTP_ADDR",
+                           "SDKMAN_CANDIDATES_API", "PYPI_URL", "TWINE_REPOSITORY_URL",
+                           "POETRY_REPOSITORIES_URL", "CONDA_CHANNEL_ALIAS", "JULIA_PKG_SERVER",
+                           "CYPRESS_DOWNLOAD_MIRROR", "CHROMEDRIVER_CDNURL", "GECKODRIVER_CDNURL"})
+#: name endings of more such variables (judged when the value is a URL)
+ENDPOINT_SUFFIXES = ("_BASE_URL", "_API_BASE", "_ENDPOINT", "_ENDPOINT_URL", "_MIRROR", "_REGISTRY", "_INDEX_URL",
+                     "_DOWNLOAD_HOST", "_CDNURL", "_DIST_SERVER", "_REGISTRY_URL", "_REPOSITORY_URL")
 #: every variable this module judges (the cheap first test of :func:`judge_net_var`)
-NET_VARS = PROXY_VARS | NO_PROXY_VARS | CA_VARS | frozenset(TLS_OFF_VARS)
+NET_VARS = PROXY_VARS | NO_PROXY_VARS | CA_VARS | frozenset(TLS_OFF_VARS) | ENDPOINT_VARS
+#: ``-Dhttps.proxyHost=H`` and ``-Dhttps.proxyPort=N`` in JVM options
+_JAVA_PROXY = re.compile(r"-D(?:https?|ftp|socksProxy|socks)\.?(?:proxy)?Host=([^\s'\"]+)(?:.*?-D(?:https?|ftp|"
+                         r"socksProxy|socks)\.?(?:proxy)?Port=(\d{1,5}))?", re.I)
 #: programs that open no network connection themselves (a proxy variable set for them only
 #: is not judged; one they run, or one exported, is)
 OFFLINE = frozenset({"ls", "cat", "echo", "printf", "true", "false", ":", "test", "[", "pwd", "mkdir", "rmdir",
@@ -63,6 +82,16 @@ _SYSTEM_CA_PREFIXES = ("/etc/ssl/", "/etc/pki/", "/usr/share/ca-certificates", "
                        "/etc/ca-certificates", "/usr/lib/ssl/", "/opt/homebrew/etc/", "/usr/local/etc/openssl")
 
 
+def java_proxies(walker: Walker, value: str, span: SpanT) -> None:
+    """JVM options (``JAVA_TOOL_OPTIONS``, ``MAVEN_OPTS``, …) naming a proxy host: a destination."""
+    for match in _JAVA_PROXY.finditer(value):
+        host = match.group(1)
+        if UNKNOWN in host:
+            walker.effects.append(Unknown(f"JVM options name a proxy that is not known (`{show(value)}`)", span))
+        else:
+            walker.effects.append(Network(host, int(match.group(2)) if match.group(2) else 3128, span))
+
+
 def judge_net_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Judge one network-related variable being set for the programs that follow."""
     from stockade.analyzer.models.net import split_url
@@ -72,7 +101,15 @@ def judge_net_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     if program is not None and program.rpartition("/")[2] in OFFLINE:
         return
     text = value.strip()
-    if name in PROXY_VARS:
+    if name in ENDPOINT_VARS or (name not in PROXY_VARS and name.endswith(ENDPOINT_SUFFIXES)):
+        if name in ENDPOINT_VARS or "://" in text:
+            host, port = split_url(text if "://" in text else "https://" + text, 443)
+            if not host or UNKNOWN in host:
+                walker.effects.append(Unknown(f"`{name}` names a server that is not known before it runs "
+                                              f"(`{show(value)}`)", span))
+            else:
+                walker.effects.append(Network(host, port, span))
+    elif name in PROXY_VARS:
         if text == "":
             return
         proxy, port = split_url(text, 1080 if text.lower().startswith("socks") else 3128)

@@ -10,9 +10,10 @@ judgement of their arguments; wrapped models keep theirs.
 
 from __future__ import annotations
 
+from stockade.analyzer.effects import Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
-from stockade.analyzer.models.fresh import run_file, written_by, wrote_anything
+from stockade.analyzer.models.fresh import known_content, run_file, written_by, wrote_anything
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,12 +94,71 @@ def _wrapping(name: str) -> Model:
     return model
 
 
+def shadowed_imports(inv: Invocation, directory: str, script: str | None, index: int | None) -> None:
+    """A module file this command wrote, with content not known here (downloaded, copied,
+    extracted), where the interpreter looks for imports first (the script's directory, or the
+    working directory: ``requests.py``; ``node_modules/`` for node): the code a later
+    ``import`` loads cannot be seen into."""
+    walker = inv.walker
+    base = directory.rstrip("/") + "/"
+    node = inv.name.startswith("node")
+    for effect in walker.effects:
+        if effect.__class__ is not Write:
+            continue
+        path = effect.path
+        if not path.startswith(base) or path == script:
+            continue
+        rest = path[len(base):]
+        if (node and rest.startswith("node_modules/")) or (not node and "/" not in rest and rest.endswith(".py")):
+            producer = written_by(walker, path)
+            if producer is not None and known_content(walker, path) is None:  # (downloaded, copied: not seen)
+                inv.unknown(f"`{inv.name}` loads modules from `{show(directory)}` first, where {producer} wrote "
+                            f"`{show(rest)}` earlier in this command: what an import runs cannot be seen into", index)
+                return
+
+
+def _script(inv: Invocation) -> tuple[str | None, int | None]:
+    """The script an interpreter runs (its first operand), None for ``-c``/``-m``/stdin."""
+    argv = inv.argv
+    skip = False
+    for index, word in enumerate(argv[1:], start=1):
+        if skip:
+            skip = False
+            continue
+        if word in ("-c", "-m", "-e", "--eval", "-p", "--print") or (word[:2] in ("-c", "-m") and word[1:2] != "-"):
+            return None, index
+        if word in ("-W", "-X", "-r", "--require", "--import", "--input-type"):
+            skip = True
+            continue
+        if word[:1] != "-" or word == "-":
+            return (None, index) if word == "-" else (word, index)
+    return None, None
+
+
+def interpreter_imports(inv: Invocation) -> None:
+    """After python's or node's model: :func:`shadowed_imports` for the script's directory."""
+    if not wrote_anything(inv.walker):
+        return
+    script, index = _script(inv)
+    path = inv.path(script) if script is not None else None
+    directory = path.rpartition("/")[0] or "/" if path is not None else inv.cwd
+    shadowed_imports(inv, directory, path, index)
+
+
+def node_modules(inv: Invocation) -> None:
+    """node's model, plus modules this command wrote where it resolves imports."""
+    _NODE(inv)
+    interpreter_imports(inv)
+
+
 def python_module(inv: Invocation) -> None:
     """python's model, plus ``-m NAME`` of a module this command wrote in the working
-    directory (``NAME.py`` or ``NAME/__main__.py``: python looks there first)."""
+    directory (``NAME.py`` or ``NAME/__main__.py``: python looks there first), and modules
+    this command wrote where the script's imports are looked for first."""
     _PYTHON(inv)
     if not wrote_anything(inv.walker):
         return
+    interpreter_imports(inv)
     argv = inv.argv
     for index, word in enumerate(argv[1:], start=1):
         if word == "-m" or (word[:2] == "-m" and word[2:3] != "-"):
@@ -115,6 +175,8 @@ def python_module(inv: Invocation) -> None:
 
 
 _PYTHON = MODELS["python3"]
+_NODE = MODELS["node"]
 for _name in SOURCE_EXTENSIONS:
     register(_name, _wrapping(_name))
 register("python python2 python3 pypy pypy3", python_module)
+register("node nodejs", node_modules)
