@@ -141,6 +141,10 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
                 contents[target] = entry[1]
             elif producer == "mv" and sources == 1 and carried is not None:
                 contents[target] = carried
+            elif producer == "mv" and stash and any(moved.rpartition("/")[2] == target.rpartition("/")[2]
+                                                    for moved in stash):  # (`mv a b DIR/`: DIR/a is a)
+                contents[target] = next(text for moved, text in stash.items()
+                                        if moved.rpartition("/")[2] == target.rpartition("/")[2])
             elif producer not in _KEEP_CONTENT:
                 before_copy = contents.pop(target, None)
                 copied = target if producer in ("cp", "install") else None
@@ -159,6 +163,8 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
             moved = contents.pop(effect.path, None)  # type: ignore[union-attr]
             if producer == "mv":
                 carried, sources = moved, sources + 1
+                if moved is not None:  # (`mv a b DIR/`: the Rename of each to DIR follows)
+                    stash[effect.path] = moved  # type: ignore[union-attr]
         elif cls is Rename:
             moved = contents.pop(effect.source, None)  # type: ignore[union-attr]
             contents[effect.dest] = moved  # type: ignore[union-attr]
@@ -473,7 +479,11 @@ def _into_directory(name: str) -> Model:
             base = word.rstrip("/").rpartition("/")[2]
             if not base or base in (".", "..") or UNKNOWN in base:
                 continue
-            inv.write(directory.rstrip("/") + "/" + base, at, recursive)
+            dest = directory.rstrip("/") + "/" + base
+            if name == "mv":  # (moved: what it held goes with it, see known_content)
+                inv.write(dest, at, True)
+                continue
+            inv.write(dest, at, recursive)
             inv.read(word, index, recursive)
 
     return model
@@ -513,3 +523,4 @@ for _name in _COPIERS:
     register(_name, _endless_copier(_name))
 register("cp", _into_directory("cp"))
 register("install", _into_directory("install"))
+register("mv", _into_directory("mv"))
