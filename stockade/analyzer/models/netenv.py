@@ -102,7 +102,7 @@ def judge_net_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
         return
     text = value.strip()
     if name in ENDPOINT_VARS or (name not in PROXY_VARS and name.endswith(ENDPOINT_SUFFIXES)):
-        if name in ENDPOINT_VARS or "://" in text:
+        if text and (name in ENDPOINT_VARS or "://" in text):
             host, port = split_url(text if "://" in text else "https://" + text, 443)
             if not host or UNKNOWN in host:
                 walker.effects.append(Unknown(f"`{name}` names a server that is not known before it runs "
