@@ -1129,6 +1129,11 @@ class Walker(ControlFlow):
         """A ``for`` loop (:class:`ControlFlow`'s), walked again when its words met
         ``${P:-word}`` of an unknown ``P`` (see :meth:`visit_command`)."""
         saw, self.saw_default = self.saw_default, False
+        body = node.child_by_field_name("body")
+        if body is not None and "&" in self.src.node_text(body):
+            from stockade.analyzer.models.fanout import background_loop
+
+            background_loop(self, node, body)
         ControlFlow.visit_for_statement(self, node, stdin)
         if self.saw_default and not self.use_defaults:
             self.with_defaults(lambda n, s: ControlFlow.visit_for_statement(self, n, s), (node, stdin), None)

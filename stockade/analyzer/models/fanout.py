@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, Unknown
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.pipefill import ENDLESS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from stockade.analyzer.models import Model
+    from stockade.analyzer.walker import Walker
 
 #: more processes at once than this is no bound (a policy's process limit is in the hundreds)
 MAX_JOBS = 64
@@ -82,6 +85,37 @@ def _fan_out(inv: Invocation, values: set[str], job_options: tuple[str, ...]) ->
     if _FORKS.search(code):
         inv.unknown(f"`{inv.name}` runs `{shown}`, which starts more processes itself, several at a time: "
                     "the processes grow without a bound")
+
+
+#: a command put in the background (``&`` not part of ``&&``, ``&>`` or ``>&``)
+_BACKGROUND = re.compile(r"(?<![&>])&(?![&>])")
+#: a brace sequence (``{1..100000}``)
+_SEQUENCE = re.compile(r"\{(-?\d+)\.\.(-?\d+)(?:\.\.-?\d+)?\}")
+
+
+def background_loop(walker: Walker, node: Any, body: Any) -> None:
+    """A ``for`` loop whose body puts a command in the background, over more items than
+    :data:`MAX_JOBS` or a list whose length is not known (``for i in $(seq 1 100000); do
+    sleep 1 & done``): that many processes at once."""
+    source = walker.src
+    inside = source.node_text(body)
+    if _BACKGROUND.search(inside) is None or "wait" in inside.split():
+        return
+    count = 0
+    for index, child in enumerate(node.children):
+        if node.field_name_for_child(index) != "value":
+            continue
+        text = source.node_text(child)
+        if "$" in text or "`" in text:
+            count = MAX_JOBS + 1  # (a substitution or a variable: how many is not known)
+            break
+        count += 1
+        for match in _SEQUENCE.finditer(text):
+            count += abs(int(match.group(2)) - int(match.group(1)))
+    if count > MAX_JOBS:
+        walker.effects.append(Unknown("a loop puts a command in the background for each of more items than "
+                                      f"{MAX_JOBS} (or a number not known): that many processes at once",
+                                      source.span(node)))
 
 
 def _wrapping(name: str, values: set[str], job_options: tuple[str, ...]) -> Model:
