@@ -32,9 +32,21 @@ from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.netconfig import tool_configs
 from stockade.analyzer.models.shellstate import forget_array, subscript_code
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
-from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, MAX_VALUE_CHARS, WordExpander, array_elements
+from stockade.analyzer.words import (
+    ARRAY_KEY,
+    ARRAY_SEP,
+    ASSOC_KEY,
+    ASSOC_MARK,
+    ASSOC_SEP,
+    INDEX_RE,
+    MAX_VALUE_CHARS,
+    WordExpander,
+    array_elements,
+    assoc_entries,
+)
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,6 +208,16 @@ class Walker(ControlFlow):
     git_configs: dict[str, dict[str, str]] | None = None
     #: (function, arguments, input, state before) → state after: see exec.run_command (None: no call yet)
     calls: dict[tuple[Any, ...], State] | None = None
+    #: ``${P:-word}`` of an unknown ``P`` was met in the command being walked; the command is
+    #: walked again with ``use_defaults`` (the expansion gives ``word``): see WordExpander
+    saw_default = False
+    use_defaults = False
+    #: (name, word) of the ``${P:=word}`` met in the command being walked
+    possible: list[tuple[str, str]] | None = None
+    #: a ``declare -A`` is being walked (its array assignments are associative)
+    declaring_assoc = False
+    #: the program a prefix assignment being judged is for (None: every later program)
+    env_program: str | None = None
     #: variables whose value was too long (reported once)
     too_long: frozenset[str] = frozenset()
 
@@ -585,7 +607,12 @@ class Walker(ControlFlow):
                 ends.append(self.state.cwd)
             self.state.cwd = settle_cwd(self.state, ends, cwd_entry)
             return
+        saw, self.saw_default = self.saw_default, False
+        pending = self.redirect_words
         self.redirected(node, whole, body, stdin)
+        if self.saw_default and not self.use_defaults:  # (`cat < ${P:-f}`: see visit_command)
+            self.with_defaults(self.redirected, (node, whole, body, stdin), pending)
+        self.saw_default = saw or self.saw_default
 
     def redirected(self, node: Any, whole: Any, body: Any, stdin: Stdin) -> None:
         """:meth:`visit_redirected_statement` for its last command ``body`` (in one cwd)."""
@@ -845,8 +872,16 @@ class Walker(ControlFlow):
                 index_node = name_node.child_by_field_name("index")
                 index_text = self.src.node_text(index_node) if index_node is not None else ""
                 value = self.words.text(value_node) if value_node is not None else ""
-                elements = array_elements(self, base_name)
                 plus = self.src.node_text(node)[len(self.src.node_text(name_node)):].startswith("+=")
+                entries = assoc_entries(self, base_name)
+                if entries is not None:  # `m[key]=v` of an associative array
+                    key = self.words.text(index_node) if index_node is not None else UNKNOWN
+                    if plus:
+                        earlier = next((v for k, v in reversed(entries) if k == key), "")
+                        value = earlier + value
+                    return base_name, self._set_assoc(base_name, None if UNKNOWN in key else
+                                                      [*entries, (key, value)]), value_node
+                elements = array_elements(self, base_name)
                 if elements is None or plus or not INDEX_RE.fullmatch(index_text) or \
                         not -len(elements) <= int(index_text) <= len(elements):
                     self.state.variables.pop(ARRAY_KEY + base_name, None)
@@ -857,6 +892,20 @@ class Walker(ControlFlow):
             name = UNKNOWN
         if value_node is None:
             return name, "" if more is None else self.words.word_text(more), None
+        if value_node.type == "array" and (self.declaring_assoc or assoc_entries(self, name) is not None):
+            plus = self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+=")
+            pairs: list[tuple[str, str]] | None = (assoc_entries(self, name) or []) if plus else []
+            for item in value_node.named_children:
+                fields = self.words.fields(item)
+                text = self.src.node_text(item)
+                if pairs is None:
+                    continue
+                if text[:1] == "[" and "]=" in text and len(fields) == 1 and \
+                        not any(c in text[1:text.index("]=")] for c in "$`'\"\\"):
+                    pairs.append((text[1:text.index("]=")], fields[0].partition("]=")[2]))
+                else:
+                    pairs = None  # (`m=(k v)` pairs, quoted or computed keys: not followed)
+            return name, self._set_assoc(name, pairs), value_node
         if value_node.type == "array":
             slots: dict[int, str] | None = {}
             last = -1
@@ -891,6 +940,17 @@ class Walker(ControlFlow):
             value = UNKNOWN if old is None else old + value
         return name, value, value_node
 
+    def _set_assoc(self, name: str, entries: list[tuple[str, str]] | None) -> str:
+        """Record the entries of associative array ``name`` (None: not known from now on); the
+        value the caller gives the plain variable (ASSOC_MARK, or UNKNOWN when not recorded)."""
+        variables = self.state.variables
+        if entries is None or len(entries) > _MAX_ARRAY or any(
+                ARRAY_SEP in k or ARRAY_SEP in v or ASSOC_SEP in k or ASSOC_SEP in v for k, v in entries):
+            variables.pop(ASSOC_KEY + name, None)
+            return UNKNOWN
+        variables[ASSOC_KEY + name] = "".join([ARRAY_SEP + k + ASSOC_SEP + v for k, v in entries])
+        return ASSOC_MARK
+
     def _set_array(self, name: str, elements: list[str]) -> bool:
         """Record the elements of indexed array ``name`` (see :func:`words.array_elements`;
         the caller sets the variable itself to element 0, or to UNKNOWN when this is False:
@@ -902,11 +962,41 @@ class Walker(ControlFlow):
         return True
 
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
+        saw, self.saw_default = self.saw_default, False
         name, value, _ = self.assignment_value(node)
         if name == UNKNOWN:
+            self.saw_default = saw
             return
-        self.state.variables[name] = value
+        other = self.possible_value(node, name, value, saw)
+        if other is not None:
+            self.env_assignment(name, other, node, in_shell=True)
+        else:
+            self.state.variables[name] = value
         self.env_assignment(name, value, node, in_shell=True)
+
+    def possible_value(self, node: Any, name: str, value: str, saw: bool) -> str | None:
+        """After :meth:`assignment_value` of ``node`` gave ``value``: when it met ``${P:-word}``
+        of an unknown ``P`` (``d=${P:-~/.ssh}``), the value it has with the word, which the
+        variable now holds as an alternative to ``value`` (see :meth:`visit_command`); else
+        None (the caller stores ``value``).  ``saw``: the flag of the enclosing walk."""
+        other: str | None = None
+        if self.saw_default and not self.use_defaults:
+            self.use_defaults = True
+            try:
+                other = self.assignment_value(node)[1]
+            finally:
+                self.use_defaults = False
+            self.settle_possible()
+            if other == value or ARRAY_KEY + name in self.state.variables or not _IDENT_RE.match(name):
+                other = None
+            else:
+                mark = "".join([UNKNOWN, UNKNOWN])
+                state = self.state
+                state.alternatives = dict(state.alternatives) if state.alternatives else {}
+                state.alternatives[name] = (mark, (value, other))
+                state.variables[name] = mark
+        self.saw_default = saw or self.saw_default
+        return other
 
     def visit_variable_assignments(self, node: Any, stdin: Stdin) -> None:
         for child in node.named_children:
@@ -922,6 +1012,7 @@ class Walker(ControlFlow):
     def visit_declaration_command(self, node: Any, stdin: Stdin) -> None:
         keyword = node.children[0].type if node.children else ""
         nameref = False  # `declare -n r=HOME`: `$r` is `$HOME` (judged as its value now)
+        assoc = False  # `declare -A m`: an associative array
         for child in node.named_children:
             if child.type == "word":
                 flags = self.src.node_text(child)
@@ -929,18 +1020,41 @@ class Walker(ControlFlow):
                     keyword = "export"  # `declare -x`, `typeset -gx`, `local -x` export too
                 if flags[:1] == "-" and "n" in flags:
                     nameref = True
+                if flags[:1] == "-" and "A" in flags:
+                    assoc = True
+        self.declaring_assoc = assoc
+        try:
+            self.declarations(node, keyword, nameref, assoc)
+        finally:
+            self.declaring_assoc = False
+
+    def declarations(self, node: Any, keyword: str, nameref: bool, assoc: bool) -> None:
+        """The names and assignments of a declaration command (:meth:`visit_declaration_command`)."""
         for child in node.named_children:
+            if assoc and child.type == "variable_name":
+                name = self.src.node_text(child)
+                if assoc_entries(self, name) is None:
+                    self.state.variables[name] = self._set_assoc(name, [])
             if child.type == "variable_assignment":
+                saw, self.saw_default = self.saw_default, False
                 name, value, _ = self.assignment_value(child)
                 if nameref and name != UNKNOWN:
                     target = self.lookup(value) if _IDENT_RE.match(value) else None
                     value = UNKNOWN if target is None else target
+                other = None
+                if name != UNKNOWN and not nameref:  # (`local d=${1:-~/.ssh}`: either value)
+                    other = self.possible_value(child, name, value, saw)
+                else:
+                    self.saw_default = saw or self.saw_default
                 if name != UNKNOWN:
-                    self.state.variables[name] = value
+                    if other is None:
+                        self.state.variables[name] = value
                     if keyword == "export" or "*" in self.state.exported:
                         self.state.exported = self.state.exported | {name}
                         self.effects.append(EnvChange(name, self.src.span(child)))
                         self.env_assignment(name, value, child, in_shell=True)
+                        if other is not None:
+                            self.env_assignment(name, other, child, in_shell=True)
             elif child.type == "variable_name":
                 name = self.src.node_text(child)
                 if keyword == "export":
@@ -1004,7 +1118,61 @@ class Walker(ControlFlow):
                     self.alternative = None
                 self.state.cwd = settle_cwd(self.state, ends, cwd_entry)  # (`cd "$D"`: one directory per value)
                 return
+        saw, self.saw_default = self.saw_default, False
+        pending = self.redirect_words
         self.simple_command(node, stdin)
+        if self.saw_default and not self.use_defaults:
+            self.with_defaults(self.simple_command, (node, stdin), pending)
+        self.saw_default = saw or self.saw_default
+
+    def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
+        """A ``for`` loop (:class:`ControlFlow`'s), walked again when its words met
+        ``${P:-word}`` of an unknown ``P`` (see :meth:`visit_command`)."""
+        saw, self.saw_default = self.saw_default, False
+        body = node.child_by_field_name("body")
+        if body is not None and "&" in self.src.node_text(body):
+            from stockade.analyzer.models.fanout import background_loop
+
+            background_loop(self, node, body)
+        ControlFlow.visit_for_statement(self, node, stdin)
+        if self.saw_default and not self.use_defaults:
+            self.with_defaults(lambda n, s: ControlFlow.visit_for_statement(self, n, s), (node, stdin), None)
+        self.saw_default = saw or self.saw_default
+
+    def with_defaults(self, walk: Any, args: tuple[Any, ...], pending: tuple[Any, list[Any]] | None) -> None:
+        """Walk again, on a copy of the state, with ``${P:-word}`` of unknown ``P`` giving
+        ``word`` (one of the values it may have: its effects are judged too); a working
+        directory that differs is either (``cd ${D:-dir}``)."""
+        saved = self.state
+        self.state = saved.copy()
+        self.use_defaults = True
+        self.redirect_words = pending
+        try:
+            walk(*args)
+            other = self.state.cwd
+        finally:
+            self.use_defaults = False
+            self.state = saved
+        if other != saved.cwd:
+            saved.cwd = settle_cwd(saved, [saved.cwd, other])
+        self.settle_possible()
+
+    def assign_possible(self, name: str, value: str) -> None:
+        """``${P:=word}`` of an unknown ``P``: after the command, ``P`` is its unknown value or
+        ``word`` (see :meth:`settle_possible`)."""
+        if not self.use_defaults and _IDENT_RE.match(name):
+            self.possible = [*(self.possible or ()), (name, value)]
+
+    def settle_possible(self) -> None:
+        """The variables ``${P:=word}`` may have set: a command naming one is walked once per
+        value (see :meth:`visit_command`)."""
+        possible, self.possible = self.possible, None
+        state = self.state
+        for name, value in possible or ():
+            mark = "".join([UNKNOWN, UNKNOWN])
+            state.alternatives = dict(state.alternatives) if state.alternatives else {}
+            state.alternatives[name] = (mark, (UNKNOWN, value))
+            state.variables[name] = mark
 
     def simple_command(self, node: Any, stdin: Stdin) -> None:
         """Walk one simple command (:meth:`visit_command`, for one set of alternatives)."""
@@ -1090,12 +1258,15 @@ class Walker(ControlFlow):
                     self.state.variables[name] = value
             return
         env: dict[str, str] = {}
+        if prefix:
+            self.env_program = argv[0]
         for name, value, value_node in prefix:
             if name == UNKNOWN:
                 continue
             env[name] = value
             self.effects.append(EnvChange(name, self.src.span(node)))
             self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
+        self.env_program = None
         run_command(self, argv, spans, stdin, env, self.src.span(node))
 
     def reserved_word(self, node: Any, argv: list[str]) -> None:
@@ -1422,6 +1593,10 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     except BudgetSpent as spent:
         walker.effects.append(Unknown(f"the analysis stopped at its work budget ({spent.why}); what the command "
                                       "does beyond that is not judged", (0, len(command))))
+    for effect in walker.effects:
+        if effect.__class__ is Write:  # a tool's configuration written (`.npmrc`, `.curlrc`): see .models.netconfig
+            tool_configs(walker)
+            break
     return walker.effects
 
 

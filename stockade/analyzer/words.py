@@ -29,6 +29,9 @@ _Q_OPEN, _Q_COMMA, _Q_CLOSE, _SPLIT, _Q_TILDE = "\ue000", "\ue001", "\ue002", "\
 #: element preceded by ARRAY_SEP (element 0 is also the plain variable, as in bash)
 ARRAY_KEY, ARRAY_SEP = "\ue005", "\ue006"
 INDEX_RE = re.compile(r"-?[0-9]+")
+#: an associative array (``declare -A m``): the plain variable holds ASSOC_MARK, and ASSOC_KEY +
+#: name its entries in order, each ARRAY_SEP key ASSOC_SEP value
+ASSOC_KEY, ASSOC_SEP, ASSOC_MARK = "\ue007", "\ue008", "\x00\ue007"
 _UNPROTECT = str.maketrans({_Q_OPEN: "{", _Q_COMMA: ",", _Q_CLOSE: "}", _Q_TILDE: "~"})
 _PROTECT = str.maketrans({"{": _Q_OPEN, ",": _Q_COMMA, "}": _Q_CLOSE, "~": _Q_TILDE})
 _MAX_BRACE_WORDS = 256
@@ -534,11 +537,20 @@ class WordExpander:
                 index_text = self.source.node_text(index_node) if index_node is not None else ""
                 if array is not None and self.source.node_text(array) == "BASH_SOURCE":
                     name = "BASH_SOURCE"  # (a command line has none: see Walker.lookup)
-                elif array is not None and (index_text in ("@", "*") or INDEX_RE.fullmatch(index_text)):
+                elif array is not None and assoc_entries(self.scope, self.source.node_text(array)) is not None:
+                    # an associative array (`declare -A m`): `${m[key]}`, `${m[@]}`, `${!m[@]}`
+                    key = index_text if index_text in ("@", "*") else \
+                        self.text(index_node) if index_node is not None else UNKNOWN
+                    if UNKNOWN not in key and all(c.type == "}" for c in children[index + 1:]):
+                        return self._assoc_expansion(self.source.node_text(array), key, indirect, length, quoted)
+                elif array is not None and (index_text in ("@", "*") or INDEX_RE.fullmatch(index_text)
+                                            or _index_value(self, index_text) is not None):
                     # an indexed array the script assigned (see Walker.assignment_value):
-                    # `${a[@]}` its elements, `${a[i]}` one of them; else unknown
+                    # `${a[@]}` its elements, `${a[i]}` one of them (`${a[$i]}`, `${a[i]}`: the
+                    # value of i); else unknown
                     name = self.source.node_text(array)
-                    subscript = index_text
+                    subscript = index_text if index_text in ("@", "*") or INDEX_RE.fullmatch(index_text) \
+                        else _index_value(self, index_text)
                 self.parts(child, True)
                 for sub in child.named_children:
                     if sub.type != "variable_name":
@@ -564,12 +576,17 @@ class WordExpander:
             value = self.scope.lookup(value) if value and UNKNOWN not in value else None
             if operator is None:
                 return self._value(value, quoted)
+            if value is None and operator in (":-", "-", ":+", "+"):  # `${!ref:-word}`: word is possible
+                return self._possible_default(name, operator, operand, rest, quoted)
             return self._value(UNKNOWN, quoted)
         if length:
             return self._value(str(len(value)) if value is not None and UNKNOWN not in value else None, quoted)
         if operator is None:
             return self._value(value, quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
+            if (value is None or (value == UNKNOWN and operator[0] == ":")) and operator[-1] != "?":
+                # not known, so possibly unset (or empty): the default is one of its values
+                return self._possible_default(name, operator, operand, rest, quoted)
             if value is not None and value != "":
                 return self._value(value, quoted)
             if value == "" and operator in (":-", ":="):  # (known empty: the word, tilde-expanded)
@@ -579,7 +596,10 @@ class WordExpander:
                 return self._value(text, quoted)
             return self._value(None, quoted)  # (`-`, `=`: an unset and an empty value are not told apart)
         if operator in (":+", "+"):
-            if value is not None and UNKNOWN not in value and (value != "" or operator == "+"):
+            if value is None or (value == UNKNOWN and operator == ":+"):
+                # set (and not empty) or not: the word is one of the values
+                return self._possible_default(name, operator, operand, rest, quoted)
+            if value is not None and (UNKNOWN not in value or operator == "+") and (value != "" or operator == "+"):
                 return [(text, "q" if quoted else "exp") for text, _ in operand] or [("", "q")]
             if value == "" and operator == ":+":
                 return [("", "q")] if quoted else []
@@ -595,8 +615,15 @@ class WordExpander:
         """``${a[@]}``, ``${a[*]}``, ``${#a[@]}``, ``${a[i]}`` of an indexed array (unknown
         when the script does not determine its elements)."""
         elements = array_elements(self.scope, name)
-        if indirect or elements is None:
+        if elements is None or (indirect and (subscript not in ("@", "*") or operator is not None or length)):
             return self._value(None, quoted)
+        if indirect:  # `${!a[@]}`: the indices
+            elements = [str(i) for i in range(len(elements))]
+        if operator == ":" and subscript in ("@", "*"):  # `${a[@]:1:2}`: a slice of the elements
+            elements = _slice_elements(self, elements, rest)
+            if elements is None:
+                return self._value(None, quoted)
+            operator = None
         if subscript not in ("@", "*"):
             index = int(subscript)
             if index < 0:
@@ -608,14 +635,17 @@ class WordExpander:
         if length:
             return self._value(str(len(elements)), quoted)
         if operator is not None:
-            if len(elements) == 1:  # one element: the operator applies to it as to a variable
-                from stockade.analyzer.paramexp import apply_operator
+            from stockade.analyzer.paramexp import apply_operator
 
-                value = elements[0]
-                if UNKNOWN in value or operator in (":-", "-", ":=", "=", ":?", "?", ":+", "+"):
-                    return self._value(None, quoted)
-                return self._value(apply_operator(self, value, operator, rest), quoted)
-            return self._value(None, quoted)
+            if operator in (":-", "-", ":=", "=", ":?", "?", ":+", "+") or any(UNKNOWN in e for e in elements):
+                return self._value(None, quoted)
+            if len(elements) == 1:  # one element: the operator applies to it as to a variable
+                return self._value(apply_operator(self, elements[0], operator, rest), quoted)
+            # `${a[@]/#/$HOME/}`, `${a[@]%.bak}`: the operator applies to each element
+            results = [apply_operator(self, element, operator, rest) for element in elements[:_MAX_EACH]]
+            if len(elements) > _MAX_EACH or any(result is None for result in results):
+                return self._value(None, quoted)
+            elements = results  # type: ignore[assignment]
         if subscript == "*" and quoted:  # "${a[*]}": one word, joined with $IFS's first character
             ifs = self.scope.lookup("IFS")
             if ifs is not None and UNKNOWN in ifs:
@@ -625,6 +655,45 @@ class WordExpander:
             return [] if not quoted else [("", "q")]
         # "${a[@]}": one word per element; unquoted, each element is split in turn
         return [(_SPLIT.join(elements), "q" if quoted else "exp")]
+
+    def _possible_default(self, name: str, operator: str, operand: list[tuple[str, str]], rest: list[Any],
+                          quoted: bool) -> list[tuple[str, str]]:
+        """``${P:-word}`` (``-``, ``:=``, ``=``, ``:+``, ``+``) of a ``P`` that is not known: the
+        value is not known, but ``word`` is one of the values it may have.  The scope is told
+        (``saw_default``), and walks the command again with ``use_defaults`` set, when this
+        expansion gives the word (strictest wins); ``${P:=word}`` leaves ``P`` either value."""
+        scope = self.scope
+        text = self._operand_text(operand, rest)
+        if text is None:
+            return self._value(None, quoted)
+        if operator in (":=", "="):
+            remember = getattr(scope, "assign_possible", None)
+            if remember is not None:
+                remember(name, text)
+        if getattr(scope, "use_defaults", False):
+            return [(text, "q" if quoted else "exp")] if text or quoted else []
+        if hasattr(scope, "saw_default"):
+            scope.saw_default = True
+        return self._value(None, quoted)
+
+    def _assoc_expansion(self, name: str, key: str, indirect: bool, length: bool,
+                         quoted: bool) -> list[tuple[str, str]]:
+        """``${m[key]}``, ``${m[@]}``, ``${!m[@]}``, ``${#m[@]}`` of an associative array whose
+        entries the script determines (with an operator: not followed, unknown)."""
+        entries = assoc_entries(self.scope, name) or []
+        if key not in ("@", "*"):
+            if indirect:
+                return self._value(None, quoted)
+            value = next((v for k, v in reversed(entries) if k == key), "")
+            return self._value(None if length and UNKNOWN in value else str(len(value)) if length else value, quoted)
+        words = [k for k, _ in entries] if indirect else [v for _, v in entries]
+        if length:
+            return self._value(None if indirect else str(len(words)), quoted)
+        if key == "*" and quoted:
+            return [(" ".join(words), "q")]
+        if not words:
+            return [] if not quoted else [("", "q")]
+        return [(_SPLIT.join(words), "q" if quoted else "exp")]
 
     def _operand_text(self, operand: list[tuple[str, str]], rest: list[Any]) -> str | None:
         """The text of a default word (``${x:-~/y}``: tilde-expanded); None when unknown."""
@@ -662,6 +731,57 @@ def array_elements(scope: Scope, name: str) -> list[str] | None:
     if (elements[0] if elements else "") != first:
         return None
     return elements
+
+
+#: at most this many elements get an operator applied one by one (more: unknown)
+_MAX_EACH = 64
+
+
+def _index_value(expander: WordExpander, index: str) -> str | None:
+    """The element number a subscript ``$i``, ``${i}`` or ``i`` stands for, when ``i`` holds a
+    known integer (None otherwise)."""
+    name = index[2:-1] if index.startswith("${") and index.endswith("}") else index[1:] if index[:1] == "$" else index
+    if not name or not (name[0].isalpha() or name[0] == "_") or not name.replace("_", "").isalnum():
+        return None
+    value = expander.scope.lookup(name)
+    return value.strip() if value is not None and INDEX_RE.fullmatch(value.strip()) else None
+
+
+def assoc_entries(scope: Scope, name: str) -> list[tuple[str, str]] | None:
+    """The (key, value) entries of associative array ``name`` in the order set (later ones
+    win), None when it is not one the script determines."""
+    if scope.lookup(name) != ASSOC_MARK:
+        return None
+    record = scope.lookup(ASSOC_KEY + name)
+    if record is None or (record and record[:1] != ARRAY_SEP):
+        return None
+    return [tuple(item.split(ASSOC_SEP, 1)) for item in record.split(ARRAY_SEP)[1:]]  # type: ignore[misc]
+
+
+def _slice_elements(expander: WordExpander, elements: list[str], rest: list[Any]) -> list[str] | None:
+    """``${a[@]:offset}``, ``${a[@]:offset:count}`` of known elements (negative offset: from
+    the end; None when an operand is not a known integer)."""
+    from stockade.analyzer.paramexp import _integer
+
+    pieces: list[list[tuple[str, bool]]] = [[]]
+    for node in rest:
+        if not node.is_named and node.type == ":":
+            pieces.append([])
+        elif node.type in ("number", "variable_name", "word", "parenthesized_expression", "unary_expression"):
+            pieces[-1].append((expander.source.node_text(node), False))
+        else:
+            return None
+    if len(pieces) > 2 or not pieces[0]:
+        return None
+    offset = _integer(expander, pieces[0])
+    count = _integer(expander, pieces[1]) if len(pieces) == 2 else len(elements)
+    if offset is None or count is None or count < 0:
+        return None
+    if offset < 0:
+        offset += len(elements)
+        if offset < 0:
+            return []
+    return elements[offset:offset + count]
 
 
 def tilde(word: str, scope: Scope) -> str:

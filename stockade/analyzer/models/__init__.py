@@ -386,3 +386,7 @@ from stockade.analyzer.models import (  # noqa: E402,F401
 # (after every other: these wrap models registered above: docker, pip, npm, bun, uv, cargo;
 # gdb, vim, emacs)
 from stockade.analyzer.models import gitpaths, launchers, netclients, pipefill, projects, writers  # noqa: E402,F401
+
+# isort: split
+# (after every other: wrap bun, go, python, xargs and parallel as registered above)
+from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,F401

@@ -7,6 +7,8 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 from __future__ import annotations
 
 from stockade.analyzer.effects import SpanT, Unknown, show
+from stockade.analyzer.models.netconfig import CONFIG_VARS, judge_config_var
+from stockade.analyzer.models.netenv import ENDPOINT_SUFFIXES, NET_VARS, java_proxies, judge_net_var
 from stockade.analyzer.models.optionvars import OPTION_VARS, harmless_options
 from stockade.analyzer.models.programs import judge_program
 
@@ -41,7 +43,14 @@ PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS4"})
 
 def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Walk the code an environment variable will make some program run."""
-    if name in COMMAND_VARS:
+    if name in NET_VARS or name.endswith(ENDPOINT_SUFFIXES):  # (proxies, servers, CA bundles, TLS: see .netenv)
+        judge_net_var(walker, name, value, span)
+        return
+    if "roxy" in value and name in OPTION_VARS:  # (`JAVA_TOOL_OPTIONS=-Dhttps.proxyHost=H`)
+        java_proxies(walker, value, span)
+    if name in CONFIG_VARS:  # (`WGETRC=f`, `CURL_HOME=d`: a tool's configuration: see .netconfig)
+        judge_config_var(walker, name, value, span)
+    elif name in COMMAND_VARS:
         if value.strip() in ("", "cat", "less", "more", "less -R", "less -FRX", "vim", "vi", "nano", "code --wait"):
             return
         if name in ("LESSOPEN", "LESSCLOSE"):  # `|cmd %s`, `||cmd %s`, `-cmd`: a pipe or a file preprocessor

@@ -101,19 +101,21 @@ def record_written(walker: Walker, effect: Write, text: str | None, append: bool
     store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
     if store is None:
         store = walker.written_text = {}  # type: ignore[attr-defined]
-    if append:
-        previous = known_content(walker, effect.path, before=effect)
-        text = None if previous is None or text is None else previous + text
+    if append and text is not None:
+        # appended to what the file held: unknown before this command (UNKNOWN marks that part)
+        previous = known_content(walker, effect.path, before=effect, partial=True)
+        text = UNKNOWN + text if previous is None else previous + text
     if text is not None and len(text) > MAX_KNOWN_CONTENT:
         text = None
     store[id(effect)] = (effect, text)
 
 
-def known_content(walker: Walker, path: str, before: object = None) -> str | None:
+def known_content(walker: Walker, path: str, before: object = None, partial: bool = False) -> str | None:
     """What the file ``path`` holds (None: not known), following this command text's effects
     up to ``before``: a recorded write leaves its text, ``mv`` and ``cp`` of one file carry it
     to the destination, a write by another program (but ``chmod``, ``touch``…) or a deletion
-    leaves it not known."""
+    leaves it not known.  ``partial``: text appended to a file whose earlier content is not
+    known is returned after an UNKNOWN (else such a file is not known)."""
     store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
     if not store:
         return None
@@ -121,6 +123,7 @@ def known_content(walker: Walker, path: str, before: object = None) -> str | Non
     producer = ""
     carried: str | None = None  # what `mv` moved away (one source)
     copied: str | None = None  # the destination `cp` wrote
+    stash: dict[str, str] = {}  # what the files `cp` writes held before it (this command only)
     sources = 0
     for effect in walker.effects:
         if effect is before:
@@ -129,6 +132,8 @@ def known_content(walker: Walker, path: str, before: object = None) -> str | Non
         if cls is Execute:
             producer = effect.argv[0].rpartition("/")[2] if effect.argv else ""  # type: ignore[union-attr]
             carried, copied, sources = None, None, 0
+            if stash:
+                stash = {}
         elif cls is Write:
             target = effect.path  # type: ignore[union-attr]
             entry = store.get(id(effect))
@@ -136,12 +141,20 @@ def known_content(walker: Walker, path: str, before: object = None) -> str | Non
                 contents[target] = entry[1]
             elif producer == "mv" and sources == 1 and carried is not None:
                 contents[target] = carried
+            elif producer == "mv" and stash and any(moved.rpartition("/")[2] == target.rpartition("/")[2]
+                                                    for moved in stash):  # (`mv a b DIR/`: DIR/a is a)
+                contents[target] = next(text for moved, text in stash.items()
+                                        if moved.rpartition("/")[2] == target.rpartition("/")[2])
             elif producer not in _KEEP_CONTENT:
-                contents.pop(target, None)
-                copied = target if producer == "cp" else None
-        elif cls is Read and producer == "cp" and copied is not None:  # (cp writes DEST, then reads SRC)
+                before_copy = contents.pop(target, None)
+                copied = target if producer in ("cp", "install") else None
+                if copied is not None:
+                    sources = 0  # (`cp a b DIR/`: DIR/a from a, DIR/b from b)
+                    if before_copy is not None:  # (what it held, should the copy read it: `cp f .`)
+                        stash[target] = before_copy
+        elif cls is Read and copied is not None:  # (cp writes DEST, then reads SRC)
             sources += 1
-            text = contents.get(effect.path) if sources == 1 else None  # type: ignore[union-attr]
+            text = contents.get(effect.path, stash.get(effect.path)) if sources == 1 else None  # type: ignore[union-attr]
             if text is not None:
                 contents[copied] = text
             else:
@@ -150,10 +163,15 @@ def known_content(walker: Walker, path: str, before: object = None) -> str | Non
             moved = contents.pop(effect.path, None)  # type: ignore[union-attr]
             if producer == "mv":
                 carried, sources = moved, sources + 1
+                if moved is not None:  # (`mv a b DIR/`: the Rename of each to DIR follows)
+                    stash[effect.path] = moved  # type: ignore[union-attr]
         elif cls is Rename:
             moved = contents.pop(effect.source, None)  # type: ignore[union-attr]
             contents[effect.dest] = moved  # type: ignore[union-attr]
-    return contents.get(path)
+    text = contents.get(path)
+    if text is not None and not partial and text[:1] == UNKNOWN:
+        return None
+    return text
 
 
 def _walk_known(inv: Invocation | None, walker: Walker, word: str, text: str, span: tuple[int, int],
@@ -176,7 +194,13 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
     producer = written_by(inv.walker, path)
     if producer is not None:
         if inv.name in SHELL_RUNNERS:
-            text = known_content(inv.walker, path)
+            text = known_content(inv.walker, path, partial=True)
+            if text is not None and text[:1] == UNKNOWN:  # appended to: the known part is code too
+                inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} appended to earlier in this "
+                            "command: what it held before cannot be seen into", index)
+                text = text.lstrip(UNKNOWN)
+                if text.startswith("#!") or UNKNOWN in text:
+                    return
             if text is not None and (not text.startswith("#!") or _SHELL_SHEBANG.match(text)):
                 positional = None
                 if inv.name not in ("source", ".") and index is not None:
@@ -212,7 +236,13 @@ def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
     path = walker.resolve(name)
     producer = written_by(walker, path)
     if producer is not None:
-        text = known_content(walker, path)
+        text = known_content(walker, path, partial=True)
+        if text is not None and text[:1] == UNKNOWN:  # appended to: the known part is code too
+            walker.effects.append(Unknown(f"runs `{show(name)}`, which {producer} appended to earlier in this "
+                                          "command: what it held before cannot be seen into", span))
+            text = text.lstrip(UNKNOWN)
+            if UNKNOWN in text:
+                return
         if text is not None and (not text.startswith("#!") or _SHELL_SHEBANG.match(text)):
             _walk_known(None, walker, name, text, span, None)  # (run by path: a shell script or `#!/bin/sh`)
             return
@@ -400,6 +430,65 @@ def _endless_copier(name: str) -> Model:
     return model
 
 
+#: options of cp and install that take a value (the rest are flags)
+_COPY_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g",
+                          "--group", "--strip-program", "--backup", "--sparse", "--reflink", "--preserve",
+                          "--no-preserve", "-Z", "--context"})
+_COPY_OPTIONAL = frozenset({"--backup", "--sparse", "--reflink", "--preserve", "--no-preserve", "--context"})
+
+
+def _known_directory(inv: Invocation, word: str) -> bool:
+    """Whether ``word`` names a directory the analysis knows of: the working directory, the
+    workspace, home, the temporary directories, or one ``mkdir`` made earlier in this text."""
+    path = inv.path(word)
+    if UNKNOWN in path:
+        return False
+    context = inv.walker.context
+    if path in ("/", "/tmp", "/var/tmp", inv.cwd, context.workspace, context.home, context.tmpdir):
+        return True
+    return written_by(inv.walker, path) == "`mkdir`"
+
+
+def _into_directory(name: str) -> Model:
+    """``NAME`` (cp, install): its model, plus — when it copies into a directory (``-t DIR``,
+    several sources, or a destination ending in ``/``) — a write of ``DIR/BASENAME`` for each
+    source, followed by the read of that source (so :func:`known_content` and
+    :func:`written_by` follow each file to where it lands)."""
+    inner = MODELS[name]
+
+    def model(inv: Invocation) -> None:
+        parsed = parse_options(inv.argv, _COPY_VALUES, optional=_COPY_OPTIONAL)
+        into = len(parsed.positionals) == 2 and _known_directory(inv, parsed.positionals[-1][0])
+        inner(inv)
+        if any(option in ("-d", "--directory") for option, _, _ in parsed.options):
+            return  # (`install -d`: the operands are directories made)
+        target = next(((value, index) for option, value, index in parsed.options
+                       if option in ("-t", "--target-directory") and value is not None), None)
+        sources = parsed.positionals
+        if target is None:
+            if len(sources) < 2 or (len(sources) == 2 and not sources[-1][0].endswith("/") and not into):
+                return
+            target, sources = sources[-1], sources[:-1]
+        directory, at = target
+        if not directory or UNKNOWN in directory:
+            return
+        recursive = any(option in ("-r", "-R", "--recursive", "-a", "--archive") or
+                        (option[:2] != "--" and ("r" in option or "R" in option or "a" in option))
+                        for option, _, _ in parsed.options)
+        for word, index in sources[:64]:
+            base = word.rstrip("/").rpartition("/")[2]
+            if not base or base in (".", "..") or UNKNOWN in base:
+                continue
+            dest = directory.rstrip("/") + "/" + base
+            if name == "mv":  # (moved: what it held goes with it, see known_content)
+                inv.write(dest, at, True)
+                continue
+            inv.write(dest, at, recursive)
+            inv.read(word, index, recursive)
+
+    return model
+
+
 _TEE_MODEL = MODELS.get("tee")
 
 
@@ -432,3 +521,6 @@ register("head", model_head)
 register("tee", model_tee)
 for _name in _COPIERS:
     register(_name, _endless_copier(_name))
+register("cp", _into_directory("cp"))
+register("install", _into_directory("install"))
+register("mv", _into_directory("mv"))

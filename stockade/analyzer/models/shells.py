@@ -231,8 +231,8 @@ def interpreter_model(options: dict[str, str]):
                 elif index is not None:  # an installed module: its arguments as an unmodelled program's
                     visible_operands(inv, index + 1)
                 return
-            if role == "read" and value:
-                inv.read(value, index)
+            if role == "read" and value:  # (code it loads: `node -r F`, `php -c F`: unknown when this text wrote F)
+                run_file(inv, value, index)
         if parsed.positionals:
             script, index = parsed.positionals[0]
             if script == "-" or script.startswith("/dev/fd/") or script == "/dev/stdin":

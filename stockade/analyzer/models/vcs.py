@@ -278,9 +278,16 @@ def _environment(inv: Invocation, git: _Git) -> None:
         if words is None:
             inv.unknown("`GIT_CONFIG_PARAMETERS` is not known: git reads configuration from it")
         else:
-            pairs = [w for w in words if w != "="]
-            for key, value in zip(pairs[::2], pairs[1::2], strict=False):
-                _config_value(inv, git, key, value, None)
+            position = 0  # `'key'='value'` (git 2.31+) or `'key=value'` (older, and `git -c` passes these)
+            while position < len(words):
+                word = words[position]
+                if position + 2 < len(words) and words[position + 1] == "=":
+                    key, value, position = word, words[position + 2], position + 3
+                else:
+                    key, _, value = word.partition("=")
+                    position += 1
+                if key and key != "=":
+                    _config_value(inv, git, key, value, None)
     configs = _known_configs(inv)
     for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
         path = _env(inv, name)

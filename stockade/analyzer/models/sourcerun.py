@@ -1,0 +1,182 @@
+"""Tools that run a source file given on their command line, in languages the shell models do
+not cover, and the runners wrapped here (``bun FILE``, ``go run FILE.go``, ``python -m NAME``).
+
+A source file that the same command text wrote before (``curl -o x.dart URL && dart run
+x.dart``) is code that cannot be seen into: the run is the policy's ``unknown-effects``
+verdict, with a reason naming the file (see :func:`~stockade.analyzer.models.fresh.run_file`).
+Tools with no model of their own keep :func:`~stockade.analyzer.models.default_model`'s
+judgement of their arguments; wrapped models keep theirs.
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.effects import Write, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import MODELS, default_model, parse_options, register
+from stockade.analyzer.models.fresh import known_content, run_file, written_by, wrote_anything
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
+
+#: tool → the extensions of the source files it runs (compiles and runs, or interprets)
+SOURCE_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "swift": (".swift",),
+    "kotlin": (".kts", ".kt", ".jar"),
+    "kotlinc": (".kts", ".kt"),
+    "dart": (".dart",),
+    "crystal": (".cr",),
+    "nim": (".nim", ".nims"),
+    "v": (".v", ".vsh"),
+    "zx": (".mjs", ".js", ".ts", ".md", ".cjs"),
+    "escript": (".erl", ".escript", ".beam", ".ez"),
+    "raku": (".raku", ".p6", ".pl6", ".rakumod", ".pm6", ".pl"),
+    "perl6": (".raku", ".p6", ".pl6", ".pm6", ".pl"),
+    "rakudo": (".raku", ".p6", ".pl6", ".pm6", ".pl"),
+    "ocaml": (".ml", ".cma", ".cmo"),
+    "gjs": (".js", ".mjs"),
+    "qjs": (".js", ".mjs"),
+    "jruby": (".rb",),
+    "jython": (".py",),
+    "ipython": (".py", ".ipy"),
+    "janet": (".janet",),
+    "fennel": (".fnl",),
+    "csi": (".scm", ".ss"),
+    "gsi": (".scm", ".ss"),
+    "chez": (".scm", ".ss"),
+    "scheme": (".scm", ".ss"),
+    "hhvm": (".php", ".hack", ".hh"),
+    "xonsh": (".xsh", ".py"),
+    "nu": (".nu",),
+    "runhaskell": (".hs", ".lhs"),
+    "stack": (".hs",),
+    "cabal": (".hs",),
+    "scala-cli": (".scala", ".sc", ".java"),
+    "amm": (".sc",),
+    "jbang": (".java", ".jsh", ".kt", ".groovy", ".jar"),
+    "dotnet": (".cs", ".csx", ".fsx", ".dll"),
+    "go": (".go",),
+    "bun": (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts"),
+}
+#: of these, the first operand is the script whatever its name (an interpreter)
+SCRIPT_FIRST = frozenset({"zx", "escript", "raku", "perl6", "rakudo", "ocaml", "gjs", "qjs", "jruby", "jython",
+                          "janet", "fennel", "hhvm", "xonsh", "nu", "runhaskell"})
+#: options of these tools that take a value (so that it is not read as the script)
+_VALUES = frozenset({"-e", "-c", "-I", "-M", "-l", "-o", "--output", "-d", "--define", "-D", "--eval", "-r",
+                     "--require", "--cwd", "-C", "--config", "--filter", "--preload", "--env-file", "-p",
+                     "--project", "-f", "--framework", "--target", "-t"})
+
+
+def fresh_sources(inv: Invocation) -> None:
+    """Each source file among the operands that this command wrote is code that cannot be seen
+    into (a read of it either way, through ``run_file``)."""
+    if not wrote_anything(inv.walker):
+        return
+    extensions = SOURCE_EXTENSIONS.get(inv.name, ())
+    parsed = parse_options(inv.argv, _VALUES)
+    first = True
+    for word, index in parsed.positionals[:32]:
+        if (word.endswith(extensions) or (first and inv.name in SCRIPT_FIRST)) and \
+                written_by(inv.walker, inv.path(word)) is not None:
+            run_file(inv, word, index)
+            return
+        first = False
+
+
+def _wrapping(name: str) -> Model:
+    """``name``'s model (the default one when it has none), then :func:`fresh_sources`."""
+    inner = MODELS.get(name, default_model)
+
+    def model(inv: Invocation) -> None:
+        inner(inv)
+        fresh_sources(inv)
+
+    return model
+
+
+def shadowed_imports(inv: Invocation, directory: str, script: str | None, index: int | None) -> None:
+    """A module file this command wrote, with content not known here (downloaded, copied,
+    extracted), where the interpreter looks for imports first (the script's directory, or the
+    working directory: ``requests.py``; ``node_modules/`` for node): the code a later
+    ``import`` loads cannot be seen into."""
+    walker = inv.walker
+    base = directory.rstrip("/") + "/"
+    node = inv.name.startswith("node")
+    for effect in walker.effects:
+        if effect.__class__ is not Write:
+            continue
+        path = effect.path
+        if not path.startswith(base) or path == script:
+            continue
+        rest = path[len(base):]
+        if (node and rest.startswith("node_modules/")) or (not node and "/" not in rest and rest.endswith(".py")):
+            producer = written_by(walker, path)
+            if producer is not None and known_content(walker, path) is None:  # (downloaded, copied: not seen)
+                inv.unknown(f"`{inv.name}` loads modules from `{show(directory)}` first, where {producer} wrote "
+                            f"`{show(rest)}` earlier in this command: what an import runs cannot be seen into", index)
+                return
+
+
+def _script(inv: Invocation) -> tuple[str | None, int | None]:
+    """The script an interpreter runs (its first operand), None for ``-c``/``-m``/stdin."""
+    argv = inv.argv
+    skip = False
+    for index, word in enumerate(argv[1:], start=1):
+        if skip:
+            skip = False
+            continue
+        if word in ("-c", "-m", "-e", "--eval", "-p", "--print") or (word[:2] in ("-c", "-m") and word[1:2] != "-"):
+            return None, index
+        if word in ("-W", "-X", "-r", "--require", "--import", "--input-type"):
+            skip = True
+            continue
+        if word[:1] != "-" or word == "-":
+            return (None, index) if word == "-" else (word, index)
+    return None, None
+
+
+def interpreter_imports(inv: Invocation) -> None:
+    """After python's or node's model: :func:`shadowed_imports` for the script's directory."""
+    if not wrote_anything(inv.walker):
+        return
+    script, index = _script(inv)
+    path = inv.path(script) if script is not None else None
+    directory = path.rpartition("/")[0] or "/" if path is not None else inv.cwd
+    shadowed_imports(inv, directory, path, index)
+
+
+def node_modules(inv: Invocation) -> None:
+    """node's model, plus modules this command wrote where it resolves imports."""
+    _NODE(inv)
+    interpreter_imports(inv)
+
+
+def python_module(inv: Invocation) -> None:
+    """python's model, plus ``-m NAME`` of a module this command wrote in the working
+    directory (``NAME.py`` or ``NAME/__main__.py``: python looks there first), and modules
+    this command wrote where the script's imports are looked for first."""
+    _PYTHON(inv)
+    if not wrote_anything(inv.walker):
+        return
+    interpreter_imports(inv)
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "-m" or (word[:2] == "-m" and word[2:3] != "-"):
+            module = word[2:] or (argv[index + 1] if index + 1 < len(argv) else "")
+            at = index if word[2:] else index + 1
+            base = module.replace(".", "/")
+            for candidate in (base + ".py", base + "/__main__.py", base + "/__init__.py"):
+                if module and written_by(inv.walker, inv.path(candidate)) is not None:
+                    run_file(inv, candidate, at)
+                    return
+            return
+        if word[:1] != "-" or word in ("-c", "--"):
+            return
+
+
+_PYTHON = MODELS["python3"]
+_NODE = MODELS["node"]
+for _name in SOURCE_EXTENSIONS:
+    register(_name, _wrapping(_name))
+register("python python2 python3 pypy pypy3", python_module)
+register("node nodejs", node_modules)
