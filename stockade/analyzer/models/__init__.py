@@ -386,3 +386,8 @@ from stockade.analyzer.models import (  # noqa: E402,F401
 # (after every other: these wrap models registered above: docker, pip, npm, bun, uv, cargo;
 # gdb, vim, emacs)
 from stockade.analyzer.models import gitpaths, launchers, netclients, pipefill, projects, writers  # noqa: E402,F401
+
+# isort: split
+# (formatters replace the plain `black`/`ruff`/`prettier`/`eslint` entries of files.py;
+# toolchains wrap pipx's, yarn's and conda's models)
+from stockade.analyzer.models import formatters, toolchains  # noqa: E402,F401

@@ -147,7 +147,7 @@ def model_container(inv: Invocation) -> None:
     if not parsed.positionals:
         return
     command, at = parsed.positionals[0]
-    if command == "container" and len(parsed.positionals) > 1:
+    if command in ("container", "image") and len(parsed.positionals) > 1:
         command, at = parsed.positionals[1]
     if command in ("run", "create", "exec"):
         _run_options(inv, at + 1)
@@ -165,7 +165,11 @@ def model_container(inv: Invocation) -> None:
         build = parse_options(inv.argv, {"-f", "--file", "-t", "--tag", "--build-arg", "--secret", "--target",
                                          "--platform", "-o", "--output", "--build-context", "--iidfile",
                                          "--cache-from", "--cache-to", "--label", "--network", "--progress",
-                                         "--ssh", "--metadata-file"}, start=at + 1)
+                                         "--ssh", "--metadata-file", "--add-host", "--shm-size", "-m", "--memory",
+                                         "--ulimit", "--cgroup-parent", "--isolation", "--annotation", "--attest",
+                                         "--sbom", "--provenance", "--allow", "--builder", "--no-cache-filter",
+                                         "--call", "--cpuset-cpus", "--cpu-shares", "-c", "--cpu-quota",
+                                         "--cpu-period", "--memory-swap", "--security-opt"}, start=at + 1)
         for option, value, index in build.options:
             if value is None:
                 continue
@@ -182,6 +186,17 @@ def model_container(inv: Invocation) -> None:
                 inv.write(value.split("dest=", 1)[1].split(",", 1)[0], index, recursive=True)
             elif option == "--network" and value == "host":
                 inv.privilege("`build --network=host` runs build steps in the host network", index)
+        # the context (sent whole to the daemon, less what .dockerignore leaves out; dot-files are
+        # judged left out): a directory, `-` (stdin) or a URL
+        for word, index in build.positionals[:1] if command == "build" else []:
+            if word != "-" and "://" not in word and not word.startswith("git@"):
+                inv.read(word, index, recursive=True, skip_hidden=True)
+    elif command in ("save", "export", "load", "import"):  # -o/--output writes, -i/--input reads an archive
+        archive = parse_options(inv.argv, {"-o", "--output", "-i", "--input", "--platform", "-c", "--change",
+                                           "-m", "--message"}, start=at + 1)
+        for option, value, index in archive.options:
+            if value is not None and option in ("-o", "--output", "-i", "--input"):
+                (inv.write if option in ("-o", "--output") else inv.read)(value, index)
 
 
 register("docker podman nerdctl docker-compose podman-compose", model_container)

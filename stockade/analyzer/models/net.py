@@ -175,6 +175,24 @@ def wget_name(url: str) -> str:
     return name + ("?" + query if query else "")
 
 
+#: more wget options that take a value (a separate word, or after `=`): value → role
+_WGET_VALUES = {
+    **dict.fromkeys(("--load-cookies", "--certificate", "--private-key", "--ca-certificate", "--crl-file",
+                     "--config", "--random-file", "--hsts-file", "--egd-file", "--ca-directory"), "read"),
+    **dict.fromkeys(("--save-cookies", "--warc-file", "--rejected-log", "--warc-cdx-file"), "write"),
+    "--use-askpass": "unknown", "-B": "url", "--base": "url",
+    **dict.fromkeys(("-D", "--domains", "--exclude-domains", "-A", "--accept", "-R", "--reject", "--accept-regex",
+                     "--reject-regex", "-I", "--include-directories", "-X", "--exclude-directories", "--cut-dirs",
+                     "--referer", "--http-user", "--http-password", "--ftp-user", "--ftp-password", "--proxy-user",
+                     "--proxy-password", "--limit-rate", "-w", "--wait", "--waitretry", "--dns-timeout",
+                     "--connect-timeout", "--read-timeout", "--bind-address", "--local-encoding",
+                     "--remote-encoding", "--default-page", "--restrict-file-names", "--backups",
+                     "--compression", "--progress", "--secure-protocol", "--ciphers", "--prefer-family",
+                     "--retry-on-http-error", "--report-speed", "--certificate-type", "--private-key-type",
+                     "--pinnedpubkey", "--warc-header", "--warc-max-size", "--regex-type"), "text"),
+}
+
+
 def model_wget(inv: Invocation) -> None:
     """wget: URLs contacted; ``-O``/``-o``/``-a`` write; ``-P`` writes a directory; by
     default it writes into the cwd; ``-i`` reads a URL list (unknown hosts)."""
@@ -182,10 +200,19 @@ def model_wget(inv: Invocation) -> None:
                                       "-P", "--directory-prefix", "-i", "--input-file", "-e", "--execute",
                                       "-U", "--user-agent", "--header", "--post-data", "--post-file", "-t",
                                       "--tries", "-T", "--timeout", "-Q", "--quota", "-l", "--level",
-                                      "--user", "--password", "--body-file", "--method"})
+                                      "--user", "--password", "--body-file", "--method", *_WGET_VALUES})
     wrote = False
     for option, value, index in parsed.options:
         if value is None:
+            continue
+        role = _WGET_VALUES.get(option)
+        if role is not None:
+            if role == "unknown":
+                inv.unknown(f"`wget {option}` runs the program `{show(value)}`", index)
+            elif role == "url":  # the base that relative links (and `-i` entries) resolve against
+                contact_url(inv, value, index, 80)
+            elif role != "text":
+                (inv.read if role == "read" else inv.write)(value, index)
             continue
         if option in ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
             inv.write(value, index)
@@ -249,20 +276,30 @@ def model_ssh(inv: Invocation) -> None:
     """ssh: contacts the host (``-p`` port); ``-o ProxyCommand=…`` runs local shell code;
     ``-F``/``-i`` read; a remote command runs on the other machine."""
     parsed = parse_options(inv.argv, _SSH_VALUES, stop_at_first_positional=True)
+    options = parsed.options
+    if parsed.positionals and inv.argv[parsed.positionals[0][1] - 1] != "--":
+        # OpenSSH parses options again after the destination, up to the remote command
+        # (`ssh host -o ProxyJump=… cmd`)
+        options += parse_options(inv.argv, _SSH_VALUES, start=parsed.positionals[0][1] + 1,
+                                 stop_at_first_positional=True).options
     port = 22
-    for option, value, index in parsed.options:
+    for option, value, index in options:
         if value is None:
             continue
         if option == "-o":
             _ssh_options(inv, value, index)
         elif option in ("-i", "-F", "-E"):
             (inv.write if option == "-E" else inv.read)(value, index)
+            if option == "-F" and value != "/dev/null" and inv.name == "ssh":
+                inv.unknown(f"`ssh -F {show(value)}` reads a configuration file, whose `ProxyCommand`/"
+                            "`LocalCommand`/`Match exec` can run commands and whose `HostName` can name "
+                            "any host", index)
         elif option == "-p" and value.isdigit():
             port = int(value)
         elif option == "-J":
             contact_url(inv, "ssh://" + value, index, 22)
     renamed = any(option == "-o" and value is not None and value.strip().lower().startswith("hostname")
-                  for option, value, _ in parsed.options)  # -o HostName=…: the alias is not contacted
+                  for option, value, _ in options)  # -o HostName=…: the alias is not contacted
     if parsed.positionals and not renamed:
         host, index = parsed.positionals[0]
         contact_url(inv, "ssh://" + host.rpartition("@")[2] + (f":{port}" if ":" not in host else ""), index, port)

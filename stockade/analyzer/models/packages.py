@@ -228,6 +228,12 @@ def model_npm(inv: Invocation) -> None:
             inv.script(words[1][0], words[1][1], what=f"the package script `{words[0][0]}`")
         inv.write("package.json", sub_index)
         return
+    if sub == "explore" and inv.name == "npm" and words:  # npm explore PKG [-- CMD…]: CMD joined, run by a shell
+        if len(words) > 1:
+            inv.script(" ".join(word for word, _ in words[1:]), words[1][1], what="the command given to `npm explore`")
+        else:
+            inv.unknown("`npm explore` opens a shell, whose commands cannot be seen", sub_index)
+        return
     if sub not in _NPM_INSTALLS:
         return
     config_written(inv)

@@ -158,6 +158,16 @@ def _set_stack(walker: object, stack: list[str]) -> None:
 def model_trap(inv: Invocation) -> None:
     """``trap CODE SIGNALS``: the code runs later, in this shell."""
     args = [a for a in inv.argv[1:] if a not in ("-p", "-l", "--")]
+    walker = inv.walker
+    if len(args) >= 2 and all(signal.upper() in ("EXIT", "0", "SIGEXIT") for signal in args[1:]):
+        # the code runs when the shell exits: walked then, with the variables it will see (a
+        # later `trap … EXIT` replaces it, `trap - EXIT` removes it)
+        if args[0] in ("-", ""):
+            walker.exit_trap = None
+        else:
+            code, index = args[0], inv.argv.index(args[0])
+            walker.exit_trap = lambda: inv.script(code, index, what="the code given to `trap`")
+        return
     if len(args) >= 2 and args[0] not in ("-", ""):
         inv.script(args[0], inv.argv.index(args[0]), what="the code given to `trap`")
 

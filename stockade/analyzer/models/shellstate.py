@@ -74,10 +74,14 @@ def model_coproc(inv: Invocation) -> None:
 def model_mapfile(inv: Invocation) -> None:
     """``mapfile``/``readarray [-C CALLBACK] ARRAY``: the callback is code run every ``-c`` lines."""
     parsed = parse_options(inv.argv, {"-C", "-c", "-d", "-n", "-O", "-s", "-u"})
+    text = inv.stdin.text
     for option, value, index in parsed.options:
         if option == "-C" and value is not None:
-            inv.script(value + " 0 line", index, what=f"the callback given to `{inv.name} -C`")
-    text = inv.stdin.text
+            # evaluated as `CALLBACK INDEX LINE`: the lines read (when known), else an unknown one
+            read = [line for line in text.split("\n") if line][:8] if text is not None else []
+            for line in read or [UNKNOWN]:
+                inv.script(value + ' 0 "$1"', index, positional=["bash", line],
+                           what=f"the callback given to `{inv.name} -C`")
     lines = [line for line in text.split("\n") if line] if text is not None and not parsed.has("-u", "-d") else []
     known = text is not None and not parsed.has("-u", "-d", "-n", "-O", "-s")
     targets: list[tuple[str, int | None]] = [*parsed.positionals[:1]] or [("MAPFILE", None)]

@@ -80,6 +80,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "blame": ({"--contents": "read", "-S": "read", "--ignore-revs-file": "read", "-L": "text"}, "text", ""),
     "grep": ({"-f": "read", "-e": "text", "-O": _S, "--open-files-in-pager": _S}, "text", ""),
     "ls-files": ({"-X": "read", "--exclude-from": "read", "-x": "text", "--exclude": "text"}, "text", ""),
+    "hash-object": ({"-t": "text", "--path": "text"}, "read", "git"),
     "rev-parse": ({}, "text", ""), "describe": ({}, "text", ""), "shortlog": ({}, "text", ""),
     "fsck": ({}, "text", ""), "reflog": ({}, "text", "git"), "cat-file": ({}, "text", ""),
     "for-each-ref": ({}, "text", ""), "ls-tree": ({}, "text", ""), "show-ref": ({}, "text", ""),
@@ -218,6 +219,7 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
             _config_value(inv, git, key, UNKNOWN if found is None else found, index)
         elif option == "-C":
             git.repo = value if git.repo == "." or value.startswith(("/", "~")) else git.repo.rstrip("/") + "/" + value
+            inv.read(git.repo, index)  # (git looks into it for its repository)
         elif option == "--git-dir":
             git_dir = (value, index)
         elif option == "--work-tree":
@@ -332,6 +334,7 @@ def _repository(inv: Invocation, git: _Git, path: str, index: int | None) -> Non
     configuration the policy does not protect, and git runs code from both."""
     resolved = inv.path(_below(git.repo, path))
     protected = inv.path(inv.walker.context.workspace.rstrip("/") + "/.git")
+    inv.read(_below(git.repo, path), index)  # (its objects, refs and configuration)
     if resolved != protected:
         inv.unknown(f"git uses the repository `{show(resolved)}`, whose hooks and configuration can run code", index)
 
