@@ -8,7 +8,7 @@ the host path (read-only with ``:ro``/``readonly``, else read-write: a write of 
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -78,6 +78,11 @@ def _run_options(inv: Invocation, start: int) -> None:
     parsed = parse_options(inv.argv, _RUN_VALUES, start=start, stop_at_first_positional=True)
     name = inv.name
     for option, value, index in parsed.options:
+        if value is not None and value[:1] == "=" and option[1:2] != "-":
+            value = value[1:]  # `-v=/a:/b` (the CLI's flag parser takes `-v=VALUE` as `-v VALUE`)
+        if option == "--volumes-from" and value is not None:
+            inv.unknown(f"`{name} --volumes-from {show(value)}` mounts the volumes of another container, which can "
+                        "be any host directory", index)
         if option == "--privileged" and (value is None or value.lower() in ("true", "1")):
             inv.privilege(f"`{name} --privileged` gives the container the host's devices and capabilities", index)
         elif value is None:
@@ -135,6 +140,10 @@ def model_container(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("-H", "--host", "--url", "--remote") and value is not None:
             _daemon(inv, value, index)
+            daemon_given = True
+        elif option in ("-c", "--context", "--connection") and value not in (None, "default", "desktop-linux"):
+            inv.unknown(f"`{inv.name} {option} {show(value or '')}` talks to the daemon that context names, which "
+                        "can be on another machine", index)
             daemon_given = True
     env_host = inv.env.get("DOCKER_HOST") or inv.env.get("CONTAINER_HOST")
     if env_host is None:

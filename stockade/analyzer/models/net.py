@@ -58,7 +58,8 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--etag-compare", "--hsts", "--alt-svc", "--libcurl", "--proxy-cacert", "--capath",
                 "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
                 "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
-                "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+                "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms",
+                "--url-query"}
 def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
     """A command that contacts ``host`` with proxy variables set (``HTTPS_PROXY=URL cmd``,
     ``export ALL_PROXY=…``) contacts the proxy too: each proxy named is judged as a
@@ -116,8 +117,21 @@ def model_curl(inv: Invocation) -> None:
             inv.write(value, index, recursive=option == "--output-dir")
         elif option in ("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "-F", "--form"):
             payload = value.partition("=")[2] if option in ("-F", "--form", "--data-urlencode") and "=" in value else value
+            if option == "--data-urlencode" and "@" in value and "=" not in value.partition("@")[0]:
+                payload = "@" + value.partition("@")[2]  # name@FILE: the content of FILE, encoded
             if payload.startswith(("@", "<")):
                 inv.read(payload[1:], index)
+        elif option in ("--url-query", "--variable", "-w", "--write-out", "-H", "--header"):
+            # `name@FILE`/`@FILE` (the part before a `=` is a name): the content of FILE
+            name, at, path = value.partition("@")
+            if at and "=" not in name and (option in ("--url-query", "--variable") or not name) and path != "-":
+                inv.read(path, index)
+        elif option == "--dns-servers":  # the name lookups go to these servers
+            for server in value.split(","):
+                server = server.strip()
+                if server:
+                    host, _, port = server.rpartition(":") if server.count(":") == 1 else (server, "", "")
+                    inv.network(host.strip("[]"), int(port) if port.isdigit() else 53, index)
         elif option == "--doh-url":
             contact_url(inv, value, index, 443)
         elif option in ("-K", "--config"):
@@ -255,7 +269,11 @@ def _ssh_options(inv: Invocation, value: str, index: int) -> None:
     if key in ("proxycommand", "localcommand", "knownhostscommand", "remotecommand"):
         if setting.strip().lower() != "none":
             inv.script(setting.strip(), index, what=f"ssh `{key}`")
-    elif key in ("identityfile", "userknownhostsfile", "certificatefile"):
+    elif key == "userknownhostsfile":  # read, and new host keys are added to it
+        for path in setting.split():
+            inv.read(path, index)
+            inv.write(path, index)
+    elif key in ("identityfile", "certificatefile"):
         inv.read(setting.strip(), index)
     elif key == "proxyjump":
         for hop in setting.strip().split(","):

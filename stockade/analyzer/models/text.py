@@ -66,6 +66,13 @@ def model_find(inv: Invocation) -> None:
         elif word in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(argv):
             inv.write(argv[index + 1], index + 1)
             index += 1
+        elif word in ("-newer", "-anewer", "-cnewer", "-samefile") and index + 1 < len(argv):
+            inv.read(argv[index + 1], index + 1)  # (the reference file is looked at)
+            index += 1
+        elif word == "-files0-from" and index + 1 < len(argv):
+            inv.read(argv[index + 1], index + 1)
+            inv.unknown(f"`find -files0-from {show(argv[index + 1])}` searches the roots listed in it", index + 1)
+            index += 1
         elif word in _FIND_VALUE_TESTS:
             index += 1
         index += 1

@@ -160,12 +160,22 @@ def model_py_json_tool(inv: Invocation) -> None:
         inv.output(None, "the output of `python -m json.tool`")
 
 
+def model_py_http_server(inv: Invocation) -> None:
+    """python -m http.server [-d DIR] [-b ADDR] [PORT]: serves every file below DIR (dot-files
+    too) to whoever connects: an explicit ``-d``/``--directory`` is a read of its whole tree
+    (the default, the working directory, is the agent's own)."""
+    parsed = parse_options(inv.argv, {"-d", "--directory", "-b", "--bind", "-p", "--protocol"})
+    for value, index in parsed.values_of("-d", "--directory"):
+        inv.read(value, index, recursive=True)
+
+
+register("py:http.server", model_py_http_server)
 register("py:venv", model_py_venv)
 register("virtualenv", model_virtualenv)
 register("py:zipfile py:tarfile", model_py_archive)
 register("py:json.tool", model_py_json_tool)
 _MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": "py:zipfile",
-                      "tarfile": "py:tarfile", "json.tool": "py:json.tool"})
+                      "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server"})
 
 
 # -- bazel: target labels, not paths --------------------------------------------------------
