@@ -389,5 +389,5 @@ from stockade.analyzer.models import gitpaths, launchers, netclients, pipefill, 
 
 # isort: split
 # (formatters replace the plain `black`/`ruff`/`prettier`/`eslint` entries of files.py;
-# toolchains wrap pipx's, yarn's and conda's models)
-from stockade.analyzer.models import formatters, toolchains  # noqa: E402,F401
+# toolchains wrap pipx's, yarn's and conda's models; servers php's and ruby's)
+from stockade.analyzer.models import formatters, servers, toolchains  # noqa: E402,F401

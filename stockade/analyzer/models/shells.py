@@ -55,9 +55,14 @@ def _stdin_code(inv: Invocation) -> None:
 
 
 def model_eval(inv: Invocation) -> None:
-    """``eval WORDS``: the words joined are code; walked when known."""
+    """``eval WORDS``: the words joined are code, run in this shell (its ``cd``, variables
+    and functions stay); walked when known."""
     code = " ".join(inv.argv[1:])
-    inv.script(code, 1 if len(inv.argv) > 1 else None, what="the code given to `eval`")
+    if UNKNOWN in code:
+        inv.script(code, 1 if len(inv.argv) > 1 else None, what="the code given to `eval`")
+        return
+    inv.walker.nested_script(code, inv.at(1 if len(inv.argv) > 1 else None), exact=True, subshell=False,
+                             env=inv.env)
 
 
 def model_source(inv: Invocation) -> None:
