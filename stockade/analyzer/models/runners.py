@@ -359,6 +359,13 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
     if not unseen:
         inv.unknown(f"`{what}` downloads and runs the package `{show(package)}`, which cannot be seen into", index)
         _package_source(inv, package, index)
+        from stockade.analyzer.models.packages import env_value
+
+        registry = env_value(inv, "npm_config_registry", "NPM_CONFIG_REGISTRY", "BUN_CONFIG_REGISTRY")
+        if registry is not None:  # (from the registry the variable names)
+            from stockade.analyzer.models.net import contact_url
+
+            contact_url(inv, registry[1], index, 443)
     # the package's arguments, as an unmodelled program's: `npx dotenv -e .env` reads `.env`
     runner, inv.name = inv.name, package
     visible_operands(inv, index + 1)

@@ -40,7 +40,8 @@ _CODE_KEYS = LazyPattern(
     r"sequence\.editor|credential\.helper|credential\..*\.helper|gpg\.program|gpg\..*\.program|"
     r"uploadpack\.packobjectshook|sendemail\.(smtpserver|tocmd|cccmd)|web\.browser|browser\..*\.(cmd|path)|"
     r"remote\..*\.(receivepack|uploadpack|vcs)|(diff|merge)tool\..*\.(cmd|path)|man\..*\.(cmd|path)|"
-    r"core\.alternaterefscommand|sendemail\.sendmailcmd|instaweb\.httpd)$", re.I)
+    r"core\.alternaterefscommand|sendemail\.sendmailcmd|instaweb\.httpd|interactive\.difffilter|"
+    r"tar\..*\.command)$", re.I)
 #: config keys that load configuration, hooks or programs from elsewhere (cannot be seen into)
 _ELSEWHERE_KEYS = LazyPattern(r"^(include\.path|includeif\..*\.path|core\.worktree|init\.templatedir|"
                               r"protocol\.(ext|fd)\.allow|protocol\.allow)$", re.I)
