@@ -50,6 +50,7 @@ from stockade.analyzer.words import (
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
     from typing import Any
 
     from stockade.compiler.ir import Context
@@ -188,6 +189,8 @@ class Walker(ControlFlow):
     #: nested scripts walked so far; depth of the function calls being walked
     nested_scripts = 0
     function_depth = 0
+    exit_trap: Callable[[], None] | None = None  # `trap CODE EXIT` (set by the trap model)
+    process_output: Stdin | None = None  # the known output of the last `<(…)` walked
     #: (a redirected command, the words the grammar hung on its redirections): see
     #: :meth:`visit_redirected_statement`
     redirect_words: tuple[Any, list[Any]] | None = None
@@ -365,6 +368,9 @@ class Walker(ControlFlow):
         finally:
             self.state = saved
             self._last_output = saved_output
+        if node.type == "process_substitution":  # `done < <(git ls-files)`: what the command reads
+            self.process_output = output if output is not None and output.text is not None and \
+                len(children) == 1 and children[0].type == "command" else None
         if output is None or output.text is None or len(children) != 1 or node.type != "command_substitution":
             return UNKNOWN
         body = children[0]
@@ -373,6 +379,10 @@ class Walker(ControlFlow):
             if not all(item.type == "command" and self._silent(item) for item in items[:-1]):
                 return UNKNOWN
             body = items[-1]
+        if body.type == "redirected_statement" and all(
+                child.type in ("heredoc_redirect", "herestring_redirect") or child == body.named_children[0]
+                for child in body.named_children):
+            body = body.named_children[0]  # `$(cat <<'EOF' … EOF)`: the command, fed a here-document
         if body.type != "command":
             return UNKNOWN
         return output.text.rstrip("\n")
@@ -627,7 +637,15 @@ class Walker(ControlFlow):
             elif child.type == "herestring_redirect":
                 stdin = self.herestring(child)
             else:
+                self.process_output = None
                 self.redirect(child, words)
+                fed = self.process_output
+                if fed is not None:  # `< <(cmd)`: stdin is the output of cmd, when known
+                    self.process_output = None
+                    target = child.child_by_field_name("destination")
+                    if target is not None and target.type == "process_substitution" and \
+                            self.src.node_text(child)[:1] == "<" and self.src.node_text(target)[:1] == "<":
+                        stdin = fed
         captured, self.stdout_file = self.stdout_file, None
         if self.stdin_file is not None:  # `sh < f`: a file this command wrote with known content
             read, self.stdin_file = self.stdin_file[0], None
@@ -1590,6 +1608,10 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     try:
         if not fast_path or not run_simple(walker, command, 0, None, TERMINAL, MAX_DEPTH):  # (run_text, inline)
             walker.parse_and_walk(command)
+        exit_trap = walker.exit_trap  # `trap CODE EXIT`: runs at the end, in the state then
+        if exit_trap is not None:
+            walker.exit_trap = None
+            exit_trap()
     except BudgetSpent as spent:
         walker.effects.append(Unknown(f"the analysis stopped at its work budget ({spent.why}); what the command "
                                       "does beyond that is not judged", (0, len(command))))

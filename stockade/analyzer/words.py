@@ -793,8 +793,12 @@ def tilde(word: str, scope: Scope) -> str:
         base = scope.home if home is None else home
     elif user == "+":
         base = scope.cwd_text()
+    elif user == "-":  # `~-` is `$OLDPWD`
+        base = scope.lookup("OLDPWD") or UNKNOWN
     elif user == "root":
         base = "/root"
+    elif user == scope.home.rstrip("/").rpartition("/")[2] and user not in ("", ".", ".."):
+        base = scope.home  # `~alice` where the home is /home/alice: the user's own home
     else:
         base = UNKNOWN
     return base + sep + tail

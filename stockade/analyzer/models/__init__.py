@@ -388,5 +388,10 @@ from stockade.analyzer.models import (  # noqa: E402,F401
 from stockade.analyzer.models import gitpaths, launchers, netclients, pipefill, projects, writers  # noqa: E402,F401
 
 # isort: split
+# (formatters replace the plain `black`/`ruff`/`prettier`/`eslint` entries of files.py;
+# toolchains wrap pipx's, yarn's and conda's models; servers php's and ruby's)
+from stockade.analyzer.models import formatters, servers, toolchains  # noqa: E402,F401
+
+# isort: split
 # (after every other: wrap bun, go, python, xargs and parallel as registered above)
 from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,F401

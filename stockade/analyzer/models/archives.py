@@ -315,7 +315,11 @@ _OPENSSL = {
     "-engine": "unknown:`openssl -engine` loads a code module", "-provider-path":
     "unknown:`openssl -provider-path` loads code modules from a directory",
     "-connect": "host", "-proxy": "host", "-host": "host", "-url": "url", "-accept": "listen", "-port": "listen",
+    "-sign": "read", "-keyfile": "read", "-certin-never": "text",
 }
+#: openssl commands whose operands are files they read (``openssl dgst -sha256 FILE``)
+_OPENSSL_FILE_OPERANDS = frozenset({"dgst", "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "rmd160",
+                                    "base64", "enc"})
 
 
 def model_openssl(inv: Invocation) -> None:
@@ -336,6 +340,8 @@ def model_openssl(inv: Invocation) -> None:
             index += 2
             continue
         if role is None or index + 1 >= len(argv):
+            if role is None and word[:1] != "-" and command in _OPENSSL_FILE_OPERANDS:
+                inv.read(word, index)
             index += 1
             continue
         value = argv[index + 1]

@@ -140,7 +140,8 @@ def model_terraform(inv: Invocation) -> None:
 _CLOUD_APIS = {"aws": ("amazonaws.com", "~/.aws"), "gcloud": ("googleapis.com", "~/.config/gcloud"),
                "gsutil": ("storage.googleapis.com", "~/.config/gcloud"), "az": ("management.azure.com", "~/.azure"),
                "doctl": ("api.digitalocean.com", "~/.config/doctl"), "flyctl": ("api.fly.io", "~/.fly"),
-               "fly": ("api.fly.io", "~/.fly"), "heroku": ("api.heroku.com", "~/.netrc")}
+               "fly": ("api.fly.io", "~/.fly"), "heroku": ("api.heroku.com", "~/.netrc"),
+               "pulumi": ("api.pulumi.com", "~/.pulumi")}
 _REMOTE_PREFIXES = ("s3://", "gs://", "az://", "https://", "http://")
 
 

@@ -453,8 +453,8 @@ def model_deno(inv: Invocation) -> None:
         return
     if sub not in ("run", "serve", "install", "compile", "x"):
         return
-    rest = parse_options(inv.argv, _DENO_VALUES, start=index + 1, stop_at_first_positional=True,
-                         optional=frozenset())
+    rest = parse_options(inv.argv, _DENO_VALUES | {"-n", "--name", "--root", "--env-file"} if sub == "install"
+                         else _DENO_VALUES, start=index + 1, stop_at_first_positional=True, optional=frozenset())
     if not rest.positionals:
         return
     module, at = rest.positionals[0]

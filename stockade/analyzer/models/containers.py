@@ -8,7 +8,7 @@ the host path (read-only with ``:ro``/``readonly``, else read-write: a write of 
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -78,6 +78,11 @@ def _run_options(inv: Invocation, start: int) -> None:
     parsed = parse_options(inv.argv, _RUN_VALUES, start=start, stop_at_first_positional=True)
     name = inv.name
     for option, value, index in parsed.options:
+        if value is not None and value[:1] == "=" and option[1:2] != "-":
+            value = value[1:]  # `-v=/a:/b` (the CLI's flag parser takes `-v=VALUE` as `-v VALUE`)
+        if option == "--volumes-from" and value is not None:
+            inv.unknown(f"`{name} --volumes-from {show(value)}` mounts the volumes of another container, which can "
+                        "be any host directory", index)
         if option == "--privileged" and (value is None or value.lower() in ("true", "1")):
             inv.privilege(f"`{name} --privileged` gives the container the host's devices and capabilities", index)
         elif value is None:
@@ -136,6 +141,10 @@ def model_container(inv: Invocation) -> None:
         if option in ("-H", "--host", "--url", "--remote") and value is not None:
             _daemon(inv, value, index)
             daemon_given = True
+        elif option in ("-c", "--context", "--connection") and value not in (None, "default", "desktop-linux"):
+            inv.unknown(f"`{inv.name} {option} {show(value or '')}` talks to the daemon that context names, which "
+                        "can be on another machine", index)
+            daemon_given = True
     env_host = inv.env.get("DOCKER_HOST") or inv.env.get("CONTAINER_HOST")
     if env_host is None:
         state = inv.walker.state
@@ -147,7 +156,7 @@ def model_container(inv: Invocation) -> None:
     if not parsed.positionals:
         return
     command, at = parsed.positionals[0]
-    if command == "container" and len(parsed.positionals) > 1:
+    if command in ("container", "image") and len(parsed.positionals) > 1:
         command, at = parsed.positionals[1]
     if command in ("run", "create", "exec"):
         _run_options(inv, at + 1)
@@ -165,7 +174,11 @@ def model_container(inv: Invocation) -> None:
         build = parse_options(inv.argv, {"-f", "--file", "-t", "--tag", "--build-arg", "--secret", "--target",
                                          "--platform", "-o", "--output", "--build-context", "--iidfile",
                                          "--cache-from", "--cache-to", "--label", "--network", "--progress",
-                                         "--ssh", "--metadata-file"}, start=at + 1)
+                                         "--ssh", "--metadata-file", "--add-host", "--shm-size", "-m", "--memory",
+                                         "--ulimit", "--cgroup-parent", "--isolation", "--annotation", "--attest",
+                                         "--sbom", "--provenance", "--allow", "--builder", "--no-cache-filter",
+                                         "--call", "--cpuset-cpus", "--cpu-shares", "-c", "--cpu-quota",
+                                         "--cpu-period", "--memory-swap", "--security-opt"}, start=at + 1)
         for option, value, index in build.options:
             if value is None:
                 continue
@@ -182,6 +195,17 @@ def model_container(inv: Invocation) -> None:
                 inv.write(value.split("dest=", 1)[1].split(",", 1)[0], index, recursive=True)
             elif option == "--network" and value == "host":
                 inv.privilege("`build --network=host` runs build steps in the host network", index)
+        # the context (sent whole to the daemon, less what .dockerignore leaves out; dot-files are
+        # judged left out): a directory, `-` (stdin) or a URL
+        for word, index in build.positionals[:1] if command == "build" else []:
+            if word != "-" and "://" not in word and not word.startswith("git@"):
+                inv.read(word, index, recursive=True, skip_hidden=True)
+    elif command in ("save", "export", "load", "import"):  # -o/--output writes, -i/--input reads an archive
+        archive = parse_options(inv.argv, {"-o", "--output", "-i", "--input", "--platform", "-c", "--change",
+                                           "-m", "--message"}, start=at + 1)
+        for option, value, index in archive.options:
+            if value is not None and option in ("-o", "--output", "-i", "--input"):
+                (inv.write if option in ("-o", "--output") else inv.read)(value, index)
 
 
 register("docker podman nerdctl docker-compose podman-compose", model_container)

@@ -340,8 +340,8 @@ def model_gem(inv: Invocation) -> None:
 def model_bundle(inv: Invocation) -> None:
     """bundler: ``exec CMD`` runs CMD (with the Gemfile's gems); ``install``/``update``/``add``
     run the Gemfile (Ruby code of the project: unknown when this text wrote it) and download
-    from its sources (rubygems.org unless ``--local``); ``config --global`` writes
-    ``~/.bundle/config``."""
+    from its sources (rubygems.org unless ``--local``); ``config [set] KEY VALUE`` writes
+    ``~/.bundle/config`` (``.bundle/config`` with ``--local``), a ``mirror.*`` URL is contacted."""
     argv = inv.argv
     words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
     sub, sub_index = words[0] if words else ("install", 0)
@@ -358,8 +358,16 @@ def model_bundle(inv: Invocation) -> None:
         run_file(inv, gemfile, None)
         if "--local" not in argv:
             contact_url(inv, _RUBYGEMS, sub_index, 443)
-    elif sub == "config" and "--global" in argv and any(w in argv for w in ("set", "unset")):
-        inv.write((env_value(inv, "HOME") or "~").rstrip("/") + "/.bundle/config", sub_index)
+    elif sub == "config" and len(words) >= 3 and words[1][0] not in ("get", "list"):
+        # `config [set] KEY VALUE`: the user's ~/.bundle/config unless --local (bundler 2's default);
+        # a `mirror.*` value is where later installs download from
+        if "--local" in argv:
+            inv.write(".bundle/config", sub_index)
+        else:
+            inv.write((env_value(inv, "HOME") or "~").rstrip("/") + "/.bundle/config", sub_index)
+        pair = [w for w, _ in words[1:] if w not in ("set", "unset")]
+        if len(pair) >= 2 and pair[0].lower().startswith("mirror.") and "://" in pair[1]:
+            contact_url(inv, pair[1], sub_index, 443)
 
 
 # -- pagers ------------------------------------------------------------------------------------

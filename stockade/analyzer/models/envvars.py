@@ -22,6 +22,9 @@ COMMAND_VARS = frozenset({
     "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND",
     "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER", "FCEDIT", "RSYNC_RSH",
     "CVS_RSH", "PERL5DB", "GIT_EXEC_PATH-cmd",
+    # programs build tools run in place of (or wrapped around) their compilers
+    "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC_WRAPPER", "CC", "CXX",
+    "CCACHE_PREFIX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
 })
 #: variables that load code the analyzer cannot see
 CODE_VARS = frozenset({

@@ -105,7 +105,8 @@ SPECS: dict[str, Spec] = {
                     flags={"-d": "writes-args"}),
     "tee": Spec(args="write", stdin_out=False),
     "chmod chgrp chown touch-r": Spec(first="text", args="write", recursive=frozenset({"-R", "--recursive"}),
-                                      values={"--reference": "read"}),
+                                      values={"--reference": "read", "--from": T},
+                                      first_given_by=frozenset({"--reference"})),  # (then no mode/owner)
     "setfacl": Spec(args="write", recursive=frozenset({"-R", "--recursive"}),
                     values={"-m": T, "--modify": T, "-x": T, "--remove": T, "-M": "read", "--modify-file": "read",
                             "-X": "read", "--remove-file": "read", "--set": T, "--set-file": "read"}),

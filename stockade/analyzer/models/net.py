@@ -58,7 +58,8 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--etag-compare", "--hsts", "--alt-svc", "--libcurl", "--proxy-cacert", "--capath",
                 "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
                 "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
-                "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms"}
+                "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms",
+                "--url-query"}
 def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
     """A command that contacts ``host`` with proxy variables set (``HTTPS_PROXY=URL cmd``,
     ``export ALL_PROXY=…``) contacts the proxy too: each proxy named is judged as a
@@ -116,8 +117,21 @@ def model_curl(inv: Invocation) -> None:
             inv.write(value, index, recursive=option == "--output-dir")
         elif option in ("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "-F", "--form"):
             payload = value.partition("=")[2] if option in ("-F", "--form", "--data-urlencode") and "=" in value else value
+            if option == "--data-urlencode" and "@" in value and "=" not in value.partition("@")[0]:
+                payload = "@" + value.partition("@")[2]  # name@FILE: the content of FILE, encoded
             if payload.startswith(("@", "<")):
                 inv.read(payload[1:], index)
+        elif option in ("--url-query", "--variable", "-w", "--write-out", "-H", "--header"):
+            # `name@FILE`/`@FILE` (the part before a `=` is a name): the content of FILE
+            name, at, path = value.partition("@")
+            if at and "=" not in name and (option in ("--url-query", "--variable") or not name) and path != "-":
+                inv.read(path, index)
+        elif option == "--dns-servers":  # the name lookups go to these servers
+            for server in value.split(","):
+                server = server.strip()
+                if server:
+                    host, _, port = server.rpartition(":") if server.count(":") == 1 else (server, "", "")
+                    inv.network(host.strip("[]"), int(port) if port.isdigit() else 53, index)
         elif option == "--doh-url":
             contact_url(inv, value, index, 443)
         elif option in ("-K", "--config"):
@@ -175,6 +189,24 @@ def wget_name(url: str) -> str:
     return name + ("?" + query if query else "")
 
 
+#: more wget options that take a value (a separate word, or after `=`): value → role
+_WGET_VALUES = {
+    **dict.fromkeys(("--load-cookies", "--certificate", "--private-key", "--ca-certificate", "--crl-file",
+                     "--config", "--random-file", "--hsts-file", "--egd-file", "--ca-directory"), "read"),
+    **dict.fromkeys(("--save-cookies", "--warc-file", "--rejected-log", "--warc-cdx-file"), "write"),
+    "--use-askpass": "unknown", "-B": "url", "--base": "url",
+    **dict.fromkeys(("-D", "--domains", "--exclude-domains", "-A", "--accept", "-R", "--reject", "--accept-regex",
+                     "--reject-regex", "-I", "--include-directories", "-X", "--exclude-directories", "--cut-dirs",
+                     "--referer", "--http-user", "--http-password", "--ftp-user", "--ftp-password", "--proxy-user",
+                     "--proxy-password", "--limit-rate", "-w", "--wait", "--waitretry", "--dns-timeout",
+                     "--connect-timeout", "--read-timeout", "--bind-address", "--local-encoding",
+                     "--remote-encoding", "--default-page", "--restrict-file-names", "--backups",
+                     "--compression", "--progress", "--secure-protocol", "--ciphers", "--prefer-family",
+                     "--retry-on-http-error", "--report-speed", "--certificate-type", "--private-key-type",
+                     "--pinnedpubkey", "--warc-header", "--warc-max-size", "--regex-type"), "text"),
+}
+
+
 def model_wget(inv: Invocation) -> None:
     """wget: URLs contacted; ``-O``/``-o``/``-a`` write; ``-P`` writes a directory; by
     default it writes into the cwd; ``-i`` reads a URL list (unknown hosts)."""
@@ -182,10 +214,19 @@ def model_wget(inv: Invocation) -> None:
                                       "-P", "--directory-prefix", "-i", "--input-file", "-e", "--execute",
                                       "-U", "--user-agent", "--header", "--post-data", "--post-file", "-t",
                                       "--tries", "-T", "--timeout", "-Q", "--quota", "-l", "--level",
-                                      "--user", "--password", "--body-file", "--method"})
+                                      "--user", "--password", "--body-file", "--method", *_WGET_VALUES})
     wrote = False
     for option, value, index in parsed.options:
         if value is None:
+            continue
+        role = _WGET_VALUES.get(option)
+        if role is not None:
+            if role == "unknown":
+                inv.unknown(f"`wget {option}` runs the program `{show(value)}`", index)
+            elif role == "url":  # the base that relative links (and `-i` entries) resolve against
+                contact_url(inv, value, index, 80)
+            elif role != "text":
+                (inv.read if role == "read" else inv.write)(value, index)
             continue
         if option in ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
             inv.write(value, index)
@@ -228,7 +269,11 @@ def _ssh_options(inv: Invocation, value: str, index: int) -> None:
     if key in ("proxycommand", "localcommand", "knownhostscommand", "remotecommand"):
         if setting.strip().lower() != "none":
             inv.script(setting.strip(), index, what=f"ssh `{key}`")
-    elif key in ("identityfile", "userknownhostsfile", "certificatefile"):
+    elif key == "userknownhostsfile":  # read, and new host keys are added to it
+        for path in setting.split():
+            inv.read(path, index)
+            inv.write(path, index)
+    elif key in ("identityfile", "certificatefile"):
         inv.read(setting.strip(), index)
     elif key == "proxyjump":
         for hop in setting.strip().split(","):
@@ -249,20 +294,30 @@ def model_ssh(inv: Invocation) -> None:
     """ssh: contacts the host (``-p`` port); ``-o ProxyCommand=…`` runs local shell code;
     ``-F``/``-i`` read; a remote command runs on the other machine."""
     parsed = parse_options(inv.argv, _SSH_VALUES, stop_at_first_positional=True)
+    options = parsed.options
+    if parsed.positionals and inv.argv[parsed.positionals[0][1] - 1] != "--":
+        # OpenSSH parses options again after the destination, up to the remote command
+        # (`ssh host -o ProxyJump=… cmd`)
+        options += parse_options(inv.argv, _SSH_VALUES, start=parsed.positionals[0][1] + 1,
+                                 stop_at_first_positional=True).options
     port = 22
-    for option, value, index in parsed.options:
+    for option, value, index in options:
         if value is None:
             continue
         if option == "-o":
             _ssh_options(inv, value, index)
         elif option in ("-i", "-F", "-E"):
             (inv.write if option == "-E" else inv.read)(value, index)
+            if option == "-F" and value != "/dev/null" and inv.name == "ssh":
+                inv.unknown(f"`ssh -F {show(value)}` reads a configuration file, whose `ProxyCommand`/"
+                            "`LocalCommand`/`Match exec` can run commands and whose `HostName` can name "
+                            "any host", index)
         elif option == "-p" and value.isdigit():
             port = int(value)
         elif option == "-J":
             contact_url(inv, "ssh://" + value, index, 22)
     renamed = any(option == "-o" and value is not None and value.strip().lower().startswith("hostname")
-                  for option, value, _ in parsed.options)  # -o HostName=…: the alias is not contacted
+                  for option, value, _ in options)  # -o HostName=…: the alias is not contacted
     if parsed.positionals and not renamed:
         host, index = parsed.positionals[0]
         contact_url(inv, "ssh://" + host.rpartition("@")[2] + (f":{port}" if ":" not in host else ""), index, port)

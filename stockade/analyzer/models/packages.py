@@ -228,12 +228,18 @@ def model_npm(inv: Invocation) -> None:
             inv.script(words[1][0], words[1][1], what=f"the package script `{words[0][0]}`")
         inv.write("package.json", sub_index)
         return
+    if sub == "explore" and inv.name == "npm" and words:  # npm explore PKG [-- CMD…]: CMD joined, run by a shell
+        if len(words) > 1:
+            inv.script(" ".join(word for word, _ in words[1:]), words[1][1], what="the command given to `npm explore`")
+        else:
+            inv.unknown("`npm explore` opens a shell, whose commands cannot be seen", sub_index)
+        return
     if sub not in _NPM_INSTALLS:
         return
     config_written(inv)
     registry = parsed.values_of("--registry")
     registry_env = env_value(inv, "npm_config_registry", "NPM_CONFIG_REGISTRY", "YARN_REGISTRY",
-                             "YARN_NPM_REGISTRY_SERVER")
+                             "YARN_NPM_REGISTRY_SERVER", "BUN_CONFIG_REGISTRY")
     if registry:
         contact_url(inv, registry[-1][0], registry[-1][1], 443)
     elif registry_env is not None:
@@ -285,6 +291,10 @@ def model_cargo(inv: Invocation) -> None:
                                       "--root", "--version", "--vers", "--features", "-F", "-j", "--jobs",
                                       "--target", "--target-dir", "--profile", "-Z", "--config", "-C",
                                       "--manifest-path", "--bin", "--example"})
+    for registry, index in parsed.values_of("--registry"):  # a named registry: CARGO_REGISTRIES_<NAME>_INDEX
+        found = env_value(inv, "CARGO_REGISTRIES_" + registry.upper().replace("-", "_") + "_INDEX")
+        if found is not None:
+            contact_url(inv, found[1].removeprefix("sparse+"), index, 443)
     if parsed.positionals and parsed.positionals[0][0] == "install":
         for option, value, index in parsed.options:
             if value is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
-from stockade.analyzer.models import MODELS, apply_role, parse_options, register
+from stockade.analyzer.models import MODELS, apply_role, parse_options, register, visible_operands
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.net import contact_url
 
@@ -359,6 +359,17 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
     if not unseen:
         inv.unknown(f"`{what}` downloads and runs the package `{show(package)}`, which cannot be seen into", index)
         _package_source(inv, package, index)
+        from stockade.analyzer.models.packages import env_value
+
+        registry = env_value(inv, "npm_config_registry", "NPM_CONFIG_REGISTRY", "BUN_CONFIG_REGISTRY")
+        if registry is not None:  # (from the registry the variable names)
+            from stockade.analyzer.models.net import contact_url
+
+            contact_url(inv, registry[1], index, 443)
+    # the package's arguments, as an unmodelled program's: `npx dotenv -e .env` reads `.env`
+    runner, inv.name = inv.name, package
+    visible_operands(inv, index + 1)
+    inv.name = runner
 
 
 def _package_source(inv: Invocation, package: str, index: int) -> None:

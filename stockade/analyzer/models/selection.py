@@ -231,10 +231,54 @@ def _relative_path_pattern(pattern: str, roots: list[str]) -> str:
 
 
 def git_ls_files(inv: Invocation) -> None:
-    """``git ls-files``: prints names of files below the working directory (relative ones):
+    """``git ls-files``, ``git diff --name-only``: print names of files below the working directory (relative ones):
     judged as the glob ``**/*`` (a name below here, not a hidden one)."""
-    if inv.argv[1:2] == ["ls-files"]:
-        inv.output("**/*\n", "the names `git ls-files` prints")
+    if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] == ["diff"] and "--name-only" in inv.argv):
+        inv.output("**/*\n", f"the names `git {inv.argv[1]}` prints")
+
+
+def listed_names(inv: Invocation) -> None:
+    """``rg -l``/``--files [ROOT…]``, ``grep -l PATTERN FILE…``: what they print (for a following
+    pipe or ``$(…)``): rg, names of files below each root — judged as the globs ``ROOT/**/*``
+    (or ``ROOT/**/GLOB`` for its ``-g`` globs), dot-files and dot-directories only with
+    ``--hidden``/``-uu``; grep without ``-r``, some of its operands.  (``grep -rl`` prints any
+    name below, dot-files and ``.git`` included: not known.)"""
+    argv = inv.argv
+    rg = inv.name == "rg"
+    for word in argv[1:]:  # (no -l/-L/--files…: nothing to do, no parse)
+        if word[:2] == "--" and word.startswith(("--files", "--files-with")):
+            break
+        if word[:1] == "-" and word[1:2] != "-" and ("l" in word or (not rg and "L" in word)):
+            break
+    else:
+        return
+    parsed = parse_options(argv, _RG_VALUES if rg else _GREP_VALUES)
+    if not parsed.has("-l", "--files-with-matches", "--files-without-match", *(("--files",) if rg else ("-L",))):
+        return
+    words = [word for word, _ in parsed.positionals]
+    if words and not parsed.has("--files") and not parsed.values_of("-e", "--regexp", "-f", "--file"):
+        words.pop(0)
+    if not rg:
+        if parsed.has("-r", "-R", "--recursive", "--dereference-recursive") or parsed.values_of("-d",
+                                                                                            "--directories"):
+            return  # (any file below, dot-files such as `.env` and `.git/config` included: not known)
+        if words and all(UNKNOWN not in word for word in words):
+            inv.output("".join(word + "\n" for word in words), f"the names `{inv.name}` prints")
+        return
+    hidden = parsed.has("--hidden", "-.", "-uu", "-uuu") or sum(
+        1 for option, _, _ in parsed.options if option in ("-u", "--unrestricted")) >= 2
+    patterns = [value for value, _ in parsed.values_of("-g", "--glob", "--iglob") if not value.startswith("!")] or ["*"]
+    names: list[str] = []
+    for root in words or ["."]:
+        base = root.rstrip("/") or "/"
+        names.append(root)  # (a file operand is printed as given)
+        for pattern in patterns:
+            names += selected(root, pattern)
+            if hidden:  # dot-files, and files in dot-directories (`.git/config`)
+                names += [base + "/**/" + (pattern if pattern[:1] == "." else "." + pattern),
+                          base + "/**/.*/**/" + pattern]
+    if all(UNKNOWN not in name for name in names):
+        inv.output("".join(name + "\n" for name in dict.fromkeys(names)), f"the names `{inv.name}` prints")
 
 
 _LS_VALUES = frozenset({"-I", "--ignore", "--hide", "--block-size", "-T", "--tabsize", "-w", "--width", "--format",
@@ -249,12 +293,14 @@ def ls_default(inv: Invocation) -> None:
 
 
 _wrap("rg", rg_globs)
+_wrap("rg", listed_names)
 for _ls in ("ls", "dir", "vdir"):
     _wrap(_ls, ls_default)
 _wrap("git", git_ls_files)
 for _grep in ("grep", "egrep", "fgrep"):
     if _grep in MODELS:
         _wrap(_grep, grep_includes)
+        _wrap(_grep, listed_names)
 _wrap("find", find_selected)
 register("fd fdfind", model_fd)
 register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)

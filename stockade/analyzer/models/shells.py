@@ -55,9 +55,14 @@ def _stdin_code(inv: Invocation) -> None:
 
 
 def model_eval(inv: Invocation) -> None:
-    """``eval WORDS``: the words joined are code; walked when known."""
+    """``eval WORDS``: the words joined are code, run in this shell (its ``cd``, variables
+    and functions stay); walked when known."""
     code = " ".join(inv.argv[1:])
-    inv.script(code, 1 if len(inv.argv) > 1 else None, what="the code given to `eval`")
+    if UNKNOWN in code:
+        inv.script(code, 1 if len(inv.argv) > 1 else None, what="the code given to `eval`")
+        return
+    inv.walker.nested_script(code, inv.at(1 if len(inv.argv) > 1 else None), exact=True, subshell=False,
+                             env=inv.env)
 
 
 def model_source(inv: Invocation) -> None:
@@ -158,6 +163,16 @@ def _set_stack(walker: object, stack: list[str]) -> None:
 def model_trap(inv: Invocation) -> None:
     """``trap CODE SIGNALS``: the code runs later, in this shell."""
     args = [a for a in inv.argv[1:] if a not in ("-p", "-l", "--")]
+    walker = inv.walker
+    if len(args) >= 2 and all(signal.upper() in ("EXIT", "0", "SIGEXIT") for signal in args[1:]):
+        # the code runs when the shell exits: walked then, with the variables it will see (a
+        # later `trap … EXIT` replaces it, `trap - EXIT` removes it)
+        if args[0] in ("-", ""):
+            walker.exit_trap = None
+        else:
+            code, index = args[0], inv.argv.index(args[0])
+            walker.exit_trap = lambda: inv.script(code, index, what="the code given to `trap`")
+        return
     if len(args) >= 2 and args[0] not in ("-", ""):
         inv.script(args[0], inv.argv.index(args[0]), what="the code given to `trap`")
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
     from stockade.analyzer.walker import Walker
 
 #: directories a ``hash -p`` target may lie in without being code the agent could have written
@@ -74,10 +75,14 @@ def model_coproc(inv: Invocation) -> None:
 def model_mapfile(inv: Invocation) -> None:
     """``mapfile``/``readarray [-C CALLBACK] ARRAY``: the callback is code run every ``-c`` lines."""
     parsed = parse_options(inv.argv, {"-C", "-c", "-d", "-n", "-O", "-s", "-u"})
+    text = inv.stdin.text
     for option, value, index in parsed.options:
         if option == "-C" and value is not None:
-            inv.script(value + " 0 line", index, what=f"the callback given to `{inv.name} -C`")
-    text = inv.stdin.text
+            # evaluated as `CALLBACK INDEX LINE`: the lines read (when known), else an unknown one
+            read = [line for line in text.split("\n") if line][:8] if text is not None else []
+            for line in read or [UNKNOWN]:
+                inv.script(value + ' 0 "$1"', index, positional=["bash", line],
+                           what=f"the callback given to `{inv.name} -C`")
     lines = [line for line in text.split("\n") if line] if text is not None and not parsed.has("-u", "-d") else []
     known = text is not None and not parsed.has("-u", "-d", "-n", "-O", "-s")
     targets: list[tuple[str, int | None]] = [*parsed.positionals[:1]] or [("MAPFILE", None)]
@@ -357,6 +362,23 @@ def model_basename(inv: Invocation) -> None:
     inv.output(None if UNKNOWN in base else base + "\n", "the output of `basename`")
 
 
+def realpath_output(inv: Invocation) -> None:
+    """``realpath NAME…``, ``readlink -f|-e|-m NAME…``: print each name made absolute (the
+    links the text made followed, as every path is); ``--relative-to`` or a plain
+    ``readlink`` (a link's target): not known."""
+    argv = inv.argv
+    if inv.name == "readlink" and not any((w[:1] == "-" and w[1:2] != "-" and any(c in w for c in "fem"))
+                                          or w in ("--canonicalize", "--canonicalize-existing",
+                                                   "--canonicalize-missing") for w in argv[1:]):
+        return
+    if any(w.startswith(("--relative", "-z", "--zero")) for w in argv[1:]):
+        return
+    names = [word for word in argv[1:] if not word.startswith("-")]
+    text = "".join(inv.path(name) + "\n" for name in names)
+    if names:
+        inv.output(None if UNKNOWN in text else text, f"the output of `{inv.name}`")
+
+
 def model_pwd(inv: Invocation) -> None:
     """``pwd``: prints the working directory."""
     cwd = inv.walker.state.cwd
@@ -365,6 +387,15 @@ def model_pwd(inv: Invocation) -> None:
 
 register("mktemp", model_mktemp)
 register("dirname", model_dirname)
+for _name in ("realpath", "readlink"):
+    _previous = MODELS.get(_name, default_model)
+
+    def _resolved(inv: Invocation, previous: Model = _previous) -> None:
+        previous(inv)
+        realpath_output(inv)
+
+    _resolved.__doc__ = f"{_previous.__doc__ or ''} (then {realpath_output.__name__})"
+    register(_name, _resolved)
 register("basename", model_basename)
 register("pwd", model_pwd, builtin=True)
 

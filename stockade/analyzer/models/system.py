@@ -49,6 +49,12 @@ def model_chmod(inv: Invocation) -> None:
     recursive = any(w in ("-R", "--recursive") for w in inv.argv[1:])
     if not words:
         return
+    reference = next((i for i, w in enumerate(inv.argv) if w == "--reference" or w.startswith("--reference=")), None)
+    if reference is not None:  # `--reference=RFILE` (or `--reference RFILE`) instead of a mode
+        words = [(w, i) for w, i in words if i != reference + 1 or "=" in inv.argv[reference]]
+        for word, index in words:
+            inv.write(word, index, recursive=recursive)
+        return
     mode, mode_index = words[0]
     if re.search(r"[+=][rwxXt]*s", mode) or re.fullmatch(r"[0-7]*[4-7][0-7]{3}", mode):
         inv.privilege(f"`chmod {mode}` sets the setuid/setgid bit", mode_index)

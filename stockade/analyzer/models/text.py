@@ -66,6 +66,13 @@ def model_find(inv: Invocation) -> None:
         elif word in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(argv):
             inv.write(argv[index + 1], index + 1)
             index += 1
+        elif word in ("-newer", "-anewer", "-cnewer", "-samefile") and index + 1 < len(argv):
+            inv.read(argv[index + 1], index + 1)  # (the reference file is looked at)
+            index += 1
+        elif word == "-files0-from" and index + 1 < len(argv):
+            inv.read(argv[index + 1], index + 1)
+            inv.unknown(f"`find -files0-from {show(argv[index + 1])}` searches the roots listed in it", index + 1)
+            index += 1
         elif word in _FIND_VALUE_TESTS:
             index += 1
         index += 1
@@ -149,8 +156,9 @@ def sed_script(inv: Invocation, script: str, index: int) -> None:
 
 def model_sed(inv: Invocation) -> None:
     """sed: the script is scanned; ``-i`` rewrites the input files; ``-f`` reads a script."""
-    parsed = parse_options(inv.argv, {"-e", "--expression", "-f", "--file", "-l", "--line-length", "-i",
-                                      "--in-place", "-s", "-E"} - {"-i", "-s", "-E"})
+    # `-i[SUFFIX]`/`--in-place[=SUFFIX]`: the suffix is only ever attached, never the next word
+    parsed = parse_options(inv.argv, {"-e", "--expression", "-f", "--file", "-l", "--line-length"},
+                           optional=frozenset({"-i", "--in-place"}))
     in_place = any(option in ("-i", "--in-place") or option.startswith("-i") for option, _, _ in parsed.options)
     scripts = parsed.values_of("-e", "--expression")
     for path, index in parsed.values_of("-f", "--file"):
@@ -173,12 +181,46 @@ _AWK_OUT_RE = LazyPattern(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A
 _AWK_IN_RE = LazyPattern(r"\bgetline\b[^;}]*?<\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
 
 
-def awk_program(inv: Invocation, program: str, index: int) -> None:
-    """Scan an awk program: ``system("…")`` with literal code is walked; computed commands,
-    pipes to or from commands are unknown; ``print > "file"`` writes."""
+_AWK_ASSIGN_RE = LazyPattern(r"(?<![=!<>~\w$])([A-Za-z_]\w*)\s*=(?!=)\s*(\"(?:[^\"\\]|\\.)*\")?")
+
+
+_NO_STRINGS: dict[str, str] = {}
+
+
+def _awk_strings(program: str, given: dict[str, str]) -> dict[str, str]:
+    """The variables of an awk program that hold one known string: set once (by ``-v``, an
+    operand, or ``name = "literal"`` in the program) and never otherwise assigned."""
+    counts: dict[str, int] = {}
+    literals: dict[str, str] = {}
+    for match in _AWK_ASSIGN_RE.finditer(program):
+        name = match.group(1)
+        counts[name] = counts.get(name, 0) + 1
+        if match.group(2):
+            literals[name] = match.group(2)
+    for name in list(counts) + list(given):  # changed otherwise: `c += …`, `c++`, `getline c`, `sub(…, c)`
+        if re.search(rf"(?:\+\+|--|\bgetline\s*)\s*\b{name}\b|\b{name}\s*(?:\+\+|--|[-+*/%^]=)"
+                     rf"|\b(?:g?sub|split|match|patsplit|gensub)\s*\([^)]*\b{name}\b", program):
+            counts[name] = 2
+    known = {name: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+             for name, value in given.items() if name not in counts and UNKNOWN not in value}
+    known.update({name: value for name, value in literals.items() if counts[name] == 1 and name not in given})
+    return known
+
+
+def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str] | None = None) -> None:
+    """Scan an awk program: ``system("…")`` with literal code is walked (also through a
+    variable holding one known string: ``-v c='…'``, ``c = "…"``); computed commands, pipes
+    to or from commands are unknown; ``print > "file"`` writes."""
     if UNKNOWN in program:
         inv.unknown("the awk program is not known before it runs", index)
         return
+    strings = _awk_strings(program, given or {}) if "=" in program or given else _NO_STRINGS
+    if strings:  # `system(c)`, `c | getline`, `print | c`: the string the variable holds
+        program = re.sub(r"(\bsystem\s*\(\s*)([A-Za-z_]\w*)(?=\s*\))|([A-Za-z_]\w*)(?=\s*\|\s*&?\s*getline\b)"
+                         r"|(\|\s*&?\s*)([A-Za-z_]\w*)\b(?!\s*\()",
+                         lambda m: (m.group(1) + strings.get(m.group(2), m.group(2)) if m.group(2) else
+                                    strings.get(m.group(3), m.group(3)) if m.group(3) else
+                                    m.group(4) + strings.get(m.group(5), m.group(5))), program)
     for match in _AWK_SYSTEM_RE.finditer(program):
         literal = match.group(1)
         rest = program[match.end():].lstrip()
@@ -209,15 +251,17 @@ def awk_program(inv: Invocation, program: str, index: int) -> None:
             inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
                        stdin=fed, what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
-        target = match.group(2)
+        target = strings.get(match.group(2), match.group(2))
         if target.startswith('"'):
             inv.write(target[1:-1], index)
         else:
             inv.unknown("awk writes to a computed file name", index)
     for match in _AWK_IN_RE.finditer(program):
-        target = match.group(1)
+        target = strings.get(match.group(1), match.group(1))
         if target.startswith('"'):
             inv.read(target[1:-1], index)
+        elif target not in ("ARGV", "FILENAME"):
+            inv.unknown(f"awk reads a computed file name (`getline < {target}`)", index)
 
 
 def model_awk(inv: Invocation) -> None:
@@ -230,8 +274,13 @@ def model_awk(inv: Invocation) -> None:
     words = list(parsed.positionals)
     if not programs and not parsed.values_of("-f", "--file") and words:
         programs = [words.pop(0)]
+    given = {}  # -v NAME=VALUE (and NAME=VALUE operands, set before the files after them are read)
+    for assignment, _ in parsed.values_of("-v") + [(word, index) for word, index in words if "=" in word]:
+        name, _, value = assignment.partition("=")
+        if name.isidentifier():
+            given[name] = value
     for program, index in programs:
-        awk_program(inv, program, index)
+        awk_program(inv, program, index, given)
     for word, index in words:
         if "=" in word and not word.startswith("/"):
             continue  # var=value operand

@@ -40,7 +40,8 @@ _CODE_KEYS = LazyPattern(
     r"sequence\.editor|credential\.helper|credential\..*\.helper|gpg\.program|gpg\..*\.program|"
     r"uploadpack\.packobjectshook|sendemail\.(smtpserver|tocmd|cccmd)|web\.browser|browser\..*\.(cmd|path)|"
     r"remote\..*\.(receivepack|uploadpack|vcs)|(diff|merge)tool\..*\.(cmd|path)|man\..*\.(cmd|path)|"
-    r"core\.alternaterefscommand|sendemail\.sendmailcmd|instaweb\.httpd)$", re.I)
+    r"core\.alternaterefscommand|sendemail\.sendmailcmd|instaweb\.httpd|interactive\.difffilter|"
+    r"tar\..*\.command)$", re.I)
 #: config keys that load configuration, hooks or programs from elsewhere (cannot be seen into)
 _ELSEWHERE_KEYS = LazyPattern(r"^(include\.path|includeif\..*\.path|core\.worktree|init\.templatedir|"
                               r"protocol\.(ext|fd)\.allow|protocol\.allow)$", re.I)
@@ -78,8 +79,11 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
                       "--cover-letter": "text", "--signature-file": "read"}, "text", ""),
     "range-diff": (_DIFF, "text", ""),
     "blame": ({"--contents": "read", "-S": "read", "--ignore-revs-file": "read", "-L": "text"}, "text", ""),
-    "grep": ({"-f": "read", "-e": "text", "-O": _S, "--open-files-in-pager": _S}, "text", ""),
+    "grep": ({"-f": "read", "-e": "text", "-O": _S, "--open-files-in-pager": _S, "--max-depth": "text",
+              "--threads": "text", "-m": "text", "--max-count": "text", "-A": "text", "-B": "text", "-C": "text",
+              "--context": "text", "--after-context": "text", "--before-context": "text"}, "grep", ""),
     "ls-files": ({"-X": "read", "--exclude-from": "read", "-x": "text", "--exclude": "text"}, "text", ""),
+    "hash-object": ({"-t": "text", "--path": "text"}, "read", "git"),
     "rev-parse": ({}, "text", ""), "describe": ({}, "text", ""), "shortlog": ({}, "text", ""),
     "fsck": ({}, "text", ""), "reflog": ({}, "text", "git"), "cat-file": ({}, "text", ""),
     "for-each-ref": ({}, "text", ""), "ls-tree": ({}, "text", ""), "show-ref": ({}, "text", ""),
@@ -93,7 +97,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "switch": ({"-c": "text", "-C": "text", "--orphan": "text"}, "text", "tree"),
     "restore": ({"-s": "text", "--source": "text", "--pathspec-from-file": "read"}, "paths", "tree"),
     "reset": ({"--pathspec-from-file": "read"}, "text", "tree"),
-    "stash": ({"-m": "text", "--message": "text"}, "text", "tree"),
+    "stash": ({"-m": "text", "--message": "text", "--pathspec-from-file": "read"}, "text", "tree"),
     "merge": ({"-m": "text", "-F": "read", "--file": "read", "-s": "text", "--strategy": "text", "-X": "text",
                "--strategy-option": "text"}, "text", "tree"),
     "rebase": ({"-x": _S, "--exec": _S, "--onto": "text", "-s": "text", "--strategy": "text", "-X": "text",
@@ -218,6 +222,7 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
             _config_value(inv, git, key, UNKNOWN if found is None else found, index)
         elif option == "-C":
             git.repo = value if git.repo == "." or value.startswith(("/", "~")) else git.repo.rstrip("/") + "/" + value
+            inv.read(git.repo, index)  # (git looks into it for its repository)
         elif option == "--git-dir":
             git_dir = (value, index)
         elif option == "--work-tree":
@@ -339,6 +344,7 @@ def _repository(inv: Invocation, git: _Git, path: str, index: int | None) -> Non
     configuration the policy does not protect, and git runs code from both."""
     resolved = inv.path(_below(git.repo, path))
     protected = inv.path(inv.walker.context.workspace.rstrip("/") + "/.git")
+    inv.read(_below(git.repo, path), index)  # (its objects, refs and configuration)
     if resolved != protected:
         inv.unknown(f"git uses the repository `{show(resolved)}`, whose hooks and configuration can run code", index)
 
@@ -697,6 +703,20 @@ def _write_paths(inv: Invocation, git: _Git, paths: list[tuple[str, int]]) -> No
         inv.write(path, index, recursive=recursive and resolved != "/")
 
 
+def _op_grep(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+             positionals: list[tuple[str, int]]) -> None:
+    """``grep --no-index``/``--untracked PATTERN [PATHS]``: searches files as they are on
+    disk (not the index), every one below each path (default ``.``)."""
+    rest = inv.argv[sub_index + 1:]
+    if "--no-index" not in rest and "--untracked" not in rest:
+        return
+    words = [(word, index) for word, index in positionals if word != "--"]
+    if words and not parsed.values_of("-e", "-f"):
+        words = words[1:]
+    for word, index in words or [(".", sub_index)]:
+        inv.read(_below(git.repo, word), index, recursive=True)
+
+
 def _op_no_index(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
                  positionals: list[tuple[str, int]]) -> None:
     """``diff --no-index A B`` reads two files or trees; so does ``diff A B`` when one of the
@@ -853,7 +873,7 @@ def _op_hook(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
 _OPERANDS = {
     "after-dashdash": _op_after_dashdash, "paths": _op_paths, "no-index": _op_no_index, "foreach": _op_foreach,
     "run": _op_run, "init": _op_init, "worktree": _op_worktree, "bundle": _op_bundle, "clean": _op_clean, "push": _op_push,
-    "unknown": _op_unknown, "hook": _op_hook, "send-email": _op_send_email,
+    "unknown": _op_unknown, "hook": _op_hook, "send-email": _op_send_email, "grep": _op_grep,
 }
 
 

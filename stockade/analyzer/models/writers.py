@@ -160,12 +160,22 @@ def model_py_json_tool(inv: Invocation) -> None:
         inv.output(None, "the output of `python -m json.tool`")
 
 
+def model_py_http_server(inv: Invocation) -> None:
+    """python -m http.server [-d DIR] [-b ADDR] [PORT]: serves every file below DIR (dot-files
+    too) to whoever connects: an explicit ``-d``/``--directory`` is a read of its whole tree
+    (the default, the working directory, is the agent's own)."""
+    parsed = parse_options(inv.argv, {"-d", "--directory", "-b", "--bind", "-p", "--protocol"})
+    for value, index in parsed.values_of("-d", "--directory"):
+        inv.read(value, index, recursive=True)
+
+
+register("py:http.server", model_py_http_server)
 register("py:venv", model_py_venv)
 register("virtualenv", model_virtualenv)
 register("py:zipfile py:tarfile", model_py_archive)
 register("py:json.tool", model_py_json_tool)
 _MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": "py:zipfile",
-                      "tarfile": "py:tarfile", "json.tool": "py:json.tool"})
+                      "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server"})
 
 
 # -- bazel: target labels, not paths --------------------------------------------------------
@@ -206,11 +216,15 @@ _PERL_TAKES_REST = frozenset("eEMmIxCdDl0Fi")
 #: text that makes a substitution run code (interpolated blocks, code assertions, backticks)
 _PERL_CODE_MARKS = ("@{", "${", "`", "(?{", "(??{", "\\N{")
 _PERL_PRINT = LazyPattern(r"print(?:\s+\$(?:_|[0-9&]))?\s+(?:if|unless)\s+(?:!\s*)?/(?:[^/\\]|\\.)*/[imsx]*")
+_PERL_ITEM = r"(?:\$(?:_|[0-9&.])|\$F\[-?\d+\]|\"(?:[^\"\\$@]|\\.)*\"|'[^']*')"
+#: `print`, `print $F[0], "\t", $_` (autosplit fields, captures, literals), optionally `if /RE/`
+_PERL_PRINT_LIST = LazyPattern(rf"print(?:\s+{_PERL_ITEM}(?:\s*[,.]\s*{_PERL_ITEM})*)?"
+                               r"(?:\s+(?:if|unless)\s+(?:!\s*)?/(?:[^/\\]|\\.)*/[imsx]*)?")
 
 
 def _perl_statement_safe(statement: str) -> bool:
     """Whether one statement is ``s/…/…/FLAGS`` (no ``e``), ``tr/…/…/``, ``y/…/…/`` or ``print if /…/``."""
-    if _PERL_PRINT.fullmatch(statement):
+    if _PERL_PRINT.fullmatch(statement) or _PERL_PRINT_LIST.fullmatch(statement):
         return True
     for op, flags in (("s", "msixpodualngcr"), ("tr", "cdsr"), ("y", "cdsr")):
         if not statement.startswith(op) or len(statement) <= len(op):
@@ -282,6 +296,19 @@ def _perl_codes(argv: list[str]) -> tuple[list[str], int, bool] | None:
     return (codes, index, in_place) if codes else None
 
 
+def _perl_loops(argv: list[str], stop: int) -> bool:
+    """Whether the switches before ``stop`` hold ``-n`` or ``-p`` (a loop over the operands)."""
+    for word in argv[1:stop]:
+        if word[:1] != "-" or word[1:2] == "-":
+            continue
+        for char in word[1:]:
+            if char in "np":
+                return True
+            if char in _PERL_TAKES_REST and char not in "l0":  # (-l/-0 take only digits)
+                break
+    return False
+
+
 def model_perl(inv: Invocation) -> None:
     """perl: its model; a one-liner whose code is only substitutions (``perl -pi -e
     's/\\bfoo\\b/bar/g' FILES``) runs no code of its own: only the files it rewrites count."""
@@ -292,7 +319,12 @@ def model_perl(inv: Invocation) -> None:
     if _PERL_OWN is not None:
         _PERL_OWN(inv)
     found = _perl_codes(inv.argv)
-    if found is None or not all(perl_code_is_substitution(code) for code in found[0]):
+    if found is not None and not all(perl_code_is_substitution(code) for code in found[0]):
+        if _perl_loops(inv.argv, found[1]):  # -n/-p: `<>` opens every operand, whatever the code does
+            for index in range(found[1], len(inv.argv)):
+                inv.read(inv.argv[index], index)
+        return
+    if found is None:
         return
     effects[before:] = [effect for effect in effects[before:]
                         if not (effect.__class__ is Unknown and effect.why.startswith("inline `perl` code"))]
