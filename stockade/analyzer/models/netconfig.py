@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Execute, Network, SpanT, Unknown, Write, show
+from stockade.analyzer.effects import UNKNOWN, Execute, Network, Read, SpanT, Unknown, Write, show
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -152,6 +152,10 @@ def judge_config_text(walker: Walker, tool: str, path: str, text: str, span: Spa
             reported.add(key)
             walker.effects.append(Unknown(f"`{shown}` ({tool}'s configuration) sets `{match.group(1).strip()}`, "
                                           f"which makes {tool} run a program (`{show(value)[:60]}`)", span))
+        elif key in _FILE_KEYS and _PLAIN_PATH.fullmatch(value) and UNKNOWN not in value:
+            reported.add(key)  # a path written out: the tool may read and write below it, judged as that
+            where = walker.resolve(value)
+            walker.effects.extend((Read(where, span, True), Write(where, span, True)))
         elif key in _FILE_KEYS:
             reported.add(key)
             walker.effects.append(Unknown(f"`{shown}` ({tool}'s configuration) sets `{match.group(1).strip()}`: "
@@ -169,6 +173,13 @@ def judge_config_text(walker: Walker, tool: str, path: str, text: str, span: Spa
                                           "sends to the hosts it names", span))
     for host, port in sorted(hosts, key=lambda item: (item[0], item[1] or 0)):
         walker.effects.append(Network(host, port, span))
+
+
+#: a file key's value that is a path as written (no variable, token, glob or URL)
+_PLAIN_PATH = re.compile(r"~?[A-Za-z0-9._/+@,-]+")
+
+#: the programs of a tool whose name is not its program's (`bundle config set …` writes bundler's)
+_PROGRAMS: dict[str, tuple[str, ...]] = {"bundler": ("bundle",)}
 
 
 def tool_configs(walker: Walker) -> None:
@@ -193,7 +204,7 @@ def tool_configs(walker: Walker) -> None:
         producer = written_by(walker, path)
         if producer is None:
             continue  # (a build tool's output)
-        if producer.strip("`") in tool.split():  # the tool's own `config set KEY VALUE`: that setting
+        if producer.strip("`") in (*tool.split(), *_PROGRAMS.get(tool, ())):  # its own `config set KEY VALUE`
             if "set" in command and "config" in command:
                 words = [w for w in command[command.index("set") + 1:] if w[:1] != "-"]
                 if words:
