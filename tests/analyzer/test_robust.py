@@ -1,0 +1,154 @@
+"""Hostile input to the analyzer (issue 13, bounded and crash-proof analysis), beyond the cases
+``test_bounds.py`` names: other shapes of the same kinds.
+
+* Glob patterns in parameter expansion (``${x##*a*a…b}``, ``${x//*a*a…b/}``) matched against a
+  long known value: translated naively (``.*a.*a…``) a regex backtracks through every way to
+  place the stars — minutes for one word.  The pieces between stars are atomic groups now
+  (linear), and a substitution that tries every end at every position is bounded.
+* Work whose steps are costly: nested endless loops read their body's text at every turn;
+  a CPU-time budget backs the step budget.
+* Python's own limits reached by text: nesting deeper than the interpreter's recursion limit
+  inside one word, numbers of more than 4300 digits — the ``unparsable`` verdict with the
+  reason, never an internal error (``A499``).
+* ANSI-C ``\\x``/``\\u`` without digits, lone surrogates given to the PowerShell analyzer.
+
+The costly cases run in a SUBPROCESS limited to 60 s of CPU time and 2 GiB: without the fixes
+they do not finish, and the limit turns that into a failed test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stockade.analyzer import analyze
+from stockade.analyzer.paramexp import glob_regex
+from stockade.analyzer.winshell import analyze_shell
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+_CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+sys.path.insert(0, TESTS)
+from conftest import fixture_ir
+from stockade.analyzer import analyze
+ir = fixture_ir("/w", "/home/u", "/t")
+out = []
+for text in json.loads(sys.stdin.read()):
+    verdict = analyze(text, ir)
+    out.append([verdict.decision, [[r.code, r.message] for r in verdict.reasons]])
+print(json.dumps(out))
+"""
+
+
+def _analyze_limited(texts: list[str]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Verdicts of ``texts`` from a child process limited to 60 s of CPU and 2 GiB."""
+    code = _CHILD.replace("TESTS", repr(str(HERE)))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, input=json.dumps(texts), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, f"the analyzer process died ({proc.returncode}): {proc.stderr[-2000:]}"
+    return [(decision, [tuple(r) for r in reasons]) for decision, reasons in json.loads(proc.stdout)]
+
+
+_LONG = "a" * 4000
+_STARS = "*a" * 40 + "b"
+
+#: name → (text, the code of a deciding reason, a phrase of its message)
+HOSTILE = {
+    "prefix removal, many stars": (f"x={_LONG}; y=${{x##{_STARS}}}; rm -rf ~", "A403", "deletes"),
+    "suffix removal, many stars": (f"x={_LONG}; y=${{x%%{_STARS}}}; rm -rf ~", "A403", "deletes"),
+    "shortest prefix, many stars": (f"x={_LONG}; y=${{x#{_STARS}}}; rm -rf ~", "A403", "deletes"),
+    "substitution, many stars": (f"x={_LONG}; y=${{x//{_STARS}/}}; rm -rf ~", "A403", "deletes"),
+    "first substitution, many stars": (f"x={_LONG}; y=${{x/{_STARS}/z}}; rm -rf ~", "A403", "deletes"),
+    "doubling by substitution": ("x=a; " + "x=${x//a/aa}; " * 40 + "rm -rf ~", "A403", "deletes"),
+    "3,000 nested endless loops": ("while true; do " * 3000 + "ls" + "; done" * 3000, "A400", "nesting too deep"),
+    "nested endless until loops": ("until false; do " * 12 + "ls" + "; done" * 12, "A410", "work budget"),
+    "nested loops over 8 values": ("for i in 1 2 3 4 5 6 7 8; do " * 12 + "ls" + "; done" * 12, "A410",
+                                   "work budget"),
+    "5,000 nested defaults": ("echo " + "${x:-" * 5000 + "a" + "}" * 5000, "A400", "nesting too deep"),
+    "2,000 nested subscripts": ("echo " + "${a[" * 2000 + "0" + "]}" * 2000, "A400", "nesting too deep"),
+    "a brace range of 5,000 digits": ("echo {1.." + "9" * 5000 + "}", "A400", "number too long"),
+    "a port of 5,000 digits": ("curl http://github.com:" + "9" * 5000 + "/", "A400", "number too long"),
+    "a byte count of 5,000 digits": ("head -c " + "9" * 5000 + " /dev/zero", "A400", "number too long"),
+}
+
+
+def test_hostile_texts_finish_with_the_strict_verdict_and_a_reason() -> None:
+    names = list(HOSTILE)
+    verdicts = _analyze_limited([HOSTILE[name][0] for name in names])
+    for name, (decision, reasons) in zip(names, verdicts, strict=True):
+        _, code, phrase = HOSTILE[name]
+        assert all(reason_code != "A499" for reason_code, _ in reasons), (name, reasons)
+        assert decision != "allow", name
+        assert any(reason_code == code and phrase in message for reason_code, message in reasons), (name, reasons)
+
+
+def test_expansions_with_stars_keep_their_values(ir) -> None:
+    """The linear matching gives bash's results (a path built by them is judged)."""
+    home = ir.context.home
+    for text in ("x=aXbXc; cat ~/.${x//a*c/ssh}/id", "x=.sshX; cat ~/${x%X*}", "x=.sshXaXb; cat ~/${x%%X*}",
+                 "x=aa.ssh; cat ~/${x##*a}", "x=a/.ssh; cat ~/${x#*/}", "x=.s*h; cat ~/${x/\\*/s}",
+                 "x=zzX.ssh; cat ~/${x/#*X/}", "x=.sshYzY; cat ~/${x/%Y*/}"):
+        verdict = analyze(text, ir)
+        assert any(r.code == "A402" and f"{home}/.ssh" in r.message for r in verdict.reasons), (text, verdict)
+
+
+def test_escapes_without_digits_are_themselves(ir) -> None:
+    """``$'\\x'``, ``$'\\u'`` and ``$'\\U'`` without hex digits are the backslash and the letter."""
+    verdict = analyze("echo $'\\x' $'\\u' $'\\U' $'\\xg'", ir)
+    assert verdict.decision == "allow", verdict
+    verdict = analyze("cat $'\\x'/../.ss$'\\x68'; rm -rf ~", ir)
+    assert all(r.code != "A499" for r in verdict.reasons) and verdict.decision == "deny", verdict
+
+
+def test_lone_surrogates_are_refused_by_the_windows_shells(ir) -> None:
+    for shell in ("powershell", "auto"):
+        verdict = analyze_shell("Remove-Item -Recurse ~ \ud922x", ir, None, shell)
+        assert verdict.decision == "deny", verdict
+        assert [r.code for r in verdict.reasons] == ["A400"] and "not a character" in verdict.reasons[0].message
+
+
+# -- the glob translation equals the naive one ---------------------------------------------------
+
+_PIECE = st.sampled_from(["a", "b", "*", "?", "[ab]", "[!a]", "**", "\\*", "."])
+
+
+def _naive(pattern: str) -> re.Pattern[str]:
+    out = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "[":
+            end = pattern.index("]", index)
+            body = pattern[index + 1:end]
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+            index = end + 1
+            continue
+        if char == "\\":
+            out.append(re.escape(pattern[index + 1]))
+            index += 2
+            continue
+        out.append(".*" if char == "*" else "." if char == "?" else re.escape(char))
+        index += 1
+    return re.compile("".join(out), re.S)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECE, max_size=6).map("".join), st.text("ab.*", max_size=8))
+def test_atomic_glob_regex_matches_as_the_naive_translation(pattern: str, subject: str) -> None:
+    compiled = glob_regex([(pattern, False)])
+    assert compiled is not None
+    naive = _naive(pattern)
+    for start in range(len(subject) + 1):
+        for end in range(start, len(subject) + 1):
+            assert bool(compiled.fullmatch(subject, start, end)) == bool(naive.fullmatch(subject, start, end)), \
+                (pattern, subject, start, end, compiled.pattern)
