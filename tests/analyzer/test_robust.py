@@ -117,6 +117,33 @@ def test_lone_surrogates_are_refused_by_the_windows_shells(ir) -> None:
         assert [r.code for r in verdict.reasons] == ["A400"] and "not a character" in verdict.reasons[0].message
 
 
+def test_bracket_expressions_match_as_bash(ir) -> None:
+    """POSIX classes, a ``]`` first in the class, equivalence classes; an empty or broken
+    bracket expression is not an internal error (found by fuzzing: ``[]`` made ``[]\\Z``)."""
+    for text in ("cat /etc/sha[[:alpha:]]ow", "cat /etc/sha[![:digit:]]ow", "cat /etc/sh[[=a=]]dow",
+                 "cat /etc/shado[[:lower:][:digit:]]", "cat ~/.ss[]h]", "cat ~/.ss[!]]", "cat /etc/shad[z-a]w",
+                 "cat /etc/s[[:cntrl:]h]adow"):
+        verdict = analyze(text, ir)
+        assert verdict.decision == "deny" and verdict.reasons[0].code == "A402", (text, verdict)
+    assert analyze("cat /etc/sha[[:digit:]]ow", ir).decision == "allow"
+    for text in ("<<E\n[\U0003ba47\udcf5]0[]", "cat /etc/[[]", "cat x[]", "ls [[:nope:]]"):
+        assert all(r.code != "A499" for r in analyze(text, ir).reasons), text
+
+
+def test_find_names_with_classes_are_matched_below(ir) -> None:
+    """``find -name GLOB -exec rm`` matches GLOB as bash globs do (``fnmatch`` knows no POSIX class)."""
+    workspace = ir.context.workspace
+    for name in ("[[:alpha:]]ooks", "pre-com[[:lower:]]it", "h*s"):
+        verdict = analyze(f"cd {workspace}; find . -name '{name}' -exec rm -rf {{}} +", ir)
+        assert verdict.decision == "deny" and ".git/hooks" in verdict.reasons[0].message, (name, verdict)
+    assert analyze(f"cd {workspace}; find . -name '[[:digit:]]*.pyc' -delete", ir).decision == "allow"
+
+
+def test_windows_installers_named_with_exe_from_bash(ir) -> None:
+    for text in ("choco.exe install x", "winget.exe list", "scoop.exe install x", "c* x"):
+        assert all(r.code != "A499" for r in analyze(text, ir).reasons), text
+
+
 # -- the glob translation equals the naive one ---------------------------------------------------
 
 _PIECE = st.sampled_from(["a", "b", "*", "?", "[ab]", "[!a]", "**", "\\*", "."])
