@@ -50,9 +50,11 @@ WORK_BUDGET = 200_000
 WORK_PER_CHAR = 8
 #: Characters expansion may produce in one analysis (all words and values together).
 EXPANSION_BUDGET = 64 * 1024 * 1024
-#: CPU seconds one analysis may take (checked every :data:`CHECK_EVERY` steps): a backstop
-#: for walks whose steps are costly, so that a hook never times out into no answer
+#: CPU seconds one analysis may take, plus :data:`TIME_PER_CHAR` per character of its text
+#: (checked every :data:`CHECK_EVERY` steps): a backstop for walks whose steps are costly, so
+#: that a hook never times out into no answer (a command the hook reads: under 8 s)
 TIME_BUDGET = 5.0
+TIME_PER_CHAR = 20e-6
 CHECK_EVERY = 2048
 
 
@@ -231,7 +233,7 @@ class Walker(ControlFlow):
         #: the step limit, and the step at which :meth:`checkpoint` next looks at it and the time
         self.limit = WORK_BUDGET + WORK_PER_CHAR * len(command)
         self.budget = min(self.limit, CHECK_EVERY)
-        self.deadline = _cpu_time() + TIME_BUDGET
+        self.deadline = _cpu_time() + TIME_BUDGET + TIME_PER_CHAR * len(command)
         self.expanded = 0
         # (src, words, nested_scripts and function_depth start as the class's values)
 
@@ -338,7 +340,7 @@ class Walker(ControlFlow):
         if self.steps > self.limit:
             raise BudgetSpent(f"more than {self.limit} steps")
         if _cpu_time() > self.deadline:
-            raise BudgetSpent(f"more than {TIME_BUDGET:g} s of CPU time")
+            raise BudgetSpent(f"more than {TIME_BUDGET + TIME_PER_CHAR * len(self.command):.1f} s of CPU time")
         self.budget = min(self.limit, self.steps + CHECK_EVERY)
 
     def cwd_text(self) -> str:

@@ -92,6 +92,19 @@ def test_hostile_texts_finish_with_the_strict_verdict_and_a_reason() -> None:
         assert any(reason_code == code and phrase in message for reason_code, message in reasons), (name, reasons)
 
 
+def test_the_time_budget_stops_a_walk_with_its_reason(ir, monkeypatch) -> None:
+    """The CPU-time budget behind the step budget (here set to nothing: the first check stops)."""
+    from stockade.analyzer import walker
+
+    monkeypatch.setattr(walker, "TIME_BUDGET", -1.0)
+    monkeypatch.setattr(walker, "TIME_PER_CHAR", 0.0)
+    verdict = analyze("while true; do " * 8 + "ls" + "; done" * 8 + "; rm -rf ~", ir)
+    assert verdict.decision != "allow"
+    assert any(r.code == "A410" and "s of CPU time" in r.message for r in verdict.reasons), verdict
+    monkeypatch.undo()
+    assert analyze("for i in 1 2 3; do ls; done", ir).decision == "allow"  # (short walks never reach a check)
+
+
 def test_expansions_with_stars_keep_their_values(ir) -> None:
     """The linear matching gives bash's results (a path built by them is judged)."""
     home = ir.context.home
