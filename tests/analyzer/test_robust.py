@@ -152,6 +152,21 @@ def test_find_names_with_classes_are_matched_below(ir) -> None:
     assert analyze(f"cd {workspace}; find . -name '[[:digit:]]*.pyc' -delete", ir).decision == "allow"
 
 
+def test_files_written_earlier_are_found_after_effects_are_dropped_or_replaced(ir) -> None:
+    """The set of written paths kept across a script (so that each question about a file the
+    text wrote does not scan every effect again) stays right when a model drops effects
+    (perl's substitution-only code) or replaces them (``find -exec`` on ``{}``)."""
+    workspace = ir.context.workspace
+    for text in ("echo 'rm -rf ~' > f; perl -pi -e 's/a/b/' g; bash f",
+                 "perl -pi -e 's/a/b/' g; echo 'rm -rf ~' > f; perl -pi -e 's/a/b/' h; bash f",
+                 f"cd {workspace}; find . -name x -exec touch {{}} +; echo 'rm -rf ~' > f; bash f"):
+        verdict = analyze(text, ir)
+        assert verdict.decision == "deny" and any(r.code == "A403" for r in verdict.reasons), (text, verdict)
+    assert analyze("echo 'rm -rf ~' > d/f; mv d e; bash e/f", ir).decision == "confirm"  # (moved with its directory)
+    for text in ("echo ls > f; bash g", "echo ls > d/f; mv d/f g; bash g"):
+        assert analyze(text, ir).decision == "allow", text
+
+
 def test_windows_installers_named_with_exe_from_bash(ir) -> None:
     for text in ("choco.exe install x", "winget.exe list", "scoop.exe install x", "c* x"):
         assert all(r.code != "A499" for r in analyze(text, ir).reasons), text
