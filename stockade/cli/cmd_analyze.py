@@ -153,8 +153,10 @@ def run(args: AnalyzeArgs) -> int:
         return _batch(ir, args.cwd, shell)
     if args.script:
         try:
+            from stockade.analyzer import MAX_SCRIPT_CHARS
+
             with open(args.script, encoding="utf-8", errors="surrogateescape") as handle:
-                text = handle.read()
+                text = handle.read(MAX_SCRIPT_CHARS + 1)  # (one more: past the limit, refused; /dev/zero ends)
         except OSError as error:
             print(f"stockade analyze: cannot read script `{args.script}`: {error.strerror}", file=sys.stderr)
             return 2

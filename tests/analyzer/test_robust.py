@@ -167,6 +167,26 @@ def test_files_written_earlier_are_found_after_effects_are_dropped_or_replaced(i
         assert analyze(text, ir).decision == "allow", text
 
 
+def test_reports_locate_every_reason_as_line_col_and_window_long_lines(ir) -> None:
+    """Text and SARIF reports find each reason's line once per text (a 100,000-line script has
+    30,000 reasons: counting lines from the start for each was quadratic), and draw a window
+    of a long line, not all of it (an 8 MiB line of `/dev/zero` printed 16 MB)."""
+    from stockade.analyzer import line_col
+    from stockade.analyzer.report import render_text, to_sarif
+
+    text = "\n".join(["ls", "cat ~/.ssh/id", "x=1; rm -rf ~", "echo " + "a" * 5000 + "; cat ~/.aws/c"] * 3)
+    verdict = analyze(text, ir)
+    assert len(verdict.reasons) >= 9
+    rendered = render_text(verdict, "s.sh")
+    regions = [r["locations"][0]["physicalLocation"]["region"] for r in to_sarif([("s.sh", verdict)])["runs"][0]["results"]]
+    for reason, region in zip(verdict.reasons, regions, strict=True):
+        line, column = line_col(text, reason.span[0])
+        assert f"s.sh:{line}:{column}:" in rendered
+        assert (region["startLine"], region["startColumn"]) == (line, column)
+    assert max(len(line) for line in rendered.splitlines()) < 400
+    assert "aaa; cat ~/.aws/c" in rendered and "  4 | …aaa" in rendered
+
+
 def test_windows_installers_named_with_exe_from_bash(ir) -> None:
     for text in ("choco.exe install x", "winget.exe list", "scoop.exe install x", "c* x"):
         assert all(r.code != "A499" for r in analyze(text, ir).reasons), text
