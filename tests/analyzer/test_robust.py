@@ -123,6 +123,18 @@ def test_escapes_without_digits_are_themselves(ir) -> None:
     assert all(r.code != "A499" for r in verdict.reasons) and verdict.decision == "deny", verdict
 
 
+def test_a_nul_character_is_refused_not_taken_for_an_unknown_value(ir) -> None:
+    """NUL is the walk's own mark of a value not known: in the input it made `cat ~/.ssh<NUL>` a
+    read of an unknown path (confirm, not deny), and 50,000 of them took 19 s."""
+    for text in ("cat ~/.ssh\0", "ls\0 ~/.ssh", "\0" * 50_000, "echo a\nrm -rf ~\0"):
+        verdict = analyze(text, ir)
+        assert verdict.decision == "deny", text
+        assert [r.code for r in verdict.reasons] == ["A400"] and "NUL" in verdict.reasons[0].message
+        assert verdict.reasons[0].span == (text.index("\0"), text.index("\0") + 1)
+    for shell in ("powershell", "cmd", "auto"):
+        assert analyze_shell("dir\0 x", ir, None, shell).reasons[0].code == "A400", shell
+
+
 def test_lone_surrogates_are_refused_by_the_windows_shells(ir) -> None:
     for shell in ("powershell", "auto"):
         verdict = analyze_shell("Remove-Item -Recurse ~ \ud922x", ir, None, shell)
