@@ -13,9 +13,9 @@ The pipeline: :mod:`.parse` (tree-sitter-bash) → :mod:`.walker` (shell semanti
 Fail closed: any internal error becomes the policy's ``unparsable`` verdict with a reason
 saying so — never an exception, never ``allow``.
 
-Bounded: a command longer than :data:`MAX_COMMAND_CHARS` (a script: :data:`MAX_SCRIPT_CHARS`)
-is not analysed — it gets the ``unparsable`` verdict with the reason — and every analysis
-has a work budget (see :mod:`.walker`): past it, the ``unknown-effects`` verdict.
+Bounded: a command longer than :data:`MAX_COMMAND_CHARS` (a script: :data:`MAX_SCRIPT_CHARS`),
+or holding a NUL character, is not analysed — it gets the ``unparsable`` verdict with the reason —
+and every analysis has a work budget (see :mod:`.walker`): past it, the ``unknown-effects`` verdict.
 """
 
 from __future__ import annotations
@@ -60,6 +60,12 @@ def analyze(command: str, ir: PolicyIR, cwd: str | None = None, *, fast_path: bo
 
             judge.judge([Unparsable(f"the text is {len(command)} characters long, more than the analyzer reads "
                                     f"({max_chars})", (0, len(command)))])
+            return judge.verdict(command)
+        nul = command.find("\0")  # (the walk's mark of an unknown value: input may not hold it)
+        if nul != -1:
+            from stockade.analyzer.effects import Unparsable
+
+            judge.judge([Unparsable("the text holds a NUL character, which no shell reads as written", (nul, nul + 1))])
             return judge.verdict(command)
         walk = _walk_command or _load_walker()
         judge.judge(walk(ir.context, command, cwd, fast_path))

@@ -70,6 +70,8 @@ class ControlFlow:
     """``if``, ``case``, ``while``/``until``, ``for`` and C-style ``for`` (a Walker mixin)."""
 
     state: State
+    #: (source bytes, span) of an endless loop → what its body holds (see :meth:`_endless`)
+    _loop_texts: dict[tuple[bytes, tuple[int, int]], str] | None = None
     if TYPE_CHECKING:  # provided by the Walker this class is mixed into
         src: Source
         words: WordExpander
@@ -255,15 +257,26 @@ class ControlFlow:
         inodes: unknown effects, as a fork bomb is.  New paths are found by walking the body
         twice in a row: a second turn that writes a path the first did not (``mkdir d; cd d``,
         ``touch x$i; ((i++))``) or one not known (``mkdir d$RANDOM``) grows without end."""
-        text = self.src.node_text
-        inside = " ".join(text(b) for b in body)
-        if _LOOP_EXIT_RE.search(inside) is not None:
-            return
         span = (node.start_byte, node.end_byte)
-        if _BACKGROUND_RE.search(inside) is not None:
+        # what the body's text holds, read once per loop (a loop inside loops is walked again
+        # for each turn of theirs: reading its whole text each time would be quadratic)
+        seen = self._loop_texts
+        if seen is None:
+            seen = self._loop_texts = {}
+        key = (self.src.data, span)
+        kind = seen.get(key)
+        if kind is None:
+            text = self.src.node_text
+            inside = " ".join(text(b) for b in body)
+            kind = seen[key] = ("exit" if _LOOP_EXIT_RE.search(inside) is not None else
+                                "background" if _BACKGROUND_RE.search(inside) is not None else
+                                "append" if ">>" in inside else "")
+        if kind == "exit":
+            return
+        if kind == "background":
             self.unknown("an endless loop starts background processes without end (it exhausts the processes)", span)
             return
-        if ">>" in inside:
+        if kind == "append":
             self.unknown("an endless loop writes to a file without end (it fills the disk)", span)
             return
         before = self.state

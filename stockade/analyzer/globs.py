@@ -44,6 +44,75 @@ def has_glob(text: str) -> bool:
 _STAR = "\0*"  # a star, until the component's regex is assembled
 
 
+#: POSIX character classes in a bracket expression (``[[:alpha:]]``); the others (``cntrl``,
+#: ``graph``, ``print``, a name bash does not know) match any one character but ``/``
+_POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+                  "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f", "word": "a-zA-Z0-9_",
+                  "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")}
+_ANY_ONE = "[^/]"
+
+
+def _bracket_end(part: str, index: int) -> int:
+    """The index of the ``]`` closing the bracket expression opened at ``index`` (-1: none,
+    the ``[`` is literal): a ``]`` first in it is a member (``[]a]``, ``[!]]``), and
+    ``[:name:]``, ``[=c=]``, ``[.c.]`` are elements."""
+    position = index + 1
+    if part[position:position + 1] in ("!", "^"):
+        position += 1
+    if part[position:position + 1] == "]":
+        position += 1
+    length = len(part)
+    while position < length:
+        char = part[position]
+        if char == "[" and part[position + 1:position + 2] in (":", "=", "."):
+            close = part.find(part[position + 1] + "]", position + 2)
+            if close != -1:
+                position = close + 2
+                continue
+        if char == "]":
+            return position
+        position += 1
+    return -1
+
+
+def _class_regex(body: str) -> str:
+    """The regex of a bracket expression's body (without its brackets); what Python's regex
+    cannot say exactly (an unknown or unprintable class, a range out of order) matches any one
+    character but ``/`` — more than bash's, never less (a glob that may match a denied name is
+    that access)."""
+    negate = body[:1] in ("!", "^")
+    core = body[1:] if negate else body
+    members: list[str] = []
+    position = 0
+    while position < len(core):
+        char = core[position]
+        if char == "[" and core[position + 1:position + 2] in (":", "=", "."):
+            kind = core[position + 1]
+            close = core.find(kind + "]", position + 2)
+            if close != -1:
+                name = core[position + 2:close]
+                if kind == ":":
+                    if name not in _POSIX_CLASSES:
+                        return _ANY_ONE
+                    members.append(_POSIX_CLASSES[name])
+                else:
+                    members.append(re.escape(name))
+                position = close + 2
+                continue
+        if char == "\\" and position + 1 < len(core):
+            members.append(re.escape(core[position + 1]))
+            position += 2
+            continue
+        members.append("-" if char == "-" and members and position + 1 < len(core) else re.escape(char))
+        position += 1
+    regex = ("[^" if negate else "[") + "".join(members) + "]"
+    try:
+        re.compile(regex)
+    except re.error:
+        return _ANY_ONE
+    return regex
+
+
 def _component_regex(part: str, dots: bool) -> str:
     """One path component of a glob as a regex."""
     out: list[str] = []
@@ -60,14 +129,11 @@ def _component_regex(part: str, dots: bool) -> str:
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
-            end = part.find("]", index + 2 if part[index + 1:index + 2] in ("!", "^") else index + 1)
+            end = _bracket_end(part, index)
             if end == -1:
                 out.append(re.escape(char))
             else:
-                body = part[index + 1:end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
+                out.append(_class_regex(part[index + 1:end]))
                 index = end
         else:  # a run of literal characters, escaped at once (re.escape maps each on its own)
             special = _GLOB_CHARS.search(part, index)
@@ -89,6 +155,12 @@ def _component_regex(part: str, dots: bool) -> str:
         pieces[stars[-1]] = "[^/]*"
         return "".join(pieces)
     return "".join("[^/]*" if piece == _STAR else piece for piece in out)
+
+
+def name_regex(glob: str) -> re.Pattern[str]:
+    """A file-name glob (``find -name``: a leading wildcard matches a dot) as a regex for
+    ``match`` (with the POSIX classes and the linear matching of :func:`glob_regex`)."""
+    return re.compile(_component_regex(glob, True) + r"\Z", re.DOTALL)
 
 
 def glob_regex(parts: list[str], dots: bool = False) -> re.Pattern[str]:

@@ -635,9 +635,10 @@ class Judge:
         as ``find -name NAME -exec rm -rf {} +`` touches): ROOT must be writable, and a rule
         below it that grants less is touched only when a component of its path below ROOT can
         be such an entry (or be inside one, when ``recursive``)."""
-        from fnmatch import fnmatchcase
+        from stockade.analyzer.globs import name_regex
 
         root, _, name = path_in.partition(MATCHED_BELOW)
+        matches = name_regex(name).match
         decision = self._tables.index.path_access(root, self.cwd)
         resolved = decision.path
         if decision.access != "write":
@@ -648,9 +649,9 @@ class Judge:
             parts = rule.pattern[len(prefix):].split("/")
             if rule.pattern.endswith("/.git/hooks"):  # what a hooks directory can hold
                 parts = parts + list(_HOOK_NAMES)
-            hit = any(fnmatchcase(part, name) for part in (parts if recursive else parts[-1:]))
+            hit = any(matches(part) for part in (parts if recursive else parts[-1:]))
             hit = hit or (not recursive and rule.pattern.endswith("/.git/hooks")
-                          and any(fnmatchcase(hook, name) for hook in _HOOK_NAMES))
+                          and any(matches(hook) for hook in _HOOK_NAMES))
             if hit:
                 reasons.append(("deny", codes.DENIED_WRITE, _msg_not_writable_below, (verb, resolved + "/…/" + name,
                                                                           rule.pattern), rule))

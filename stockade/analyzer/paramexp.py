@@ -81,7 +81,11 @@ def _tokens(expander: WordExpander, node: Any) -> list[Token] | None:
 
 
 def glob_regex(tokens: list[Token]) -> re.Pattern[str] | None:
-    """A compiled regex matching what the bash glob ``tokens`` matches (None: not supported)."""
+    """A compiled regex matching what the bash glob ``tokens`` matches (None: not supported),
+    meant for ``fullmatch``.  Every piece between two ``*`` has a fixed length, so the
+    leftmost place each piece fits is the right one: the pieces after the first ``*`` but
+    the last are atomic lazy groups (``(?>.*?piece)``) — a match costs time linear in the
+    subject, where ``.*a.*a.*a…b`` would backtrack through every way to place the stars."""
     out: list[str] = []
     for text, literal in tokens:
         if literal:
@@ -100,7 +104,7 @@ def glob_regex(tokens: list[Token]) -> re.Pattern[str] | None:
             if char in "*?+@!" and text[index + 1:index + 2] == "(":
                 return None  # an extended glob
             if char == "*":
-                out.append(".*")
+                out.append(_STAR)
             elif char == "?":
                 out.append(".")
             elif char == "[":
@@ -115,9 +119,41 @@ def glob_regex(tokens: list[Token]) -> re.Pattern[str] | None:
                 out.append(re.escape(char))
             index += 1
     try:
-        return re.compile("".join(out), re.S)
+        return re.compile(_atomic(out), re.S)
     except re.error:  # pragma: no cover - the translation only makes valid classes
         return None
+
+
+#: a ``*`` among the pieces :func:`glob_regex` collects
+_STAR = ".*"
+
+
+def _atomic(pieces: list[str]) -> str:
+    """The regex of glob pieces (each one character's regex, or :data:`_STAR`): the text
+    before the first star, each piece between two stars as ``(?>.*?piece)``, then ``.*`` and
+    the text after the last star (for ``fullmatch``: the end is anchored)."""
+    segments: list[list[str]] = [[]]
+    for piece in pieces:
+        if piece is _STAR:
+            segments.append([])
+        else:
+            segments[-1].append(piece)
+    if len(segments) == 1:
+        return "".join(segments[0])
+    middle = "".join(f"(?>.*?{''.join(segment)})" for segment in segments[1:-1] if segment)
+    return "".join(segments[0]) + middle + ".*" + "".join(segments[-1])
+
+
+def _stars(pattern: re.Pattern[str]) -> bool:
+    """Whether a pattern of :func:`glob_regex` holds a ``*`` (its matches have no fixed
+    length): every other piece has its ``.`` and ``*`` escaped (a ``?`` is a ``.``, and the
+    piece after it never starts with a bare ``*``)."""
+    return ".*" in pattern.pattern
+
+
+#: ``${x/pat/rep}`` with a ``*`` in ``pat`` tries every end at every position (as bash
+#: does): for a longer value the result is not computed (unknown)
+MAX_STAR_SUBSTITUTE = 512
 
 
 def _bracket(text: str, start: int) -> tuple[str, int] | None:
@@ -189,7 +225,7 @@ def _remove(value: str, pattern: re.Pattern[str], operator: str) -> str:
     return value
 
 
-def _substitute(value: str, pattern: re.Pattern[str], replacement: list[Token], operator: str) -> str:
+def _substitute(value: str, pattern: re.Pattern[str], replacement: list[Token], operator: str) -> str | None:
     """``/`` (first), ``//`` (every), ``/#`` (anchored at the start), ``/%`` (at the end):
     the longest match at the first position that matches."""
     length = len(value)
@@ -203,6 +239,9 @@ def _substitute(value: str, pattern: re.Pattern[str], replacement: list[Token], 
             if pattern.fullmatch(value, start):
                 return value[:start] + _replacement(replacement, value[start:])
         return value
+    stars = _stars(pattern)
+    if stars and length > MAX_STAR_SUBSTITUTE:
+        return None
     out: list[str] = []
     position = 0
     replaced = False
@@ -210,10 +249,14 @@ def _substitute(value: str, pattern: re.Pattern[str], replacement: list[Token], 
         if replaced and operator == "/":
             break
         found = -1
-        for end in range(length, position - 1, -1):
-            if pattern.fullmatch(value, position, end):
-                found = end
-                break
+        if not stars:  # every match has the same length: the one match at this position, if any
+            match = pattern.match(value, position)
+            found = -1 if match is None else match.end()
+        else:
+            for end in range(length, position - 1, -1):
+                if pattern.fullmatch(value, position, end):
+                    found = end
+                    break
         if found > position:
             out.append(_replacement(replacement, value[position:found]))
             position = found

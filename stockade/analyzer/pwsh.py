@@ -1433,6 +1433,14 @@ def _walk_text(walker: Any, text: str, base: int, collapse: SpanT | None, env: d
         walker.effects.append(Unparsable(f"the PowerShell text is longer than the analyzer reads ({MAX_PS_CHARS})",
                                          collapse or (base, base + len(text))))
         return
+    if not text.isascii():  # a lone surrogate has no bytes to parse: refused, not an internal error
+        from stockade.analyzer.parse import UnsafeText, encode
+
+        try:
+            encode(text)
+        except UnsafeText as refused:
+            walker.effects.append(Unparsable(refused.why, collapse or (base + refused.start, base + refused.end)))
+            return
     if _PLAIN_RE.fullmatch(text) and _plain_commands(walker, text, base, collapse, env):
         return
     source = parse_ps(text, base, collapse)

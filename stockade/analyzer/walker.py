@@ -25,6 +25,7 @@ not 3^16.
 from __future__ import annotations
 
 import re
+from time import process_time as _cpu_time
 
 from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
 from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
@@ -62,6 +63,12 @@ WORK_BUDGET = 200_000
 WORK_PER_CHAR = 8
 #: Characters expansion may produce in one analysis (all words and values together).
 EXPANSION_BUDGET = 64 * 1024 * 1024
+#: CPU seconds one analysis may take, plus :data:`TIME_PER_CHAR` per character of its text
+#: (checked every :data:`CHECK_EVERY` steps): a backstop for walks whose steps are costly, so
+#: that a hook never times out into no answer (a command the hook reads: under 8 s)
+TIME_BUDGET = 5.0
+TIME_PER_CHAR = 20e-6
+CHECK_EVERY = 2048
 
 
 #: an indexed array with more elements than this is not followed (its elements are unknown)
@@ -248,7 +255,10 @@ class Walker(ControlFlow):
         self.home = context.home
         self.depth = 0
         self.steps = 0
-        self.budget = WORK_BUDGET + WORK_PER_CHAR * len(command)
+        #: the step limit, and the step at which :meth:`checkpoint` next looks at it and the time
+        self.limit = WORK_BUDGET + WORK_PER_CHAR * len(command)
+        self.budget = min(self.limit, CHECK_EVERY)
+        self.deadline = _cpu_time() + TIME_BUDGET + TIME_PER_CHAR * len(command)
         self.expanded = 0
         # (src, words, nested_scripts and function_depth start as the class's values)
 
@@ -347,7 +357,16 @@ class Walker(ControlFlow):
         """Count one walk step; past the work budget, stop the walk."""
         self.steps += 1
         if self.steps > self.budget:
-            raise BudgetSpent(f"more than {self.budget} steps")
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Every :data:`CHECK_EVERY` steps: past the step limit or the time budget, stop the
+        walk (raise :class:`BudgetSpent`); else set the next checkpoint."""
+        if self.steps > self.limit:
+            raise BudgetSpent(f"more than {self.limit} steps")
+        if _cpu_time() > self.deadline:
+            raise BudgetSpent(f"more than {TIME_BUDGET + TIME_PER_CHAR * len(self.command):.1f} s of CPU time")
+        self.budget = min(self.limit, self.steps + CHECK_EVERY)
 
     def cwd_text(self) -> str:
         return self.state.cwd
@@ -494,7 +513,7 @@ class Walker(ControlFlow):
         """Visit one node."""
         self.steps += 1
         if self.steps > self.budget:
-            raise BudgetSpent(f"more than {self.budget} steps")
+            self.checkpoint()
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -1615,6 +1634,12 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
     except BudgetSpent as spent:
         walker.effects.append(Unknown(f"the analysis stopped at its work budget ({spent.why}); what the command "
                                       "does beyond that is not judged", (0, len(command))))
+    except RecursionError:  # a construct nested deeper than the walk's own checks count
+        walker.effects.append(Unparsable("nesting too deep to follow (the analysis stopped)", (0, len(command))))
+    except ValueError as error:  # Python's limit on converting a number of more than 4300 digits
+        if "integer string conversion" not in str(error):
+            raise
+        walker.effects.append(Unparsable("a number too long to follow (the analysis stopped)", (0, len(command))))
     for effect in walker.effects:
         if effect.__class__ is Write:  # a tool's configuration written (`.npmrc`, `.curlrc`): see .models.netconfig
             tool_configs(walker)

@@ -64,7 +64,7 @@ def analyze_shell(command: str, ir: PolicyIR, cwd: str | None = None, shell: str
             raise ValueError(f"unknown shell `{shell}`")
         if not isinstance(command, str):
             raise TypeError(f"command must be a string, not {type(command).__name__}")
-        if len(command) > MAX_COMMAND_CHARS:
+        if len(command) > MAX_COMMAND_CHARS or "\0" in command:
             return analyze(command, judged, None)  # the same refusal, worded once
         register_policy(judged)
         walk = _WALKS.get(shell) or _load_walk(shell)

@@ -112,7 +112,7 @@ def decode_ansi_c(body: str) -> str:
     def replace(match: re.Match[str]) -> str:
         esc = match.group(1)
         head = esc[0]
-        if head == "x" or head == "u" or head == "U":
+        if (head == "x" or head == "u" or head == "U") and len(esc) > 1:  # (`\x` alone is itself)
             return chr(min(int(esc[1:], 16), 0x10FFFF))
         if head.isdigit():
             return chr(int(esc, 8) & 0xFF)

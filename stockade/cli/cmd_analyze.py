@@ -153,8 +153,10 @@ def run(args: AnalyzeArgs) -> int:
         return _batch(ir, args.cwd, shell)
     if args.script:
         try:
+            from stockade.analyzer import MAX_SCRIPT_CHARS
+
             with open(args.script, encoding="utf-8", errors="surrogateescape") as handle:
-                text = handle.read()
+                text = handle.read(MAX_SCRIPT_CHARS + 1)  # (one more: past the limit, refused; /dev/zero ends)
         except OSError as error:
             print(f"stockade analyze: cannot read script `{args.script}`: {error.strerror}", file=sys.stderr)
             return 2
@@ -213,13 +215,13 @@ def _batch(ir: Any, cwd: str | None, shell: str = "bash") -> int:
 
     worst = "allow"
     out = sys.stdout
-    for number, line in enumerate(sys.stdin, start=1):
+    for number, line in enumerate(_lines(sys.stdin), start=1):
         if not line.strip():
             continue
         ident: Any = None
         try:
             try:
-                item = json.loads(line)
+                item = json.loads(line, parse_constant=_not_json, parse_float=_finite)
             except RecursionError:
                 raise ValueError("JSON nested too deeply") from None
             if not isinstance(item, dict):
@@ -233,7 +235,9 @@ def _batch(ir: Any, cwd: str | None, shell: str = "bash") -> int:
             line_shell = item.get("shell", shell)
             if line_shell not in SHELLS:
                 raise ValueError(f"`shell` must be one of {', '.join(SHELLS)}")
-            line_cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+            line_cwd = item.get("cwd", cwd)
+            if line_cwd is not None and not isinstance(line_cwd, str):
+                raise ValueError("`cwd` must be a string")
             verdict = (analyze(command, ir, line_cwd) if line_shell == "bash"
                        else analyze_shell(command, ir, line_cwd, line_shell))
             record = {"id": ident, "decision": verdict.decision,
@@ -251,3 +255,28 @@ def _batch(ir: Any, cwd: str | None, shell: str = "bash") -> int:
         out.write(json.dumps(record) + "\n")
         out.flush()
     return _EXIT[worst]
+
+
+def _lines(stream: Any) -> Any:
+    """The lines of standard input as text, whatever the locale: bytes that are not UTF-8
+    are kept as lone surrogates (judged as the bytes they are), never a decoding error that
+    ends the batch."""
+    binary = getattr(stream, "buffer", None)
+    if binary is None:  # (a text stream given in place of stdin)
+        yield from stream
+        return
+    for raw in binary:
+        yield raw.decode("utf-8", "surrogateescape")
+
+
+def _not_json(name: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (Python's reader accepts them)."""
+    raise ValueError(f"`{name}` is not JSON")
+
+
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent; one too large for a float is refused."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number `{text[:40]}` is too large")
+    return value

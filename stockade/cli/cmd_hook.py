@@ -92,7 +92,36 @@ def _confined(event: dict, policy: str | None, workspace: str, approve: bool) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    """Judge one event; never raises, never prints a traceback."""
+    """Judge one event; never raises, never prints a traceback.  Whatever goes wrong — even
+    outside the judging (the audit, the answer's rendering, an interrupt) — the answer
+    blocks: a ``deny`` on stdout when it can still be written, and the exit code each
+    harness takes as blocking (Claude Code: 2, whose stderr it shows; a crashed hook's
+    other codes let the tool call run)."""
+    try:
+        return _run(args)
+    except BaseException as exc:  # fail closed: the last resort, also for KeyboardInterrupt and SystemExit
+        message = f"internal hook error ({type(exc).__name__}: {exc}); failing closed"
+        try:
+            if args.harness == "claude-code":
+                sys.stdout.write(json.dumps({"hookSpecificOutput": {
+                    "hookEventName": "PreToolUse", "permissionDecision": "deny",
+                    "permissionDecisionReason": f"stockade: {message}"}}) + "\n")
+            else:
+                sys.stdout.write(json.dumps({"decision": "deny", "reasons": [{
+                    "verdict": "deny", "code": codes.HOOK_INTERNAL_ERROR, "message": message, "span": None,
+                    "rule": None}]}) + "\n")
+            sys.stdout.flush()
+        except BaseException:  # (stdout closed or broken: the exit code and stderr still block)
+            pass
+        try:
+            print(f"stockade: deny: {message}", file=sys.stderr)
+        except BaseException:
+            pass
+        return 2 if args.harness == "claude-code" else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    """:func:`run` without the last-resort guard."""
     from stockade.integrations.generic_hook import (
         HOOK_TIMEOUT,
         HookDecision,

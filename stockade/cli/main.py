@@ -218,6 +218,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     SETTINGS.update(color="auto", quiet=False)
+    _printable_output()
     taken = take_global_options(sys.argv[1:] if argv is None else argv)
     if isinstance(taken, str):
         print(f"stockade: error: {taken}", file=sys.stderr)
@@ -249,6 +250,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     return _call(handler, args)
+
+
+def _printable_output() -> None:
+    """Make stdout print any text: bytes that are not UTF-8 in a command, a path or a file
+    (held as lone surrogates) would make a strict stdout (a UTF-8 locale's) raise while
+    printing the verdict; they are printed as ``\\udcXX`` escapes instead."""
+    stream = sys.stdout
+    if getattr(stream, "errors", None) == "strict":
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # (a replaced or closed stream: left as it is)
+            pass
 
 
 #: Subcommands started once per agent command, whose process ends without the

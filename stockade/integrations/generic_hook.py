@@ -255,6 +255,7 @@ def judge_isolated(judge: Callable[[], HookDecision], timeout: float = HOOK_TIME
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     timed_out = False
+    answered = False
     try:
         while True:
             remaining = deadline - time.monotonic()
@@ -267,9 +268,10 @@ def judge_isolated(judge: Callable[[], HookDecision], timeout: float = HOOK_TIME
                 if not chunk:
                     break
                 chunks.append(chunk)
+        answered = True
     finally:
         os.close(read_end)
-        if timed_out:
+        if timed_out or not answered:  # (also when waiting was interrupted: the child must not outlive it)
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:

@@ -42,10 +42,54 @@ def wrote_anything(walker: Walker) -> bool:
     return False
 
 
+def _write_targets(walker: Walker) -> set[str]:
+    """Every path a Write or Rename effect of this text has named (without trailing ``/``),
+    kept up to date as effects are added (one pass over the effects in all, not one per
+    question: a long script asks at every command).  Effects are only ever appended, or the
+    last ones replaced or dropped: a change before the last one seen rebuilds the set; a
+    dropped one may stay in it (the set only answers "certainly not written")."""
+    effects = walker.effects
+    cache = getattr(walker, "_write_targets", None)
+    seen = 0 if cache is None or cache[2] is not effects else cache[0]
+    if seen and (seen > len(effects) or effects[seen - 1] is not cache[3]):  # type: ignore[index]
+        seen = 0
+    if not seen:
+        cache = walker._write_targets = [0, set(), effects, None]  # type: ignore[attr-defined]
+    targets: set[str] = cache[1]  # type: ignore[index]
+    count = len(effects)
+    for position in range(seen, count):
+        effect = effects[position]
+        cls = effect.__class__
+        if cls is Write:
+            targets.add(effect.path.rstrip("/") or "/")  # type: ignore[union-attr]
+        elif cls is Rename:
+            targets.add(effect.dest.rstrip("/") or "/")  # type: ignore[union-attr]
+    cache[0] = count  # type: ignore[index]
+    cache[3] = effects[count - 1] if count else None  # type: ignore[index]
+    return targets
+
+
+def may_have_written(walker: Walker, path: str, below: bool = True) -> bool:
+    """False when no write or move of this text named ``path`` (or, with ``below``, a
+    directory above it): a quick test before the scans of :func:`written_by` and
+    :func:`known_content`."""
+    targets = _write_targets(walker)
+    if not targets:
+        return False
+    path = path.rstrip("/") or "/"
+    if path in targets:
+        return True
+    while below and path != "/":
+        path = path.rpartition("/")[0] or "/"
+        if path in targets:
+            return True
+    return False
+
+
 def written_by(walker: Walker, path: str) -> str | None:
     """The program (or ``a redirection``) that wrote ``path`` (a resolved path) earlier in this
     command text, or None; writes by :data:`BUILDERS` do not count."""
-    if UNKNOWN in path:
+    if UNKNOWN in path or not may_have_written(walker, path):
         return None
     effects = walker.effects
     found: str | None = None
@@ -117,7 +161,7 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
     leaves it not known.  ``partial``: text appended to a file whose earlier content is not
     known is returned after an UNKNOWN (else such a file is not known)."""
     store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
-    if not store:
+    if not store or not may_have_written(walker, path, below=False):
         return None
     contents: dict[str, str | None] = {}
     producer = ""

@@ -318,7 +318,11 @@ def _user_configs(inv: Invocation) -> list[str]:
 
 def _wrote(inv: Invocation, path: str) -> bool:
     """Whether this text wrote ``path`` (or moved something there) before this command."""
+    from stockade.analyzer.models.fresh import may_have_written
+
     resolved = inv.path(path)
+    if not may_have_written(inv.walker, resolved, below=False):
+        return False
     for effect in inv.walker.effects:
         if effect.__class__ is Write and getattr(effect, "path", None) == resolved:
             return True

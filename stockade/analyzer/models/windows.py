@@ -591,7 +591,7 @@ def model_installer(inv: Invocation) -> None:
     """``winget``/``choco``/``scoop``: installing, upgrading or removing software contacts the
     tool's source and runs installers (unknown effects); ``list``/``show``/``search`` only
     read (``search`` and ``show`` contact the source)."""
-    name = inv.name
+    name = inv.name.lower().removesuffix(".exe")  # (`choco.exe` from bash)
     host = _INSTALLERS[name]
     verb = next((a.lower() for a in inv.argv[1:] if not a.startswith("-")), "")
     if name == "cinst":
