@@ -32,6 +32,7 @@ from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.fresh import record_written  # (loaded with the models already: no cold-start cost)
 from stockade.analyzer.models.shellstate import forget_array, subscript_code
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, MAX_VALUE_CHARS, WordExpander, array_elements
@@ -628,8 +629,6 @@ class Walker(ControlFlow):
             for cont, piped in continuations:
                 self.walk(cont, out if piped else TERMINAL)
             if captured is not None:
-                from stockade.analyzer.models.fresh import record_written
-
                 record_written(self, captured[0], out.text, captured[1])
         elif captured is not None:  # what the file holds afterwards: the body's output, when known
             before, self._last_output = self._last_output, None
@@ -637,8 +636,6 @@ class Walker(ControlFlow):
             output = self._last_output
             if output is None:
                 self._last_output = before
-            from stockade.analyzer.models.fresh import record_written
-
             record_written(self, captured[0], None if output is None else output.text, captured[1])
         else:
             self.walk(body, stdin)
