@@ -33,6 +33,7 @@ from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.fresh import record_written  # (loaded with the models already: no cold-start cost)
 from stockade.analyzer.models.netconfig import tool_configs
 from stockade.analyzer.models.shellstate import forget_array, subscript_code
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
@@ -692,8 +693,6 @@ class Walker(ControlFlow):
             for cont, piped in continuations:
                 self.walk(cont, out if piped else TERMINAL)
             if captured is not None:
-                from stockade.analyzer.models.fresh import record_written
-
                 record_written(self, captured[0], out.text, captured[1])
         elif captured is not None:  # what the file holds afterwards: the body's output, when known
             before, self._last_output = self._last_output, None
@@ -701,8 +700,6 @@ class Walker(ControlFlow):
             output = self._last_output
             if output is None:
                 self._last_output = before
-            from stockade.analyzer.models.fresh import record_written
-
             record_written(self, captured[0], None if output is None else output.text, captured[1])
         else:
             self.walk(body, stdin)
@@ -1420,11 +1417,14 @@ class Walker(ControlFlow):
         """``;;``, ``;&`` or ``;;&`` outside a ``case`` item: a syntax error to bash that
         tree-sitter-bash accepts (also: :meth:`dropped_blanks`)."""
         data = source.data
-        if data.find(b"\\ ") != -1 or data.find(b"\\\t") != -1:
+        # (the tests on the text: its ASCII characters are exactly the ASCII bytes of the data,
+        # and `in` on a str costs a fraction of `bytes.find`)
+        text = source.text
+        if "\\" in text and (data.find(b"\\ ") != -1 or data.find(b"\\\t") != -1):
             self.dropped_blanks(source)
-        if data.find(b"!") != -1 and _PIPED_BANG_RE.search(data) is not None:
+        if "!" in text and _PIPED_BANG_RE.search(data) is not None:
             self.piped_negations(source)
-        if data.find(b";;") == -1 and data.find(b";&") == -1:  # (faster than `b";;" not in data`)
+        if ";;" not in text and ";&" not in text:
             return
         stack = [source.tree.root_node]
         while stack:

@@ -26,6 +26,8 @@ def model_git(inv: Invocation) -> None:
     if _GIT is not None:
         _GIT(inv)
     argv = inv.argv
+    if _OWN.isdisjoint(argv) and (_READS_TREE.isdisjoint(argv) or not _tree_possible(inv)):
+        return  # (no subcommand handled below, and no work tree that one reads: no parse)
     parsed = parse_options(argv, _GLOBAL_VALUES, stop_at_first_positional=True)
     if not parsed.positionals:
         return
@@ -66,6 +68,18 @@ def model_git(inv: Invocation) -> None:
                     "are not visible", sub_index)
     if tree is not None and sub in _READS_TREE:
         inv.read(tree, sub_index, recursive=True)
+
+
+#: the subcommands :func:`model_git` handles whatever the work tree
+_OWN = frozenset({"init", "checkout-index", "submodule", "clone"})
+
+
+def _tree_possible(inv: Invocation) -> bool:
+    """Whether a work tree may be given: a ``--work-tree`` word or ``GIT_WORK_TREE`` set."""
+    for word in inv.argv:
+        if word[:11] == "--work-tree":
+            return True
+    return bool(inv.env or inv.walker.state.exported) and _env(inv, "GIT_WORK_TREE") is not None
 
 
 register("git", model_git)

@@ -20,14 +20,17 @@ _ARCHIVES = (".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tar", ".egg")
 
 def env_value(inv: Invocation, *names: str) -> tuple[str, str] | None:
     """The first of the variables set for this command (prefix or exported): (name, value)."""
-    for name in names:
-        value = inv.env.get(name)
-        if value is not None:
-            return name, value
+    env = inv.env
+    if env:
+        for name in names:
+            value = env.get(name)
+            if value is not None:
+                return name, value
     state = inv.walker.state
-    for name in names:
-        if name in state.exported and name in state.variables:
-            return name, state.variables[name]
+    if state.exported:  # (none exported, the common case: no loop)
+        for name in names:
+            if name in state.exported and name in state.variables:
+                return name, state.variables[name]
     return None
 
 

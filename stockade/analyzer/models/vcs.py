@@ -183,6 +183,21 @@ class _Git:
         self.trusts: str | None = None  # safe.directory from the command line or variables
 
 
+def _new_git() -> _Git:
+    """``_Git()`` without ``type.__call__`` (which re-enters the interpreter for ``__init__``:
+    ~1,200 machine instructions per git command)."""
+    git = _new_object(_Git)
+    git.aliases = {}
+    git.forced_push = ""
+    git.repo = "."
+    git.tree = None
+    git.trusts = None
+    return git
+
+
+_new_object = object.__new__
+
+
 def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
     """Configuration files written by ``git config`` earlier in this text: resolved path → keys."""
     configs: dict[str, dict[str, str]] | None = getattr(inv.walker, "git_configs", None)
@@ -194,11 +209,13 @@ def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
 
 def _env(inv: Invocation, name: str) -> str | None:
     """A variable git sees: a prefix assignment, or exported earlier in the text."""
-    value = inv.env.get(name)
-    if value is not None:
-        return value
+    env = inv.env
+    if env:
+        value = env.get(name)
+        if value is not None:
+            return value
     state = inv.walker.state
-    if name in state.exported:
+    if state.exported and name in state.exported:
         return state.variables.get(name)
     return None
 
@@ -206,7 +223,7 @@ def _env(inv: Invocation, name: str) -> str | None:
 def model_git(inv: Invocation, depth: int = 0) -> None:
     """git: global options and variables, configuration, aliases, then the subcommand."""
     argv = inv.argv
-    git = _Git()
+    git = _new_git()
     parsed = parse_options(argv, _GLOBAL_VALUES, stop_at_first_positional=True)
     _environment(inv, git)
     git_dir: tuple[str, int | None] | None = None
@@ -229,13 +246,14 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
             git.tree = _below(git.repo, value)
         elif option == "--exec-path":
             inv.unknown(f"`git --exec-path={show(value)}` makes git run its programs from elsewhere", index)
-    if git_dir is None:
+    variables = bool(inv.env or inv.walker.state.exported)  # (none: no variable git reads is set)
+    if git_dir is None and variables:
         dir_variable = _env(inv, "GIT_DIR")
         if dir_variable is not None:
             git_dir = (dir_variable, None)
     if git_dir is not None:
         _repository(inv, git, *git_dir)
-    if git.tree is None:
+    if git.tree is None and variables:
         git.tree = _env(inv, "GIT_WORK_TREE")
     if git.trusts is not None:
         _trusted(inv, git)
