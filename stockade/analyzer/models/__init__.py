@@ -40,7 +40,10 @@ class Spec(TupleRecord):
     * ``first_given_by``: options that supply the first positional's value instead
       (grep -e/-f): then every positional is args;
     * ``optional``: options whose value is only ever attached (``--color=WHEN``);
-    * ``default``: path the tool works on without positionals, when recursive."""
+    * ``default``: path the tool works on without positionals, when recursive.
+
+    A value option whose role is ``target`` names the directory written into (``cp -t DIR``):
+    it is written recursively, and every positional is then of ``args``' role (no ``last``)."""
 
     __slots__ = ()
     _fields = ("args", "first", "last", "values", "recursive", "flags", "stdin_out", "first_given_by", "optional",
@@ -174,7 +177,7 @@ def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None
 #: The roles that are a filesystem access: role → (the Invocation method, recursive).
 _ACCESS_ROLES = {
     "read": (Invocation.read, False), "list": (Invocation.read, False), "readr": (Invocation.read, True),
-    "write": (Invocation.write, False), "writer": (Invocation.write, True),
+    "write": (Invocation.write, False), "writer": (Invocation.write, True), "target": (Invocation.write, True),
     "delete": (Invocation.delete, False), "deleter": (Invocation.delete, True),
 }
 _RECURSIVE_ROLE = {"read": "readr", "write": "writer", "delete": "deleter"}
@@ -198,6 +201,7 @@ def spec_model(spec: Spec) -> Model:
                     recursive = True
                     break
         args_role = spec.args
+        targeted = False  # a `target` option named the directory: no positional is the destination
         index: int | None  # the argv index of a word (None: a default path)
         for option, value, index in options:
             if flags:
@@ -213,13 +217,15 @@ def spec_model(spec: Spec) -> Model:
                 role = values.get(option)
                 if role is not None:
                     apply_role(inv, role, value, index)
+                    if role == "target":
+                        targeted = True
         positionals: list[tuple[str, int | None]] = list(parsed.positionals)  # None: a default path
         if first is not None and positionals and not (first_given_by and parsed.has(*first_given_by)):
             word, index = positionals.pop(0)
             apply_role(inv, first, word, index)
         if default is not None and recursive and not positionals:
             positionals = [(default, None)]
-        if last is not None and len(positionals) >= 2:
+        if last is not None and len(positionals) >= 2 and not targeted:
             word, index = positionals.pop()
             apply_role(inv, last + ("r" if recursive and last == "write" else ""), word, index)
         if positionals:
