@@ -685,8 +685,8 @@ class Judge:
             self._spend(path)
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
-            setting = self._tables.unknown_effects
-            self._add(setting.verdict, codes.UNKNOWN_EFFECTS, _msg_link, (decision.path,), effect.span, setting)
+            # a link (hard or symbolic) to a denied path is access to it: the denied read
+            self._add("deny", codes.DENIED_READ, _msg_link, (decision.path,), effect.span, decision.rule)
 
     def judge_Network(self, effect: Network) -> None:
         decision = self._tables.index.network_access(effect.host, effect.port)

@@ -1537,8 +1537,9 @@ class Walker(ControlFlow):
         self.effects.append(_new_tuple(Unknown, (why, span)))
 
 
-#: (the context last walked in, its initial variables): ``$HOME``, ``$WORKSPACE``, ``$TMPDIR``
-#: and ``$IFS``, copied for every walk (an agent's commands share one context).
+#: (the context last walked in, its initial variables): ``$HOME``, ``$WORKSPACE``, ``$TMPDIR``,
+#: ``$IFS`` and ``$SHELL`` (the login shell: a POSIX shell, so ``$SHELL -c CODE`` walks CODE),
+#: copied for every walk (an agent's commands share one context).
 _INITIAL_VARIABLES: tuple[Any, dict[str, str]] = (None, {})
 
 
@@ -1546,7 +1547,7 @@ def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:
     """Remember ``context``'s initial variables (see :data:`_INITIAL_VARIABLES`)."""
     global _INITIAL_VARIABLES
     _INITIAL_VARIABLES = (context, {"HOME": context.home, "WORKSPACE": context.workspace,
-                                    "TMPDIR": context.tmpdir, "IFS": " \t\n",
+                                    "TMPDIR": context.tmpdir, "IFS": " \t\n", "SHELL": "/bin/sh",
                                     "$": "self"})  # (the shell's pid: `/proc/$$/root` is `/proc/self/root`)
     return _INITIAL_VARIABLES
 

@@ -290,7 +290,7 @@ def model_split(inv: Invocation) -> None:
 _MAKE_VALUES = {"-C": T, "--directory": T, "-f": "file", "--file": "file", "--makefile": "file", "-I": T,
                 "--include-dir": T, "-j": T, "--jobs": T, "-l": T, "--load-average": T, "-o": T, "--old-file": T,
                 "--assume-old": T, "-W": T, "--what-if": T, "--new-file": T, "--assume-new": T, "-O": T,
-                "--output-sync": T, "--eval": "eval", "--jobserver-auth": T, "--debug": T}
+                "--output-sync": T, "--eval": "eval", "-E": "eval", "--jobserver-auth": T, "--debug": T}
 _SHELL_META = re.compile(r"[;|&`$<>()]|\b(sh|bash|curl|wget|rm|python3?|perl|nc)\b")
 
 
@@ -299,7 +299,7 @@ def _recipes(inv: Invocation, text: str | None, index: int | None) -> None:
     (the make code around them stays unknown)."""
     if text is None or UNKNOWN in text:
         return
-    for line in text.split("\n"):
+    for line in text.replace("$$", "$").split("\n"):
         if line.startswith("\t"):
             inv.script(line.lstrip("\t@-+ "), index, what="a recipe of the makefile")
         elif ":" in line and ";" in line.partition(":")[2]:  # `all: ; cmd`
@@ -318,7 +318,8 @@ def model_make(inv: Invocation) -> None:
         if role is None or value is None:
             continue
         if role == "eval":
-            inv.unknown(f"`make --eval` runs make code (`{show(value)[:60]}`), which cannot be seen into", index)
+            inv.unknown(f"`make {option}` runs make code (`{show(value)[:60]}`), which cannot be seen into", index)
+            _recipes(inv, value, index)  # (its recipes are shell code: walked)
         elif role == "file" and (value in ("-", "/dev/stdin") or value.startswith("/dev/fd/")):
             inv.unknown(f"`make {option} {value}` runs a makefile from {inv.stdin.what}", index)
             _recipes(inv, inv.stdin.text if value in ("-", "/dev/stdin") else None, index)

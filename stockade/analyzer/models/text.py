@@ -177,11 +177,16 @@ def model_sed(inv: Invocation) -> None:
 
 _AWK_SYSTEM_RE = LazyPattern(r"\bsystem\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
 _AWK_PIPE_RE = LazyPattern(r"(?<![|])\|(?![|])\s*(&?)")
-_AWK_OUT_RE = LazyPattern(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
+_AWK_OUT_RE = LazyPattern(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*|\()")
+#: one atom of a concatenated awk file name: a string, ``ENVIRON["NAME"]`` or a variable
+_AWK_ATOM_RE = LazyPattern(r"\s*(?:(\"(?:[^\"\\]|\\.)*\")|ENVIRON\s*\[\s*\"(\w+)\"\s*\]|([A-Za-z_]\w*)(?![\w(\[]))")
+#: the variables the shell gives every program's environment (see the walker's initial ones)
+_ENVIRONMENT_NAMES = frozenset({"HOME", "TMPDIR", "PWD"})
 _AWK_IN_RE = LazyPattern(r"\bgetline\b[^;}]*?<\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
 
 
-_AWK_ASSIGN_RE = LazyPattern(r"(?<![=!<>~\w$])([A-Za-z_]\w*)\s*=(?!=)\s*(\"(?:[^\"\\]|\\.)*\")?")
+#: (the literal only when it is the whole value: ``c = "sys" "tem"`` is a concatenation)
+_AWK_ASSIGN_RE = LazyPattern(r"(?<![=!<>~\w$])([A-Za-z_]\w*)\s*=(?!=)\s*(\"(?:[^\"\\]|\\.)*\"(?=\s*(?:[;}\n]|$)))?")
 
 
 _NO_STRINGS: dict[str, str] = {}
@@ -207,6 +212,52 @@ def _awk_strings(program: str, given: dict[str, str]) -> dict[str, str]:
     return known
 
 
+def _awk_environ(inv: Invocation, name: str) -> str | None:
+    """``ENVIRON["NAME"]``: the value the command's environment gives NAME, when known."""
+    value = inv.env.get(name) if inv.env else None
+    if value is None and (name in _ENVIRONMENT_NAMES or name in inv.walker.state.exported):
+        value = inv.walker.lookup(name)
+    return None if value is None or UNKNOWN in value else value
+
+
+def _awk_file_name(inv: Invocation, program: str, start: int, strings: dict[str, str]) -> str | None:
+    """The file name of ``print > EXPR`` from ``start``: a concatenation of strings, variables
+    holding a known string and ``ENVIRON["NAME"]`` entries (None: some part is computed)."""
+    parts: list[str] = []
+    position = start
+    opened = 0
+    while program[position:position + 1] in ("(", " "):
+        opened += program[position] == "("
+        position += 1
+    while True:
+        match = _AWK_ATOM_RE.match(program, position)
+        if match is None:
+            break
+        literal, environ, variable = match.groups()
+        if variable is not None:
+            literal = strings.get(variable)
+            if literal is None:
+                return None
+        if environ is not None:
+            value = _awk_environ(inv, environ)
+            if value is None:
+                return None
+            parts.append(value)
+        elif literal is not None and literal.startswith('"'):
+            parts.append(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"))
+        else:
+            return None
+        position = match.end()
+    rest = program[position:].lstrip()
+    for _ in range(opened):
+        if not rest.startswith(")"):
+            return None
+        rest = rest[1:].lstrip()
+    if not parts or (rest and rest[0] not in ";}\n|"):
+        return None  # (an operator or a call: computed)
+    return "".join(parts)
+
+
 def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str] | None = None) -> None:
     """Scan an awk program: ``system("…")`` with literal code is walked (also through a
     variable holding one known string: ``-v c='…'``, ``c = "…"``); computed commands, pipes
@@ -221,6 +272,10 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
                          lambda m: (m.group(1) + strings.get(m.group(2), m.group(2)) if m.group(2) else
                                     strings.get(m.group(3), m.group(3)) if m.group(3) else
                                     m.group(4) + strings.get(m.group(5), m.group(5))), program)
+        # gawk's indirect call `@f(…)` of a variable holding the name of a function: that function
+        program = re.sub(r"@\s*([A-Za-z_]\w*)(?=\s*\()",
+                         lambda m: strings[m.group(1)][1:-1] if re.fullmatch(r'"[A-Za-z_]\w*"', strings.get(m.group(1), ""))
+                         else m.group(0), program)
     for match in _AWK_SYSTEM_RE.finditer(program):
         literal = match.group(1)
         rest = program[match.end():].lstrip()
@@ -251,9 +306,9 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
             inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
                        stdin=fed, what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
-        target = strings.get(match.group(2), match.group(2))
-        if target.startswith('"'):
-            inv.write(target[1:-1], index)
+        name = _awk_file_name(inv, program, match.start(2), strings)
+        if name is not None:
+            inv.write(name, index)
         else:
             inv.unknown("awk writes to a computed file name", index)
     for match in _AWK_IN_RE.finditer(program):

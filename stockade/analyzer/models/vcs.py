@@ -255,6 +255,11 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
         _repository(inv, git, *git_dir)
     if git.tree is None and variables:
         git.tree = _env(inv, "GIT_WORK_TREE")
+    if variables:
+        allowed = _env(inv, "GIT_ALLOW_PROTOCOL")
+        if allowed is not None and (UNKNOWN in allowed or {"ext", "fd"} & set(allowed.split(":"))):
+            inv.unknown(f"`GIT_ALLOW_PROTOCOL={show(allowed)}` lets git run a command as a transport "
+                        "(`ext::` URLs in submodules or configuration)")
     if git.trusts is not None:
         _trusted(inv, git)
     if not parsed.positionals:
@@ -485,9 +490,65 @@ def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index
     judge_program(inv.walker, code, inv.at(index), f"git config `{key}`")
 
 
+def _ext_argv(command: str) -> list[str]:
+    """The argv git's ``ext::`` transport runs for ``command`` (git-remote-ext(1)): words split
+    at unescaped spaces, ``%`` + space a space, ``%%`` a percent sign, ``%s``/``%S`` the service
+    (``git-upload-pack``), ``%G``/``%V`` (options) dropped."""
+    words: list[str] = []
+    current: list[str] = []
+    started = False
+    index = 0
+    while index < len(command):
+        char = command[index]
+        if char == "%" and index + 1 < len(command):
+            following = command[index + 1]
+            index += 2
+            started = True
+            if following in " %":
+                current.append(following)
+            elif following == "s":
+                current.append("upload-pack")
+            elif following == "S":
+                current.append("git-upload-pack")
+            elif following not in "GV":
+                current.append("%" + following)
+            continue
+        if char == " ":
+            if started:
+                words.append("".join(current))
+            current, started = [], False
+        else:
+            current.append(char)
+            started = True
+        index += 1
+    if started:
+        words.append("".join(current))
+    return words
+
+
+def _transport(inv: Invocation, url: str, index: int | None) -> bool:
+    """``ext::COMMAND`` runs COMMAND as git's transport (walked as a command of its own, and
+    code that speaks to git: unknown effects); ``fd::N`` talks over a file descriptor the
+    caller set up.  True when ``url`` is one of them."""
+    if url.startswith("ext::"):
+        inv.unknown(f"`{show(url)}` runs a command as git's transport", index)
+        argv = _ext_argv(url[5:])
+        if argv:
+            where = inv.at(index)
+            inv.run(0, argv=argv, spans=[where] * len(argv))
+        return True
+    if url.startswith("fd::"):
+        inv.unknown(f"`{show(url)}` makes git talk over a file descriptor set up by the caller", index)
+        return True
+    return False
+
+
 def _contact(inv: Invocation, url: str, index: int | None) -> None:
-    """git will talk to ``url`` (a URL, ``user@host:path`` or ``host[:port]``)."""
+    """git will talk to ``url`` (a URL, ``user@host:path`` or ``host[:port]``; ``ext::``/``fd::``
+    transports: :func:`_transport`)."""
     if not url:
+        return
+    if "::" in url and _transport(inv, url, index):
         return
     if "://" in url:
         contact_url(inv, url, index, 443)
@@ -594,7 +655,7 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
     positionals = list(parsed.positionals)
     if sub in _NETWORK and not (positionals and positionals[0][0] == "foreach"):
         for word, index in positionals:
-            if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word):
+            if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word) or word.startswith(("ext::", "fd::")):
                 _contact(inv, word, index)
         proxies_of(inv, "the remote", sub_index)  # (a configured remote is contacted through them too)
     handler = _OPERANDS.get(operands)
@@ -955,8 +1016,8 @@ def _git_clone(inv: Invocation, git: _Git, sub_index: int) -> None:
     url, url_index = positionals[0]
     if "://" in url or re.match(r"^[\w.-]+@[\w.-]+:", url):
         _contact(inv, url, url_index)
-    elif url.startswith("ext::"):
-        inv.unknown(f"`git clone {show(url)}` runs a command as its transport", url_index)
+    elif url.startswith(("ext::", "fd::")):
+        _transport(inv, url, url_index)
     elif not re.match(r"^[\w.-]+:", url):
         inv.read(_below(repo, url), url_index, recursive=True)  # a local repository is copied
     if len(positionals) >= 2:
