@@ -1317,10 +1317,15 @@ class Walker(ControlFlow):
             previous = name.prev_sibling if name is not None else None
             if previous is not None and b"\n" in self.src.data[previous.end_byte:name.start_byte]:
                 child = name
-        if child is None or child.type != "command_name" or self.src.node_text(child) != word:
+        if child is None or child.type != "command_name":
             return
-        if word[:2] == "} ":  # (tree-sitter-bash reads `} ]]` as one word)
+        text = self.src.node_text(child)
+        if text[:2] == "} ":  # (tree-sitter-bash reads `} ]]` and `} }` as one word, expanded to one or two)
+            text = "}"
+        if word[:2] == "} ":
             word = "}"
+        if text != word:
+            return
         if word in _NOT_A_COMMAND:
             self.syntax_error(f"`{word}` cannot start a command", self.src.span(child))
             return
