@@ -18,11 +18,7 @@ they do not finish, and the limit turns that into a failed test.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,34 +26,7 @@ from hypothesis import strategies as st
 from stockade.analyzer import analyze
 from stockade.analyzer.paramexp import glob_regex
 from stockade.analyzer.winshell import analyze_shell
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-
-_CHILD = """
-import json, resource, sys
-resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
-resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-sys.path.insert(0, TESTS)
-from conftest import fixture_ir
-from stockade.analyzer import analyze
-ir = fixture_ir("/w", "/home/u", "/t")
-out = []
-for text in json.loads(sys.stdin.read()):
-    verdict = analyze(text, ir)
-    out.append([verdict.decision, [[r.code, r.message] for r in verdict.reasons]])
-print(json.dumps(out))
-"""
-
-
-def _analyze_limited(texts: list[str]) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Verdicts of ``texts`` from a child process limited to 60 s of CPU and 2 GiB."""
-    code = _CHILD.replace("TESTS", repr(str(HERE)))
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, input=json.dumps(texts), capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, f"the analyzer process died ({proc.returncode}): {proc.stderr[-2000:]}"
-    return [(decision, [tuple(r) for r in reasons]) for decision, reasons in json.loads(proc.stdout)]
-
+from tests.analyzer.test_bounds import _analyze_limited  # (a child limited to 60 s of CPU and 2 GiB)
 
 _LONG = "a" * 4000
 _STARS = "*a" * 40 + "b"
