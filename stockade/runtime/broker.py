@@ -1503,19 +1503,24 @@ def _body_framing(headers: Sequence[tuple[str, str]]) -> tuple[str, int] | str:
     return "length", 0
 
 
+def _copy_exact(reader: _Reader, upstream: Any, left: int, counts: list[int]) -> bool:
+    """Copy ``left`` bytes from the client to ``upstream``; False when the client ends first."""
+    while left:
+        data = reader.read(min(left, _BUFFER))
+        if not data:
+            return False
+        upstream.sendall(data)
+        counts[0] += len(data)
+        left -= len(data)
+    return True
+
+
 def _send_body(reader: _Reader, upstream: Any, framing: tuple[str, int], counts: list[int]) -> bool:
     """Copy one request body from the client to ``upstream``; whether it was whole."""
     try:
         kind, left = framing
         if kind == "length":
-            while left:
-                data = reader.read(min(left, _BUFFER))
-                if not data:
-                    return False
-                upstream.sendall(data)
-                counts[0] += len(data)
-                left -= len(data)
-            return True
+            return _copy_exact(reader, upstream, left, counts)
         while True:  # chunked: size line, data, CRLF ... a zero size, trailers, a blank line
             line = reader.line()
             size_text = line[:-2].split(b";", 1)[0].strip(b" \t")
@@ -1531,13 +1536,8 @@ def _send_body(reader: _Reader, upstream: Any, framing: tuple[str, int], counts:
                     counts[0] += len(trailer)
                     if trailer == b"\r\n":
                         return True
-            while size:
-                data = reader.read(min(size, _BUFFER))
-                if not data:
-                    return False
-                upstream.sendall(data)
-                counts[0] += len(data)
-                size -= len(data)
+            if not _copy_exact(reader, upstream, size, counts):
+                return False
             if reader.line(0) != b"\r\n":
                 return False
             upstream.sendall(b"\r\n")
