@@ -188,6 +188,20 @@ _new_object = object.__new__
 _new_tuple = tuple.__new__  # a record (Stdin, an effect) without its Python-level __new__
 
 
+def _array_words(node: Any) -> list[list[Any]]:
+    """The words of an array assignment's ``( … )``: adjacent nodes are one word (the grammar
+    splits ``[k]=$HOME/x`` after the bare ``$``, see :meth:`WordExpander.word_parts`)."""
+    groups: list[list[Any]] = []
+    end = -1
+    for item in node.named_children:
+        if groups and item.start_byte == end:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+        end = item.end_byte
+    return groups
+
+
 class Walker(ControlFlow):
     """Walks one command or script and collects its effects."""
 
@@ -929,23 +943,26 @@ class Walker(ControlFlow):
         if value_node.type == "array" and (self.declaring_assoc or assoc_entries(self, name) is not None):
             plus = self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+=")
             pairs: list[tuple[str, str]] | None = (assoc_entries(self, name) or []) if plus else []
-            for item in value_node.named_children:
-                fields = self.words.fields(item)
-                text = self.src.node_text(item)
+            for group in _array_words(value_node):
+                fields = self.words.word_fields(group)
+                text = "".join([self.src.node_text(item) for item in group])
                 if pairs is None:
                     continue
-                if text[:1] == "[" and "]=" in text and len(fields) == 1 and \
-                        not any(c in text[1:text.index("]=")] for c in "$`'\"\\"):
-                    pairs.append((text[1:text.index("]=")], fields[0].partition("]=")[2]))
+                item_key = text[1:text.index("]=")] if text[:1] == "[" and "]=" in text else None
+                if item_key is not None and len(item_key) > 1 and item_key[0] == item_key[-1] and item_key[0] in "'\"" and \
+                        fields and fields[0][:1] == "[":  # (`["k"]=v`: a quoted literal key)
+                    item_key = item_key[1:-1]
+                if item_key is not None and len(fields) == 1 and not any(c in item_key for c in "$`'\"\\"):
+                    pairs.append((item_key, fields[0].partition("]=")[2]))
                 else:
-                    pairs = None  # (`m=(k v)` pairs, quoted or computed keys: not followed)
+                    pairs = None  # (`m=(k v)` pairs, computed keys: not followed)
             return name, self._set_assoc(name, pairs), value_node
         if value_node.type == "array":
             slots: dict[int, str] | None = {}
             last = -1
-            for item in value_node.named_children:
-                fields = self.words.fields(item)
-                text = self.src.node_text(item)
+            for group in _array_words(value_node):
+                fields = self.words.word_fields(group)
+                text = "".join([self.src.node_text(item) for item in group])
                 if text[:1] == "[" and "]=" in text:  # `([k]=v)`: element k, then k+1, …
                     key = text[1:text.index("]=")]
                     if slots is None or not key.isdigit() or len(fields) != 1:

@@ -724,7 +724,8 @@ def array_elements(scope: Scope, name: str) -> list[str] | None:
         return None
     record = scope.lookup(ARRAY_KEY + name)
     if record is None:
-        return [first]
+        # (a variable written in a way not followed may be an array: `a=([2]=x)`, `read -a`)
+        return None if first == UNKNOWN else [first]
     if record[:1] != ARRAY_SEP and record:  # (UNKNOWN: written in a way not followed)
         return None
     elements = record.split(ARRAY_SEP)[1:]

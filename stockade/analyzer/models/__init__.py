@@ -404,3 +404,11 @@ from stockade.analyzer.models import formatters, servers, toolchains  # noqa: E4
 # isort: split
 # (after every other: wrap bun, go, python, xargs and parallel as registered above)
 from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,F401
+
+# isort: split
+# (JVM builds, task runners and duckdb: they replace the plain `mvn`/`gradle` entries of files.py)
+from stockade.analyzer.models import buildtools  # noqa: E402,F401
+
+# isort: split
+# (last: wraps the final models of tar, make, zip, xz … with the options their variables hold)
+from stockade.analyzer.models import optionenv  # noqa: E402,F401

@@ -282,6 +282,10 @@ def model_db_client(inv: Invocation) -> None:
                                what=f"the shell command in `{inv.name} {option}`")
     if not host.startswith("/"):
         inv.network(host, None, None)
+    if inv.name == "psql" and not parsed.has("-X", "--no-psqlrc"):  # (psql runs its rc file's commands)
+        rc = env_value(inv, "PSQLRC")
+        if rc is not None:
+            foreign_file(inv, rc, None, "`PSQLRC`")
     text = inv.stdin.text
     if text is not None and ("\\!" in text or "\nsystem " in "\n" + text):
         inv.unknown(f"the SQL on stdin runs shell commands through `{inv.name}`", None)

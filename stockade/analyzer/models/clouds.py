@@ -1,4 +1,5 @@
-"""Cluster and cloud clients: kubectl, helm, terraform/tofu, aws, gcloud/gsutil, az, rclone.
+"""Cluster and cloud clients: kubectl, helm, terraform/tofu, aws, gcloud/gsutil, az, rclone, and the
+deploy tools of cloud and hosting platforms (eksctl, sam, cdk, serverless, vercel, netlify, wrangler …).
 
 A cluster client talks to the server of its kubeconfig (a destination the command does not
 show: an unknown effect) unless ``--server`` names it; commands that only read local files are
@@ -141,7 +142,21 @@ _CLOUD_APIS = {"aws": ("amazonaws.com", "~/.aws"), "gcloud": ("googleapis.com", 
                "gsutil": ("storage.googleapis.com", "~/.config/gcloud"), "az": ("management.azure.com", "~/.azure"),
                "doctl": ("api.digitalocean.com", "~/.config/doctl"), "flyctl": ("api.fly.io", "~/.fly"),
                "fly": ("api.fly.io", "~/.fly"), "heroku": ("api.heroku.com", "~/.netrc"),
-               "pulumi": ("api.pulumi.com", "~/.pulumi")}
+               "pulumi": ("api.pulumi.com", "~/.pulumi"),
+               # (deploy and cluster tools of cloud providers and hosting platforms)
+               "eksctl": ("amazonaws.com", "~/.aws"), "sam": ("amazonaws.com", "~/.aws"),
+               "cdk": ("amazonaws.com", "~/.aws"), "serverless": ("amazonaws.com", "~/.aws"),
+               "sls": ("amazonaws.com", "~/.aws"), "copilot": ("amazonaws.com", "~/.aws"),
+               "amplify": ("amazonaws.com", "~/.aws"), "vercel": ("api.vercel.com", "~/.local/share/com.vercel.cli"),
+               "netlify": ("api.netlify.com", "~/.config/netlify"), "wrangler": ("api.cloudflare.com", "~/.wrangler"),
+               "firebase": ("firebase.googleapis.com", "~/.config/configstore"),
+               "supabase": ("api.supabase.com", "~/.supabase"), "railway": ("backboard.railway.app", "~/.railway"),
+               "hcloud": ("api.hetzner.cloud", "~/.config/hcloud"),
+               "linode-cli": ("api.linode.com", "~/.config/linode-cli"), "scw": ("api.scaleway.com", "~/.config/scw"),
+               "oci": ("oraclecloud.com", "~/.oci"), "ibmcloud": ("cloud.ibm.com", "~/.bluemix"),
+               "aliyun": ("aliyuncs.com", "~/.aliyun"), "exoscale": ("api.exoscale.com", "~/.config/exoscale"),
+               "vultr-cli": ("api.vultr.com", "~/.vultr-cli.yaml"), "civo": ("api.civo.com", "~/.civo.json"),
+               "koyeb": ("app.koyeb.com", "~/.koyeb.yaml"), "surge": ("surge.surge.sh", "~/.netrc")}
 _REMOTE_PREFIXES = ("s3://", "gs://", "az://", "https://", "http://")
 
 

@@ -18,6 +18,7 @@ from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, apply_role, parse_options, register
 from stockade.analyzer.models.fresh import fresh_project, run_file
 from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.programs import judge_program
 
 T = "text"
 
@@ -306,6 +307,11 @@ def _recipes(inv: Invocation, text: str | None, index: int | None) -> None:
             inv.script(line.partition(":")[2].partition(";")[2], index, what="a recipe of the makefile")
 
 
+#: make variables that name a program the recipes run (``make CC=PROG``)
+_MAKE_PROGRAMS = frozenset({"CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "F77", "RANLIB", "STRIP", "NM", "OBJCOPY",
+                            "PYTHON", "PERL", "INSTALL", "M4", "YACC", "LEX", "CCLD", "HOSTCC"})
+
+
 def model_make(inv: Invocation) -> None:
     """make runs the recipes of the project's makefile (judged like ``npm test``: by what is
     visible); ``--eval`` adds make code of its own (unknown), ``-f FILE`` runs the recipes of
@@ -333,7 +339,9 @@ def model_make(inv: Invocation) -> None:
         name, eq, value = word.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*[+:?]?", name):
             continue
-        if name.rstrip("+:?") in ("SHELL", ".SHELLFLAGS", "MAKESHELL") or (
+        if name.rstrip("+:?") in _MAKE_PROGRAMS and not _SHELL_META.search(value):  # `make CC=/tmp/x`
+            judge_program(inv.walker, value, inv.at(index), f"`make {name}=`")
+        elif name.rstrip("+:?") in ("SHELL", ".SHELLFLAGS", "MAKESHELL") or (
                 _SHELL_META.search(value) and name.rstrip("+:?") not in ("CFLAGS", "CXXFLAGS", "LDFLAGS",
                                                                         "CPPFLAGS", "PREFIX", "DESTDIR")):
             inv.unknown(f"`make {name}=…` makes the recipes run `{show(value)[:60]}`", index)
@@ -371,12 +379,12 @@ def model_cmake(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if value is None:
             continue
-        if option == "-P":
-            run_file(inv, value, index)
+        if option in ("-P", "-C", "--toolchain"):  # a cmake script: unknown outside the project (/tmp)
+            from stockade.analyzer.models.devtools import foreign_file
+
+            foreign_file(inv, value, index, f"`cmake {option}`")
         elif option in ("-B", "--graphviz", "--trace-redirect"):
             inv.write(value, index, recursive=option == "-B")
-        elif option in ("-C", "--toolchain"):
-            run_file(inv, value, index)
         elif option == "-D" and re.match(r"CMAKE_[A-Z_]*LAUNCHER(:[A-Z]+)?=", value):
             inv.unknown(f"`cmake -D{show(value)[:40]}` makes every compile run another program", index)
         elif option in ("--prefix", "--install-prefix"):

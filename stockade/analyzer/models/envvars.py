@@ -44,8 +44,36 @@ LESSKEY_VARS = frozenset({"LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_S
 PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS4"})
 
 
+#: variables that are another one under a tool's own name (npm passes ``npm_config_node_options``
+#: to the scripts it runs as ``NODE_OPTIONS``)
+ALIAS_VARS = {"npm_config_node_options": "NODE_OPTIONS", "NPM_CONFIG_NODE_OPTIONS": "NODE_OPTIONS",
+              "yarn_node_options": "NODE_OPTIONS", "YARN_NODE_OPTIONS": "NODE_OPTIONS"}
+#: rustc flag variables: a ``-C linker=PROG`` in them is a program cargo and rustc run
+RUSTFLAG_VARS = frozenset({"RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "RUSTDOCFLAGS",
+                           "CARGO_BUILD_RUSTDOCFLAGS"})
+
+
+def _rust_linkers(walker: Walker, name: str, value: str, span: SpanT) -> None:
+    """``RUSTFLAGS='-C linker=PROG'`` (``-Clinker=``, ``--codegen linker=``): PROG is run."""
+    words = value.replace("\x1f", " ").split()  # (CARGO_ENCODED_RUSTFLAGS separates flags with 0x1f)
+    for position, word in enumerate(words):
+        setting = word[2:] if word.startswith("-C") and len(word) > 2 else (
+            words[position + 1] if word in ("-C", "--codegen") and position + 1 < len(words) else
+            word.partition("=")[2] if word.startswith("--codegen=") else "")
+        key, eq, program = setting.partition("=")
+        if eq and key == "linker":
+            judge_program(walker, program, span, f"`{name}` (`-C {key}=`)")
+
+
 def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Walk the code an environment variable will make some program run."""
+    name = ALIAS_VARS.get(name, name)
+    if name in RUSTFLAG_VARS:
+        _rust_linkers(walker, name, value, span)
+        return
+    if name[:13] == "CARGO_TARGET_" and name.endswith(("_LINKER", "_RUNNER")):
+        judge_program(walker, value, span, f"`{name}`")
+        return
     if name in NET_VARS or name.endswith(ENDPOINT_SUFFIXES):  # (proxies, servers, CA bundles, TLS: see .netenv)
         judge_net_var(walker, name, value, span)
         return

@@ -607,6 +607,12 @@ def model_nix(inv: Invocation) -> None:
     if sub == "run":
         inv.unknown("`nix run` builds and runs a package that cannot be seen into", 1)
         return
+    if sub == "profile" and len(words) > 1 and words[1] in ("install", "add", "upgrade", "rollback", "switch"):
+        inv.unknown(f"`nix profile {words[1]}` puts packages that cannot be seen into on every later shell's PATH", 2)
+        return
+    if sub in ("shell", "develop") and not any(w in ("-c", "--command") for w in words):
+        inv.unknown(f"`nix {sub}` opens a shell that runs code from the terminal, which is not known", 1)
+        return
     if sub in ("shell", "develop"):
         for index, word in enumerate(inv.argv[2:], start=2):
             if word in ("-c", "--command") and index + 1 < len(inv.argv):

@@ -182,9 +182,22 @@ def model_hash(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option == "-p" and value is not None:
             path = inv.path(value)
+            names = " ".join(word for word, _ in parsed.positionals) or "a command"
             if UNKNOWN in path or not path.startswith(SYSTEM_BIN_DIRS):
-                names = " ".join(word for word, _ in parsed.positionals) or "a command"
                 inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, which cannot be seen into", index)
+            elif any(word != path.rpartition("/")[2] for word, _ in parsed.positionals):
+                # (`hash -p /bin/rm cat`: later `cat` is `rm`, which is not how it is judged)
+                inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, another program: what later "
+                            "commands of that name do is not known", index)
+
+
+def model_test(inv: Invocation) -> None:
+    """``test``/``[`` as a command: ``-v 'a[$(cmd)]'`` evaluates the subscript (running cmd);
+    every other test has no effect."""
+    argv = inv.argv
+    for index in range(1, len(argv) - 1):
+        if argv[index] == "-v":
+            subscript_code(inv.walker, argv[index + 1], inv.at(index + 1))
 
 
 def model_enable(inv: Invocation) -> None:
@@ -306,6 +319,7 @@ register("shopt", model_shopt, builtin=True)
 register("mapfile readarray", model_mapfile, builtin=True)
 register("read", model_read, builtin=True)
 register("hash", model_hash, builtin=True)
+register("test [", model_test, builtin=True)
 register("enable", model_enable, builtin=True)
 register("set", model_set, builtin=True)
 register("unset", model_unset, builtin=True)

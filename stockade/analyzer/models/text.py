@@ -22,6 +22,10 @@ _FIND_VALUE_TESTS = {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", 
                      "-regextype", "-context", "-newermt", "-newerct", "-anewer", "-cnewer"}
 
 
+#: find actions whose entries are those the tests before them select
+_FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
+
+
 def model_find(inv: Invocation) -> None:
     """find ROOTS EXPR: roots are listed; ``-delete`` deletes below them; ``-exec``/``-execdir``/
     ``-ok``/``-okdir`` run a command on each found path (``{}`` = a path below a root);
@@ -39,9 +43,10 @@ def model_find(inv: Invocation) -> None:
     for root, root_index in roots:
         inv.read(root, root_index or None)
     root_word = roots[0][0] if len(roots) == 1 else UNKNOWN
-    named = _find_matched_name(argv, index)
+    expression = index
     while index < len(argv):
         word = argv[index]
+        named = _find_matched_name(argv, expression, index) if word in _FIND_ACTIONS else None
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < len(argv) and argv[end] not in (";", "+"):
@@ -78,20 +83,56 @@ def model_find(inv: Invocation) -> None:
         index += 1
 
 
-def _find_matched_name(argv: list[str], start: int) -> str | None:
-    """The name glob every entry a find expression acts on must match: its one ``-name``
-    (``-iname``: lowercased) when the expression has no alternation or negation."""
-    names: list[str] = []
-    index = start
+def _find_branches(argv: list[str], start: int) -> list[tuple[int, int]]:
+    """The top-level alternatives of a find expression (split at ``-o``/``-or``/``,`` outside
+    parentheses and ``-exec`` commands): (first index, end index) of each."""
+    branches: list[tuple[int, int]] = []
+    depth = 0
+    begin = index = start
     while index < len(argv):
         word = argv[index]
-        if word in ("-o", "-or", "!", "-not", ","):
-            return None
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
             while index < len(argv) and argv[index] not in (";", "+"):
                 index += 1
-        elif word in ("-name", "-iname") and index + 1 < len(argv):
-            names.append(argv[index + 1].lower() if word == "-iname" else argv[index + 1])
+        elif word == "(":
+            depth += 1
+        elif word == ")":
+            depth -= 1
+        elif word in ("-o", "-or", ",") and depth == 0:
+            branches.append((begin, index))
+            begin = index + 1
+        elif word in _FIND_VALUE_TESTS:
+            index += 1
+        index += 1
+    branches.append((begin, len(argv)))
+    return branches
+
+
+def _find_matched_name(argv: list[str], start: int, at: int | None = None) -> str | None:
+    """The name glob every entry a find action acts on must match: the one ``-name``
+    (``-iname``: lowercased) of the alternative the action at ``at`` is in (``-path ./x -prune
+    -o -name '*.log' -delete``: the second), not negated and with no parentheses; with ``at``
+    None, of the whole expression when it has no alternation."""
+    branches = _find_branches(argv, start)
+    if at is None and len(branches) != 1:
+        return None
+    chosen = [(lo, hi) for lo, hi in branches if at is None or lo <= at < hi]
+    if not chosen:
+        return None
+    low, high = chosen[0]
+    names: list[str] = []
+    index = low
+    while index < high:
+        word = argv[index]
+        if word in ("(", ")"):
+            return None
+        if word in ("-exec", "-execdir", "-ok", "-okdir"):
+            while index < high and argv[index] not in (";", "+"):
+                index += 1
+        elif word in ("-name", "-iname") and index + 1 < high:
+            negated = index > low and argv[index - 1] in ("!", "-not")
+            if not negated:  # (`! -name x` only narrows what another test selected)
+                names.append(argv[index + 1].lower() if word == "-iname" else argv[index + 1])
             index += 1
         elif word in _FIND_VALUE_TESTS:
             index += 1
@@ -321,11 +362,24 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
 
 def model_awk(inv: Invocation) -> None:
     """awk PROGRAM FILES: the program is scanned; files are read; ``-f`` reads a program."""
-    parsed = parse_options(inv.argv, {"-F", "-v", "-f", "--file", "-e", "--source", "-i", "--include", "-W"})
+    parsed = parse_options(inv.argv, {"-F", "-v", "-f", "--file", "-e", "--source", "-i", "--include", "-W", "-l",
+                                      "--load"})
     programs = parsed.values_of("-e", "--source")
-    for path, index in parsed.values_of("-f", "--file", "-i", "--include"):
-        inv.read(path, index)
-        inv.unknown("the awk program file is not visible", index)
+    in_place = False
+    for option, path, index in parsed.options:
+        if path is None or option not in ("-f", "--file", "-i", "--include", "-l", "--load"):
+            continue
+        library = option in ("-i", "--include", "-l", "--load") and "/" not in path
+        name = path.rpartition(".")[0] if library and path.endswith((".awk", ".so")) else path
+        if library and name == "inplace":  # gawk's inplace library: every file operand is rewritten
+            in_place = True
+        elif library and name in (_GAWK_LIBRARIES if option in ("-i", "--include") else _GAWK_EXTENSIONS):
+            continue  # (a library of gawk's own that adds functions only)
+        else:
+            if not library:
+                inv.read(path, index)
+            inv.unknown("the awk program file is not visible" if option in ("-f", "--file") else
+                        f"`awk {option} {show(path)}` loads code that is not visible", index)
     words = list(parsed.positionals)
     if not programs and not parsed.values_of("-f", "--file") and words:
         programs = [words.pop(0)]
@@ -339,7 +393,19 @@ def model_awk(inv: Invocation) -> None:
     for word, index in words:
         if "=" in word and not word.startswith("/"):
             continue  # var=value operand
-        inv.read(word, index)
+        if in_place:
+            inv.write(word, index)
+        else:
+            inv.read(word, index)
+
+
+#: awk libraries shipped with gawk (``-i NAME``) and its extensions (``-l NAME``) that only add
+#: functions: no file access or process of their own
+_GAWK_LIBRARIES = frozenset({"ord", "join", "strtonum", "getopt", "assert", "round", "cliff_rand", "ctime",
+                             "bits2str", "isnumeric", "have_mpfr", "tocsv", "quicksort", "shellquote", "walkarray",
+                             "processarray", "libintl", "intdiv0", "gettime", "ftrans", "rewind", "readable",
+                             "zerofile", "noassign"})
+_GAWK_EXTENSIONS = frozenset({"ordchr", "time", "intdiv", "fnmatch", "revoutput"})
 
 
 _RG_VALUES = {"-e", "--regexp", "-f", "--file", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not",

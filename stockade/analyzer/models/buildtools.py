@@ -1,0 +1,302 @@
+"""JVM build tools, watch-and-run task runners and the DuckDB shell.
+
+* **maven** (``mvn``, ``mvnw``) and **gradle** (``gradle``, ``gradlew``) run the project's own
+  build (its code, as ``make`` runs the Makefile).  What the command line adds is judged: a
+  settings, toolchains or init script file (``mvn -s``, ``gradle -I``) is code or configuration
+  the tool runs (``foreign``: unknown when it lies outside the workspace where the agent can
+  write, or this text wrote it); ``-Dexec.executable=PROG`` with the exec plugin runs PROG;
+  a plugin named by its coordinates (``group:artifact:version:goal``) is downloaded and run
+  without the project naming it; ``deploy`` publishes to a repository the build file names;
+  ``gradle --scan`` uploads the build to scans.gradle.com; log and local-repository options
+  write.
+* **task runners**: ``nodemon --exec CMD``, ``concurrently CMD…`` (and its ``--teardown``),
+  ``pm2 start CMD``: the commands they run are shell code, walked; ``pm2 startup`` installs a
+  boot service.
+* **duckdb** ``[DB] [SQL…]``, ``-c``/``-s``/``-cmd SQL``: dot-commands as the sqlite3 shell's
+  (``.shell`` runs shell code), table functions and ``FROM 'file'`` read the files they name,
+  ``COPY … TO 'file'`` writes, ``INSTALL``/``LOAD`` load extensions that cannot be seen into.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models.coderunners import sqlite_text
+from stockade.analyzer.models.devtools import FOREIGN, apply
+from stockade.analyzer.models.fresh import run_file
+from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.programs import judge_program
+
+T = "text"
+W = "write"
+PROP = "property"
+
+# -- maven -------------------------------------------------------------------------------------
+
+#: mvn options that take a value (maven's short options may have several letters: -gs, -pl)
+_MVN_VALUES: dict[str, str] = {
+    "-s": FOREIGN, "--settings": FOREIGN, "-gs": FOREIGN, "--global-settings": FOREIGN, "-t": FOREIGN,
+    "--toolchains": FOREIGN, "-gt": FOREIGN, "--global-toolchains": FOREIGN, "-f": FOREIGN, "--file": FOREIGN,
+    "-l": W, "--log-file": W, "-P": T, "--activate-profiles": T, "-pl": T, "--projects": T, "-rf": T,
+    "--resume-from": T, "-T": T, "--threads": T, "-b": T, "--builder": T, "-D": PROP, "--define": PROP,
+    "-emp": T, "--encrypt-master-password": T, "-ep": T, "--encrypt-password": T, "--color": T,
+}
+#: system properties whose value is a path maven writes below, or code it loads
+_MVN_PROPERTIES: dict[str, str] = {
+    "maven.repo.local": "writer", "maven.ext.class.path": FOREIGN, "exec.workingdir": T,
+    "outputDirectory": "writer", "maven.multiModuleProjectDirectory": T,
+}
+#: goals and phases that publish artifacts to a repository named by the build file or settings
+_MVN_PUBLISH = frozenset({"deploy", "deploy:deploy", "deploy:deploy-file", "release:perform", "site-deploy",
+                          "site:deploy", "wagon:upload", "wagon:upload-single"})
+
+
+def model_maven(inv: Invocation) -> None:
+    """``mvn [OPTIONS] [GOALS/PHASES]`` (see the module docstring)."""
+    argv = inv.argv
+    properties: dict[str, tuple[str, int]] = {}
+    goals: list[tuple[str, int]] = []
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        name, eq, attached = word.partition("=")
+        if word.startswith("-D") and len(word) > 2:
+            key, _, value = word[2:].partition("=")
+            properties[key] = (value, index)
+        elif word in ("-D", "--define") and index + 1 < len(argv):
+            key, _, value = argv[index + 1].partition("=")
+            properties[key] = (value, index + 1)
+            index += 1
+        elif word.startswith("-") and name in _MVN_VALUES:
+            if eq and name.startswith("--"):
+                value, at = attached, index
+            elif index + 1 < len(argv):
+                value, at = argv[index + 1], index + 1
+                index += 1
+            else:
+                break
+            role = _MVN_VALUES[name]
+            if role != T:
+                apply(inv, role, value, at, f"`{inv.name} {name}`")
+        elif not word.startswith("-"):
+            goals.append((word, index))
+        index += 1
+    for key, (value, at) in properties.items():
+        prop_role = _MVN_PROPERTIES.get(key)
+        if prop_role is not None and prop_role != T:
+            apply(inv, prop_role, value, at, f"`{inv.name} -D{key}`")
+    for goal, at in goals:
+        if goal.count(":") >= 2:  # group:artifact[:version]:goal — a plugin the project does not name
+            inv.unknown(f"`{inv.name} {show(goal)}` downloads and runs the plugin `{show(goal.rpartition(':')[0])}`,"
+                        " which cannot be seen into", at)
+        elif goal in _MVN_PUBLISH:
+            inv.unknown(f"`{inv.name} {goal}` publishes artifacts to a repository that the build file or settings "
+                        "name, which the command does not show", at)
+        elif goal in ("exec:exec", "exec"):
+            executable = properties.get("exec.executable")
+            if executable is None:
+                continue  # (the pom configures the program: the project's own build)
+            arguments = properties.get("exec.args", ("", at))[0]
+            judge_program(inv.walker, f"{executable[0]} {arguments}".strip(), inv.at(executable[1]),
+                          f"`{inv.name} exec:exec -Dexec.executable`")
+    url = properties.get("url")
+    if url is not None and any(goal.startswith("deploy") for goal, _ in goals):
+        contact_url(inv, url[0], url[1], 443)
+
+
+# -- gradle ------------------------------------------------------------------------------------
+
+_GRADLE_VALUES: dict[str, str] = {
+    "-I": FOREIGN, "--init-script": FOREIGN, "-c": FOREIGN, "--settings-file": FOREIGN, "-b": FOREIGN,
+    "--build-file": FOREIGN, "-p": T, "--project-dir": T, "-g": "writer", "--gradle-user-home": "writer",
+    "--project-cache-dir": "writer", "-D": PROP, "--system-prop": PROP, "-P": T, "--project-prop": T, "-x": T,
+    "--exclude-task": T, "--include-build": T, "-M": T, "--write-verification-metadata": T, "--console": T,
+    "--warning-mode": T, "--max-workers": T, "--priority": T, "-F": T, "--dependency-verification": T,
+    "--update-locks": T, "--tests": T, "--configuration": T, "--dependency": T, "--task": T,
+}
+
+
+def model_gradle(inv: Invocation) -> None:
+    """``gradle [OPTIONS] [TASKS]`` (see the module docstring)."""
+    argv = inv.argv
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        name, eq, attached = word.partition("=")
+        short = word[:2] if word[:1] == "-" and word[1:2] != "-" else None
+        if short in ("-D", "-P", "-I", "-c", "-b", "-g", "-p", "-x", "-M", "-F") and len(word) > 2:
+            role, value, at = _GRADLE_VALUES[short], word[2:], index  # (attached: -Dk=v, -I/tmp/x)
+        elif word.startswith("-") and name in _GRADLE_VALUES:
+            if eq and name.startswith("--"):
+                value, at = attached, index
+            elif index + 1 < len(argv):
+                value, at = argv[index + 1], index + 1
+                index += 1
+            else:
+                break
+            role = _GRADLE_VALUES[name]
+        else:
+            if word == "--scan":
+                inv.network("scans.gradle.com", 443, index)
+            index += 1
+            continue
+        if role == PROP:
+            key, _, setting = value.partition("=")
+            if key == "gradle.user.home":
+                inv.write(setting, at, recursive=True)
+        elif role != T:
+            apply(inv, role, value, at, f"`{inv.name} {name if name in _GRADLE_VALUES else short}`")
+        index += 1
+
+
+# -- task runners --------------------------------------------------------------------------------
+
+_NODEMON_VALUES = {"-x": "script", "--exec": "script", "--config": FOREIGN, "-w": T, "--watch": T, "-e": T,
+                   "--ext": T, "-i": T, "--ignore": T, "-d": T, "--delay": T, "--signal": T, "-C": T,
+                   "--on-change-only": T, "-L": T, "--legacy-watch": T, "-P": T, "--polling-interval": T,
+                   "--spawn": T, "-V": T, "--exitcrash": T, "--cwd": T}
+_CONCURRENTLY_VALUES = {"-n": T, "--names": T, "-c": T, "--prefix-colors": T, "-p": T, "--prefix": T,
+                        "-l": T, "--prefix-length": T, "-t": T, "--timestamp-format": T, "-s": T, "--success": T,
+                        "-m": T, "--max-processes": T, "--restart-tries": T, "--restart-after": T,
+                        "--default-input-target": T, "--name-separator": T, "--hide": T, "--teardown": "script",
+                        "--padding-length": T}
+
+
+def model_nodemon(inv: Invocation) -> None:
+    """``nodemon [--exec CMD] [SCRIPT] [-- ARGS]``: CMD is shell code run on every change;
+    SCRIPT is the project's node program (read)."""
+    parsed = parse_options(inv.argv, _NODEMON_VALUES, stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        role = _NODEMON_VALUES.get(option)
+        if role is None or value is None or role == T:
+            continue
+        apply(inv, role, value, index, f"`nodemon {option}`")
+    for word, index in parsed.positionals[:1]:
+        inv.read(word, index)
+
+
+def model_concurrently(inv: Invocation) -> None:
+    """``concurrently [OPTIONS] CMD…``: every command is shell code (``npm:NAME`` is
+    ``npm run NAME``); ``--teardown CMD`` too."""
+    parsed = parse_options(inv.argv, _CONCURRENTLY_VALUES)
+    for option, value, index in parsed.options:
+        if _CONCURRENTLY_VALUES.get(option) == "script" and value is not None:
+            inv.script(value, index, what=f"the command given to `concurrently {option}`")
+    for word, index in parsed.positionals:
+        for prefix in ("npm:", "yarn:", "pnpm:", "bun:", "node:", "deno:"):
+            if word.startswith(prefix):
+                word = f"{prefix[:-1]} run {word[len(prefix):]}"
+                break
+        inv.script(word, index, what="a command run by `concurrently`")
+
+
+def model_pm2(inv: Invocation) -> None:
+    """``pm2 start|restart CMD|SCRIPT``: a command with spaces is shell code, a script the
+    project's program (read); ``startup``/``save`` make the processes start at boot."""
+    parsed = parse_options(inv.argv, {"--name", "-n", "-i", "--instances", "--interpreter", "--cwd", "-o",
+                                      "--output", "-e", "--error", "-l", "--log", "--max-memory-restart",
+                                      "--cron", "--cron-restart", "--env", "--node-args", "--watch-delay",
+                                      "--namespace", "-x", "--interpreter-args"})
+    words = parsed.positionals
+    if not words:
+        return
+    sub, at = words[0]
+    if sub in ("startup", "save", "unstartup", "resurrect"):
+        inv.persistence(f"`pm2 {sub}` makes the processes it manages start at boot", at)
+        return
+    for option, value, index in parsed.options:
+        if option in ("-o", "--output", "-e", "--error", "-l", "--log") and value:
+            inv.write(value, index)
+        elif option in ("--interpreter", "--node-args", "--interpreter-args") and value:
+            inv.unknown(f"`pm2 {option}` changes the program that runs the script (`{show(value)}`)", index)
+    if sub in ("start", "restart", "reload") and len(words) > 1:
+        target, index = words[1]
+        program = not target.endswith((".json", ".js", ".cjs", ".mjs", ".ts", ".py", ".sh")) and "/" not in target
+        if " " in target or (program and UNKNOWN not in target):  # (a command line, or a program's name)
+            inv.script(target, index, what=f"the command given to `pm2 {sub}`")
+        else:
+            inv.read(target, index)
+
+
+# -- duckdb --------------------------------------------------------------------------------------
+
+_DUCKDB_VALUES = {"-c": "sql", "-s": "sql", "-cmd": "sql", "-init": "file", "-separator": T, "-nullvalue": T,
+                  "-newline": T, "-storage_version": T}
+_DUCK_READ = re.compile(r"\b(?:read_\w+|glob|parquet_scan|sniff_csv|parquet_metadata|parquet_schema|"
+                        r"sqlite_scan|sqlite_attach)\s*\(\s*\[?\s*'([^']*)'", re.I)
+_DUCK_FROM = re.compile(r"\bfrom\s+'([^']*)'", re.I)
+_DUCK_COPY = re.compile(r"\bcopy\b[^;]*?\bto\s+'([^']*)'", re.I | re.S)
+_DUCK_LOAD = re.compile(r"^\s*(?:force\s+)?(install|load)\s+['\"]?([\w./~-]+)", re.I | re.M)
+
+
+def duckdb_text(inv: Invocation, text: str, index: int | None) -> None:
+    """DuckDB SQL and dot-commands (see the module docstring)."""
+    if UNKNOWN in text:
+        inv.unknown(f"duckdb runs SQL that is not known before it runs (`{show(text)[:60]}`)", index)
+        return
+    sqlite_text(inv, text, index or 0)
+    for match in [*_DUCK_READ.finditer(text), *_DUCK_FROM.finditer(text)]:
+        path = match.group(1)
+        if "://" in path:
+            contact_url(inv, path, index, 443)
+        elif path:
+            inv.read(path, index)
+    for match in _DUCK_COPY.finditer(text):
+        target = match.group(1)
+        if "://" in target:
+            contact_url(inv, target, index, 443)
+        elif target:
+            inv.write(target, index)
+    for match in _DUCK_LOAD.finditer(text):
+        inv.unknown(f"duckdb `{match.group(1).upper()} {show(match.group(2))}` loads an extension, code that "
+                    "cannot be seen into", index)
+
+
+def model_duckdb(inv: Invocation) -> None:
+    """``duckdb [OPTIONS] [DB [SQL…]]``: the database file is written (unless ``-readonly``)."""
+    argv = inv.argv
+    index = 1
+    positionals: list[tuple[str, int]] = []
+    readonly = False
+    while index < len(argv):
+        word = argv[index]
+        role = _DUCKDB_VALUES.get(word if not word.startswith("--") else word[1:])
+        if role is not None and index + 1 < len(argv):
+            value = argv[index + 1]
+            if role == "sql":
+                duckdb_text(inv, value, index + 1)
+            elif role == "file":
+                run_file(inv, value, index + 1)
+            index += 2
+            continue
+        if word in ("-readonly", "--readonly"):
+            readonly = True
+        elif not word.startswith("-") or word == "-":
+            positionals.append((word, index))
+        index += 1
+    if positionals:
+        database, at = positionals[0]
+        if database not in (":memory:", ""):
+            if readonly:
+                inv.read(database, at)
+            else:
+                inv.write(database, at)
+        for text, at in positionals[1:]:
+            duckdb_text(inv, text, at)
+    if len(positionals) <= 1 and inv.stdin.text is not None:
+        duckdb_text(inv, inv.stdin.text, None)
+    elif len(positionals) <= 1 and inv.stdin.what != "the terminal" and not any(
+            _DUCKDB_VALUES.get(w) == "sql" for w in argv):
+        inv.unknown(f"duckdb runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", None)
+
+
+register("mvn mvnw mvnd", model_maven)
+register("gradle gradlew", model_gradle)
+register("nodemon", model_nodemon)
+register("concurrently", model_concurrently)
+register("pm2", model_pm2)
+register("duckdb", model_duckdb)
+
