@@ -791,7 +791,8 @@ def tilde(word: str, scope: Scope) -> str:
     user = head[1:]
     if user == "":
         home = scope.lookup("HOME")  # `~` is `$HOME` (`HOME=/etc; cat ~/shadow`)
-        base = scope.home if home is None else home
+        # (an unset HOME — recorded as empty — gives the user's home from the password database)
+        base = scope.home if home is None or home == "" else home
     elif user == "+":
         base = scope.cwd_text()
     elif user == "-":  # `~-` is `$OLDPWD`

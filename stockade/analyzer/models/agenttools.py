@@ -9,6 +9,8 @@ file of code or configuration it runs (unknown when it is not the project's own)
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
@@ -275,6 +277,9 @@ def model_db_client(inv: Invocation) -> None:
         elif option in ("-o", "--output", "-L", "--log-file", "--tee"):
             inv.write(value.lstrip("|"), index)
         elif option in ("-c", "--command", "-e", "--execute", "--init-command"):
+            for match in re.finditer(r"\bprogram\s+'((?:[^']|'')*)'", value, re.I):  # COPY … TO/FROM PROGRAM
+                inv.script(match.group(1).replace("''", "'"), index,
+                           what=f"the program of a `COPY` in `{inv.name} {option}`")
             for line in value.replace(";", "\n").split("\n"):
                 line = line.strip()
                 if line.startswith(("\\!", "system ")) or (mysql and line.startswith("\\!")):

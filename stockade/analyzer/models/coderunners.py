@@ -19,6 +19,7 @@ from stockade.analyzer.models import MODELS, apply_role, parse_options, register
 from stockade.analyzer.models.fresh import fresh_project, run_file
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import judge_program
+from stockade.analyzer.models.shells import _MODULE_TOOLS
 
 T = "text"
 
@@ -460,6 +461,11 @@ def model_deno(inv: Invocation) -> None:
 
             named_paths(inv, inv.argv[-1], len(inv.argv) - 1)
         return
+    if sub in ("cache", "check", "info", "doc", "bundle", "vendor", "add"):  # (they fetch what they name)
+        for word, at in parsed.positionals[1:]:
+            if "://" in word:
+                contact_url(inv, word, at, 443)
+        return
     if sub not in ("run", "serve", "install", "compile", "x"):
         return
     rest = parse_options(inv.argv, _DENO_VALUES | {"-n", "--name", "--root", "--env-file"} if sub == "install"
@@ -538,7 +544,31 @@ def model_java(inv: Invocation) -> None:
 
 if _CARGO_MODEL is None:  # pragma: no cover
     raise ImportError("coderunners.py wraps files.py's cargo model: import it after files.py")
+def model_pdb(inv: Invocation) -> None:
+    """``pdb [-c COMMAND]… (-m MODULE | SCRIPT) [ARGS]`` (and ``python -m pdb``): a command that
+    is not a debugger command is a Python statement (``!stmt`` always is): unknown code; the
+    script is the project's own (a file run)."""
+    parsed = parse_options(inv.argv, {"-c", "--command", "-m"}, stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        if option in ("-c", "--command") and value is not None:
+            command = value.strip().split(None, 1)[0] if value.strip() else ""
+            if value.lstrip().startswith("!") or command not in _PDB_COMMANDS or "," in value:
+                inv.unknown(f"the pdb command `{show(value)[:60]}` runs Python code, which cannot be seen into", index)
+    if not parsed.values_of("-m") and parsed.positionals:
+        run_file(inv, parsed.positionals[0][0], parsed.positionals[0][1])
+
+
+#: pdb's own commands that evaluate no Python (``p``, ``display``, ``condition``, a breakpoint's
+#: condition, and anything pdb does not know are Python code)
+_PDB_COMMANDS = frozenset({"h", "help", "w", "where", "bt", "d", "down", "u", "up", "b", "break", "tbreak", "cl",
+                           "clear", "disable", "enable", "ignore", "s", "step", "n", "next", "unt", "until", "r",
+                           "return", "c", "cont", "continue", "j", "jump", "l", "list", "ll", "longlist", "a",
+                           "args", "q", "quit", "exit", "run", "restart", "retval", "rv"})
+
+
 register("gdb cgdb", model_gdb)
+register("pdb pdb3 py:pdb", model_pdb)
+_MODULE_TOOLS["pdb"] = "py:pdb"
 register("sqlite3 sqlite", model_sqlite)
 register("emacs emacsclient", model_emacs)
 register("ed red", model_ed)

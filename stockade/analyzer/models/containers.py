@@ -130,6 +130,8 @@ def _compose(inv: Invocation, start: int) -> None:
         word, index = parsed.positionals[0]
         inv.unknown(f"`compose {word}` starts containers as the compose file configures them (mounts, "
                     "privileges, host network), which the command does not show", index)
+        if word in ("run", "create"):  # (its own -v/--volume, --cap-add … as `docker run`'s)
+            _run_options(inv, index + 1)
 
 
 def model_container(inv: Invocation) -> None:

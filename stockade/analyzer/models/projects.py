@@ -438,7 +438,7 @@ def model_composer(inv: Invocation) -> None:
     if not words:
         return
     sub, sub_index = words[0]
-    if sub == "config" and len(words) >= 3 and words[1][0].startswith(("repositories", "repo.")):
+    if sub == "config" and len(words) >= 3 and words[1][0].startswith(("repositories", "repo.", "repos.")):
         inv.write("~/.config/composer/config.json" if "-g" in inv.argv or "--global" in inv.argv else "composer.json",
                   sub_index)
         for word, index in words[2:]:

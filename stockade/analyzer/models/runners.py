@@ -321,7 +321,7 @@ KNOWN_TOOLS = frozenset({
     "oxlint", "svelte-kit", "svelte-check", "vue-tsc", "tailwindcss", "postcss", "babel",
     "pytest", "ruff", "black", "mypy", "isort", "flake8", "pylint", "pyright", "tox", "nox", "coverage",
     "sphinx-build", "mkdocs", "pydocstyle", "bandit", "hatch", "build", "twine-check", "python", "python3",
-    "node", "pip",
+    "node", "pip", "concurrently", "nodemon",
 })
 _NPX_VALUES = {"-p": "package", "--package": "package", "-c": "script", "--call": "script", "--node-options": T,
                "--workspace": T, "-w": T, "--registry": "url", "--cache": T, "--prefix": T, "-C": T, "--dir": T,
@@ -570,6 +570,12 @@ def model_project_runner(inv: Invocation) -> None:
     command is modelled; other subcommands manage the environment (judged by what is visible)."""
     values = _PROJECT_RUNNERS[inv.name]
     found = _subcommand(inv, set(values) | _PY_GLOBAL)
+    if found is not None and found[0] != "run" and inv.name == "pixi":  # `pixi add|global install -c URL`
+        channels = parse_options(inv.argv, {"-c", "--channel", "-e", "--environment", "--manifest-path"},
+                                 start=found[1] + 1)
+        for value, index in channels.values_of("-c", "--channel"):
+            if "://" in value:
+                contact_url(inv, value, index, 443)
     if found is None or found[0] != "run":
         return
     project_run(inv, found[1] + 1, values, f"{inv.name} run")

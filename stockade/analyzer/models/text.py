@@ -203,6 +203,9 @@ def model_sed(inv: Invocation) -> None:
     in_place = any(option in ("-i", "--in-place") or option.startswith("-i") for option, _, _ in parsed.options)
     scripts = parsed.values_of("-e", "--expression")
     for path, index in parsed.values_of("-f", "--file"):
+        if path in ("-", "/dev/stdin") and inv.stdin.text is not None:
+            scripts = [*scripts, (inv.stdin.text, index)]  # (`sed -f - FILE <<< SCRIPT`: the script is known)
+            continue
         inv.read(path, index)
         inv.unknown("the sed script file is not visible", index)
     words = list(parsed.positionals)

@@ -202,10 +202,11 @@ def model_py_json_tool(inv: Invocation) -> None:
 
 def model_py_http_server(inv: Invocation) -> None:
     """python -m http.server [-d DIR] [-b ADDR] [PORT]: serves every file below DIR (dot-files
-    too) to whoever connects: an explicit ``-d``/``--directory`` is a read of its whole tree
-    (the default, the working directory, is the agent's own)."""
+    too) to whoever connects: a read of the whole tree of ``-d``/``--directory``, by default of
+    the working directory (``cd ~/.ssh && python3 -m http.server``)."""
     parsed = parse_options(inv.argv, {"-d", "--directory", "-b", "--bind", "-p", "--protocol"})
-    for value, index in parsed.values_of("-d", "--directory"):
+    directories: list[tuple[str, int | None]] = [*parsed.values_of("-d", "--directory")] or [(".", None)]
+    for value, index in directories:
         inv.read(value, index, recursive=True)
 
 
