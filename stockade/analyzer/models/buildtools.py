@@ -1,4 +1,5 @@
-"""JVM build tools, watch-and-run task runners and the DuckDB shell.
+"""Build tools and what runs around them: JVM builds, compilers' plugins, task runners, VMs and CI
+runners, and the DuckDB shell.
 
 * **maven** (``mvn``, ``mvnw``) and **gradle** (``gradle``, ``gradlew``) run the project's own
   build (its code, as ``make`` runs the Makefile).  What the command line adds is judged: a
@@ -12,6 +13,13 @@
 * **task runners**: ``nodemon --exec CMD``, ``concurrently CMD…`` (and its ``--teardown``),
   ``pm2 start CMD``: the commands they run are shell code, walked; ``pm2 startup`` installs a
   boot service.
+* **injected code**: plugins, preloaded modules, agents and search directories given to a
+  compiler or interpreter (``gcc -fplugin=``, ``-B``, ``-wrapper``, ``javac -processorpath``,
+  ``node -r``/``--import``, ``ruby -r``/``-I``, ``perl -I``, ``php -d auto_prepend_file=``,
+  ``java -javaagent:``/``-cp``) are ``foreign`` code (see below);
+* **elsewhere**: VMs, system containers and CI runners (vagrant, lxc, multipass, kind, act,
+  gitlab-runner, earthly …) run commands from files or machines the command does not show;
+  ``poetry self add`` installs poetry plugins, ``mise use -g`` writes the global config;
 * **duckdb** ``[DB] [SQL…]``, ``-c``/``-s``/``-cmd SQL``: dot-commands as the sqlite3 shell's
   (``.shell`` runs shell code), table functions and ``FROM 'file'`` read the files they name,
   ``COPY … TO 'file'`` writes, ``INSTALL``/``LOAD`` load extensions that cannot be seen into.
@@ -23,7 +31,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.coderunners import sqlite_text
 from stockade.analyzer.models.devtools import FOREIGN, apply
 from stockade.analyzer.models.fresh import run_file
@@ -293,6 +301,216 @@ def model_duckdb(inv: Invocation) -> None:
         inv.unknown(f"duckdb runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", None)
 
 
+# -- code injected into a compiler or interpreter ---------------------------------------------------
+#
+# A plugin, preloaded module, agent or search directory given to a compiler or interpreter is code
+# that runs inside it.  The program's own script is judged as running a file is (the project's own
+# code); injected code is ``foreign``: unknown when it lies outside the workspace where the agent
+# can write (/tmp) or this text wrote it.
+
+
+def injected(inv: Invocation, value: str, index: int | None, what: str, separator: str = "") -> None:
+    """``value`` (a file, or a ``separator``-separated list of files and directories) is code
+    loaded into the program (see above)."""
+    from stockade.analyzer.models.devtools import foreign_file
+
+    for entry in value.split(separator) if separator else [value]:
+        if entry and UNKNOWN in entry:
+            inv.unknown(f"{what} loads code from a path that is not known (`{show(entry)}`)", index)
+        elif entry:
+            foreign_file(inv, entry, index, what)
+
+
+#: C/C++ compiler options whose value (attached after ``=`` or as the next word) is code the
+#: compiler runs or loads: option → how the value is split (``,``: the program of ``-wrapper``)
+_CC_INJECTED = {"-fplugin": "", "-fpass-plugin": "", "-specs": "", "--specs": "", "-B": "", "-wrapper": ",",
+                "--ld-path": "", "-fuse-ld": "", "--gcc-toolchain": ""}
+
+
+def model_cc(inv: Invocation) -> None:
+    """gcc/clang: ``-fplugin=SO``, ``-fpass-plugin=SO``, ``-Xclang -load -Xclang SO``,
+    ``-B PREFIX`` (where it finds cc1, as, ld), ``-wrapper PROG,ARGS``, ``-specs=FILE``,
+    ``-fuse-ld=/path``/``--ld-path=``: injected code (see above); then the compiler's spec."""
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        name, eq, value = word.partition("=")
+        if eq and name in _CC_INJECTED:
+            if name == "-fuse-ld" and "/" not in value:
+                continue  # (`-fuse-ld=lld`: a linker by name)
+            injected(inv, value.partition(",")[0] if name == "-wrapper" else value, index, f"`{inv.name} {name}=`")
+        elif word in _CC_INJECTED and index + 1 < len(argv):
+            value = argv[index + 1]
+            injected(inv, value.partition(",")[0] if word == "-wrapper" else value, index + 1, f"`{inv.name} {word}`")
+        elif word.startswith("-B") and len(word) > 2:
+            injected(inv, word[2:], index, f"`{inv.name} -B`")
+        elif word == "-load" and index >= 2 and argv[index - 1] == "-Xclang" and index + 2 < len(argv):
+            injected(inv, argv[index + 2], index + 2, f"`{inv.name} -Xclang -load`")
+    _CC_MODEL(inv)
+
+
+def model_javac(inv: Invocation) -> None:
+    """javac: ``-processorpath``/``--processor-path``/``--processor-module-path`` (annotation
+    processors, run while compiling), ``-J-javaagent:JAR``/``-J-agentpath:`` and ``-Xplugin:``
+    from a ``-cp`` there: injected code (see above); then javac's spec."""
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        if word in ("-processorpath", "--processor-path", "--processor-module-path") and index + 1 < len(argv):
+            injected(inv, argv[index + 1], index + 1, f"`javac {word}`", separator=":")
+        elif word.startswith(("-J-javaagent:", "-J-agentpath:")):
+            injected(inv, word.partition(":")[2].partition("=")[0], index, f"`javac {word.partition(':')[0]}`")
+    _JAVAC_MODEL(inv)
+
+
+def model_interpreter(inv: Invocation) -> None:
+    """Interpreters' preloading options (``node -r/--require/--import/--loader``, ``ruby -r/-I``,
+    ``perl -I``, ``php -d auto_prepend_file=``/``extension=``, ``java -javaagent:``/``-cp``):
+    injected code (see above); then the interpreter's own model."""
+    argv = inv.argv
+    name = inv.name
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if not word.startswith("-") or word == "--":
+            break  # (the script: what follows is its arguments)
+        option, eq, attached = word.partition("=")
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if name.startswith(("node", "ts-node", "tsx")) and option in _NODE_PRELOAD:
+            value = attached if eq else following
+            if value and (value.startswith((".", "/", "~", "file:")) or "/" in value):
+                injected(inv, value.removeprefix("file://"), index, f"`{name} {option}`")
+            index += 0 if eq else 1
+        elif name == "ruby" and word[:2] in ("-r", "-I"):
+            value = word[2:] or following
+            if "/" in value:
+                injected(inv, value, index, f"`ruby {word[:2]}`", separator=":" if word[:2] == "-I" else "")
+            index += 0 if word[2:] else 1
+        elif name == "perl" and word[:2] == "-I":
+            injected(inv, word[2:] or following, index, "`perl -I`")
+            index += 0 if word[2:] else 1
+        elif name == "php" and word[:2] == "-d":
+            key, _, setting = (word[2:] or following).partition("=")
+            if key.strip() in ("auto_prepend_file", "auto_append_file", "extension", "zend_extension",
+                               "extension_dir") and setting:
+                injected(inv, setting.strip("'\""), index, f"`php -d {key.strip()}=`")
+            index += 0 if word[2:] else 1
+        elif name == "java" and word.startswith(("-javaagent:", "-agentpath:")):
+            injected(inv, word.partition(":")[2].partition("=")[0], index, f"`java {word.partition(':')[0]}`")
+        elif name == "java" and word in ("-cp", "-classpath", "--class-path") and following:
+            injected(inv, following, index + 1, f"`java {word}`", separator=":")
+            index += 1
+        index += 1
+    _INTERPRETER_MODELS[name](inv)
+
+
+_NODE_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
+_CC_MODEL = MODELS["gcc"]
+_JAVAC_MODEL = MODELS["javac"]
+_INTERPRETER_MODELS = {name: MODELS[name] for name in ("node", "nodejs", "ts-node", "tsx", "ruby", "perl", "php",
+                                                        "java")}
+
+
+# -- machines, containers and CI jobs the command line does not show --------------------------------
+
+#: program → (the subcommands that run commands in a VM, container or CI job — None: every
+#: invocation but a listing —, what they do); what runs there is in a file or machine the
+#: command does not show
+ELSEWHERE: dict[str, tuple[frozenset[str] | None, str]] = {
+    "vagrant": (frozenset({"ssh", "up", "provision", "reload", "resume", "rsync", "powershell", "winrm", "upload"}),
+                "runs commands in a Vagrant machine (its provisioners, or the command given)"),
+    "lxc incus": (frozenset({"exec", "console", "launch", "start", "shell", "file", "config"}),
+                  "runs commands in a system container"),
+    "buildah": (frozenset({"run", "from", "copy", "add", "mount", "unshare"}), "runs commands in a build container"),
+    "multipass": (frozenset({"exec", "shell", "launch", "start", "mount", "transfer"}), "runs commands in a VM"),
+    "minikube": (frozenset({"ssh", "start", "mount", "cp", "kubectl", "tunnel", "service", "addons"}),
+                 "runs commands in (or opens) the minikube VM"),
+    "kind k3d": (frozenset({"create", "load", "cluster", "image", "node"}),
+                 "starts privileged cluster containers on the host's container daemon"),
+    "colima": (frozenset({"ssh", "start"}), "runs commands in the colima VM"),
+    "limactl": (frozenset({"shell", "start", "copy", "create"}), "runs commands in a Lima VM"),
+    "lima orb": (None, "runs a command in a VM"),
+    "orbctl": (frozenset({"run", "shell", "create", "push", "pull"}), "runs commands in an OrbStack machine"),
+    "toolbox distrobox": (frozenset({"run", "enter", "create", "ephemeral"}), "runs commands in a toolbox container "
+                                                                          "that shares the home directory"),
+    "devcontainer devpod": (frozenset({"up", "exec", "run-user-commands", "ssh", "build"}),
+                            "runs the dev container's commands (from its configuration file)"),
+    "act": (None, "runs the CI workflow's steps in containers, with the secrets and services they name"),
+    "gitlab-runner": (frozenset({"exec", "run", "run-single"}), "runs CI jobs from the pipeline file"),
+    "circleci": (frozenset({"local", "build"}), "runs CI jobs from the pipeline file in containers"),
+    "earthly": (None, "runs the Earthfile's targets (commands in containers, optionally privileged)"),
+    "dagger": (frozenset({"run", "call", "up", "shell", "query"}), "runs a Dagger pipeline's code"),
+}
+_LISTING = frozenset({"-l", "--list", "--version", "-V", "--help", "-h", "-n", "--dryrun", "--dry-run", "ls", "list",
+                      "status", "version", "help", "graph"})
+
+
+def model_elsewhere(inv: Invocation) -> None:
+    """A program of :data:`ELSEWHERE`: unknown effects for the subcommands that run code there."""
+    subcommands, what = ELSEWHERE_BY_NAME[inv.name]
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    if any(w in _LISTING for w in inv.argv[1:2]) or (words and words[0][0] in _LISTING):
+        return
+    if subcommands is None:
+        inv.unknown(f"`{inv.name}` {what}, which the command does not show", 0)
+        return
+    for word, index in words[:2]:
+        if inv.name == "vagrant" and word == "ssh" and any(w in ("-c", "--command") for w in inv.argv[index + 1:]):
+            return  # (`vagrant ssh -c CMD`: a visible command run in the machine, as `ssh HOST CMD`)
+        if word in subcommands:
+            inv.unknown(f"`{inv.name} {word}` {what}, which the command does not show", index)
+            return
+
+
+ELSEWHERE_BY_NAME = {name: row for names, row in ELSEWHERE.items() for name in names.split()}
+
+
+# -- plugins of package managers --------------------------------------------------------------------
+
+
+def model_poetry_self(inv: Invocation) -> None:
+    """``poetry self add|install|update|lock|remove``: changes poetry's own environment (its
+    plugins run inside every later poetry command); else poetry's model."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    if len(words) > 1 and words[0][0] == "self" and words[1][0] in ("add", "install", "update", "lock", "sync"):
+        inv.unknown(f"`poetry self {words[1][0]}` installs packages into poetry itself: plugins run in every later "
+                    "poetry command and cannot be seen into", words[1][1])
+        inv.write("~/.local/share/pypoetry", words[1][1], recursive=True)
+        return
+    _POETRY_MODEL(inv)
+
+
+def model_mise(inv: Invocation) -> None:
+    """mise/rtx: ``exec``/``x TOOL -- CMD`` runs CMD; ``use -g``/``--global`` writes the global
+    config (``~/.config/mise``); ``install``/``use`` download tool versions (their install
+    scripts run: unknown unless the tool is pinned by the project — not visible here);
+    ``run``/``r``/``watch`` run the project's tasks."""
+    argv = inv.argv
+    words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
+    if not words:
+        return
+    sub, at = words[0]
+    if sub in ("exec", "x"):
+        for index, word in enumerate(argv[at + 1:], start=at + 1):
+            if word == "--" and index + 1 < len(argv):
+                inv.run(index + 1)
+                return
+        return
+    if sub in ("use", "u", "install", "i", "plugins", "plugin", "p", "upgrade", "up"):
+        if sub in ("use", "u") and any(w in ("-g", "--global") for w in argv[at + 1:]):
+            inv.write("~/.config/mise/config.toml", at)
+        if sub in ("plugins", "plugin", "p"):
+            for word, index in words[1:]:
+                if "://" in word or word.startswith("git@"):
+                    contact_url(inv, word, index, 443)
+        inv.unknown(f"`{inv.name} {sub}` downloads and installs tools whose install code cannot be seen into", at)
+
+
+_POETRY_MODEL = MODELS["poetry"]
+register("poetry", model_poetry_self)
+register("mise rtx", model_mise)
+register(" ".join(ELSEWHERE_BY_NAME), model_elsewhere)
+register("gcc cc g++ c++ clang clang++", model_cc)
+register("javac", model_javac)
+register(" ".join(_INTERPRETER_MODELS), model_interpreter)
 register("mvn mvnw mvnd", model_maven)
 register("gradle gradlew", model_gradle)
 register("nodemon", model_nodemon)

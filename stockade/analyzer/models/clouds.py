@@ -156,7 +156,8 @@ _CLOUD_APIS = {"aws": ("amazonaws.com", "~/.aws"), "gcloud": ("googleapis.com", 
                "oci": ("oraclecloud.com", "~/.oci"), "ibmcloud": ("cloud.ibm.com", "~/.bluemix"),
                "aliyun": ("aliyuncs.com", "~/.aliyun"), "exoscale": ("api.exoscale.com", "~/.config/exoscale"),
                "vultr-cli": ("api.vultr.com", "~/.vultr-cli.yaml"), "civo": ("api.civo.com", "~/.civo.json"),
-               "koyeb": ("app.koyeb.com", "~/.koyeb.yaml"), "surge": ("surge.surge.sh", "~/.netrc")}
+               "koyeb": ("app.koyeb.com", "~/.koyeb.yaml"), "surge": ("surge.surge.sh", "~/.netrc"),
+               "glab": ("gitlab.com", "~/.config/glab-cli")}
 _REMOTE_PREFIXES = ("s3://", "gs://", "az://", "https://", "http://")
 
 

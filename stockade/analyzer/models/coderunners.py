@@ -502,9 +502,11 @@ def model_cargo(inv: Invocation) -> None:
                                   "--registry", "--index", "--target", "--target-dir", "-j", "--jobs", "--features",
                                   "-F", "--profile", "--bin", "--example", "--config", "-Z", "--color",
                                   "--manifest-path", "-p", "--package"}, stop_at_first_positional=False)
-    if not parsed.positionals or parsed.positionals[0][0] != "install":
+    if not parsed.positionals or parsed.positionals[0][0] not in ("install", "binstall"):
         return
     sub_index = parsed.positionals[0][1]
+    if parsed.positionals[0][0] == "binstall":
+        inv.unknown("`cargo binstall` downloads and installs prebuilt binaries, which cannot be seen into", sub_index)
     for url, index in parsed.values_of("--git", "--index"):
         contact_url(inv, url, index, 443)
         inv.unknown(f"`cargo install` builds and installs code from `{show(url)}`, which cannot be seen into", index)

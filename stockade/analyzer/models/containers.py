@@ -191,6 +191,12 @@ def model_container(inv: Invocation) -> None:
                     key, _, path = item.partition("=")
                     if key in ("src", "source"):
                         inv.read(path, index)
+            elif option == "--ssh":  # `default|ID[=SOCKET|KEY[,KEY]]`: keys read, or the agent forwarded
+                _, eq, paths = value.partition("=")
+                for path in paths.split(",") if eq else []:
+                    inv.read(path, index)
+                if not eq:
+                    inv.unknown(f"`build --ssh {show(value)}` lets the build steps use the SSH agent's keys", index)
             elif option in ("--iidfile", "--metadata-file"):
                 inv.write(value, index)
             elif option in ("-o", "--output") and "dest=" in value:

@@ -162,6 +162,12 @@ CLIENTS: dict[str, Client] = {
                                                                 host_options="--host -h -b --brokers -s "
                                                                              "--server",
                                                                 default_port=None, operands="url"),
+    "sqlcmd": Client("-U -P -d -Q -q -o -i -v -s -w -t -l -h -W -k -A -E -G -N -C -a -H -y -Y -f -r -R -e -X",
+                     host_options="-S --server", default_port=1433, operands="none", reads="-i", writes="-o"),
+    "mycli pgcli litecli usql": Client("-u --user -p --password -P --port -d --database -D -S --socket "
+                                       "-e --execute -l --logfile --myclirc --pgclirc --liteclirc -W",
+                                       host_options="-h --host", default_port=None, operands="url",
+                                       writes="-l --logfile", reads="--myclirc --pgclirc --liteclirc"),
     "smbclient smbget rpcclient": Client("-U --user -W --workgroup -p --port -c --command -A "
                                          "--authentication-file -I --ip-address -n -m -s -l -d -O -t -T -D "
                                          "--directory", host_options="-L --list -I --ip-address",
