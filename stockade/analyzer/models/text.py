@@ -9,6 +9,7 @@ from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.judge import MATCHED_BELOW
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models import shells as _shells  # noqa: F401  (perl/ruby's interpreter model, wrapped below)
+from stockade.analyzer.models.programs import judge_program
 from stockade.analyzer.regex import LazyPattern
 
 TYPE_CHECKING = False
@@ -193,6 +194,15 @@ def sed_script(inv: Invocation, script: str, index: int) -> None:
                 wmatch = re.search(r"w\s*(\S.*)", flags)
                 if wmatch and cmd == "s":
                     inv.write(wmatch.group(1).strip(), index)
+
+
+def model_sd(inv: Invocation) -> None:
+    """``sd [-p] [-s] [-F] [-f FLAGS] [-n N] FIND REPLACE [FILE…]``: rewrites the files in place
+    (``-p``/``--preview`` only prints); with no file it filters stdin."""
+    parsed = parse_options(inv.argv, {"-f", "--flags", "-n", "--max-replacements"})
+    preview = parsed.has("-p", "--preview")
+    for word, index in parsed.positionals[2:]:
+        (inv.read if preview else inv.write)(word, index)
 
 
 def model_sed(inv: Invocation) -> None:
@@ -499,14 +509,15 @@ def model_tar(inv: Invocation) -> None:
             directory = value
         elif option in ("-T", "--files-from", "-X", "--exclude-from"):
             inv.read(value, index)
+        # (programs tar runs: walked, unless the program is a file where the agent can write)
         elif option in ("--to-command", "--rsh-command", "--info-script", "--new-volume-script", "-F"):
-            inv.script(value, index, what=f"the command given to `tar {option}`")
+            judge_program(inv.walker, value, inv.at(index), f"the command given to `tar {option}`")
         elif option in ("-I", "--use-compress-program"):
-            inv.script(value, index, what="the compression program of `tar`")
+            judge_program(inv.walker, value, inv.at(index), "the compression program of `tar`")
         elif option == "--checkpoint-action":
             kind, _, command = value.partition("=")
             if kind == "exec":
-                inv.script(command, index, what="the `tar --checkpoint-action=exec` command")
+                judge_program(inv.walker, command, inv.at(index), "the `tar --checkpoint-action=exec` command")
     if archive is not None and archive[0] != "-":
         if mode == "create":
             inv.write(archive[0], archive[1])
@@ -678,6 +689,7 @@ _INTERPRETER: dict[str, Model] = {name: MODELS[name] for name in ("perl", "ruby"
 register("find", model_find)
 register("perl ruby", model_perl)
 register("sed gsed", model_sed)
+register("sd", model_sd)
 register("awk gawk mawk nawk", model_awk)
 register("rg ripgrep", model_rg)
 register("ag", model_ag)
