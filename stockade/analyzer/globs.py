@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
-#: more candidates than this: the glob is judged as unbounded
-MAX_CANDIDATES = 64
+#: more candidates than this: the glob is judged as unbounded (`/usr/bin/r*` is about 70 known
+#: programs, each walked once: a few milliseconds)
+MAX_CANDIDATES = 160
 #: a glob path with more components than this could name any path a rule names
 MAX_GLOB_COMPONENTS = 64
 #: the directories a globbed command directory may stand for

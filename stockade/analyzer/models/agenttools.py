@@ -280,6 +280,8 @@ def model_db_client(inv: Invocation) -> None:
             for match in re.finditer(r"\bprogram\s+'((?:[^']|'')*)'", value, re.I):  # COPY … TO/FROM PROGRAM
                 inv.script(match.group(1).replace("''", "'"), index,
                            what=f"the program of a `COPY` in `{inv.name} {option}`")
+            for match in re.finditer(r"\\(?:o|out|g|w|write)\s*\|([^\n]*)", value):  # psql `\o |cmd`: a pipe
+                inv.script(match.group(1), index, what=f"the command `{inv.name} {option}` pipes output to")
             for line in value.replace(";", "\n").split("\n"):
                 line = line.strip()
                 if line.startswith(("\\!", "system ")) or (mysql and line.startswith("\\!")):

@@ -175,6 +175,10 @@ def model_cpio(inv: Invocation) -> None:
             inv.read(value, index)
         elif option == "-O" or (option in ("-F", "--file") and create):
             inv.write(value, index)
+    if create and inv.stdin.text is not None:  # (`cpio -o` archives the files named on stdin, one a line)
+        for line in inv.stdin.text.split("\n")[:256]:
+            if line.strip():
+                inv.read(line.strip(), None)
     directory = parsed.values_of("-D", "--directory")
     if extract and not parsed.has("-t", "--list"):
         inv.write(directory[-1][0] if directory else ".", directory[-1][1] if directory else None)
@@ -369,7 +373,53 @@ def model_openssl(inv: Invocation) -> None:
 register(" ".join(COMPRESSORS), model_compressor)
 register("unzip funzip", model_unzip)
 register("7z 7za 7zr 7zz", model_7z)
+def model_jar(inv: Invocation) -> None:
+    """``jar {c|u|x|t}[vf0Mm…] [JARFILE] [MANIFEST] [-C DIR] FILES…`` (and the long
+    ``--create --file=F`` spelling): creating or updating reads the files (below ``-C DIR``) and
+    writes the archive; extracting writes the working directory; listing reads the archive."""
+    argv = inv.argv
+    if len(argv) < 2:
+        return
+    mode = argv[1].lstrip("-") if not argv[1].startswith("--") else ""
+    long_mode = {"--create": "c", "--update": "u", "--extract": "x", "--list": "t"}
+    letters = mode or "".join(long_mode.get(word.partition("=")[0], "") for word in argv[1:])
+    archive: tuple[str, int] | None = None
+    words: list[tuple[str, int]] = []
+    directory = "."
+    index = 2 if mode else 1
+    if mode and "f" in mode and index < len(argv):
+        archive = (argv[index], index)
+        index += 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "-C" and index + 1 < len(argv):
+            directory = argv[index + 1]
+            index += 2
+            continue
+        if word.startswith(("--file=", "-f=")):
+            archive = (word.partition("=")[2], index)
+        elif word in ("--file", "-f") and index + 1 < len(argv):
+            archive = (argv[index + 1], index + 1)
+            index += 1
+        elif not word.startswith("-"):
+            words.append((word, index))
+        index += 1
+    if "c" in letters or "u" in letters:
+        if archive is not None:
+            inv.write(archive[0], archive[1])
+        for word, at in words:
+            inv.read(word if word.startswith("/") or directory == "." else directory.rstrip("/") + "/" + word, at,
+                     recursive=True)
+    elif "x" in letters:
+        if archive is not None:
+            inv.read(archive[0], archive[1])
+        inv.write(".", None)
+    elif archive is not None:
+        inv.read(archive[0], archive[1])
+
+
 register("cpio", model_cpio)
+register("jar", model_jar)
 register("ar", model_ar)
 register("patch", model_patch)
 register("sponge", model_sponge)

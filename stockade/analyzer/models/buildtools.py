@@ -438,6 +438,14 @@ ELSEWHERE: dict[str, tuple[frozenset[str] | None, str]] = {
     "circleci": (frozenset({"local", "build"}), "runs CI jobs from the pipeline file in containers"),
     "earthly": (None, "runs the Earthfile's targets (commands in containers, optionally privileged)"),
     "dagger": (frozenset({"run", "call", "up", "shell", "query"}), "runs a Dagger pipeline's code"),
+    "ctr": (frozenset({"run", "c", "container", "containers", "t", "task", "tasks", "snapshot"}),
+                          "runs containers through containerd's socket (as root)"),
+    "tkn": (frozenset({"pipeline", "p", "task", "t", "clustertask", "pipelinerun", "pr", "taskrun", "tr", "hub",
+                       "bundle"}), "starts pipelines on the cluster of the kubeconfig"),
+    "argo": (frozenset({"submit", "resubmit", "retry", "resume", "cron", "template"}),
+             "runs workflows on the cluster of the kubeconfig"),
+    "argocd flux": (frozenset({"app", "reconcile", "create", "bootstrap", "resume", "sync", "login"}),
+                    "changes what the cluster of its configuration deploys"),
 }
 _LISTING = frozenset({"-l", "--list", "--version", "-V", "--help", "-h", "-n", "--dryrun", "--dry-run", "ls", "list",
                       "status", "version", "help", "graph"})
@@ -504,6 +512,35 @@ def model_mise(inv: Invocation) -> None:
         inv.unknown(f"`{inv.name} {sub}` downloads and installs tools whose install code cannot be seen into", at)
 
 
+def model_dotnet(inv: Invocation) -> None:
+    """dotnet: ``new install|-i PKG`` and ``tool install|update PKG`` (global or local) download
+    and install packages from NuGet (templates run their post-actions; tools are programs):
+    unknown code, from api.nuget.org (or ``--add-source``/``--nuget-source``); ``workload
+    install`` likewise; else dotnet's model."""
+    argv = inv.argv
+    words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
+    sub = words[0][0] if words else ""
+    verb = words[1][0] if len(words) > 1 else ""
+    installs = (sub == "new" and (verb in ("install", "update") or any(w in ("-i", "--install") for w in argv))) or \
+        (sub in ("tool", "workload") and verb in ("install", "update", "restore"))
+    if installs:
+        at = words[1][1] if len(words) > 1 else words[0][1]
+        inv.unknown(f"`dotnet {sub} {verb or 'install'}` downloads and installs packages whose code cannot be seen "
+                    "into", at)
+        sources = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("--add-source", "--nuget-source",
+                                                                          "--source")]
+        if not sources:
+            inv.network("api.nuget.org", 443, at)
+        for source in sources:
+            if "://" in source:
+                contact_url(inv, source, None, 443)
+        if sub == "tool" and any(w in ("-g", "--global") for w in argv):
+            inv.write("~/.dotnet/tools", at, recursive=True)
+    _DOTNET_MODEL(inv)
+
+
+_DOTNET_MODEL = MODELS["dotnet"]
+register("dotnet", model_dotnet)
 _POETRY_MODEL = MODELS["poetry"]
 register("poetry", model_poetry_self)
 register("mise rtx", model_mise)

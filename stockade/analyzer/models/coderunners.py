@@ -120,6 +120,9 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
         command, _, rest = line[1:].partition(" ")
         rest = rest.strip()
         argument = rest.strip("'\"")
+        # (the shell takes a dot-command's unique prefix: `.she`/`.sys` are `.shell`/`.system`)
+        if len(command) >= 2 and ("shell".startswith(command) or "system".startswith(command)):
+            command = "shell"
         if command in ("shell", "system"):
             inv.script(rest, index, what=f"the sqlite3 `.{command}` command")
         elif command in ("output", "once", "save", "backup", "excel"):

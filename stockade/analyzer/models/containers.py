@@ -208,6 +208,10 @@ def model_container(inv: Invocation) -> None:
         for word, index in build.positionals[:1] if command == "build" else []:
             if word != "-" and "://" not in word and not word.startswith("git@"):
                 inv.read(word, index, recursive=True, skip_hidden=True)
+    elif command == "machine" and len(parsed.positionals) > 1 and parsed.positionals[1][0] in (
+            "ssh", "init", "start", "os"):
+        inv.unknown(f"`{inv.name} machine {parsed.positionals[1][0]}` runs commands in the machine's VM, which the "
+                    "command does not show", parsed.positionals[1][1])
     elif command in ("save", "export", "load", "import"):  # -o/--output writes, -i/--input reads an archive
         archive = parse_options(inv.argv, {"-o", "--output", "-i", "--input", "--platform", "-c", "--change",
                                            "-m", "--message"}, start=at + 1)
@@ -216,4 +220,47 @@ def model_container(inv: Invocation) -> None:
                 (inv.write if option in ("-o", "--output") else inv.read)(value, index)
 
 
+def _registry_host(reference: str) -> str | None:
+    """The registry host an image reference names (``evil.example/x:tag``, ``localhost:5000/x``;
+    None for Docker Hub's short names, which the container daemon's rules cover)."""
+    first, slash, _ = reference.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return None
+
+
+def model_registry_client(inv: Invocation) -> None:
+    """skopeo/crane/regctl/oras: image references (``docker://HOST/…`` for skopeo) name the
+    registries contacted; local transports (``dir:``, ``oci:``, ``docker-archive:``) and tarballs
+    are files read or written (the last operand of a copy is written)."""
+    parsed = parse_options(inv.argv, {"--authfile", "--creds", "--src-creds", "--dest-creds", "--cert-dir",
+                                      "--src-cert-dir", "--dest-cert-dir", "--platform", "--format", "-f", "-o",
+                                      "--override-os", "--override-arch", "--registry-token", "-t", "--tag",
+                                      "--dest-authfile", "--src-authfile", "--retry-times", "-a", "--annotation"})
+    for option, value, index in parsed.options:
+        if value is not None and option in ("--authfile", "--src-authfile", "--dest-authfile", "--cert-dir",
+                                            "--src-cert-dir", "--dest-cert-dir"):
+            inv.read(value, index)
+    words = parsed.positionals[1:]  # (after the subcommand)
+    sub = parsed.positionals[0][0] if parsed.positionals else ""
+    for position, (word, index) in enumerate(words):
+        transport, colon, rest = word.partition(":")
+        if colon and transport in ("docker", "docker-daemon", "containers-storage") and rest.startswith("//"):
+            host = _registry_host(rest[2:])
+            if host is not None:
+                inv.network(host.partition(":")[0], int(host.partition(":")[2] or 443)
+                            if host.partition(":")[2].isdigit() else 443, index)
+        elif colon and transport in ("dir", "oci", "oci-archive", "docker-archive"):
+            last = position == len(words) - 1 and sub in ("copy", "sync", "cp")
+            (inv.write if last else inv.read)(rest.split(":")[0], index, recursive=transport in ("dir", "oci"))
+        elif word.endswith((".tar", ".tgz", ".tar.gz")) or word.startswith(("/", "./", "~")):
+            (inv.write if sub in ("pull", "export", "save") else inv.read)(word, index)
+        else:
+            host = _registry_host(word)
+            if host is not None:
+                name, _, port = host.partition(":")
+                inv.network(name, int(port) if port.isdigit() else 443, index)
+
+
 register("docker podman nerdctl docker-compose podman-compose", model_container)
+register("skopeo crane regctl oras", model_registry_client)

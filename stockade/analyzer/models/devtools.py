@@ -194,6 +194,11 @@ def model_go(inv: Invocation) -> None:
         for package, index in packages:
             remote = "@" in package or (sub == "get" and not package.startswith((".", "/")))
             if not remote:
+                # (the project's own commands go to GOBIN too: judged where the command names it)
+                named = env_value(inv, "GOBIN") or env_value(inv, "GOPATH")
+                if sub == "install" and named:
+                    gobin = env_value(inv, "GOBIN") or (env_value(inv, "GOPATH") or "~/go").split(":")[0] + "/bin"
+                    inv.write(gobin, index)
                 continue
             _go_fetch(inv, index)
             if sub == "run":

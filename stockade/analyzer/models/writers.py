@@ -6,6 +6,7 @@ operands are target labels, not paths (``bazel test //...``).
 
 from __future__ import annotations
 
+from stockade.analyzer.effects import show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, Spec, parse_options, register, spec_model, visible_operands
 from stockade.analyzer.models.shells import _MODULE_TOOLS
@@ -88,11 +89,24 @@ _EDITOR_VALUES = {"nano": {"-T": T, "--tabsize": T, "-r": T, "--fill": T, "-Y": 
                   "kak": {"-e": "unknown", "-E": "unknown", "-c": T, "-s": T, "-ui": T, "-f": "unknown",
                           "-i": T},
                   "hx helix": {"-c": "read", "--config": "read", "--log": "write", "-w": T, "--working-dir": T},
-                  "joe jmacs jpico jstar jed mcedit ne mg zile pico gedit kate mousepad pluma leafpad xed": {}}
+                  "joe jmacs jpico jstar jed mcedit ne mg zile pico gedit kate mousepad pluma leafpad xed": {},
+                  # (GUI editors given files: each may be saved)
+                  "code codium code-insiders cursor subl zed gvim mvim atom": {"--user-data-dir": "writer",
+                                                                              "--extensions-dir": "writer",
+                                                                              "--profile": T, "-g": T,
+                                                                              "--goto": T, "--locale": T,
+                                                                              "--install-extension": "extension",
+                                                                              "--log": T, "--category": T}}
 
 
 def _editor_model(values: dict[str, str]):
     def model(inv: Invocation) -> None:
+        argv = inv.argv
+        for index, word in enumerate(argv[1:-1], start=1):  # (micro's single-dash long option)
+            if word == "-plugin" and argv[index + 1] in ("install", "update"):
+                inv.unknown(f"`{inv.name} -plugin {argv[index + 1]}` downloads and installs editor plugins, code "
+                            "that cannot be seen into", index)
+                return
         parsed = parse_options(inv.argv, set(values))
         for option, value, index in parsed.options:
             role = values.get(option)
@@ -104,6 +118,9 @@ def _editor_model(values: dict[str, str]):
                 judge_program(inv.walker, value, inv.at(index), f"`{inv.name} {option}`", shell=False)
             elif role == "unknown":
                 inv.unknown(f"`{inv.name} {option}` runs editor commands, which can run shell commands", index)
+            elif role == "extension":
+                inv.unknown(f"`{inv.name} {option} {show(value)}` installs an editor extension, code that cannot be "
+                            "seen into", index)
             elif role == "read":
                 inv.read(value, index)
             elif role in ("write", "writer"):
