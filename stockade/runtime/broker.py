@@ -583,11 +583,14 @@ class BrokerHooks(Record):
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
     ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners;
     ``capture=False``: the listeners without the stub resolver and capture, as on a kernel
-    that refuses them (clients that ignore the proxy variables then find no route)."""
+    that refuses them (clients that ignore the proxy variables then find no route);
+    ``handoff=False``: no connect handoff (every connection relayed, as without a C
+    compiler; :mod:`stockade.runtime.handoff`)."""
 
     resolver: Any = None
     on_start: Any = None
     capture: bool = True
+    handoff: bool = True
 
 
 class Broker:
@@ -640,6 +643,9 @@ class Broker:
         self._thread: _Task | None = None
         self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
+        #: the connect handoff (:mod:`stockade.runtime.handoff`) when the run has its launcher
+        self.handoff: Any = None
+        self.netns_cookie = b""
 
     # -- the sandbox side -------------------------------------------------------------------
 
@@ -682,6 +688,10 @@ class Broker:
         (:func:`listen_in_sandbox` opens them); :meth:`serve` then accepts on them."""
         if len(listeners) != len(self.listen_specs()):
             raise ValueError(f"{len(listeners)} listeners for {len(self.listen_specs())} specs")
+        try:  # (the sandbox's namespace, named for the connect handoff: SO_NETNS_COOKIE, Linux 5.14)
+            self.netns_cookie = listeners[0].getsockopt(_socket.SOL_SOCKET, 71, 8) if listeners else b""
+        except OSError:
+            self.netns_cookie = b""
         self._pending = (self._serve_listeners, (list(listeners),))
 
     def spec_attempts(self) -> list[list[ListenSpec]]:
@@ -698,6 +708,19 @@ class Broker:
             out.append(self.listen_specs())
         self.choose(0)
         return out
+
+    def start_handoff(self, channel: Any) -> None:
+        """Serve the connect handoff (:mod:`stockade.runtime.handoff`) for a sandbox whose
+        command starts through the launcher, whose listener comes on ``channel``; after
+        :meth:`serve` (the listeners name the sandbox's namespace)."""
+        from stockade.runtime.handoff import Handoff
+
+        with self._lock:
+            if self._stopped:
+                channel.close()
+                return
+            self.handoff = Handoff(self, channel)
+        self.handoff.start()
 
     def choose(self, index: int) -> None:
         """The listeners opened are those of :meth:`spec_attempts`' entry ``index``."""
@@ -785,6 +808,9 @@ class Broker:
                 self._close_wake()
             else:
                 os.write(self._wake_write, b"x")  # wakes the accepting thread (it closes the pipe)
+            handoff = self.handoff
+        if handoff is not None:
+            handoff.stop()  # (connects fail with ENOSYS from here on)
         for sock in listeners:
             _close(sock)
         for sock in connections:
@@ -1225,7 +1251,10 @@ class Broker:
     # -- the record -----------------------------------------------------------------------------
 
     def _record(self, decision: Decision, protocol: str, *, sent: int | None = None, received: int | None = None,
-                duration: float | None = None, error: str | None = None) -> None:
+                duration: float | None = None, error: str | None = None, handoff: str | None = None) -> None:
+        """Write the audit record of ``decision``.  ``handoff``: the connection was handed to
+        the sandbox (:mod:`stockade.runtime.handoff`): ``kernel`` (the counts are the
+        kernel's) or ``unknown`` (no counts: the record says so)."""
         from stockade.runtime import audit as audit_mod
 
         record: dict[str, Any] = {"time": audit_mod.now_iso(), **self.base, "event": "net",
@@ -1237,6 +1266,10 @@ class Broker:
             record["error"] = error
         if sent is not None:
             record.update(bytes_sent=sent, bytes_received=received, duration=round(duration or 0.0, 6))
+        if handoff is not None:
+            record["handed_over"] = True
+            if sent is None:
+                record.update(bytes="unknown", duration=round(duration or 0.0, 6))
         with self._lock:
             self.events.append(record)
         if self.audit_path is not None:
