@@ -316,6 +316,26 @@ def raw_connect(fd: int, address: bytes) -> int:
     return _errno()
 
 
+#: ``pidfd_open`` of a thread rather than a process (Linux 6.9)
+PIDFD_THREAD = os.O_EXCL
+
+
+def _pidfd(tid: int) -> int:
+    """A pidfd for the thread ``tid`` that made the call (a notification names the thread):
+    of that thread (``PIDFD_THREAD``), or before Linux 6.9 of its process (its descriptor
+    table is the one the thread uses; the notification is checked live after this)."""
+    try:
+        return os.pidfd_open(tid, PIDFD_THREAD)
+    except OSError as exc:
+        if exc.errno != EINVAL:
+            raise
+    with open(f"/proc/{tid}/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"Tgid:"):
+                return os.pidfd_open(int(line.split()[1]))
+    raise OSError(EINVAL, "no thread group")
+
+
 # -- the handoff ---------------------------------------------------------------------------
 
 def _sockaddr(data: bytes) -> tuple[int, str, int] | None:
@@ -526,7 +546,7 @@ class Handoff:
     def _decide(self, ident: int, pid: int, target: int, pointer: int, length: int) -> int | None:
         """The answer for one connect (0 or a negative errno), None when already answered."""
         try:
-            pidfd = os.pidfd_open(pid)
+            pidfd = _pidfd(pid)
         except OSError:
             return -ECONNREFUSED
         copy = -1
@@ -612,12 +632,11 @@ class Handoff:
             if port not in broker.loopback_ports:
                 return None
             decision = judge.judge(HOST_LOOPBACK, port)
+            # (the host's 127.0.0.1, as the relay; an IPv6 socket tries ::1 after it)
             if family == _socket.AF_INET:
                 targets = ["127.0.0.1"]
-            elif address == "::1" or v6only:
-                targets = ["::1"]
             else:
-                targets = ["::ffff:127.0.0.1"]
+                targets = ["::1"] if v6only else ["::ffff:127.0.0.1", "::1"]
             return decision.replace(addresses=tuple(targets)), "host-loopback", targets
         four = _fake_v4(address)
         if four is None or not broker.capture:

@@ -35,6 +35,14 @@ if mode == "download":  # HOST PORT: the body's length and sha256
     sock.connect((args[0], int(args[1])))
     body = fetch(sock)
     print(len(body), hashlib.sha256(body).hexdigest())
+elif mode == "thread":  # HOST PORT: the download from a thread other than the main one
+    import threading
+
+    got = []
+    worker = threading.Thread(target=lambda: got.append(fetch(socket.create_connection((args[0], int(args[1])), 10))))
+    worker.start()
+    worker.join()
+    print(len(got[0]), hashlib.sha256(got[0]).hexdigest())
 elif mode == "nonblocking":  # HOST PORT
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setblocking(False)

@@ -266,7 +266,8 @@ def test_a_stopped_broker_refuses_connections(world: World, as_root: bool) -> No
                          stop_after=str(marker), go=str(go))
     lines = result["out"].splitlines()
     assert lines[0] == "hello from the test host", result
-    assert result["exit_status"] == 3 and lines[1].startswith("failed:") and "refused" in lines[1].lower(), result
+    assert result["exit_status"] == 3 and lines[1].startswith("failed:") and (
+        "refused" in lines[1].lower() or "function not implemented" in lines[1].lower()), result  # (ENOSYS: the handoff)
 
 
 @pytest.mark.parametrize("as_root", [False, True], ids=["uid 65534", "root"])

@@ -189,6 +189,14 @@ def test_a_granted_download_is_handed_over_intact(world: World) -> None:
         assert 20 < record["bytes_sent"] < 100
 
 
+def test_a_connect_from_another_thread(world: World) -> None:
+    """(a notification names the thread, not the process)"""
+    outcome, out, err = _probe(world, "thread", "127.0.0.1", str(world.server.port))
+    assert (outcome.exit_status, out.strip()) == (0, _digest()), err
+    (record,) = _records(world, "probe.py thread")
+    assert record["handed_over"]
+
+
 def test_curl_download_through_the_handoff(world: World) -> None:
     if shutil.which("curl") is None:
         pytest.skip("no curl")
