@@ -224,8 +224,8 @@ def _build(compiler: str, directory: str, path: str) -> tuple[bytes | None, str]
                 os.replace(temporary, path)
                 data = _read_trusted(path)
                 return (data, "") if data is not None else (None, "the compiled launcher cannot be read back")
-            problem = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] and \
-                done.stderr.decode("utf-8", "replace").strip().splitlines()[-1] or f"status {done.returncode}"
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            problem = said[-1] if said else f"status {done.returncode}"
         return None, f"the launcher did not compile: {problem}"
     finally:
         try:
@@ -291,9 +291,10 @@ def _libc(name: str) -> Callable[..., int]:
         class Libc:
             _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
 
-        found = _calls[name] = Function((name, Libc()))
+        libc: Any = Libc()
+        found = _calls[name] = Function((name, libc))
         _calls["errno"] = _ctypes.get_errno
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _errno() -> int:
@@ -633,10 +634,7 @@ class Handoff:
                 return None
             decision = judge.judge(HOST_LOOPBACK, port)
             # (the host's 127.0.0.1, as the relay; an IPv6 socket tries ::1 after it)
-            if family == _socket.AF_INET:
-                targets = ["127.0.0.1"]
-            else:
-                targets = ["::1"] if v6only else ["::ffff:127.0.0.1", "::1"]
+            targets = ["127.0.0.1"] if family == _socket.AF_INET else ["::1"] if v6only else ["::ffff:127.0.0.1", "::1"]
             return decision.replace(addresses=tuple(targets)), "host-loopback", targets
         four = _fake_v4(address)
         if four is None or not broker.capture:

@@ -208,7 +208,7 @@ def test_curl_download_through_the_handoff(world: World) -> None:
 
 def test_an_ungranted_loopback_port_is_the_sandboxs_own(world: World) -> None:
     before = world.closed.accepted
-    outcome, out, _ = _probe(world, "refused", "127.0.0.1", str(world.closed.port))
+    _outcome, out, _ = _probe(world, "refused", "127.0.0.1", str(world.closed.port))
     assert out.strip() == "failed ECONNREFUSED"
     assert world.closed.accepted == before  # the host's port was never reached
 
@@ -236,7 +236,7 @@ def test_a_fake_address_is_handed_over_and_a_refused_one_recorded(world: World) 
 
 
 def test_nonblocking_connect(world: World) -> None:
-    outcome, out, err = _probe(world, "nonblocking", "127.0.0.1", str(world.server.port))
+    _outcome, out, err = _probe(world, "nonblocking", "127.0.0.1", str(world.server.port))
     lines = out.splitlines()
     assert lines[0] in ("connect 0", "connect EINPROGRESS") and lines[1:] == [
         "so_error 0", "nonblocking True", "cloexec True", f"body {len(BODY)}"], out + err
@@ -272,13 +272,13 @@ def test_the_other_paths_still_work(world: World) -> None:
 
 
 def test_a_handed_socket_cannot_be_repointed(world: World) -> None:
-    outcome, out, err = _probe(world, "unspec", "127.0.0.1", str(world.server.port))
+    _outcome, out, err = _probe(world, "unspec", "127.0.0.1", str(world.server.port))
     assert out.splitlines() == ["again EISCONN", "other EISCONN", "unspec -1 ENOTSUP", "listen EINVAL",
                                 "bind EINVAL", f"still {len(BODY)}"], out + err
 
 
 def test_fast_open_is_refused(world: World) -> None:
-    outcome, out, err = _probe(world, "fastopen", "127.0.0.1", str(world.server.port))
+    _outcome, out, _err = _probe(world, "fastopen", "127.0.0.1", str(world.server.port))
     assert out.splitlines() == ["fresh ENOTSUP", "handed ENOTSUP"]  # (EOPNOTSUPP), out + err
 
 
@@ -319,7 +319,7 @@ def test_broker_stopped_mid_run(world: World) -> None:
         threading.Thread(target=kill, daemon=True).start()
 
     before = world.server.accepted
-    outcome, out, err = _probe(world, "twice", "127.0.0.1", str(world.server.port), str(marker), str(go),
+    _outcome, out, err = _probe(world, "twice", "127.0.0.1", str(world.server.port), str(marker), str(go),
                                hooks=BrokerHooks(resolver=world.resolver, on_start=on_start))
     assert stopped.is_set()
     assert out.splitlines() == [f"first {len(BODY)}", "second ENOSYS"], out + err
