@@ -14,9 +14,16 @@ How a connection gets out
    that namespace's loopback — the HTTP proxy port, the SOCKS5 port and one port per
    ``allow host-loopback:PORT`` — from a short-lived child of its own that enters the
    namespace (:func:`listen_in_sandbox`), keeps them, and only then lets the command start.
-   No process of stockade runs inside, nothing inside holds a descriptor of the broker, and
-   no unix socket is made or reachable there: the seccomp filter that refuses
-   ``socket(AF_UNIX)`` stays as it is.
+   Nothing inside holds a descriptor of those listeners, and no unix socket is made or
+   reachable there: the seccomp filter that refuses ``socket(AF_UNIX)`` stays as it is.
+   The one program of stockade that runs inside is the connect launcher of the handoff
+   (:mod:`stockade.runtime.handoff`), when a C compiler could build it: bubblewrap runs it
+   in place of the command; it installs a seccomp filter on itself that sends every
+   ``connect`` to a user-space listener (and refuses ``MSG_FASTOPEN`` sends and
+   ``SIOCGSKNS``), sends that listener to the broker over a socket pair bubblewrap passed
+   it, closes both and execs the command (same ``argv``, environment, ``/proc/self/exe``).
+   It runs with the command's privileges only, and even a hostile process holding such a
+   listener can only *ask* for connections: the broker judges each one.
 2. The broker accepts on those sockets (they stay in the sandbox's namespace; the broker
    itself is in the host's) and speaks HTTP proxy (absolute-form requests, each framed,
    judged and recorded on its own, and ``CONNECT``), SOCKS5 (``CONNECT`` with a domain
@@ -36,12 +43,22 @@ How a connection gets out
    address, the deciding rule and its ``file:line``, the command) and is summarised at the
    end of the run; each allowed connection is a record with its byte counts when it ends.
 
+With the launcher, a connection to a ``host-loopback`` grant or to a fake address of the
+stub resolver is not relayed: the broker, answering the ``connect``, judges it as above,
+connects a socket of the host's namespace to the checked address and puts it in the
+process in place of its own (``SECCOMP_IOCTL_NOTIF_ADDFD``), so the kernel carries the
+bytes (:mod:`stockade.runtime.handoff`: how, why a handed socket cannot be re-pointed, and
+its byte counts).  Every other ``connect`` the broker makes on the process's own socket,
+in the sandbox's namespace; proxy clients are relayed as before.  When the broker stops,
+the listener closes and every ``connect`` inside fails with ``ENOSYS``.
+
 A client that ignores the proxy variables finds no route: the namespace has nothing but
 its loopback — unless the namespace takes the routes and port 53 (the first of
 :meth:`Broker.spec_attempts` that opens): then every address there is local, a stub
 resolver answers DNS with fake addresses and capture listeners take the connections,
 judged the same way (:mod:`stockade.runtime.netstub`).  When the broker stops (the run
-ends, or it is killed), its listeners close: connections are refused, never opened.
+ends, or it is killed), its listeners close: connections are refused (or fail with
+``ENOSYS`` under the launcher's filter), never opened.
 """
 
 from __future__ import annotations
