@@ -61,7 +61,9 @@ Byte counts: the broker no longer sees the bytes.  It subscribes to sock_diag's
 ``SKNLGRP_INET_TCP_DESTROY`` in the host's namespace; when a handed socket (known by its
 ``SO_COOKIE``) is destroyed, its record gets the kernel's ``tcpi_bytes_acked`` and
 ``tcpi_bytes_received`` (sequence space: they include one for the SYN sent, one for each
-FIN).  Where that subscription fails, or a socket outlives the run's end, the record says
+FIN).  A handed socket still open when the run ends (its close not finished) is asked for
+by its addresses and cookie (a sock_diag request): its counts so far.  Where neither
+answers (the subscription is refused, a message was lost), the record says
 ``bytes: unknown`` and carries no counts.
 """
 
@@ -155,6 +157,21 @@ def _read_trusted(path: str) -> bytes | None:
     return data if data[:4] == b"\x7fELF" else None
 
 
+def kernel_ready() -> bool:
+    """Whether this kernel has ``SO_NETNS_COOKIE`` (Linux 5.14, as seccomp's ``ADDFD``
+    with ``SETFD``): without it a handed socket could not be told from the sandbox's own."""
+    try:
+        probe = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    except OSError:
+        return False
+    try:
+        return len(probe.getsockopt(_socket.SOL_SOCKET, SO_NETNS_COOKIE, 8)) == 8
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
 def _compiler(environ: Mapping[str, str]) -> str | None:
     """The C compiler: ``$STOCKADE_CC`` (a path), else ``cc``, ``gcc`` or ``clang`` on PATH."""
     given = environ.get(COMPILER_VARIABLE)
@@ -180,6 +197,8 @@ def launcher_binary(environ: Mapping[str, str] | None = None) -> tuple[bytes | N
     machine = os.uname().machine
     if not sys.platform.startswith("linux") or machine not in ("x86_64", "aarch64"):
         return None, f"no launcher for `{machine}`"
+    if not kernel_ready():
+        return None, "the kernel is older than Linux 5.14 (no `SO_NETNS_COOKIE`, seccomp `ADDFD` with `SETFD`)"
     try:
         with open(SOURCE, "rb") as handle:
             source = handle.read()
@@ -358,6 +377,18 @@ def _loopback(address: str) -> bool:
     return text.startswith("127.") or text in ("0.0.0.0", "::1", "::")
 
 
+def _in_pool(address: str) -> bool:
+    """Whether an IPv4 address is in the stub resolver's range (:data:`~stockade.runtime.netstub.POOL`)."""
+    from stockade.runtime.netstub import POOL
+
+    try:
+        value = int.from_bytes(_socket.inet_aton(address), "big")
+        base = int.from_bytes(_socket.inet_aton(POOL[0]), "big")
+    except OSError:
+        return False
+    return value >> (32 - POOL[1]) == base >> (32 - POOL[1])
+
+
 def _fake_v4(address: str) -> str | None:
     """The IPv4 address of ``address`` (itself, or IPv4-mapped), else None."""
     if address.lower().startswith("::ffff:") and "." in address:
@@ -373,10 +404,15 @@ _COPIED = ((_socket.IPPROTO_TCP, _socket.TCP_NODELAY), (_socket.SOL_SOCKET, _soc
 class _Pending:
     """A handed socket whose record waits for its byte counts."""
 
-    def __init__(self, decision: Decision, protocol: str, started: float):
+    def __init__(self, decision: Decision, protocol: str, started: float, family: int, local: tuple[Any, ...],
+                 peer: tuple[Any, ...], cookie: int):
         self.decision = decision
         self.protocol = protocol
         self.started = started
+        self.family = family
+        self.local = local
+        self.peer = peer
+        self.cookie = cookie
 
 
 class Handoff:
@@ -480,7 +516,17 @@ class Handoff:
         if self._done is not None:
             self._done.join(5)
         if self._pending and self._diag is not None:
-            self._drain(time.monotonic() + DRAIN_WAIT)
+            self._drain(time.monotonic())  # (what came already)
+            with self._lock:
+                left = list(self._pending.values())
+            for pending in left:  # still open (a close not finished): the counts so far
+                counts = _query(pending)
+                if counts is not None:
+                    with self._lock:
+                        self._pending.pop(pending.cookie, None)
+                    self._record_counts(pending, counts)
+            if self._pending:  # destroyed just now: its message may be on its way
+                self._drain(time.monotonic() + DRAIN_WAIT)
         with self._lock:
             left, self._pending = list(self._pending.values()), {}
         for pending in left:
@@ -598,7 +644,7 @@ class Handoff:
             cookie = sock.getsockopt(_socket.SOL_SOCKET, SO_NETNS_COOKIE, 8)
         except OSError:
             cookie = b""
-        if not self.netns_cookie or cookie != self.netns_cookie:
+        if self.netns_cookie and cookie != self.netns_cookie:
             # a socket of another namespace: one the broker handed over (it stays connected,
             # so it can never listen or be pointed elsewhere)
             return -EOPNOTSUPP if address[:2] == b"\0\0" else -EISCONN
@@ -610,7 +656,7 @@ class Handoff:
         parsed = _sockaddr(address)
         if parsed is not None and sock.type == _socket.SOCK_STREAM and sock.proto in (0, _socket.IPPROTO_TCP) \
                 and parsed[0] == family:
-            handled = self._handled(parsed[1], parsed[2], family, sock)
+            handled = self._handled(parsed[1], parsed[2], family, sock) if self.netns_cookie else None
             if handled is not None:
                 return self._hand_over(ident, pid, target, copy, sock, *handled)
         return -raw_connect(copy, address)
@@ -618,7 +664,13 @@ class Handoff:
     def _handled(self, address: str, port: int, family: int, sock: Any) -> tuple[Decision, str, list[str]] | None:
         """(decision, protocol, addresses to connect to) for a connect the handoff takes."""
         broker = self.broker
-        judge = broker._judge()
+        loopback = _loopback(address)
+        four = None if loopback else _fake_v4(address)
+        if loopback and port not in broker.loopback_ports:
+            return None
+        if not loopback and (four is None or not broker.capture or not _in_pool(four)):
+            return None
+        judge = broker._judge()  # (only now: a connect elsewhere never loads the policy)
         if judge is None:
             return None
         from stockade.runtime.broker import HOST_LOOPBACK
@@ -629,16 +681,12 @@ class Handoff:
                 v6only = bool(sock.getsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY))
             except OSError:
                 pass
-        if _loopback(address):
-            if port not in broker.loopback_ports:
-                return None
+        if loopback:
             decision = judge.judge(HOST_LOOPBACK, port)
             # (the host's 127.0.0.1, as the relay; an IPv6 socket tries ::1 after it)
             targets = ["127.0.0.1"] if family == _socket.AF_INET else ["::1"] if v6only else ["::ffff:127.0.0.1", "::1"]
             return decision.replace(addresses=tuple(targets)), "host-loopback", targets
-        four = _fake_v4(address)
-        if four is None or not broker.capture:
-            return None
+        assert four is not None
         stub = broker._stub()
         if stub is None or not stub.pool.contains(four):
             return None
@@ -717,6 +765,8 @@ class Handoff:
         try:
             upstream.setblocking(not nonblocking)
             cookie = int.from_bytes(upstream.getsockopt(_socket.SOL_SOCKET, SO_COOKIE, 8), sys.byteorder)
+            pending = _Pending(decision, protocol, time.monotonic(), upstream.family, upstream.getsockname(),
+                               upstream.getpeername(), cookie)
             with self._lock:
                 if self.listener < 0:
                     return None
@@ -725,7 +775,7 @@ class Handoff:
                         "=QIIII", ident, ADDFD_FLAG_SETFD, upstream.fileno(), target, os.O_CLOEXEC if cloexec else 0))
                 except OSError:
                     return None  # (the client is gone, or gave up)
-                self._pending[cookie] = _Pending(decision, protocol, time.monotonic())
+                self._pending[cookie] = pending
             return 0
         finally:
             _close_quietly(upstream)
@@ -751,7 +801,7 @@ class Handoff:
         waiter.register(self._diag.fileno(), POLLIN)
         while self._pending:
             left = deadline - time.monotonic()
-            if left <= 0 or not waiter.poll(int(left * 1000) + 1):
+            if not waiter.poll(max(int(left * 1000), 0)):
                 return
             self._destroyed()
 
@@ -763,6 +813,36 @@ class Handoff:
             # (the kernel's counts are sequence space: less the SYN sent; a FIN may add one each way)
             self.broker._record(pending.decision, pending.protocol, sent=max(counts[0] - 1, 0), received=counts[1],
                                 duration=duration, handoff="kernel")
+
+
+def _query(pending: _Pending) -> tuple[int, int] | None:
+    """The kernel's counts of a handed socket that is still open (a sock_diag request for
+    its addresses and cookie), else None."""
+    family = pending.family
+
+    def packed(address: tuple[Any, ...]) -> bytes:
+        raw = _socket.inet_pton(family, address[0])
+        return raw.ljust(16, b"\0")
+
+    try:
+        sockid = (_struct.pack("!HH", pending.local[1], pending.peer[1]) + packed(pending.local) + packed(pending.peer)
+                  + _struct.pack("=III", 0, pending.cookie & 0xFFFFFFFF, pending.cookie >> 32))
+        request = _struct.pack("=BBBBI", family, _socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1), 0, 0xFFFFFFFF) + sockid
+        message = _struct.pack("=IHHII", 16 + len(request), SOCK_DIAG_BY_FAMILY, 1, 1, 0) + request
+        diag = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_RAW | _socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG)
+    except Exception:  # (a bad address, a struct out of range: no counts)
+        return None
+    try:
+        diag.settimeout(1.0)
+        diag.send(message)
+        for cookie, counts in _destroy_messages(diag.recv(1 << 16)):
+            if cookie == pending.cookie and counts is not None:
+                return counts
+    except OSError:
+        pass
+    finally:
+        diag.close()
+    return None
 
 
 def _destroy_messages(data: bytes) -> list[tuple[int, tuple[int, int] | None]]:

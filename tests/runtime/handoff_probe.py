@@ -132,6 +132,14 @@ elif mode == "twice":  # HOST PORT MARKER GO: connect, then wait for GO and conn
         print("second connected")
     except OSError as exc:
         print("second", error_name(exc))
+elif mode == "leave-open":  # HOST PORT: read what the server sends first, exit without closing
+    sock = socket.create_connection((args[0], int(args[1])), 10)
+    sock.sendall(b"hello")
+    got = b""
+    while len(got) < 1000:
+        got += sock.recv(1000 - len(got))
+    print(len(got), flush=True)
+    os._exit(0)
 elif mode == "self":  # what the command sees of itself
     with open("/proc/self/cmdline", "rb") as handle:
         print("argv", handle.read().split(b"\0")[:2])

@@ -75,6 +75,31 @@ class _Server:
         self.server.close()
 
 
+class _Holder:
+    """A server on the host's loopback that sends 1000 bytes and never closes a connection."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            conn.sendall(b"h" * 1000)
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.server.shutdown(socket.SHUT_RDWR)
+        self.server.close()
+        for conn in self.held:
+            conn.close()
+
+
 @dataclass
 class World:
     root: Path
@@ -86,6 +111,7 @@ class World:
     closed: _Server
     server6: _Server | None
     resolver: TableResolver
+    holder: _Holder
 
 
 def _has_ipv6_loopback() -> bool:
@@ -101,7 +127,7 @@ def _has_ipv6_loopback() -> bool:
 def world() -> Iterator[World]:
     root = box_root()
     mp = pytest.MonkeyPatch()
-    server, closed = _Server(), _Server()
+    server, closed, holder = _Server(), _Server(), _Holder()
     server6 = _Server("::1") if _has_ipv6_loopback() else None
     try:
         for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
@@ -114,7 +140,7 @@ def world() -> Iterator[World]:
         home = workspace / "home"
         home.mkdir(parents=True)
         shutil.copy(HERE / "handoff_probe.py", workspace / "probe.py")
-        grants = f"host-loopback:{server.port}" + (f" host-loopback:{server6.port}" if server6 else "")
+        grants = f"host-loopback:{server.port} host-loopback:{holder.port}" + (f" host-loopback:{server6.port}" if server6 else "")
         policy = root / "handoff.policy"
         policy.write_text(f"""\
 policy "handoff-test"
@@ -140,9 +166,9 @@ commands {{
 }}
 """)
         resolver = TableResolver({"svc.test": ["127.0.0.1"], "only443.test": ["127.0.0.1"]})
-        yield World(root, workspace, home, policy, root / "audit.jsonl", server, closed, server6, resolver)
+        yield World(root, workspace, home, policy, root / "audit.jsonl", server, closed, server6, resolver, holder)
     finally:
-        for each in (server, closed, server6):
+        for each in (server, closed, server6, holder):
             if each is not None:
                 each.close()
         mp.undo()
@@ -195,6 +221,18 @@ def test_a_connect_from_another_thread(world: World) -> None:
     assert (outcome.exit_status, out.strip()) == (0, _digest()), err
     (record,) = _records(world, "probe.py thread")
     assert record["handed_over"]
+
+
+def test_a_connection_still_open_at_the_end_is_counted(world: World) -> None:
+    """(the peer never closes: the handed socket outlives the sandbox, its counts are asked for)"""
+    outcome, out, err = _probe(world, "leave-open", "127.0.0.1", str(world.holder.port))
+    assert (outcome.exit_status, out.strip()) == (0, "1000"), err
+    (record,) = _records(world, "leave-open")
+    assert record["handed_over"] and record["decision"] == "allow"
+    if "bytes" in record:
+        assert record["bytes"] == "unknown" and "bytes_sent" not in record
+    else:
+        assert record["bytes_received"] == 1000 and record["bytes_sent"] in (5, 6)
 
 
 def test_curl_download_through_the_handoff(world: World) -> None:
