@@ -2,7 +2,8 @@
  *
  * Run by bubblewrap inside the sandbox, in place of the command, as
  *     connect-launch FD COMMAND [ARG...]
- * It installs a seccomp filter on itself that
+ * It enters a Landlock domain of its own (see handoff() for why), then installs a seccomp
+ * filter on itself that
  *   - sends every connect(2) to a user-space listener (SECCOMP_RET_USER_NOTIF),
  *   - refuses sendto/sendmsg/sendmmsg with MSG_FASTOPEN in their flags (EOPNOTSUPP),
  *   - refuses ioctl(SIOCGSKNS) (EPERM),
@@ -46,6 +47,10 @@
 #define MSG_FASTOPEN 0x20000000
 #endif
 #define SIOCGSKNS_NUMBER 0x894C
+/* landlock(7), Linux 5.13: the same numbers on x86_64 and aarch64 */
+#define NR_LANDLOCK_CREATE_RULESET 444
+#define NR_LANDLOCK_RESTRICT_SELF 446
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 
 #if defined(__x86_64__)
 #define FILTER_ARCH AUDIT_ARCH_X86_64
@@ -93,6 +98,23 @@ static int handoff(int channel)
     };
     struct sock_fprog program = {sizeof(code) / sizeof(code[0]), code};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    /* A Landlock domain of its own first, for its ptrace scoping: the command and its
+     * descendants cannot ptrace, or read or write the memory of, a process outside the
+     * domain - bubblewrap's init, pid 1 of the sandbox, which lacks this filter and could
+     * otherwise be made to disconnect a handed socket.  The domain handles no file or
+     * network access (a file ruleset would refuse renames across directories); its one
+     * scope, abstract unix sockets, is refused in the sandbox anyway.  Needs Landlock ABI 6
+     * (Linux 6.12).  No domain: no listener. */
+    struct {
+        unsigned long long handled_access_fs, handled_access_net, scoped;
+    } ruleset = {0, 0, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET};
+    int domain = (int)syscall(NR_LANDLOCK_CREATE_RULESET, &ruleset, sizeof(ruleset), 0);
+    if (domain < 0)
+        return -1;
+    long restricted = syscall(NR_LANDLOCK_RESTRICT_SELF, domain, 0);
+    close(domain);
+    if (restricted != 0)
         return -1;
     /* once the broker has read a connect, a signal does not interrupt it (Linux 5.19): a
      * restarted connect would find the socket connected already */

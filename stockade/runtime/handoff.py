@@ -15,15 +15,22 @@ How
    (``connect_launch.c``, compiled once per source with the host's C compiler into
    stockade's cache directory, :func:`launcher_binary`) in place of the command.  It is
    given to the sandbox by content (``--perms 0555 --ro-bind-data FD /dev/.stockade-connect``
-   from a memfd the host filled), never by a path the sandbox could write.  It installs a
-   seccomp filter on itself with ``SECCOMP_FILTER_FLAG_NEW_LISTENER`` — every ``connect``
+   from a memfd the host filled), never by a path the sandbox could write.  It enters a
+   Landlock domain of its own (no file or network rule; Landlock ABI 6, Linux 6.12), whose
+   ptrace scoping keeps the command from tracing or writing the memory of bubblewrap's
+   init — pid 1 inside, the one process there without the filter below, which could
+   otherwise be driven to disconnect a handed socket — then installs a
+   seccomp filter on itself with ``SECCOMP_FILTER_FLAG_NEW_LISTENER`` (and
+   ``WAIT_KILLABLE_RECV`` where the kernel has it) — every ``connect``
    goes to a user-space listener; ``sendto``/``sendmsg``/``sendmmsg`` with
    ``MSG_FASTOPEN`` fail with ``EOPNOTSUPP``; ``ioctl(SIOCGSKNS)`` fails with ``EPERM`` —
    sends the listener to the host over a socket pair, closes both and execs the command
    (same ``argv``, environment and ``/proc/self/exe`` as without it).  When anything of
    that fails it execs the command anyway: the broker relays, as before.  It has no
    privilege the command lacks: a hostile process holding such a listener can only *ask*
-   the broker for connections, which the broker judges.
+   the broker for connections, which the broker judges; and it cannot install a listener
+   of its own to answer its connects itself (the kernel allows one listener per filter
+   chain: ``EBUSY``).
 2. **Each notified connect** (:meth:`Handoff._handle`): the broker opens a pidfd of the
    process and its ``/proc/PID/mem``, checks the notification is still live
    (``SECCOMP_IOCTL_NOTIF_ID_VALID``: the pid was not reused), reads the socket address
