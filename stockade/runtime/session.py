@@ -615,7 +615,8 @@ class _Bridge:
             return "handoff"
         if self.launch is None:
             return f"relay: {self.why_not}" if self.why_not else "relay"
-        return "relay: the launcher sent no listener (a kernel without seccomp user notification?)"
+        return ("relay: the launcher sent no listener (a kernel without Landlock ABI 6 or seccomp user "
+                "notification, or the command did not start)")
 
     def started(self, pid: int | None = None) -> None:
         """bubblewrap (``pid``) has started, or failed to (None): close the descriptors it was
