@@ -384,6 +384,18 @@ def _loopback(address: str) -> bool:
     return text.startswith("127.") or text in ("0.0.0.0", "::1", "::")
 
 
+def _fresh(sock: Any) -> bool:
+    """Whether a socket is neither listening nor connected (a connect on one that is gets
+    the kernel's own answer, ``EINVAL`` or ``EISCONN``, never a handed socket)."""
+    try:
+        if sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_ACCEPTCONN):
+            return False
+        sock.getpeername()
+    except OSError:
+        return True
+    return False
+
+
 def _in_pool(address: str) -> bool:
     """Whether an IPv4 address is in the stub resolver's range (:data:`~stockade.runtime.netstub.POOL`)."""
     from stockade.runtime.netstub import POOL
@@ -662,7 +674,7 @@ class Handoff:
             return -EOPNOTSUPP
         parsed = _sockaddr(address)
         if parsed is not None and sock.type == _socket.SOCK_STREAM and sock.proto in (0, _socket.IPPROTO_TCP) \
-                and parsed[0] == family:
+                and parsed[0] == family and _fresh(sock):
             handled = self._handled(parsed[1], parsed[2], family, sock) if self.netns_cookie else None
             if handled is not None:
                 return self._hand_over(ident, pid, target, copy, sock, *handled)

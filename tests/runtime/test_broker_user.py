@@ -240,11 +240,14 @@ def test_cli_as_a_normal_user_reaches_an_allowed_host_through_the_proxy(world: W
 
 
 def test_no_process_of_stockade_runs_inside_the_sandbox(world: World) -> None:
-    # every process the sandbox can see (its own pid namespace), by executable
-    done = world.cli("sh", "-c", "for p in /proc/[0-9]*; do readlink $p/exe; done")
+    # every process the sandbox can see (its own pid namespace), by executable (bubblewrap's
+    # init by its command line: the connect launcher's Landlock domain keeps its /proc/1/exe
+    # out of reach; the launcher itself is gone, it became the command)
+    done = world.cli("sh", "-c", "for p in /proc/[0-9]*; do readlink $p/exe || head -c 200 $p/cmdline | "
+                     "tr '\\0' '\\n' | head -n 1; done")
     assert done.returncode == 0, done.stderr
     programs = {os.path.basename(line.strip()) for line in done.stdout.splitlines() if line.strip()}
-    assert "bwrap" in programs and programs <= {"bwrap", "dash", "bash", "sh", "readlink"}, programs
+    assert "bwrap" in programs and programs <= {"bwrap", "dash", "bash", "sh", "readlink", "head", "tr"}, programs
 
 
 @pytest.mark.parametrize("as_root", [False, True], ids=["uid 65534", "root"])
