@@ -376,3 +376,45 @@ def test_a_client_ignoring_the_proxy_is_captured_for_a_normal_user_too(world: Wo
     net = [(r["protocol"], r["decision"], r["host"]) for r in records
            if r.get("event") == "net" and f"captured-{as_root}" in r.get("command", "")]
     assert ("capture", "allow", world.host.address) in net and ("capture", "deny", "198.51.100.9") in net, net
+
+
+def test_the_connect_handoff_for_a_normal_user(world: World) -> None:
+    """A normal user's run hands a `host-loopback` connection over too (the launcher built in
+    its own cache, its filter and Landlock domain made without privilege), and its record has
+    the kernel's byte counts."""
+    from stockade.runtime.handoff import _compiler
+
+    if _compiler(world.env) is None:
+        pytest.skip("no C compiler")
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(100)
+            conn.sendall(b"x" * 100000)
+
+    threading.Thread(target=serve, daemon=True).start()
+    policy = world.root / "loopback.policy"
+    policy.write_text(world.policy.read_text().replace(f"allow {world.host.address}:80", f"allow host-loopback:{port}"))
+    os.chmod(policy, 0o644)
+    script = (f"import socket; s = socket.create_connection(('127.0.0.1', {port}), 10); s.sendall(b'hi'); n = 0\n"
+              "while (c := s.recv(65536)): n += len(c)\nprint(n)")
+    try:
+        done = world.user(world.python, "-m", "stockade", "run", "--policy", str(policy), "--workspace",
+                          str(world.ws), "--", "python3", "-c", script)
+    finally:
+        server.close()
+    assert (done.returncode, done.stdout) == (0, "100000\n"), done.stderr
+    records = [json.loads(line) for line in (world.home / "xdg_state_home" / "stockade" / "audit.jsonl")
+               .read_text().splitlines()]
+    (run_record,) = [r for r in records if r.get("event") == "run" and str(port) in r.get("command", "")]
+    assert run_record["net_handoff"] == "handoff"
+    (record,) = [r for r in records if r.get("event") == "net" and str(port) in r.get("command", "")]
+    assert record["handed_over"] and record["decision"] == "allow"
+    assert record.get("bytes") == "unknown" or (100000 <= record["bytes_received"] <= 100001
+                                                and record["bytes_sent"] in (2, 3)), record

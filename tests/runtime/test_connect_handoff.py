@@ -318,7 +318,7 @@ def test_a_handed_socket_cannot_be_repointed(world: World) -> None:
 def test_init_is_out_of_reach_and_the_listener_cannot_be_shadowed(world: World) -> None:
     """bubblewrap's init (pid 1 inside) has no launcher filter: the command must not be able
     to make it disconnect a handed socket; nor may it install a listener of its own."""
-    outcome, out, err = _probe(world, "pid1")
+    _outcome, out, err = _probe(world, "pid1")
     assert out.splitlines() == ["attach EPERM", "mem EACCES", "listener EBUSY"], out + err
 
 
