@@ -534,6 +534,11 @@ class Handoff:
                 os.write(self._wake_write, b"x")
         if self._done is not None:
             self._done.join(5)
+        else:  # (never started: nothing closes the pipe but this)
+            with self._lock:
+                os.close(self._wake_read)
+                os.close(self._wake_write)
+                self._wake_read = self._wake_write = -1
         if self._pending and self._diag is not None:
             self._drain(time.monotonic())  # (what came already)
             with self._lock:
