@@ -810,9 +810,10 @@ class Handoff:
         """Read destroy messages; write the records of the handed sockets among them."""
         try:
             data = self._diag.recv(1 << 16)
-        except OSError:
+            messages = _destroy_messages(data)
+        except Exception:  # (ENOBUFS when messages were lost: those records say `unknown`)
             return
-        for cookie, counts in _destroy_messages(data):
+        for cookie, counts in messages:
             with self._lock:
                 pending = self._pending.pop(cookie, None)
             if pending is not None:
