@@ -2,8 +2,10 @@
 
 1. **Start-up.**  ``stockade run --policy P -- true`` (cached plan and verdict) for a policy
    with host rules (``allow pypi.org github.com``: the broker starts and its listeners are
-   put in the sandbox's network namespace) against the same policy with ``default deny``
-   and no rules (no broker), interleaved, medians: the ratio and the added milliseconds;
+   put in the sandbox's network namespace, the connect launcher runs before the command)
+   against the same policy with ``default deny`` and no rules (no broker), and the
+   host-rules policy with the handoff off (``STOCKADE_HANDOFF=off``: no launcher),
+   interleaved, medians: the ratio and the added milliseconds;
    as this user and, when this is root with ``setpriv``, as a normal user (uid 65534, a
    home of its own under the benchmark's directory).  The stockade here is this checkout
    (``python -m stockade`` with ``PYTHONPATH``), not an installed copy: both sides pay the
@@ -196,14 +198,18 @@ def main() -> None:
         for who, (run, run_env, run_ws) in runs.items():
             commands[f"{who}: no network rules"] = ([*run, str(policies["none"]), "--", "true"], run_env, run_ws)
             commands[f"{who}: host rules (broker)"] = ([*run, str(policies["hosts"]), "--", "true"], run_env, run_ws)
+            commands[f"{who}: host rules, no handoff"] = ([*run, str(policies["hosts"]), "--", "true"],
+                                                          {**run_env, "STOCKADE_HANDOFF": "off"}, run_ws)
         _median_ms(commands, 2)  # compile and cache the plans and verdicts
         figures = _median_ms(commands, n)
         print(f"stockade run -- true, median of {n} interleaved runs (ms); load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores:")
         for who in runs:
             base, broker = figures[f"{who}: no network rules"], figures[f"{who}: host rules (broker)"]
+            relay = figures[f"{who}: host rules, no handoff"]
             print(f"  {who:24s} no network rules {base:7.1f}   host rules {broker:7.1f}   "
-                  f"×{broker / base:.3f}   {broker - base:+.1f} ms")
+                  f"×{broker / base:.3f}   {broker - base:+.1f} ms   (without the handoff {relay:7.1f}, "
+                  f"{relay - base:+.1f} ms)")
 
         curl = ["curl", "-s", "-w", "%{speed_download}\n"]
         sink = ["-o", "/dev/null"]
