@@ -98,6 +98,10 @@ SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "connect_launc
 COMPILER_VARIABLE = "STOCKADE_CC"
 SWITCH_VARIABLE = "STOCKADE_HANDOFF"
 MAX_BINARY = 8 << 20
+#: How the launcher is compiled (then with ``-static``, else without): freestanding, no C
+#: library, a few kilobytes
+BUILD_FLAGS = ("-O2", "-nostdlib", "-ffreestanding", "-fno-stack-protector", "-fno-pie", "-no-pie",
+               "-fno-asynchronous-unwind-tables", "-s")
 #: Seconds the run's end waits for the destroy messages of handed sockets still open.
 DRAIN_WAIT = 0.3
 
@@ -226,7 +230,8 @@ def launcher_binary(environ: Mapping[str, str] | None = None) -> tuple[bytes | N
 
 
 def _build(compiler: str, directory: str, path: str) -> tuple[bytes | None, str]:
-    """Compile the launcher into ``path`` (``-static``, else without); the bytes or why not."""
+    """Compile the launcher into ``path`` (:data:`BUILD_FLAGS` with ``-static``, else without);
+    the bytes or why not."""
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     except OSError as exc:
@@ -240,7 +245,7 @@ def _build(compiler: str, directory: str, path: str) -> tuple[bytes | None, str]
     try:
         for static in (["-static"], []):
             try:
-                done = subprocess.run([compiler, "-O2", *static, "-o", temporary, SOURCE], capture_output=True,
+                done = subprocess.run([compiler, *BUILD_FLAGS, *static, "-o", temporary, SOURCE], capture_output=True,
                                       timeout=120, stdin=subprocess.DEVNULL)
             except (OSError, subprocess.SubprocessError) as exc:
                 problem = str(exc)

@@ -369,3 +369,18 @@ def test_broker_stopped_mid_run(world: World) -> None:
     assert stopped.is_set()
     assert out.splitlines() == [f"first {len(BODY)}", "second ENOSYS"], out + err
     assert world.server.accepted == before + 1
+
+
+def test_a_missing_or_unexecutable_command_reads_as_without_the_launcher(world: World) -> None:
+    script = world.workspace / "noshebang"
+    script.write_text("echo ran by sh\n")
+    script.chmod(0o755)
+    plain = world.workspace / "plain.txt"
+    plain.write_text("text\n")
+    for argv in (["no-such-command-xyz"], ["./plain.txt"], ["./noshebang"]):
+        seen = []
+        for handoff_on in (True, False):
+            outcome, out, err = _run(world, *argv, hooks=BrokerHooks(resolver=world.resolver, handoff=handoff_on))
+            seen.append((outcome.exit_status, out, err.replace("stockade: ", "")))
+        assert seen[0] == seen[1], seen
+    assert seen[0][:2] == (0, "ran by sh\n")
