@@ -452,6 +452,8 @@ class Handoff:
         self._lock = _thread.allocate_lock()
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
         self._pending: dict[int, _Pending] = {}
+        #: connects being answered (each on a thread of its own), at most MAX_CONNECTIONS
+        self._handling = 0
         self._diag: Any = None
         self._done: Any = None
         #: whether a listener came (the launcher ran and installed its filter)
@@ -577,11 +579,21 @@ class Handoff:
             fcntl.ioctl(self.listener, NOTIF_RECV, buffer, True)
         except OSError:  # (the process is gone, or was interrupted)
             return
-        try:
-            _Task(self._handle, bytes(buffer))
-        except RuntimeError:  # no thread to be had: refused
-            ident = _struct.unpack_from("=Q", buffer, 0)[0]
-            self._respond(ident, -ECONNREFUSED)
+        from stockade.runtime.broker import MAX_CONNECTIONS
+
+        with self._lock:
+            crowded = self._handling >= MAX_CONNECTIONS
+            if not crowded:
+                self._handling += 1
+        if not crowded:
+            try:
+                _Task(self._handle, bytes(buffer))
+                return
+            except RuntimeError:  # no thread to be had
+                with self._lock:
+                    self._handling -= 1
+        # (a flood of connects: the host's threads are not the sandbox's) refused
+        self._respond(_struct.unpack_from("=Q", buffer, 0)[0], -ECONNREFUSED)
 
     def _respond(self, ident: int, error: int) -> None:
         import fcntl
@@ -613,11 +625,15 @@ class Handoff:
         target = args[0] & 0xFFFFFFFF
         length = args[2] & 0xFFFFFFFF
         try:
-            error = self._decide(ident, pid, target, args[1], length)
-        except Exception:  # (nothing a client does ends the broker; refused, never opened)
-            error = -ECONNREFUSED
-        if error is not None:
-            self._respond(ident, error)
+            try:
+                error = self._decide(ident, pid, target, args[1], length)
+            except Exception:  # (nothing a client does ends the broker; refused, never opened)
+                error = -ECONNREFUSED
+            if error is not None:
+                self._respond(ident, error)
+        finally:
+            with self._lock:
+                self._handling -= 1
 
     def _decide(self, ident: int, pid: int, target: int, pointer: int, length: int) -> int | None:
         """The answer for one connect (0 or a negative errno), None when already answered."""
