@@ -2,21 +2,26 @@
 
 1. **Start-up.**  ``stockade run --policy P -- true`` (cached plan and verdict) for a policy
    with host rules (``allow pypi.org github.com``: the broker starts and its listeners are
-   put in the sandbox's network namespace) against the same policy with ``default deny``
-   and no rules (no broker), interleaved, medians: the ratio and the added milliseconds;
+   put in the sandbox's network namespace, the connect launcher runs before the command)
+   against the same policy with ``default deny`` and no rules (no broker), and the
+   host-rules policy with the handoff off (``STOCKADE_HANDOFF=off``: no launcher),
+   interleaved, medians: the ratio and the added milliseconds;
    as this user and, when this is root with ``setpriv``, as a normal user (uid 65534, a
    home of its own under the benchmark's directory).  The stockade here is this checkout
    (``python -m stockade`` with ``PYTHONPATH``), not an installed copy: both sides pay the
    same interpreter start, the difference is the broker's.
 2. **Throughput.**  A 100 MB HTTP download from a server on the host's loopback, by curl:
-   direct on the host, against inside ``stockade run`` through the broker (an
-   ``allow host-loopback:PORT`` grant: listener in the sandbox → broker → host loopback),
-   as this user and as the normal user, twice in one run (the first connection of a run
-   waits for the broker to load the policy, ~10-25 ms), through
-   the HTTP proxy of a broker in this process (``curl -x``), and — when ``socat`` is
-   installed — through a bare relay hop (socat with 1 MB buffers, no policy: what any
-   user-space relay costs); curl's own ``speed_download`` (bytes ÷ curl's total time for
-   that transfer), median of N rounds, interleaved; the ratios against direct.
+   direct on the host, against inside ``stockade run`` under an ``allow host-loopback:PORT``
+   grant — through the **connect handoff** (curl connects to ``127.0.0.1:PORT``; the broker
+   hands it a socket of the host: no relay), through the **relay** with the handoff off
+   (``STOCKADE_HANDOFF=off``: listener in the sandbox → broker → host loopback), and
+   through the broker's HTTP proxy inside (``curl -x``: proxy clients always relay) — as
+   this user and as the normal user, twice in one run (the first connection of a run waits
+   for the broker to load the policy, ~10-25 ms); through the HTTP proxy of a broker in
+   this process (``curl -x``), and — when ``socat`` is installed — through a bare relay hop
+   (socat with 1 MB buffers, no policy: what any user-space relay costs); curl's own
+   ``speed_download`` (bytes ÷ curl's total time for that transfer), median of N rounds,
+   interleaved; the ratios against direct.
 
 The normal user runs the interpreter that runs this benchmark when it can read it, else
 ``/usr/bin/python3`` of the same version with this interpreter's ``lark``, ``interegular``
@@ -149,6 +154,22 @@ def _normal_user(work: Path, policies: dict[str, Path]) -> tuple[list[str], dict
     return [setpriv, *AS_USER, python, "-m", "stockade", "run", "--workspace", str(ws), "--policy"], env, ws
 
 
+def _last_run_handoff(env: dict[str, str]) -> str:
+    """The ``net_handoff`` of the last run record in the audit trail of ``env``'s state dir."""
+    import json
+
+    path = Path(env["XDG_STATE_HOME"]) / "stockade" / "audit.jsonl"
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return "unknown (no audit trail)"
+    for line in reversed(lines):
+        record = json.loads(line)
+        if record.get("event") == "run":
+            return str(record.get("net_handoff", "not recorded"))
+    return "unknown"
+
+
 def main() -> None:
     """Measure and print the figures."""
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
@@ -177,14 +198,18 @@ def main() -> None:
         for who, (run, run_env, run_ws) in runs.items():
             commands[f"{who}: no network rules"] = ([*run, str(policies["none"]), "--", "true"], run_env, run_ws)
             commands[f"{who}: host rules (broker)"] = ([*run, str(policies["hosts"]), "--", "true"], run_env, run_ws)
+            commands[f"{who}: host rules, no handoff"] = ([*run, str(policies["hosts"]), "--", "true"],
+                                                          {**run_env, "STOCKADE_HANDOFF": "off"}, run_ws)
         _median_ms(commands, 2)  # compile and cache the plans and verdicts
         figures = _median_ms(commands, n)
         print(f"stockade run -- true, median of {n} interleaved runs (ms); load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores:")
         for who in runs:
             base, broker = figures[f"{who}: no network rules"], figures[f"{who}: host rules (broker)"]
+            relay = figures[f"{who}: host rules, no handoff"]
             print(f"  {who:24s} no network rules {base:7.1f}   host rules {broker:7.1f}   "
-                  f"×{broker / base:.3f}   {broker - base:+.1f} ms")
+                  f"×{broker / base:.3f}   {broker - base:+.1f} ms   (without the handoff {relay:7.1f}, "
+                  f"{relay - base:+.1f} ms)")
 
         curl = ["curl", "-s", "-w", "%{speed_download}\n"]
         sink = ["-o", "/dev/null"]
@@ -209,9 +234,20 @@ def main() -> None:
                 [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--new-session",
                  "--die-with-parent", "--", *curl, "--noproxy", "*", *sink, url], env, ws)
         for who, (run, run_env, run_ws) in runs.items():
-            argv = [*run, str(policies["loopback"]), "--", *curl, *sink, url, *sink, url]  # two in one run
-            downloads[f"stockade run ({who})"] = (argv, run_env, run_ws)
-            subprocess.run(argv, env=run_env, cwd=run_ws, capture_output=True)  # cache the plan
+            twice = [*sink, url, *sink, url]  # two in one run
+            relay_env = {**run_env, "STOCKADE_HANDOFF": "off"}
+            for label, argv, each_env in (
+                    ("handoff", [*run, str(policies["loopback"]), "--", *curl, *twice], run_env),
+                    ("relay", [*run, str(policies["loopback"]), "--", *curl, *twice], relay_env),
+                    ("proxy, curl -x", [*run, str(policies["loopback"]), "--", *curl, "--noproxy", "",
+                                        "-x", "http://127.0.0.1:3128", *twice], run_env)):
+                downloads[f"stockade run, {label} ({who})"] = (argv, each_env, run_ws)
+                done = subprocess.run(argv, env=each_env, cwd=run_ws, capture_output=True, text=True)  # cache the plan
+                if done.returncode != 0:
+                    sys.exit(f"{label} ({who}) failed: {done.stderr[-500:]}")
+            subprocess.run([*run, str(policies["loopback"]), "--", "true"], env=run_env, cwd=run_ws)
+            handoff = _last_run_handoff(run_env)
+            print(f"({who}: the connect handoff is {handoff})")
         downloads["broker in-process (curl -x)"] = ([*curl, "-x", proxy, *sink, url], env, ws)
         socat = None
         if shutil.which("socat"):  # the cost of any relay hop: socat with 1 MB buffers, no policy
@@ -242,7 +278,7 @@ def main() -> None:
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}:")
         for name, values in speeds.items():
             speed = statistics.median(values)
-            print(f"  {name:52s} {speed / 1e6:8.0f}   {speed / direct * 100:5.0f} %")
+            print(f"  {name:72s} {speed / 1e6:8.0f}   {speed / direct * 100:5.0f} %")
     finally:
         blob.server.shutdown(socket.SHUT_RDWR)
         blob.server.close()

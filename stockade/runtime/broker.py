@@ -14,9 +14,16 @@ How a connection gets out
    that namespace's loopback — the HTTP proxy port, the SOCKS5 port and one port per
    ``allow host-loopback:PORT`` — from a short-lived child of its own that enters the
    namespace (:func:`listen_in_sandbox`), keeps them, and only then lets the command start.
-   No process of stockade runs inside, nothing inside holds a descriptor of the broker, and
-   no unix socket is made or reachable there: the seccomp filter that refuses
-   ``socket(AF_UNIX)`` stays as it is.
+   Nothing inside holds a descriptor of those listeners, and no unix socket is made or
+   reachable there: the seccomp filter that refuses ``socket(AF_UNIX)`` stays as it is.
+   The one program of stockade that runs inside is the connect launcher of the handoff
+   (:mod:`stockade.runtime.handoff`), when a C compiler could build it: bubblewrap runs it
+   in place of the command; it installs a seccomp filter on itself that sends every
+   ``connect`` to a user-space listener (and refuses ``MSG_FASTOPEN`` sends and
+   ``SIOCGSKNS``), sends that listener to the broker over a socket pair bubblewrap passed
+   it, closes both and execs the command (same ``argv``, environment, ``/proc/self/exe``).
+   It runs with the command's privileges only, and even a hostile process holding such a
+   listener can only *ask* for connections: the broker judges each one.
 2. The broker accepts on those sockets (they stay in the sandbox's namespace; the broker
    itself is in the host's) and speaks HTTP proxy (absolute-form requests, each framed,
    judged and recorded on its own, and ``CONNECT``), SOCKS5 (``CONNECT`` with a domain
@@ -36,12 +43,22 @@ How a connection gets out
    address, the deciding rule and its ``file:line``, the command) and is summarised at the
    end of the run; each allowed connection is a record with its byte counts when it ends.
 
+With the launcher, a connection to a ``host-loopback`` grant or to a fake address of the
+stub resolver is not relayed: the broker, answering the ``connect``, judges it as above,
+connects a socket of the host's namespace to the checked address and puts it in the
+process in place of its own (``SECCOMP_IOCTL_NOTIF_ADDFD``), so the kernel carries the
+bytes (:mod:`stockade.runtime.handoff`: how, why a handed socket cannot be re-pointed, and
+its byte counts).  Every other ``connect`` the broker makes on the process's own socket,
+in the sandbox's namespace; proxy clients are relayed as before.  When the broker stops,
+the listener closes and every ``connect`` inside fails with ``ENOSYS``.
+
 A client that ignores the proxy variables finds no route: the namespace has nothing but
 its loopback — unless the namespace takes the routes and port 53 (the first of
 :meth:`Broker.spec_attempts` that opens): then every address there is local, a stub
 resolver answers DNS with fake addresses and capture listeners take the connections,
 judged the same way (:mod:`stockade.runtime.netstub`).  When the broker stops (the run
-ends, or it is killed), its listeners close: connections are refused, never opened.
+ends, or it is killed), its listeners close: connections are refused (or fail with
+``ENOSYS`` under the launcher's filter), never opened.
 """
 
 from __future__ import annotations
@@ -583,11 +600,14 @@ class BrokerHooks(Record):
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
     ``on_start``, called with the :class:`Broker` once it holds the sandbox's listeners;
     ``capture=False``: the listeners without the stub resolver and capture, as on a kernel
-    that refuses them (clients that ignore the proxy variables then find no route)."""
+    that refuses them (clients that ignore the proxy variables then find no route);
+    ``handoff=False``: no connect handoff (every connection relayed, as without a C
+    compiler; :mod:`stockade.runtime.handoff`)."""
 
     resolver: Any = None
     on_start: Any = None
     capture: bool = True
+    handoff: bool = True
 
 
 class Broker:
@@ -640,6 +660,9 @@ class Broker:
         self._thread: _Task | None = None
         self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
+        #: the connect handoff (:mod:`stockade.runtime.handoff`) when the run has its launcher
+        self.handoff: Any = None
+        self.netns_cookie = b""
 
     # -- the sandbox side -------------------------------------------------------------------
 
@@ -682,6 +705,10 @@ class Broker:
         (:func:`listen_in_sandbox` opens them); :meth:`serve` then accepts on them."""
         if len(listeners) != len(self.listen_specs()):
             raise ValueError(f"{len(listeners)} listeners for {len(self.listen_specs())} specs")
+        try:  # (the sandbox's namespace, named for the connect handoff: SO_NETNS_COOKIE, Linux 5.14)
+            self.netns_cookie = listeners[0].getsockopt(_socket.SOL_SOCKET, 71, 8) if listeners else b""
+        except OSError:
+            self.netns_cookie = b""
         self._pending = (self._serve_listeners, (list(listeners),))
 
     def spec_attempts(self) -> list[list[ListenSpec]]:
@@ -698,6 +725,19 @@ class Broker:
             out.append(self.listen_specs())
         self.choose(0)
         return out
+
+    def start_handoff(self, channel: Any) -> None:
+        """Serve the connect handoff (:mod:`stockade.runtime.handoff`) for a sandbox whose
+        command starts through the launcher, whose listener comes on ``channel``; after
+        :meth:`serve` (the listeners name the sandbox's namespace)."""
+        from stockade.runtime.handoff import Handoff
+
+        with self._lock:
+            if self._stopped:
+                channel.close()
+                return
+            self.handoff = Handoff(self, channel)
+        self.handoff.start()
 
     def choose(self, index: int) -> None:
         """The listeners opened are those of :meth:`spec_attempts`' entry ``index``."""
@@ -785,6 +825,9 @@ class Broker:
                 self._close_wake()
             else:
                 os.write(self._wake_write, b"x")  # wakes the accepting thread (it closes the pipe)
+            handoff = self.handoff
+        if handoff is not None:
+            handoff.stop()  # (connects fail with ENOSYS from here on)
         for sock in listeners:
             _close(sock)
         for sock in connections:
@@ -1225,7 +1268,10 @@ class Broker:
     # -- the record -----------------------------------------------------------------------------
 
     def _record(self, decision: Decision, protocol: str, *, sent: int | None = None, received: int | None = None,
-                duration: float | None = None, error: str | None = None) -> None:
+                duration: float | None = None, error: str | None = None, handoff: str | None = None) -> None:
+        """Write the audit record of ``decision``.  ``handoff``: the connection was handed to
+        the sandbox (:mod:`stockade.runtime.handoff`): ``kernel`` (the counts are the
+        kernel's) or ``unknown`` (no counts: the record says so)."""
         from stockade.runtime import audit as audit_mod
 
         record: dict[str, Any] = {"time": audit_mod.now_iso(), **self.base, "event": "net",
@@ -1237,6 +1283,10 @@ class Broker:
             record["error"] = error
         if sent is not None:
             record.update(bytes_sent=sent, bytes_received=received, duration=round(duration or 0.0, 6))
+        if handoff is not None:
+            record["handed_over"] = True
+            if sent is None:
+                record.update(bytes="unknown", duration=round(duration or 0.0, 6))
         with self._lock:
             self.events.append(record)
         if self.audit_path is not None:

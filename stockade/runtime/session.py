@@ -520,17 +520,19 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
             create_placeholder_files(placeholder_files)
         bridge: _Bridge | _HostBridge | None = None
         run_prefix = prefix
+        command = argv
         if plan.get("broker") is not None and outcome.backend == "bwrap":
-            bridge = _start_broker(plan, outcome.audit, base, hooks)
+            bridge = _start_broker(plan, outcome.audit, base, hooks, prefix)
             env = {**env, **bridge.broker.environment()}
             run_prefix = [*prefix[:-1], *bridge.options, prefix[-1]]  # (before the final `--`)
+            command = [*bridge.argv, *argv]  # (the connect launcher, when there is one, execs argv)
         elif plan.get("broker") is not None and outcome.backend == "seatbelt":
             bridge = _start_host_broker(plan, outcome.audit, base, hooks)
             env = {**env, **bridge.broker.environment()}
             run_prefix = seatbelt_broker_prefix(prefix, bridge.broker.http_port)
         try:
             host_cwd = ctx["workspace"] if outcome.backend == "bwrap" or overlay else ctx.get("cwd") or ctx["workspace"]
-            result = run_confined(run_prefix, argv, env, limits, cwd=host_cwd, stdout=stdout,
+            result = run_confined(run_prefix, command, env, limits, cwd=host_cwd, stdout=stdout,
                                   stderr=stderr, stdin=stdin, pre_exec=overlay.pre_exec() if overlay else None,
                                   seccomp_programs=checked, workspace=ctx["workspace"],
                                   pass_fds=bridge.fds if bridge else (), after_spawn=bridge.started if bridge else None)
@@ -559,6 +561,8 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         blocked = tuple(bridge.broker.summary())
         warnings = (*warnings, *bridge.broker.problems)
         record["net_blocked"] = len(bridge.broker.blocked())
+        if isinstance(bridge, _Bridge):
+            record["net_handoff"] = bridge.handoff_state()
     if settled is not None:
         record["preview"] = settled.to_json()
     audit_mod.append_record(outcome.audit, record)
@@ -578,19 +582,41 @@ class _Bridge:
     (:class:`~stockade.runtime.broker.SandboxListeners`), starts the broker, and only then
     lets the command start.  When any of that fails it raises R508 and leaves the sandbox
     held: the caller kills it before :meth:`close` lets go of the block, so the command
-    never starts.  No process of stockade runs inside the sandbox.
+    never starts.
+
+    ``launch`` (:class:`~stockade.runtime.handoff.Launch`, or None and ``why_not``): the
+    connect launcher, run by bubblewrap before the command (:attr:`argv` goes before it);
+    its listener reaches the broker for the connect handoff.
     """
 
-    def __init__(self, broker: Any):
+    def __init__(self, broker: Any, launch: Any = None, why_not: str = ""):
         from stockade.runtime.execute import _pipe
 
         self.broker = broker
         self._info, info_write = _pipe()
         block_read, self._block = _pipe()
-        self.fds: tuple[int, ...] = (info_write, block_read)
+        self._own_fds: tuple[int, ...] = (info_write, block_read)
         self.options = ["--info-fd", str(info_write), "--block-fd", str(block_read)]
+        self.launch = launch
+        self.why_not = why_not
+        self.argv: list[str] = []
+        if launch is not None:
+            self.options += launch.options
+            self.argv = list(launch.argv)
+        self.fds: tuple[int, ...] = (*self._own_fds, *(launch.fds if launch is not None else ()))
         self._pending = True
         self._helper: Any = None
+
+    def handoff_state(self) -> str:
+        """How this run's connections got out, for its audit record: ``handoff`` (the
+        launcher's listener came), else ``relay`` and why."""
+        handoff = self.broker.handoff
+        if handoff is not None and handoff.active:
+            return "handoff"
+        if self.launch is None:
+            return f"relay: {self.why_not}" if self.why_not else "relay"
+        return ("relay: the launcher sent no listener (a kernel without Landlock ABI 6 or seccomp user "
+                "notification, or the command did not start)")
 
     def started(self, pid: int | None = None) -> None:
         """bubblewrap (``pid``) has started, or failed to (None): close the descriptors it was
@@ -598,9 +624,12 @@ class _Bridge:
         if not self._pending:
             return
         self._pending = False
-        for fd in self.fds:
+        for fd in self._own_fds:
             os.close(fd)
-        self.fds = ()
+        self.fds = self._own_fds = ()
+        launch = self.launch
+        if launch is not None:
+            launch.started()
         if pid is None:
             return
         from stockade.runtime.broker import SandboxListeners
@@ -616,6 +645,8 @@ class _Bridge:
         self.broker.choose(self._helper.chosen)
         self.broker.adopt(listeners)
         self.broker.serve()
+        if launch is not None:
+            self.broker.start_handoff(launch.channel)  # (its connects wait in the kernel until it serves)
         try:
             os.write(self._block, b"G")  # the command starts; its connections wait in the listeners' queues
         except OSError:
@@ -625,6 +656,8 @@ class _Bridge:
         """The run is over (the sandbox is gone): stop the broker, release the descriptors."""
         self.started(None)
         self.broker.stop()
+        if self.launch is not None and self.broker.handoff is None:
+            self.launch.close()  # (else the handoff closed its channel)
         if self._helper is not None:
             self._helper.reap()
         for fd in (self._info, self._block):
@@ -699,9 +732,11 @@ def _start_host_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[s
 
 
 def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any],
-                  hooks: BrokerHooks | None) -> _Bridge:
+                  hooks: BrokerHooks | None, prefix: Sequence[str] = ()) -> _Bridge:
     """The run's network broker (:mod:`stockade.runtime.broker`) for a plan that needs one;
-    it starts serving once its listeners are inside the sandbox (:meth:`_Bridge.started`)."""
+    it starts serving once its listeners are inside the sandbox (:meth:`_Bridge.started`).
+    With the connect launcher when it can be had (:func:`~stockade.runtime.handoff.launcher_binary`)
+    and the bwrap ``prefix`` makes ``/dev`` its own."""
     from stockade.runtime.broker import Broker
 
     def load_ir() -> Any:
@@ -714,4 +749,18 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
                     resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
                     rule_ports=plan["broker"].get("ports", ()))
     broker.may_capture = hooks.capture if hooks else True
-    return _Bridge(broker)
+    from stockade.runtime import handoff
+
+    launch, why_not = None, ""
+    if hooks is not None and not hooks.handoff:
+        why_not = "turned off by the caller"
+    elif not handoff.usable_prefix(list(prefix)):
+        why_not = "the sandbox's /dev is not a tmpfs of its own"
+    else:
+        binary, why_not = handoff.launcher_binary()
+        if binary is not None:
+            try:
+                launch = handoff.Launch(binary)
+            except OSError as exc:
+                why_not = f"cannot pass the launcher: {exc.strerror or exc}"
+    return _Bridge(broker, launch, why_not)

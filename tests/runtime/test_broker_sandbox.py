@@ -333,7 +333,8 @@ def test_broker_killed_mid_run(net: Net) -> None:
     assert stopped.is_set()
     lines = out.splitlines()
     assert lines[0] == "hello through the broker"
-    assert outcome.exit_status == 3 and lines[1].startswith("failed:") and "refused" in lines[1].lower(), out
+    assert outcome.exit_status == 3 and lines[1].startswith("failed:") and (
+        "refused" in lines[1].lower() or "function not implemented" in lines[1].lower()), out  # (ENOSYS: the handoff)
 
 
 def test_pip_install_from_a_local_index(net: Net) -> None:
