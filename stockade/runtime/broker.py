@@ -621,9 +621,14 @@ class Broker:
     def __init__(self, load_ir: Callable[[], PolicyIR], *, loopback_ports: Sequence[int] = (),
                  audit_path: str | None = None, base: Mapping[str, Any] | None = None,
                  resolver: Resolver | None = None, on_start: Callable[[Broker], object] | None = None,
-                 rule_ports: Sequence[int] = ()):
+                 rule_ports: Sequence[int] = (), decided: Sequence[Sequence[Any]] = ()):
         self.load_ir = load_ir
         self.loopback_ports = tuple(sorted(set(loopback_ports)))
+        #: the policy's decision for each ``host-loopback`` port, from the plan (a connection
+        #: to one is judged without loading the policy; see :func:`stockade.runtime.plan.build_plan`)
+        self.loopback_decided = {int(port): Decision(allowed, HOST_LOOPBACK, int(port), ("127.0.0.1",), reason,
+                                                     rule, where)
+                                 for port, allowed, reason, rule, where in decided if port in self.loopback_ports}
         #: the ports ``allow`` rules name (captured with ``capture``)
         self.rule_ports = tuple(sorted(set(rule_ports)))
         #: the listeners are opened with the namespace's capabilities: the stub resolver and

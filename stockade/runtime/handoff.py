@@ -715,8 +715,11 @@ class Handoff:
             return None
         if not loopback and (four is None or not broker.capture or not _in_pool(four)):
             return None
-        judge = broker._judge()  # (only now: a connect elsewhere never loads the policy)
-        if judge is None:
+        decided = broker.loopback_decided.get(port) if loopback else None
+        # (only now: a connect elsewhere never loads the policy; a host-loopback port's
+        # decision came with the plan)
+        judge = broker._judge() if decided is None else None
+        if judge is None and decided is None:
             return None
         from stockade.runtime.broker import HOST_LOOPBACK
 
@@ -727,11 +730,11 @@ class Handoff:
             except OSError:
                 pass
         if loopback:
-            decision = judge.judge(HOST_LOOPBACK, port)
+            decision = decided if decided is not None else judge.judge(HOST_LOOPBACK, port)  # type: ignore[union-attr]
             # (the host's 127.0.0.1, as the relay; an IPv6 socket tries ::1 after it)
             targets = ["127.0.0.1"] if family == _socket.AF_INET else ["::1"] if v6only else ["::ffff:127.0.0.1", "::1"]
             return decision.replace(addresses=tuple(targets)), "host-loopback", targets
-        assert four is not None
+        assert four is not None and judge is not None
         stub = broker._stub()
         if stub is None or not stub.pool.contains(four):
             return None

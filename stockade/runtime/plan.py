@@ -151,8 +151,25 @@ def build_plan(ir: Any, artifact: Any, backend: str, limits_json: Mapping[str, A
         "glob_scan": data.get("glob_scan") if backend == "bwrap" else None,
         "glob_static": list((data.get("glob_scan") or {}).get("static", ())) if backend == "bwrap" else [],
         # the run's network broker (stockade.runtime.broker): None, or the ports it serves
-        "broker": data.get("broker") if backend in ("bwrap", "seatbelt") else None,
+        "broker": _broker_plan(ir, data.get("broker")) if backend in ("bwrap", "seatbelt") else None,
     }
+
+
+def _broker_plan(ir: Any, broker: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The broker's part of a plan: the ports it serves, and the policy's decision for each
+    ``host-loopback`` port (``decided``: ``[port, allowed, reason, rule, file:line]``) — a
+    pure function of the IR, so that a connection to such a port is judged without loading
+    the policy (:class:`stockade.runtime.broker.Broker`)."""
+    if broker is None:
+        return None
+    from stockade.runtime.broker import HOST_LOOPBACK, Judge
+
+    judge = Judge(ir)
+    decided = []
+    for port in broker.get("loopback", ()):
+        decision = judge.judge(HOST_LOOPBACK, port)
+        decided.append([port, decision.allowed, decision.reason, decision.rule, decision.where])
+    return {**broker, "decided": decided}
 
 
 #: The kinds :func:`path_kind` answers.
@@ -225,6 +242,10 @@ def plan_problem(plan: Any) -> str | None:
     if broker is not None and not (type(broker) is dict and all(
             type(broker.get(key, [])) is list and all(type(p) is int and 0 < p < 65536 for p in broker.get(key, []))
             for key in ("loopback", "ports")) and "loopback" in broker):
+        return "broker"
+    if broker is not None and not (type(broker.get("decided", [])) is list and all(
+            type(entry) is list and len(entry) == 5 and type(entry[0]) is int and type(entry[1]) is bool
+            and all(type(text) is str for text in entry[2:]) for entry in broker.get("decided", []))):
         return "broker"
     if not _strs(get("searched")):
         return "searched"

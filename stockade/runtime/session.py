@@ -747,7 +747,7 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
 
     broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
                     resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
-                    rule_ports=plan["broker"].get("ports", ()))
+                    rule_ports=plan["broker"].get("ports", ()), decided=plan["broker"].get("decided", ()))
     broker.may_capture = hooks.capture if hooks else True
     from stockade.runtime import handoff
 

@@ -215,6 +215,18 @@ def test_a_granted_download_is_handed_over_intact(world: World) -> None:
         assert 20 < record["bytes_sent"] < 100
 
 
+def test_a_granted_port_is_judged_from_the_plan_without_loading_the_policy(world: World) -> None:
+    brokers: list[object] = []
+    outcome, out, err = _probe(world, "download", "127.0.0.1", str(world.server.port), "from-plan",
+                               hooks=BrokerHooks(resolver=world.resolver, on_start=brokers.append))
+    assert (outcome.exit_status, out.strip()) == (0, _digest()), err
+    (broker,) = brokers
+    assert broker.judge is None  # type: ignore[attr-defined]  # (the plan's decision: no IR loaded)
+    (record,) = _records(world, "from-plan")
+    assert record["rule"] == f"allow host-loopback:{world.server.port}"
+    assert record["rule_at"].startswith(str(world.policy))
+
+
 def test_a_connect_from_another_thread(world: World) -> None:
     """(a notification names the thread, not the process)"""
     outcome, out, err = _probe(world, "thread", "127.0.0.1", str(world.server.port))
