@@ -35,7 +35,14 @@ from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.fresh import record_written  # (loaded with the models already: no cold-start cost)
 from stockade.analyzer.models.netconfig import tool_configs
-from stockade.analyzer.models.shellstate import forget_array, subscript_code
+from stockade.analyzer.models.shellstate import (
+    assign_through,
+    declare_nameref,
+    deref,
+    forget_array,
+    nameref_target,
+    subscript_code,
+)
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import (
     ARRAY_KEY,
@@ -45,6 +52,7 @@ from stockade.analyzer.words import (
     ASSOC_SEP,
     INDEX_RE,
     MAX_VALUE_CHARS,
+    NAMEREF,
     WordExpander,
     array_elements,
     assoc_entries,
@@ -333,6 +341,8 @@ class Walker(ControlFlow):
             index = int(name)
             return params[index] if index < len(params) else ""
         value = self.state.variables.get(name)
+        if value and value[0] == UNKNOWN and value.startswith(NAMEREF):  # `declare -n r=X`: X's value now
+            return deref(self, value[2:])
         if self.alternative is not None:
             alternatives = self.state.alternatives
             entry = alternatives.get(name) if alternatives else None
@@ -416,7 +426,18 @@ class Walker(ControlFlow):
 
     def assign(self, name: str, value: str) -> None:
         """``${name:=value}``: the expansion assigns the variable."""
-        self.state.variables[name] = value
+        target = assign_through(self, name, value)
+        if target is not None:
+            self.state.variables[target] = value
+
+    def indirect(self, name: str) -> str | None:
+        """What ``${!name}`` expands to: the name a nameref refers to, else the value of the
+        variable (or array element) that ``$name`` names."""
+        target = nameref_target(self, name)
+        if target is not None:
+            return target if target and target != UNKNOWN else None
+        value = self.lookup(name)
+        return deref(self, value) if value and UNKNOWN not in value else None
 
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk text the grammar kept raw (``${x%$(cmd)}``, `` ${u-`cmd`} ``) as a word."""
@@ -998,9 +1019,11 @@ class Walker(ControlFlow):
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
         saw, self.saw_default = self.saw_default, False
         name, value, _ = self.assignment_value(node)
-        if name == UNKNOWN:
+        target = assign_through(self, name, value) if name != UNKNOWN else None  # (`r=v` of a nameref r)
+        if target is None:
             self.saw_default = saw
             return
+        name = target
         other = self.possible_value(node, name, value, saw)
         if other is not None:
             self.env_assignment(name, other, node, in_shell=True)
@@ -1072,9 +1095,9 @@ class Walker(ControlFlow):
             if child.type == "variable_assignment":
                 saw, self.saw_default = self.saw_default, False
                 name, value, _ = self.assignment_value(child)
-                if nameref and name != UNKNOWN:
-                    target = self.lookup(value) if _IDENT_RE.match(value) else None
-                    value = UNKNOWN if target is None else target
+                if nameref and name != UNKNOWN:  # bound to the name: its value is looked up when used
+                    declare_nameref(self, name, value)
+                    value = self.state.variables[name]
                 other = None
                 if name != UNKNOWN and not nameref:  # (`local d=${1:-~/.ssh}`: either value)
                     other = self.possible_value(child, name, value, saw)
@@ -1091,6 +1114,8 @@ class Walker(ControlFlow):
                             self.env_assignment(name, other, child, in_shell=True)
             elif child.type == "variable_name":
                 name = self.src.node_text(child)
+                if nameref:
+                    declare_nameref(self, name, None)
                 if keyword == "export":
                     self.state.exported = self.state.exported | {name}
                     known = self.state.variables.get(name)
@@ -1104,6 +1129,9 @@ class Walker(ControlFlow):
                         key, _, val = text.partition("=")
                         if "[" in key or "(" in val:  # `declare 'a[1]=x'`, `declare "a=(x)"`: not followed
                             forget_array(self, key.rstrip("+"))
+                            continue
+                        if nameref:
+                            declare_nameref(self, key, val)
                             continue
                         self.state.variables[key.rstrip("+")] = val
                         if keyword == "export" or "*" in self.state.exported:
@@ -1194,6 +1222,8 @@ class Walker(ControlFlow):
     def assign_possible(self, name: str, value: str) -> None:
         """``${P:=word}`` of an unknown ``P``: after the command, ``P`` is its unknown value or
         ``word`` (see :meth:`settle_possible`)."""
+        target = nameref_target(self, name)  # (a nameref: the variable it refers to)
+        name = target if target else name
         if not self.use_defaults and _IDENT_RE.match(name):
             self.possible = [*(self.possible or ()), (name, value)]
 
