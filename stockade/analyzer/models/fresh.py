@@ -481,7 +481,7 @@ _COPY_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix", "-m", "-
 _COPY_OPTIONAL = frozenset({"--backup", "--sparse", "--reflink", "--preserve", "--no-preserve", "--context"})
 
 
-def _known_directory(inv: Invocation, word: str) -> bool:
+def known_directory(inv: Invocation, word: str) -> bool:
     """Whether ``word`` names a directory the analysis knows of: the working directory, the
     workspace, home, the temporary directories, or one ``mkdir`` made earlier in this text."""
     path = inv.path(word)
@@ -502,7 +502,7 @@ def _into_directory(name: str) -> Model:
 
     def model(inv: Invocation) -> None:
         parsed = parse_options(inv.argv, _COPY_VALUES, optional=_COPY_OPTIONAL)
-        into = len(parsed.positionals) == 2 and _known_directory(inv, parsed.positionals[-1][0])
+        into = len(parsed.positionals) == 2 and known_directory(inv, parsed.positionals[-1][0])
         inner(inv)
         if any(option in ("-d", "--directory") for option, _, _ in parsed.options):
             return  # (`install -d`: the operands are directories made)
