@@ -404,3 +404,7 @@ from stockade.analyzer.models import formatters, servers, toolchains  # noqa: E4
 # isort: split
 # (after every other: wrap bun, go, python, xargs and parallel as registered above)
 from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,F401
+
+# isort: split
+# (media and document converters: replace readers' `identify`)
+from stockade.analyzer.models import media  # noqa: E402,F401
