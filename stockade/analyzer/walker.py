@@ -691,11 +691,13 @@ class Walker(ControlFlow):
         if self.stdin_file is not None:  # `sh < f`: a file this command wrote with known content
             read, self.stdin_file = self.stdin_file[0], None
             if read.__class__ is Read:
-                from stockade.analyzer.models.fresh import known_content
+                from stockade.analyzer.models.fresh import foreign_input, known_content
 
-                text = known_content(self, read.path)
+                text = known_content(self, read.path) if getattr(self, "written_text", None) else None
                 if text is not None:
                     stdin = _new_tuple(Stdin, (text, f"`{clip(read.path)}`"))
+                elif foreign_input(self, read.path):  # (`sqlite3 db < /tmp/x.sql`: not the project's own)
+                    stdin = _new_tuple(Stdin, (None, f"`{clip(read.path)}`"))
         if words:
             # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
             # redirection's target on the redirection (as more destinations, or a here-
@@ -846,7 +848,7 @@ class Walker(ControlFlow):
         if operator in (">", ">|", ">>", "&>", "&>>") and descriptor in ("", "1") and \
                 self.effects[-1].__class__ is Write:
             self.stdout_file = (self.effects[-1], operator in (">>", "&>>"))
-        elif operator == "<" and descriptor in ("", "0") and getattr(self, "written_text", None):
+        elif operator == "<" and descriptor in ("", "0"):
             self.stdin_file = (self.effects[-1], target)
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:

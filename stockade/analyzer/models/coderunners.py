@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Rename, show
+from stockade.analyzer.effects import UNKNOWN, Rename, Unknown, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, apply_role, parse_options, register
 from stockade.analyzer.models.fresh import fresh_project, run_file
@@ -97,7 +97,58 @@ _SQLITE_VALUES = {"--cmd": "sql", "--init": "file", "--separator": T, "--newline
 _SQL_ATTACH = re.compile(r"\b(?:attach(?:\s+database)?|vacuum\s+into)\s+'([^']*)'", re.I)
 
 
-def sqlite_text(inv: Invocation, text: str, index: int) -> None:
+def _sqlite_arguments(text: str) -> list[str]:
+    """A dot-command's arguments as sqlite3's shell splits them: at blanks, a word in quotes
+    is one argument (its quotes removed; backslash escapes resolved in double quotes)."""
+    arguments: list[str] = []
+    position = 0
+    while position < len(text):
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position >= len(text):
+            break
+        quote = text[position]
+        if quote in "'\"":
+            end = position + 1
+            while end < len(text) and text[end] != quote:
+                end += 2 if quote == '"' and text[end] == "\\" else 1
+            word = text[position + 1:end]
+            if quote == '"':
+                word = re.sub(r"\\(.)", r"\1", word)
+            arguments.append(word)
+            position = end + 1
+        else:
+            end = position
+            while end < len(text) and not text[end].isspace():
+                end += 1
+            arguments.append(text[position:end])
+            position = end
+    return arguments
+
+
+def _sqlite_command(text: str) -> str:
+    """The command line ``.shell``/``.system`` gives ``system()``: its arguments joined by
+    blanks, each one holding a blank put in double quotes (as sqlite3's shell does)."""
+    return " ".join(f'"{word}"' if " " in word else word for word in _sqlite_arguments(text))
+
+
+def sqlite_file(inv: Invocation, word: str, index: int | None, depth: int = 0) -> None:
+    """``.read FILE``, ``-init FILE``: SQL and dot-commands from a file — the content this
+    command wrote there when known (judged as such), else :func:`run_file`."""
+    from stockade.analyzer.models.fresh import foreign_input, known_content
+
+    text = known_content(inv.walker, inv.path(word)) if UNKNOWN not in word else None
+    if text is None or depth > 4:
+        run_file(inv, word, index)
+        if foreign_input(inv.walker, inv.path(word)) and inv.walker.effects[-1].__class__ is not Unknown:
+            inv.unknown(f"sqlite3 runs the SQL and dot-commands of `{show(word)}`, which lies where the agent can "
+                        "write: they cannot be seen into", index)
+        return
+    inv.read(word, index)
+    sqlite_text(inv, text, index, depth + 1)
+
+
+def sqlite_text(inv: Invocation, text: str, index: int | None, depth: int = 0) -> None:
     """SQL and dot-commands: ``.shell``/``.system`` run shell code; ``.output``/``.once``/
     ``.save``/``.backup`` write (``|cmd``: shell code); ``.read``/``.import`` read (``.read |cmd``
     runs it); ``.load``, ``load_extension()`` and ``writefile()`` are unknown; ``ATTACH`` and
@@ -119,7 +170,7 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
         rest = rest.strip()
         argument = rest.strip("'\"")
         if command in ("shell", "system"):
-            inv.script(rest, index, what=f"the sqlite3 `.{command}` command")
+            inv.script(_sqlite_command(rest), index, what=f"the sqlite3 `.{command}` command")
         elif command in ("output", "once", "save", "backup", "excel"):
             words = [w for w in argument.split() if not w.startswith("-")]
             target = words[-1] if words else ""
@@ -133,7 +184,7 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
                 inv.script(argument[1:], index, what=f"the sqlite3 `.{command} |` command")
             elif words:
                 if command == "read":
-                    run_file(inv, words[0], index)
+                    sqlite_file(inv, words[0], index, depth)
                 elif command in ("open", "restore"):
                     inv.write(words[-1], index)
                 else:
@@ -153,7 +204,7 @@ def model_sqlite(inv: Invocation) -> None:
         if role == "sql":
             sqlite_text(inv, value, index)
         elif role == "file":
-            run_file(inv, value, index)
+            sqlite_file(inv, value, index)
     words = list(parsed.positionals)
     if not words:
         return

@@ -255,6 +255,20 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
                     "its content cannot be seen into", index)
 
 
+def foreign_input(walker: Walker, path: str) -> bool:
+    """Whether the file ``path`` (resolved) that a redirection feeds a command may hold what the
+    agent put there: written earlier in this text, or outside the workspace where it can write
+    (``sqlite3 db < /tmp/x.sql``).  The project's own files and system files are not."""
+    if UNKNOWN in path or path.startswith(("/dev/", "/proc/")):
+        return False  # (a path not known is judged as such where it is read; `< <(cmd)` is the command's output)
+    workspace = walker.context.workspace.rstrip("/")
+    if path.startswith(workspace + "/"):
+        return wrote_anything(walker) and written_by(walker, path) is not None
+    from stockade.analyzer.models.programs import agent_writable
+
+    return agent_writable(walker, path)
+
+
 def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index: int | None) -> None:
     """A build or package tool runs the project files ``names`` found in ``directory`` (a
     Makefile, CMakeLists.txt, package.json): unknown code when this command wrote them (a fresh
