@@ -339,6 +339,72 @@ def _persistence_target(path: str, home_prefix: str) -> str | None:
     return None
 
 
+#: files whose code a tool runs the next time it starts (not this command): basename → what runs it
+_STARTUP_NAMES = {
+    ".envrc": "direnv runs it as shell code when a shell enters its directory",
+    ".pre-commit-config.yaml": "pre-commit runs the hooks it names at the next commit",
+    "lefthook.yml": "lefthook runs the commands it names as git hooks",
+    ".lefthook.yml": "lefthook runs the commands it names as git hooks",
+    "devcontainer.json": "a dev container runs the commands it names when it is built or opened",
+    ".gitpod.yml": "Gitpod runs the tasks it names when the workspace opens",
+    "sitecustomize.py": "Python runs it at every start when it is on the module path",
+    "usercustomize.py": "Python runs it at every start when it is on the module path",
+}
+#: (path ending, what runs it): files and directories of code run at a tool's next start
+_STARTUP_ENDINGS = (
+    ("/.vscode/tasks.json", "VS Code runs the tasks it names (on folder open, or when asked)"),
+    ("/.vscode/settings.json", "VS Code runs the programs its settings name (terminal, formatters, linters)"),
+    ("/.vscode/launch.json", "VS Code runs the programs it names when debugging starts"),
+    (".code-workspace", "VS Code runs the tasks and programs it names when the workspace opens"),
+    ("/.git/info/attributes", "git runs the filter and diff drivers it names"),
+    (".pth", "Python runs its `import` lines at every start when it is in a site-packages directory"),
+)
+#: home-relative files whose code runs when a tool next starts
+_STARTUP_HOME = {
+    ".ssh/config": "ssh runs the ProxyCommand and LocalCommand it names",
+    ".ssh/rc": "sshd runs it at every login",
+    ".ssh/environment": "sshd sets its variables at every login",
+    ".config/git/attributes": "git runs the filter and diff drivers it names",
+    ".bash_aliases": "bash runs it at the start of an interactive shell",
+    ".vimrc": "vim runs its commands at every start", ".exrc": "vi runs its commands at every start",
+    ".config/nvim/init.vim": "neovim runs it at every start", ".config/nvim/init.lua": "neovim runs it at every start",
+    ".emacs": "emacs runs it at every start", ".emacs.d/init.el": "emacs runs it at every start",
+    ".tmux.conf": "tmux runs its commands (run-shell) at every start",
+    ".config/tmux/tmux.conf": "tmux runs its commands (run-shell) at every start",
+    ".config/direnv/direnvrc": "direnv runs it before every `.envrc`",
+    ".cargo/config.toml": "cargo runs the programs it names (rustc-wrapper, runner, linker)",
+    ".cargo/config": "cargo runs the programs it names (rustc-wrapper, runner, linker)",
+    ".pythonrc": "Python runs it at an interactive start (PYTHONSTARTUP)",
+    ".pythonrc.py": "Python runs it at an interactive start (PYTHONSTARTUP)",
+}
+
+
+def _startup_code(path: str, home_prefix: str) -> str | None:
+    """What runs the code of ``path`` (resolved) the next time a tool starts — direnv's
+    ``.envrc``, pre-commit's config, VS Code's tasks, husky's hooks, ssh configuration, editors'
+    startup files — or None (git's configuration files are judged by what is written to them:
+    see models.vcs and models.netconfig)."""
+    name = path.rpartition("/")[2]
+    found = _STARTUP_NAMES.get(name)
+    if found is not None:
+        return found if name not in ("sitecustomize.py", "usercustomize.py") or "/site-packages/" in path or \
+            "/dist-packages/" in path else None
+    if "/.husky/" in path and "/.husky/_/" not in path and not name.startswith("."):
+        return "husky runs it as a git hook"
+    if path.startswith(home_prefix):
+        found = _STARTUP_HOME.get(path[len(home_prefix):])
+        if found is not None:
+            return found
+        if path[len(home_prefix):].startswith(".ipython/") and "/startup/" in path:
+            return "IPython runs it at every start"
+    for ending, what in _STARTUP_ENDINGS:
+        if path.endswith(ending):
+            if ending == ".pth" and "/site-packages/" not in path and "/dist-packages/" not in path:
+                continue
+            return what
+    return None
+
+
 # -- messages (rendered when read) ---------------------------------------------------------------
 
 
@@ -361,6 +427,10 @@ def _msg_denied_read_below(path: str, pattern: str) -> str:
 
 def _msg_persistence_write(verb: str, target: str) -> str:
     return f"{verb} {target}: code that runs later (persistence)"
+
+
+def _msg_startup(verb: str, path: str, what: str) -> str:
+    return f"{verb} `{path}`: {what}, so what it runs later cannot be seen into"
 
 
 def _msg_not_writable(verb: str, path: str) -> str:
@@ -622,6 +692,12 @@ class Judge:
         target = self._tables.persistence_target(resolved)
         if target is not None:
             reasons.append(("deny", codes.PERSISTENCE, _msg_persistence_write, (verb, target), None))
+        elif verb == "writes":
+            startup = _startup_code(resolved, self._tables.home_prefix)
+            if startup is not None:  # code a tool runs at its next start: not visible now
+                setting = self._tables.unknown_effects
+                reasons.append((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_startup, (verb, resolved, startup),
+                                setting))
         if decision.access != "write":  # not decision.can_write
             reasons.append(("deny", codes.DENIED_WRITE, _msg_not_writable, (verb, resolved), decision.rule))
         elif recursive:

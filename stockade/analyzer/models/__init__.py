@@ -408,3 +408,7 @@ from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,
 # isort: split
 # (media and document converters: replace readers' `identify`)
 from stockade.analyzer.models import media  # noqa: E402,F401
+
+# isort: split
+# (last: wraps the models above of the tools whose configuration files are code)
+from stockade.analyzer.models import toolconfigs  # noqa: E402,F401

@@ -357,6 +357,30 @@ def _recipes(inv: Invocation, text: str | None, index: int | None) -> None:
             inv.script(line.partition(":")[2].partition(";")[2], index, what="a recipe of the makefile")
 
 
+#: make syntax that computes what runs (functions, includes, exports, a changed shell)
+_MAKE_COMPUTED = re.compile(r"\$[({]|^\s*-?(?:include|sinclude|define|export|override|vpath|load)\b|"
+                            r"^\s*(?:SHELL|\.SHELLFLAGS|MAKEFLAGS|\.ONESHELL)\b", re.M)
+
+
+def _known_makefile(inv: Invocation, directory: str, index: int | None) -> bool:
+    """The makefile make reads in ``directory`` was written by this command with content
+    known here and plain (rules and recipes, no make functions, includes or exports): its
+    recipes are walked as the shell code they are; True when so (else see fresh_project)."""
+    from stockade.analyzer.models.fresh import known_content, wrote_anything
+
+    if not wrote_anything(inv.walker):
+        return False
+    base = directory.rstrip("/") or "/"
+    for name in ("GNUmakefile", "makefile", "Makefile"):  # (the order GNU make looks in)
+        text = known_content(inv.walker, inv.path(base + "/" + name))
+        if text is not None:
+            if _MAKE_COMPUTED.search(text.replace("$$", "")):
+                return False
+            _recipes(inv, text, index)
+            return True
+    return False
+
+
 def model_make(inv: Invocation) -> None:
     """make runs the recipes of the project's makefile (judged like ``npm test``: by what is
     visible); ``--eval`` adds make code of its own (unknown), ``-f FILE`` runs the recipes of
@@ -379,7 +403,8 @@ def model_make(inv: Invocation) -> None:
     if not parsed.values_of("-f", "--file", "--makefile"):
         directories = parsed.values_of("-C", "--directory")
         directory, at = directories[-1] if directories else (".", None)
-        fresh_project(inv, directory, ("Makefile", "makefile", "GNUmakefile"), at)
+        if not _known_makefile(inv, directory, at):
+            fresh_project(inv, directory, ("Makefile", "makefile", "GNUmakefile"), at)
     for word, index in parsed.positionals:
         name, eq, value = word.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*[+:?]?", name):

@@ -152,6 +152,39 @@ def record_written(walker: Walker, effect: Write, text: str | None, append: bool
     if text is not None and len(text) > MAX_KNOWN_CONTENT:
         text = None
     store[id(effect)] = (effect, text)
+    if text is not None and effect.path.endswith("/.gitattributes"):
+        _attribute_drivers(walker, effect, text)
+    elif text is not None and (effect.path.endswith("/.envrc") or "/.husky/" in effect.path) and \
+            "/.husky/_/" not in effect.path:
+        # shell code direnv or husky runs later (the judge says so): what is known of it is walked now
+        known = text.rpartition(UNKNOWN)[2]
+        if known.strip():
+            walker.nested_script(known, effect.span, exact=False, subshell=True)
+
+
+#: the diff and merge drivers git has built in, and the filters every install knows (git-lfs)
+_BUILTIN_DRIVERS = frozenset({
+    "lfs", "text", "binary", "union", "ada", "bash", "bibtex", "cpp", "csharp", "css", "dts", "elixir", "fortran",
+    "fountain", "golang", "html", "java", "kotlin", "markdown", "matlab", "objc", "pascal", "perl", "php", "python",
+    "ruby", "rust", "scheme", "tex"})
+_DRIVER_RE = re.compile(r"(?:^|\s)(filter|diff|merge)=([^\s]+)")
+
+
+def _attribute_drivers(walker: Walker, effect: Write, text: str) -> None:
+    """A ``.gitattributes`` written with known content: a filter, diff or merge driver it names
+    that git does not have built in runs the program git's configuration gives that driver —
+    at the next checkout, diff or merge, where it cannot be seen into."""
+    from stockade.analyzer.effects import Unknown
+
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            continue
+        for kind, driver in _DRIVER_RE.findall(line):
+            if driver not in _BUILTIN_DRIVERS and UNKNOWN not in driver:
+                walker.effects.append(Unknown(
+                    f"`.gitattributes` names the {kind} driver `{show(driver)}`: git runs the program its "
+                    f"configuration gives `{kind}.{show(driver)}` at the next checkout, diff or merge", effect.span))
+                return
 
 
 def known_content(walker: Walker, path: str, before: object = None, partial: bool = False) -> str | None:
