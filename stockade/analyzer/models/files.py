@@ -315,6 +315,19 @@ def known_nul(text: str) -> str:
     return decode_ansi_c(text).replace(UNKNOWN, NUL)
 
 
+#: ``KEY=VALUE`` ending a line, where KEY names a credential and VALUE is one word holding a
+#: part not known here (``//host/:_authToken=${NPM_TOKEN}``, ``password=$PW``)
+_SECRET_VALUE = re.compile(r"((?:^|\n)[^\n=\x00]*(?:authtoken|_auth|password|passwd|token|secret|apikey|api_key|"
+                           r"username|email)\s*[=:]\s*)([^\s;&|<>()`'\"\\]*\x00[^\s;&|<>()`'\"\\]*)(?=\n|$)", re.I)
+
+
+def secret_placeholders(text: str) -> str:
+    """``text`` with each credential value not known here (see :data:`_SECRET_VALUE`) given as
+    ``SECRET``: which secret it is does not change what the text does (a configuration file
+    written with it), so the rest stays known."""
+    return _SECRET_VALUE.sub(lambda match: match.group(1) + "SECRET", text) if UNKNOWN in text else text
+
+
 def model_echo(inv: Invocation) -> None:
     """``echo``: no effect; its output is known text (for a following pipe)."""
     args = inv.argv[1:]
@@ -324,7 +337,7 @@ def model_echo(inv: Invocation) -> None:
         interpret = interpret or "e" in args[0]
         newline = newline and "n" not in args[0]
         args = args[1:]
-    text = " ".join(args)
+    text = secret_placeholders(" ".join(args))
     if interpret:
         text = known_nul(text)
     inv.output(None if UNKNOWN in text else text + ("\n" if newline else ""), "the output of `echo`")
@@ -374,6 +387,7 @@ def model_printf(inv: Invocation) -> None:
         else:
             inv.walker.state.variables[variable] = out.replace("%%", "%") if UNKNOWN not in out else UNKNOWN
         return
+    out = secret_placeholders(out)
     inv.output(None if UNKNOWN in out else out.replace("%%", "%"), "the output of `printf`")
 
 
