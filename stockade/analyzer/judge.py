@@ -230,6 +230,7 @@ class PolicyTables:
         self._literal_patterns = [rule.pattern for rule in self.literal]
         self._literal_paths = tuple(rule.pattern for rule in self.literal if rule.pattern != "/")
         self._glob_paths = tuple(rule.pattern for rule in ir.filesystem if rule.is_glob)
+        self._glob_rules = tuple(rule for rule in ir.filesystem if rule.is_glob)
         self._globs: dict[tuple[str, bool], tuple[str, ...]] = {}
         self.unknown_effects = ir.unknown_effects
         self.unparsable = ir.unparsable
@@ -261,6 +262,19 @@ class PolicyTables:
                 self._below.clear()
             self._below[key] = found
         return found
+
+    def grants_below(self, path: str, need: str) -> bool:
+        """Whether a rule strictly below ``path`` (a literal one, or any glob rule) grants
+        ``need`` (``read``: any access; ``write``): when none does, every path below ``path``
+        has the access ``path`` has."""
+        prefix = path.rstrip("/") + "/"
+        patterns = self._literal_patterns
+        candidates = self.literal[bisect_left(patterns, prefix):bisect_left(patterns, prefix[:-1] + "0")]
+        for rule in (*candidates, *self._glob_rules):
+            if (rule.is_glob or rule.pattern.startswith(prefix)) and \
+                    (rule.access == "write" if need == "write" else rule.access != "none"):
+                return True
+        return False
 
     def glob_candidates(self, path: str, deep: bool = False) -> tuple[str, ...]:
         """The concrete paths a glob path is judged as (:func:`globs.path_candidates`)."""
@@ -417,6 +431,15 @@ def _msg_unknown_path(op: str, path: str) -> str:
     return f"{op} a path that is not known before it runs (`{show(path)}`)"
 
 
+def _msg_denied_below_unknown(verb: str, path: str) -> str:
+    return f"{verb} a file below `{path}` whose name is not known before it runs, and the policy denies `{path}`"
+
+
+def _msg_not_writable_below_unknown(verb: str, path: str) -> str:
+    return (f"{verb} a path below `{path}` whose name is not known before it runs, and the policy makes nothing "
+            f"below `{path}` writable")
+
+
 def _msg_denied_read(path: str) -> str:
     return f"reads `{path}`, which the policy denies"
 
@@ -493,6 +516,19 @@ def _judged_path(path: str) -> str | None:
     if "*" not in path and "?" not in path and "[" not in path:  # no glob
         return path
     return path.replace("*", "x").replace("?", "x").replace("[", "x")
+
+
+def _unknown_below(path: str) -> str | None:
+    """For an absolute path whose name is not known from some component on (``~/.ssh/…``,
+    ``/dev/sd…``): the known directory above that component, when it is plain (no ``.``/``..``
+    components, no glob, not ``/``); else None.  (The unknown part could climb out with ``..``:
+    the path is judged as below that directory, the strict reading of what was written.)"""
+    head = path[:path.find(UNKNOWN)]
+    directory = head.rpartition("/")[0]
+    if not directory.startswith("/") or "/./" in directory + "/" or "/../" in directory + "/" or \
+            "*" in directory or "?" in directory or "[" in directory:
+        return None
+    return directory
 
 
 def _is_glob(path: str) -> bool:
@@ -630,6 +666,12 @@ class Judge:
         if path is None:
             return ()
         if path is UNKNOWN:
+            directory = _unknown_below(path_in)
+            if directory is not None and not self._tables.grants_below(directory, "read"):
+                decision = self._tables.index.path_access(directory, self.cwd)
+                if decision.access == "none":  # (`cat ~/.ssh/"$K"`: whatever K is, a denied file)
+                    return (("deny", codes.DENIED_READ, _msg_denied_below_unknown, ("reads", decision.path),
+                             decision.rule),)
             setting = self._tables.unknown_effects
             return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, ("reads", path_in), setting),)
         if len(path) > MAX_PATH_CHARS:
@@ -678,6 +720,12 @@ class Judge:
         if path is None:
             return ()
         if path is UNKNOWN:
+            directory = _unknown_below(path_in)
+            if directory is not None and not self._tables.grants_below(directory, "write"):
+                decision = self._tables.index.path_access(directory, self.cwd)
+                if decision.access != "write":  # (`rm -rf "/etc/$X"`: nothing below /etc is writable)
+                    return (("deny", codes.DENIED_WRITE, _msg_not_writable_below_unknown, (verb, decision.path),
+                             decision.rule),)
             setting = self._tables.unknown_effects
             return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, (verb, path_in), setting),)
         if len(path) > MAX_PATH_CHARS:

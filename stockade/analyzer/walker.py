@@ -430,6 +430,14 @@ class Walker(ControlFlow):
         if target is not None:
             self.state.variables[target] = value
 
+    def reference(self, name: str) -> str | None:
+        """The name the nameref ``name`` refers to ("" when not bound), None for a plain variable."""
+        raw = self.state.variables.get(name)
+        if raw is None or not raw.startswith(NAMEREF):
+            return None
+        target = nameref_target(self, name)
+        return None if target is None else "" if target == UNKNOWN else target
+
     def indirect(self, name: str) -> str | None:
         """What ``${!name}`` expands to: the name a nameref refers to, else the value of the
         variable (or array element) that ``$name`` names."""
@@ -926,6 +934,9 @@ class Walker(ControlFlow):
             base = name_node.named_children[0] if name_node.named_children else None
             if base is not None and base.type == "variable_name":  # `a[i]=v`: element i
                 base_name = self.src.node_text(base)
+                target = self.reference(base_name)
+                if target:  # `declare -n r=a; r[1]=v` sets a[1]
+                    base_name = target if "[" not in target else UNKNOWN
                 index_node = name_node.child_by_field_name("index")
                 index_text = self.src.node_text(index_node) if index_node is not None else ""
                 value = self.words.text(value_node) if value_node is not None else ""

@@ -725,6 +725,13 @@ def array_elements(scope: Scope, name: str) -> list[str] | None:
     """The elements of indexed array ``name`` (a plain variable: one element), None when the
     script does not determine them: the record must still agree with element 0, which every
     other writer of the variable (``read``, ``for``, ``a=x``) changes."""
+    reference = getattr(scope, "reference", None)
+    if reference is not None:  # `declare -n r=a; "${r[1]}"`: the elements of a
+        target = reference(name)
+        if target is not None:
+            if not target or "[" in target:
+                return None
+            name = target
     first = scope.lookup(name)
     if first is None:
         return None
@@ -758,6 +765,12 @@ def assoc_entries(scope: Scope, name: str) -> list[tuple[str, str]] | None:
     win), None when it is not one the script determines."""
     if scope.lookup(name) != ASSOC_MARK:
         return None
+    reference = getattr(scope, "reference", None)
+    target = reference(name) if reference is not None else None
+    if target is not None:  # (a nameref to the array)
+        if not target or "[" in target:
+            return None
+        name = target
     record = scope.lookup(ASSOC_KEY + name)
     if record is None or (record and record[:1] != ARRAY_SEP):
         return None

@@ -200,31 +200,31 @@ register("ffmpeg ffprobe ffplay avconv avprobe", model_ffmpeg)
 #: ImageMagick options that take a value (two for those listed in _IM_TWO); the rest are flags
 _IM_VALUES = frozenset({
     "-adaptive-blur", "-adaptive-resize", "-adaptive-sharpen", "-affine", "-alpha", "-annotate", "-attenuate",
-    "-authenticate", "-auto-threshold", "-background", "-bench", "-bias", "-black-point-compensation",
-    "-black-threshold", "-blue-primary", "-blue-shift", "-blur", "-border", "-bordercolor", "-brightness-contrast",
+    "-authenticate", "-auto-threshold", "-background", "-bench", "-bias", "-black-threshold", "-blue-primary",
+    "-blue-shift", "-blur", "-border", "-bordercolor", "-brightness-contrast",
     "-canny", "-caption", "-cdl", "-channel", "-channel-fx", "-charcoal", "-chop", "-clip-path", "-clone", "-clut",
     "-color-matrix", "-colorize", "-colors", "-colorspace", "-comment", "-compose", "-compress", "-connected-components",
     "-contrast-stretch", "-convolve", "-crop", "-cycle", "-debug", "-decipher", "-define", "-delay", "-delete",
     "-density", "-depth", "-deskew", "-direction", "-displace", "-display", "-dispose", "-dissimilarity-threshold",
     "-dissolve", "-distort", "-dither", "-draw", "-duplicate", "-edge", "-emboss", "-encipher", "-encoding",
     "-endian", "-evaluate", "-evaluate-sequence", "-extent", "-extract", "-family", "-features", "-fill", "-filter",
-    "-flatten", "-font", "-format", "-frame", "-function", "-fuzz", "-fx", "-gamma", "-gaussian-blur", "-geometry",
-    "-gravity", "-green-primary", "-hough-lines", "-identify", "-implode", "-insert", "-intensity", "-intent",
+    "-font", "-format", "-frame", "-function", "-fuzz", "-fx", "-gamma", "-gaussian-blur", "-geometry",
+    "-gravity", "-green-primary", "-hough-lines", "-implode", "-insert", "-intensity", "-intent",
     "-interlace", "-interline-spacing", "-interpolate", "-interword-spacing", "-kerning", "-kuwahara", "-label",
     "-lat", "-layers", "-level", "-level-colors", "-limit", "-linear-stretch", "-liquid-rescale", "-list", "-log",
     "-loop", "-lowlight-color", "-highlight-color", "-map", "-mattecolor", "-mean-shift", "-median", "-metric",
     "-mode", "-modulate", "-morphology", "-motion-blur", "-noise", "-opaque", "-ordered-dither", "-orient",
-    "-page", "-paint", "-path", "-perceptible", "-ping", "-pointsize", "-polaroid", "-poly", "-posterize",
+    "-page", "-paint", "-path", "-perceptible", "-pointsize", "-polaroid", "-poly", "-posterize",
     "-precision", "-preview", "-print", "-process", "-profile", "-quality", "-quantize", "-radial-blur", "-raise",
     "-random-threshold", "-range-threshold", "-read", "-red-primary", "-region", "-remap", "-repage", "-resample",
     "-resize", "-roll", "-rotate", "-sample", "-sampling-factor", "-scale", "-scene", "-seed", "-segment",
-    "-selective-blur", "-separate", "-sepia-tone", "-set", "-shade", "-shadow", "-sharpen", "-shave", "-shear",
+    "-selective-blur", "-sepia-tone", "-set", "-shade", "-shadow", "-sharpen", "-shave", "-shear",
     "-sigmoidal-contrast", "-similarity-threshold", "-size", "-sketch", "-smush", "-solarize", "-sparse-color",
     "-splice", "-spread", "-statistic", "-stretch", "-stroke", "-strokewidth", "-style", "-swap", "-swirl",
     "-texture", "-threshold", "-thumbnail", "-tile", "-tile-offset", "-tint", "-title", "-transparent",
     "-transparent-color", "-treedepth", "-type", "-undercolor", "-unsharp", "-units", "-vignette", "-virtual-pixel",
     "-wave", "-wavelet-denoise", "-weight", "-white-point", "-white-threshold", "-window", "-write", "-script",
-    "-compare", "-monitor-interval", "-stegano", "-stereo",
+    "-monitor-interval", "-stegano", "-stereo",
     "-word-break", "-morph", "-quiet-level", "-complex", "-grayscale", "-kernel",
 })
 _IM_TWO = frozenset({"-annotate", "-distort", "-evaluate", "-function", "-limit", "-morphology", "-sparse-color",
@@ -322,7 +322,7 @@ def model_imagemagick(inv: Invocation) -> None:
         for value, at in values:
             if option == "-write":
                 _im_file(inv, value, at, True)
-            elif option in ("-read", "-profile", "-texture", "-remap", "-clut", "-cdl") and word[0] == "-":
+            elif option in ("-read", "-profile", "-texture", "-remap", "-cdl") and word[0] == "-":
                 if not (option == "-profile" and not any(c in value for c in "./")):
                     _im_file(inv, value, at, False)
             elif option == "-script":

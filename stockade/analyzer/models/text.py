@@ -183,7 +183,8 @@ _AWK_ATOM_RE = LazyPattern(r"\s*(?:(\"(?:[^\"\\]|\\.)*\")|ENVIRON\s*\[\s*\"(\w+)
 #: the variables the shell gives every program's environment (see the walker's initial ones)
 _ENVIRONMENT_NAMES = frozenset({"HOME", "TMPDIR", "PWD"})
 #: ``"cmd" | getline`` (a concatenation of strings and names at the start of an expression), or a pipe
-_AWK_GETLINE_RE = LazyPattern(r"(?:(?<=[;{(\n!&|])|^)[ \t]*((?:\"(?:[^\"\\]|\\.)*\"[ \t]*|[A-Za-z_]\w*(?![\w(])[ \t]*)+)"
+_AWK_GETLINE_RE = LazyPattern(r"(?:(?<=[;{(\n!&|])|^)[ \t]*((?:\"(?:[^\"\\]|\\.)*\"[ \t]*|ENVIRON\s*\[\s*\"\w+\"\s*\][ \t]*"
+                              r"|[A-Za-z_]\w*(?![\w(\[])[ \t]*)+)"
                               r"\|\s*&?\s*getline\b|\|\s*&?\s*")
 _AWK_IN_RE = LazyPattern(r"\bgetline\b[^;}]*?<\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
 
