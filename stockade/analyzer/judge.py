@@ -668,10 +668,9 @@ class Judge:
         if path is UNKNOWN:
             directory = _unknown_below(path_in)
             if directory is not None and not self._tables.grants_below(directory, "read"):
-                decision = self._tables.index.path_access(directory, self.cwd)
-                if decision.access == "none":  # (`cat ~/.ssh/"$K"`: whatever K is, a denied file)
-                    return (("deny", codes.DENIED_READ, _msg_denied_below_unknown, ("reads", decision.path),
-                             decision.rule),)
+                above = self._tables.index.path_access(directory, self.cwd)
+                if above.access == "none":  # (`cat ~/.ssh/"$K"`: whatever K is, a denied file)
+                    return (("deny", codes.DENIED_READ, _msg_denied_below_unknown, ("reads", above.path), above.rule),)
             setting = self._tables.unknown_effects
             return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, ("reads", path_in), setting),)
         if len(path) > MAX_PATH_CHARS:
@@ -722,10 +721,10 @@ class Judge:
         if path is UNKNOWN:
             directory = _unknown_below(path_in)
             if directory is not None and not self._tables.grants_below(directory, "write"):
-                decision = self._tables.index.path_access(directory, self.cwd)
-                if decision.access != "write":  # (`rm -rf "/etc/$X"`: nothing below /etc is writable)
-                    return (("deny", codes.DENIED_WRITE, _msg_not_writable_below_unknown, (verb, decision.path),
-                             decision.rule),)
+                above = self._tables.index.path_access(directory, self.cwd)
+                if above.access != "write":  # (`rm -rf "/etc/$X"`: nothing below /etc is writable)
+                    return (("deny", codes.DENIED_WRITE, _msg_not_writable_below_unknown, (verb, above.path),
+                             above.rule),)
             setting = self._tables.unknown_effects
             return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, (verb, path_in), setting),)
         if len(path) > MAX_PATH_CHARS:
