@@ -1088,7 +1088,7 @@ class Walker(ControlFlow):
                 flags = self.src.node_text(child)
                 if flags[:1] == "-" and "x" in flags:
                     keyword = "export"  # `declare -x`, `typeset -gx`, `local -x` export too
-                if flags[:1] == "-" and "n" in flags:
+                if flags[:1] == "-" and "n" in flags and node.children[0].type != "export":  # (`export -n`: unexport)
                     nameref = True
                 if flags[:1] == "-" and "A" in flags:
                     assoc = True

@@ -135,9 +135,12 @@ def model_ffmpeg(inv: Invocation) -> None:
     while index < len(argv):
         word = argv[index]
         if word[:1] != "-" or word in ("-", "--"):
-            if word != "--":
+            if word != "--" and fmt == "tee" and not reader:  # `-f tee "a.mkv|[f=mpegts]udp://h:p"`
+                outputs.extend((re.sub(r"^\[[^\]]*\]", "", part), index) for part in word.split("|"))
+            elif word != "--":
                 outputs.append((word, index))
             last_value = None
+            fmt = None
             index += 1
             continue
         option = word.split(":", 1)[0]  # `-c:v`, `-dump_attachment:t:0`, `-filter:v`
