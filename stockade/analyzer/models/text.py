@@ -179,7 +179,8 @@ _AWK_SYSTEM_RE = LazyPattern(r"\bsystem\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
 _AWK_PIPE_RE = LazyPattern(r"(?<![|])\|(?![|])\s*(&?)")
 _AWK_OUT_RE = LazyPattern(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*|\()")
 #: one atom of a concatenated awk file name: a string, ``ENVIRON["NAME"]`` or a variable
-_AWK_ATOM_RE = LazyPattern(r"\s*(?:(\"(?:[^\"\\]|\\.)*\")|ENVIRON\s*\[\s*\"(\w+)\"\s*\]|([A-Za-z_]\w*)(?![\w(\[]))")
+_AWK_ATOM_RE = LazyPattern(r"\s*(?:(\"(?:[^\"\\]|\\.)*\")|ENVIRON\s*\[\s*\"(\w+)\"\s*\]|([A-Za-z_]\w*)(?![\w(\[])"
+                           r"|ARGV\s*\[\s*([0-9]+)\s*\])")
 #: the variables the shell gives every program's environment (see the walker's initial ones)
 _ENVIRONMENT_NAMES = frozenset({"HOME", "TMPDIR", "PWD"})
 #: ``"cmd" | getline`` (a concatenation of strings and names at the start of an expression), or a pipe
@@ -278,7 +279,9 @@ def _awk_concat(inv: Invocation | None, program: str, position: int, strings: di
         match = _AWK_ATOM_RE.match(program, position)
         if match is None or "\n" in program[position:match.start(match.lastindex or 0)]:
             break  # (a newline ends the statement)
-        literal, environ, variable = match.groups()
+        literal, environ, variable, argument = match.groups()
+        if argument is not None:  # `ARGV[1]`: an operand (as the strings hold it; see awk_program)
+            variable = f"ARGV[{argument}]"
         if variable is not None:
             literal = strings.get(variable)
             if literal is None:
@@ -350,7 +353,8 @@ def _awk_file_name(inv: Invocation, program: str, start: int, strings: dict[str,
     return value
 
 
-def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str] | None = None) -> None:
+def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str] | None = None,
+                operands: list[str] | None = None) -> None:
     """Scan an awk program: ``system("…")`` with literal code is walked (also through a
     variable holding one known string: ``-v c='…'``, ``c = "…"``); computed commands, pipes
     to or from commands are unknown; ``print > "file"`` writes."""
@@ -358,6 +362,10 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
         inv.unknown("the awk program is not known before it runs", index)
         return
     strings = _awk_strings(program, given or {}, inv) if "=" in program or given else _NO_STRINGS
+    if operands and "ARGV" in program and not re.search(r"\bARGV\s*\[[^\]]*\]\s*=(?!=)|\b(?:split|delete)\b[^;]*ARGV",
+                                                       program):  # (`system(ARGV[1])`: the operand)
+        strings = {**strings, **{f"ARGV[{number}]": _awk_quote(word) for number, word in enumerate(operands)
+                                 if UNKNOWN not in word}}
     if strings:  # `system(c)`, `c | getline`, `print | c`: the string the variable holds
         program = re.sub(r"(\bsystem\s*\(\s*)([A-Za-z_]\w*)(?=\s*\))|([A-Za-z_]\w*)(?=\s*\|\s*&?\s*getline\b)"
                          r"|(\|\s*&?\s*)([A-Za-z_]\w*)\b(?!\s*\()",
@@ -438,8 +446,11 @@ def model_awk(inv: Invocation) -> None:
         name, _, value = assignment.partition("=")
         if name.isidentifier():
             given[name] = value
+    if len(programs) > 1:  # (gawk joins every `-e` text into one program)
+        programs = [("\n".join(program for program, _ in programs), programs[0][1])]
+    operands = [inv.argv[0], *(word for word, _ in words)]
     for program, index in programs:
-        awk_program(inv, program, index, given)
+        awk_program(inv, program, index, given, operands)
     for word, index in words:
         if "=" in word and not word.startswith("/"):
             continue  # var=value operand
