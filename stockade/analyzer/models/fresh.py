@@ -160,6 +160,26 @@ def record_written(walker: Walker, effect: Write, text: str | None, append: bool
         known = text.rpartition(UNKNOWN)[2]
         if known.strip():
             walker.nested_script(known, effect.span, exact=False, subshell=True)
+    elif text is not None:
+        pattern = next((pattern for ending, pattern in _CONFIG_COMMANDS if effect.path.endswith(ending)), None)
+        if pattern is not None:  # the commands a tool runs later from this file: walked now
+            for found in pattern.finditer(text.replace(UNKNOWN, "")):
+                command = found.group(1).strip().strip("'\"")
+                if command:
+                    walker.nested_script(command.replace('\\"', '"'), effect.span, exact=False, subshell=True)
+
+
+#: configuration files of tools that run commands named in them at their next start (see the
+#: judge's `_startup_code`), and where a command is: its known text is walked when written
+_CONFIG_COMMANDS = (
+    (".pre-commit-config.yaml", re.compile(r"(?:^|[{,])\s*-?\s*entry\s*:\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^,}\n]+)", re.M)),
+    ("lefthook.yml", re.compile(r"(?:^|[{,])\s*run\s*:\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^,}\n]+)", re.M)),
+    (".vscode/tasks.json", re.compile(r"\"command\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")),
+    ("devcontainer.json", re.compile(r"\"(?:initialize|onCreate|updateContent|postCreate|postStart|postAttach)Command\""
+                                     r"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")),
+    (".gitpod.yml", re.compile(r"^\s*-?\s*(?:init|command|before)\s*:\s*(.+)$", re.M)),
+    ("nodemon.json", re.compile(r"\"exec\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")),
+)
 
 
 #: the diff and merge drivers git has built in, and the filters every install knows (git-lfs)
