@@ -15,6 +15,7 @@ lives); reasons render their message and rule text only when read (:class:`Reaso
 
 from __future__ import annotations
 
+import re
 import weakref
 from bisect import bisect_left
 
@@ -231,6 +232,8 @@ class PolicyTables:
         self._literal_paths = tuple(rule.pattern for rule in self.literal if rule.pattern != "/")
         self._glob_paths = tuple(rule.pattern for rule in ir.filesystem if rule.is_glob)
         self._glob_rules = tuple(rule for rule in ir.filesystem if rule.is_glob)
+        #: the first rule that denies a path (a raw disk device holds it: see Judge._read_reasons)
+        self.first_denied = next((rule for rule in ir.filesystem if rule.access == "none"), None)
         self._globs: dict[tuple[str, bool], tuple[str, ...]] = {}
         self.unknown_effects = ir.unknown_effects
         self.unparsable = ir.unparsable
@@ -431,6 +434,11 @@ def _msg_unknown_path(op: str, path: str) -> str:
     return f"{op} a path that is not known before it runs (`{show(path)}`)"
 
 
+def _msg_raw_device(path: str, pattern: str) -> str:
+    return (f"reads `{path}`, a disk or memory device that holds every file, including `{pattern}`, which the "
+            "policy denies")
+
+
 def _msg_denied_below_unknown(verb: str, path: str) -> str:
     return f"{verb} a file below `{path}` whose name is not known before it runs, and the policy denies `{path}`"
 
@@ -516,6 +524,11 @@ def _judged_path(path: str) -> str | None:
     if "*" not in path and "?" not in path and "[" not in path:  # no glob
         return path
     return path.replace("*", "x").replace("?", "x").replace("[", "x")
+
+
+#: block and memory devices: reading one reads the files of every filesystem on it
+_RAW_DEVICE = re.compile(r"/dev/(?:[shv]d[a-z]|xvd[a-z]|nvme[0-9]|mmcblk[0-9]|dm-[0-9]|md[0-9]|loop[0-9]|sr[0-9]|"
+                         r"mapper/|disk/|root$|mem$|kmem$|port$|nbd[0-9]|zd[0-9]|rbd[0-9])")
 
 
 def _unknown_below(path: str) -> str | None:
@@ -682,6 +695,10 @@ class Judge:
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             return (("deny", codes.DENIED_READ, _msg_denied_read, (decision.path,), decision.rule),)
+        if path.startswith("/dev/") and _RAW_DEVICE.match(path) and self._tables.first_denied is not None:
+            # a disk or memory device holds every file, the denied ones too: reading it reads them
+            rule = self._tables.first_denied
+            return (("deny", codes.DENIED_READ, _msg_raw_device, (path, rule.pattern), rule),)
         if not recursive:
             return ()
         rules = self._tables.below(decision.path, "read")
