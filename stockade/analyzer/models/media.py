@@ -540,7 +540,7 @@ register("exiftool", model_exiftool)
 # -- yt-dlp --------------------------------------------------------------------------------------
 
 _YTDLP_VALUES = {
-    "-o": "write", "--output": "write", "-P": "writer", "--paths": "writer", "-a": "read", "--batch-file": "read",
+    "-o": "write", "--output": "write", "-P": "write", "--paths": "write", "-a": "read", "--batch-file": "read",
     "--cookies": "read", "--config-location": FOREIGN, "--config-locations": FOREIGN, "--exec": "script",
     "--exec-before-download": "script", "--ffmpeg-location": P, "--downloader": P, "--external-downloader": P,
     "--download-archive": "write", "--load-info-json": "read", "--cache-dir": "writer", "--proxy": "url",
@@ -563,9 +563,8 @@ def model_ytdlp(inv: Invocation) -> None:
         role = _YTDLP_VALUES.get(option)
         if role is None or value is None or role == T:
             continue
-        if role == "write" and "%(" in value:  # an output template: its directory is written
-            value = value.partition("%(")[0] or "."
-            role = "writer"
+        if role == "write" and "%(" in value:  # an output template: a file in its directory
+            value = value.partition("%(")[0].rpartition("/")[0] or "."
         if role == "script":
             inv.script(value.replace("{}", "file").replace("%(filepath)q", "file"), index,
                        what=f"`{inv.name} {option}`")
