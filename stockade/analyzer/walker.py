@@ -341,13 +341,13 @@ class Walker(ControlFlow):
             index = int(name)
             return params[index] if index < len(params) else ""
         value = self.state.variables.get(name)
-        if value and value[0] == UNKNOWN and value.startswith(NAMEREF):  # `declare -n r=X`: X's value now
-            return deref(self, value[2:])
         if self.alternative is not None:
             alternatives = self.state.alternatives
             entry = alternatives.get(name) if alternatives else None
             if entry is not None and entry[0] is value:
                 value = entry[1][self.alternative % len(entry[1])]
+        if value and value[0] == UNKNOWN and value.startswith(NAMEREF):  # `declare -n r=X`: X's value now
+            return deref(self, value[2:])
         if value is None and name == "BASH_SOURCE":
             return ""  # no script file is being run: a command line has no source
         if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
