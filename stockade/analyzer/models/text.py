@@ -220,9 +220,12 @@ def _awk_strings(program: str, given: dict[str, str], inv: Invocation | None = N
         name = match.group(1)
         counts[name] = counts.get(name, 0) + 1
         values[name] = match.end()
-    for name in list(counts) + list(given):  # changed otherwise: `c += …`, `c++`, `getline c`, `sub(…, c)`
+    for name in list(counts) + list(given):
+        # changed otherwise: `c += …`, `c++`, `getline c`, `sub(…, c)`, `for (c in a)`, or a
+        # function's parameter of that name (which holds what each call passes)
         if re.search(rf"(?:\+\+|--|\bgetline\s*)\s*\b{name}\b|\b{name}\s*(?:\+\+|--|[-+*/%^]=)"
-                     rf"|\b(?:g?sub|split|match|patsplit|gensub)\s*\([^)]*\b{name}\b", program):
+                     rf"|\b(?:g?sub|split|match|patsplit|gensub)\s*\([^)]*\b{name}\b"
+                     rf"|\bfor\s*\(\s*{name}\s+in\b|\bfunc(?:tion)?\s+\w+\s*\([^)]*\b{name}\b", program):
             counts[name] = 2
     known = {name: _awk_quote(value) for name, value in given.items() if name not in counts and UNKNOWN not in value}
     pending = [name for name, count in counts.items() if count == 1 and name not in given]
