@@ -9,11 +9,11 @@ file of code or configuration it runs (unknown when it is not the project's own)
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import show
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.devtools import FOREIGN, P, apply, env_value, foreign_file
-from stockade.analyzer.models.fresh import fresh_project
+from stockade.analyzer.models.fresh import fresh_project, known_content
 from stockade.analyzer.models.net import contact_url
 
 T = "text"
@@ -269,22 +269,35 @@ def model_db_client(inv: Invocation) -> None:
         if option in ("-h", "--host"):
             host = value
         elif option in ("-f", "--file"):  # SQL whose `\!` lines run shell commands
-            foreign_file(inv, value, index, f"`{inv.name} {option}`")
+            text = known_content(inv.walker, inv.path(value)) if UNKNOWN not in value else None
+            if text is not None:  # written by this command, content known: its shell lines are walked
+                inv.read(value, index)
+                _db_shell_lines(inv, text, index, f"`{show(value)}`")
+            else:
+                foreign_file(inv, value, index, f"`{inv.name} {option}`")
         elif option in ("--defaults-file", "--defaults-extra-file"):
             inv.read(value, index)
         elif option in ("-o", "--output", "-L", "--log-file", "--tee"):
             inv.write(value.lstrip("|"), index)
         elif option in ("-c", "--command", "-e", "--execute", "--init-command"):
-            for line in value.replace(";", "\n").split("\n"):
-                line = line.strip()
-                if line.startswith(("\\!", "system ")) or (mysql and line.startswith("\\!")):
-                    inv.script(line.split(None, 1)[1] if " " in line else "", index,
-                               what=f"the shell command in `{inv.name} {option}`")
+            _db_shell_lines(inv, value.replace(";", "\n"), index, f"`{inv.name} {option}`")
     if not host.startswith("/"):
         inv.network(host, None, None)
     text = inv.stdin.text
-    if text is not None and ("\\!" in text or "\nsystem " in "\n" + text):
-        inv.unknown(f"the SQL on stdin runs shell commands through `{inv.name}`", None)
+    if text is not None:
+        _db_shell_lines(inv, text, None, "the SQL on stdin")
+    elif inv.stdin.what.startswith("`") and not parsed.has("-c", "--command", "-e", "--execute", "-f", "--file"):
+        # (`psql < /tmp/x.sql`: a file the agent may have put there; see Walker.redirected)
+        inv.unknown(f"`{inv.name}` runs SQL from {inv.stdin.what}, whose `\\!` lines run shell commands: it cannot be "
+                    "seen into", None)
+
+
+def _db_shell_lines(inv: Invocation, text: str, index: int | None, where: str) -> None:
+    """The ``\\!``/``system`` lines of SQL a psql or mysql client runs: shell commands, walked."""
+    for line in text.split("\n"):
+        line = line.strip()
+        if line.startswith(("\\!", "system ")):
+            inv.script(line.split(None, 1)[1] if " " in line else "", index, what=f"the shell command in {where}")
 
 
 _HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
