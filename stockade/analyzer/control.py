@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.effects import UNKNOWN, Write
+from stockade.analyzer.words import NAMEREF
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -322,6 +323,9 @@ class ControlFlow:
         before = self.state
         results: list[State] = []
         each: list[str | None] = list(items) if items else [None]  # None: the body runs with no item known
+        control = before.variables.get(name)
+        if control is not None and control.startswith(NAMEREF):  # a nameref: each item is the name it refers to
+            each = [None if item is None else NAMEREF + item for item in each]
         for item in each:
             self.state = before.copy()
             if item is not None:

@@ -15,6 +15,7 @@ lives); reasons render their message and rule text only when read (:class:`Reaso
 
 from __future__ import annotations
 
+import re
 import weakref
 from bisect import bisect_left
 
@@ -230,6 +231,9 @@ class PolicyTables:
         self._literal_patterns = [rule.pattern for rule in self.literal]
         self._literal_paths = tuple(rule.pattern for rule in self.literal if rule.pattern != "/")
         self._glob_paths = tuple(rule.pattern for rule in ir.filesystem if rule.is_glob)
+        self._glob_rules = tuple(rule for rule in ir.filesystem if rule.is_glob)
+        #: the first rule that denies a path (a raw disk device holds it: see Judge._read_reasons)
+        self.first_denied = next((rule for rule in ir.filesystem if rule.access == "none"), None)
         self._globs: dict[tuple[str, bool], tuple[str, ...]] = {}
         self.unknown_effects = ir.unknown_effects
         self.unparsable = ir.unparsable
@@ -261,6 +265,19 @@ class PolicyTables:
                 self._below.clear()
             self._below[key] = found
         return found
+
+    def grants_below(self, path: str, need: str) -> bool:
+        """Whether a rule strictly below ``path`` (a literal one, or any glob rule) grants
+        ``need`` (``read``: any access; ``write``): when none does, every path below ``path``
+        has the access ``path`` has."""
+        prefix = path.rstrip("/") + "/"
+        patterns = self._literal_patterns
+        candidates = self.literal[bisect_left(patterns, prefix):bisect_left(patterns, prefix[:-1] + "0")]
+        for rule in (*candidates, *self._glob_rules):
+            if (rule.is_glob or rule.pattern.startswith(prefix)) and \
+                    (rule.access == "write" if need == "write" else rule.access != "none"):
+                return True
+        return False
 
     def glob_candidates(self, path: str, deep: bool = False) -> tuple[str, ...]:
         """The concrete paths a glob path is judged as (:func:`globs.path_candidates`)."""
@@ -339,6 +356,72 @@ def _persistence_target(path: str, home_prefix: str) -> str | None:
     return None
 
 
+#: files whose code a tool runs the next time it starts (not this command): basename → what runs it
+_STARTUP_NAMES = {
+    ".envrc": "direnv runs it as shell code when a shell enters its directory",
+    ".pre-commit-config.yaml": "pre-commit runs the hooks it names at the next commit",
+    "lefthook.yml": "lefthook runs the commands it names as git hooks",
+    ".lefthook.yml": "lefthook runs the commands it names as git hooks",
+    "devcontainer.json": "a dev container runs the commands it names when it is built or opened",
+    ".gitpod.yml": "Gitpod runs the tasks it names when the workspace opens",
+    "sitecustomize.py": "Python runs it at every start when it is on the module path",
+    "usercustomize.py": "Python runs it at every start when it is on the module path",
+}
+#: (path ending, what runs it): files and directories of code run at a tool's next start
+_STARTUP_ENDINGS = (
+    ("/.vscode/tasks.json", "VS Code runs the tasks it names (on folder open, or when asked)"),
+    ("/.vscode/settings.json", "VS Code runs the programs its settings name (terminal, formatters, linters)"),
+    ("/.vscode/launch.json", "VS Code runs the programs it names when debugging starts"),
+    (".code-workspace", "VS Code runs the tasks and programs it names when the workspace opens"),
+    ("/.git/info/attributes", "git runs the filter and diff drivers it names"),
+    (".pth", "Python runs its `import` lines at every start when it is in a site-packages directory"),
+)
+#: home-relative files whose code runs when a tool next starts
+_STARTUP_HOME = {
+    ".ssh/config": "ssh runs the ProxyCommand and LocalCommand it names",
+    ".ssh/rc": "sshd runs it at every login",
+    ".ssh/environment": "sshd sets its variables at every login",
+    ".config/git/attributes": "git runs the filter and diff drivers it names",
+    ".bash_aliases": "bash runs it at the start of an interactive shell",
+    ".vimrc": "vim runs its commands at every start", ".exrc": "vi runs its commands at every start",
+    ".config/nvim/init.vim": "neovim runs it at every start", ".config/nvim/init.lua": "neovim runs it at every start",
+    ".emacs": "emacs runs it at every start", ".emacs.d/init.el": "emacs runs it at every start",
+    ".tmux.conf": "tmux runs its commands (run-shell) at every start",
+    ".config/tmux/tmux.conf": "tmux runs its commands (run-shell) at every start",
+    ".config/direnv/direnvrc": "direnv runs it before every `.envrc`",
+    ".cargo/config.toml": "cargo runs the programs it names (rustc-wrapper, runner, linker)",
+    ".cargo/config": "cargo runs the programs it names (rustc-wrapper, runner, linker)",
+    ".pythonrc": "Python runs it at an interactive start (PYTHONSTARTUP)",
+    ".pythonrc.py": "Python runs it at an interactive start (PYTHONSTARTUP)",
+}
+
+
+def _startup_code(path: str, home_prefix: str) -> str | None:
+    """What runs the code of ``path`` (resolved) the next time a tool starts — direnv's
+    ``.envrc``, pre-commit's config, VS Code's tasks, husky's hooks, ssh configuration, editors'
+    startup files — or None (git's configuration files are judged by what is written to them:
+    see models.vcs and models.netconfig)."""
+    name = path.rpartition("/")[2]
+    found = _STARTUP_NAMES.get(name)
+    if found is not None:
+        return found if name not in ("sitecustomize.py", "usercustomize.py") or "/site-packages/" in path or \
+            "/dist-packages/" in path else None
+    if "/.husky/" in path and "/.husky/_/" not in path and not name.startswith("."):
+        return "husky runs it as a git hook"
+    if path.startswith(home_prefix):
+        found = _STARTUP_HOME.get(path[len(home_prefix):])
+        if found is not None:
+            return found
+        if path[len(home_prefix):].startswith(".ipython/") and "/startup/" in path:
+            return "IPython runs it at every start"
+    for ending, what in _STARTUP_ENDINGS:
+        if path.endswith(ending):
+            if ending == ".pth" and "/site-packages/" not in path and "/dist-packages/" not in path:
+                continue
+            return what
+    return None
+
+
 # -- messages (rendered when read) ---------------------------------------------------------------
 
 
@@ -351,6 +434,20 @@ def _msg_unknown_path(op: str, path: str) -> str:
     return f"{op} a path that is not known before it runs (`{show(path)}`)"
 
 
+def _msg_raw_device(path: str, pattern: str) -> str:
+    return (f"reads `{path}`, a disk or memory device that holds every file, including `{pattern}`, which the "
+            "policy denies")
+
+
+def _msg_denied_below_unknown(verb: str, path: str) -> str:
+    return f"{verb} a file below `{path}` whose name is not known before it runs, and the policy denies `{path}`"
+
+
+def _msg_not_writable_below_unknown(verb: str, path: str) -> str:
+    return (f"{verb} a path below `{path}` whose name is not known before it runs, and the policy makes nothing "
+            f"below `{path}` writable")
+
+
 def _msg_denied_read(path: str) -> str:
     return f"reads `{path}`, which the policy denies"
 
@@ -361,6 +458,10 @@ def _msg_denied_read_below(path: str, pattern: str) -> str:
 
 def _msg_persistence_write(verb: str, target: str) -> str:
     return f"{verb} {target}: code that runs later (persistence)"
+
+
+def _msg_startup(verb: str, path: str, what: str) -> str:
+    return f"{verb} `{path}`: {what}, so what it runs later cannot be seen into"
 
 
 def _msg_not_writable(verb: str, path: str) -> str:
@@ -423,6 +524,24 @@ def _judged_path(path: str) -> str | None:
     if "*" not in path and "?" not in path and "[" not in path:  # no glob
         return path
     return path.replace("*", "x").replace("?", "x").replace("[", "x")
+
+
+#: block and memory devices: reading one reads the files of every filesystem on it
+_RAW_DEVICE = re.compile(r"/dev/(?:[shv]d[a-z]|xvd[a-z]|nvme[0-9]|mmcblk[0-9]|dm-[0-9]|md[0-9]|loop[0-9]|sr[0-9]|"
+                         r"mapper/|disk/|root$|mem$|kmem$|port$|nbd[0-9]|zd[0-9]|rbd[0-9])")
+
+
+def _unknown_below(path: str) -> str | None:
+    """For an absolute path whose name is not known from some component on (``~/.ssh/…``,
+    ``/dev/sd…``): the known directory above that component, when it is plain (no ``.``/``..``
+    components, no glob, not ``/``); else None.  (The unknown part could climb out with ``..``:
+    the path is judged as below that directory, the strict reading of what was written.)"""
+    head = path[:path.find(UNKNOWN)]
+    directory = head.rpartition("/")[0]
+    if not directory.startswith("/") or "/./" in directory + "/" or "/../" in directory + "/" or \
+            "*" in directory or "?" in directory or "[" in directory:
+        return None
+    return directory
 
 
 def _is_glob(path: str) -> bool:
@@ -560,6 +679,11 @@ class Judge:
         if path is None:
             return ()
         if path is UNKNOWN:
+            directory = _unknown_below(path_in)
+            if directory is not None and not self._tables.grants_below(directory, "read"):
+                above = self._tables.index.path_access(directory, self.cwd)
+                if above.access == "none":  # (`cat ~/.ssh/"$K"`: whatever K is, a denied file)
+                    return (("deny", codes.DENIED_READ, _msg_denied_below_unknown, ("reads", above.path), above.rule),)
             setting = self._tables.unknown_effects
             return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, ("reads", path_in), setting),)
         if len(path) > MAX_PATH_CHARS:
@@ -571,6 +695,10 @@ class Judge:
             decision = self._tables.index.path_access(path, self.cwd)
         if decision.access == "none":  # not decision.can_read (a property: a call)
             return (("deny", codes.DENIED_READ, _msg_denied_read, (decision.path,), decision.rule),)
+        if path.startswith("/dev/") and _RAW_DEVICE.match(path) and self._tables.first_denied is not None:
+            # a disk or memory device holds every file, the denied ones too: reading it reads them
+            rule = self._tables.first_denied
+            return (("deny", codes.DENIED_READ, _msg_raw_device, (path, rule.pattern), rule),)
         if not recursive:
             return ()
         rules = self._tables.below(decision.path, "read")
@@ -608,6 +736,12 @@ class Judge:
         if path is None:
             return ()
         if path is UNKNOWN:
+            directory = _unknown_below(path_in)
+            if directory is not None and not self._tables.grants_below(directory, "write"):
+                above = self._tables.index.path_access(directory, self.cwd)
+                if above.access != "write":  # (`rm -rf "/etc/$X"`: nothing below /etc is writable)
+                    return (("deny", codes.DENIED_WRITE, _msg_not_writable_below_unknown, (verb, above.path),
+                             above.rule),)
             setting = self._tables.unknown_effects
             return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_unknown_path, (verb, path_in), setting),)
         if len(path) > MAX_PATH_CHARS:
@@ -622,6 +756,12 @@ class Judge:
         target = self._tables.persistence_target(resolved)
         if target is not None:
             reasons.append(("deny", codes.PERSISTENCE, _msg_persistence_write, (verb, target), None))
+        elif verb == "writes":
+            startup = _startup_code(resolved, self._tables.home_prefix)
+            if startup is not None:  # code a tool runs at its next start: not visible now
+                setting = self._tables.unknown_effects
+                reasons.append((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_startup, (verb, resolved, startup),
+                                setting))
         if decision.access != "write":  # not decision.can_write
             reasons.append(("deny", codes.DENIED_WRITE, _msg_not_writable, (verb, resolved), decision.rule))
         elif recursive:

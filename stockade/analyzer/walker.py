@@ -35,7 +35,14 @@ from stockade.analyzer.judge import MAX_PATH_CHARS
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.fresh import record_written  # (loaded with the models already: no cold-start cost)
 from stockade.analyzer.models.netconfig import tool_configs
-from stockade.analyzer.models.shellstate import forget_array, subscript_code
+from stockade.analyzer.models.shellstate import (
+    assign_through,
+    declare_nameref,
+    deref,
+    forget_array,
+    nameref_target,
+    subscript_code,
+)
 from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
 from stockade.analyzer.words import (
     ARRAY_KEY,
@@ -45,6 +52,7 @@ from stockade.analyzer.words import (
     ASSOC_SEP,
     INDEX_RE,
     MAX_VALUE_CHARS,
+    NAMEREF,
     WordExpander,
     array_elements,
     assoc_entries,
@@ -352,6 +360,8 @@ class Walker(ControlFlow):
             entry = alternatives.get(name) if alternatives else None
             if entry is not None and entry[0] is value:
                 value = entry[1][self.alternative % len(entry[1])]
+        if value and value[0] == UNKNOWN and value.startswith(NAMEREF):  # `declare -n r=X`: X's value now
+            return deref(self, value[2:])
         if value is None and name == "BASH_SOURCE":
             return ""  # no script file is being run: a command line has no source
         if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
@@ -430,7 +440,26 @@ class Walker(ControlFlow):
 
     def assign(self, name: str, value: str) -> None:
         """``${name:=value}``: the expansion assigns the variable."""
-        self.state.variables[name] = value
+        target = assign_through(self, name, value)
+        if target is not None:
+            self.state.variables[target] = value
+
+    def reference(self, name: str) -> str | None:
+        """The name the nameref ``name`` refers to ("" when not bound), None for a plain variable."""
+        raw = self.state.variables.get(name)
+        if raw is None or not raw.startswith(NAMEREF):
+            return None
+        target = nameref_target(self, name)
+        return None if target is None else "" if target == UNKNOWN else target
+
+    def indirect(self, name: str) -> str | None:
+        """What ``${!name}`` expands to: the name a nameref refers to, else the value of the
+        variable (or array element) that ``$name`` names."""
+        target = nameref_target(self, name)
+        if target is not None:
+            return target if target and target != UNKNOWN else None
+        value = self.lookup(name)
+        return deref(self, value) if value and UNKNOWN not in value else None
 
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk text the grammar kept raw (``${x%$(cmd)}``, `` ${u-`cmd`} ``) as a word."""
@@ -684,11 +713,13 @@ class Walker(ControlFlow):
         if self.stdin_file is not None:  # `sh < f`: a file this command wrote with known content
             read, self.stdin_file = self.stdin_file[0], None
             if read.__class__ is Read:
-                from stockade.analyzer.models.fresh import known_content
+                from stockade.analyzer.models.fresh import foreign_input, known_content
 
-                text = known_content(self, read.path)
+                text = known_content(self, read.path) if getattr(self, "written_text", None) else None
                 if text is not None:
                     stdin = _new_tuple(Stdin, (text, f"`{clip(read.path)}`"))
+                elif foreign_input(self, read.path):  # (`sqlite3 db < /tmp/x.sql`: not the project's own)
+                    stdin = _new_tuple(Stdin, (None, f"`{clip(read.path)}`"))
         if words:
             # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
             # redirection's target on the redirection (as more destinations, or a here-
@@ -839,7 +870,7 @@ class Walker(ControlFlow):
         if operator in (">", ">|", ">>", "&>", "&>>") and descriptor in ("", "1") and \
                 self.effects[-1].__class__ is Write:
             self.stdout_file = (self.effects[-1], operator in (">>", "&>>"))
-        elif operator == "<" and descriptor in ("", "0") and getattr(self, "written_text", None):
+        elif operator == "<" and descriptor in ("", "0"):
             self.stdin_file = (self.effects[-1], target)
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
@@ -917,6 +948,9 @@ class Walker(ControlFlow):
             base = name_node.named_children[0] if name_node.named_children else None
             if base is not None and base.type == "variable_name":  # `a[i]=v`: element i
                 base_name = self.src.node_text(base)
+                target = self.reference(base_name)
+                if target:  # `declare -n r=a; r[1]=v` sets a[1]
+                    base_name = target if "[" not in target else UNKNOWN
                 index_node = name_node.child_by_field_name("index")
                 index_text = self.src.node_text(index_node) if index_node is not None else ""
                 value = self.words.text(value_node) if value_node is not None else ""
@@ -1015,9 +1049,11 @@ class Walker(ControlFlow):
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
         saw, self.saw_default = self.saw_default, False
         name, value, _ = self.assignment_value(node)
-        if name == UNKNOWN:
+        target = assign_through(self, name, value) if name != UNKNOWN else None  # (`r=v` of a nameref r)
+        if target is None:
             self.saw_default = saw
             return
+        name = target
         other = self.possible_value(node, name, value, saw)
         if other is not None:
             self.env_assignment(name, other, node, in_shell=True)
@@ -1069,7 +1105,7 @@ class Walker(ControlFlow):
                 flags = self.src.node_text(child)
                 if flags[:1] == "-" and "x" in flags:
                     keyword = "export"  # `declare -x`, `typeset -gx`, `local -x` export too
-                if flags[:1] == "-" and "n" in flags:
+                if flags[:1] == "-" and "n" in flags and node.children[0].type != "export":  # (`export -n`: unexport)
                     nameref = True
                 if flags[:1] == "-" and "A" in flags:
                     assoc = True
@@ -1089,9 +1125,9 @@ class Walker(ControlFlow):
             if child.type == "variable_assignment":
                 saw, self.saw_default = self.saw_default, False
                 name, value, _ = self.assignment_value(child)
-                if nameref and name != UNKNOWN:
-                    target = self.lookup(value) if _IDENT_RE.match(value) else None
-                    value = UNKNOWN if target is None else target
+                if nameref and name != UNKNOWN:  # bound to the name: its value is looked up when used
+                    declare_nameref(self, name, value)
+                    value = self.state.variables[name]
                 other = None
                 if name != UNKNOWN and not nameref:  # (`local d=${1:-~/.ssh}`: either value)
                     other = self.possible_value(child, name, value, saw)
@@ -1108,6 +1144,8 @@ class Walker(ControlFlow):
                             self.env_assignment(name, other, child, in_shell=True)
             elif child.type == "variable_name":
                 name = self.src.node_text(child)
+                if nameref:
+                    declare_nameref(self, name, None)
                 if keyword == "export":
                     self.state.exported = self.state.exported | {name}
                     known = self.state.variables.get(name)
@@ -1121,6 +1159,9 @@ class Walker(ControlFlow):
                         key, _, val = text.partition("=")
                         if "[" in key or "(" in val:  # `declare 'a[1]=x'`, `declare "a=(x)"`: not followed
                             forget_array(self, key.rstrip("+"))
+                            continue
+                        if nameref:
+                            declare_nameref(self, key, val)
                             continue
                         self.state.variables[key.rstrip("+")] = val
                         if keyword == "export" or "*" in self.state.exported:
@@ -1211,6 +1252,8 @@ class Walker(ControlFlow):
     def assign_possible(self, name: str, value: str) -> None:
         """``${P:=word}`` of an unknown ``P``: after the command, ``P`` is its unknown value or
         ``word`` (see :meth:`settle_possible`)."""
+        target = nameref_target(self, name)  # (a nameref: the variable it refers to)
+        name = target if target else name
         if not self.use_defaults and _IDENT_RE.match(name):
             self.possible = [*(self.possible or ()), (name, value)]
 

@@ -32,6 +32,9 @@ INDEX_RE = re.compile(r"-?[0-9]+")
 #: an associative array (``declare -A m``): the plain variable holds ASSOC_MARK, and ASSOC_KEY +
 #: name its entries in order, each ARRAY_SEP key ASSOC_SEP value
 ASSOC_KEY, ASSOC_SEP, ASSOC_MARK = "\ue007", "\ue008", "\x00\ue007"
+#: a nameref (``declare -n r=X``): the variable holds NAMEREF + the name it refers to (``X``,
+#: ``a[1]``; empty: not bound yet), resolved each time it is used (see models.shellstate)
+NAMEREF = "\x00\ue009"
 _UNPROTECT = str.maketrans({_Q_OPEN: "{", _Q_COMMA: ",", _Q_CLOSE: "}", _Q_TILDE: "~"})
 _PROTECT = str.maketrans({"{": _Q_OPEN, ",": _Q_COMMA, "}": _Q_CLOSE, "~": _Q_TILDE})
 _MAX_BRACE_WORDS = 256
@@ -92,6 +95,9 @@ class Scope(Protocol):
 
     def assign(self, name: str, value: str) -> None:
         """Set a variable (``${x:=value}``)."""
+
+    def indirect(self, name: str) -> str | None:
+        """What ``${!name}`` expands to (None: not known)."""
 
     def nested_fragment(self, text: str, node: Any) -> None:
         """Walk a text fragment that may hide substitutions (``${x%$(cmd)}``)."""
@@ -571,14 +577,14 @@ class WordExpander:
             return self._value(UNKNOWN, quoted)
         if subscript is not None and subscript != "0":
             return self._array_expansion(name, subscript, indirect, length, operator, rest, quoted)
-        value = self.scope.lookup(name)
-        if indirect:
-            value = self.scope.lookup(value) if value and UNKNOWN not in value else None
+        if indirect:  # `${!r}`: the variable `$r` names (or the name the nameref r refers to)
+            value = self.scope.indirect(name)
             if operator is None:
                 return self._value(value, quoted)
             if value is None and operator in (":-", "-", ":+", "+"):  # `${!ref:-word}`: word is possible
                 return self._possible_default(name, operator, operand, rest, quoted)
             return self._value(UNKNOWN, quoted)
+        value = self.scope.lookup(name)
         if length:
             return self._value(str(len(value)) if value is not None and UNKNOWN not in value else None, quoted)
         if operator is None:
@@ -719,6 +725,13 @@ def array_elements(scope: Scope, name: str) -> list[str] | None:
     """The elements of indexed array ``name`` (a plain variable: one element), None when the
     script does not determine them: the record must still agree with element 0, which every
     other writer of the variable (``read``, ``for``, ``a=x``) changes."""
+    reference = getattr(scope, "reference", None)
+    if reference is not None:  # `declare -n r=a; "${r[1]}"`: the elements of a
+        target = reference(name)
+        if target is not None:
+            if not target or "[" in target:
+                return None
+            name = target
     first = scope.lookup(name)
     if first is None:
         return None
@@ -753,6 +766,12 @@ def assoc_entries(scope: Scope, name: str) -> list[tuple[str, str]] | None:
     win), None when it is not one the script determines."""
     if scope.lookup(name) != ASSOC_MARK:
         return None
+    reference = getattr(scope, "reference", None)
+    target = reference(name) if reference is not None else None
+    if target is not None:  # (a nameref to the array)
+        if not target or "[" in target:
+            return None
+        name = target
     record = scope.lookup(ASSOC_KEY + name)
     if record is None or (record and record[:1] != ARRAY_SEP):
         return None

@@ -406,8 +406,16 @@ from stockade.analyzer.models import formatters, servers, toolchains  # noqa: E4
 from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,F401
 
 # isort: split
+# (media and document converters: replace readers' `identify`)
+from stockade.analyzer.models import media  # noqa: E402,F401
+
+# isort: split
 # (JVM builds, task runners and duckdb: they replace the plain `mvn`/`gradle` entries of files.py)
 from stockade.analyzer.models import buildtools  # noqa: E402,F401
+
+# isort: split
+# (last: wraps the models above of the tools whose configuration files are code)
+from stockade.analyzer.models import toolconfigs  # noqa: E402,F401
 
 # isort: split
 # (last: wraps the final models of tar, make, zip, xz … with the options their variables hold)

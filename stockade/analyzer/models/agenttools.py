@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import show
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.devtools import FOREIGN, P, apply, env_value, foreign_file
-from stockade.analyzer.models.fresh import fresh_project
+from stockade.analyzer.models.fresh import fresh_project, known_content
 from stockade.analyzer.models.net import contact_url
 
 T = "text"
@@ -271,22 +271,18 @@ def model_db_client(inv: Invocation) -> None:
         if option in ("-h", "--host"):
             host = value
         elif option in ("-f", "--file"):  # SQL whose `\!` lines run shell commands
-            foreign_file(inv, value, index, f"`{inv.name} {option}`")
+            text = known_content(inv.walker, inv.path(value)) if UNKNOWN not in value else None
+            if text is not None:  # written by this command, content known: its shell lines are walked
+                inv.read(value, index)
+                _db_shell_lines(inv, text, index, f"`{show(value)}`")
+            else:
+                foreign_file(inv, value, index, f"`{inv.name} {option}`")
         elif option in ("--defaults-file", "--defaults-extra-file"):
             inv.read(value, index)
         elif option in ("-o", "--output", "-L", "--log-file", "--tee"):
             inv.write(value.lstrip("|"), index)
         elif option in ("-c", "--command", "-e", "--execute", "--init-command"):
-            for match in re.finditer(r"\bprogram\s+'((?:[^']|'')*)'", value, re.I):  # COPY … TO/FROM PROGRAM
-                inv.script(match.group(1).replace("''", "'"), index,
-                           what=f"the program of a `COPY` in `{inv.name} {option}`")
-            for match in re.finditer(r"\\(?:o|out|g|w|write)\s*\|([^\n]*)", value):  # psql `\o |cmd`: a pipe
-                inv.script(match.group(1), index, what=f"the command `{inv.name} {option}` pipes output to")
-            for line in value.replace(";", "\n").split("\n"):
-                line = line.strip()
-                if line.startswith(("\\!", "system ")) or (mysql and line.startswith("\\!")):
-                    inv.script(line.split(None, 1)[1] if " " in line else "", index,
-                               what=f"the shell command in `{inv.name} {option}`")
+            _db_shell_lines(inv, value.replace(";", "\n"), index, f"`{inv.name} {option}`")
     if not host.startswith("/"):
         inv.network(host, None, None)
     if inv.name == "psql" and not parsed.has("-X", "--no-psqlrc"):  # (psql runs its rc file's commands)
@@ -294,8 +290,25 @@ def model_db_client(inv: Invocation) -> None:
         if rc is not None:
             foreign_file(inv, rc, None, "`PSQLRC`")
     text = inv.stdin.text
-    if text is not None and ("\\!" in text or "\nsystem " in "\n" + text):
-        inv.unknown(f"the SQL on stdin runs shell commands through `{inv.name}`", None)
+    if text is not None:
+        _db_shell_lines(inv, text, None, "the SQL on stdin")
+    elif inv.stdin.what.startswith("`") and not parsed.has("-c", "--command", "-e", "--execute", "-f", "--file"):
+        # (`psql < /tmp/x.sql`: a file the agent may have put there; see Walker.redirected)
+        inv.unknown(f"`{inv.name}` runs SQL from {inv.stdin.what}, whose `\\!` lines run shell commands: it cannot be "
+                    "seen into", None)
+
+
+def _db_shell_lines(inv: Invocation, text: str, index: int | None, where: str) -> None:
+    """The shell commands in SQL a psql or mysql client runs, walked: ``\\!``/``system``
+    lines, the program of a ``COPY … TO/FROM PROGRAM`` and psql's ``\\o |cmd`` pipes."""
+    for match in re.finditer(r"\bprogram\s+'((?:[^']|'')*)'", text, re.I):
+        inv.script(match.group(1).replace("''", "'"), index, what=f"the program of a `COPY` in {where}")
+    for match in re.finditer(r"\\(?:o|out|g|w|write)\s*\|([^\n]*)", text):
+        inv.script(match.group(1), index, what=f"the command {where} pipes output to")
+    for line in text.split("\n"):
+        line = line.strip()
+        if line.startswith(("\\!", "system ")):
+            inv.script(line.split(None, 1)[1] if " " in line else "", index, what=f"the shell command in {where}")
 
 
 _HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Rename, show
+from stockade.analyzer.effects import UNKNOWN, Rename, Unknown, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, apply_role, parse_options, register
 from stockade.analyzer.models.fresh import fresh_project, run_file
@@ -99,7 +99,58 @@ _SQLITE_VALUES = {"--cmd": "sql", "--init": "file", "--separator": T, "--newline
 _SQL_ATTACH = re.compile(r"\b(?:attach(?:\s+database)?|vacuum\s+into)\s+'([^']*)'", re.I)
 
 
-def sqlite_text(inv: Invocation, text: str, index: int) -> None:
+def _sqlite_arguments(text: str) -> list[str]:
+    """A dot-command's arguments as sqlite3's shell splits them: at blanks, a word in quotes
+    is one argument (its quotes removed; backslash escapes resolved in double quotes)."""
+    arguments: list[str] = []
+    position = 0
+    while position < len(text):
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position >= len(text):
+            break
+        quote = text[position]
+        if quote in "'\"":
+            end = position + 1
+            while end < len(text) and text[end] != quote:
+                end += 2 if quote == '"' and text[end] == "\\" else 1
+            word = text[position + 1:end]
+            if quote == '"':
+                word = re.sub(r"\\(.)", r"\1", word)
+            arguments.append(word)
+            position = end + 1
+        else:
+            end = position
+            while end < len(text) and not text[end].isspace():
+                end += 1
+            arguments.append(text[position:end])
+            position = end
+    return arguments
+
+
+def _sqlite_command(text: str) -> str:
+    """The command line ``.shell``/``.system`` gives ``system()``: its arguments joined by
+    blanks, each one holding a blank put in double quotes (as sqlite3's shell does)."""
+    return " ".join(f'"{word}"' if " " in word else word for word in _sqlite_arguments(text))
+
+
+def sqlite_file(inv: Invocation, word: str, index: int | None, depth: int = 0) -> None:
+    """``.read FILE``, ``-init FILE``: SQL and dot-commands from a file — the content this
+    command wrote there when known (judged as such), else :func:`run_file`."""
+    from stockade.analyzer.models.fresh import foreign_input, known_content
+
+    text = known_content(inv.walker, inv.path(word)) if UNKNOWN not in word else None
+    if text is None or depth > 4:
+        run_file(inv, word, index)
+        if foreign_input(inv.walker, inv.path(word)) and inv.walker.effects[-1].__class__ is not Unknown:
+            inv.unknown(f"sqlite3 runs the SQL and dot-commands of `{show(word)}`, which lies where the agent can "
+                        "write: they cannot be seen into", index)
+        return
+    inv.read(word, index)
+    sqlite_text(inv, text, index, depth + 1)
+
+
+def sqlite_text(inv: Invocation, text: str, index: int | None, depth: int = 0) -> None:
     """SQL and dot-commands: ``.shell``/``.system`` run shell code; ``.output``/``.once``/
     ``.save``/``.backup`` write (``|cmd``: shell code); ``.read``/``.import`` read (``.read |cmd``
     runs it); ``.load``, ``load_extension()`` and ``writefile()`` are unknown; ``ATTACH`` and
@@ -124,7 +175,7 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
         if len(command) >= 2 and ("shell".startswith(command) or "system".startswith(command)):
             command = "shell"
         if command in ("shell", "system"):
-            inv.script(rest, index, what=f"the sqlite3 `.{command}` command")
+            inv.script(_sqlite_command(rest), index, what=f"the sqlite3 `.{command}` command")
         elif command in ("output", "once", "save", "backup", "excel"):
             words = [w for w in argument.split() if not w.startswith("-")]
             target = words[-1] if words else ""
@@ -138,7 +189,7 @@ def sqlite_text(inv: Invocation, text: str, index: int) -> None:
                 inv.script(argument[1:], index, what=f"the sqlite3 `.{command} |` command")
             elif words:
                 if command == "read":
-                    run_file(inv, words[0], index)
+                    sqlite_file(inv, words[0], index, depth)
                 elif command in ("open", "restore"):
                     inv.write(words[-1], index)
                 else:
@@ -158,7 +209,7 @@ def model_sqlite(inv: Invocation) -> None:
         if role == "sql":
             sqlite_text(inv, value, index)
         elif role == "file":
-            run_file(inv, value, index)
+            sqlite_file(inv, value, index)
     words = list(parsed.positionals)
     if not words:
         return
@@ -316,6 +367,30 @@ _MAKE_PROGRAMS = frozenset({"CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "F77", "
                             "PYTHON", "PERL", "INSTALL", "M4", "YACC", "LEX", "CCLD", "HOSTCC"})
 
 
+#: make syntax that computes what runs (functions, includes, exports, a changed shell)
+_MAKE_COMPUTED = re.compile(r"\$[({]|^\s*-?(?:include|sinclude|define|export|override|vpath|load)\b|"
+                            r"^\s*(?:SHELL|\.SHELLFLAGS|MAKEFLAGS|\.ONESHELL)\b", re.M)
+
+
+def _known_makefile(inv: Invocation, directory: str, index: int | None) -> bool:
+    """The makefile make reads in ``directory`` was written by this command with content
+    known here and plain (rules and recipes, no make functions, includes or exports): its
+    recipes are walked as the shell code they are; True when so (else see fresh_project)."""
+    from stockade.analyzer.models.fresh import known_content, wrote_anything
+
+    if not wrote_anything(inv.walker):
+        return False
+    base = directory.rstrip("/") or "/"
+    for name in ("GNUmakefile", "makefile", "Makefile"):  # (the order GNU make looks in)
+        text = known_content(inv.walker, inv.path(base + "/" + name))
+        if text is not None:
+            if _MAKE_COMPUTED.search(text.replace("$$", "")):
+                return False
+            _recipes(inv, text, index)
+            return True
+    return False
+
+
 def model_make(inv: Invocation) -> None:
     """make runs the recipes of the project's makefile (judged like ``npm test``: by what is
     visible); ``--eval`` adds make code of its own (unknown), ``-f FILE`` runs the recipes of
@@ -338,7 +413,8 @@ def model_make(inv: Invocation) -> None:
     if not parsed.values_of("-f", "--file", "--makefile"):
         directories = parsed.values_of("-C", "--directory")
         directory, at = directories[-1] if directories else (".", None)
-        fresh_project(inv, directory, ("Makefile", "makefile", "GNUmakefile"), at)
+        if not _known_makefile(inv, directory, at):
+            fresh_project(inv, directory, ("Makefile", "makefile", "GNUmakefile"), at)
     for word, index in parsed.positionals:
         name, eq, value = word.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*[+:?]?", name):

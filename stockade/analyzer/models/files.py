@@ -161,32 +161,73 @@ def model_chattr(inv: Invocation) -> None:
         inv.write(argv[position], position, recursive=recursive)
 
 
+#: directories whatever the machine (so ``ln -s X DIR`` makes ``DIR/X``): system ones, and
+#: path endings that are directories in any checkout or home
+_SYSTEM_DIRS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
+                          "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/lib", "/usr/local",
+                          "/usr/local/bin", "/usr/local/lib", "/usr/sbin", "/usr/share", "/var", "/var/tmp",
+                          "/etc/cron.d", "/etc/profile.d", "/etc/sudoers.d", "/etc/systemd/system"})
+_DIR_ENDINGS = ("/.git", "/.git/hooks", "/.git/info", "/.github", "/.github/workflows", "/.husky", "/.vscode",
+                "/.ssh", "/.aws", "/.gnupg", "/.config", "/.local", "/.local/bin", "/.cache", "/bin",
+                "/node_modules", "/node_modules/.bin", "/.cargo/bin", "/.config/systemd/user", "/.config/autostart")
+_LN_VALUES = {"-t", "--target-directory", "-S", "--suffix"}
+
+
+def _is_directory(inv: Invocation, word: str) -> bool:
+    """Whether ``word`` names a directory the analysis knows of (``DIR/``, ``.``, the working
+    directory, workspace, home, temporary dirs, one ``mkdir`` made in this text, a system
+    directory, ``.git``, ``.git/hooks`` …)."""
+    if word.endswith("/") or word.rpartition("/")[2] in (".", ".."):
+        return True
+    from stockade.analyzer.models.fresh import known_directory  # (fresh wraps this module's models)
+
+    if known_directory(inv, word):
+        return True
+    path = inv.path(word)
+    return UNKNOWN not in path and (path in _SYSTEM_DIRS or path.endswith(_DIR_ENDINGS))
+
+
+def _basename(word: str) -> str:
+    return word.rstrip("/").rsplit("/", 1)[-1] or word
+
+
 def model_ln(inv: Invocation) -> None:
-    """``ln [-s] TARGET LINK``: writes LINK; a symlink is remembered so later paths through it
-    resolve to its target; a link to a path the policy denies is reported."""
-    parsed = parse_options(inv.argv, {"-t", "--target-directory", "-S", "--suffix"})
+    """``ln [-s] TARGET [LINK|DIR]``, ``ln TARGET… DIR``, ``ln -t DIR TARGET…``, ``ln -T TARGET
+    LINK``: writes each link — ``DIR/basename(TARGET)`` when the last operand is a directory
+    (written ``DIR/``, several targets, or a directory the analysis knows); a symlink is
+    remembered so later paths through it resolve to its target; a link to a path the policy
+    denies is reported.  Two operands whose last may or may not be a directory: both paths
+    are judged as written, the link remembered as the last operand."""
+    parsed = parse_options(inv.argv, _LN_VALUES)
     symbolic = parsed.has("-s", "--symbolic")
+    relative = parsed.has("-r", "--relative")
     words = list(parsed.positionals)
     target_dir = parsed.values_of("-t", "--target-directory")
+    maybe: list[tuple[str, int]] = []  # link paths also judged as written
     if target_dir:
-        directory, dir_index = target_dir[0]
-        pairs = [(w, i, directory.rstrip("/") + "/" + w.rstrip("/").rsplit("/", 1)[-1], dir_index) for w, i in words]
+        directory, dir_index = target_dir[-1]
+        pairs = [(w, i, directory.rstrip("/") + "/" + _basename(w), dir_index) for w, i in words]
     elif len(words) == 1:
         w, i = words[0]
-        pairs = [(w, i, w.rstrip("/").rsplit("/", 1)[-1] or w, i)]
+        pairs = [(w, i, _basename(w), i)]
     elif len(words) >= 2:
         link, link_index = words[-1]
-        if len(words) > 2:
-            pairs = [(w, i, link.rstrip("/") + "/" + w.rstrip("/").rsplit("/", 1)[-1], link_index)
-                     for w, i in words[:-1]]
+        no_target = parsed.has("-T", "--no-target-directory")
+        if len(words) > 2 or (not no_target and _is_directory(inv, link)):
+            pairs = [(w, i, link.rstrip("/") + "/" + _basename(w), link_index) for w, i in words[:-1]]
         else:
             pairs = [(words[0][0], words[0][1], link, link_index)]
+            if not no_target and UNKNOWN not in link:  # (`ln -s X d` with d an existing directory: d/X)
+                maybe.append((link + "/" + _basename(words[0][0]), link_index))
     else:
         return
+    for path, index in maybe:
+        inv.write(path, index)
     for target, target_index, link, link_index in pairs:
         inv.write(link, link_index)
-        if symbolic and not target.startswith("/") and UNKNOWN not in target and UNKNOWN not in link:
-            # a relative symlink target is relative to the link's directory
+        if symbolic and not relative and not target.startswith("/") and UNKNOWN not in target and \
+                UNKNOWN not in link:
+            # a relative symlink target is relative to the link's directory (`-r`: to the working one)
             link_dir = inv.path(link).rsplit("/", 1)[0] or "/"
             resolved_target = inv.walker.resolve(target, cwd=link_dir)
         else:
@@ -282,6 +323,19 @@ def known_nul(text: str) -> str:
     return decode_ansi_c(text).replace(UNKNOWN, NUL)
 
 
+#: ``KEY=VALUE`` ending a line, where KEY names a credential and VALUE is one word holding a
+#: part not known here (``//host/:_authToken=${NPM_TOKEN}``, ``password=$PW``)
+_SECRET_VALUE = re.compile(r"((?:^|\n)[^\n=\x00]*(?:authtoken|_auth|password|passwd|token|secret|apikey|api_key|"
+                           r"username|email)\s*[=:]\s*)([^\s;&|<>()`'\"\\]*\x00[^\s;&|<>()`'\"\\]*)(?=\n|$)", re.I)
+
+
+def secret_placeholders(text: str) -> str:
+    """``text`` with each credential value not known here (see :data:`_SECRET_VALUE`) given as
+    ``SECRET``: which secret it is does not change what the text does (a configuration file
+    written with it), so the rest stays known."""
+    return _SECRET_VALUE.sub(lambda match: match.group(1) + "SECRET", text) if UNKNOWN in text else text
+
+
 def model_echo(inv: Invocation) -> None:
     """``echo``: no effect; its output is known text (for a following pipe)."""
     args = inv.argv[1:]
@@ -291,7 +345,7 @@ def model_echo(inv: Invocation) -> None:
         interpret = interpret or "e" in args[0]
         newline = newline and "n" not in args[0]
         args = args[1:]
-    text = " ".join(args)
+    text = secret_placeholders(" ".join(args))
     if interpret:
         text = known_nul(text)
     inv.output(None if UNKNOWN in text else text + ("\n" if newline else ""), "the output of `echo`")
@@ -341,6 +395,7 @@ def model_printf(inv: Invocation) -> None:
         else:
             inv.walker.state.variables[variable] = out.replace("%%", "%") if UNKNOWN not in out else UNKNOWN
         return
+    out = secret_placeholders(out)
     inv.output(None if UNKNOWN in out else out.replace("%%", "%"), "the output of `printf`")
 
 

@@ -152,6 +152,59 @@ def record_written(walker: Walker, effect: Write, text: str | None, append: bool
     if text is not None and len(text) > MAX_KNOWN_CONTENT:
         text = None
     store[id(effect)] = (effect, text)
+    if text is not None and effect.path.endswith("/.gitattributes"):
+        _attribute_drivers(walker, effect, text)
+    elif text is not None and (effect.path.endswith("/.envrc") or "/.husky/" in effect.path) and \
+            "/.husky/_/" not in effect.path:
+        # shell code direnv or husky runs later (the judge says so): what is known of it is walked now
+        known = text.rpartition(UNKNOWN)[2]
+        if known.strip():
+            walker.nested_script(known, effect.span, exact=False, subshell=True)
+    elif text is not None:
+        pattern = next((pattern for ending, pattern in _CONFIG_COMMANDS if effect.path.endswith(ending)), None)
+        if pattern is not None:  # the commands a tool runs later from this file: walked now
+            for found in pattern.finditer(text.replace(UNKNOWN, "")):
+                command = found.group(1).strip().strip("'\"")
+                if command:
+                    walker.nested_script(command.replace('\\"', '"'), effect.span, exact=False, subshell=True)
+
+
+#: configuration files of tools that run commands named in them at their next start (see the
+#: judge's `_startup_code`), and where a command is: its known text is walked when written
+_CONFIG_COMMANDS = (
+    (".pre-commit-config.yaml", re.compile(r"(?:^|[{,])\s*-?\s*entry\s*:\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^,}\n]+)", re.M)),
+    ("lefthook.yml", re.compile(r"(?:^|[{,])\s*run\s*:\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^,}\n]+)", re.M)),
+    (".vscode/tasks.json", re.compile(r"\"command\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")),
+    ("devcontainer.json", re.compile(r"\"(?:initialize|onCreate|updateContent|postCreate|postStart|postAttach)Command\""
+                                     r"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")),
+    (".gitpod.yml", re.compile(r"^\s*-?\s*(?:init|command|before)\s*:\s*(.+)$", re.M)),
+    ("nodemon.json", re.compile(r"\"exec\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")),
+)
+
+
+#: the diff and merge drivers git has built in, and the filters every install knows (git-lfs)
+_BUILTIN_DRIVERS = frozenset({
+    "lfs", "text", "binary", "union", "ada", "bash", "bibtex", "cpp", "csharp", "css", "dts", "elixir", "fortran",
+    "fountain", "golang", "html", "java", "kotlin", "markdown", "matlab", "objc", "pascal", "perl", "php", "python",
+    "ruby", "rust", "scheme", "tex"})
+_DRIVER_RE = re.compile(r"(?:^|\s)(filter|diff|merge)=([^\s]+)")
+
+
+def _attribute_drivers(walker: Walker, effect: Write, text: str) -> None:
+    """A ``.gitattributes`` written with known content: a filter, diff or merge driver it names
+    that git does not have built in runs the program git's configuration gives that driver —
+    at the next checkout, diff or merge, where it cannot be seen into."""
+    from stockade.analyzer.effects import Unknown
+
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            continue
+        for kind, driver in _DRIVER_RE.findall(line):
+            if driver not in _BUILTIN_DRIVERS and UNKNOWN not in driver:
+                walker.effects.append(Unknown(
+                    f"`.gitattributes` names the {kind} driver `{show(driver)}`: git runs the program its "
+                    f"configuration gives `{kind}.{show(driver)}` at the next checkout, diff or merge", effect.span))
+                return
 
 
 def known_content(walker: Walker, path: str, before: object = None, partial: bool = False) -> str | None:
@@ -253,6 +306,20 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
                 return
         inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} wrote earlier in this command: "
                     "its content cannot be seen into", index)
+
+
+def foreign_input(walker: Walker, path: str) -> bool:
+    """Whether the file ``path`` (resolved) that a redirection feeds a command may hold what the
+    agent put there: written earlier in this text, or outside the workspace where it can write
+    (``sqlite3 db < /tmp/x.sql``).  The project's own files and system files are not."""
+    if UNKNOWN in path or path.startswith(("/dev/", "/proc/")):
+        return False  # (a path not known is judged as such where it is read; `< <(cmd)` is the command's output)
+    workspace = walker.context.workspace.rstrip("/")
+    if path.startswith(workspace + "/"):
+        return wrote_anything(walker) and written_by(walker, path) is not None
+    from stockade.analyzer.models.programs import agent_writable
+
+    return agent_writable(walker, path)
 
 
 def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index: int | None) -> None:
@@ -481,7 +548,7 @@ _COPY_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix", "-m", "-
 _COPY_OPTIONAL = frozenset({"--backup", "--sparse", "--reflink", "--preserve", "--no-preserve", "--context"})
 
 
-def _known_directory(inv: Invocation, word: str) -> bool:
+def known_directory(inv: Invocation, word: str) -> bool:
     """Whether ``word`` names a directory the analysis knows of: the working directory, the
     workspace, home, the temporary directories, or one ``mkdir`` made earlier in this text."""
     path = inv.path(word)
@@ -502,7 +569,7 @@ def _into_directory(name: str) -> Model:
 
     def model(inv: Invocation) -> None:
         parsed = parse_options(inv.argv, _COPY_VALUES, optional=_COPY_OPTIONAL)
-        into = len(parsed.positionals) == 2 and _known_directory(inv, parsed.positionals[-1][0])
+        into = len(parsed.positionals) == 2 and known_directory(inv, parsed.positionals[-1][0])
         inner(inv)
         if any(option in ("-d", "--directory") for option, _, _ in parsed.options):
             return  # (`install -d`: the operands are directories made)

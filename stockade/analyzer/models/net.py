@@ -360,8 +360,11 @@ def model_scp(inv: Invocation) -> None:
         elif option in ("-i", "-F", "--exclude-from", "--include-from", "--files-from", "--password-file",
                         "--read-batch") or (option == "-b" and inv.name == "sftp"):
             inv.read(value, index)
-        elif option in ("--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir"):
-            inv.write(value, index, recursive=option in ("--backup-dir", "--partial-dir"))
+        elif option in ("--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir",
+                        "-T", "--temp-dir") and (option != "-T" or inv.name == "rsync"):
+            inv.write(value, index, recursive=option in ("--backup-dir", "--partial-dir", "-T", "--temp-dir"))
+        elif option in ("--link-dest", "--compare-dest", "--copy-dest") and inv.name == "rsync":
+            inv.read(value, index, recursive=True)  # (files there are compared, copied or hard-linked)
     words = list(parsed.positionals)
     if inv.name == "sftp" and words:  # sftp [user@]host[:path]: the first operand is the host
         host, index = words.pop(0)

@@ -167,6 +167,15 @@ def judge_config_text(walker: Walker, tool: str, path: str, text: str, span: Spa
             reported.add(key)
             walker.effects.append(Unknown(f"`{shown}` ({tool}'s configuration) sets `{match.group(1).strip()}`, "
                                           "which turns off certificate checks", span))
+        elif key == "authtoken" and match.group(1).strip().startswith("//"):
+            # `//HOST/:_authToken=…`: a credential for that host only, which is judged as contacted
+            host, port = split_url("https:" + match.group(1).strip().partition(":_")[0], 443)
+            if host and UNKNOWN not in host:
+                hosts.add((host, port))
+            else:
+                reported.add(key)
+                walker.effects.append(Unknown(f"`{shown}` ({tool}'s configuration) holds credentials for a host that "
+                                              "is not known", span))
         elif key == "authtoken" or (key in ("password", "login", "machine") and "netrc" in shown):
             reported.add(key)
             walker.effects.append(Unknown(f"`{shown}` ({tool}'s configuration) holds credentials that {tool} "
@@ -180,6 +189,52 @@ _PLAIN_PATH = re.compile(r"~?[A-Za-z0-9._/+@,-]+")
 
 #: the programs of a tool whose name is not its program's (`bundle config set …` writes bundler's)
 _PROGRAMS: dict[str, tuple[str, ...]] = {"bundler": ("bundle",)}
+
+
+def secret_values(text: str) -> str:
+    """``text`` with the values of credential lines (``//host/:_authToken=${NPM_TOKEN}``) that
+    are not known here given as known: the key and host matter, not the secret."""
+    from stockade.analyzer.models.files import secret_placeholders
+
+    return secret_placeholders(text)
+
+
+def settings_file(inv: Invocation, tool: str, word: str, index: int | None, what: str) -> None:
+    """A tool told to read its settings from ``word`` (``--userconfig F``, ``PIP_CONFIG_FILE=F``):
+    a read of it; content this command wrote there and that is known here is judged as that
+    configuration; any other content is unknown, unless the file is where the tool reads its
+    configuration anyway (:func:`default_config`: naming it changes nothing)."""
+    from stockade.analyzer.models.fresh import known_content, written_by
+
+    inv.read(word, index)
+    path = inv.path(word)
+    if UNKNOWN in path:
+        inv.unknown(f"{what} takes settings from a file that is not known before it runs", index)
+        return
+    written = written_by(inv.walker, path) is not None
+    text = known_content(inv.walker, path) if written else None
+    if text is not None:
+        if config_tool(path) is None:  # (else judged after the walk: see tool_configs)
+            judge_config_text(inv.walker, tool, path, secret_values(text), inv.at(index))
+    elif written or not default_config(inv.walker, tool, path):
+        inv.unknown(f"{what} takes settings from `{show(word)}`, which are not visible", index)
+
+
+def default_config(walker: Walker, tool: str, path: str) -> bool:
+    """Whether ``path`` (resolved) is where ``tool`` reads its configuration anyway (the
+    project's ``.npmrc``, ``~/.npmrc``, ``~/.config/pip/pip.conf`` …): naming it changes nothing."""
+    home = walker.context.home.rstrip("/")
+    places = _DEFAULT_CONFIGS.get(tool, ())
+    return any(path == (home + place[1:] if place.startswith("~/") else
+                        walker.state.cwd.rstrip("/") + place[1:] if place.startswith("./") else place)
+               for place in places)
+
+
+#: where each tool reads its configuration without being told
+_DEFAULT_CONFIGS: dict[str, tuple[str, ...]] = {
+    "npm": ("./.npmrc", "~/.npmrc"), "pip": ("~/.config/pip/pip.conf", "~/.pip/pip.conf", "/etc/pip.conf"),
+    "yarn": ("./.yarnrc", "./.yarnrc.yml", "~/.yarnrc"), "pnpm": ("./.npmrc", "~/.npmrc"),
+}
 
 
 def tool_configs(walker: Walker) -> None:
@@ -214,6 +269,8 @@ def tool_configs(walker: Walker) -> None:
             continue
         text = known_content(walker, path, partial=True)
         span = effect.span
+        if text is not None and UNKNOWN in text:
+            text = secret_values(text)  # (`_authToken=${NPM_TOKEN}`: a secret not known here is still a secret)
         if text is None or UNKNOWN in text:
             why = "what it held before is not known" if text is not None else "its content is not known here"
             walker.effects.append(Unknown(f"{producer} writes `{show(path)}`, {tool}'s configuration, and {why}: it "
@@ -239,7 +296,7 @@ CONFIG_VARS: dict[str, tuple[str, str]] = {
 def judge_config_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """A variable that points a tool at a configuration file: one this text wrote is judged
     as that configuration; one where the agent can write, not known here, is unknown."""
-    from stockade.analyzer.models.fresh import known_content, written_by
+    from stockade.analyzer.models.fresh import foreign_input, known_content, written_by
     from stockade.analyzer.models.programs import agent_writable
 
     tool, tail = CONFIG_VARS[name]
@@ -252,8 +309,8 @@ def judge_config_var(walker: Walker, name: str, value: str, span: SpanT) -> None
         return
     text = known_content(walker, path) if written_by(walker, path) is not None else None
     if text is not None:
-        judge_config_text(walker, tool, path, text, span)
-    elif agent_writable(walker, path):
+        judge_config_text(walker, tool, path, secret_values(text), span)
+    elif (agent_writable(walker, path) or foreign_input(walker, path)) and not default_config(walker, tool, path):
         walker.effects.append(Unknown(f"`{name}` makes {tool} read its configuration from `{show(path)}`, where the "
                                       f"agent can write: it can change where {tool} connects and what it runs", span))
 

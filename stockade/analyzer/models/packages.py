@@ -10,10 +10,11 @@ config file; ``npm pkg set scripts.X=CMD`` stores shell code that ``npm run X`` 
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import Write
+from stockade.analyzer.effects import UNKNOWN, Write
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.netconfig import secret_values, settings_file
 
 _ARCHIVES = (".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tar", ".egg")
 
@@ -41,8 +42,13 @@ _CONFIG_NAMES = ("/.npmrc", "/.yarnrc", "/.yarnrc.yml", "/pip.conf", "/pip.ini",
 def config_written(inv: Invocation) -> None:
     """A package manager run after the same command wrote a config file of one (``echo
     registry=… > .npmrc && npm i``): where it installs from and what it runs are not visible."""
+    from stockade.analyzer.models.fresh import known_content
+
     for effect in inv.walker.effects:
         if type(effect) is Write and effect.path.endswith(_CONFIG_NAMES):
+            text = known_content(inv.walker, effect.path, partial=True)
+            if text is not None and UNKNOWN not in secret_values(text) and not effect.path.endswith(".cjs"):
+                continue  # (its content is judged as the configuration it is: see models.netconfig)
             inv.unknown(f"`{inv.name}` reads `{effect.path.rpartition('/')[2]}`, which this command wrote: its "
                         "registry and scripts are not visible", 0)
             return
@@ -73,9 +79,7 @@ def model_pip(inv: Invocation) -> None:
     config_written(inv)
     config_file = env_value(inv, "PIP_CONFIG_FILE")
     if config_file is not None and config_file[1] not in ("", "/dev/null", "os.devnull"):
-        inv.read(config_file[1], sub_index)
-        inv.unknown(f"`PIP_CONFIG_FILE` gives pip the settings in `{config_file[1]}`, which are not visible",
-                    sub_index)
+        settings_file(inv, "pip", config_file[1], sub_index, "`PIP_CONFIG_FILE`")
     for option, value, index in parsed.options:
         if value is None:
             continue
@@ -187,8 +191,7 @@ def model_npm(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, _NPM_VALUES)
     for option, value, index in parsed.options:
         if option in ("--userconfig", "--globalconfig") and value:
-            inv.read(value, index)
-            inv.unknown(f"`{inv.name} {option}` takes settings from `{value}`, which are not visible", index)
+            settings_file(inv, "npm", value, index, f"`{inv.name} {option}`")
         elif option.endswith(":registry") and value:  # --@scope:registry=URL
             contact_url(inv, value, index, 443)
         elif option in ("--proxy", "--https-proxy") and value and value not in ("null", "false"):
@@ -199,8 +202,7 @@ def model_npm(inv: Invocation) -> None:
             contact_url(inv, found[1], 0, 3128)
     userconfig = env_value(inv, "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig")
     if userconfig is not None:
-        inv.read(userconfig[1], 0)
-        inv.unknown(f"`{userconfig[0]}` gives {inv.name} the settings in `{userconfig[1]}`, which are not visible", 0)
+        settings_file(inv, "npm", userconfig[1], 0, f"`{userconfig[0]}`")
     if not parsed.positionals:
         return
     sub, sub_index = parsed.positionals[0]
@@ -217,7 +219,7 @@ def model_npm(inv: Invocation) -> None:
             key, eq, value = word.partition("=")
             if not eq and position + 1 < len(pairs):
                 value = pairs[position + 1][0]
-            if "registry" in key.lower() and value:
+            if key.lower().endswith("registry") and value:  # (`registry`, `@scope:registry`; not `//registry…/:_authToken`)
                 contact_url(inv, value, index, 443)
             break
         return

@@ -12,7 +12,7 @@ from __future__ import annotations
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
-from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP
+from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, NAMEREF, array_elements
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,6 +54,112 @@ def set_array(walker: Walker, name: str, elements: list[str] | None) -> None:
         return
     variables[ARRAY_KEY + name] = "".join([ARRAY_SEP + element for element in elements])
     variables[name] = elements[0] if elements else ""
+
+
+#: a nameref chain longer than this (or a cycle) is not followed: its value is unknown
+_MAX_NAMEREF_HOPS = 8
+
+
+def _split_subscript(target: str) -> tuple[str, str]:
+    """``a[1]`` → (``a``, ``1``); ``X`` → (``X``, "")."""
+    base, bracket, rest = target.partition("[")
+    return (base, rest[:-1]) if bracket and rest.endswith("]") else (target, "")
+
+
+def _element_index(walker: Walker, index: str) -> int | None:
+    """The element number of a subscript (``1``, ``$i``, ``i`` holding an integer), else None."""
+    text = index.strip()
+    if INDEX_RE.fullmatch(text):
+        return int(text)
+    name = text[2:-1] if text.startswith("${") and text.endswith("}") else text[1:] if text[:1] == "$" else text
+    value = walker.lookup(name) if name.isidentifier() else None
+    return int(value.strip()) if value is not None and INDEX_RE.fullmatch(value.strip()) else None
+
+
+def deref(walker: Walker, target: str, hops: int = 0) -> str | None:
+    """The value of the variable a nameref or ``${!r}`` names (``X`` or an array element
+    ``a[i]``) at the time it is used; None when not known."""
+    if hops > _MAX_NAMEREF_HOPS or not target or UNKNOWN in target:
+        return None
+    base, index = _split_subscript(target)
+    if not index and not base.isidentifier():
+        return walker.lookup(base)  # (`r=1; ${!r}`: a positional or special parameter)
+    if not base.isidentifier():
+        return None
+    raw = walker.state.variables.get(base)
+    if raw is not None and raw[:2] == NAMEREF:  # a nameref to a nameref
+        return deref(walker, raw[2:] + (f"[{index}]" if index else ""), hops + 1) if raw[2:] else None
+    if not index:
+        return walker.lookup(base)
+    if index in ("@", "*"):
+        return None
+    number = _element_index(walker, index)
+    elements = array_elements(walker, base)
+    if number is None or elements is None:
+        return None
+    if number < 0:
+        number += len(elements)
+    return elements[number] if 0 <= number < len(elements) else ""
+
+
+def nameref_target(walker: Walker, name: str) -> str | None:
+    """The name the nameref ``name`` refers to, followed through chains (``a[1]`` for an
+    element); "" for a nameref not bound yet; None when ``name`` is not a nameref."""
+    raw = walker.state.variables.get(name)
+    if raw is None or raw[:2] != NAMEREF:
+        return None
+    target = raw[2:]
+    for _ in range(_MAX_NAMEREF_HOPS):
+        base, index = _split_subscript(target)
+        further = walker.state.variables.get(base)
+        if further is None or further[:2] != NAMEREF or not further[2:]:
+            return target
+        target = further[2:] + (f"[{index}]" if index else "")
+    return UNKNOWN
+
+
+def declare_nameref(walker: Walker, name: str, target: str | None) -> None:
+    """``declare -n name=target`` (``local -n``, ``typeset -n``); ``target`` None: ``declare -n
+    name`` (bound by the variable's value when it names a variable, else by the next
+    assignment).  A target that is not a variable name (or an element) is not followed."""
+    variables = walker.state.variables
+    if target is None:
+        raw = variables.get(name)
+        if raw is not None and raw[:2] == NAMEREF:
+            return
+        target = raw if raw is not None and _is_reference(raw) else ""
+    variables[name] = NAMEREF + target if target == "" or _is_reference(target) else UNKNOWN
+
+
+def _is_reference(text: str) -> bool:
+    """Whether ``text`` names a variable or an array element (``X``, ``a[1]``, ``a[$i]``)."""
+    base, index = _split_subscript(text)
+    return base.isidentifier() and UNKNOWN not in text and (not index or ("$(" not in index and "`" not in index))
+
+
+def assign_through(walker: Walker, name: str, value: str) -> str | None:
+    """An assignment ``name=value`` where ``name`` may be a nameref: the name to store the
+    value under (the referred variable), or None when the assignment was handled here (an
+    unbound nameref is bound; an array element is set or the array forgotten)."""
+    target = nameref_target(walker, name)
+    if target is None:
+        return name
+    if target == "":  # `declare -n r; r=X`: binds r to X
+        walker.state.variables[name] = NAMEREF + value if _is_reference(value) else UNKNOWN
+        return None
+    if target == UNKNOWN:
+        return None
+    base, index = _split_subscript(target)
+    if not index:
+        return base
+    number = _element_index(walker, index)
+    elements = array_elements(walker, base)
+    if number is None or elements is None or not -len(elements) <= number <= len(elements):
+        forget_array(walker, target if number is not None and number > 0 else base)
+        return None
+    number %= len(elements) + (number >= 0)
+    set_array(walker, base, elements[:number] + [value] + elements[number + 1:])
+    return None
 
 
 def model_coproc(inv: Invocation) -> None:

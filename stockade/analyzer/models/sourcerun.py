@@ -10,6 +10,8 @@ judgement of their arguments; wrapped models keep theirs.
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
@@ -151,10 +153,37 @@ def node_modules(inv: Invocation) -> None:
     interpreter_imports(inv)
 
 
+#: where an interpreter found on PATH has certifi's CA bundle (it stands for the bundle of the
+#: Python installation: a file the agent did not write)
+CERTIFI_BUNDLE = "/usr/lib/python3/dist-packages/certifi/cacert.pem"
+_CERTIFI_CODE = re.compile(r"\s*(?:import certifi\s*[;\n]\s*print\(\s*certifi\.where\(\s*\)\s*\)|"
+                           r"from certifi import where\s*[;\n]\s*print\(\s*where\(\s*\)\s*\))\s*;?\s*")
+
+
+def _certifi(inv: Invocation) -> bool:
+    """``python -m certifi`` (``-c 'import certifi; print(certifi.where())'``) of an interpreter
+    on PATH prints the path of the installation's CA bundle and runs no code of the project:
+    its output is known (a module of that name this command wrote is judged as run instead).
+    True when it was that command."""
+    argv = inv.argv
+    if "/" in argv[0] or len(argv) != 3:
+        return False
+    if not ((argv[1] == "-m" and argv[2] == "certifi") or (argv[1] == "-c" and _CERTIFI_CODE.fullmatch(argv[2]))):
+        return False
+    if wrote_anything(inv.walker) and any(written_by(inv.walker, inv.path(candidate)) is not None
+                                          for candidate in ("certifi.py", "certifi/__main__.py", "certifi/__init__.py")):
+        return False
+    inv.output(CERTIFI_BUNDLE + "\n", f"the output of `{inv.name} {argv[1]} certifi`")
+    return True
+
+
 def python_module(inv: Invocation) -> None:
     """python's model, plus ``-m NAME`` of a module this command wrote in the working
     directory (``NAME.py`` or ``NAME/__main__.py``: python looks there first), and modules
-    this command wrote where the script's imports are looked for first."""
+    this command wrote where the script's imports are looked for first; ``python -m
+    certifi`` prints a known path (:func:`_certifi`)."""
+    if _certifi(inv):
+        return
     _PYTHON(inv)
     if not wrote_anything(inv.walker):
         return

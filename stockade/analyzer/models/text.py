@@ -233,93 +233,196 @@ _AWK_SYSTEM_RE = LazyPattern(r"\bsystem\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
 _AWK_PIPE_RE = LazyPattern(r"(?<![|])\|(?![|])\s*(&?)")
 _AWK_OUT_RE = LazyPattern(r"\bprint[f]?\b[^;}]*?(>>?)\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*|\()")
 #: one atom of a concatenated awk file name: a string, ``ENVIRON["NAME"]`` or a variable
-_AWK_ATOM_RE = LazyPattern(r"\s*(?:(\"(?:[^\"\\]|\\.)*\")|ENVIRON\s*\[\s*\"(\w+)\"\s*\]|([A-Za-z_]\w*)(?![\w(\[]))")
+_AWK_ATOM_RE = LazyPattern(r"\s*(?:(\"(?:[^\"\\]|\\.)*\")|ENVIRON\s*\[\s*\"(\w+)\"\s*\]|([A-Za-z_]\w*)(?![\w(\[])"
+                           r"|ARGV\s*\[\s*([0-9]+)\s*\])")
 #: the variables the shell gives every program's environment (see the walker's initial ones)
 _ENVIRONMENT_NAMES = frozenset({"HOME", "TMPDIR", "PWD"})
+#: ``"cmd" | getline`` (a concatenation of strings and names at the start of an expression), or a pipe
+_AWK_GETLINE_RE = LazyPattern(r"(?:(?<=[;{(\n!&|])|^)[ \t]*((?:\"(?:[^\"\\]|\\.)*\"[ \t]*|ENVIRON\s*\[\s*\"\w+\"\s*\][ \t]*"
+                              r"|[A-Za-z_]\w*(?![\w(\[])[ \t]*)+)"
+                              r"\|\s*&?\s*getline\b|\|\s*&?\s*")
 _AWK_IN_RE = LazyPattern(r"\bgetline\b[^;}]*?<\s*(\"(?:[^\"\\]|\\.)*\"|[A-Za-z_]\w*)")
 
 
-#: (the literal only when it is the whole value: ``c = "sys" "tem"`` is a concatenation)
-_AWK_ASSIGN_RE = LazyPattern(r"(?<![=!<>~\w$])([A-Za-z_]\w*)\s*=(?!=)\s*(\"(?:[^\"\\]|\\.)*\"(?=\s*(?:[;}\n]|$)))?")
+_AWK_ASSIGN_RE = LazyPattern(r"(?<![=!<>~\w$])([A-Za-z_]\w*)\s*=(?!=)\s*")
+#: the builtins of constant strings the analysis evaluates: ``tolower("X")``, ``substr(s, 2)`` …
+_AWK_CALL_RE = LazyPattern(r"\s*(tolower|toupper|substr|sprintf)\s*\(")
+_AWK_NUMBER_RE = LazyPattern(r"\s*([0-9]+)")
 
 
 _NO_STRINGS: dict[str, str] = {}
 
 
-def _awk_strings(program: str, given: dict[str, str]) -> dict[str, str]:
+def _awk_quote(value: str) -> str:
+    """A string as an awk literal (how :func:`_awk_strings` holds known values)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _awk_literal(literal: str) -> str:
+    """The value of an awk string literal (with its quotes)."""
+    return bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace")
+
+
+def _awk_strings(program: str, given: dict[str, str], inv: Invocation | None = None) -> dict[str, str]:
     """The variables of an awk program that hold one known string: set once (by ``-v``, an
-    operand, or ``name = "literal"`` in the program) and never otherwise assigned."""
+    operand, or ``name = EXPR`` in the program, where EXPR concatenates strings, known
+    variables, ``ENVIRON["NAME"]`` and the string builtins of constants — see
+    :func:`_awk_concat`) and never otherwise assigned."""
     counts: dict[str, int] = {}
-    literals: dict[str, str] = {}
+    values: dict[str, int] = {}  # name → where its one assigned expression starts
     for match in _AWK_ASSIGN_RE.finditer(program):
         name = match.group(1)
         counts[name] = counts.get(name, 0) + 1
-        if match.group(2):
-            literals[name] = match.group(2)
-    for name in list(counts) + list(given):  # changed otherwise: `c += …`, `c++`, `getline c`, `sub(…, c)`
+        values[name] = match.end()
+    for name in list(counts) + list(given):
+        # changed otherwise: `c += …`, `c++`, `getline c`, `sub(…, c)`, `for (c in a)`, or a
+        # function's parameter of that name (which holds what each call passes)
         if re.search(rf"(?:\+\+|--|\bgetline\s*)\s*\b{name}\b|\b{name}\s*(?:\+\+|--|[-+*/%^]=)"
-                     rf"|\b(?:g?sub|split|match|patsplit|gensub)\s*\([^)]*\b{name}\b", program):
+                     rf"|\b(?:g?sub|split|match|patsplit|gensub)\s*\([^)]*\b{name}\b"
+                     rf"|\bfor\s*\(\s*{name}\s+in\b|\bfunc(?:tion)?\s+\w+\s*\([^)]*\b{name}\b", program):
             counts[name] = 2
-    known = {name: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-             for name, value in given.items() if name not in counts and UNKNOWN not in value}
-    known.update({name: value for name, value in literals.items() if counts[name] == 1 and name not in given})
+    known = {name: _awk_quote(value) for name, value in given.items() if name not in counts and UNKNOWN not in value}
+    pending = [name for name, count in counts.items() if count == 1 and name not in given]
+    for _ in range(4):  # (a value may name variables assigned later in the text: a few passes)
+        progress = False
+        for name in list(pending):
+            value, end = _awk_concat(inv, program, values[name], known)
+            if value is not None and program[end:].lstrip(" \t")[:1] in (";", "}", "\n", "#", ""):
+                known[name] = _awk_quote(value)
+                pending.remove(name)
+                progress = True
+        if not progress:
+            break
     return known
 
 
-def _awk_environ(inv: Invocation, name: str) -> str | None:
+def _awk_environ(inv: Invocation | None, name: str) -> str | None:
     """``ENVIRON["NAME"]``: the value the command's environment gives NAME, when known."""
+    if inv is None:
+        return None
     value = inv.env.get(name) if inv.env else None
     if value is None and (name in _ENVIRONMENT_NAMES or name in inv.walker.state.exported):
         value = inv.walker.lookup(name)
     return None if value is None or UNKNOWN in value else value
 
 
-def _awk_file_name(inv: Invocation, program: str, start: int, strings: dict[str, str]) -> str | None:
-    """The file name of ``print > EXPR`` from ``start``: a concatenation of strings, variables
-    holding a known string and ``ENVIRON["NAME"]`` entries (None: some part is computed)."""
+def _awk_concat(inv: Invocation | None, program: str, position: int, strings: dict[str, str],
+                depth: int = 0) -> tuple[str | None, int]:
+    """The value of the awk expression at ``position`` when it is a concatenation of known
+    parts — string literals, variables holding a known string, ``ENVIRON["NAME"]`` of a known
+    value, parenthesised concatenations and ``tolower``/``toupper``/``substr``/``sprintf``
+    (``%s`` only) of them — and where it ends; (None, position) when some part is computed."""
     parts: list[str] = []
-    position = start
-    opened = 0
-    while program[position:position + 1] in ("(", " "):
-        opened += program[position] == "("
-        position += 1
-    while True:
+    start = position
+    while depth < 8:
+        while program[position:position + 1] == " ":
+            position += 1
+        if program[position:position + 1] == "(":
+            inner, end = _awk_concat(inv, program, position + 1, strings, depth + 1)
+            if inner is None or program[end:].lstrip()[:1] != ")":
+                return None, start
+            parts.append(inner)
+            position = program.index(")", end) + 1
+            continue
+        call = _AWK_CALL_RE.match(program, position)
+        if call is not None:
+            arguments, end = _awk_arguments(inv, program, call.end(), strings, depth)
+            value = None if arguments is None else _awk_builtin(call.group(1), arguments)
+            if value is None:
+                return None, start
+            parts.append(value)
+            position = end
+            continue
         match = _AWK_ATOM_RE.match(program, position)
-        if match is None:
-            break
-        literal, environ, variable = match.groups()
+        if match is None or "\n" in program[position:match.start(match.lastindex or 0)]:
+            break  # (a newline ends the statement)
+        literal, environ, variable, argument = match.groups()
+        if argument is not None:  # `ARGV[1]`: an operand (as the strings hold it; see awk_program)
+            variable = f"ARGV[{argument}]"
         if variable is not None:
             literal = strings.get(variable)
             if literal is None:
-                return None
+                return None, start
         if environ is not None:
             value = _awk_environ(inv, environ)
             if value is None:
-                return None
+                return None, start
             parts.append(value)
         elif literal is not None and literal.startswith('"'):
-            parts.append(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"))
+            parts.append(_awk_literal(literal))
         else:
-            return None
+            return None, start
         position = match.end()
-    rest = program[position:].lstrip()
-    for _ in range(opened):
-        if not rest.startswith(")"):
+    if not parts:
+        return None, start
+    return "".join(parts), position
+
+
+def _awk_arguments(inv: Invocation | None, program: str, position: int, strings: dict[str, str],
+                   depth: int) -> tuple[list[str] | None, int]:
+    """The known arguments of a builtin call from after its ``(`` (numbers as text), and the
+    position after its ``)``; None when one is computed."""
+    arguments: list[str] = []
+    while True:
+        number = _AWK_NUMBER_RE.match(program, position)
+        if number is not None and program[number.end():].lstrip()[:1] in (",", ")"):
+            arguments.append(number.group(1))
+            position = number.end()
+        else:
+            value, end = _awk_concat(inv, program, position, strings, depth + 1)
+            if value is None:
+                return None, position
+            arguments.append(value)
+            position = end
+        rest = program[position:].lstrip()
+        position = len(program) - len(rest) + 1
+        if rest[:1] == ")":
+            return arguments, position
+        if rest[:1] != ",":
+            return None, position
+
+
+def _awk_builtin(name: str, arguments: list[str]) -> str | None:
+    """A string builtin of known arguments (None: not evaluated)."""
+    if name in ("tolower", "toupper"):
+        return None if len(arguments) != 1 else arguments[0].lower() if name == "tolower" else arguments[0].upper()
+    if name == "substr" and len(arguments) in (2, 3) and all(a.isdigit() for a in arguments[1:]):
+        begin = max(int(arguments[1]), 1) - 1
+        return arguments[0][begin:] if len(arguments) == 2 else arguments[0][begin:begin + int(arguments[2])]
+    if name == "sprintf" and arguments:
+        pieces = arguments[0].split("%s")
+        if any("%" in piece.replace("%%", "") for piece in pieces) or len(pieces) != len(arguments):
             return None
-        rest = rest[1:].lstrip()
-    if not parts or (rest and rest[0] not in ";}\n|"):
+        text = pieces[0]
+        for argument, piece in zip(arguments[1:], pieces[1:], strict=True):
+            text += argument + piece
+        return text.replace("%%", "%")
+    return None
+
+
+def _awk_file_name(inv: Invocation, program: str, start: int, strings: dict[str, str]) -> str | None:
+    """The file name of ``print > EXPR`` from ``start``: a concatenation of known parts (see
+    :func:`_awk_concat`; None: some part is computed)."""
+    value, position = _awk_concat(inv, program, start, strings)
+    rest = program[position:].lstrip()
+    if value is None or (rest and rest[0] not in ";}\n|"):
         return None  # (an operator or a call: computed)
-    return "".join(parts)
+    return value
 
 
-def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str] | None = None) -> None:
+def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str] | None = None,
+                operands: list[str] | None = None) -> None:
     """Scan an awk program: ``system("…")`` with literal code is walked (also through a
     variable holding one known string: ``-v c='…'``, ``c = "…"``); computed commands, pipes
     to or from commands are unknown; ``print > "file"`` writes."""
     if UNKNOWN in program:
         inv.unknown("the awk program is not known before it runs", index)
         return
-    strings = _awk_strings(program, given or {}) if "=" in program or given else _NO_STRINGS
+    strings = _awk_strings(program, given or {}, inv) if "=" in program or given else _NO_STRINGS
+    if operands and "ARGV" in program and not re.search(r"\bARGV\s*\[[^\]]*\]\s*=(?!=)|\b(?:split|delete)\b[^;]*ARGV",
+                                                       program):  # (`system(ARGV[1])`: the operand)
+        strings = {**strings, **{f"ARGV[{number}]": _awk_quote(word) for number, word in enumerate(operands)
+                                 if UNKNOWN not in word}}
     if strings:  # `system(c)`, `c | getline`, `print | c`: the string the variable holds
         program = re.sub(r"(\bsystem\s*\(\s*)([A-Za-z_]\w*)(?=\s*\))|([A-Za-z_]\w*)(?=\s*\|\s*&?\s*getline\b)"
                          r"|(\|\s*&?\s*)([A-Za-z_]\w*)\b(?!\s*\()",
@@ -333,9 +436,11 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
     for match in _AWK_SYSTEM_RE.finditer(program):
         literal = match.group(1)
         rest = program[match.end():].lstrip()
+        command, end = _awk_concat(inv, program, match.start(1) if literal else match.end(), strings)
         if literal and rest.startswith(")"):
-            inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
-                       what="the awk `system()` command")
+            inv.script(_awk_literal(literal), index, what="the awk `system()` command")
+        elif command is not None and program[end:].lstrip()[:1] == ")":  # `system("cat " d "/x")`
+            inv.script(command, index, what="the awk `system()` command")
         else:
             inv.unknown("awk `system()` runs a computed command", index)
     if re.search(r"@\s*[A-Za-z_]\w*\s*\(", program):
@@ -350,15 +455,24 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
     if pipes:
         # the literal commands of `print | "cmd"` and `"cmd" | getline` are walked (a shell
         # there reads code from awk: its own model says so); a computed one is unknown
-        literals = list(re.finditer(r"\|\s*&?\s*(\"(?:[^\"\\]|\\.)*\")|(\"(?:[^\"\\]|\\.)*\")\s*\|\s*&?\s*getline\b",
-                                    program))
-        if len(literals) < pipes:
+        commands: list[tuple[str, bool]] = []  # (command, whether the awk program feeds it)
+        for match in _AWK_GETLINE_RE.finditer(program):
+            if match.group(1):  # `"cmd" | getline`, `"ca" "t f" | getline`: what the pipe's left side concatenates
+                command, end = _awk_concat(inv, program, match.start(1), strings)
+                if command is not None and end >= match.end(1) - len(match.group(1)) + len(match.group(1).rstrip()):
+                    commands.append((command, False))
+                continue
+            if re.match(r"\s*getline\b", program[match.end():]):
+                continue
+            # `print | "cmd"`, `print | "sh -c " q`: a concatenation of known parts
+            command, end = _awk_concat(inv, program, match.end(), strings)
+            if command is not None and program[end:].lstrip(" \t")[:1] in (";", "}", "\n", ")", ""):
+                commands.append((command, True))
+        if len(commands) < pipes:
             inv.unknown("awk pipes to or from a command", index)
-        for match in literals:
-            literal = match.group(1) or match.group(2)
-            fed = Stdin(None, "what the awk program prints") if match.group(1) else None
-            inv.script(bytes(literal[1:-1], "utf-8").decode("unicode_escape", "replace"), index,
-                       stdin=fed, what="the command an awk pipe runs")
+        for command, fed in commands:
+            inv.script(command, index, stdin=Stdin(None, "what the awk program prints") if fed else None,
+                       what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
         name = _awk_file_name(inv, program, match.start(2), strings)
         if name is not None:
@@ -366,9 +480,10 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
         else:
             inv.unknown("awk writes to a computed file name", index)
     for match in _AWK_IN_RE.finditer(program):
-        target = strings.get(match.group(1), match.group(1))
-        if target.startswith('"'):
-            inv.read(target[1:-1], index)
+        target = match.group(1)
+        name, _ = _awk_concat(inv, program, match.start(1), strings)
+        if name is not None:
+            inv.read(name, index)
         elif target not in ("ARGV", "FILENAME"):
             inv.unknown(f"awk reads a computed file name (`getline < {target}`)", index)
 
@@ -401,8 +516,11 @@ def model_awk(inv: Invocation) -> None:
         name, _, value = assignment.partition("=")
         if name.isidentifier():
             given[name] = value
+    if len(programs) > 1:  # (gawk joins every `-e` text into one program)
+        programs = [("\n".join(program for program, _ in programs), programs[0][1])]
+    operands = [inv.argv[0], *(word for word, _ in words)]
     for program, index in programs:
-        awk_program(inv, program, index, given)
+        awk_program(inv, program, index, given, operands)
     for word, index in words:
         if "=" in word and not word.startswith("/"):
             continue  # var=value operand
