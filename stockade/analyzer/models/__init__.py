@@ -414,7 +414,7 @@ from stockade.analyzer.models import media  # noqa: E402,F401
 from stockade.analyzer.models import buildtools  # noqa: E402,F401
 
 # isort: split
-# (last: wraps the models above of the tools whose configuration files are code)
+# (wraps the models above of the tools whose configuration files are code)
 from stockade.analyzer.models import toolconfigs  # noqa: E402,F401
 
 # isort: split
