@@ -33,8 +33,14 @@ and its words run as argv directly (a word is its own field unless it starts wit
 other text (quotes, or operators touching words: ``curl x|sh``) is tiled by
 one ``findall`` and its words joined by :func:`~stockade.analyzer.words.expand_fields`
 (quote removal, a leading tilde).  A single trailing newline is allowed (nested code fed by
-here-strings and here-documents ends with one).  Anything else — ``$`` expansions,
-assignments, redirections, comments — returns ``False`` and goes to tree-sitter.
+here-strings and here-documents ends with one).
+
+:func:`run_simple` also takes, around such a simple command or list, a trailing comment
+(``ls  # list``: dropped, as the tree walk skips the program's ``comment`` child) and, for a
+simple command, one trailing redirection of a plain word with ``>``, ``>>`` or ``<``
+(``echo x >> notes``): tree-sitter-bash reads a ``redirected_statement``, whose redirection
+the walk records before it walks the command, one level deeper.  Anything else — ``$``
+expansions, assignments, other redirections — returns ``False`` and goes to tree-sitter.
 ``tests/analyzer/test_fast_path*.py`` assert, over the whole corpus and over generated
 commands, that verdicts (reasons and spans included) are identical with and without this
 path.
@@ -45,8 +51,9 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.control import CWD_KEY, settle_cwd
-from stockade.analyzer.effects import SpanT, clip
+from stockade.analyzer.effects import Read, SpanT, Write, clip
 from stockade.analyzer.exec import Stdin, run_command
+from stockade.analyzer.models.fresh import known_content, record_written  # (the walker loads the models anyway)
 from stockade.analyzer.words import expand_fields, tilde
 
 _new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in exec.py)
@@ -84,6 +91,14 @@ _TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
 #: Text whose first word holds ``= @ % +`` in its unquoted start (which :func:`_head_ok` refuses).
 _BAD_HEAD_RE = re.compile(r"[ \t]*[A-Za-z0-9_./:,~*\-]*[=@%+]")
+#: A comment to the end of the text: a ``#`` after a blank, then printable ASCII.  The first
+#: such ``#`` may lie in a quoted string, but then the text before it holds an unterminated
+#: quote, which no lexer accepts; where that text lexes, the ``#`` starts a word: a comment
+#: (tree-sitter-bash makes it the program's last child, which the walk skips).
+_TRAILING_COMMENT_RE = re.compile(r"[ \t]#[ -~\t]*+\Z")
+#: One redirection at the end of the text: blanks, ``>``, ``>>`` or ``<`` (so not ``>&``, ``>|``,
+#: ``<<``, ``<(``, ``&>`` or a descriptor's ``2>``), and a plain word (its target).
+_TRAILING_REDIRECT_RE = re.compile(rf"[ \t]+(>>|>|<)[ \t]*+([{_UNQUOTED}]++)[ \t]*+\Z")
 #: A word starting ``==`` or ``=~`` (see the module docstring).
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 
@@ -124,6 +139,13 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
     end of text does; it is dropped (any other newline makes the path refuse the text)."""
     if text[-1:] == "\n":
         text = text[:-1]
+    if "#" in text:
+        comment = _TRAILING_COMMENT_RE.search(text)
+        if comment is not None:  # a comment to the end (the text before it must lex: see the regex)
+            text = text[:comment.start()]
+    if ">" in text or "<" in text:
+        redirect = _TRAILING_REDIRECT_RE.search(text)
+        return redirect is not None and _run_redirected(walker, text, redirect, base, collapse, stdin, depth_limit)
     if ";" in text or "|" in text or "&" in text:
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 3 > depth_limit:
@@ -138,6 +160,70 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
     if statements is None:
         return False
     _run_words(walker, statements[0][0][0], base, collapse, stdin, 2)
+    return True
+
+
+def _run_redirected(walker: Walker, text: str, redirect: re.Match[str], base: int, collapse: SpanT | None,
+                    stdin: Stdin, depth_limit: int) -> bool:
+    """Run a simple command with one redirection of a plain word at its end (``echo x >> f``,
+    ``sort < data``), as the tree walk runs the ``redirected_statement`` tree-sitter-bash reads
+    (program → redirected_statement → command, :meth:`~stockade.analyzer.walker.Walker.redirected`):
+    the redirection's effect first, then the command — its output recorded as what the file
+    holds (``>``, ``>>``), or the known content of a file this text wrote as its input (``<``).
+    False when the rest is not one simple command, or the working directory has alternatives
+    (the tree walk opens the file in each)."""
+    if walker.depth + 3 > depth_limit or walker.state.alternatives:
+        return False
+    body = text[:redirect.start()]
+    plain = None
+    words = None
+    if ";" in body or "|" in body or "&" in body:
+        if "'" not in body and '"' not in body:
+            return False
+        statements = lex_quoted(body)
+        if statements is None or len(statements) > 1 or len(statements[0]) > 1 or len(statements[0][0]) > 1:
+            return False  # (a list: its last command alone is redirected, after the others ran)
+        words = statements[0][0][0]
+    else:
+        plain = _plain_simple(body, base, collapse)
+        if plain is None:
+            if "'" not in body and '"' not in body:
+                return False
+            statements = lex_quoted(body)
+            if statements is None:
+                return False
+            words = statements[0][0][0]
+    operator, target = redirect.group(1), redirect.group(2)
+    if target[0] == "~":
+        target = tilde(target, walker)
+    span = collapse if collapse is not None else (base + redirect.start(2), base + redirect.end(2))
+    effects = walker.effects
+    walker.depth += 1  # (the redirected statement; the redirection is recorded at its level)
+    try:
+        walker.file_access(target, span, read=operator == "<", write=operator != "<")
+        last = effects[-1]
+        if operator != "<":
+            if last.__class__ is Write:  # (not a /dev/tcp connection)
+                before, walker._last_output = walker._last_output, None
+                if plain is not None:
+                    _run_plain(walker, plain, base, collapse, stdin, 2)
+                else:
+                    _run_words(walker, words, base, collapse, stdin, 2)  # type: ignore[arg-type]
+                output = walker._last_output
+                if output is None:
+                    walker._last_output = before
+                record_written(walker, last, None if output is None else output.text, operator == ">>")
+                return True
+        elif last.__class__ is Read and getattr(walker, "written_text", None):
+            known = known_content(walker, last.path)
+            if known is not None:
+                stdin = _new_tuple(Stdin, (known, f"`{clip(last.path)}`"))
+        if plain is not None:
+            _run_plain(walker, plain, base, collapse, stdin, 2)
+        else:
+            _run_words(walker, words, base, collapse, stdin, 2)  # type: ignore[arg-type]
+    finally:
+        walker.depth -= 1
     return True
 
 
