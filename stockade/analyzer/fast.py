@@ -39,8 +39,13 @@ here-strings and here-documents ends with one).
 (``ls  # list``: dropped, as the tree walk skips the program's ``comment`` child) and, for a
 simple command, one trailing redirection of a plain word with ``>``, ``>>`` or ``<``
 (``echo x >> notes``): tree-sitter-bash reads a ``redirected_statement``, whose redirection
-the walk records before it walks the command, one level deeper.  Anything else — ``$``
-expansions, assignments, other redirections — returns ``False`` and goes to tree-sitter.
+the walk records before it walks the command, one level deeper.  A simple command may start
+with assignments ``NAME=value`` of plain or quoted text (``NODE_ENV=test npm test``; not ``_=``,
+not ``+=``, the value nonempty, at most 64 characters and not starting with ``=``, and then a
+command word without ``:``, which tree-sitter-bash reads as a syntax error): its environment,
+each variable an ``EnvChange`` judged by the environment-variable models, as
+``Walker.simple_command`` does.  Anything else — ``$`` expansions, assignments alone or in
+lists, other redirections — returns ``False`` and goes to tree-sitter.
 ``tests/analyzer/test_fast_path*.py`` assert, over the whole corpus and over generated
 commands, that verdicts (reasons and spans included) are identical with and without this
 path.
@@ -51,8 +56,9 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.control import CWD_KEY, settle_cwd
-from stockade.analyzer.effects import Read, SpanT, Write, clip
+from stockade.analyzer.effects import EnvChange, Read, SpanT, Write, clip
 from stockade.analyzer.exec import Stdin, run_command
+from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.fresh import known_content, record_written  # (the walker loads the models anyway)
 from stockade.analyzer.words import expand_fields, tilde
 
@@ -99,6 +105,9 @@ _TRAILING_COMMENT_RE = re.compile(r"[ \t]#[ -~\t]*+\Z")
 #: One redirection at the end of the text: blanks, ``>``, ``>>`` or ``<`` (so not ``>&``, ``>|``,
 #: ``<<``, ``<(``, ``&>`` or a descriptor's ``2>``), and a plain word (its target).
 _TRAILING_REDIRECT_RE = re.compile(rf"[ \t]+(>>|>|<)[ \t]*+([{_UNQUOTED}]++)[ \t]*+\Z")
+#: A leading assignment ``NAME=value`` (not ``_=``: a command to tree-sitter-bash) of plain or
+#: quoted text, and the blanks after it.
+_ASSIGNMENT_RE = re.compile(rf"[ \t]*+(?!_=)([A-Za-z_][A-Za-z0-9_]*+)=((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++)[ \t]++")
 #: A word starting ``==`` or ``=~`` (see the module docstring).
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 
@@ -146,6 +155,10 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
     if ">" in text or "<" in text:
         redirect = _TRAILING_REDIRECT_RE.search(text)
         return redirect is not None and _run_redirected(walker, text, redirect, base, collapse, stdin, depth_limit)
+    if "=" in text:
+        assigned = _ASSIGNMENT_RE.match(text)
+        if assigned is not None:
+            return _run_assigned(walker, text, assigned, base, collapse, stdin, depth_limit)
     if ";" in text or "|" in text or "&" in text:
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 3 > depth_limit:
@@ -225,6 +238,80 @@ def _run_redirected(walker: Walker, text: str, redirect: re.Match[str], base: in
     finally:
         walker.depth -= 1
     return True
+
+
+def _run_assigned(walker: Walker, text: str, match: re.Match[str] | None, base: int, collapse: SpanT | None,
+                  stdin: Stdin, depth_limit: int) -> bool:
+    """Run a simple command after leading assignments ``NAME=value`` of plain or quoted text
+    (``NODE_ENV=test npm test``), as :meth:`~stockade.analyzer.walker.Walker.simple_command`
+    runs a command with a prefix: every assignment an :class:`EnvChange` of the command and
+    its variable judged (:func:`~stockade.analyzer.models.envvars.judge_env_var`), then the
+    command with them in its environment.  False (tree-sitter decides) for assignments alone,
+    a value that is empty, starts with ``=`` or is longer than 64 characters, a command word
+    holding ``:`` (``x=1 a:b`` is a syntax error to tree-sitter-bash), anything but one
+    simple command after them, or a working directory with alternatives."""
+    if walker.depth + 3 > depth_limit or walker.state.alternatives:
+        return False
+    assignments: list[tuple[str, str, int, int]] = []  # name, value text, value start and end
+    first = match.start(1) if match is not None else 0
+    position = 0
+    while match is not None:
+        value = match.group(2)
+        if value[0] == "=" or len(value) > 64:
+            return False
+        assignments.append((match.group(1), value, match.start(2), match.end(2)))
+        position = match.end()
+        match = _ASSIGNMENT_RE.match(text, position)
+    rest = text[position:]
+    if not rest:
+        return False
+    plain = _plain_simple(rest, base + position, collapse)
+    words = None
+    if plain is None:
+        if "'" not in rest and '"' not in rest:
+            return False
+        statements = lex_quoted(rest)
+        if statements is None or len(statements) > 1 or len(statements[0]) > 1 or len(statements[0][0]) > 1:
+            return False
+        words = statements[0][0][0]
+        head = rest[words[0][1]:words[0][2]]
+        end = words[-1][2]
+    else:
+        head = plain[0][0]
+        end = plain[3]
+    if ":" in head:
+        return False
+    prefix: list[tuple[str, str, SpanT]] = []
+    for name, value, start, stop in assignments:
+        if "'" in value or '"' in value:
+            parts = _word_parts(value)
+            value = "".join([part for part, _ in parts])
+            if parts[0][1] == "lit" and value[0] == "~":
+                value = tilde(value, walker)
+        elif value[0] == "~":
+            value = tilde(value, walker)
+        prefix.append((name, value, collapse if collapse is not None else (base + start, base + stop)))
+    span = collapse if collapse is not None else (base + first, base + position + end)
+    if plain is not None:
+        _run_plain(walker, plain, base + position, collapse, stdin, 2, (prefix, span))
+    else:
+        _run_words(walker, words, base + position, collapse, stdin, 2, (prefix, span))  # type: ignore[arg-type]
+    return True
+
+
+def _run_prefixed(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
+                  assigned: tuple[list[tuple[str, str, SpanT]], SpanT]) -> None:
+    """Run a command with the prefix assignments of :func:`_run_assigned` (as the end of
+    :meth:`~stockade.analyzer.walker.Walker.simple_command`)."""
+    prefix, span = assigned
+    env: dict[str, str] = {}
+    saved_program, walker.env_program = walker.env_program, argv[0]
+    for name, value, value_span in prefix:
+        env[name] = value
+        walker.effects.append(_new_tuple(EnvChange, (name, span)))
+        judge_env_var(walker, name, value, value_span)
+    walker.env_program = saved_program
+    run_command(walker, argv, spans, stdin, env, span)
 
 
 def _plain_simple(text: str, base: int, collapse: SpanT | None) -> PlainCommand | None:
@@ -328,7 +415,7 @@ _OPERATORS = frozenset({"&&", "||", ";", "|"})
 
 
 def _run_plain(walker: Walker, command: PlainCommand, base: int, collapse: SpanT | None, stdin: Stdin,
-               depth: int) -> None:
+               depth: int, assigned: tuple[list[tuple[str, str, SpanT]], SpanT] | None = None) -> None:
     """Run a :data:`PlainCommand` ``depth`` levels below the walker's depth, as
     ``Walker.visit_command`` runs the same words (a plain word is its own one field unless it
     starts with a tilde; its span is already in the command)."""
@@ -338,7 +425,10 @@ def _run_plain(walker: Walker, command: PlainCommand, base: int, collapse: SpanT
     span = collapse if collapse is not None else (base + start, base + end)
     walker.depth += depth
     try:
-        run_command(walker, argv, spans, stdin, {}, span)
+        if assigned is None:
+            run_command(walker, argv, spans, stdin, {}, span)
+        else:
+            _run_prefixed(walker, argv, spans, stdin, assigned)
     finally:
         walker.depth -= depth
 
@@ -506,7 +596,7 @@ def _head_ok(text: str, command: list[Word]) -> bool:
 
 
 def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | None, stdin: Stdin,
-               depth: int) -> None:
+               depth: int, assigned: tuple[list[tuple[str, str, SpanT]], SpanT] | None = None) -> None:
     """Expand one command's words and run it ``depth`` levels below the walker's depth, as
     :meth:`~stockade.analyzer.walker.Walker.visit_command` does."""
     argv: list[str] = []
@@ -527,6 +617,9 @@ def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | N
     span = collapse if collapse is not None else (base + words[0][1], base + words[-1][2])
     walker.depth += depth
     try:
-        run_command(walker, argv, spans, stdin, {}, span)
+        if assigned is None:
+            run_command(walker, argv, spans, stdin, {}, span)
+        else:
+            _run_prefixed(walker, argv, spans, stdin, assigned)
     finally:
         walker.depth -= depth
