@@ -10,8 +10,12 @@ which tries this path again and otherwise parses with tree-sitter.
 The path takes, conservatively, only text that is:
 
 * ASCII words of letters, digits and ``- _ . / : @ % + , = ~ *``, single-quoted strings (any
-  printable ASCII but ``'``) and double-quoted strings without ``$``, backtick, backslash or
-  ``!`` — nothing to expand but a leading tilde — separated by spaces and tabs, and, in text
+  printable ASCII but ``'``) and double-quoted strings without backtick, backslash or ``!``
+  whose only ``$`` start ``$NAME`` (never followed by ``[``; the value looked up when the
+  command runs, as ``WordExpander.visit_string`` does, never split; not in the command word;
+  declined where tree-sitter-bash's nodes leave blanks out — blanks alone between the
+  opening quote or an expansion and a ``$`` — or split the word: an expansion later followed
+  by ``=`` and another ``$``) — nothing else to expand but a leading tilde — separated by spaces and tabs, and, in text
   without quotes, the argument ``{}`` (find's and xargs's placeholder, never the command word: there
   tree-sitter-bash reads a compound statement; as an argument it is a concatenation of ``{``
   and ``}``, whose value is ``{}``); no ``$`` outside single quotes, no other character;
@@ -56,7 +60,7 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.control import CWD_KEY, settle_cwd
-from stockade.analyzer.effects import EnvChange, Read, SpanT, Write, clip
+from stockade.analyzer.effects import UNKNOWN, EnvChange, Read, SpanT, Write, clip
 from stockade.analyzer.exec import Stdin, run_command
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.fresh import known_content, record_written  # (the walker loads the models anyway)
@@ -84,17 +88,24 @@ _PLAIN_LIST_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|{{}}]*+")
 #: A character a command's first plain word may not hold (see :data:`_PLAIN_LIST_TEXT_RE`).
 _BAD_PLAIN_HEAD_RE = re.compile(r"[=@%+{}]")
 _SQ = r"'[ -&(-~\t]*+'"                 # printable ASCII except '
-_DQ = r'"[ #%-\[\]-_a-~\t]*+"'           # printable ASCII except " \ ` ! $
+_DQ_PLAIN = r'"[ #%-\[\]-_a-~\t]*+"'     # printable ASCII except " \ ` ! $
+#: A double-quoted string that may also hold ``$NAME`` (never followed by ``[``).
+_DQ = r'"(?:[ #%-\[\]-_a-~\t]++|\$[A-Za-z_][A-Za-z0-9_]*+(?!\[))*+"'
 #: A superset of the quoted text the tokenizer accepts, checked before it: outside quotes
 #: none of ``< > ( ) ` \ [ ] ! # ? ^ $`` or a newline, double-quoted strings without
 #: `` ` \ ! $``.  Text it rejects has a character no token holds and never lexes.
-_QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n$]++|'[^']*+'|"[^"`\\!$]*+")*+""")
+_QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n$]++|'[^']*+'|"(?:[^"`\\!$]++|\$[A-Za-z_])*+")*+""")
 #: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
 #: Text no token matches is skipped by ``findall``: the lexer checks that the tokens' lengths
 #: add up to the whole text (less trailing blanks), which only an exact tiling does.
 _TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++))")
 #: A quoted word's parts: unquoted text, a single-quoted string, a double-quoted string.
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+#: ``$NAME`` in a double-quoted string's content (see :func:`_word_parts`).
+_DQ_VAR_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+#: An expansion, later ``=`` and another ``$``: tree-sitter-bash splits some such words
+#: (``$x=$HOME/y``), so they are declined.
+_EXPANSION_EQ_EXPANSION_RE = re.compile(r"\$[^=]*=.*\$")
 #: Text whose first word holds ``= @ % +`` in its unquoted start (which :func:`_head_ok` refuses).
 _BAD_HEAD_RE = re.compile(r"[ \t]*[A-Za-z0-9_./:,~*\-]*[=@%+]")
 #: A comment to the end of the text: a ``#`` after a blank, then printable ASCII.  The first
@@ -107,7 +118,7 @@ _TRAILING_COMMENT_RE = re.compile(r"[ \t]#[ -~\t]*+\Z")
 _TRAILING_REDIRECT_RE = re.compile(rf"[ \t]+(>>|>|<)[ \t]*+([{_UNQUOTED}]++)[ \t]*+\Z")
 #: A leading assignment ``NAME=value`` (not ``_=``: a command to tree-sitter-bash) of plain or
 #: quoted text, and the blanks after it.
-_ASSIGNMENT_RE = re.compile(rf"[ \t]*+(?!_=)([A-Za-z_][A-Za-z0-9_]*+)=((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++)[ \t]++")
+_ASSIGNMENT_RE = re.compile(rf"[ \t]*+(?!_=)([A-Za-z_][A-Za-z0-9_]*+)=((?:[{_UNQUOTED}]++|{_SQ}|{_DQ_PLAIN})++)[ \t]++")
 #: A word starting ``==`` or ``=~`` (see the module docstring).
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 
@@ -148,6 +159,8 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
     end of text does; it is dropped (any other newline makes the path refuse the text)."""
     if text[-1:] == "\n":
         text = text[:-1]
+    if "$" in text and walker.state.alternatives:
+        return False  # (the tree walk walks a command naming a variable with alternatives once per value)
     if "#" in text:
         comment = _TRAILING_COMMENT_RE.search(text)
         if comment is not None:  # a comment to the end (the text before it must lex: see the regex)
@@ -285,6 +298,8 @@ def _run_assigned(walker: Walker, text: str, match: re.Match[str] | None, base: 
     for name, value, start, stop in assignments:
         if "'" in value or '"' in value:
             parts = _word_parts(value)
+            if parts is None:  # (not for a value without `$`)
+                return False
             value = "".join([part for part, _ in parts])
             if parts[0][1] == "lit" and value[0] == "~":
                 value = tilde(value, walker)
@@ -547,6 +562,8 @@ def lex_quoted(text: str) -> QuotedStatements | None:
     if not text.isascii() or (("==" in text or "=~" in text) and _TEST_OP_RE.search(text) is not None) \
             or _QUOTED_TEXT_RE.fullmatch(text) is None or _BAD_HEAD_RE.match(text) is not None:
         return None  # (the last: a first word that _head_ok refuses, e.g. `NAME='…' cmd`, seen before lexing)
+    if (text.split(None, 1) or ("",))[0] in _NOT_SIMPLE:
+        return None  # (`for f in *; do wc "$f"; done`: a first word that _head_ok refuses, seen before lexing)
     command: list[Word] = []
     pipeline = [command]
     statements: QuotedStatements = [[pipeline]]
@@ -556,7 +573,10 @@ def lex_quoted(text: str) -> QuotedStatements | None:
         if word:
             position = start + len(word)
             if "'" in word or '"' in word:
-                command.append((_word_parts(word), start, position))
+                parts = _word_parts(word)
+                if parts is None:
+                    return None
+                command.append((parts, start, position))
             else:
                 command.append(([(word, "lit")], start, position))
             continue
@@ -570,15 +590,32 @@ def lex_quoted(text: str) -> QuotedStatements | None:
     return statements
 
 
-def _word_parts(word: str) -> list[tuple[str, str]]:
+def _word_parts(word: str) -> list[tuple[str, str]] | None:
     """A quoted word's parts: ``(text, "lit")`` for unquoted text, ``(text, "q")`` for the
-    content of a quoted string."""
+    content of a quoted string, ``(NAME, "v")`` for ``$NAME`` in double quotes (looked up when
+    the command runs); None for a shape tree-sitter-bash reads differently: blanks alone
+    between the opening quote or an expansion and a ``$`` (the grammar's nodes leave them
+    out), an expansion later followed by ``=`` and another ``$`` in the word."""
     parts: list[tuple[str, str]] = []
     for unquoted, single, double in _PART_RE.findall(word):
         if unquoted:
             parts.append((unquoted, "lit"))
-        else:
+        elif "$" not in double:
             parts.append((single or double, "q"))
+        else:
+            if "=" in word and _EXPANSION_EQ_EXPANSION_RE.search(word) is not None:
+                return None
+            position = 0
+            for name in _DQ_VAR_RE.finditer(double):
+                if name.start() > position:
+                    between = double[position:name.start()]
+                    if not between.strip(" \t"):
+                        return None
+                    parts.append((between, "q"))
+                parts.append((name.group(1), "v"))
+                position = name.end()
+            if position < len(double) or not parts:
+                parts.append((double[position:], "q"))
     return parts
 
 
@@ -589,7 +626,7 @@ def _head_ok(text: str, command: list[Word]) -> bool:
     at its start (``'if' x``, ``if'x'``)."""
     parts, start, end = command[0]
     head = text[start:end]
-    if "=" in head or "@" in head or "%" in head or "+" in head:
+    if "=" in head or "@" in head or "%" in head or "+" in head or "$" in head:
         return False
     first, kind = parts[0]
     return not (first in _NOT_SIMPLE and (kind == "lit" or len(parts) == 1))
@@ -607,10 +644,15 @@ def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | N
             # the lexer's text is ASCII: a quoted string, or a literal without braces or a
             # leading tilde, is its own one field (as expand_fields would return)
             value, kind = parts[0]
-            if kind == "q" or ("{" not in value and value[0] != "~"):
+            if kind == "q" or (kind == "lit" and "{" not in value and value[0] != "~"):
                 argv.append(value)
                 spans.append(span)
                 continue
+        for _, kind in parts:
+            if kind == "v":  # `"$NAME"`: its value, quoted (as WordExpander.visit_string)
+                parts = [((UNKNOWN if (found := walker.lookup(value)) is None else found), "q") if kind == "v"
+                         else (value, kind) for value, kind in parts]
+                break
         for value in expand_fields(parts, walker):
             argv.append(value)
             spans.append(span)
