@@ -10,8 +10,12 @@ which tries this path again and otherwise parses with tree-sitter.
 The path takes, conservatively, only text that is:
 
 * ASCII words of letters, digits and ``- _ . / : @ % + , = ~ *``, single-quoted strings (any
-  printable ASCII but ``'``) and double-quoted strings without ``$``, backtick, backslash or
-  ``!`` — nothing to expand but a leading tilde — separated by spaces and tabs, and, in text
+  printable ASCII but ``'``) and double-quoted strings without backtick, backslash or ``!``
+  whose only ``$`` start ``$NAME`` (never followed by ``[``; the value looked up when the
+  command runs, as ``WordExpander.visit_string`` does, never split; not in the command word;
+  declined where tree-sitter-bash's nodes leave blanks out — blanks alone between the
+  opening quote or an expansion and a ``$`` — or split the word: an expansion later followed
+  by ``=`` and another ``$``) — nothing else to expand but a leading tilde — separated by spaces and tabs, and, in text
   without quotes, the argument ``{}`` (find's and xargs's placeholder, never the command word: there
   tree-sitter-bash reads a compound statement; as an argument it is a concatenation of ``{``
   and ``}``, whose value is ``{}``); no ``$`` outside single quotes, no other character;
@@ -33,8 +37,19 @@ and its words run as argv directly (a word is its own field unless it starts wit
 other text (quotes, or operators touching words: ``curl x|sh``) is tiled by
 one ``findall`` and its words joined by :func:`~stockade.analyzer.words.expand_fields`
 (quote removal, a leading tilde).  A single trailing newline is allowed (nested code fed by
-here-strings and here-documents ends with one).  Anything else — ``$`` expansions,
-assignments, redirections, comments — returns ``False`` and goes to tree-sitter.
+here-strings and here-documents ends with one).
+
+:func:`run_simple` also takes, around such a simple command or list, a trailing comment
+(``ls  # list``: dropped, as the tree walk skips the program's ``comment`` child) and, for a
+simple command, one trailing redirection of a plain word with ``>``, ``>>`` or ``<``
+(``echo x >> notes``): tree-sitter-bash reads a ``redirected_statement``, whose redirection
+the walk records before it walks the command, one level deeper.  A simple command may start
+with assignments ``NAME=value`` of plain or quoted text (``NODE_ENV=test npm test``; not ``_=``,
+not ``+=``, the value nonempty, at most 64 characters and not starting with ``=``, and then a
+command word without ``:``, which tree-sitter-bash reads as a syntax error): its environment,
+each variable an ``EnvChange`` judged by the environment-variable models, as
+``Walker.simple_command`` does.  Anything else — ``$`` expansions, assignments alone or in
+lists, other redirections — returns ``False`` and goes to tree-sitter.
 ``tests/analyzer/test_fast_path*.py`` assert, over the whole corpus and over generated
 commands, that verdicts (reasons and spans included) are identical with and without this
 path.
@@ -45,8 +60,10 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.control import CWD_KEY, settle_cwd
-from stockade.analyzer.effects import SpanT, clip
+from stockade.analyzer.effects import UNKNOWN, EnvChange, Read, SpanT, Write, clip
 from stockade.analyzer.exec import Stdin, run_command
+from stockade.analyzer.models.envvars import judge_env_var
+from stockade.analyzer.models.fresh import known_content, record_written  # (the walker loads the models anyway)
 from stockade.analyzer.words import expand_fields, tilde
 
 _new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in exec.py)
@@ -71,19 +88,37 @@ _PLAIN_LIST_TEXT_RE = re.compile(rf"[{_UNQUOTED} \t;&|{{}}]*+")
 #: A character a command's first plain word may not hold (see :data:`_PLAIN_LIST_TEXT_RE`).
 _BAD_PLAIN_HEAD_RE = re.compile(r"[=@%+{}]")
 _SQ = r"'[ -&(-~\t]*+'"                 # printable ASCII except '
-_DQ = r'"[ #%-\[\]-_a-~\t]*+"'           # printable ASCII except " \ ` ! $
+_DQ_PLAIN = r'"[ #%-\[\]-_a-~\t]*+"'     # printable ASCII except " \ ` ! $
+#: A double-quoted string that may also hold ``$NAME`` (never followed by ``[``).
+_DQ = r'"(?:[ #%-\[\]-_a-~\t]++|\$[A-Za-z_][A-Za-z0-9_]*+(?!\[))*+"'
 #: A superset of the quoted text the tokenizer accepts, checked before it: outside quotes
 #: none of ``< > ( ) ` \ [ ] ! # ? ^ $`` or a newline, double-quoted strings without
 #: `` ` \ ! $``.  Text it rejects has a character no token holds and never lexes.
-_QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n$]++|'[^']*+'|"[^"`\\!$]*+")*+""")
+_QUOTED_TEXT_RE = re.compile(r"""(?:[^'"<>()`\\\[\]!#?^\n$]++|'[^']*+'|"(?:[^"`\\!$]++|\$[A-Za-z_])*+")*+""")
 #: Tokens for ``findall``: (blanks before it, an operator, a word) — one of the last two set.
 #: Text no token matches is skipped by ``findall``: the lexer checks that the tokens' lengths
 #: add up to the whole text (less trailing blanks), which only an exact tiling does.
 _TOKENS_RE = re.compile(rf"([ \t]*)(?:(&&|\|\||[;|])|((?:[{_UNQUOTED}]++|{_SQ}|{_DQ})++))")
 #: A quoted word's parts: unquoted text, a single-quoted string, a double-quoted string.
 _PART_RE = re.compile(rf"([{_UNQUOTED}]+)|'([^']*)'|\"([^\"]*)\"")
+#: ``$NAME`` in a double-quoted string's content (see :func:`_word_parts`).
+_DQ_VAR_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+#: An expansion, later ``=`` and another ``$``: tree-sitter-bash splits some such words
+#: (``$x=$HOME/y``), so they are declined.
+_EXPANSION_EQ_EXPANSION_RE = re.compile(r"\$[^=]*=.*\$")
 #: Text whose first word holds ``= @ % +`` in its unquoted start (which :func:`_head_ok` refuses).
 _BAD_HEAD_RE = re.compile(r"[ \t]*[A-Za-z0-9_./:,~*\-]*[=@%+]")
+#: A comment to the end of the text: a ``#`` after a blank, then printable ASCII.  The first
+#: such ``#`` may lie in a quoted string, but then the text before it holds an unterminated
+#: quote, which no lexer accepts; where that text lexes, the ``#`` starts a word: a comment
+#: (tree-sitter-bash makes it the program's last child, which the walk skips).
+_TRAILING_COMMENT_RE = re.compile(r"[ \t]#[ -~\t]*+\Z")
+#: One redirection at the end of the text: blanks, ``>``, ``>>`` or ``<`` (so not ``>&``, ``>|``,
+#: ``<<``, ``<(``, ``&>`` or a descriptor's ``2>``), and a plain word (its target).
+_TRAILING_REDIRECT_RE = re.compile(rf"[ \t]+(>>|>|<)[ \t]*+([{_UNQUOTED}]++)[ \t]*+\Z")
+#: A leading assignment ``NAME=value`` (not ``_=``: a command to tree-sitter-bash) of plain or
+#: quoted text, and the blanks after it.
+_ASSIGNMENT_RE = re.compile(rf"[ \t]*+(?!_=)([A-Za-z_][A-Za-z0-9_]*+)=((?:[{_UNQUOTED}]++|{_SQ}|{_DQ_PLAIN})++)[ \t]++")
 #: A word starting ``==`` or ``=~`` (see the module docstring).
 _TEST_OP_RE = re.compile(r"(?:^|[ \t])=[=~]")
 
@@ -124,6 +159,19 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
     end of text does; it is dropped (any other newline makes the path refuse the text)."""
     if text[-1:] == "\n":
         text = text[:-1]
+    if "$" in text and walker.state.alternatives:
+        return False  # (the tree walk walks a command naming a variable with alternatives once per value)
+    if "#" in text:
+        comment = _TRAILING_COMMENT_RE.search(text)
+        if comment is not None:  # a comment to the end (the text before it must lex: see the regex)
+            text = text[:comment.start()]
+    if ">" in text or "<" in text:
+        redirect = _TRAILING_REDIRECT_RE.search(text)
+        return redirect is not None and _run_redirected(walker, text, redirect, base, collapse, stdin, depth_limit)
+    if "=" in text:
+        assigned = _ASSIGNMENT_RE.match(text)
+        if assigned is not None:
+            return _run_assigned(walker, text, assigned, base, collapse, stdin, depth_limit)
     if ";" in text or "|" in text or "&" in text:
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 3 > depth_limit:
@@ -139,6 +187,146 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
         return False
     _run_words(walker, statements[0][0][0], base, collapse, stdin, 2)
     return True
+
+
+def _run_redirected(walker: Walker, text: str, redirect: re.Match[str], base: int, collapse: SpanT | None,
+                    stdin: Stdin, depth_limit: int) -> bool:
+    """Run a simple command with one redirection of a plain word at its end (``echo x >> f``,
+    ``sort < data``), as the tree walk runs the ``redirected_statement`` tree-sitter-bash reads
+    (program → redirected_statement → command, :meth:`~stockade.analyzer.walker.Walker.redirected`):
+    the redirection's effect first, then the command — its output recorded as what the file
+    holds (``>``, ``>>``), or the known content of a file this text wrote as its input (``<``).
+    False when the rest is not one simple command, or the working directory has alternatives
+    (the tree walk opens the file in each)."""
+    if walker.depth + 3 > depth_limit or walker.state.alternatives:
+        return False
+    body = text[:redirect.start()]
+    plain = None
+    words = None
+    if ";" in body or "|" in body or "&" in body:
+        if "'" not in body and '"' not in body:
+            return False
+        statements = lex_quoted(body)
+        if statements is None or len(statements) > 1 or len(statements[0]) > 1 or len(statements[0][0]) > 1:
+            return False  # (a list: its last command alone is redirected, after the others ran)
+        words = statements[0][0][0]
+    else:
+        plain = _plain_simple(body, base, collapse)
+        if plain is None:
+            if "'" not in body and '"' not in body:
+                return False
+            statements = lex_quoted(body)
+            if statements is None:
+                return False
+            words = statements[0][0][0]
+    operator, target = redirect.group(1), redirect.group(2)
+    if target[0] == "~":
+        target = tilde(target, walker)
+    span = collapse if collapse is not None else (base + redirect.start(2), base + redirect.end(2))
+    effects = walker.effects
+    walker.depth += 1  # (the redirected statement; the redirection is recorded at its level)
+    try:
+        walker.file_access(target, span, read=operator == "<", write=operator != "<")
+        last = effects[-1]
+        if operator != "<":
+            if last.__class__ is Write:  # (not a /dev/tcp connection)
+                before, walker._last_output = walker._last_output, None
+                if plain is not None:
+                    _run_plain(walker, plain, base, collapse, stdin, 2)
+                else:
+                    _run_words(walker, words, base, collapse, stdin, 2)  # type: ignore[arg-type]
+                output = walker._last_output
+                if output is None:
+                    walker._last_output = before
+                record_written(walker, last, None if output is None else output.text, operator == ">>")
+                return True
+        elif last.__class__ is Read and getattr(walker, "written_text", None):
+            known = known_content(walker, last.path)
+            if known is not None:
+                stdin = _new_tuple(Stdin, (known, f"`{clip(last.path)}`"))
+        if plain is not None:
+            _run_plain(walker, plain, base, collapse, stdin, 2)
+        else:
+            _run_words(walker, words, base, collapse, stdin, 2)  # type: ignore[arg-type]
+    finally:
+        walker.depth -= 1
+    return True
+
+
+def _run_assigned(walker: Walker, text: str, match: re.Match[str] | None, base: int, collapse: SpanT | None,
+                  stdin: Stdin, depth_limit: int) -> bool:
+    """Run a simple command after leading assignments ``NAME=value`` of plain or quoted text
+    (``NODE_ENV=test npm test``), as :meth:`~stockade.analyzer.walker.Walker.simple_command`
+    runs a command with a prefix: every assignment an :class:`EnvChange` of the command and
+    its variable judged (:func:`~stockade.analyzer.models.envvars.judge_env_var`), then the
+    command with them in its environment.  False (tree-sitter decides) for assignments alone,
+    a value that is empty, starts with ``=`` or is longer than 64 characters, a command word
+    holding ``:`` (``x=1 a:b`` is a syntax error to tree-sitter-bash), anything but one
+    simple command after them, or a working directory with alternatives."""
+    if walker.depth + 3 > depth_limit or walker.state.alternatives:
+        return False
+    assignments: list[tuple[str, str, int, int]] = []  # name, value text, value start and end
+    first = match.start(1) if match is not None else 0
+    position = 0
+    while match is not None:
+        value = match.group(2)
+        if value[0] == "=" or len(value) > 64:
+            return False
+        assignments.append((match.group(1), value, match.start(2), match.end(2)))
+        position = match.end()
+        match = _ASSIGNMENT_RE.match(text, position)
+    rest = text[position:]
+    if not rest:
+        return False
+    plain = _plain_simple(rest, base + position, collapse)
+    words = None
+    if plain is None:
+        if "'" not in rest and '"' not in rest:
+            return False
+        statements = lex_quoted(rest)
+        if statements is None or len(statements) > 1 or len(statements[0]) > 1 or len(statements[0][0]) > 1:
+            return False
+        words = statements[0][0][0]
+        head = rest[words[0][1]:words[0][2]]
+        end = words[-1][2]
+    else:
+        head = plain[0][0]
+        end = plain[3]
+    if ":" in head:
+        return False
+    prefix: list[tuple[str, str, SpanT]] = []
+    for name, value, start, stop in assignments:
+        if "'" in value or '"' in value:
+            parts = _word_parts(value)
+            if parts is None:  # (not for a value without `$`)
+                return False
+            value = "".join([part for part, _ in parts])
+            if parts[0][1] == "lit" and value[0] == "~":
+                value = tilde(value, walker)
+        elif value[0] == "~":
+            value = tilde(value, walker)
+        prefix.append((name, value, collapse if collapse is not None else (base + start, base + stop)))
+    span = collapse if collapse is not None else (base + first, base + position + end)
+    if plain is not None:
+        _run_plain(walker, plain, base + position, collapse, stdin, 2, (prefix, span))
+    else:
+        _run_words(walker, words, base + position, collapse, stdin, 2, (prefix, span))  # type: ignore[arg-type]
+    return True
+
+
+def _run_prefixed(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin,
+                  assigned: tuple[list[tuple[str, str, SpanT]], SpanT]) -> None:
+    """Run a command with the prefix assignments of :func:`_run_assigned` (as the end of
+    :meth:`~stockade.analyzer.walker.Walker.simple_command`)."""
+    prefix, span = assigned
+    env: dict[str, str] = {}
+    saved_program, walker.env_program = walker.env_program, argv[0]
+    for name, value, value_span in prefix:
+        env[name] = value
+        walker.effects.append(_new_tuple(EnvChange, (name, span)))
+        judge_env_var(walker, name, value, value_span)
+    walker.env_program = saved_program
+    run_command(walker, argv, spans, stdin, env, span)
 
 
 def _plain_simple(text: str, base: int, collapse: SpanT | None) -> PlainCommand | None:
@@ -242,7 +430,7 @@ _OPERATORS = frozenset({"&&", "||", ";", "|"})
 
 
 def _run_plain(walker: Walker, command: PlainCommand, base: int, collapse: SpanT | None, stdin: Stdin,
-               depth: int) -> None:
+               depth: int, assigned: tuple[list[tuple[str, str, SpanT]], SpanT] | None = None) -> None:
     """Run a :data:`PlainCommand` ``depth`` levels below the walker's depth, as
     ``Walker.visit_command`` runs the same words (a plain word is its own one field unless it
     starts with a tilde; its span is already in the command)."""
@@ -252,7 +440,10 @@ def _run_plain(walker: Walker, command: PlainCommand, base: int, collapse: SpanT
     span = collapse if collapse is not None else (base + start, base + end)
     walker.depth += depth
     try:
-        run_command(walker, argv, spans, stdin, {}, span)
+        if assigned is None:
+            run_command(walker, argv, spans, stdin, {}, span)
+        else:
+            _run_prefixed(walker, argv, spans, stdin, assigned)
     finally:
         walker.depth -= depth
 
@@ -371,6 +562,8 @@ def lex_quoted(text: str) -> QuotedStatements | None:
     if not text.isascii() or (("==" in text or "=~" in text) and _TEST_OP_RE.search(text) is not None) \
             or _QUOTED_TEXT_RE.fullmatch(text) is None or _BAD_HEAD_RE.match(text) is not None:
         return None  # (the last: a first word that _head_ok refuses, e.g. `NAME='…' cmd`, seen before lexing)
+    if (text.split(None, 1) or ("",))[0] in _NOT_SIMPLE:
+        return None  # (`for f in *; do wc "$f"; done`: a first word that _head_ok refuses, seen before lexing)
     command: list[Word] = []
     pipeline = [command]
     statements: QuotedStatements = [[pipeline]]
@@ -380,7 +573,10 @@ def lex_quoted(text: str) -> QuotedStatements | None:
         if word:
             position = start + len(word)
             if "'" in word or '"' in word:
-                command.append((_word_parts(word), start, position))
+                parts = _word_parts(word)
+                if parts is None:
+                    return None
+                command.append((parts, start, position))
             else:
                 command.append(([(word, "lit")], start, position))
             continue
@@ -394,15 +590,32 @@ def lex_quoted(text: str) -> QuotedStatements | None:
     return statements
 
 
-def _word_parts(word: str) -> list[tuple[str, str]]:
+def _word_parts(word: str) -> list[tuple[str, str]] | None:
     """A quoted word's parts: ``(text, "lit")`` for unquoted text, ``(text, "q")`` for the
-    content of a quoted string."""
+    content of a quoted string, ``(NAME, "v")`` for ``$NAME`` in double quotes (looked up when
+    the command runs); None for a shape tree-sitter-bash reads differently: blanks alone
+    between the opening quote or an expansion and a ``$`` (the grammar's nodes leave them
+    out), an expansion later followed by ``=`` and another ``$`` in the word."""
     parts: list[tuple[str, str]] = []
     for unquoted, single, double in _PART_RE.findall(word):
         if unquoted:
             parts.append((unquoted, "lit"))
-        else:
+        elif "$" not in double:
             parts.append((single or double, "q"))
+        else:
+            if "=" in word and _EXPANSION_EQ_EXPANSION_RE.search(word) is not None:
+                return None
+            position = 0
+            for name in _DQ_VAR_RE.finditer(double):
+                if name.start() > position:
+                    between = double[position:name.start()]
+                    if not between.strip(" \t"):
+                        return None
+                    parts.append((between, "q"))
+                parts.append((name.group(1), "v"))
+                position = name.end()
+            if position < len(double) or not parts:
+                parts.append((double[position:], "q"))
     return parts
 
 
@@ -413,14 +626,14 @@ def _head_ok(text: str, command: list[Word]) -> bool:
     at its start (``'if' x``, ``if'x'``)."""
     parts, start, end = command[0]
     head = text[start:end]
-    if "=" in head or "@" in head or "%" in head or "+" in head:
+    if "=" in head or "@" in head or "%" in head or "+" in head or "$" in head:
         return False
     first, kind = parts[0]
     return not (first in _NOT_SIMPLE and (kind == "lit" or len(parts) == 1))
 
 
 def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | None, stdin: Stdin,
-               depth: int) -> None:
+               depth: int, assigned: tuple[list[tuple[str, str, SpanT]], SpanT] | None = None) -> None:
     """Expand one command's words and run it ``depth`` levels below the walker's depth, as
     :meth:`~stockade.analyzer.walker.Walker.visit_command` does."""
     argv: list[str] = []
@@ -431,16 +644,24 @@ def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | N
             # the lexer's text is ASCII: a quoted string, or a literal without braces or a
             # leading tilde, is its own one field (as expand_fields would return)
             value, kind = parts[0]
-            if kind == "q" or ("{" not in value and value[0] != "~"):
+            if kind == "q" or (kind == "lit" and "{" not in value and value[0] != "~"):
                 argv.append(value)
                 spans.append(span)
                 continue
+        for _, kind in parts:
+            if kind == "v":  # `"$NAME"`: its value, quoted (as WordExpander.visit_string)
+                parts = [((UNKNOWN if (found := walker.lookup(value)) is None else found), "q") if kind == "v"
+                         else (value, kind) for value, kind in parts]
+                break
         for value in expand_fields(parts, walker):
             argv.append(value)
             spans.append(span)
     span = collapse if collapse is not None else (base + words[0][1], base + words[-1][2])
     walker.depth += depth
     try:
-        run_command(walker, argv, spans, stdin, {}, span)
+        if assigned is None:
+            run_command(walker, argv, spans, stdin, {}, span)
+        else:
+            _run_prefixed(walker, argv, spans, stdin, assigned)
     finally:
         walker.depth -= depth

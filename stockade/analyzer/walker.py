@@ -1352,15 +1352,15 @@ class Walker(ControlFlow):
                     self.state.variables[name] = value
             return
         env: dict[str, str] = {}
-        if prefix:
-            self.env_program = argv[0]
-        for name, value, value_node in prefix:
-            if name == UNKNOWN:
-                continue
-            env[name] = value
-            self.effects.append(EnvChange(name, self.src.span(node)))
-            self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
-        self.env_program = None
+        if prefix:  # (the program they are judged for; a command walked meanwhile leaves it as it was)
+            saved_program, self.env_program = self.env_program, argv[0]
+            for name, value, value_node in prefix:
+                if name == UNKNOWN:
+                    continue
+                env[name] = value
+                self.effects.append(EnvChange(name, self.src.span(node)))
+                self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
+            self.env_program = saved_program
         run_command(self, argv, spans, stdin, env, self.src.span(node))
 
     def reserved_word(self, node: Any, argv: list[str]) -> None:

@@ -93,7 +93,12 @@ def test_quoted_words_and_spans() -> None:
     assert lex_quoted("grep 'a|b$' f && echo \"x\" | sh") == [
         [[[([("grep", "lit")], 0, 4), ([("a|b$", "q")], 5, 11), ([("f", "lit")], 12, 13)]],
          [[([("echo", "lit")], 17, 21), ([("x", "q")], 22, 25)], [([("sh", "lit")], 28, 30)]]]]
-    for text in ("echo \"$x\"", "echo $x 'a'", "x='a' ls", "a='b'", "'if' x", "if'x' y", "while'a' b",
+    assert lex_quoted('rm -rf "$OUT/root" "a$x$y"/* "$x-"') == [[[[([("rm", "lit")], 0, 2), ([("-rf", "lit")], 3, 6),
+                                                              ([("OUT", "v"), ("/root", "q")], 7, 18),
+                                                              ([("a", "q"), ("x", "v"), ("y", "v"), ("/*", "lit")],
+                                                               19, 28), ([("x", "v"), ("-", "q")], 29, 34)]]]]
+    for text in ("echo \"$x[1]\"", "echo \" $x\"", "echo \"$x $y\"", "\"$x\" a", "echo \"${x}\"", "echo \"$1\"",
+                 "echo \"$x=$y\"", "echo $x 'a'", "x='a' ls", "a='b'", "'if' x", "if'x' y", "while'a' b",
                  "echo 'a' > f", "echo 'a' # c", "echo \"a\\b\"", "echo \"!x\"", "echo \"`id`\"", "echo 'a';",
                  "echo 'a' &", "a@'b' c", "echo 'é'", "echo 'a' ==", "echo 'a'\nls", "(echo 'a')", "echo 'a"):
         assert lex_quoted(text) is None, text
