@@ -60,10 +60,10 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.control import CWD_KEY, settle_cwd
-from stockade.analyzer.effects import UNKNOWN, EnvChange, Read, SpanT, Write, clip
+from stockade.analyzer.effects import UNKNOWN, EnvChange, SpanT, Write, clip
 from stockade.analyzer.exec import Stdin, run_command
 from stockade.analyzer.models.envvars import judge_env_var
-from stockade.analyzer.models.fresh import known_content, record_written  # (the walker loads the models anyway)
+from stockade.analyzer.models.fresh import record_written  # (the walker loads the models anyway)
 from stockade.analyzer.words import expand_fields, tilde
 
 _new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in exec.py)
@@ -240,10 +240,8 @@ def _run_redirected(walker: Walker, text: str, redirect: re.Match[str], base: in
                     walker._last_output = before
                 record_written(walker, last, None if output is None else output.text, operator == ">>")
                 return True
-        elif last.__class__ is Read and getattr(walker, "written_text", None):
-            known = known_content(walker, last.path)
-            if known is not None:
-                stdin = _new_tuple(Stdin, (known, f"`{clip(last.path)}`"))
+        else:
+            stdin = walker.stdin_from(last, stdin)
         if plain is not None:
             _run_plain(walker, plain, base, collapse, stdin, 2)
         else:

@@ -712,14 +712,7 @@ class Walker(ControlFlow):
         captured, self.stdout_file = self.stdout_file, None
         if self.stdin_file is not None:  # `sh < f`: a file this command wrote with known content
             read, self.stdin_file = self.stdin_file[0], None
-            if read.__class__ is Read:
-                from stockade.analyzer.models.fresh import foreign_input, known_content
-
-                text = known_content(self, read.path) if getattr(self, "written_text", None) else None
-                if text is not None:
-                    stdin = _new_tuple(Stdin, (text, f"`{clip(read.path)}`"))
-                elif foreign_input(self, read.path):  # (`sqlite3 db < /tmp/x.sql`: not the project's own)
-                    stdin = _new_tuple(Stdin, (None, f"`{clip(read.path)}`"))
+            stdin = self.stdin_from(read, stdin)
         if words:
             # `rm >a -rf ~` runs `rm -rf ~`: tree-sitter-bash hangs the words after a
             # redirection's target on the redirection (as more destinations, or a here-
@@ -872,6 +865,21 @@ class Walker(ControlFlow):
             self.stdout_file = (self.effects[-1], operator in (">>", "&>>"))
         elif operator == "<" and descriptor in ("", "0"):
             self.stdin_file = (self.effects[-1], target)
+
+    def stdin_from(self, read: Any, stdin: Stdin) -> Stdin:
+        """The input a command gets from ``< FILE`` (``read``: the redirection's effect): the
+        known content of a file this command wrote; nothing known for a file the agent may have
+        put there (``sqlite3 db < /tmp/x.sql``: not the project's own); else ``stdin`` as it was."""
+        if read.__class__ is not Read:
+            return stdin
+        from stockade.analyzer.models.fresh import foreign_input, known_content
+
+        text = known_content(self, read.path) if getattr(self, "written_text", None) else None
+        if text is not None:
+            return _new_tuple(Stdin, (text, f"`{clip(read.path)}`"))
+        if foreign_input(self, read.path):
+            return _new_tuple(Stdin, (None, f"`{clip(read.path)}`"))
+        return stdin
 
     def file_access(self, target: str, span: SpanT, read: bool, write: bool) -> None:
         """Record a redirection's effect on ``target``."""

