@@ -314,29 +314,55 @@ SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 LOOPBACK_WAIT = 10.0
 
 
-def _libc_namespace_calls() -> tuple[Callable[[int, int], int], Callable[[], int]]:
-    """libc's ``setns`` (and ``errno``), through ``_ctypes`` itself: the ``ctypes`` package
-    costs several milliseconds to import, and Python 3.11 has no ``os.setns``.  Raises
-    :class:`OSError` where it cannot be had."""
+_LIBC: dict[str, Any] = {}
+
+
+def libc_function(name: str) -> Callable[..., int]:
+    """libc's function ``name`` (returning an ``int``; ``errno`` kept for :func:`libc_errno`),
+    through ``_ctypes`` itself: the ``ctypes`` package costs several milliseconds to import,
+    and Python 3.11 has no ``os.setns``.  Raises :class:`OSError` where it cannot be had."""
+    found = _LIBC.get(name)
+    if found is not None:
+        return found
     try:
         import _ctypes
     except ImportError as exc:
         raise OSError(0, f"no ctypes: {exc}") from None
     try:
-        class CInt(_ctypes._SimpleCData):
-            _type_ = "i"
+        library: Any = _LIBC.get("")
+        if library is None:
+            class CInt(_ctypes._SimpleCData):
+                _type_ = "i"
 
-        class Function(_ctypes.CFuncPtr):
-            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-            _restype_ = CInt
+            class Function(_ctypes.CFuncPtr):
+                _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+                _restype_ = CInt
 
-        class Libc:
-            _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
+            class Libc:
+                _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
 
-        libc: Any = Libc()
-        return Function(("setns", libc)), _ctypes.get_errno
+            libc: Any = Libc()
+            library = _LIBC[""] = (Function, libc)
+        found = _LIBC[name] = library[0]((name, library[1]))
     except (AttributeError, TypeError, ValueError) as exc:
-        raise OSError(0, f"libc's setns is not available: {exc}") from None
+        raise OSError(0, f"libc's {name} is not available: {exc}") from None
+    return found
+
+
+def libc_errno() -> int:
+    """The ``errno`` of the last call of a :func:`libc_function` on this thread."""
+    import _ctypes
+
+    return int(_ctypes.get_errno())
+
+
+def _libc_namespace_calls() -> tuple[Callable[[int, int], int], Callable[[], int]]:
+    """libc's ``setns`` and its ``errno`` reader, had before a fork (the child imports
+    nothing); raises :class:`OSError` where they cannot be had."""
+    setns = libc_function("setns")
+    import _ctypes
+
+    return setns, _ctypes.get_errno
 
 
 class ListenSpec(Record):

@@ -303,33 +303,17 @@ def usable_prefix(prefix: list[str]) -> bool:
 
 # -- libc calls ----------------------------------------------------------------------------
 
-_calls: dict[str, Any] = {}
-
-
 def _libc(name: str) -> Callable[..., int]:
-    """libc's ``name`` through ``_ctypes`` (see :func:`stockade.runtime.broker._libc_namespace_calls`)."""
-    found = _calls.get(name)
-    if found is None:
-        import _ctypes
+    """libc's ``name`` (:func:`stockade.runtime.broker.libc_function`)."""
+    from stockade.runtime.broker import libc_function
 
-        class CInt(_ctypes._SimpleCData):
-            _type_ = "i"
-
-        class Function(_ctypes.CFuncPtr):
-            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-            _restype_ = CInt
-
-        class Libc:
-            _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
-
-        libc: Any = Libc()
-        found = _calls[name] = Function((name, libc))
-        _calls["errno"] = _ctypes.get_errno
-    return found
+    return libc_function(name)
 
 
 def _errno() -> int:
-    return int(_calls["errno"]())
+    from stockade.runtime.broker import libc_errno
+
+    return libc_errno()
 
 
 def pidfd_getfd(pidfd: int, target: int) -> int:
