@@ -62,6 +62,16 @@ _MVN_PUBLISH = frozenset({"deploy", "deploy:deploy", "deploy:deploy-file", "rele
                           "site:deploy", "wagon:upload", "wagon:upload-single"})
 
 
+def _option_value(argv: list[str], index: int, name: str, eq: str, attached: str) -> tuple[str, int] | None:
+    """The value of the option ``name`` at ``index`` and where it stands: attached to a long
+    option (``--opt=v``) or the next word; None when the words end first."""
+    if eq and name.startswith("--"):
+        return attached, index
+    if index + 1 < len(argv):
+        return argv[index + 1], index + 1
+    return None
+
+
 def model_maven(inv: Invocation) -> None:
     """``mvn [OPTIONS] [GOALS/PHASES]`` (see the module docstring)."""
     argv = inv.argv
@@ -79,13 +89,11 @@ def model_maven(inv: Invocation) -> None:
             properties[key] = (value, index + 1)
             index += 1
         elif word.startswith("-") and name in _MVN_VALUES:
-            if eq and name.startswith("--"):
-                value, at = attached, index
-            elif index + 1 < len(argv):
-                value, at = argv[index + 1], index + 1
-                index += 1
-            else:
+            found = _option_value(argv, index, name, eq, attached)
+            if found is None:
                 break
+            value, at = found
+            index = max(index, at)
             role = _MVN_VALUES[name]
             if role != T:
                 apply(inv, role, value, at, f"`{inv.name} {name}`")
@@ -138,13 +146,11 @@ def model_gradle(inv: Invocation) -> None:
         if short in ("-D", "-P", "-I", "-c", "-b", "-g", "-p", "-x", "-M", "-F") and len(word) > 2:
             role, value, at = _GRADLE_VALUES[short], word[2:], index  # (attached: -Dk=v, -I/tmp/x)
         elif word.startswith("-") and name in _GRADLE_VALUES:
-            if eq and name.startswith("--"):
-                value, at = attached, index
-            elif index + 1 < len(argv):
-                value, at = argv[index + 1], index + 1
-                index += 1
-            else:
+            found = _option_value(argv, index, name, eq, attached)
+            if found is None:
                 break
+            value, at = found
+            index = max(index, at)
             role = _GRADLE_VALUES[name]
         else:
             if word == "--scan":
