@@ -7,7 +7,6 @@ The sandboxed runs (bubblewrap, the bridge, clients inside) are in ``test_broker
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from stockade.compiler.pipeline import compile_policy
 from stockade.diagnostics import StockadeError
 from stockade.runtime.broker import HOST_LOOPBACK, Broker, Judge, TableResolver, proxy_environment
+from tests.runtime.servers import LoopbackServer
 
 POLICY = """\
 policy "net"
@@ -170,25 +170,18 @@ def test_proxy_environment_names_every_client() -> None:
 # -- the protocols, on real sockets ------------------------------------------------------------
 
 
-class _Upstream:
+class _Upstream(LoopbackServer):
     """A loopback server that answers each connection with what it received first."""
 
     def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
         self.seen: list[bytes] = []
-        threading.Thread(target=self._run, daemon=True).start()
+        super().__init__(threaded=False)
 
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            with conn:
-                data = conn.recv(65536)
-                self.seen.append(data)
-                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    def serve(self, conn: socket.socket) -> None:
+        with conn:
+            data = conn.recv(65536)
+            self.seen.append(data)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
 
 
 @pytest.fixture()

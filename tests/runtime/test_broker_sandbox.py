@@ -23,6 +23,7 @@ import pytest
 
 from stockade.runtime.broker import BrokerHooks, TableResolver
 from stockade.runtime.session import RunOutcome, run
+from tests.runtime.servers import LoopbackServer
 
 from .broker_site import Site, build_site
 from .conftest import box_root
@@ -106,23 +107,16 @@ class Net:
     closed_port: int
 
 
-class _LoopbackServer:
+class _LoopbackServer(LoopbackServer):
     """An HTTP-ish server on the host's 127.0.0.1 (a host service: a database, a dev server)."""
 
     def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        threading.Thread(target=self._run, daemon=True).start()
+        super().__init__(threaded=False)
 
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.recv(65536)
-                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 13\r\n\r\nhost service\n")
+    def serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 13\r\n\r\nhost service\n")
 
 
 def _policy(path: Path, loopback_port: int) -> None:

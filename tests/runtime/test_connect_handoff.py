@@ -26,6 +26,7 @@ import pytest
 from stockade.runtime import handoff
 from stockade.runtime.broker import BrokerHooks, TableResolver
 from stockade.runtime.session import RunOutcome, run
+from tests.runtime.servers import LoopbackServer
 
 from .conftest import box_root
 
@@ -37,27 +38,11 @@ pytestmark = pytest.mark.skipif(
 BODY = os.urandom(3 << 20)
 
 
-class _Server:
+class _Server(LoopbackServer):
     """An HTTP/1.0 server on a loopback address of the host that sends :data:`BODY`,
     counting the connections it accepted."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.server = socket.create_server((host, 0), family=family, backlog=64)
-        self.port = self.server.getsockname()[1]
-        self.accepted = 0
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
+    def serve(self, conn: socket.socket) -> None:
         with conn:
             head = b""
             try:
@@ -70,32 +55,20 @@ class _Server:
             except OSError:
                 pass
 
-    def close(self) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)
-        self.server.close()
 
-
-class _Holder:
+class _Holder(LoopbackServer):
     """A server on the host's loopback that sends 1000 bytes and never closes a connection."""
 
     def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
         self.held: list[socket.socket] = []
-        threading.Thread(target=self._run, daemon=True).start()
+        super().__init__(threaded=False)
 
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            conn.sendall(b"h" * 1000)
-            self.held.append(conn)
+    def serve(self, conn: socket.socket) -> None:
+        conn.sendall(b"h" * 1000)
+        self.held.append(conn)
 
     def close(self) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)
-        self.server.close()
+        super().close()
         for conn in self.held:
             conn.close()
 

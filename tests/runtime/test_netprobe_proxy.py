@@ -21,28 +21,19 @@ import pytest
 from stockade.compiler.pipeline import compile_policy
 from stockade.runtime import broker as broker_mod
 from stockade.runtime.broker import Broker, TableResolver
+from tests.runtime.servers import LoopbackServer
 
 
-class _Server:
+class _Server(LoopbackServer):
     """An HTTP server on the host's loopback that keeps every byte each connection sent and
     answers one request with the ``Host`` header it received (then closes)."""
 
     def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
         self.received: list[bytes] = []
         self._lock = threading.Lock()
-        threading.Thread(target=self._run, daemon=True).start()
+        super().__init__()
 
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
+    def serve(self, conn: socket.socket) -> None:
         data = b""
         with conn:
             conn.settimeout(5)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from stockade.runtime.broker import Broker, BrokerHooks, TableResolver
+from tests.runtime.servers import LoopbackServer
 
 from .netns_hosts import netns_available
 from .test_broker_sandbox import Net, _net_records, _run, net  # noqa: F401
@@ -31,28 +32,15 @@ pytestmark = pytest.mark.skipif(not netns_available() or shutil.which("bwrap") i
 HERE = Path(__file__).resolve().parent
 
 
-class _HostService:
+class _HostService(LoopbackServer):
     """A service on the host's 127.0.0.1 that no rule grants: counts what it accepts."""
 
     def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.accepted = 0
-        threading.Thread(target=self._run, daemon=True).start()
+        super().__init__(threaded=False)
 
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            with conn:
-                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nsecret\n")
-
-    def close(self) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)
-        self.server.close()
+    def serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nsecret\n")
 
 
 @pytest.fixture()
