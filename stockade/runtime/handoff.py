@@ -183,14 +183,21 @@ def kernel_ready() -> bool:
         probe.close()
 
 
+#: Where the C compiler is looked for: the system's directories only, never the caller's
+#: ``PATH`` (it may name the workspace, ``.`` or another directory a sandboxed command could
+#: have written a ``cc`` into, which the host would then run).
+COMPILER_DIRECTORIES = ("/usr/local/bin", "/usr/bin", "/bin")
+
+
 def _compiler(environ: Mapping[str, str]) -> str | None:
-    """The C compiler: ``$STOCKADE_CC`` (a path), else ``cc``, ``gcc`` or ``clang`` on PATH."""
+    """The C compiler: ``$STOCKADE_CC`` (an absolute path the user gives), else ``cc``,
+    ``gcc`` or ``clang`` in :data:`COMPILER_DIRECTORIES`."""
     given = environ.get(COMPILER_VARIABLE)
     if given:
-        return given if os.access(given, os.X_OK) else None
-    for directory in (environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin").split(os.pathsep):
+        return given if os.path.isabs(given) and os.access(given, os.X_OK) else None
+    for directory in COMPILER_DIRECTORIES:
         for name in ("cc", "gcc", "clang"):
-            candidate = os.path.join(directory or ".", name)
+            candidate = os.path.join(directory, name)
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
                 return candidate
     return None
@@ -199,7 +206,8 @@ def _compiler(environ: Mapping[str, str]) -> str | None:
 def launcher_binary(environ: Mapping[str, str] | None = None) -> tuple[bytes | None, str]:
     """The launcher's executable (compiled on first use, then cached), or None and why not:
     the handoff is off (``STOCKADE_HANDOFF=off``), this is not Linux on x86_64 or aarch64,
-    or there is no C compiler (``$STOCKADE_CC``, else ``cc``/``gcc``/``clang``).  The file
+    or there is no C compiler (``$STOCKADE_CC``, else ``cc``/``gcc``/``clang`` in the system's
+    directories).  The file
     is named by a hash of the source and the machine, in stockade's cache directory, and
     used only while it is this user's and no one else can write it or its directory."""
     env = os.environ if environ is None else environ
@@ -246,7 +254,7 @@ def _build(compiler: str, directory: str, path: str) -> tuple[bytes | None, str]
         for static in (["-static"], []):
             try:
                 done = subprocess.run([compiler, *BUILD_FLAGS, *static, "-o", temporary, SOURCE], capture_output=True,
-                                      timeout=120, stdin=subprocess.DEVNULL)
+                                      timeout=120, stdin=subprocess.DEVNULL, cwd="/")  # (not the workspace)
             except (OSError, subprocess.SubprocessError) as exc:
                 problem = str(exc)
                 continue
