@@ -451,21 +451,28 @@ class SandboxListeners:
     only.
 
     bubblewrap reports the sandbox's process and namespaces on ``--info-fd`` (``report_fd``
-    here) once it has made them.  A short-lived child of this process, forked at once so
-    that its start overlaps bubblewrap's, reads that report, names the process by a pidfd
-    and checks it — alive, a child of ``parent`` (that bubblewrap), in the network namespace
-    the report names — then enters the user namespace that owns that network namespace
-    (``NS_GET_USERNS``: bubblewrap nests another one inside it; this uid made it, so it has
-    every capability there, and a forked child is single-threaded, as entering a user
-    namespace needs), then the network namespace.  It waits for the sandbox to bring its
-    loopback up, opens one socket per spec (:func:`open_listeners`; when that fails, one per
-    spec of each of ``fallbacks`` in turn), sends them back over a socket pair
-    (``SCM_RIGHTS``) and exits.  Nothing of the sandbox has run yet and nothing
-    it could write is read.  The child runs no import and takes no lock.
+    here) once it has made them.  A short-lived helper, started at once so that its work
+    overlaps bubblewrap's, reads that report, names the process by a pidfd and checks it —
+    alive, a child of ``parent`` (that bubblewrap), in the network namespace the report
+    names — then enters that network namespace, waits for the sandbox to bring its loopback
+    up, opens one socket per spec (:func:`open_listeners`; when that fails, one per spec of
+    each of ``fallbacks`` in turn) and hands them over.  Nothing of the sandbox has run yet
+    and nothing it could write is read.
+
+    The helper is a thread of this process when this process has ``CAP_SYS_ADMIN``,
+    ``CAP_NET_ADMIN`` and ``CAP_NET_BIND_SERVICE`` in its own user namespace (root): it has
+    them in every namespace bubblewrap makes below it, so the thread enters the network
+    namespace alone (only that thread's namespace changes, and it ends there).  Otherwise
+    (a normal user) it is a forked child: it must first enter the user namespace that owns
+    that network namespace (``NS_GET_USERNS``: bubblewrap nests another one inside it; this
+    uid made it, so it has every capability there, and a forked child is single-threaded,
+    as entering a user namespace needs); it sends the sockets back over a socket pair
+    (``SCM_RIGHTS``) and exits, running no import and taking no lock.  ``direct`` forces
+    the thread (True) or the child (False).
     """
 
     def __init__(self, report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float = 30.0, *,
-                 fallbacks: Sequence[Sequence[ListenSpec]] = ()):
+                 fallbacks: Sequence[Sequence[ListenSpec]] = (), direct: bool | None = None):
         import fcntl  # noqa: F401 - (before the fork: the child imports nothing; open_listeners uses it)
         from select import POLLIN, poll
 
@@ -475,7 +482,20 @@ class SandboxListeners:
         self.counts = [len(each) for each in choices]
         #: which of ``specs`` (0) and ``fallbacks`` (1, 2, ...) the listeners are for
         self.chosen = 0
+        self.child = 0
+        self._thread: _Task | None = None
+        self._answer: str | tuple[int, list[Any]] = "Ethe helper that listens inside the sandbox gave no answer"
         setns, get_errno = _libc_namespace_calls()
+        args = (report_fd, parent, choices, timeout, setns, get_errno, poll, POLLIN)
+        if direct if direct is not None else _capable_here():
+            def listen() -> None:
+                try:
+                    self._answer = _helper(*args, enter_user=False)
+                except BaseException as exc:
+                    self._answer = f"E{getattr(exc, 'strerror', None) or exc}"
+
+            self._thread = _Task(listen)
+            return
         here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             self.child = os.fork()
@@ -487,10 +507,13 @@ class SandboxListeners:
             status = 1
             try:
                 here.close()
-                said = _helper(report_fd, parent, choices, timeout, setns, get_errno, poll, POLLIN, there)
-                status = 0 if not said else 1
-                if said:
+                said = _helper(*args, enter_user=True)
+                if isinstance(said, str):
                     there.sendall(said.encode("utf-8", "replace"))
+                else:
+                    passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in said[1])
+                    there.sendmsg([b"L" + bytes([said[0]])], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
+                    status = 0
             except BaseException as exc:
                 try:
                     there.sendall(f"E{getattr(exc, 'strerror', None) or exc}".encode("utf-8", "replace"))
@@ -504,32 +527,59 @@ class SandboxListeners:
     def result(self) -> list[Any] | None:
         """The listeners, in the order of the specs that opened (:attr:`chosen`: the first of
         ``specs`` and then ``fallbacks`` that did); None when bubblewrap ended before it made the
-        sandbox (its own error says why).  Raises :class:`OSError` saying which step failed."""
+        sandbox (its own error says why).  Raises :class:`OSError` saying which step failed.
+        A forked helper may still be exiting: :meth:`reap` waits for it."""
+        if self._thread is not None:
+            self._thread.join()
+            said = self._answer
+        else:
+            said = self._received()
+        if not isinstance(said, str):
+            self.chosen = said[0]
+            return said[1]
+        if said[:1] == "N":
+            return None
+        raise OSError(0, said[1:] if said[:1] == "E" else "the helper that listens inside the sandbox ended "
+                                                          "without an answer")
+
+    def _received(self) -> str | tuple[int, list[Any]]:
+        """The forked helper's answer: the index of the set that opened and its sockets, or its text."""
         try:
             data, ancillary, _, _ = self._channel.recvmsg(4096, _socket.CMSG_SPACE(4 * max(self.counts)),
                                                           _socket.MSG_CMSG_CLOEXEC)
         finally:
             self._channel.close()
-            self.reap()  # (it exits once it has answered: gone before the sandbox's command starts)
+            self.reap(block=False)  # (it exits once it has answered; the caller reaps it before the command)
         fds: list[int] = []
         for level, kind, payload in ancillary:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 usable = len(payload) - len(payload) % 4
                 fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
         if data[:1] == b"L" and len(data) == 2 and data[1] < len(self.counts) and len(fds) == self.counts[data[1]]:
-            self.chosen = data[1]
-            return [_socket.socket(fileno=fd) for fd in fds]
+            return data[1], [_socket.socket(fileno=fd) for fd in fds]
         for fd in fds:
             os.close(fd)
-        if data[:1] == b"N":
-            return None
-        raise OSError(0, data[1:].decode("utf-8", "replace") if data[:1] == b"E"
-                      else "the helper that listens inside the sandbox ended without an answer")
+        return data.decode("utf-8", "replace")
 
     def reap(self, block: bool = True) -> None:
-        """Collect the helper's exit (it exits once it has answered)."""
+        """Collect the forked helper's exit (it exits once it has answered)."""
         if self.child and os.waitpid(self.child, 0 if block else os.WNOHANG)[0]:
             self.child = 0
+
+
+def _capable_here() -> bool:
+    """Whether this process has ``CAP_SYS_ADMIN``, ``CAP_NET_ADMIN`` and
+    ``CAP_NET_BIND_SERVICE`` in its own user namespace (so in every one below it), read from
+    ``/proc/self/status``."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"CapEff:"):
+                    need = 1 << 21 | 1 << 12 | 1 << 10
+                    return int(line.split()[1], 16) & need == need
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
 
 
 def _report_number(report: str, key: str) -> int | None:
@@ -545,10 +595,11 @@ def _report_number(report: str, key: str) -> int | None:
 
 
 def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]], timeout: float,
-            setns: Callable[[int, int], int], get_errno: Callable[[], int], poll: Any, pollin: int,
-            channel: Any) -> str:  # pragma: no cover - runs in the forked child
-    """The forked child's work (see :class:`SandboxListeners`): "" when the listeners were
-    sent, else the answer to send (``N``: no sandbox was made; ``E`` and why)."""
+            setns: Callable[[int, int], int], get_errno: Callable[[], int], poll: Any, pollin: int, *,
+            enter_user: bool) -> str | tuple[int, list[Any]]:
+    """The helper's work (see :class:`SandboxListeners`; on its thread, or in the forked
+    child with ``enter_user``): the index of the set that opened and its sockets, else the
+    answer (``N``: no sandbox was made; ``E`` and why)."""
     deadline = time.monotonic() + timeout
     report = b""
     waiter = poll()
@@ -567,43 +618,51 @@ def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]]
     pid, netns_id = _report_number(text, "child-pid"), _report_number(text, "net-namespace")
     if pid is None:
         return f"Ebubblewrap's report names no process: `{text[:200]}`"
+    opened: list[int] = []
     try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except OSError as exc:
-        if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
-            return f"Ethe sandbox's process {pid} is gone: {exc.strerror}"
-        pidfd = None
-    try:
-        netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as exc:
-        return f"Ecannot open the sandbox's network namespace: {exc.strerror}"
-    if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
-        return f"Eprocess {pid} is not in the network namespace bubblewrap made"
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rpartition(b")")[2].split()
-    except OSError:
-        fields = []
-    if len(fields) < 2 or fields[1] != str(parent).encode():
-        return f"Eprocess {pid} is not bubblewrap's child"
-    if pidfd is not None:
-        alive = poll()
-        alive.register(pidfd, pollin)
-        if alive.poll(0):
-            return f"Ethe sandbox's process {pid} ended before its command started"
-    import fcntl  # (imported by the parent before the fork: no import happens here)
+        try:
+            opened.append(os.pidfd_open(pid))
+        except OSError as exc:
+            if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
+                return f"Ethe sandbox's process {pid} is gone: {exc.strerror}"
+        pidfd = opened[0] if opened else None
+        try:
+            netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            return f"Ecannot open the sandbox's network namespace: {exc.strerror}"
+        opened.append(netfd)
+        if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
+            return f"Eprocess {pid} is not in the network namespace bubblewrap made"
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            fields = []
+        if len(fields) < 2 or fields[1] != str(parent).encode():
+            return f"Eprocess {pid} is not bubblewrap's child"
+        if pidfd is not None:
+            alive = poll()
+            alive.register(pidfd, pollin)
+            if alive.poll(0):
+                return f"Ethe sandbox's process {pid} ended before its command started"
+        if enter_user:
+            import fcntl  # (imported by the parent before the fork: no import happens here)
 
-    try:
-        userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
-    except OSError as exc:
-        return ("Ecannot find the user namespace of the sandbox's network namespace (`NS_GET_USERNS`, Linux "
-                f"4.9): {exc.strerror}")
-    own = os.stat("/proc/self/ns/user")
-    if (own.st_dev, own.st_ino) != (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino) \
-            and setns(userfd, CLONE_NEWUSER) != 0:
-        return f"Ecannot enter the sandbox's user namespace: {os.strerror(get_errno())}"
-    if setns(netfd, CLONE_NEWNET) != 0:
-        return f"Ecannot enter the sandbox's network namespace: {os.strerror(get_errno())}"
+            try:
+                userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
+            except OSError as exc:
+                return ("Ecannot find the user namespace of the sandbox's network namespace (`NS_GET_USERNS`, "
+                        f"Linux 4.9): {exc.strerror}")
+            opened.append(userfd)
+            own = os.stat("/proc/self/ns/user")
+            if (own.st_dev, own.st_ino) != (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino) \
+                    and setns(userfd, CLONE_NEWUSER) != 0:
+                return f"Ecannot enter the sandbox's user namespace: {os.strerror(get_errno())}"
+        if setns(netfd, CLONE_NEWNET) != 0:
+            return f"Ecannot enter the sandbox's network namespace: {os.strerror(get_errno())}"
+    finally:
+        for fd in opened:
+            os.close(fd)
     try:
         _await_loopback(max(deadline - time.monotonic(), 0.0))
     except OSError as exc:
@@ -611,13 +670,9 @@ def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]]
     problem = ""
     for index, specs in enumerate(choices):  # the first set that opens
         try:
-            sockets = open_listeners(specs)
+            return index, open_listeners(specs)
         except OSError as exc:
             problem = f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
-            continue
-        passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
-        channel.sendmsg([b"L" + bytes([index])], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
-        return ""
     return problem
 
 

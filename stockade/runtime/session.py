@@ -647,6 +647,7 @@ class _Bridge:
         self.broker.serve()
         if launch is not None:
             self.broker.start_handoff(launch.channel)  # (its connects wait in the kernel until it serves)
+        self._helper.reap()  # (a forked helper is gone before the command starts)
         try:
             os.write(self._block, b"G")  # the command starts; its connections wait in the listeners' queues
         except OSError:
