@@ -66,9 +66,22 @@ from __future__ import annotations
 import _socket
 import _thread
 import os
-import sys
 import time
 
+from stockade.runtime.netns import (  # noqa: F401 - (the names this module had before they moved there)
+    HTTP_PROXY_PORT,
+    SOCKS_PORT,
+    ListenSpec,
+    SandboxListeners,
+    _close,
+    _Task,
+    libc_errno,
+    libc_function,
+    loopback_up,
+    open_listeners,
+    proxy_environment,
+    proxy_ports,
+)
 from stockade.runtime.record import Record
 
 TYPE_CHECKING = False
@@ -83,10 +96,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     Resolver = Callable[[str], Sequence[str]]
 
-#: The ports the broker listens on inside the sandbox (its namespace is its own: any port
-#: is free there); moved up when a ``host-loopback`` grant takes one.
-HTTP_PROXY_PORT = 3128
-SOCKS_PORT = 1080
 #: The host name that stands for the host's loopback in the IR's queries.
 HOST_LOOPBACK = "host-loopback"
 #: The most bytes of an HTTP request head the broker reads.
@@ -100,21 +109,6 @@ HEAD_TIMEOUT = 30.0
 MAX_CONNECTIONS = 512
 CONNECT_TIMEOUT = 10.0
 _BUFFER = 1 << 18
-
-def proxy_environment(http_port: int = HTTP_PROXY_PORT, socks_port: int = SOCKS_PORT) -> dict[str, str]:
-    """The variables that point clients at the broker inside the sandbox: the standard
-    ones (curl, Python, Go, git's libcurl) and the spellings pip, npm, yarn and cargo read."""
-    http = f"http://127.0.0.1:{http_port}"
-    socks = f"socks5h://127.0.0.1:{socks_port}"
-    no_proxy = "localhost,127.0.0.1,::1"
-    return {
-        "HTTP_PROXY": http, "http_proxy": http, "HTTPS_PROXY": http, "https_proxy": http,
-        "ALL_PROXY": socks, "all_proxy": socks, "NO_PROXY": no_proxy, "no_proxy": no_proxy,
-        "PIP_PROXY": http, "npm_config_proxy": http, "npm_config_https_proxy": http,
-        "npm_config_noproxy": no_proxy, "YARN_HTTP_PROXY": http, "YARN_HTTPS_PROXY": http,
-        "CARGO_HTTP_PROXY": http,
-    }
-
 
 def system_resolver(name: str) -> list[str]:
     """The addresses of ``name`` as the host resolves it (``getaddrinfo``), in order."""
@@ -304,378 +298,6 @@ def _host_name(text: str) -> bool:
     return all(label and len(label) <= 63 and set(label) <= allowed for label in text.split("."))
 
 
-#: ``setns`` flags of a network and a user namespace; the ``ioctl`` that opens the
-#: user namespace owning a namespace; ``ioctl`` numbers for an interface's flags.
-CLONE_NEWNET = 0x40000000
-CLONE_NEWUSER = 0x10000000
-NS_GET_USERNS = 0xB701
-SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
-#: Seconds the host waits for bubblewrap to bring the sandbox's loopback up.
-LOOPBACK_WAIT = 10.0
-
-
-_LIBC: dict[str, Any] = {}
-
-
-def libc_function(name: str) -> Callable[..., int]:
-    """libc's function ``name`` (returning an ``int``; ``errno`` kept for :func:`libc_errno`),
-    through ``_ctypes`` itself: the ``ctypes`` package costs several milliseconds to import,
-    and Python 3.11 has no ``os.setns``.  Raises :class:`OSError` where it cannot be had."""
-    found = _LIBC.get(name)
-    if found is not None:
-        return found
-    try:
-        import _ctypes
-    except ImportError as exc:
-        raise OSError(0, f"no ctypes: {exc}") from None
-    try:
-        library: Any = _LIBC.get("")
-        if library is None:
-            class CInt(_ctypes._SimpleCData):
-                _type_ = "i"
-
-            class Function(_ctypes.CFuncPtr):
-                _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-                _restype_ = CInt
-
-            class Libc:
-                _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
-
-            libc: Any = Libc()
-            library = _LIBC[""] = (Function, libc)
-        found = _LIBC[name] = library[0]((name, library[1]))
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise OSError(0, f"libc's {name} is not available: {exc}") from None
-    return found
-
-
-def libc_errno() -> int:
-    """The ``errno`` of the last call of a :func:`libc_function` on this thread."""
-    import _ctypes
-
-    return int(_ctypes.get_errno())
-
-
-def _libc_namespace_calls() -> tuple[Callable[[int, int], int], Callable[[], int]]:
-    """libc's ``setns`` and its ``errno`` reader, had before a fork (the child imports
-    nothing); raises :class:`OSError` where they cannot be had."""
-    setns = libc_function("setns")
-    import _ctypes
-
-    return setns, _ctypes.get_errno
-
-
-class ListenSpec(Record):
-    """One socket the broker holds inside the sandbox's network namespace: what it serves
-    (``kind``: ``proxy`` or ``loopback:PORT``), where (``host``, ``port``) and whether it is
-    a datagram socket."""
-
-    kind: str
-    host: str = "127.0.0.1"
-    port: int = 0
-    datagram: bool = False
-
-
-def _loopback_flags(control: Any) -> int:
-    import fcntl
-
-    request = b"lo".ljust(16, b"\0")
-    return int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18], sys.byteorder)
-
-
-def _await_loopback(timeout: float) -> None:
-    """Wait until ``lo`` of the calling thread's network namespace is up: bubblewrap's
-    sandbox brings it up itself (address, then link) while the host listens there, and an
-    address added twice would fail its set-up.  Raises :class:`OSError` after ``timeout``."""
-    control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
-    try:
-        deadline = time.monotonic() + timeout
-        while not _loopback_flags(control) & IFF_UP:
-            if time.monotonic() > deadline:
-                raise OSError(0, f"its loopback did not come up within {timeout:g} s")
-            time.sleep(0.0002)
-    finally:
-        control.close()
-
-
-def loopback_up() -> None:
-    """Bring up ``lo`` of the calling thread's network namespace (needs ``CAP_NET_ADMIN`` there)."""
-    import fcntl
-
-    control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)  # (not `socket`: ~3 ms to import)
-    try:
-        request = b"lo".ljust(16, b"\0")
-        flags = int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18],
-                               sys.byteorder)
-        fcntl.ioctl(control.fileno(), SIOCSIFFLAGS, request + (flags | IFF_UP).to_bytes(2, sys.byteorder) + bytes(22))
-    finally:
-        control.close()
-
-
-def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
-    """Bring the namespace's loopback up and open one socket per spec, in order, in the
-    calling thread's network namespace (the sandbox's); closes what it opened on failure."""
-    loopback_up()
-    wildcard = {_socket.AF_INET6 if ":" in spec.host else _socket.AF_INET for spec in specs
-                if spec.host in ("0.0.0.0", "::")}
-    if wildcard:  # capture (stockade.runtime.netstub): every address of the namespace is local
-        from stockade.runtime.netstub import add_local_routes
-
-        add_local_routes(wildcard)
-    sockets: list[Any] = []
-    try:
-        for spec in specs:
-            family = _socket.AF_INET6 if ":" in spec.host else _socket.AF_INET
-            sock = _socket.socket(family, _socket.SOCK_DGRAM if spec.datagram else _socket.SOCK_STREAM)
-            sockets.append(sock)
-            sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-            if family == _socket.AF_INET6:  # `::` is IPv6 only (0.0.0.0 has its own listener)
-                sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 1)
-            if spec.datagram:  # (the stub resolver's) answers leave from the address asked
-                from stockade.runtime.netstub import want_destination
-
-                want_destination(sock)
-            sock.bind((spec.host, spec.port))
-            if not spec.datagram:
-                sock.listen(512)
-    except BaseException:
-        for sock in sockets:
-            _close(sock)
-        raise
-    return sockets
-
-
-class SandboxListeners:
-    """The broker's listening sockets, opened inside the network namespace of a sandbox that
-    bubblewrap made and holds before its command (``--block-fd``), and held by this process
-    only.
-
-    bubblewrap reports the sandbox's process and namespaces on ``--info-fd`` (``report_fd``
-    here) once it has made them.  A short-lived helper, started at once so that its work
-    overlaps bubblewrap's, reads that report, names the process by a pidfd and checks it —
-    alive, a child of ``parent`` (that bubblewrap), in the network namespace the report
-    names — then enters that network namespace, waits for the sandbox to bring its loopback
-    up, opens one socket per spec (:func:`open_listeners`; when that fails, one per spec of
-    each of ``fallbacks`` in turn) and hands them over.  Nothing of the sandbox has run yet
-    and nothing it could write is read.
-
-    The helper is a thread of this process when this process has ``CAP_SYS_ADMIN``,
-    ``CAP_NET_ADMIN`` and ``CAP_NET_BIND_SERVICE`` in its own user namespace (root): it has
-    them in every namespace bubblewrap makes below it, so the thread enters the network
-    namespace alone (only that thread's namespace changes, and it ends there).  Otherwise
-    (a normal user) it is a forked child: it must first enter the user namespace that owns
-    that network namespace (``NS_GET_USERNS``: bubblewrap nests another one inside it; this
-    uid made it, so it has every capability there, and a forked child is single-threaded,
-    as entering a user namespace needs); it sends the sockets back over a socket pair
-    (``SCM_RIGHTS``) and exits, running no import and taking no lock.  ``direct`` forces
-    the thread (True) or the child (False).
-    """
-
-    def __init__(self, report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float = 30.0, *,
-                 fallbacks: Sequence[Sequence[ListenSpec]] = (), direct: bool | None = None):
-        import fcntl  # noqa: F401 - (before the fork: the child imports nothing; open_listeners uses it)
-        from select import POLLIN, poll
-
-        choices = [list(specs), *(list(each) for each in fallbacks)]
-        if any(spec.datagram or spec.host in ("0.0.0.0", "::") for each in choices for spec in each):
-            import stockade.runtime.netstub  # noqa: F401 - (imported here: open_listeners uses it in the child)
-        self.counts = [len(each) for each in choices]
-        #: which of ``specs`` (0) and ``fallbacks`` (1, 2, ...) the listeners are for
-        self.chosen = 0
-        self.child = 0
-        self._thread: _Task | None = None
-        self._answer: str | tuple[int, list[Any]] = "Ethe helper that listens inside the sandbox gave no answer"
-        setns, get_errno = _libc_namespace_calls()
-        args = (report_fd, parent, choices, timeout, setns, get_errno, poll, POLLIN)
-        if direct if direct is not None else _capable_here():
-            def listen() -> None:
-                try:
-                    self._answer = _helper(*args, enter_user=False)
-                except BaseException as exc:
-                    self._answer = f"E{getattr(exc, 'strerror', None) or exc}"
-
-            self._thread = _Task(listen)
-            return
-        here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        try:
-            self.child = os.fork()
-        except BaseException:
-            here.close()
-            there.close()
-            raise
-        if self.child == 0:  # pragma: no cover - the child (coverage does not follow it)
-            status = 1
-            try:
-                here.close()
-                said = _helper(*args, enter_user=True)
-                if isinstance(said, str):
-                    there.sendall(said.encode("utf-8", "replace"))
-                else:
-                    passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in said[1])
-                    there.sendmsg([b"L" + bytes([said[0]])], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
-                    status = 0
-            except BaseException as exc:
-                try:
-                    there.sendall(f"E{getattr(exc, 'strerror', None) or exc}".encode("utf-8", "replace"))
-                except BaseException:
-                    pass
-            finally:
-                os._exit(status)
-        there.close()
-        self._channel = here
-
-    def result(self) -> list[Any] | None:
-        """The listeners, in the order of the specs that opened (:attr:`chosen`: the first of
-        ``specs`` and then ``fallbacks`` that did); None when bubblewrap ended before it made the
-        sandbox (its own error says why).  Raises :class:`OSError` saying which step failed.
-        A forked helper may still be exiting: :meth:`reap` waits for it."""
-        if self._thread is not None:
-            self._thread.join()
-            said = self._answer
-        else:
-            said = self._received()
-        if not isinstance(said, str):
-            self.chosen = said[0]
-            return said[1]
-        if said[:1] == "N":
-            return None
-        raise OSError(0, said[1:] if said[:1] == "E" else "the helper that listens inside the sandbox ended "
-                                                          "without an answer")
-
-    def _received(self) -> str | tuple[int, list[Any]]:
-        """The forked helper's answer: the index of the set that opened and its sockets, or its text."""
-        try:
-            data, ancillary, _, _ = self._channel.recvmsg(4096, _socket.CMSG_SPACE(4 * max(self.counts)),
-                                                          _socket.MSG_CMSG_CLOEXEC)
-        finally:
-            self._channel.close()
-            self.reap(block=False)  # (it exits once it has answered; the caller reaps it before the command)
-        fds: list[int] = []
-        for level, kind, payload in ancillary:
-            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % 4
-                fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
-        if data[:1] == b"L" and len(data) == 2 and data[1] < len(self.counts) and len(fds) == self.counts[data[1]]:
-            return data[1], [_socket.socket(fileno=fd) for fd in fds]
-        for fd in fds:
-            os.close(fd)
-        return data.decode("utf-8", "replace")
-
-    def reap(self, block: bool = True) -> None:
-        """Collect the forked helper's exit (it exits once it has answered)."""
-        if self.child and os.waitpid(self.child, 0 if block else os.WNOHANG)[0]:
-            self.child = 0
-
-
-def _capable_here() -> bool:
-    """Whether this process has ``CAP_SYS_ADMIN``, ``CAP_NET_ADMIN`` and
-    ``CAP_NET_BIND_SERVICE`` in its own user namespace (so in every one below it), read from
-    ``/proc/self/status``."""
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"CapEff:"):
-                    need = 1 << 21 | 1 << 12 | 1 << 10
-                    return int(line.split()[1], 16) & need == need
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
-
-
-def _report_number(report: str, key: str) -> int | None:
-    """The number after ``"key":`` in bubblewrap's JSON report (no ``json`` import for it)."""
-    at = report.find(f'"{key}":')
-    if at < 0:
-        return None
-    text = report[at + len(key) + 3:].lstrip()
-    end = 0
-    while end < len(text) and text[end].isdigit():
-        end += 1
-    return int(text[:end]) if end else None
-
-
-def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]], timeout: float,
-            setns: Callable[[int, int], int], get_errno: Callable[[], int], poll: Any, pollin: int, *,
-            enter_user: bool) -> str | tuple[int, list[Any]]:
-    """The helper's work (see :class:`SandboxListeners`; on its thread, or in the forked
-    child with ``enter_user``): the index of the set that opened and its sockets, else the
-    answer (``N``: no sandbox was made; ``E`` and why)."""
-    deadline = time.monotonic() + timeout
-    report = b""
-    waiter = poll()
-    waiter.register(report_fd, pollin)
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not waiter.poll(int(left * 1000) + 1):
-            return f"Ebubblewrap did not report its sandbox within {timeout:g} s"
-        chunk = os.read(report_fd, 4096)
-        if not chunk:
-            break
-        report += chunk
-    text = report.decode("utf-8", "replace")
-    if not text.strip():
-        return "N"
-    pid, netns_id = _report_number(text, "child-pid"), _report_number(text, "net-namespace")
-    if pid is None:
-        return f"Ebubblewrap's report names no process: `{text[:200]}`"
-    opened: list[int] = []
-    try:
-        try:
-            opened.append(os.pidfd_open(pid))
-        except OSError as exc:
-            if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
-                return f"Ethe sandbox's process {pid} is gone: {exc.strerror}"
-        pidfd = opened[0] if opened else None
-        try:
-            netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            return f"Ecannot open the sandbox's network namespace: {exc.strerror}"
-        opened.append(netfd)
-        if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
-            return f"Eprocess {pid} is not in the network namespace bubblewrap made"
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-        except OSError:
-            fields = []
-        if len(fields) < 2 or fields[1] != str(parent).encode():
-            return f"Eprocess {pid} is not bubblewrap's child"
-        if pidfd is not None:
-            alive = poll()
-            alive.register(pidfd, pollin)
-            if alive.poll(0):
-                return f"Ethe sandbox's process {pid} ended before its command started"
-        if enter_user:
-            import fcntl  # (imported by the parent before the fork: no import happens here)
-
-            try:
-                userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
-            except OSError as exc:
-                return ("Ecannot find the user namespace of the sandbox's network namespace (`NS_GET_USERNS`, "
-                        f"Linux 4.9): {exc.strerror}")
-            opened.append(userfd)
-            own = os.stat("/proc/self/ns/user")
-            if (own.st_dev, own.st_ino) != (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino) \
-                    and setns(userfd, CLONE_NEWUSER) != 0:
-                return f"Ecannot enter the sandbox's user namespace: {os.strerror(get_errno())}"
-        if setns(netfd, CLONE_NEWNET) != 0:
-            return f"Ecannot enter the sandbox's network namespace: {os.strerror(get_errno())}"
-    finally:
-        for fd in opened:
-            os.close(fd)
-    try:
-        _await_loopback(max(deadline - time.monotonic(), 0.0))
-    except OSError as exc:
-        return f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
-    problem = ""
-    for index, specs in enumerate(choices):  # the first set that opens
-        try:
-            return index, open_listeners(specs)
-        except OSError as exc:
-            problem = f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
-    return problem
-
-
 class BrokerHooks(Record):
     """What a caller of ``stockade.runtime.session.run`` may give the broker: a resolver
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
@@ -727,10 +349,7 @@ class Broker:
         self.base = dict(base or {})
         self.resolver = resolver
         self.on_start = on_start
-        taken = set(self.loopback_ports)
-        self.http_port = _free_port(HTTP_PROXY_PORT, taken)
-        taken.add(self.http_port)
-        self.socks_port = _free_port(SOCKS_PORT, taken)
+        self.http_port, self.socks_port = proxy_ports(self.loopback_ports)
         self.judge: Judge | None = None
         self.events: list[dict[str, Any]] = []
         self.problems: list[str] = []
@@ -1406,41 +1025,6 @@ class Broker:
         return lines
 
 
-class _Task:
-    """A thread that can be joined, on ``_thread`` (``threading`` is not on ``stockade
-    run``'s path: it costs an import; these threads never outlive the process's exit)."""
-
-    def __init__(self, target: Callable[..., object], *args: Any):
-        self._done = self.done_flag()
-        self.ident: int | None = None
-
-        def run() -> None:
-            try:
-                target(*args)
-            finally:
-                self._done.release()
-
-        self.ident = _thread.start_new_thread(run, ())
-
-    @staticmethod
-    def done_flag() -> Any:
-        """A lock held until released once (``acquire`` waits for it)."""
-        flag = _thread.allocate_lock()
-        flag.acquire()
-        return flag
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the end (at most ``timeout`` seconds); whether it ended."""
-        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
-            return False
-        self._done.release()
-        return True
-
-    def alive(self) -> bool:
-        """Whether it is still running."""
-        return bool(self._done.locked())
-
-
 def _printable(text: str) -> str:
     """``text`` with every character outside printable ASCII escaped (``\\x0d``): a host name
     the sandbox sent (CR, LF, terminal escapes) cannot forge lines in the records' renderings
@@ -1473,13 +1057,6 @@ def _reset(conn: Any) -> None:
         conn.close()
     except OSError:
         pass
-
-
-def _free_port(wanted: int, taken: set[int]) -> int:
-    port = wanted
-    while port in taken:
-        port += 1
-    return port
 
 
 def _split_host_port(text: str, default: int | None) -> tuple[str | None, int | None]:
@@ -1811,14 +1388,3 @@ def _splice(source: socket.socket, sink: socket.socket, counts: list[int], index
     finally:
         os.close(read_end)
         os.close(write_end)
-
-
-def _close(sock: Any) -> None:
-    try:
-        sock.shutdown(_socket.SHUT_RDWR)
-    except OSError:
-        pass
-    try:
-        sock.close()
-    except OSError:
-        pass

@@ -2,8 +2,8 @@
 
 Where the broker's listeners are opened with the capabilities of the sandbox's network
 namespace (as root: the host makes the namespace itself), the namespace gets three more
-things (all set up by :func:`stockade.runtime.broker.open_listeners`, from the
-:class:`~stockade.runtime.broker.ListenSpec` records :func:`capture_specs` gives):
+things (all set up by :func:`stockade.runtime.netns.open_listeners`, from the
+:class:`~stockade.runtime.netns.ListenSpec` records :func:`capture_specs` gives):
 
 1. **Every address is local.**  A ``local 0.0.0.0/0 dev lo`` route (and ``local ::/0``),
    added over netlink (:func:`add_local_routes`; no ``ip`` binary, no ``iptables``), makes
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from stockade.compiler.ir import PolicyIR
-    from stockade.runtime.broker import ListenSpec
+    from stockade.runtime.netns import ListenSpec
 
 #: The ports captured besides those ``allow`` rules name: ssh, HTTP, HTTPS.
 USUAL_PORTS = (22, 80, 443)
@@ -453,7 +453,7 @@ def capture_specs(http_port: int, socks_port: int, loopback_ports: Sequence[int]
     ones on ``127.0.0.1``: the stub resolver (UDP and TCP) and the capture listeners on the
     wildcard addresses, and with ``ipv6`` the same on ``::`` plus the proxy and the
     ``host-loopback`` ports on ``::1`` (a client that tries ``localhost``'s ``::1`` first)."""
-    from stockade.runtime.broker import ListenSpec
+    from stockade.runtime.netns import ListenSpec
 
     ports = capture_ports(rule_ports, (http_port, socks_port, *loopback_ports))
     wildcards = ("0.0.0.0", "::") if ipv6 else ("0.0.0.0",)

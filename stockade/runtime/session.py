@@ -523,12 +523,12 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         command = argv
         if plan.get("broker") is not None and outcome.backend == "bwrap":
             bridge = _start_broker(plan, outcome.audit, base, hooks, prefix)
-            env = {**env, **bridge.broker.environment()}
+            env = {**env, **bridge.environment}
             run_prefix = [*prefix[:-1], *bridge.options, prefix[-1]]  # (before the final `--`)
             command = [*bridge.argv, *argv]  # (the connect launcher, when there is one, execs argv)
         elif plan.get("broker") is not None and outcome.backend == "seatbelt":
             bridge = _start_host_broker(plan, outcome.audit, base, hooks)
-            env = {**env, **bridge.broker.environment()}
+            env = {**env, **bridge.environment}
             run_prefix = seatbelt_broker_prefix(prefix, bridge.broker.http_port)
         try:
             host_cwd = ctx["workspace"] if outcome.backend == "bwrap" or overlay else ctx.get("cwd") or ctx["workspace"]
@@ -584,15 +584,23 @@ class _Bridge:
     held: the caller kills it before :meth:`close` lets go of the block, so the command
     never starts.
 
-    ``launch`` (:class:`~stockade.runtime.handoff.Launch`, or None and ``why_not``): the
-    connect launcher, run by bubblewrap before the command (:attr:`argv` goes before it);
-    its listener reaches the broker for the connect handoff.
+    ``make_broker`` makes the :class:`~stockade.runtime.broker.Broker` (for ``loopback_ports``,
+    whose proxy variables :attr:`environment` holds before it exists): called in
+    :meth:`started`, once bubblewrap runs, so that the broker's modules load while
+    bubblewrap sets the sandbox up; :attr:`broker` is there from then on.  ``launch``
+    (:class:`~stockade.runtime.launcher.Launch`, or None and ``why_not``): the connect
+    launcher, run by bubblewrap before the command (:attr:`argv` goes before it); its
+    listener reaches the broker for the connect handoff.
     """
 
-    def __init__(self, broker: Any, launch: Any = None, why_not: str = ""):
+    def __init__(self, make_broker: Callable[[], Any], loopback_ports: Sequence[int] = (), launch: Any = None,
+                 why_not: str = ""):
         from stockade.runtime.execute import _pipe
+        from stockade.runtime.netns import proxy_environment, proxy_ports
 
-        self.broker = broker
+        self._make_broker = make_broker
+        self.broker: Any = None
+        self.environment = proxy_environment(*proxy_ports(loopback_ports))
         self._info, info_write = _pipe()
         block_read, self._block = _pipe()
         self._own_fds: tuple[int, ...] = (info_write, block_read)
@@ -630,10 +638,13 @@ class _Bridge:
         launch = self.launch
         if launch is not None:
             launch.started()
+        self.broker = self._make_broker()  # (its modules load while bubblewrap works)
         if pid is None:
             return
-        from stockade.runtime.broker import SandboxListeners
+        from stockade.runtime.netns import SandboxListeners
 
+        if launch is not None:
+            import stockade.runtime.handoff  # noqa: F401 - (loaded before the helper runs: start_handoff needs it)
         try:
             first, *fallbacks = self.broker.spec_attempts()  # with the stub resolver and capture, then without
             self._helper = SandboxListeners(self._info, pid, first, fallbacks=fallbacks)
@@ -656,8 +667,9 @@ class _Bridge:
     def close(self) -> None:
         """The run is over (the sandbox is gone): stop the broker, release the descriptors."""
         self.started(None)
-        self.broker.stop()
-        if self.launch is not None and self.broker.handoff is None:
+        if self.broker is not None:
+            self.broker.stop()
+        if self.launch is not None and (self.broker is None or self.broker.handoff is None):
             self.launch.close()  # (else the handoff closed its channel)
         if self._helper is not None:
             self._helper.reap()
@@ -691,6 +703,7 @@ class _HostBridge:
             raise _environment_problem(catalogue.BROKER_UNREACHABLE, "the network broker cannot listen on the "
                                        f"host's loopback, so the command did not run: {exc.strerror or exc}",
                                        help="the broker needs one free port on 127.0.0.1") from None
+        self.environment = broker.environment()
         broker.serve()
 
     def started(self, pid: int | None = None) -> None:
@@ -735,10 +748,11 @@ def _start_host_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[s
 def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any],
                   hooks: BrokerHooks | None, prefix: Sequence[str] = ()) -> _Bridge:
     """The run's network broker (:mod:`stockade.runtime.broker`) for a plan that needs one;
-    it starts serving once its listeners are inside the sandbox (:meth:`_Bridge.started`).
-    With the connect launcher when it can be had (:func:`~stockade.runtime.handoff.launcher_binary`)
-    and the bwrap ``prefix`` makes ``/dev`` its own."""
-    from stockade.runtime.broker import Broker
+    it is made once bubblewrap runs and starts serving once its listeners are inside the
+    sandbox (:meth:`_Bridge.started`).  With the connect launcher when it can be had
+    (:func:`~stockade.runtime.launcher.launcher_binary`) and the bwrap ``prefix`` makes ``/dev``
+    its own."""
+    from stockade.runtime import launcher
 
     def load_ir() -> Any:
         from stockade.compiler.ir import PolicyIR
@@ -746,22 +760,25 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
 
         return PolicyIR.from_json(plan_ir_json(plan))
 
-    broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
-                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
-                    rule_ports=plan["broker"].get("ports", ()), decided=plan["broker"].get("decided", ()))
-    broker.may_capture = hooks.capture if hooks else True
-    from stockade.runtime import handoff
+    def make_broker() -> Any:
+        from stockade.runtime.broker import Broker
+
+        broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
+                        resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
+                        rule_ports=plan["broker"].get("ports", ()), decided=plan["broker"].get("decided", ()))
+        broker.may_capture = hooks.capture if hooks else True
+        return broker
 
     launch, why_not = None, ""
     if hooks is not None and not hooks.handoff:
         why_not = "turned off by the caller"
-    elif not handoff.usable_prefix(list(prefix)):
+    elif not launcher.usable_prefix(list(prefix)):
         why_not = "the sandbox's /dev is not a tmpfs of its own"
     else:
-        binary, why_not = handoff.launcher_binary()
+        binary, why_not = launcher.launcher_binary()
         if binary is not None:
             try:
-                launch = handoff.Launch(binary)
+                launch = launcher.Launch(binary)
             except OSError as exc:
                 why_not = f"cannot pass the launcher: {exc.strerror or exc}"
-    return _Bridge(broker, launch, why_not)
+    return _Bridge(make_broker, plan["broker"]["loopback"], launch, why_not)
