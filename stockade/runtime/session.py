@@ -596,7 +596,7 @@ class _Bridge:
     def __init__(self, make_broker: Callable[[], Any], loopback_ports: Sequence[int] = (), launch: Any = None,
                  why_not: str = ""):
         from stockade.runtime.execute import _pipe
-        from stockade.runtime.netns import proxy_environment, proxy_ports
+        from stockade.runtime.proxyenv import proxy_environment, proxy_ports
 
         self._make_broker = make_broker
         self.broker: Any = None
