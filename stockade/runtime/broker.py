@@ -74,9 +74,12 @@ from stockade.runtime.netns import (  # noqa: F401 - (the names this module had 
     ListenSpec,
     SandboxListeners,
     _close,
+    _has_ipv6,
     _Task,
+    capture_attempts,
     libc_errno,
     libc_function,
+    listener_specs,
     loopback_up,
     open_listeners,
     proxy_environment,
@@ -372,17 +375,10 @@ class Broker:
     # -- the sandbox side -------------------------------------------------------------------
 
     def listen_specs(self) -> list[ListenSpec]:
-        """The sockets the broker holds inside the sandbox, in order: HTTP proxy, SOCKS5,
-        then every ``host-loopback`` port; with :attr:`capture`, then the stub resolver's and
-        the capture listeners (:func:`stockade.runtime.netstub.capture_specs`)."""
-        specs = [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
-                 *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
-        if self.capture:
-            from stockade.runtime.netstub import capture_specs
-
-            specs += capture_specs(self.http_port, self.socks_port, self.loopback_ports, self.rule_ports,
-                                   self.capture_ipv6)
-        return specs
+        """The sockets the broker holds inside the sandbox, in order
+        (:func:`stockade.runtime.netns.listener_specs` for its ports and :attr:`capture`)."""
+        return listener_specs(self.http_port, self.socks_port, self.loopback_ports, self.rule_ports, self.capture,
+                              self.capture_ipv6)
 
     def environment(self) -> dict[str, str]:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
@@ -420,10 +416,7 @@ class Broker:
         """The listener sets to try inside the sandbox's namespace, in order: with the stub
         resolver and capture on IPv4 and IPv6, on IPv4 only, then without them (a kernel or
         namespace that refuses the routes or port 53); :meth:`choose` then says which opened."""
-        self._attempts = [(True, True), (True, False)] if _has_ipv6() else [(True, False)]
-        if not self.may_capture:
-            self._attempts = []
-        self._attempts.append((False, False))
+        self._attempts = capture_attempts(self.may_capture)
         out = []
         for capture, ipv6 in self._attempts:
             self.capture, self.capture_ipv6 = capture, ipv6
@@ -431,17 +424,19 @@ class Broker:
         self.choose(0)
         return out
 
-    def start_handoff(self, channel: Any) -> None:
+    def start_handoff(self, channel: Any, listener: int = -1) -> None:
         """Serve the connect handoff (:mod:`stockade.runtime.handoff`) for a sandbox whose
-        command starts through the launcher, whose listener comes on ``channel``; after
-        :meth:`serve` (the listeners name the sandbox's namespace)."""
+        command starts through the launcher, whose listener comes on ``channel`` (or came
+        already: ``listener``); after :meth:`serve` (the listeners name the sandbox's namespace)."""
         from stockade.runtime.handoff import Handoff
 
         with self._lock:
             if self._stopped:
                 channel.close()
+                if listener >= 0:
+                    os.close(listener)
                 return
-            self.handoff = Handoff(self, channel)
+            self.handoff = Handoff(self, channel, listener)
         self.handoff.start()
 
     def choose(self, index: int) -> None:
@@ -1043,11 +1038,6 @@ def _because(decision: Decision | Mapping[str, Any]) -> str:
     if rule:
         return f"{reason}; {rule} at {where}" if where else f"{reason}; {rule}"
     return reason
-
-
-def _has_ipv6() -> bool:
-    """Whether this kernel has IPv6 (the namespace gets capture on it too)."""
-    return bool(_socket.has_ipv6) and os.path.exists("/proc/net/if_inet6")
 
 
 def _reset(conn: Any) -> None:

@@ -259,10 +259,11 @@ class Handoff:
     """The broker's side of the connect handoff for one run (see the module docstring):
     :meth:`start` once the sandbox's command was let go, :meth:`stop` with the broker."""
 
-    def __init__(self, broker: Broker, channel: Any):
+    def __init__(self, broker: Broker, channel: Any, listener: int = -1):
         self.broker = broker
         self.channel = channel
-        self.listener = -1
+        #: the launcher's listener (received here, or before by :class:`~stockade.runtime.netns.Standby`)
+        self.listener = listener
         self.netns_cookie = b""
         self._stopped = False
         self._lock = _thread.allocate_lock()
@@ -273,7 +274,7 @@ class Handoff:
         self._diag: Any = None
         self._done: Any = None
         #: whether a listener came (the launcher ran and installed its filter)
-        self.active = False
+        self.active = listener >= 0
 
     def start(self) -> None:
         """Serve on a thread of its own: wait for the listener, then for notifications."""
@@ -295,7 +296,10 @@ class Handoff:
 
         try:
             waiter = poll()
-            waiter.register(self.channel.fileno(), POLLIN)
+            if self.listener >= 0:
+                waiter.register(self.listener, POLLIN)
+            else:
+                waiter.register(self.channel.fileno(), POLLIN)
             waiter.register(self._wake_read, POLLIN)
             if self._diag is not None:
                 waiter.register(self._diag.fileno(), POLLIN)
@@ -328,23 +332,9 @@ class Handoff:
 
     def _receive(self) -> int:
         """The listener the launcher sent (checked to be a seccomp notification fd), or -1."""
-        try:
-            data, ancillary, _, _ = self.channel.recvmsg(1, _socket.CMSG_SPACE(4), _socket.MSG_CMSG_CLOEXEC)
-        except OSError:
-            return -1
-        fds = [int.from_bytes(payload[i:i + 4], sys.byteorder) for level, kind, payload in ancillary
-               if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS for i in range(0, len(payload) - 3, 4)]
-        chosen = -1
-        for fd in fds:
-            try:
-                ok = chosen < 0 and data == b"S" and os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:seccomp notify"
-            except OSError:
-                ok = False
-            if ok:
-                chosen = fd
-            else:
-                os.close(fd)
-        return chosen
+        from stockade.runtime.netns import receive_listener
+
+        return receive_listener(self.channel)
 
     def stop(self) -> None:
         """Close the listener (connects fail with ``ENOSYS`` from then on) and write the

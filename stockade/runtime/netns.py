@@ -101,6 +101,54 @@ class ListenSpec(Record):
     datagram: bool = False
 
 
+def listener_specs(http_port: int, socks_port: int, loopback_ports: Sequence[int], rule_ports: Sequence[int],
+                   capture: bool, capture_ipv6: bool) -> list[ListenSpec]:
+    """The sockets the broker holds inside the sandbox, in order: HTTP proxy, SOCKS5, then
+    every ``host-loopback`` port; with ``capture``, then the stub resolver's and the capture
+    listeners (:func:`stockade.runtime.netstub.capture_specs`, on IPv6 too with ``capture_ipv6``)."""
+    specs = [ListenSpec("proxy", port=http_port), ListenSpec("proxy", port=socks_port),
+             *(ListenSpec(f"loopback:{port}", port=port) for port in loopback_ports)]
+    if capture:
+        from stockade.runtime.netstub import capture_specs
+
+        specs += capture_specs(http_port, socks_port, loopback_ports, rule_ports, capture_ipv6)
+    return specs
+
+
+def capture_attempts(may_capture: bool) -> list[tuple[bool, bool]]:
+    """``(capture, capture_ipv6)`` of each listener set to try, in order: with the stub
+    resolver and capture on IPv4 and IPv6 (when this kernel has IPv6), on IPv4 only, then
+    without them (a kernel or namespace that refuses the routes or port 53)."""
+    attempts = ([(True, True), (True, False)] if _has_ipv6() else [(True, False)]) if may_capture else []
+    return [*attempts, (False, False)]
+
+
+def _has_ipv6() -> bool:
+    """Whether this kernel has IPv6 (the namespace gets capture on it too)."""
+    return bool(_socket.has_ipv6) and os.path.exists("/proc/net/if_inet6")
+
+
+def receive_listener(channel: Any) -> int:
+    """The seccomp listener the connect launcher sent on ``channel`` (checked to be one), or -1."""
+    try:
+        data, ancillary, _, _ = channel.recvmsg(1, _socket.CMSG_SPACE(4), _socket.MSG_CMSG_CLOEXEC)
+    except OSError:
+        return -1
+    fds = [int.from_bytes(payload[i:i + 4], sys.byteorder) for level, kind, payload in ancillary
+           if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS for i in range(0, len(payload) - 3, 4)]
+    chosen = -1
+    for fd in fds:
+        try:
+            ok = chosen < 0 and data == b"S" and os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:seccomp notify"
+        except OSError:
+            ok = False
+        if ok:
+            chosen = fd
+        else:
+            os.close(fd)
+    return chosen
+
+
 def _loopback_flags(control: Any) -> int:
     import fcntl
 
@@ -399,6 +447,158 @@ def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]]
         except OSError as exc:
             problem = f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
     return problem
+
+
+class Standby:
+    """A run's broker until the sandbox first uses the network.
+
+    It holds the sandbox's listeners (:meth:`hold`) and the connect launcher's channel, and
+    watches them on one thread: it takes the launcher's listener when it comes, and at the
+    first connection, datagram or ``connect()`` to answer it makes the broker
+    (``make_broker``: a :class:`~stockade.runtime.broker.Broker`, whose module then loads),
+    hands it everything and ends; the broker answers what waited in the queues (a
+    ``connect()`` waits in the kernel meanwhile).  A run that never uses the network never
+    loads the broker's protocols or the handoff's.  :meth:`stop` closes what it holds, or
+    stops the broker: later connections are refused and ``connect()`` fails with ``ENOSYS``,
+    as with the broker.  When the broker cannot be made, every connection is refused (its
+    listeners closed) and :attr:`problems` says why.
+    """
+
+    def __init__(self, make_broker: Callable[[], Any], loopback_ports: Sequence[int] = (),
+                 rule_ports: Sequence[int] = (), may_capture: bool = True):
+        self._make = make_broker
+        #: the broker, once made
+        self.broker: Any = None
+        self.loopback_ports = tuple(sorted(set(loopback_ports)))
+        self.rule_ports = tuple(sorted(set(rule_ports)))
+        self.http_port, self.socks_port = proxy_ports(self.loopback_ports)
+        self.may_capture = may_capture
+        self._problems: list[str] = []
+        self._lock = _thread.allocate_lock()
+        self._listeners: list[Any] = []
+        self._chosen = 0
+        self._channel: Any = None
+        self._listener = -1
+        #: whether the launcher's listener came (the connect handoff is on)
+        self.launcher_ready = False
+        self._stopped = False
+        self._thread: _Task | None = None
+        self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
+
+    def spec_attempts(self) -> list[list[ListenSpec]]:
+        """The listener sets to try inside the sandbox's namespace, in order (as
+        :meth:`stockade.runtime.broker.Broker.spec_attempts`)."""
+        return [listener_specs(self.http_port, self.socks_port, self.loopback_ports, self.rule_ports, capture, ipv6)
+                for capture, ipv6 in capture_attempts(self.may_capture)]
+
+    def hold(self, listeners: list[Any], chosen: int, channel: Any = None) -> None:
+        """Watch ``listeners`` (those of :meth:`spec_attempts`' entry ``chosen``) and the
+        launcher's ``channel`` (None: no launcher) until the first use or :meth:`stop`."""
+        with self._lock:
+            if self._stopped:
+                for sock in listeners:
+                    _close(sock)
+                if channel is not None:
+                    channel.close()
+                return
+            self._listeners, self._chosen, self._channel = list(listeners), chosen, channel
+            self._thread = _Task(self._watch)
+
+    def _watch(self) -> None:
+        from select import POLLIN, poll
+
+        waiter = poll()
+        for sock in self._listeners:
+            waiter.register(sock.fileno(), POLLIN)
+        channel = self._channel.fileno() if self._channel is not None else -1
+        if channel >= 0:
+            waiter.register(channel, POLLIN)
+        waiter.register(self._wake_read, POLLIN)
+        while True:
+            for fd, events in waiter.poll():
+                if fd == self._wake_read:
+                    return
+                if fd == channel:
+                    waiter.unregister(fd)
+                    listener = receive_listener(self._channel)
+                    if listener >= 0:
+                        with self._lock:
+                            self._listener = listener
+                            self.launcher_ready = True
+                        waiter.register(listener, POLLIN)
+                elif fd == self._listener and not events & POLLIN:
+                    waiter.unregister(fd)  # (every process of the sandbox is gone)
+                else:
+                    self._wake_broker()
+                    return
+
+    def _wake_broker(self) -> None:
+        """Make the broker and hand it the listeners, the channel and the launcher's listener."""
+        with self._lock:
+            if self._stopped:
+                return
+            try:
+                broker = self._make()
+                broker.spec_attempts()
+                broker.choose(self._chosen)
+                broker.adopt(self._listeners)
+            except Exception as exc:  # fail closed: nothing will answer; refuse rather than hold
+                self._problems.append(f"the network broker could not start, so it refused every connection: {exc}")
+                self._release()
+                return
+            self.broker = broker
+            self._listeners = []
+            broker.serve()
+            if self._channel is not None:
+                broker.start_handoff(self._channel, self._listener)
+                self._channel, self._listener = None, -1
+
+    def _release(self) -> None:
+        """Close what is held (under the lock)."""
+        for sock in self._listeners:
+            _close(sock)
+        self._listeners = []
+        if self._listener >= 0:
+            os.close(self._listener)  # (connects in the sandbox fail with ENOSYS from here on)
+            self._listener = -1
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+
+    def stop(self) -> None:
+        """Close the listeners and the launcher's listener, or stop the broker (the run is
+        over, or the broker is killed)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            os.write(self._wake_write, b"x")
+        if self._thread is not None:
+            self._thread.join()
+        os.close(self._wake_read)
+        os.close(self._wake_write)
+        if self.broker is not None:
+            self.broker.stop()
+        with self._lock:
+            self._release()
+
+    @property
+    def problems(self) -> list[str]:
+        """What the run's end message says besides the refusals."""
+        return [*self._problems, *(self.broker.problems if self.broker is not None else ())]
+
+    def summary(self) -> list[str]:
+        """One line per refused destination (:meth:`stockade.runtime.broker.Broker.summary`)."""
+        return self.broker.summary() if self.broker is not None else []
+
+    def blocked(self) -> list[dict[str, Any]]:
+        """The refusals' records."""
+        return self.broker.blocked() if self.broker is not None else []
+
+    def handoff_active(self) -> bool:
+        """Whether the connect handoff is on (the launcher's listener came)."""
+        handoff = self.broker.handoff if self.broker is not None else None
+        return self.launcher_ready or bool(handoff is not None and handoff.active)
 
 
 class _Task:

@@ -594,11 +594,12 @@ class _Bridge:
     """
 
     def __init__(self, make_broker: Callable[[], Any], loopback_ports: Sequence[int] = (), launch: Any = None,
-                 why_not: str = ""):
+                 why_not: str = "", *, standby: Mapping[str, Any] | None = None):
         from stockade.runtime.execute import _pipe
         from stockade.runtime.proxyenv import proxy_environment, proxy_ports
 
         self._make_broker = make_broker
+        self._standby = standby
         self.broker: Any = None
         self.environment = proxy_environment(*proxy_ports(loopback_ports))
         self._info, info_write = _pipe()
@@ -618,8 +619,11 @@ class _Bridge:
     def handoff_state(self) -> str:
         """How this run's connections got out, for its audit record: ``handoff`` (the
         launcher's listener came), else ``relay`` and why."""
-        handoff = self.broker.handoff
-        if handoff is not None and handoff.active:
+        if self._standby is not None:
+            active = self.broker.handoff_active()
+        else:
+            active = self.broker.handoff is not None and self.broker.handoff.active
+        if active:
             return "handoff"
         if self.launch is None:
             return f"relay: {self.why_not}" if self.why_not else "relay"
@@ -638,12 +642,17 @@ class _Bridge:
         launch = self.launch
         if launch is not None:
             launch.started()
-        self.broker = self._make_broker()  # (its modules load while bubblewrap works)
+        if self._standby is not None:  # (the broker is made when the sandbox first uses the network)
+            from stockade.runtime.netns import Standby
+
+            self.broker = Standby(self._make_broker, **self._standby)
+        else:
+            self.broker = self._make_broker()  # (its modules load while bubblewrap works)
         if pid is None:
             return
         from stockade.runtime.netns import SandboxListeners
 
-        if launch is not None:
+        if launch is not None and self._standby is None:
             import stockade.runtime.handoff  # noqa: F401 - (loaded before the helper runs: start_handoff needs it)
         try:
             first, *fallbacks = self.broker.spec_attempts()  # with the stub resolver and capture, then without
@@ -653,11 +662,14 @@ class _Bridge:
             raise _bridge_failed(str(exc.strerror or exc)) from None
         if listeners is None:
             return  # bubblewrap ended before it made the sandbox: its own error says why
-        self.broker.choose(self._helper.chosen)
-        self.broker.adopt(listeners)
-        self.broker.serve()
-        if launch is not None:
-            self.broker.start_handoff(launch.channel)  # (its connects wait in the kernel until it serves)
+        if self._standby is not None:
+            self.broker.hold(listeners, self._helper.chosen, launch.channel if launch is not None else None)
+        else:
+            self.broker.choose(self._helper.chosen)
+            self.broker.adopt(listeners)
+            self.broker.serve()
+            if launch is not None:
+                self.broker.start_handoff(launch.channel)  # (its connects wait in the kernel until it serves)
         self._helper.reap()  # (a forked helper is gone before the command starts)
         try:
             os.write(self._block, b"G")  # the command starts; its connections wait in the listeners' queues
@@ -669,8 +681,8 @@ class _Bridge:
         self.started(None)
         if self.broker is not None:
             self.broker.stop()
-        if self.launch is not None and (self.broker is None or self.broker.handoff is None):
-            self.launch.close()  # (else the handoff closed its channel)
+        if self.launch is not None:
+            self.launch.close()  # (the channel too, if the broker or the handoff did not close it)
         if self._helper is not None:
             self._helper.reap()
         for fd in (self._info, self._block):
@@ -781,4 +793,8 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
                 launch = launcher.Launch(binary)
             except OSError as exc:
                 why_not = f"cannot pass the launcher: {exc.strerror or exc}"
-    return _Bridge(make_broker, plan["broker"]["loopback"], launch, why_not)
+    # a caller's on_start gets the broker itself, at once; else it is made at the sandbox's first use of the network
+    standby = None if hooks is not None and hooks.on_start is not None else {
+        "loopback_ports": plan["broker"]["loopback"], "rule_ports": plan["broker"].get("ports", ()),
+        "may_capture": hooks.capture if hooks else True}
+    return _Bridge(make_broker, plan["broker"]["loopback"], launch, why_not, standby=standby)
