@@ -539,6 +539,7 @@ class Standby:
                 return
             try:
                 broker = self._make()
+                broker.may_capture = self.may_capture
                 broker.spec_attempts()
                 broker.choose(self._chosen)
                 broker.adopt(self._listeners)
