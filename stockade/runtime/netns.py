@@ -505,6 +505,14 @@ class Standby:
             self._thread = _Task(self._watch)
 
     def _watch(self) -> None:
+        try:
+            self._watch_until_used()
+        except Exception as exc:  # (fail closed: nothing would answer what waits)
+            with self._lock:
+                self._problems.append(f"the network broker stopped, so it refused every connection: {exc}")
+                self._release()
+
+    def _watch_until_used(self) -> None:
         from select import POLLIN, poll
 
         waiter = poll()
