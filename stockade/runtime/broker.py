@@ -12,8 +12,11 @@ How a connection gets out
 1. bubblewrap makes the sandbox's network namespace (``--unshare-net``) and holds the
    sandbox before its command (``--block-fd``); the host opens listening TCP sockets on
    that namespace's loopback — the HTTP proxy port, the SOCKS5 port and one port per
-   ``allow host-loopback:PORT`` — from a short-lived child of its own that enters the
-   namespace (:func:`listen_in_sandbox`), keeps them, and only then lets the command start.
+   ``allow host-loopback:PORT`` — from a short-lived helper that enters the namespace
+   (:class:`~stockade.runtime.netns.SandboxListeners`: a thread as root, a forked child
+   otherwise), keeps them, and only then lets the command start.  The :class:`Broker` is
+   made at the sandbox's first use of the network (:class:`~stockade.runtime.netns.Standby`
+   holds the listeners until then).
    Nothing inside holds a descriptor of those listeners, and no unix socket is made or
    reachable there: the seccomp filter that refuses ``socket(AF_UNIX)`` stays as it is.
    The one program of stockade that runs inside is the connect launcher of the handoff
@@ -403,7 +406,7 @@ class Broker:
 
     def adopt(self, listeners: Sequence[Any]) -> None:
         """Take the sandbox's listening sockets, one per :meth:`listen_specs` entry in order
-        (:func:`listen_in_sandbox` opens them); :meth:`serve` then accepts on them."""
+        (:class:`~stockade.runtime.netns.SandboxListeners` opens them); :meth:`serve` then accepts on them."""
         if len(listeners) != len(self.listen_specs()):
             raise ValueError(f"{len(listeners)} listeners for {len(self.listen_specs())} specs")
         try:  # (the sandbox's namespace, named for the connect handoff: SO_NETNS_COOKIE, Linux 5.14)

@@ -579,15 +579,18 @@ class _Bridge:
     has made them) and ``--block-fd`` (the sandbox waits there, set up, before the command
     starts).  :meth:`started`, called once bubblewrap has started, reads the report, opens
     the broker's listeners inside that namespace from the host
-    (:class:`~stockade.runtime.broker.SandboxListeners`), starts the broker, and only then
+    (:class:`~stockade.runtime.netns.SandboxListeners`), hands them to the broker (or to the
+    :class:`~stockade.runtime.netns.Standby` that makes it at the first use), and only then
     lets the command start.  When any of that fails it raises R508 and leaves the sandbox
     held: the caller kills it before :meth:`close` lets go of the block, so the command
     never starts.
 
     ``make_broker`` makes the :class:`~stockade.runtime.broker.Broker` (for ``loopback_ports``,
-    whose proxy variables :attr:`environment` holds before it exists): called in
-    :meth:`started`, once bubblewrap runs, so that the broker's modules load while
-    bubblewrap sets the sandbox up; :attr:`broker` is there from then on.  ``launch``
+    whose proxy variables :attr:`environment` holds before it exists): with ``standby`` (the
+    :class:`~stockade.runtime.netns.Standby`'s arguments), :attr:`broker` is a standby that
+    calls it at the sandbox's first use of the network; without, :meth:`started` calls it
+    once bubblewrap runs, so that the broker's modules load while bubblewrap sets the
+    sandbox up.  :attr:`broker` is there from :meth:`started` on.  ``launch``
     (:class:`~stockade.runtime.launcher.Launch`, or None and ``why_not``): the connect
     launcher, run by bubblewrap before the command (:attr:`argv` goes before it); its
     listener reaches the broker for the connect handoff.
