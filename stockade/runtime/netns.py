@@ -509,10 +509,18 @@ class Standby:
             self._watch_until_used()
         except Exception as exc:  # (fail closed: nothing would answer what waits)
             with self._lock:
-                self._problems.append(f"the network broker stopped, so it refused every connection: {exc}")
+                if not self._stopped:
+                    self._problems.append(f"the network broker stopped, so it refused every connection: {exc}")
                 self._release()
+        finally:
+            with self._lock:  # (the watcher's to close once it started: stop() does not wait for it)
+                os.close(self._wake_read)
+                os.close(self._wake_write)
+                self._wake_read = self._wake_write = -1
 
     def _watch_until_used(self) -> None:
+        """Every descriptor is used under the lock and only while not stopped: :meth:`stop`
+        closes them without waiting for this thread."""
         from select import POLLIN, poll
 
         waiter = poll()
@@ -523,44 +531,43 @@ class Standby:
             waiter.register(channel, POLLIN)
         waiter.register(self._wake_read, POLLIN)
         while True:
-            for fd, events in waiter.poll():
-                if fd == self._wake_read:
+            ready = waiter.poll()
+            with self._lock:
+                if self._stopped:
                     return
-                if fd == channel:
-                    waiter.unregister(fd)
-                    listener = receive_listener(self._channel)
-                    if listener >= 0:
-                        with self._lock:
+                for fd, events in ready:
+                    if fd == channel:
+                        waiter.unregister(fd)
+                        listener = receive_listener(self._channel)
+                        if listener >= 0:
                             self._listener = listener
                             self.launcher_ready = True
-                        waiter.register(listener, POLLIN)
-                elif fd == self._listener and not events & POLLIN:
-                    waiter.unregister(fd)  # (every process of the sandbox is gone)
-                else:
-                    self._wake_broker()
-                    return
+                            waiter.register(listener, POLLIN)
+                    elif fd == self._listener and not events & POLLIN:
+                        waiter.unregister(fd)  # (every process of the sandbox is gone)
+                    else:
+                        self._wake_broker()
+                        return
 
     def _wake_broker(self) -> None:
-        """Make the broker and hand it the listeners, the channel and the launcher's listener."""
-        with self._lock:
-            if self._stopped:
-                return
-            try:
-                broker = self._make()
-                broker.may_capture = self.may_capture
-                broker.spec_attempts()
-                broker.choose(self._chosen)
-                broker.adopt(self._listeners)
-            except Exception as exc:  # fail closed: nothing will answer; refuse rather than hold
-                self._problems.append(f"the network broker could not start, so it refused every connection: {exc}")
-                self._release()
-                return
-            self.broker = broker
-            self._listeners = []
-            broker.serve()
-            if self._channel is not None:
-                broker.start_handoff(self._channel, self._listener)
-                self._channel, self._listener = None, -1
+        """Make the broker and hand it the listeners, the channel and the launcher's listener
+        (under the lock)."""
+        try:
+            broker = self._make()
+            broker.may_capture = self.may_capture
+            broker.spec_attempts()
+            broker.choose(self._chosen)
+            broker.adopt(self._listeners)
+        except Exception as exc:  # fail closed: nothing will answer; refuse rather than hold
+            self._problems.append(f"the network broker could not start, so it refused every connection: {exc}")
+            self._release()
+            return
+        self.broker = broker
+        self._listeners = []
+        broker.serve()
+        if self._channel is not None:
+            broker.start_handoff(self._channel, self._listener)
+            self._channel, self._listener = None, -1
 
     def _release(self) -> None:
         """Close what is held (under the lock)."""
@@ -576,20 +583,22 @@ class Standby:
 
     def stop(self) -> None:
         """Close the listeners and the launcher's listener, or stop the broker (the run is
-        over, or the broker is killed)."""
+        over, or the broker is killed): from then on connections are refused and ``connect()``
+        fails with ``ENOSYS``.  The watcher ends on its own (it touches nothing once stopped)."""
         with self._lock:
             if self._stopped:
                 return
             self._stopped = True
-            os.write(self._wake_write, b"x")
-        if self._thread is not None:
-            self._thread.join()
-        os.close(self._wake_read)
-        os.close(self._wake_write)
-        if self.broker is not None:
-            self.broker.stop()
-        with self._lock:
+            broker = self.broker
+            if self._thread is None:
+                os.close(self._wake_read)
+                os.close(self._wake_write)
+                self._wake_read = self._wake_write = -1
+            elif self._wake_write >= 0:
+                os.write(self._wake_write, b"x")
             self._release()
+        if broker is not None:
+            broker.stop()
 
     @property
     def problems(self) -> list[str]:
