@@ -11,6 +11,7 @@ before bubblewrap starts is in :mod:`stockade.runtime.proxyenv` and
 from __future__ import annotations
 
 import _socket
+import _struct
 import _thread
 import os
 import sys
@@ -26,7 +27,7 @@ from stockade.runtime.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
 #: ``setns`` flags of a network and a user namespace; the ``ioctl`` that opens the
@@ -105,12 +106,10 @@ def listener_specs(http_port: int, socks_port: int, loopback_ports: Sequence[int
                    capture: bool, capture_ipv6: bool) -> list[ListenSpec]:
     """The sockets the broker holds inside the sandbox, in order: HTTP proxy, SOCKS5, then
     every ``host-loopback`` port; with ``capture``, then the stub resolver's and the capture
-    listeners (:func:`stockade.runtime.netstub.capture_specs`, on IPv6 too with ``capture_ipv6``)."""
+    listeners (:func:`capture_specs`, on IPv6 too with ``capture_ipv6``)."""
     specs = [ListenSpec("proxy", port=http_port), ListenSpec("proxy", port=socks_port),
              *(ListenSpec(f"loopback:{port}", port=port) for port in loopback_ports)]
     if capture:
-        from stockade.runtime.netstub import capture_specs
-
         specs += capture_specs(http_port, socks_port, loopback_ports, rule_ports, capture_ipv6)
     return specs
 
@@ -147,6 +146,91 @@ def receive_listener(channel: Any) -> int:
         else:
             os.close(fd)
     return chosen
+
+
+# -- capture (stockade.runtime.netstub): its side in the namespace -----------------------------
+
+#: The ports captured besides those ``allow`` rules name: ssh, HTTP, HTTPS.
+USUAL_PORTS = (22, 80, 443)
+#: The DNS port.
+DNS_PORT = 53
+# netlink (rtnetlink(7)): a `local` route of the whole address space on `lo`
+_RTM_NEWROUTE, _NLMSG_ERROR = 24, 2
+_NLM_F_REQUEST, _NLM_F_ACK, _NLM_F_EXCL, _NLM_F_CREATE = 0x1, 0x4, 0x200, 0x400
+_RT_TABLE_LOCAL, _RTPROT_STATIC, _RT_SCOPE_HOST, _RTN_LOCAL = 255, 4, 254, 2
+_RTA_OIF, _RTA_TABLE = 4, 15
+#: ``IP_PKTINFO`` and ``IP_FREEBIND`` (Python's socket module names neither); the IPv6 ones it has.
+IP_PKTINFO, IP_FREEBIND = 8, 15
+
+
+def want_destination(sock: _socket.socket) -> None:
+    """Have the kernel tell each datagram's destination address (``IP_PKTINFO``,
+    ``IPV6_RECVPKTINFO``): a client connected to ``127.0.0.53`` or to any other address
+    drops an answer that comes from another."""
+    if sock.family == _socket.AF_INET6:
+        sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_RECVPKTINFO, 1)
+        # IPv6 checks a source address against the interfaces' addresses, not the local
+        # routes: ``IP_FREEBIND`` lets the answer leave from any (every one is local here)
+        sock.setsockopt(_socket.IPPROTO_IP, IP_FREEBIND, 1)
+    else:
+        sock.setsockopt(_socket.IPPROTO_IP, IP_PKTINFO, 1)
+
+
+def capture_ports(rule_ports: Iterable[int], taken: Iterable[int]) -> list[int]:
+    """The TCP ports captured on every address: :data:`USUAL_PORTS` and ``rule_ports`` (the
+    ports ``allow`` rules name), less ``taken`` (the proxy's and ``host-loopback`` ports,
+    which listen on ``127.0.0.1``) and the DNS port (the stub's)."""
+    skip = {*taken, DNS_PORT}
+    return sorted({*USUAL_PORTS, *rule_ports} - skip)
+
+
+def add_local_routes(families: Iterable[int]) -> None:
+    """Make every address of each address family in ``families`` local to the calling
+    thread's network namespace: a ``local`` route of the whole space on ``lo`` in the
+    ``local`` table (``ip route add local 0.0.0.0/0 dev lo``), over netlink.  Needs
+    ``CAP_NET_ADMIN`` there; raises :class:`OSError` when the kernel refuses, and (never
+    the host's by mistake) in a namespace with any interface but ``lo``."""
+    with open("/proc/thread-self/net/dev", "rb") as table:
+        interfaces = {line.split(b":", 1)[0].strip() for line in table.read().splitlines()[2:] if b":" in line}
+    if interfaces != {b"lo"}:
+        raise OSError(0, "not a sandbox's network namespace (it has interfaces besides `lo`): no capture routes")
+    index = _socket.if_nametoindex("lo")
+    sock = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_RAW, 0)  # NETLINK_ROUTE
+    try:
+        sock.bind((0, 0))
+        for sequence, family in enumerate(sorted(set(families)), 1):
+            rtmsg = _struct.pack("=BBBBBBBBI", family, 0, 0, 0, _RT_TABLE_LOCAL, _RTPROT_STATIC, _RT_SCOPE_HOST,
+                                _RTN_LOCAL, 0)
+            attrs = _struct.pack("=HHI", 8, _RTA_OIF, index) + _struct.pack("=HHI", 8, _RTA_TABLE, _RT_TABLE_LOCAL)
+            body = rtmsg + attrs
+            flags = _NLM_F_REQUEST | _NLM_F_ACK | _NLM_F_CREATE | _NLM_F_EXCL
+            sock.send(_struct.pack("=IHHII", 16 + len(body), _RTM_NEWROUTE, flags, sequence, 0) + body)
+            reply = sock.recv(65536)
+            if len(reply) < 20:
+                raise OSError(0, "no answer from the kernel to a route request")
+            _, kind, _, _, _ = _struct.unpack_from("=IHHII", reply, 0)
+            error = _struct.unpack_from("=i", reply, 16)[0]
+            if kind != _NLMSG_ERROR or error:
+                code = -error
+                raise OSError(code, f"cannot make every address local in the sandbox's namespace: {os.strerror(code)}")
+    finally:
+        sock.close()
+
+
+def capture_specs(http_port: int, socks_port: int, loopback_ports: Sequence[int], rule_ports: Iterable[int],
+                  ipv6: bool) -> list[ListenSpec]:
+    """The sockets a capable namespace gets besides the proxy's and the ``host-loopback``
+    ones on ``127.0.0.1``: the stub resolver (UDP and TCP) and the capture listeners on the
+    wildcard addresses, and with ``ipv6`` the same on ``::`` plus the proxy and the
+    ``host-loopback`` ports on ``::1`` (a client that tries ``localhost``'s ``::1`` first)."""
+    ports = capture_ports(rule_ports, (http_port, socks_port, *loopback_ports))
+    wildcards = ("0.0.0.0", "::") if ipv6 else ("0.0.0.0",)
+    specs = [ListenSpec("dns", host, DNS_PORT, datagram) for host in wildcards for datagram in (True, False)]
+    if ipv6:
+        specs += [ListenSpec("proxy", "::1", http_port), ListenSpec("proxy", "::1", socks_port),
+                  *(ListenSpec(f"loopback:{port}", "::1", port) for port in loopback_ports)]
+    specs += [ListenSpec("capture", host, port) for host in wildcards for port in ports]
+    return specs
 
 
 def _loopback_flags(control: Any) -> int:
@@ -192,8 +276,6 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
     wildcard = {_socket.AF_INET6 if ":" in spec.host else _socket.AF_INET for spec in specs
                 if spec.host in ("0.0.0.0", "::")}
     if wildcard:  # capture (stockade.runtime.netstub): every address of the namespace is local
-        from stockade.runtime.netstub import add_local_routes
-
         add_local_routes(wildcard)
     sockets: list[Any] = []
     try:
@@ -205,8 +287,6 @@ def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
             if family == _socket.AF_INET6:  # `::` is IPv6 only (0.0.0.0 has its own listener)
                 sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 1)
             if spec.datagram:  # (the stub resolver's) answers leave from the address asked
-                from stockade.runtime.netstub import want_destination
-
                 want_destination(sock)
             sock.bind((spec.host, spec.port))
             if not spec.datagram:
@@ -250,8 +330,6 @@ class SandboxListeners:
         from select import POLLIN, poll
 
         choices = [list(specs), *(list(each) for each in fallbacks)]
-        if any(spec.datagram or spec.host in ("0.0.0.0", "::") for each in choices for spec in each):
-            import stockade.runtime.netstub  # noqa: F401 - (imported here: open_listeners uses it in the child)
         self.counts = [len(each) for each in choices]
         #: which of ``specs`` (0) and ``fallbacks`` (1, 2, ...) the listeners are for
         self.chosen = 0
@@ -343,16 +421,19 @@ class SandboxListeners:
 def _capable_here() -> bool:
     """Whether this process has ``CAP_SYS_ADMIN``, ``CAP_NET_ADMIN`` and
     ``CAP_NET_BIND_SERVICE`` in its own user namespace (so in every one below it), read from
-    ``/proc/self/status``."""
+    ``/proc/self/status`` (not read for a process that is not root: it takes the forked helper)."""
+    if os.geteuid() != 0:
+        return False
     try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"CapEff:"):
-                    need = 1 << 21 | 1 << 12 | 1 << 10
-                    return int(line.split()[1], 16) & need == need
+        fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            text = os.read(fd, 1 << 16)
+        finally:
+            os.close(fd)
+        need = 1 << 21 | 1 << 12 | 1 << 10
+        return int(text.split(b"CapEff:", 1)[1].split()[0], 16) & need == need
     except (OSError, ValueError, IndexError):
-        pass
-    return False
+        return False
 
 
 def _report_number(report: str, key: str) -> int | None:
