@@ -29,7 +29,8 @@ and ``tree_sitter*`` packages copied next to its home.
 
 The start-up figure is the median of the per-round differences (host rules minus no
 network rules, measured next to each other in each round, in alternating order), beside
-the difference of the two medians.  ``--against TREE`` measures another checkout of
+the difference of the two medians and the CPU time the host rules add (the processes'
+``getrusage``: on a loaded machine, what a run waits for).  ``--against TREE`` measures another checkout of
 stockade the same way in the same rounds (for instance ``main``, to see what a branch
 changed); ``--startup`` measures the start-up only.
 
@@ -103,14 +104,26 @@ class _Blob:
                 conn.sendall(self.chunk)
 
 
-def _times_ms(commands: dict[str, tuple[list[str], dict[str, str], Path]], n: int) -> dict[str, list[float]]:
-    """Each command's wall time in each of ``n`` rounds (in alternating order)."""
+def _children_cpu_ms() -> float:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
+
+
+def _times_ms(commands: dict[str, tuple[list[str], dict[str, str], Path]], n: int,
+              cpu: dict[str, list[float]] | None = None) -> dict[str, list[float]]:
+    """Each command's wall time in each of ``n`` rounds (in alternating order); with
+    ``cpu``, the CPU time of its processes there too."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     for round_ in range(n):
         for name, (argv, env, cwd) in (reversed(commands.items()) if round_ % 2 else commands.items()):
+            used = _children_cpu_ms()
             start = time.perf_counter()
             done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
             times[name].append((time.perf_counter() - start) * 1000)
+            if cpu is not None:
+                cpu.setdefault(name, []).append(_children_cpu_ms() - used)
             if done.returncode != 0:
                 sys.exit(f"{name} failed: {done.stderr[-500:]}")
     return times
@@ -223,7 +236,8 @@ def main() -> None:
                                                                    {**tree_env, "STOCKADE_HANDOFF": "off"}, run_ws)
         _times_ms(commands, 2)  # compile and cache the plans and verdicts
         loads = [os.getloadavg()[0]]
-        times = _times_ms(commands, n)
+        cpu: dict[str, list[float]] = {}
+        times = _times_ms(commands, n, cpu)
         loads.append(os.getloadavg()[0])
         print(f"stockade run -- true, {n} interleaved rounds (ms); load average {min(loads):.2f}-{max(loads):.2f}, "
               f"{os.cpu_count()} cores; added = median of the rounds' differences (difference of the medians):")
@@ -234,10 +248,12 @@ def main() -> None:
                 relay = times[f"{who}{tag}: host rules, no handoff"]
                 added = statistics.median(b - a for a, b in zip(base, broker, strict=True))
                 added_relay = statistics.median(b - a for a, b in zip(base, relay, strict=True))
+                cpu_added = (statistics.median(cpu[f"{who}{tag}: host rules (broker)"])
+                             - statistics.median(cpu[f"{who}{tag}: no network rules"]))
                 print(f"  {who + tag:24s} no network rules {statistics.median(base):7.1f}   host rules "
                       f"{statistics.median(broker):7.1f}   added {added:+.1f} ms "
-                      f"({statistics.median(broker) - statistics.median(base):+.1f})   without the handoff "
-                      f"{statistics.median(relay):7.1f}, added {added_relay:+.1f} ms")
+                      f"({statistics.median(broker) - statistics.median(base):+.1f}; CPU {cpu_added:+.1f})   "
+                      f"without the handoff {statistics.median(relay):7.1f}, added {added_relay:+.1f} ms")
         if startup_only:
             return
 
