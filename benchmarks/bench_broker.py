@@ -27,7 +27,15 @@ The normal user runs the interpreter that runs this benchmark when it can read i
 ``/usr/bin/python3`` of the same version with this interpreter's ``lark``, ``interegular``
 and ``tree_sitter*`` packages copied next to its home.
 
-Usage: ``python benchmarks/bench_broker.py [N]`` (default 20).  Linux with bubblewrap.
+The start-up figure is the median of the per-round differences (host rules minus no
+network rules, measured next to each other in each round, in alternating order), beside
+the difference of the two medians and the CPU time the host rules add (the processes'
+``getrusage``: on a loaded machine, what a run waits for).  ``--against TREE`` measures another checkout of
+stockade the same way in the same rounds (for instance ``main``, to see what a branch
+changed); ``--startup`` measures the start-up only.
+
+Usage: ``python benchmarks/bench_broker.py [N] [--startup] [--against TREE]`` (default N 20).
+Linux with bubblewrap.
 """
 
 from __future__ import annotations
@@ -96,16 +104,29 @@ class _Blob:
                 conn.sendall(self.chunk)
 
 
-def _median_ms(commands: dict[str, tuple[list[str], dict[str, str], Path]], n: int) -> dict[str, float]:
+def _children_cpu_ms() -> float:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
+
+
+def _times_ms(commands: dict[str, tuple[list[str], dict[str, str], Path]], n: int,
+              cpu: dict[str, list[float]] | None = None) -> dict[str, list[float]]:
+    """Each command's wall time in each of ``n`` rounds (in alternating order); with
+    ``cpu``, the CPU time of its processes there too."""
     times: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(n):
-        for name, (argv, env, cwd) in commands.items():
+    for round_ in range(n):
+        for name, (argv, env, cwd) in (reversed(commands.items()) if round_ % 2 else commands.items()):
+            used = _children_cpu_ms()
             start = time.perf_counter()
             done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
             times[name].append((time.perf_counter() - start) * 1000)
+            if cpu is not None:
+                cpu.setdefault(name, []).append(_children_cpu_ms() - used)
             if done.returncode != 0:
                 sys.exit(f"{name} failed: {done.stderr[-500:]}")
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
 
 
 def _speeds(argv: list[str], env: dict[str, str], cwd: Path) -> list[float]:
@@ -172,7 +193,15 @@ def _last_run_handoff(env: dict[str, str]) -> str:
 
 def main() -> None:
     """Measure and print the figures."""
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    args = sys.argv[1:]
+    startup_only = "--startup" in args
+    against = None
+    if "--against" in args:
+        at = args.index("--against")
+        against = str(Path(args[at + 1]).resolve())
+        del args[at:at + 2]
+    args = [arg for arg in args if arg != "--startup"]
+    n = int(args[0]) if args else 20
     work = Path(tempfile.mkdtemp(prefix="stockade-bench-broker-", dir="/var/tmp"))
     blob = _Blob()
     try:
@@ -194,22 +223,39 @@ def main() -> None:
             print(f"(no normal-user figures: {user})")
         else:
             runs["uid 65534 (normal user)"] = user
+        trees = {"": str(ROOT), **({f" [{Path(against).name}]": against} if against else {})}
         commands = {}
         for who, (run, run_env, run_ws) in runs.items():
-            commands[f"{who}: no network rules"] = ([*run, str(policies["none"]), "--", "true"], run_env, run_ws)
-            commands[f"{who}: host rules (broker)"] = ([*run, str(policies["hosts"]), "--", "true"], run_env, run_ws)
-            commands[f"{who}: host rules, no handoff"] = ([*run, str(policies["hosts"]), "--", "true"],
-                                                          {**run_env, "STOCKADE_HANDOFF": "off"}, run_ws)
-        _median_ms(commands, 2)  # compile and cache the plans and verdicts
-        figures = _median_ms(commands, n)
-        print(f"stockade run -- true, median of {n} interleaved runs (ms); load average "
-              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores:")
+            for tag, tree in trees.items():
+                tree_env = {**run_env, "PYTHONPATH": run_env["PYTHONPATH"].replace(str(ROOT), tree)}
+                commands[f"{who}{tag}: no network rules"] = ([*run, str(policies["none"]), "--", "true"], tree_env,
+                                                             run_ws)
+                commands[f"{who}{tag}: host rules (broker)"] = ([*run, str(policies["hosts"]), "--", "true"],
+                                                                tree_env, run_ws)
+                commands[f"{who}{tag}: host rules, no handoff"] = ([*run, str(policies["hosts"]), "--", "true"],
+                                                                   {**tree_env, "STOCKADE_HANDOFF": "off"}, run_ws)
+        _times_ms(commands, 2)  # compile and cache the plans and verdicts
+        loads = [os.getloadavg()[0]]
+        cpu: dict[str, list[float]] = {}
+        times = _times_ms(commands, n, cpu)
+        loads.append(os.getloadavg()[0])
+        print(f"stockade run -- true, {n} interleaved rounds (ms); load average {min(loads):.2f}-{max(loads):.2f}, "
+              f"{os.cpu_count()} cores; added = median of the rounds' differences (difference of the medians):")
         for who in runs:
-            base, broker = figures[f"{who}: no network rules"], figures[f"{who}: host rules (broker)"]
-            relay = figures[f"{who}: host rules, no handoff"]
-            print(f"  {who:24s} no network rules {base:7.1f}   host rules {broker:7.1f}   "
-                  f"×{broker / base:.3f}   {broker - base:+.1f} ms   (without the handoff {relay:7.1f}, "
-                  f"{relay - base:+.1f} ms)")
+            for tag in trees:
+                base = times[f"{who}{tag}: no network rules"]
+                broker = times[f"{who}{tag}: host rules (broker)"]
+                relay = times[f"{who}{tag}: host rules, no handoff"]
+                added = statistics.median(b - a for a, b in zip(base, broker, strict=True))
+                added_relay = statistics.median(b - a for a, b in zip(base, relay, strict=True))
+                cpu_added = (statistics.median(cpu[f"{who}{tag}: host rules (broker)"])
+                             - statistics.median(cpu[f"{who}{tag}: no network rules"]))
+                print(f"  {who + tag:24s} no network rules {statistics.median(base):7.1f}   host rules "
+                      f"{statistics.median(broker):7.1f}   added {added:+.1f} ms "
+                      f"({statistics.median(broker) - statistics.median(base):+.1f}; CPU {cpu_added:+.1f})   "
+                      f"without the handoff {statistics.median(relay):7.1f}, added {added_relay:+.1f} ms")
+        if startup_only:
+            return
 
         curl = ["curl", "-s", "-w", "%{speed_download}\n"]
         sink = ["-o", "/dev/null"]

@@ -12,8 +12,11 @@ How a connection gets out
 1. bubblewrap makes the sandbox's network namespace (``--unshare-net``) and holds the
    sandbox before its command (``--block-fd``); the host opens listening TCP sockets on
    that namespace's loopback — the HTTP proxy port, the SOCKS5 port and one port per
-   ``allow host-loopback:PORT`` — from a short-lived child of its own that enters the
-   namespace (:func:`listen_in_sandbox`), keeps them, and only then lets the command start.
+   ``allow host-loopback:PORT`` — from a short-lived helper that enters the namespace
+   (:class:`~stockade.runtime.netns.SandboxListeners`: a thread as root, a forked child
+   otherwise), keeps them, and only then lets the command start.  The :class:`Broker` is
+   made at the sandbox's first use of the network (:class:`~stockade.runtime.netns.Standby`
+   holds the listeners until then).
    Nothing inside holds a descriptor of those listeners, and no unix socket is made or
    reachable there: the seccomp filter that refuses ``socket(AF_UNIX)`` stays as it is.
    The one program of stockade that runs inside is the connect launcher of the handoff
@@ -66,9 +69,25 @@ from __future__ import annotations
 import _socket
 import _thread
 import os
-import sys
 import time
 
+from stockade.runtime.netns import (  # noqa: F401 - (the names this module had before they moved there)
+    HTTP_PROXY_PORT,
+    SOCKS_PORT,
+    ListenSpec,
+    SandboxListeners,
+    _close,
+    _has_ipv6,
+    _Task,
+    capture_attempts,
+    libc_errno,
+    libc_function,
+    listener_specs,
+    loopback_up,
+    open_listeners,
+    proxy_environment,
+    proxy_ports,
+)
 from stockade.runtime.record import Record
 
 TYPE_CHECKING = False
@@ -83,10 +102,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     Resolver = Callable[[str], Sequence[str]]
 
-#: The ports the broker listens on inside the sandbox (its namespace is its own: any port
-#: is free there); moved up when a ``host-loopback`` grant takes one.
-HTTP_PROXY_PORT = 3128
-SOCKS_PORT = 1080
 #: The host name that stands for the host's loopback in the IR's queries.
 HOST_LOOPBACK = "host-loopback"
 #: The most bytes of an HTTP request head the broker reads.
@@ -100,21 +115,6 @@ HEAD_TIMEOUT = 30.0
 MAX_CONNECTIONS = 512
 CONNECT_TIMEOUT = 10.0
 _BUFFER = 1 << 18
-
-def proxy_environment(http_port: int = HTTP_PROXY_PORT, socks_port: int = SOCKS_PORT) -> dict[str, str]:
-    """The variables that point clients at the broker inside the sandbox: the standard
-    ones (curl, Python, Go, git's libcurl) and the spellings pip, npm, yarn and cargo read."""
-    http = f"http://127.0.0.1:{http_port}"
-    socks = f"socks5h://127.0.0.1:{socks_port}"
-    no_proxy = "localhost,127.0.0.1,::1"
-    return {
-        "HTTP_PROXY": http, "http_proxy": http, "HTTPS_PROXY": http, "https_proxy": http,
-        "ALL_PROXY": socks, "all_proxy": socks, "NO_PROXY": no_proxy, "no_proxy": no_proxy,
-        "PIP_PROXY": http, "npm_config_proxy": http, "npm_config_https_proxy": http,
-        "npm_config_noproxy": no_proxy, "YARN_HTTP_PROXY": http, "YARN_HTTPS_PROXY": http,
-        "CARGO_HTTP_PROXY": http,
-    }
-
 
 def system_resolver(name: str) -> list[str]:
     """The addresses of ``name`` as the host resolves it (``getaddrinfo``), in order."""
@@ -304,323 +304,6 @@ def _host_name(text: str) -> bool:
     return all(label and len(label) <= 63 and set(label) <= allowed for label in text.split("."))
 
 
-#: ``setns`` flags of a network and a user namespace; the ``ioctl`` that opens the
-#: user namespace owning a namespace; ``ioctl`` numbers for an interface's flags.
-CLONE_NEWNET = 0x40000000
-CLONE_NEWUSER = 0x10000000
-NS_GET_USERNS = 0xB701
-SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
-#: Seconds the host waits for bubblewrap to bring the sandbox's loopback up.
-LOOPBACK_WAIT = 10.0
-
-
-_LIBC: dict[str, Any] = {}
-
-
-def libc_function(name: str) -> Callable[..., int]:
-    """libc's function ``name`` (returning an ``int``; ``errno`` kept for :func:`libc_errno`),
-    through ``_ctypes`` itself: the ``ctypes`` package costs several milliseconds to import,
-    and Python 3.11 has no ``os.setns``.  Raises :class:`OSError` where it cannot be had."""
-    found = _LIBC.get(name)
-    if found is not None:
-        return found
-    try:
-        import _ctypes
-    except ImportError as exc:
-        raise OSError(0, f"no ctypes: {exc}") from None
-    try:
-        library: Any = _LIBC.get("")
-        if library is None:
-            class CInt(_ctypes._SimpleCData):
-                _type_ = "i"
-
-            class Function(_ctypes.CFuncPtr):
-                _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-                _restype_ = CInt
-
-            class Libc:
-                _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_GLOBAL)  # type: ignore[arg-type]
-
-            libc: Any = Libc()
-            library = _LIBC[""] = (Function, libc)
-        found = _LIBC[name] = library[0]((name, library[1]))
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise OSError(0, f"libc's {name} is not available: {exc}") from None
-    return found
-
-
-def libc_errno() -> int:
-    """The ``errno`` of the last call of a :func:`libc_function` on this thread."""
-    import _ctypes
-
-    return int(_ctypes.get_errno())
-
-
-def _libc_namespace_calls() -> tuple[Callable[[int, int], int], Callable[[], int]]:
-    """libc's ``setns`` and its ``errno`` reader, had before a fork (the child imports
-    nothing); raises :class:`OSError` where they cannot be had."""
-    setns = libc_function("setns")
-    import _ctypes
-
-    return setns, _ctypes.get_errno
-
-
-class ListenSpec(Record):
-    """One socket the broker holds inside the sandbox's network namespace: what it serves
-    (``kind``: ``proxy`` or ``loopback:PORT``), where (``host``, ``port``) and whether it is
-    a datagram socket."""
-
-    kind: str
-    host: str = "127.0.0.1"
-    port: int = 0
-    datagram: bool = False
-
-
-def _loopback_flags(control: Any) -> int:
-    import fcntl
-
-    request = b"lo".ljust(16, b"\0")
-    return int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18], sys.byteorder)
-
-
-def _await_loopback(timeout: float) -> None:
-    """Wait until ``lo`` of the calling thread's network namespace is up: bubblewrap's
-    sandbox brings it up itself (address, then link) while the host listens there, and an
-    address added twice would fail its set-up.  Raises :class:`OSError` after ``timeout``."""
-    control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
-    try:
-        deadline = time.monotonic() + timeout
-        while not _loopback_flags(control) & IFF_UP:
-            if time.monotonic() > deadline:
-                raise OSError(0, f"its loopback did not come up within {timeout:g} s")
-            time.sleep(0.0002)
-    finally:
-        control.close()
-
-
-def loopback_up() -> None:
-    """Bring up ``lo`` of the calling thread's network namespace (needs ``CAP_NET_ADMIN`` there)."""
-    import fcntl
-
-    control = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)  # (not `socket`: ~3 ms to import)
-    try:
-        request = b"lo".ljust(16, b"\0")
-        flags = int.from_bytes(fcntl.ioctl(control.fileno(), SIOCGIFFLAGS, request + bytes(24))[16:18],
-                               sys.byteorder)
-        fcntl.ioctl(control.fileno(), SIOCSIFFLAGS, request + (flags | IFF_UP).to_bytes(2, sys.byteorder) + bytes(22))
-    finally:
-        control.close()
-
-
-def open_listeners(specs: Sequence[ListenSpec]) -> list[Any]:
-    """Bring the namespace's loopback up and open one socket per spec, in order, in the
-    calling thread's network namespace (the sandbox's); closes what it opened on failure."""
-    loopback_up()
-    wildcard = {_socket.AF_INET6 if ":" in spec.host else _socket.AF_INET for spec in specs
-                if spec.host in ("0.0.0.0", "::")}
-    if wildcard:  # capture (stockade.runtime.netstub): every address of the namespace is local
-        from stockade.runtime.netstub import add_local_routes
-
-        add_local_routes(wildcard)
-    sockets: list[Any] = []
-    try:
-        for spec in specs:
-            family = _socket.AF_INET6 if ":" in spec.host else _socket.AF_INET
-            sock = _socket.socket(family, _socket.SOCK_DGRAM if spec.datagram else _socket.SOCK_STREAM)
-            sockets.append(sock)
-            sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-            if family == _socket.AF_INET6:  # `::` is IPv6 only (0.0.0.0 has its own listener)
-                sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 1)
-            if spec.datagram:  # (the stub resolver's) answers leave from the address asked
-                from stockade.runtime.netstub import want_destination
-
-                want_destination(sock)
-            sock.bind((spec.host, spec.port))
-            if not spec.datagram:
-                sock.listen(512)
-    except BaseException:
-        for sock in sockets:
-            _close(sock)
-        raise
-    return sockets
-
-
-class SandboxListeners:
-    """The broker's listening sockets, opened inside the network namespace of a sandbox that
-    bubblewrap made and holds before its command (``--block-fd``), and held by this process
-    only.
-
-    bubblewrap reports the sandbox's process and namespaces on ``--info-fd`` (``report_fd``
-    here) once it has made them.  A short-lived child of this process, forked at once so
-    that its start overlaps bubblewrap's, reads that report, names the process by a pidfd
-    and checks it — alive, a child of ``parent`` (that bubblewrap), in the network namespace
-    the report names — then enters the user namespace that owns that network namespace
-    (``NS_GET_USERNS``: bubblewrap nests another one inside it; this uid made it, so it has
-    every capability there, and a forked child is single-threaded, as entering a user
-    namespace needs), then the network namespace.  It waits for the sandbox to bring its
-    loopback up, opens one socket per spec (:func:`open_listeners`; when that fails, one per
-    spec of each of ``fallbacks`` in turn), sends them back over a socket pair
-    (``SCM_RIGHTS``) and exits.  Nothing of the sandbox has run yet and nothing
-    it could write is read.  The child runs no import and takes no lock.
-    """
-
-    def __init__(self, report_fd: int, parent: int, specs: Sequence[ListenSpec], timeout: float = 30.0, *,
-                 fallbacks: Sequence[Sequence[ListenSpec]] = ()):
-        import fcntl  # noqa: F401 - (before the fork: the child imports nothing; open_listeners uses it)
-        from select import POLLIN, poll
-
-        choices = [list(specs), *(list(each) for each in fallbacks)]
-        if any(spec.datagram or spec.host in ("0.0.0.0", "::") for each in choices for spec in each):
-            import stockade.runtime.netstub  # noqa: F401 - (imported here: open_listeners uses it in the child)
-        self.counts = [len(each) for each in choices]
-        #: which of ``specs`` (0) and ``fallbacks`` (1, 2, ...) the listeners are for
-        self.chosen = 0
-        setns, get_errno = _libc_namespace_calls()
-        here, there = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        try:
-            self.child = os.fork()
-        except BaseException:
-            here.close()
-            there.close()
-            raise
-        if self.child == 0:  # pragma: no cover - the child (coverage does not follow it)
-            status = 1
-            try:
-                here.close()
-                said = _helper(report_fd, parent, choices, timeout, setns, get_errno, poll, POLLIN, there)
-                status = 0 if not said else 1
-                if said:
-                    there.sendall(said.encode("utf-8", "replace"))
-            except BaseException as exc:
-                try:
-                    there.sendall(f"E{getattr(exc, 'strerror', None) or exc}".encode("utf-8", "replace"))
-                except BaseException:
-                    pass
-            finally:
-                os._exit(status)
-        there.close()
-        self._channel = here
-
-    def result(self) -> list[Any] | None:
-        """The listeners, in the order of the specs that opened (:attr:`chosen`: the first of
-        ``specs`` and then ``fallbacks`` that did); None when bubblewrap ended before it made the
-        sandbox (its own error says why).  Raises :class:`OSError` saying which step failed."""
-        try:
-            data, ancillary, _, _ = self._channel.recvmsg(4096, _socket.CMSG_SPACE(4 * max(self.counts)),
-                                                          _socket.MSG_CMSG_CLOEXEC)
-        finally:
-            self._channel.close()
-            self.reap()  # (it exits once it has answered: gone before the sandbox's command starts)
-        fds: list[int] = []
-        for level, kind, payload in ancillary:
-            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % 4
-                fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, usable, 4)]
-        if data[:1] == b"L" and len(data) == 2 and data[1] < len(self.counts) and len(fds) == self.counts[data[1]]:
-            self.chosen = data[1]
-            return [_socket.socket(fileno=fd) for fd in fds]
-        for fd in fds:
-            os.close(fd)
-        if data[:1] == b"N":
-            return None
-        raise OSError(0, data[1:].decode("utf-8", "replace") if data[:1] == b"E"
-                      else "the helper that listens inside the sandbox ended without an answer")
-
-    def reap(self, block: bool = True) -> None:
-        """Collect the helper's exit (it exits once it has answered)."""
-        if self.child and os.waitpid(self.child, 0 if block else os.WNOHANG)[0]:
-            self.child = 0
-
-
-def _report_number(report: str, key: str) -> int | None:
-    """The number after ``"key":`` in bubblewrap's JSON report (no ``json`` import for it)."""
-    at = report.find(f'"{key}":')
-    if at < 0:
-        return None
-    text = report[at + len(key) + 3:].lstrip()
-    end = 0
-    while end < len(text) and text[end].isdigit():
-        end += 1
-    return int(text[:end]) if end else None
-
-
-def _helper(report_fd: int, parent: int, choices: Sequence[Sequence[ListenSpec]], timeout: float,
-            setns: Callable[[int, int], int], get_errno: Callable[[], int], poll: Any, pollin: int,
-            channel: Any) -> str:  # pragma: no cover - runs in the forked child
-    """The forked child's work (see :class:`SandboxListeners`): "" when the listeners were
-    sent, else the answer to send (``N``: no sandbox was made; ``E`` and why)."""
-    deadline = time.monotonic() + timeout
-    report = b""
-    waiter = poll()
-    waiter.register(report_fd, pollin)
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not waiter.poll(int(left * 1000) + 1):
-            return f"Ebubblewrap did not report its sandbox within {timeout:g} s"
-        chunk = os.read(report_fd, 4096)
-        if not chunk:
-            break
-        report += chunk
-    text = report.decode("utf-8", "replace")
-    if not text.strip():
-        return "N"
-    pid, netns_id = _report_number(text, "child-pid"), _report_number(text, "net-namespace")
-    if pid is None:
-        return f"Ebubblewrap's report names no process: `{text[:200]}`"
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except OSError as exc:
-        if exc.errno != 38:  # ENOSYS: a kernel before 5.3 (the parent and namespace checks remain)
-            return f"Ethe sandbox's process {pid} is gone: {exc.strerror}"
-        pidfd = None
-    try:
-        netfd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as exc:
-        return f"Ecannot open the sandbox's network namespace: {exc.strerror}"
-    if netns_id is not None and os.fstat(netfd).st_ino != netns_id:
-        return f"Eprocess {pid} is not in the network namespace bubblewrap made"
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rpartition(b")")[2].split()
-    except OSError:
-        fields = []
-    if len(fields) < 2 or fields[1] != str(parent).encode():
-        return f"Eprocess {pid} is not bubblewrap's child"
-    if pidfd is not None:
-        alive = poll()
-        alive.register(pidfd, pollin)
-        if alive.poll(0):
-            return f"Ethe sandbox's process {pid} ended before its command started"
-    import fcntl  # (imported by the parent before the fork: no import happens here)
-
-    try:
-        userfd = fcntl.ioctl(netfd, NS_GET_USERNS)
-    except OSError as exc:
-        return ("Ecannot find the user namespace of the sandbox's network namespace (`NS_GET_USERNS`, Linux "
-                f"4.9): {exc.strerror}")
-    own = os.stat("/proc/self/ns/user")
-    if (own.st_dev, own.st_ino) != (os.fstat(userfd).st_dev, os.fstat(userfd).st_ino) \
-            and setns(userfd, CLONE_NEWUSER) != 0:
-        return f"Ecannot enter the sandbox's user namespace: {os.strerror(get_errno())}"
-    if setns(netfd, CLONE_NEWNET) != 0:
-        return f"Ecannot enter the sandbox's network namespace: {os.strerror(get_errno())}"
-    try:
-        _await_loopback(max(deadline - time.monotonic(), 0.0))
-    except OSError as exc:
-        return f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
-    problem = ""
-    for index, specs in enumerate(choices):  # the first set that opens
-        try:
-            sockets = open_listeners(specs)
-        except OSError as exc:
-            problem = f"Ecannot listen inside the sandbox: {exc.strerror or exc}"
-            continue
-        passed = b"".join(sock.fileno().to_bytes(4, sys.byteorder) for sock in sockets)
-        channel.sendmsg([b"L" + bytes([index])], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, passed)])
-        return ""
-    return problem
-
-
 class BrokerHooks(Record):
     """What a caller of ``stockade.runtime.session.run`` may give the broker: a resolver
     (default: the host's, :func:`system_resolver`; tests give a :class:`TableResolver`) and
@@ -672,10 +355,7 @@ class Broker:
         self.base = dict(base or {})
         self.resolver = resolver
         self.on_start = on_start
-        taken = set(self.loopback_ports)
-        self.http_port = _free_port(HTTP_PROXY_PORT, taken)
-        taken.add(self.http_port)
-        self.socks_port = _free_port(SOCKS_PORT, taken)
+        self.http_port, self.socks_port = proxy_ports(self.loopback_ports)
         self.judge: Judge | None = None
         self.events: list[dict[str, Any]] = []
         self.problems: list[str] = []
@@ -698,17 +378,10 @@ class Broker:
     # -- the sandbox side -------------------------------------------------------------------
 
     def listen_specs(self) -> list[ListenSpec]:
-        """The sockets the broker holds inside the sandbox, in order: HTTP proxy, SOCKS5,
-        then every ``host-loopback`` port; with :attr:`capture`, then the stub resolver's and
-        the capture listeners (:func:`stockade.runtime.netstub.capture_specs`)."""
-        specs = [ListenSpec("proxy", port=self.http_port), ListenSpec("proxy", port=self.socks_port),
-                 *(ListenSpec(f"loopback:{port}", port=port) for port in self.loopback_ports)]
-        if self.capture:
-            from stockade.runtime.netstub import capture_specs
-
-            specs += capture_specs(self.http_port, self.socks_port, self.loopback_ports, self.rule_ports,
-                                   self.capture_ipv6)
-        return specs
+        """The sockets the broker holds inside the sandbox, in order
+        (:func:`stockade.runtime.netns.listener_specs` for its ports and :attr:`capture`)."""
+        return listener_specs(self.http_port, self.socks_port, self.loopback_ports, self.rule_ports, self.capture,
+                              self.capture_ipv6)
 
     def environment(self) -> dict[str, str]:
         """The proxy variables for the sandbox (:func:`proxy_environment`)."""
@@ -733,7 +406,7 @@ class Broker:
 
     def adopt(self, listeners: Sequence[Any]) -> None:
         """Take the sandbox's listening sockets, one per :meth:`listen_specs` entry in order
-        (:func:`listen_in_sandbox` opens them); :meth:`serve` then accepts on them."""
+        (:class:`~stockade.runtime.netns.SandboxListeners` opens them); :meth:`serve` then accepts on them."""
         if len(listeners) != len(self.listen_specs()):
             raise ValueError(f"{len(listeners)} listeners for {len(self.listen_specs())} specs")
         try:  # (the sandbox's namespace, named for the connect handoff: SO_NETNS_COOKIE, Linux 5.14)
@@ -746,10 +419,7 @@ class Broker:
         """The listener sets to try inside the sandbox's namespace, in order: with the stub
         resolver and capture on IPv4 and IPv6, on IPv4 only, then without them (a kernel or
         namespace that refuses the routes or port 53); :meth:`choose` then says which opened."""
-        self._attempts = [(True, True), (True, False)] if _has_ipv6() else [(True, False)]
-        if not self.may_capture:
-            self._attempts = []
-        self._attempts.append((False, False))
+        self._attempts = capture_attempts(self.may_capture)
         out = []
         for capture, ipv6 in self._attempts:
             self.capture, self.capture_ipv6 = capture, ipv6
@@ -757,17 +427,19 @@ class Broker:
         self.choose(0)
         return out
 
-    def start_handoff(self, channel: Any) -> None:
+    def start_handoff(self, channel: Any, listener: int = -1) -> None:
         """Serve the connect handoff (:mod:`stockade.runtime.handoff`) for a sandbox whose
-        command starts through the launcher, whose listener comes on ``channel``; after
-        :meth:`serve` (the listeners name the sandbox's namespace)."""
+        command starts through the launcher, whose listener comes on ``channel`` (or came
+        already: ``listener``); after :meth:`serve` (the listeners name the sandbox's namespace)."""
         from stockade.runtime.handoff import Handoff
 
         with self._lock:
             if self._stopped:
                 channel.close()
+                if listener >= 0:
+                    os.close(listener)
                 return
-            self.handoff = Handoff(self, channel)
+            self.handoff = Handoff(self, channel, listener)
         self.handoff.start()
 
     def choose(self, index: int) -> None:
@@ -1351,41 +1023,6 @@ class Broker:
         return lines
 
 
-class _Task:
-    """A thread that can be joined, on ``_thread`` (``threading`` is not on ``stockade
-    run``'s path: it costs an import; these threads never outlive the process's exit)."""
-
-    def __init__(self, target: Callable[..., object], *args: Any):
-        self._done = self.done_flag()
-        self.ident: int | None = None
-
-        def run() -> None:
-            try:
-                target(*args)
-            finally:
-                self._done.release()
-
-        self.ident = _thread.start_new_thread(run, ())
-
-    @staticmethod
-    def done_flag() -> Any:
-        """A lock held until released once (``acquire`` waits for it)."""
-        flag = _thread.allocate_lock()
-        flag.acquire()
-        return flag
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the end (at most ``timeout`` seconds); whether it ended."""
-        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
-            return False
-        self._done.release()
-        return True
-
-    def alive(self) -> bool:
-        """Whether it is still running."""
-        return bool(self._done.locked())
-
-
 def _printable(text: str) -> str:
     """``text`` with every character outside printable ASCII escaped (``\\x0d``): a host name
     the sandbox sent (CR, LF, terminal escapes) cannot forge lines in the records' renderings
@@ -1406,11 +1043,6 @@ def _because(decision: Decision | Mapping[str, Any]) -> str:
     return reason
 
 
-def _has_ipv6() -> bool:
-    """Whether this kernel has IPv6 (the namespace gets capture on it too)."""
-    return bool(_socket.has_ipv6) and os.path.exists("/proc/net/if_inet6")
-
-
 def _reset(conn: Any) -> None:
     """Close ``conn`` with a reset (``SO_LINGER`` 0): the client sees the connection refused."""
     try:
@@ -1418,13 +1050,6 @@ def _reset(conn: Any) -> None:
         conn.close()
     except OSError:
         pass
-
-
-def _free_port(wanted: int, taken: set[int]) -> int:
-    port = wanted
-    while port in taken:
-        port += 1
-    return port
 
 
 def _split_host_port(text: str, default: int | None) -> tuple[str | None, int | None]:
@@ -1756,14 +1381,3 @@ def _splice(source: socket.socket, sink: socket.socket, counts: list[int], index
     finally:
         os.close(read_end)
         os.close(write_end)
-
-
-def _close(sock: Any) -> None:
-    try:
-        sock.shutdown(_socket.SHUT_RDWR)
-    except OSError:
-        pass
-    try:
-        sock.close()
-    except OSError:
-        pass

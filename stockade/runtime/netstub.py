@@ -2,8 +2,8 @@
 
 Where the broker's listeners are opened with the capabilities of the sandbox's network
 namespace (as root: the host makes the namespace itself), the namespace gets three more
-things (all set up by :func:`stockade.runtime.broker.open_listeners`, from the
-:class:`~stockade.runtime.broker.ListenSpec` records :func:`capture_specs` gives):
+things (all set up by :func:`stockade.runtime.netns.open_listeners`, from the
+:class:`~stockade.runtime.netns.ListenSpec` records :func:`~stockade.runtime.netns.capture_specs` gives):
 
 1. **Every address is local.**  A ``local 0.0.0.0/0 dev lo`` route (and ``local ::/0``),
    added over netlink (:func:`add_local_routes`; no ``ip`` binary, no ``iptables``), makes
@@ -38,18 +38,24 @@ import _socket
 import _struct as struct  # (not `struct`: the run path does without its Python wrapper)
 import _thread
 
+from stockade.runtime.netns import (  # noqa: F401 - (the namespace side lives there; the names are had from here too)
+    DNS_PORT,
+    IP_FREEBIND,
+    IP_PKTINFO,
+    USUAL_PORTS,
+    add_local_routes,
+    capture_ports,
+    capture_specs,
+    want_destination,
+)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
     from stockade.compiler.ir import PolicyIR
-    from stockade.runtime.broker import ListenSpec
 
-#: The ports captured besides those ``allow`` rules name: ssh, HTTP, HTTPS.
-USUAL_PORTS = (22, 80, 443)
-#: The DNS port.
-DNS_PORT = 53
 #: The fake addresses the stub hands out (the first and last of the range are not used).
 POOL = ("198.18.0.0", 15)
 #: The most names the stub remembers in one run (later new names get ``SERVFAIL``).
@@ -65,11 +71,6 @@ TYPE_A, TYPE_PTR, TYPE_AAAA = 1, 12, 28
 CLASS_IN = 1
 NOERROR, FORMERR, SERVFAIL, NXDOMAIN, NOTIMP, REFUSED = 0, 1, 2, 3, 4, 5
 
-# netlink (rtnetlink(7)): a `local` route of the whole address space on `lo`
-_RTM_NEWROUTE, _NLMSG_ERROR = 24, 2
-_NLM_F_REQUEST, _NLM_F_ACK, _NLM_F_EXCL, _NLM_F_CREATE = 0x1, 0x4, 0x200, 0x400
-_RT_TABLE_LOCAL, _RTPROT_STATIC, _RT_SCOPE_HOST, _RTN_LOCAL = 255, 4, 254, 2
-_RTA_OIF, _RTA_TABLE = 4, 15
 
 
 class DnsError(ValueError):
@@ -366,23 +367,6 @@ def _formerr(packet: bytes) -> bytes | None:
 
 # -- datagrams: the reply leaves from the address the query went to ------------------------------
 
-#: ``IP_PKTINFO`` and ``IP_FREEBIND`` (Python's socket module names neither); the IPv6 ones it has.
-IP_PKTINFO, IP_FREEBIND = 8, 15
-
-
-def want_destination(sock: _socket.socket) -> None:
-    """Have the kernel tell each datagram's destination address (``IP_PKTINFO``,
-    ``IPV6_RECVPKTINFO``): a client connected to ``127.0.0.53`` or to any other address
-    drops an answer that comes from another."""
-    if sock.family == _socket.AF_INET6:
-        sock.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_RECVPKTINFO, 1)
-        # IPv6 checks a source address against the interfaces' addresses, not the local
-        # routes: ``IP_FREEBIND`` lets the answer leave from any (every one is local here)
-        sock.setsockopt(_socket.IPPROTO_IP, IP_FREEBIND, 1)
-    else:
-        sock.setsockopt(_socket.IPPROTO_IP, IP_PKTINFO, 1)
-
-
 def receive(sock: _socket.socket) -> tuple[bytes, tuple[Any, ...], list[tuple[int, int, bytes]]]:
     """One datagram: ``(data, sender, ancillary)``, the ancillary data to answer from the
     address it was sent to (see :func:`reply`)."""
@@ -399,67 +383,3 @@ def receive(sock: _socket.socket) -> tuple[bytes, tuple[Any, ...], list[tuple[in
 def reply(sock: _socket.socket, data: bytes, peer: tuple[Any, ...], source: list[tuple[int, int, bytes]]) -> None:
     """Send ``data`` to ``peer`` from the address :func:`receive` saw the query go to."""
     sock.sendmsg([data], source, 0, peer)
-
-
-# -- the namespace side ---------------------------------------------------------------------------
-
-
-def capture_ports(rule_ports: Iterable[int], taken: Iterable[int]) -> list[int]:
-    """The TCP ports captured on every address: :data:`USUAL_PORTS` and ``rule_ports`` (the
-    ports ``allow`` rules name), less ``taken`` (the proxy's and ``host-loopback`` ports,
-    which listen on ``127.0.0.1``) and the DNS port (the stub's)."""
-    skip = {*taken, DNS_PORT}
-    return sorted({*USUAL_PORTS, *rule_ports} - skip)
-
-
-def add_local_routes(families: Iterable[int]) -> None:
-    """Make every address of each address family in ``families`` local to the calling
-    thread's network namespace: a ``local`` route of the whole space on ``lo`` in the
-    ``local`` table (``ip route add local 0.0.0.0/0 dev lo``), over netlink.  Needs
-    ``CAP_NET_ADMIN`` there; raises :class:`OSError` when the kernel refuses, and (never
-    the host's by mistake) in a namespace with any interface but ``lo``."""
-    with open("/proc/thread-self/net/dev", "rb") as table:
-        interfaces = {line.split(b":", 1)[0].strip() for line in table.read().splitlines()[2:] if b":" in line}
-    if interfaces != {b"lo"}:
-        raise OSError(0, "not a sandbox's network namespace (it has interfaces besides `lo`): no capture routes")
-    index = _socket.if_nametoindex("lo")
-    sock = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_RAW, 0)  # NETLINK_ROUTE
-    try:
-        sock.bind((0, 0))
-        for sequence, family in enumerate(sorted(set(families)), 1):
-            rtmsg = struct.pack("=BBBBBBBBI", family, 0, 0, 0, _RT_TABLE_LOCAL, _RTPROT_STATIC, _RT_SCOPE_HOST,
-                                _RTN_LOCAL, 0)
-            attrs = struct.pack("=HHI", 8, _RTA_OIF, index) + struct.pack("=HHI", 8, _RTA_TABLE, _RT_TABLE_LOCAL)
-            body = rtmsg + attrs
-            flags = _NLM_F_REQUEST | _NLM_F_ACK | _NLM_F_CREATE | _NLM_F_EXCL
-            sock.send(struct.pack("=IHHII", 16 + len(body), _RTM_NEWROUTE, flags, sequence, 0) + body)
-            reply = sock.recv(65536)
-            if len(reply) < 20:
-                raise OSError(0, "no answer from the kernel to a route request")
-            _, kind, _, _, _ = struct.unpack_from("=IHHII", reply, 0)
-            error = struct.unpack_from("=i", reply, 16)[0]
-            if kind != _NLMSG_ERROR or error:
-                import os
-
-                code = -error
-                raise OSError(code, f"cannot make every address local in the sandbox's namespace: {os.strerror(code)}")
-    finally:
-        sock.close()
-
-
-def capture_specs(http_port: int, socks_port: int, loopback_ports: Sequence[int], rule_ports: Iterable[int],
-                  ipv6: bool) -> list[ListenSpec]:
-    """The sockets a capable namespace gets besides the proxy's and the ``host-loopback``
-    ones on ``127.0.0.1``: the stub resolver (UDP and TCP) and the capture listeners on the
-    wildcard addresses, and with ``ipv6`` the same on ``::`` plus the proxy and the
-    ``host-loopback`` ports on ``::1`` (a client that tries ``localhost``'s ``::1`` first)."""
-    from stockade.runtime.broker import ListenSpec
-
-    ports = capture_ports(rule_ports, (http_port, socks_port, *loopback_ports))
-    wildcards = ("0.0.0.0", "::") if ipv6 else ("0.0.0.0",)
-    specs = [ListenSpec("dns", host, DNS_PORT, datagram) for host in wildcards for datagram in (True, False)]
-    if ipv6:
-        specs += [ListenSpec("proxy", "::1", http_port), ListenSpec("proxy", "::1", socks_port),
-                  *(ListenSpec(f"loopback:{port}", "::1", port) for port in loopback_ports)]
-    specs += [ListenSpec("capture", host, port) for host in wildcards for port in ports]
-    return specs

@@ -523,12 +523,12 @@ def _confined(outcome: RunOutcome, plan: Mapping[str, Any], ctx: Mapping[str, st
         command = argv
         if plan.get("broker") is not None and outcome.backend == "bwrap":
             bridge = _start_broker(plan, outcome.audit, base, hooks, prefix)
-            env = {**env, **bridge.broker.environment()}
+            env = {**env, **bridge.environment}
             run_prefix = [*prefix[:-1], *bridge.options, prefix[-1]]  # (before the final `--`)
             command = [*bridge.argv, *argv]  # (the connect launcher, when there is one, execs argv)
         elif plan.get("broker") is not None and outcome.backend == "seatbelt":
             bridge = _start_host_broker(plan, outcome.audit, base, hooks)
-            env = {**env, **bridge.broker.environment()}
+            env = {**env, **bridge.environment}
             run_prefix = seatbelt_broker_prefix(prefix, bridge.broker.http_port)
         try:
             host_cwd = ctx["workspace"] if outcome.backend == "bwrap" or overlay else ctx.get("cwd") or ctx["workspace"]
@@ -579,20 +579,32 @@ class _Bridge:
     has made them) and ``--block-fd`` (the sandbox waits there, set up, before the command
     starts).  :meth:`started`, called once bubblewrap has started, reads the report, opens
     the broker's listeners inside that namespace from the host
-    (:class:`~stockade.runtime.broker.SandboxListeners`), starts the broker, and only then
+    (:class:`~stockade.runtime.netns.SandboxListeners`), hands them to the broker (or to the
+    :class:`~stockade.runtime.netns.Standby` that makes it at the first use), and only then
     lets the command start.  When any of that fails it raises R508 and leaves the sandbox
     held: the caller kills it before :meth:`close` lets go of the block, so the command
     never starts.
 
-    ``launch`` (:class:`~stockade.runtime.handoff.Launch`, or None and ``why_not``): the
-    connect launcher, run by bubblewrap before the command (:attr:`argv` goes before it);
-    its listener reaches the broker for the connect handoff.
+    ``make_broker`` makes the :class:`~stockade.runtime.broker.Broker` (for ``loopback_ports``,
+    whose proxy variables :attr:`environment` holds before it exists): with ``standby`` (the
+    :class:`~stockade.runtime.netns.Standby`'s arguments), :attr:`broker` is a standby that
+    calls it at the sandbox's first use of the network; without, :meth:`started` calls it
+    once bubblewrap runs, so that the broker's modules load while bubblewrap sets the
+    sandbox up.  :attr:`broker` is there from :meth:`started` on.  ``launch``
+    (:class:`~stockade.runtime.launcher.Launch`, or None and ``why_not``): the connect
+    launcher, run by bubblewrap before the command (:attr:`argv` goes before it); its
+    listener reaches the broker for the connect handoff.
     """
 
-    def __init__(self, broker: Any, launch: Any = None, why_not: str = ""):
+    def __init__(self, make_broker: Callable[[], Any], loopback_ports: Sequence[int] = (), launch: Any = None,
+                 why_not: str = "", *, standby: Mapping[str, Any] | None = None):
         from stockade.runtime.execute import _pipe
+        from stockade.runtime.proxyenv import proxy_environment, proxy_ports
 
-        self.broker = broker
+        self._make_broker = make_broker
+        self._standby = standby
+        self.broker: Any = None
+        self.environment = proxy_environment(*proxy_ports(loopback_ports))
         self._info, info_write = _pipe()
         block_read, self._block = _pipe()
         self._own_fds: tuple[int, ...] = (info_write, block_read)
@@ -610,8 +622,11 @@ class _Bridge:
     def handoff_state(self) -> str:
         """How this run's connections got out, for its audit record: ``handoff`` (the
         launcher's listener came), else ``relay`` and why."""
-        handoff = self.broker.handoff
-        if handoff is not None and handoff.active:
+        if self._standby is not None:
+            active = self.broker.handoff_active()
+        else:
+            active = self.broker.handoff is not None and self.broker.handoff.active
+        if active:
             return "handoff"
         if self.launch is None:
             return f"relay: {self.why_not}" if self.why_not else "relay"
@@ -630,10 +645,18 @@ class _Bridge:
         launch = self.launch
         if launch is not None:
             launch.started()
+        if self._standby is not None:  # (the broker is made when the sandbox first uses the network)
+            from stockade.runtime.netns import Standby
+
+            self.broker = Standby(self._make_broker, **self._standby)
+        else:
+            self.broker = self._make_broker()  # (its modules load while bubblewrap works)
         if pid is None:
             return
-        from stockade.runtime.broker import SandboxListeners
+        from stockade.runtime.netns import SandboxListeners
 
+        if launch is not None and self._standby is None:
+            import stockade.runtime.handoff  # noqa: F401 - (loaded before the helper runs: start_handoff needs it)
         try:
             first, *fallbacks = self.broker.spec_attempts()  # with the stub resolver and capture, then without
             self._helper = SandboxListeners(self._info, pid, first, fallbacks=fallbacks)
@@ -642,11 +665,15 @@ class _Bridge:
             raise _bridge_failed(str(exc.strerror or exc)) from None
         if listeners is None:
             return  # bubblewrap ended before it made the sandbox: its own error says why
-        self.broker.choose(self._helper.chosen)
-        self.broker.adopt(listeners)
-        self.broker.serve()
-        if launch is not None:
-            self.broker.start_handoff(launch.channel)  # (its connects wait in the kernel until it serves)
+        if self._standby is not None:
+            self.broker.hold(listeners, self._helper.chosen, launch.channel if launch is not None else None)
+        else:
+            self.broker.choose(self._helper.chosen)
+            self.broker.adopt(listeners)
+            self.broker.serve()
+            if launch is not None:
+                self.broker.start_handoff(launch.channel)  # (its connects wait in the kernel until it serves)
+        self._helper.reap()  # (a forked helper is gone before the command starts)
         try:
             os.write(self._block, b"G")  # the command starts; its connections wait in the listeners' queues
         except OSError:
@@ -655,9 +682,10 @@ class _Bridge:
     def close(self) -> None:
         """The run is over (the sandbox is gone): stop the broker, release the descriptors."""
         self.started(None)
-        self.broker.stop()
-        if self.launch is not None and self.broker.handoff is None:
-            self.launch.close()  # (else the handoff closed its channel)
+        if self.broker is not None:
+            self.broker.stop()
+        if self.launch is not None:
+            self.launch.close()  # (the channel too, if the broker or the handoff did not close it)
         if self._helper is not None:
             self._helper.reap()
         for fd in (self._info, self._block):
@@ -690,6 +718,7 @@ class _HostBridge:
             raise _environment_problem(catalogue.BROKER_UNREACHABLE, "the network broker cannot listen on the "
                                        f"host's loopback, so the command did not run: {exc.strerror or exc}",
                                        help="the broker needs one free port on 127.0.0.1") from None
+        self.environment = broker.environment()
         broker.serve()
 
     def started(self, pid: int | None = None) -> None:
@@ -734,10 +763,11 @@ def _start_host_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[s
 def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, Any],
                   hooks: BrokerHooks | None, prefix: Sequence[str] = ()) -> _Bridge:
     """The run's network broker (:mod:`stockade.runtime.broker`) for a plan that needs one;
-    it starts serving once its listeners are inside the sandbox (:meth:`_Bridge.started`).
-    With the connect launcher when it can be had (:func:`~stockade.runtime.handoff.launcher_binary`)
-    and the bwrap ``prefix`` makes ``/dev`` its own."""
-    from stockade.runtime.broker import Broker
+    it is made once bubblewrap runs and starts serving once its listeners are inside the
+    sandbox (:meth:`_Bridge.started`).  With the connect launcher when it can be had
+    (:func:`~stockade.runtime.launcher.launcher_binary`) and the bwrap ``prefix`` makes ``/dev``
+    its own."""
+    from stockade.runtime import launcher
 
     def load_ir() -> Any:
         from stockade.compiler.ir import PolicyIR
@@ -745,22 +775,29 @@ def _start_broker(plan: Mapping[str, Any], audit_path: str, base: Mapping[str, A
 
         return PolicyIR.from_json(plan_ir_json(plan))
 
-    broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
-                    resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
-                    rule_ports=plan["broker"].get("ports", ()), decided=plan["broker"].get("decided", ()))
-    broker.may_capture = hooks.capture if hooks else True
-    from stockade.runtime import handoff
+    def make_broker() -> Any:
+        from stockade.runtime.broker import Broker
+
+        broker = Broker(load_ir, loopback_ports=plan["broker"]["loopback"], audit_path=audit_path, base=base,
+                        resolver=hooks.resolver if hooks else None, on_start=hooks.on_start if hooks else None,
+                        rule_ports=plan["broker"].get("ports", ()), decided=plan["broker"].get("decided", ()))
+        broker.may_capture = hooks.capture if hooks else True
+        return broker
 
     launch, why_not = None, ""
     if hooks is not None and not hooks.handoff:
         why_not = "turned off by the caller"
-    elif not handoff.usable_prefix(list(prefix)):
+    elif not launcher.usable_prefix(list(prefix)):
         why_not = "the sandbox's /dev is not a tmpfs of its own"
     else:
-        binary, why_not = handoff.launcher_binary()
+        binary, why_not = launcher.launcher_binary()
         if binary is not None:
             try:
-                launch = handoff.Launch(binary)
+                launch = launcher.Launch(binary)
             except OSError as exc:
                 why_not = f"cannot pass the launcher: {exc.strerror or exc}"
-    return _Bridge(broker, launch, why_not)
+    # a caller's on_start gets the broker itself, at once; else it is made at the sandbox's first use of the network
+    standby = None if hooks is not None and hooks.on_start is not None else {
+        "loopback_ports": plan["broker"]["loopback"], "rule_ports": plan["broker"].get("ports", ()),
+        "may_capture": hooks.capture if hooks else True}
+    return _Bridge(make_broker, plan["broker"]["loopback"], launch, why_not, standby=standby)

@@ -55,9 +55,12 @@ if job.get("stop_after"):
             open(job["go"], "w").close()
         threading.Thread(target=stop, daemon=True).start()
     hooks = broker_mod.BrokerHooks(on_start=on_start)
-if job.get("bad_spec"):
+if job.get("bad_spec"):  # (the broker's own specs, and those the run's standby opens before it)
+    from stockade.runtime import netns
     specs = broker_mod.Broker.listen_specs
     broker_mod.Broker.listen_specs = lambda self: [*specs(self), specs(self)[0]]
+    standby_specs = netns.listener_specs
+    netns.listener_specs = lambda *args: [*standby_specs(*args), standby_specs(*args)[0]]
 out, err = bytearray(), bytearray()
 try:
     outcome = run(job["argv"], policy=job["policy"], workspace=job["ws"], audit=job["audit"], approve=True,

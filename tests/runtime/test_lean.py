@@ -58,6 +58,32 @@ def test_cached_cli_run_imports_only_what_it_needs(lean_box, cli_env) -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux only")
+def test_a_run_that_never_connects_loads_no_broker_protocol(lean_box, cli_env) -> None:
+    """The coding-agent policy has host rules: the run's listeners are in the sandbox (its
+    record says how connections would get out), but nothing connected, so the broker's
+    protocols and the connect handoff were never loaded (:class:`stockade.runtime.netns.Standby`)."""
+    import json
+
+    env = dict(cli_env, HOME=str(lean_box.home), TMPDIR=str(lean_box.root / "tmp"))
+    args = ["run", "--policy", str(POLICY), "--workspace", str(lean_box.workspace), "--", "true"]
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from stockade.cli.main import main; "
+             "code = main(sys.argv[2:]); "
+             "print(sorted(m for m in sys.modules if m in ('stockade.runtime.broker', 'stockade.runtime.handoff'))); "
+             "print('stockade.runtime.netns' in sys.modules); sys.exit(code)")
+    root = str(Path(__file__).resolve().parents[2])
+    warm = subprocess.run([sys.executable, "-m", "stockade", *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert warm.returncode == 0, warm.stderr  # fills the plan and verdict caches
+    done = subprocess.run([sys.executable, "-S", "-c", probe, root, *args], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "True"]
+    audit = Path(cli_env["XDG_STATE_HOME"]) / "stockade" / "audit.jsonl"
+    last = [json.loads(line) for line in audit.read_text().splitlines() if '"event":"run"' in line.replace(" ", "")][-1]
+    assert last["net_blocked"] == 0 and last["net_handoff"]
+
+
 PLAIN = [
     ["--", "true"],
     ["--policy", "p.policy", "--workspace", "/w", "--", "make", "test"],
