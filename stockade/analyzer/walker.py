@@ -414,7 +414,7 @@ class Walker(ControlFlow):
             self._last_output = saved_output
         if node.type == "process_substitution":  # `done < <(git ls-files)`: what the command reads
             self.process_output = output if output is not None and output.text is not None and \
-                len(children) == 1 and children[0].type == "command" else None
+                len(children) == 1 and (children[0].type == "command" or _fed_command(children[0])) else None
         if output is None or output.text is None or len(children) != 1 or node.type != "command_substitution":
             return UNKNOWN
         body = children[0]
@@ -423,9 +423,7 @@ class Walker(ControlFlow):
             if not all(item.type == "command" and self._silent(item) for item in items[:-1]):
                 return UNKNOWN
             body = items[-1]
-        if body.type == "redirected_statement" and all(
-                child.type in ("heredoc_redirect", "herestring_redirect") or child == body.named_children[0]
-                for child in body.named_children):
+        if _fed_command(body):
             body = body.named_children[0]  # `$(cat <<'EOF' … EOF)`: the command, fed a here-document
         if body.type != "command":
             return UNKNOWN
@@ -1614,6 +1612,13 @@ class Walker(ControlFlow):
 #: ``$IFS`` and ``$SHELL`` (the login shell: a POSIX shell, so ``$SHELL -c CODE`` walks CODE),
 #: copied for every walk (an agent's commands share one context).
 _INITIAL_VARIABLES: tuple[Any, dict[str, str]] = (None, {})
+
+
+def _fed_command(node: Any) -> bool:
+    """Whether ``node`` is a command fed only a here-document or here-string (``cat <<'EOF' …``)."""
+    return node.type == "redirected_statement" and node.named_children[0].type == "command" and all(
+        child.type in ("heredoc_redirect", "herestring_redirect") or child == node.named_children[0]
+        for child in node.named_children)
 
 
 def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:
