@@ -398,7 +398,7 @@ def _makefile_text(inv: Invocation, text: str | None, index: int | None, what: s
     <(printf …)``): a plain one (rules and recipes) is judged by its recipes; one whose text is
     not known, or that computes what runs (functions, includes), is unknown code as well."""
     if text is None or UNKNOWN in text or _MAKE_COMPUTED.search(text.replace("$$", "")):
-        inv.unknown(f"{what}, which cannot be seen into", index)
+        inv.unknown(what, index)
     _recipes(inv, text, index)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Delete, Execute, Read, Rename, Write, show
+from stockade.analyzer.effects import UNKNOWN, Delete, Execute, Harmless, Read, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 
@@ -152,6 +152,11 @@ def record_written(walker: Walker, effect: Write, text: str | None, append: bool
     if text is not None and len(text) > MAX_KNOWN_CONTENT:
         text = None
     store[id(effect)] = (effect, text)
+    if text is not None and effect.path.endswith(("/.pre-commit-config.yaml", "/.vscode/settings.json")):
+        from stockade.analyzer.models.toolconfigs import harmless_startup
+
+        if harmless_startup(effect.path, text):  # (content that runs nothing: a plain write)
+            walker.effects.append(Harmless(effect.path, effect.span))
     if text is not None and effect.path.endswith("/.gitattributes"):
         _attribute_drivers(walker, effect, text)
     elif text is not None and (effect.path.endswith("/.envrc") or "/.husky/" in effect.path) and \

@@ -6,9 +6,9 @@ operands are target labels, not paths (``bazel test //...``).
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import show
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, Spec, parse_options, register, spec_model, visible_operands
+from stockade.analyzer.models import MODELS, Parsed, Spec, parse_options, register, spec_model, visible_operands
 from stockade.analyzer.models.shells import _MODULE_TOOLS
 from stockade.analyzer.regex import LazyPattern
 
@@ -225,6 +225,114 @@ def model_py_http_server(inv: Invocation) -> None:
     directories: list[tuple[str, int | None]] = [*parsed.values_of("-d", "--directory")] or [(".", None)]
     for value, index in directories:
         inv.read(value, index, recursive=True)
+    _listens(inv, parsed, 8000)
+
+
+def _listens(inv: Invocation, parsed: Parsed, port: int) -> None:
+    """A server of ``python -m``: it listens on ``-b``/``--bind`` (default every interface) and
+    the port operand (default ``port``): a destination others reach, judged by the network rules."""
+    binds = parsed.values_of("-b", "--bind")
+    address, where = binds[-1] if binds else ("0.0.0.0", None)
+    numbers = [(w, i) for w, i in parsed.positionals if w.isdigit()]
+    if numbers:
+        port, where = int(numbers[-1][0]), numbers[-1][1]
+    inv.network(address if UNKNOWN not in address else UNKNOWN, port, where)
+
+
+def model_py_gzip(inv: Invocation) -> None:
+    """python -m gzip [-d] [--fast|--best] [FILE]: compresses FILE into ``FILE.gz`` (``-d``:
+    decompresses ``NAME.gz`` into ``NAME``), keeping the input; without FILE, stdin to stdout."""
+    parsed = parse_options(inv.argv, set())
+    decompress = parsed.has("-d", "--decompress")
+    for word, index in parsed.positionals:
+        inv.read(word, index)
+        if decompress:
+            inv.write(word[:-3] if word.endswith(".gz") else UNKNOWN, index)
+        else:
+            inv.write(word + ".gz", index)
+    if not parsed.positionals:
+        inv.output(None, "the output of `python -m gzip`")
+
+
+def model_py_zipapp(inv: Invocation) -> None:
+    """python -m zipapp SOURCE [-o OUTPUT] [-p INTERPRETER] [-m MAIN]: reads SOURCE, writes
+    OUTPUT (default ``SOURCE.pyz``)."""
+    parsed = parse_options(inv.argv, {"-o", "--output", "-p", "--python", "-m", "--main"})
+    outputs = parsed.values_of("-o", "--output")
+    for word, index in parsed.positionals[:1]:
+        inv.read(word, index, recursive=True)
+        if not outputs:
+            inv.write(word.rstrip("/") + ".pyz", index)
+    for value, index in outputs:
+        inv.write(value, index)
+
+
+def model_py_compile(inv: Invocation) -> None:
+    """python -m py_compile FILES / compileall [-d D] [-o] DIRS: writes the byte code next to
+    each source (``__pycache__``, below each directory for compileall)."""
+    parsed = parse_options(inv.argv, {"-d", "-s", "-p", "-x", "-i", "-o", "-j", "-r", "--invalidation-mode"})
+    for word, index in parsed.positionals:
+        inv.read(word, index, recursive=True)
+        inv.write(word, index, recursive=True)
+
+
+def model_py_pydoc(inv: Invocation) -> None:
+    """python -m pydoc: ``-w NAME`` writes ``NAME.html`` in the working directory; ``-p PORT``
+    (``-b``) serves documentation on ``-n HOST`` (default localhost)."""
+    parsed = parse_options(inv.argv, {"-p", "-n"})
+    words = parsed.positionals
+    if parsed.has("-w"):
+        for word, index in words:
+            inv.write(word.rpartition("/")[2].removesuffix(".py") + ".html", index)
+    ports = parsed.values_of("-p")
+    if ports or parsed.has("-b"):
+        hosts = parsed.values_of("-n")
+        port = ports[-1][0] if ports else "0"
+        inv.network(hosts[-1][0] if hosts else "localhost", int(port) if port.isdigit() else None,
+                    ports[-1][1] if ports else None)
+
+
+def model_py_profile(inv: Invocation) -> None:
+    """python -m cProfile|profile|trace [-o FILE] SCRIPT|-m MODULE|-c CODE: ``-o`` (trace's
+    ``--file``, ``-C``) is written; the script runs (a file run), ``-c`` code cannot be seen into."""
+    parsed = parse_options(inv.argv, {"-o", "--outfile", "-s", "--sort", "-m", "--module", "-c", "--file",
+                                      "-f", "-C", "--coverdir", "--ignore-module", "--ignore-dir"},
+                           stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-o", "--outfile", "--file", "-f"):
+            inv.write(value, index)
+        elif option in ("-C", "--coverdir"):
+            inv.write(value, index, recursive=True)
+        elif option == "-c":
+            inv.unknown(f"inline `python` code (`{show(value)[:60]}`) cannot be seen into", index)
+    if parsed.positionals:
+        from stockade.analyzer.models.fresh import run_file
+
+        run_file(inv, parsed.positionals[0][0], parsed.positionals[0][1])
+
+
+def model_py_timeit(inv: Invocation) -> None:
+    """python -m timeit [-s SETUP] STATEMENT…: the statements are Python code (unknown)."""
+    parsed = parse_options(inv.argv, {"-s", "--setup", "-n", "--number", "-r", "--repeat", "-u", "--unit"})
+    from stockade.analyzer.models.shells import named_paths
+
+    for value, index in [*parsed.values_of("-s", "--setup"), *parsed.positionals]:
+        inv.unknown(f"`python -m timeit` runs the Python code `{show(value)[:60]}`, which cannot be seen into", index)
+        named_paths(inv, value, index)
+
+
+def model_py_browser(inv: Invocation) -> None:
+    """python -m webbrowser URL (``antigravity``): the program that handles the URL runs (a
+    browser, or whatever the desktop's handler is); a URL's host is contacted."""
+    from stockade.analyzer.models.net import contact_url
+
+    parsed = parse_options(inv.argv, set())
+    inv.unknown(f"`python -m {inv.name[3:]}` runs whatever program handles the URL", None)
+    for word, index in parsed.positionals:
+        if "://" in word:
+            contact_url(inv, word, index, 443)
 
 
 register("py:http.server", model_py_http_server)
@@ -232,8 +340,18 @@ register("py:venv", model_py_venv)
 register("virtualenv", model_virtualenv)
 register("py:zipfile py:tarfile", model_py_archive)
 register("py:json.tool", model_py_json_tool)
+register("py:gzip", model_py_gzip)
+register("py:zipapp", model_py_zipapp)
+register("py:py_compile py:compileall", model_py_compile)
+register("py:pydoc", model_py_pydoc)
+register("py:cProfile py:profile py:trace", model_py_profile)
+register("py:timeit", model_py_timeit)
+register("py:webbrowser py:antigravity", model_py_browser)
 _MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": "py:zipfile",
-                      "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server"})
+                      "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server",
+                      **{name: "py:" + name for name in ("gzip", "zipapp", "py_compile", "compileall", "pydoc",
+                                                         "cProfile", "profile", "trace", "timeit", "webbrowser",
+                                                         "antigravity")}})
 
 
 # -- bazel: target labels, not paths --------------------------------------------------------
