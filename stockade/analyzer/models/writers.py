@@ -6,6 +6,8 @@ operands are target labels, not paths (``bazel test //...``).
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, Parsed, Spec, parse_options, register, spec_model, visible_operands
@@ -136,6 +138,62 @@ def _editor_model(values: dict[str, str]):
 
 for _names, _values in _EDITOR_VALUES.items():
     register(_names, _editor_model(_values))
+
+#: kakoune's expansions that run shell code: ``%sh{…}`` with any of its quoting delimiters
+_KAK_SHELL_OPEN = LazyPattern(r"%sh([{(\[<]|[^\w\s{(\[<])")
+_KAK_CLOSERS = {"{": "}", "(": ")", "[": "]", "<": ">"}
+#: keys that pipe the selection through a shell command or insert its output (``|cmd<ret>``, ``!cmd<ret>``,
+#: ``$cmd<ret>``, their ``<a-…>`` forms)
+_KAK_SHELL_KEYS = LazyPattern(r"(?:<a-[|!]>|[|!$])((?:(?!<ret>).)+)<ret>", re.S)
+_KAK_WRITE = LazyPattern(r"(?:^|[;\n]|%\{)\s*(?:w|write|write!|w!|wq|write-quit|wa|echo\s+-to-file)\s+"
+                         r"(?:-\S+\s+)*([^\s;}]+)", re.M)
+
+
+def _kak_shell(text: str) -> list[str]:
+    """The shell code of each ``%sh{…}`` (nested delimiters balanced) in kakoune command text."""
+    out: list[str] = []
+    position = 0
+    while True:
+        match = _KAK_SHELL_OPEN.search(text, position)
+        if match is None:
+            return out
+        opener = match.group(1)
+        closer = _KAK_CLOSERS.get(opener, opener)
+        depth, index = 1, match.end()
+        while index < len(text):
+            char = text[index]
+            if char == closer and (opener == closer or depth == 1):
+                break
+            if opener != closer and char == opener:
+                depth += 1
+            elif opener != closer and char == closer:
+                depth -= 1
+            index += 1
+        out.append(text[match.end():index])
+        position = index + 1
+
+
+def model_kak(inv: Invocation) -> None:
+    """kakoune: a file operand may be saved; ``-e``/``-E`` commands and ``-f`` keys can run
+    anything (unknown effects) — the shell code they visibly hold (``%sh{…}``, ``|cmd<ret>``
+    keys) is walked and the files they ``write`` are written."""
+    _KAK_EDITOR(inv)
+    parsed = parse_options(inv.argv, set(_EDITOR_VALUES["kak"]))
+    for option, value, index in parsed.options:
+        if option not in ("-e", "-E", "-f") or not value or UNKNOWN in value:
+            continue
+        keys = [m.group(1).replace("<space>", " ").replace("<minus>", "-").replace("<lt>", "<").replace("<gt>", ">")
+                for m in _KAK_SHELL_KEYS.finditer(value)]  # (key names typed as the characters they are)
+        for code in _kak_shell(value) + keys:
+            if code.strip():
+                inv.script(code, index, what="the shell code of a kakoune command")
+        if option != "-f":
+            for found in _KAK_WRITE.finditer(value):
+                inv.write(found.group(1), index)
+
+
+_KAK_EDITOR = _editor_model(_EDITOR_VALUES["kak"])
+register("kak", model_kak)
 
 
 def model_mknod(inv: Invocation) -> None:
