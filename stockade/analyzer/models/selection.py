@@ -302,8 +302,8 @@ def ls_default(inv: Invocation) -> None:
     from stockade.analyzer.globs import has_glob
 
     for option, _, _ in parsed.options:
-        if option.startswith("--") and option not in _LS_NAME_LONG or \
-                not option.startswith("--") and not set(option[1:]) <= _LS_NAME_FLAGS:
+        if (option.startswith("--") and option not in _LS_NAME_LONG) or \
+                (not option.startswith("--") and not set(option[1:]) <= _LS_NAME_FLAGS):
             return
     words = [word for word, _ in parsed.positionals]
     if all(UNKNOWN not in word and has_glob(word.rstrip("/").rpartition("/")[2]) for word in words):
