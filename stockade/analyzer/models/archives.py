@@ -287,8 +287,9 @@ def model_pax(inv: Invocation) -> None:
         else:
             inv.read(value, where)
     if write:
-        for word, where in operands or [(".", None)]:
-            inv.read(word, where, recursive=True)
+        listed: list[tuple[str, int | None]] = [*operands] or [(".", None)]
+        for word, at_word in listed:
+            inv.read(word, at_word, recursive=True)
         if not archives:
             inv.output(None, "the archive `pax -w` writes")
         return

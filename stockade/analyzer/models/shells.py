@@ -79,8 +79,7 @@ def model_source(inv: Invocation) -> None:
         if produced is not None:  # `. <(echo CODE)`: the producer's known output, run in this shell
             saved = inv.walker.state.positional
             if len(inv.argv) > 2:  # (`. FILE ARGS`: the positional parameters while it runs)
-                inv.walker.state.positional = [inv.walker.state.positional[0] if saved else "bash",
-                                               *inv.argv[2:]]
+                inv.walker.state.positional = [saved[0] if saved else "bash", *inv.argv[2:]]
             try:
                 inv.walker.nested_script(produced, inv.at(1), exact=False, subshell=False, env=inv.env)
             finally:

@@ -496,9 +496,8 @@ def _awk_printed(inv: Invocation, program: str, pipe: int, strings: dict[str, st
     """What ``print EXPR | "cmd"`` (the ``|`` at ``pipe``) writes to the command, when EXPR is a
     known concatenation: that text and a newline (``print "rm -rf ~" | "sh"`` feeds a shell
     known code); None when computed (``$0``, a ``printf`` with conversions)."""
-    found = None
-    for found in re.finditer(r"\bprint(f?)\b\s*\(?", program[:pipe]):
-        pass
+    matches = list(re.finditer(r"\bprint(f?)\b\s*\(?", program[:pipe]))
+    found = matches[-1] if matches else None
     if found is None or re.search(r"[;{}\n]", program[found.end():pipe]):
         return None
     value, end = _awk_concat(inv, program, found.end(), strings)
