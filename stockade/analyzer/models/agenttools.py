@@ -287,16 +287,34 @@ def model_db_client(inv: Invocation) -> None:
     text = inv.stdin.text
     if text is not None:
         _db_shell_lines(inv, text, None, "the SQL on stdin")
-    elif inv.stdin.what != "the terminal" and not parsed.has("-c", "--command", "-e", "--execute", "-f", "--file") \
-            and not _DUMPERS.search(inv.stdin.what):
-        # (`psql < /tmp/x.sql`, `cat /tmp/x.sql | mysql`: SQL the agent may have put there; a dump
-        # tool's output is the database's own; see Walker.redirected)
+    elif (inv.stdin.what.startswith("`") or _piped_foreign(inv)) and \
+            not parsed.has("-c", "--command", "-e", "--execute", "-f", "--file"):
+        # (`psql < /tmp/x.sql`, `cat /tmp/x.sql | mysql`: SQL the agent may have put there; see
+        # Walker.redirected)
         inv.unknown(f"`{inv.name}` runs SQL from {inv.stdin.what}, whose `\\!` lines run shell commands: it cannot be "
                     "seen into", None)
 
 
-#: programs whose output is a database's dump (SQL without client commands)
-_DUMPERS = re.compile(r"^the output of `(?:\S*/)?(?:pg_dump|pg_dumpall|mysqldump|mariadb-dump)\b")
+def _piped_foreign(inv: Invocation) -> bool:
+    """Whether the command piped into this one (``cat /tmp/x.sql | mysql``) read a file that may
+    hold what the agent put there (:func:`~stockade.analyzer.models.fresh.foreign_input`): the
+    reads recorded between its run and this one."""
+    from stockade.analyzer.effects import Execute, Read
+    from stockade.analyzer.models.fresh import foreign_input
+
+    if not inv.stdin.what.startswith("the output of"):
+        return False
+    effects = inv.walker.effects
+    position = len(effects) - 1
+    while position >= 0 and effects[position].__class__ is not Execute:  # (this command's own run)
+        position -= 1
+    position -= 1
+    while position >= 0 and effects[position].__class__ is not Execute:  # the producer's effects
+        effect = effects[position]
+        if effect.__class__ is Read and foreign_input(inv.walker, effect.path):
+            return True
+        position -= 1
+    return False
 
 
 def _db_sql_file(inv: Invocation, word: str, index: int | None, what: str, depth: int = 0) -> None:

@@ -475,6 +475,9 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
         fed_texts = iter(printed)
         for command, fed in commands:
             text = next(fed_texts, None) if fed else None
+            if text is not None and command.split()[:1] and command.split()[0].rpartition("/")[2] in _AWK_FED_SHELLS:
+                # (the code it prints is walked; what else the program prints into the shell is not seen)
+                inv.unknown(f"awk prints shell code into `{show(command)[:40]}`", index)
             inv.script(command, index, stdin=Stdin(text, "what the awk program prints") if fed else None,
                        what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
@@ -490,6 +493,10 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
             inv.read(name, index)
         elif target not in ("ARGV", "FILENAME"):
             inv.unknown(f"awk reads a computed file name (`getline < {target}`)", index)
+
+
+#: shells that run what an awk pipe prints into them
+_AWK_FED_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 
 
 def _awk_printed(inv: Invocation, program: str, pipe: int, strings: dict[str, str]) -> str | None:
