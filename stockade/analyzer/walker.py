@@ -224,6 +224,9 @@ class Walker(ControlFlow):
     #: (a redirected command, the words the grammar hung on its redirections): see
     #: :meth:`visit_redirected_statement`
     redirect_words: tuple[Any, list[Any]] | None = None
+    #: (a redirected command, the span of a lone `-` before its here-document, which the grammar
+    #: drops: `make -f - <<EOF`): the argument is added back in :meth:`simple_command`
+    dash_word: tuple[Any, SpanT] | None = None
     #: which value of each variable in ``state.alternatives`` the command being walked sees
     alternative: int | None = None
     #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
@@ -690,10 +693,15 @@ class Walker(ControlFlow):
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
         self.stdout_file = self.stdin_file = None
+        previous_end = whole.end_byte if whole is not None else node.start_byte
         for child in node.children:
             if child == whole or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
+                if body is not None and body.type == "command" and \
+                        self.src.data[previous_end:child.start_byte].strip() == b"-":
+                    # `cmd - <<EOF`: tree-sitter-bash drops the `-` (bash gives it to the command)
+                    self.dash_word = (body, self.src.span(child))
                 stdin = self.heredoc(child, stdin, continuations, words)
             elif child.type == "herestring_redirect":
                 stdin = self.herestring(child)
@@ -1350,6 +1358,10 @@ class Walker(ControlFlow):
                     stdin = self.heredoc(child, stdin, [], words)
                 else:
                     self.redirect(child, words)
+        if self.dash_word is not None and self.dash_word[0] == node:  # (see redirected)
+            argv.append("-")
+            spans.append(self.dash_word[1])
+            self.dash_word = None
         if words:
             self.add_words(words, argv, spans)
         if not argv:

@@ -218,6 +218,10 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
     to the destination, a write by another program (but ``chmod``, ``touch``…) or a deletion
     leaves it not known.  ``partial``: text appended to a file whose earlier content is not
     known is returned after an UNKNOWN (else such a file is not known)."""
+    if path[:8] == "/dev/fd/" and getattr(walker, "fd_texts", None):  # `<(echo …)`: its producer's known output
+        from stockade.analyzer.words import process_text
+
+        return process_text(walker, path)
     store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
     if not store or not may_have_written(walker, path, below=False):
         return None
@@ -509,7 +513,8 @@ def model_cat(inv: Invocation) -> None:
         if word in _ENDLESS and stdout_to_file(inv):
             _fills(inv, f"`{inv.name} {word}` writes without end to a file")
             return
-    if getattr(inv.walker, "written_text", None) and inv.name == "cat" and len(inv.argv) > 1:
+    if (getattr(inv.walker, "written_text", None) or getattr(inv.walker, "fd_texts", None)) and inv.name == "cat" \
+            and len(inv.argv) > 1:
         texts = [known_content(inv.walker, inv.path(word)) for word in inv.argv[1:] if word[:1] != "-"]
         if texts and None not in texts and not any(word[:1] == "-" for word in inv.argv[1:]):
             inv.output("".join(texts))  # type: ignore[arg-type]  # (files this command wrote)

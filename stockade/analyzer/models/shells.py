@@ -290,8 +290,20 @@ _PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*
 _SHELL_CALL = LazyPattern(
     r"""(?<![\w])(?:os\.(?:system|popen|execute|popen[234])|subprocess\.(?:run|call|check_call|check_output|Popen|"""
     r"""getoutput|getstatusoutput)|commands\.getoutput|(?:child_process\.|cp\.)?(?:execSync|spawnSync)|"""
-    r"""child_process\.exec|(?<=\)\.)(?:run|call|check_call|check_output|Popen|getoutput)|system|popen|shell_exec|passthru|proc_open|IO\.popen|Open3\.\w+|qx)"""
+    r"""child_process\.exec|(?<=\)\.)(?:run|call|check_call|check_output|Popen|getoutput|exec)|"""
+    r"""(?<=\w\.)(?:check_call|check_output|Popen|getoutput|getstatusoutput)|system|popen|shell_exec|passthru|"""
+    r"""proc_open|IO\.popen|Open3\.\w+)"""
     r"""\s*[({]?\s*(?<![fF])(['"])((?:[^'"\\\n]|\\")*)\1""")
+#: Perl, Ruby and PHP run a backquoted string (and Perl's ``qx{…}``, Ruby's ``%x(…)``) as a shell command
+_BACKTICKS = LazyPattern(r"""`([^`\\$]*)`|\bqx\s*([{(\[<|/!])|%x([({\[])""")
+_CLOSING = {"{": "}", "(": ")", "[": "]", "<": ">"}
+#: calls that delete or write the file named by a string literal (``shutil.rmtree("/x")``,
+#: ``fs.writeFileSync("/x", …)``, ``open("/x", "w")``): (group 1: delete or write, group 3: the path)
+_FILE_CALL = LazyPattern(
+    r"""(?<![\w])(?:(rmtree|remove|unlink|rmdir|removedirs|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|rm|"""
+    r"""remove_dir_all|remove_file)|(writeFileSync|appendFileSync|write_text|write_bytes|copyfile|copy2?|move|"""
+    r"""rename|symlink|link|cp|mv))\s*\(\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
+_OPEN_WRITE = LazyPattern(r"""(?<![\w.])open\s*\(\s*(['"])((?:~|/)[^'"\n$`{}]*)\1\s*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]""")
 
 
 def named_commands(inv: Invocation, code: str, index: int | None) -> None:
@@ -300,10 +312,26 @@ def named_commands(inv: Invocation, code: str, index: int | None) -> None:
     denied effect visible there is denied, whatever else the code does."""
     if UNKNOWN in code or ("(" not in code and " " not in code):
         return
-    for match in _SHELL_CALL.finditer(code):
-        command = match.group(2).replace('\\"', '"')
+    commands = [match.group(2).replace('\\"', '"') for match in _SHELL_CALL.finditer(code)]
+    if inv.name.startswith(("perl", "ruby", "php")) and ("`" in code or "qx" in code or "%x" in code):
+        for match in _BACKTICKS.finditer(code):
+            opener = match.group(2) or match.group(3)
+            if opener is None:
+                commands.append(match.group(1))
+                continue
+            end = code.find(_CLOSING.get(opener, opener), match.end())
+            if end != -1:
+                commands.append(code[match.end():end])
+    for command in commands:
         if command.strip():
             inv.walker.nested_script(command, inv.at(index), exact=False, subshell=True)
+    for match in _FILE_CALL.finditer(code):
+        if match.group(1):
+            inv.delete(match.group(4), index, recursive=True)
+        else:
+            inv.write(match.group(4), index)
+    for match in _OPEN_WRITE.finditer(code):
+        inv.write(match.group(2), index)
 
 
 def named_paths(inv: Invocation, code: str, index: int | None) -> None:

@@ -116,6 +116,8 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "worktree": ({"-b": "text", "-B": "text", "--reason": "text", "--expire": "text"}, "worktree", "git"),
     "notes": ({"-F": "read", "--file": "read", "-m": "text", "--ref": "text"}, "text", "git"),
     "gc": ({}, "text", "git"), "sparse-checkout": ({}, "text", "tree"),
+    "read-tree": ({"--prefix": "text", "--index-output": "write", "--exclude-per-directory": "text"}, "text", "tree"),
+    "checkout-index": ({"--prefix": "writer", "--stage": "text"}, "text", "tree"),
     "config": ({}, "text", ""),  # (its own model)
     "remote": ({}, "text", "git"),
     "submodule": ({"--reference": "read", "--depth": "text", "-b": "text", "--branch": "text", "--name": "text",
