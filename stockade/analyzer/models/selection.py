@@ -311,9 +311,11 @@ def ls_default(inv: Invocation) -> None:
 
 
 def model_compgen(inv: Invocation) -> None:
-    """``compgen -c [PREFIX]`` prints the names of commands starting with PREFIX: the glob
+    """``compgen -c [PREFIX]`` (``-A command``) prints the names of commands starting with PREFIX: the glob
     ``PREFIX*`` (in command position, the programs it could be); other lists are not known."""
     argv = inv.argv
+    if argv[1:3] == ["-A", "command"]:  # (`compgen -A command` is `compgen -c`)
+        argv = [argv[0], "-c", *argv[3:]]
     if len(argv) in (2, 3) and argv[1] == "-c" and (len(argv) == 2 or not argv[2].startswith("-")):
         prefix = argv[2] if len(argv) == 3 else ""
         if UNKNOWN not in prefix and "/" not in prefix:
