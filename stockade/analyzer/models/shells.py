@@ -266,10 +266,11 @@ def interpreter_model(options: dict[str, str]):
         if parsed.positionals:
             script, index = parsed.positionals[0]
             if script == "-" or script.startswith("/dev/fd/") or script == "/dev/stdin":
-                produced = process_text(inv.walker, script) if script.startswith("/dev/fd/") else None
-                inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what if produced is None else 'another command'}",
-                            index)
-                if produced is not None:  # (`python3 <(echo CODE)`: paths named in the code)
+                produced = process_text(inv.walker, script) if script.startswith("/dev/fd/") else inv.stdin.text
+                where = "another command" if script.startswith("/dev/fd/") and produced is not None else \
+                    inv.stdin.what
+                inv.unknown(f"`{inv.name}` runs code from {where}", index)
+                if produced is not None:  # (`python3 <(echo CODE)`, `python3 - <<EOF`: what the code names)
                     named_paths(inv, produced, index)
             else:
                 run_file(inv, script, index)
@@ -277,6 +278,8 @@ def interpreter_model(options: dict[str, str]):
                     visible_operands(inv, index + 1)
             return
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
+        if inv.stdin.text is not None and UNKNOWN not in inv.stdin.text:  # (`python3 <<EOF`: what the code names)
+            named_paths(inv, inv.stdin.text, None)
 
     return model
 
@@ -298,11 +301,13 @@ _SHELL_CALL = LazyPattern(
 _BACKTICKS = LazyPattern(r"""`([^`\\$]*)`|\bqx\s*([{(\[<|/!])|%x([({\[])""")
 _CLOSING = {"{": "}", "(": ")", "[": "]", "<": ">"}
 #: calls that delete or write the file named by a string literal (``shutil.rmtree("/x")``,
-#: ``fs.writeFileSync("/x", …)``, ``open("/x", "w")``): (group 1: delete or write, group 3: the path)
+#: ``fs.writeFileSync("/x", …)``, ``shutil.copy("a", "/x")``): (group 1: delete or write, group 3:
+#: the path; a copy's or move's destination is its second argument)
 _FILE_CALL = LazyPattern(
-    r"""(?<![\w])(?:(rmtree|remove|unlink|rmdir|removedirs|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|rm|"""
-    r"""remove_dir_all|remove_file)|(writeFileSync|appendFileSync|write_text|write_bytes|copyfile|copy2?|move|"""
-    r"""rename|symlink|link|cp|mv))\s*\(\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
+    r"""(?<![\w])(?:(rmtree|remove|unlink|rmdir|removedirs|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|"""
+    r"""remove_dir_all|remove_file)|(writeFileSync|appendFileSync|write_text|write_bytes|"""
+    r"""(?:copyfile|copy2?|copytree|move|rename|renameSync|copyFileSync|symlink|symlinkSync|cp|mv)"""
+    r"""\s*\(\s*(?:['"][^'"\n]*['"]|[\w.]+)\s*,))\s*\(?\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
 _OPEN_WRITE = LazyPattern(r"""(?<![\w.])open\s*\(\s*(['"])((?:~|/)[^'"\n$`{}]*)\1\s*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]""")
 
 
