@@ -861,13 +861,19 @@ class Judge:
     def judge_Harmless(self, effect: Harmless) -> None:
         """The start-up file the write at ``effect.span`` made holds nothing that runs: its
         reason "code run at the tool's next start" (added when the write was judged) goes."""
-        kept = [r for r in self.reasons if not (r._render is _msg_startup and r.span == effect.span)]
+        name = "/" + effect.path.rpartition("/")[2]
+
+        def retracted(reason: Reason) -> bool:
+            return reason._render is _msg_startup and reason.span == effect.span and \
+                str(reason._args[1]).endswith(name)
+
+        kept = [r for r in self.reasons if not retracted(r)]
         if len(kept) == len(self.reasons):
             return
         self.reasons = kept
         for key, bucket in list(self._seen.items()):
             if key[2] == effect.span:
-                self._seen[key] = [r for r in bucket if r._render is not _msg_startup]
+                self._seen[key] = [r for r in bucket if not retracted(r)]
 
     def judge_Unparsable(self, effect: Unparsable) -> None:
         setting = self._tables.unparsable

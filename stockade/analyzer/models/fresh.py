@@ -321,7 +321,7 @@ def foreign_input(walker: Walker, path: str) -> bool:
     """Whether the file ``path`` (resolved) that a redirection feeds a command may hold what the
     agent put there: written earlier in this text, or outside the workspace where it can write
     (``sqlite3 db < /tmp/x.sql``).  The project's own files and system files are not."""
-    if UNKNOWN in path or path.startswith(("/dev/", "/proc/")):
+    if UNKNOWN in path or (path.startswith(("/dev/", "/proc/")) and not path.startswith("/dev/shm/")):
         return False  # (a path not known is judged as such where it is read; `< <(cmd)` is the command's output)
     workspace = walker.context.workspace.rstrip("/")
     if path.startswith(workspace + "/"):
