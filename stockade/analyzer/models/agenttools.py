@@ -325,6 +325,8 @@ def _db_sql_file(inv: Invocation, word: str, index: int | None, what: str, depth
 
     if word.startswith("/dev/fd/"):
         text = process_text(inv.walker, word)
+    elif word in ("-", "/dev/stdin"):
+        text = inv.stdin.text
     else:
         text = known_content(inv.walker, inv.path(word)) if UNKNOWN not in word else None
     if text is None or depth > 4:

@@ -29,6 +29,8 @@ def model_shell(inv: Invocation) -> None:
         if option in ("--rcfile", "--init-file") and value:
             inv.read(value, index)
     words = list(parsed.positionals)
+    if words and words[0][0] == "-":  # (`sh - ARGS`: a lone `-` ends the options, as `--` does)
+        words = words[1:]
     if command_mode:
         if not words:
             inv.unknown("`-c` without code", None)
