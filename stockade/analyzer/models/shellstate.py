@@ -181,6 +181,19 @@ def set_variable(walker: Walker, name: str, value: str, span: tuple[int, int], w
         judge_env_var(walker, target, value, span)
 
 
+def model_getopts(inv: Invocation) -> None:
+    """``getopts OPTSTRING NAME [ARGS]``: NAME (through a nameref too) gets the next option's
+    letter and ``OPTARG`` its value — values not known here (:func:`set_variable`)."""
+    if len(inv.argv) < 3:
+        return
+    subscript_code(inv.walker, inv.argv[2], inv.at(2))
+    if "[" in inv.argv[2]:
+        forget_array(inv.walker, inv.argv[2])
+    else:
+        set_variable(inv.walker, inv.argv[2], UNKNOWN, inv.span, "`getopts`")
+    set_variable(inv.walker, "OPTARG", UNKNOWN, inv.span, "`getopts`")
+
+
 def model_coproc(inv: Invocation) -> None:
     """``coproc [NAME] COMMAND``: runs the command (tree-sitter-bash reads ``coproc NAME { …; }``
     as a command ``coproc NAME { …`` followed by ``}``)."""
@@ -443,6 +456,7 @@ register("type", model_type, builtin=True)
 register("shopt", model_shopt, builtin=True)
 register("mapfile readarray", model_mapfile, builtin=True)
 register("read", model_read, builtin=True)
+register("getopts", model_getopts, builtin=True)
 register("hash", model_hash, builtin=True)
 register("test [", model_test, builtin=True)
 register("enable", model_enable, builtin=True)

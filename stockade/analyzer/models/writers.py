@@ -381,6 +381,19 @@ def model_py_timeit(inv: Invocation) -> None:
         named_paths(inv, value, index)
 
 
+def model_py_ensurepip(inv: Invocation) -> None:
+    """python -m ensurepip: installs pip into ``--root DIR``, the user's site (``--user``:
+    ``~/.local``) or the interpreter's own site-packages (which interpreter: not known here)."""
+    parsed = parse_options(inv.argv, {"--root"})
+    roots = parsed.values_of("--root")
+    for value, index in roots:
+        inv.write(value, index, recursive=True)
+    if parsed.has("--user"):
+        inv.write("~/.local", None, recursive=True)
+    elif not roots:
+        inv.unknown("`python -m ensurepip` installs pip into the interpreter's site-packages", None)
+
+
 def model_py_browser(inv: Invocation) -> None:
     """python -m webbrowser URL (``antigravity``): the program that handles the URL runs (a
     browser, or whatever the desktop's handler is); a URL's host is contacted."""
@@ -405,11 +418,12 @@ register("py:pydoc", model_py_pydoc)
 register("py:cProfile py:profile py:trace", model_py_profile)
 register("py:timeit", model_py_timeit)
 register("py:webbrowser py:antigravity", model_py_browser)
+register("py:ensurepip", model_py_ensurepip)
 _MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": "py:zipfile",
                       "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server",
                       **{name: "py:" + name for name in ("gzip", "zipapp", "py_compile", "compileall", "pydoc",
                                                          "cProfile", "profile", "trace", "timeit", "webbrowser",
-                                                         "antigravity")}})
+                                                         "antigravity", "ensurepip")}})
 
 
 # -- bazel: target labels, not paths --------------------------------------------------------
