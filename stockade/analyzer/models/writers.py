@@ -89,7 +89,7 @@ _EDITOR_VALUES = {"nano": {"-T": T, "--tabsize": T, "-r": T, "--fill": T, "-Y": 
                            "--wordchars": T, "-f": "read", "--rcfile": "read", "-W": T, "-g": T},
                   "micro": {"-config-dir": "writer", "-plugin": T, "-options": T, "-debug": T},
                   "kak": {"-e": "unknown", "-E": "unknown", "-c": T, "-s": T, "-ui": T, "-f": "unknown",
-                          "-i": T},
+                          "-i": T, "-p": T},
                   "hx helix": {"-c": "read", "--config": "read", "--log": "write", "-w": T, "--working-dir": T},
                   "joe jmacs jpico jstar jed mcedit ne mg zile pico gedit kate mousepad pluma leafpad xed": {},
                   # (GUI editors given files: each may be saved)
@@ -174,12 +174,17 @@ def _kak_shell(text: str) -> list[str]:
 
 
 def model_kak(inv: Invocation) -> None:
-    """kakoune: a file operand may be saved; ``-e``/``-E`` commands and ``-f`` keys can run
-    anything (unknown effects) — the shell code they visibly hold (``%sh{…}``, ``|cmd<ret>``
+    """kakoune: a file operand may be saved; ``-e``/``-E`` commands, ``-f`` keys and what ``-p``
+    sends to a session can run anything (unknown effects) — the shell code they visibly hold (``%sh{…}``, ``|cmd<ret>``
     keys) is walked and the files they ``write`` are written."""
     _KAK_EDITOR(inv)
     parsed = parse_options(inv.argv, set(_EDITOR_VALUES["kak"]))
-    for option, value, index in parsed.options:
+    commands = list(parsed.options)
+    if parsed.values_of("-p"):  # `kak -p SESSION`: the commands on stdin go to that session
+        inv.unknown("`kak -p` sends the commands on its input to a session, where they run", None)
+        if inv.stdin.text is not None:
+            commands.append(("-e", inv.stdin.text, None))  # type: ignore[arg-type]
+    for option, value, index in commands:
         if option not in ("-e", "-E", "-f") or not value or UNKNOWN in value:
             continue
         keys = [m.group(1).replace("<space>", " ").replace("<minus>", "-").replace("<lt>", "<").replace("<gt>", ">")
