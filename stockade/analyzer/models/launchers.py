@@ -293,6 +293,11 @@ def model_gdb(inv: Invocation) -> None:
     for option, value, index in parse_options(argv, _GDB_VALUES).options:
         if value is not None and _GDB_VALUES.get(option) == "file":
             _command_file(inv, value, index, "gdb -" + option.lstrip("-"), "gdb commands")
+            from stockade.analyzer.models.coderunners import gdb_command
+
+            for line in (_known_file(inv, value) or "").split("\n"):  # (a file whose text is known: each command)
+                if line.strip() and not line.lstrip().startswith("#"):
+                    gdb_command(inv, line, index)
 
 
 _EDITOR_MODEL = MODELS.get("vim")

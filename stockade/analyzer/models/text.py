@@ -533,6 +533,12 @@ def model_awk(inv: Invocation) -> None:
         else:
             if not library:
                 inv.read(path, index)
+            from stockade.analyzer.models.fresh import known_content
+
+            text = known_content(inv.walker, inv.path(path)) if option in ("-f", "--file") else None
+            if text is not None and UNKNOWN not in text:  # (a program file this text made: scanned)
+                programs = [*programs, (text, index)]
+                continue
             inv.unknown("the awk program file is not visible" if option in ("-f", "--file") else
                         f"`awk {option} {show(path)}` loads code that is not visible", index)
     words = list(parsed.positionals)
