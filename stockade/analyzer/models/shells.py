@@ -303,14 +303,14 @@ _SHELL_CALL = LazyPattern(
 _BACKTICKS = LazyPattern(r"""`([^`\\$]*)`|\bqx\s*([{(\[<|/!])|%x([({\[])""")
 _CLOSING = {"{": "}", "(": ")", "[": "]", "<": ">"}
 #: calls that delete or write the file named by a string literal (``shutil.rmtree("/x")``,
-#: ``fs.writeFileSync("/x", …)``, ``shutil.copy("a", "/x")``): (group 1: delete or write, group 3:
+#: ``fs.writeFileSync("/x", …)``, ``shutil.copy("a", "/x")``; not ``open(…, "w")``, which code
+#: often holds as text): (group 1: delete or write, group 3:
 #: the path; a copy's or move's destination is its second argument)
 _FILE_CALL = LazyPattern(
     r"""(?<![\w])(?:(rmtree|remove|unlink|rmdir|removedirs|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|"""
     r"""remove_dir_all|remove_file)|(writeFileSync|appendFileSync|write_text|write_bytes|"""
     r"""(?:copyfile|copy2?|copytree|move|rename|renameSync|copyFileSync|symlink|symlinkSync|cp|mv)"""
     r"""\s*\(\s*(?:['"][^'"\n]*['"]|[\w.]+)\s*,))\s*\(?\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
-_OPEN_WRITE = LazyPattern(r"""(?<![\w.])open\s*\(\s*(['"])((?:~|/)[^'"\n$`{}]*)\1\s*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]""")
 
 
 def named_commands(inv: Invocation, code: str, index: int | None) -> None:
@@ -337,8 +337,6 @@ def named_commands(inv: Invocation, code: str, index: int | None) -> None:
             inv.delete(match.group(4), index, recursive=True)
         else:
             inv.write(match.group(4), index)
-    for match in _OPEN_WRITE.finditer(code):
-        inv.write(match.group(2), index)
 
 
 def named_paths(inv: Invocation, code: str, index: int | None) -> None:
