@@ -251,5 +251,19 @@ class Opaque(TupleRecord):
         return _tuple_new(cls, (program, path, span))
 
 
+class Harmless(TupleRecord):
+    """The write at ``span`` left ``path`` — a file a tool reads when it next starts — with
+    content known to make that tool run nothing (``repos: []``, editor settings): the write is
+    judged as a plain write, not as code run later."""
+
+    __slots__ = ()
+    _fields = ("path", "span")
+    path: str
+    span: SpanT
+
+    def __new__(cls, path: str, span: SpanT) -> Harmless:
+        return _tuple_new(cls, (path, span))
+
+
 Effect = (Read | Write | Delete | Rename | Execute | Network | Privilege | EnvChange | Persistence | Unknown
-          | Unparsable | LinkTarget | Opaque)
+          | Unparsable | LinkTarget | Opaque | Harmless)

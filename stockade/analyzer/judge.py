@@ -25,6 +25,7 @@ from stockade.analyzer.effects import (
     Delete,
     Effect,
     Execute,
+    Harmless,
     LinkTarget,
     Network,
     Opaque,
@@ -857,6 +858,23 @@ class Judge:
                                                                             decision.access),
                       effect.span, setting)
 
+    def judge_Harmless(self, effect: Harmless) -> None:
+        """The start-up file the write at ``effect.span`` made holds nothing that runs: its
+        reason "code run at the tool's next start" (added when the write was judged) goes."""
+        name = "/" + effect.path.rpartition("/")[2]
+
+        def retracted(reason: Reason) -> bool:
+            return reason._render is _msg_startup and reason.span == effect.span and \
+                str(reason._args[1]).endswith(name)
+
+        kept = [r for r in self.reasons if not retracted(r)]
+        if len(kept) == len(self.reasons):
+            return
+        self.reasons = kept
+        for key, bucket in list(self._seen.items()):
+            if key[2] == effect.span:
+                self._seen[key] = [r for r in bucket if not retracted(r)]
+
     def judge_Unparsable(self, effect: Unparsable) -> None:
         setting = self._tables.unparsable
         self._add(setting.verdict, codes.UNPARSABLE_COMMAND, _msg_unparsable, (effect.why,), effect.span, setting)
@@ -898,7 +916,7 @@ _HANDLERS: dict[type, Callable[[Judge, Any], None]] = {
     Execute: Judge.judge_Execute, Read: Judge.judge_Read, Write: Judge.judge_Write, Delete: Judge.judge_Delete,
     Rename: Judge.judge_Rename, LinkTarget: Judge.judge_LinkTarget, Network: Judge.judge_Network,
     Privilege: Judge.judge_Privilege, Persistence: Judge.judge_Persistence, Unknown: Judge.judge_Unknown,
-    Unparsable: Judge.judge_Unparsable, Opaque: Judge.judge_Opaque,
+    Unparsable: Judge.judge_Unparsable, Opaque: Judge.judge_Opaque, Harmless: Judge.judge_Harmless,
 }
 
 

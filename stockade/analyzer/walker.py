@@ -224,6 +224,12 @@ class Walker(ControlFlow):
     #: (a redirected command, the words the grammar hung on its redirections): see
     #: :meth:`visit_redirected_statement`
     redirect_words: tuple[Any, list[Any]] | None = None
+    #: (a redirected command, the span of a lone `-` before its here-document, which the grammar
+    #: drops: `make -f - <<EOF`): the argument is added back in :meth:`simple_command`
+    dash_word: tuple[Any, SpanT] | None = None
+    #: ids of word nodes that start a new line the grammar glued to the command before (see
+    #: :meth:`glued_lines`; None: none met)
+    glued: set[int] | None = None
     #: which value of each variable in ``state.alternatives`` the command being walked sees
     alternative: int | None = None
     #: what the command just walked writes to stdout, when known (see :meth:`set_output`)
@@ -414,7 +420,7 @@ class Walker(ControlFlow):
             self._last_output = saved_output
         if node.type == "process_substitution":  # `done < <(git ls-files)`: what the command reads
             self.process_output = output if output is not None and output.text is not None and \
-                len(children) == 1 and children[0].type == "command" else None
+                len(children) == 1 and (children[0].type == "command" or _fed_command(children[0])) else None
         if output is None or output.text is None or len(children) != 1 or node.type != "command_substitution":
             return UNKNOWN
         body = children[0]
@@ -423,9 +429,7 @@ class Walker(ControlFlow):
             if not all(item.type == "command" and self._silent(item) for item in items[:-1]):
                 return UNKNOWN
             body = items[-1]
-        if body.type == "redirected_statement" and all(
-                child.type in ("heredoc_redirect", "herestring_redirect") or child == body.named_children[0]
-                for child in body.named_children):
+        if _fed_command(body):
             body = body.named_children[0]  # `$(cat <<'EOF' … EOF)`: the command, fed a here-document
         if body.type != "command":
             return UNKNOWN
@@ -692,10 +696,15 @@ class Walker(ControlFlow):
         continuations: list[tuple[Any, bool]] = []
         words: list[Any] = []  # words after a redirection: the command's arguments
         self.stdout_file = self.stdin_file = None
+        previous_end = whole.end_byte if whole is not None else node.start_byte
         for child in node.children:
             if child == whole or not child.is_named:
                 continue
             if child.type == "heredoc_redirect":
+                if body is not None and body.type == "command" and \
+                        self.src.data[previous_end:child.start_byte].strip() == b"-":
+                    # `cmd - <<EOF`: tree-sitter-bash drops the `-` (bash gives it to the command)
+                    self.dash_word = (body, self.src.span(child))
                 stdin = self.heredoc(child, stdin, continuations, words)
             elif child.type == "herestring_redirect":
                 stdin = self.herestring(child)
@@ -750,13 +759,25 @@ class Walker(ControlFlow):
         quoted = False
         body_text: str | None = ""
         piped = False
+        line_end = -1  # where the line of `<<EOF` ends (the body starts after it)
+        misread = False
+        end_at = node.end_byte
         for index, child in enumerate(node.children):
             kind = child.type
-            if words is not None and kind in WORD_TYPES and node.field_name_for_child(index) == "argument":
-                words.append(child)
-                continue
+            if kind in WORD_TYPES and node.field_name_for_child(index) == "argument":
+                if 0 <= line_end <= child.start_byte:
+                    # tree-sitter-bash reads a body whose first line starts with `\` (`\rm -rf ~`)
+                    # as words after the redirection: they are the body (see below)
+                    misread = True
+                    continue
+                if words is not None:
+                    words.append(child)
+                    continue
             if kind == "heredoc_start":
                 quoted = self.src.node_text(child)[:1] in ("'", '"', "\\")
+                line_end = self.src.data.find(b"\n", child.end_byte)
+            elif kind == "heredoc_end":
+                end_at = child.start_byte
             elif kind == "heredoc_body":
                 if quoted:
                     body_text = self.src.node_text(child)
@@ -775,6 +796,10 @@ class Walker(ControlFlow):
             elif child.is_named and kind not in ("heredoc_end", "heredoc_content"):
                 first = child.children[0].type if child.children else ""
                 continuations.append((child, piped or first == "|"))
+        if misread:  # the body as bash reads it: the raw lines (expansions in them: not known)
+            raw = self.src.data[line_end + 1:end_at].decode("utf-8", "surrogateescape")
+            body_text = raw if quoted else None if "$" in raw or "`" in raw else \
+                raw.replace("\\\n", "").replace("\\\\", "\\")
         return _new_tuple(Stdin, (body_text, "a here-document"))
 
     def visit_heredoc_body(self, node: Any, stdin: Stdin) -> None:
@@ -1295,10 +1320,15 @@ class Walker(ControlFlow):
         kinds = KIND_NAMES
         last_end = -1  # the end of the last word or assignment (a word starting there continues it)
         first = 0  # where its fields start in argv
+        glued = self.glued
+        rest: Any = None  # a word that starts the next line (see glued_lines)
         for child in node.children:
             kind = kinds.get(child.kind_id)
             if kind is None:
                 kind = kinds[child.kind_id] = child.type
+            if glued is not None and child.id in glued:
+                rest = child
+                break
             if kind == "word" or kind == "command_name":
                 if child.start_byte == last_end:
                     self.join_word(child, first, argv, spans, prefix)
@@ -1352,12 +1382,18 @@ class Walker(ControlFlow):
                     stdin = self.heredoc(child, stdin, [], words)
                 else:
                     self.redirect(child, words)
+        if self.dash_word is not None and self.dash_word[0] == node:  # (see redirected)
+            argv.append("-")
+            spans.append(self.dash_word[1])
+            self.dash_word = None
         if words:
             self.add_words(words, argv, spans)
         if not argv:
             for name, value, _ in prefix:
                 if name != UNKNOWN:
                     self.state.variables[name] = value
+            if rest is not None:
+                self.glued_rest(node, rest)
             return
         env: dict[str, str] = {}
         if prefix:  # (the program they are judged for; a command walked meanwhile leaves it as it was)
@@ -1370,6 +1406,14 @@ class Walker(ControlFlow):
                 self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
             self.env_program = saved_program
         run_command(self, argv, spans, stdin, env, self.src.span(node))
+        if rest is not None:
+            self.glued_rest(node, rest)
+
+    def glued_rest(self, node: Any, rest: Any) -> None:
+        """The line the grammar glued on the command ``node`` from the word ``rest`` on (see
+        :meth:`glued_lines`): the next command, run in this shell."""
+        self.nested_script(self.src.data[rest.start_byte + 1:node.end_byte].decode("utf-8", "surrogateescape"),
+                           self.src.span(rest), exact=True, subshell=False)
 
     def reserved_word(self, node: Any, argv: list[str]) -> None:
         """A command named by a reserved word that cannot start one (``fi``, ``then``, ``}``…),
@@ -1436,6 +1480,34 @@ class Walker(ControlFlow):
                 if child.child_count:
                     stack.append(child)
 
+    def glued_lines(self, source: Source) -> None:
+        """A line that starts with a backslash (``git status⏎\\rm -rf /etc``): tree-sitter-bash
+        reads it as more words of the command on the line before; bash, as a command of its own.
+        The words that start at such a newline are marked: :meth:`simple_command` ends the
+        command there and walks the rest as the next command."""
+        data = source.data
+        root = source.tree.root_node
+        position = data.find(b"\n\\")
+        while position != -1:
+            count = 0  # (a newline after an odd run of backslashes is a line continuation)
+            while position - count - 1 >= 0 and data[position - count - 1] == 0x5C:
+                count += 1
+            if count % 2:
+                position = data.find(b"\n\\", position + 2)
+                continue
+            node = root.descendant_for_byte_range(position, position + 1)
+            while node is not None and node.type not in ("word", "command_name") and node.start_byte == position:
+                node = node.parent
+            if node is not None and node.start_byte == position and node.type == "word" and \
+                    node.parent is not None and node.parent.type == "command_name":
+                node = node.parent  # (`x=1⏎\\rm …`: the grammar made it the command name)
+            if node is not None and node.start_byte == position and node.type in ("word", "command_name") and \
+                    node.parent is not None and node.parent.type == "command":
+                if self.glued is None:
+                    self.glued = set()
+                self.glued.add(node.id)
+            position = data.find(b"\n\\", position + 2)
+
     def dropped_blanks(self, source: Source) -> None:
         """A backslash-escaped blank between tokens, then ``(``: tree-sitter-bash skips the
         escape as if it were a blank, bash reads a word of one blank, and a ``(`` after a
@@ -1497,6 +1569,8 @@ class Walker(ControlFlow):
             self.dropped_blanks(source)
         if "!" in text and _PIPED_BANG_RE.search(data) is not None:
             self.piped_negations(source)
+        if "\n\\" in text:
+            self.glued_lines(source)
         if ";;" not in text and ";&" not in text:
             return
         stack = [source.tree.root_node]
@@ -1614,6 +1688,13 @@ class Walker(ControlFlow):
 #: ``$IFS`` and ``$SHELL`` (the login shell: a POSIX shell, so ``$SHELL -c CODE`` walks CODE),
 #: copied for every walk (an agent's commands share one context).
 _INITIAL_VARIABLES: tuple[Any, dict[str, str]] = (None, {})
+
+
+def _fed_command(node: Any) -> bool:
+    """Whether ``node`` is a command fed only a here-document or here-string (``cat <<'EOF' …``)."""
+    return node.type == "redirected_statement" and node.named_children[0].type == "command" and all(
+        child.type in ("heredoc_redirect", "herestring_redirect") or child == node.named_children[0]
+        for child in node.named_children)
 
 
 def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:

@@ -514,7 +514,18 @@ class WordExpander:
         return self._value(self.scope.substitute(node), quoted)
 
     def visit_process_substitution(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
-        self.scope.substitute(node)
+        scope = self.scope
+        scope.substitute(node)
+        fed = getattr(scope, "process_output", None)
+        if fed is not None and fed.text is not None and UNKNOWN not in fed.text and \
+                self.source.node_text(node)[:1] == "<":
+            # `<(echo CODE)`: a file whose content is known (see process_text)
+            texts: dict[str, str] | None = getattr(scope, "fd_texts", None)
+            if texts is None:
+                texts = scope.fd_texts = {}  # type: ignore[attr-defined]
+            word = f"/dev/fd/{UNKNOWN}{len(texts)}"
+            texts[word] = fed.text
+            return [(word, "q")]
         return [("/dev/fd/" + UNKNOWN, "q")]
 
     def visit_arithmetic_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
@@ -823,3 +834,10 @@ def tilde(word: str, scope: Scope) -> str:
     else:
         base = UNKNOWN
     return base + sep + tail
+
+
+def process_text(scope: object, word: str) -> str | None:
+    """The known content of the file a process substitution names (``<(echo CODE)``: the word
+    :meth:`WordExpander.visit_process_substitution` gave it), else None."""
+    texts: dict[str, str] | None = getattr(scope, "fd_texts", None)
+    return texts.get(word) if texts else None

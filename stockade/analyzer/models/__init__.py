@@ -228,6 +228,8 @@ def spec_model(spec: Spec) -> Model:
         if last is not None and len(positionals) >= 2 and not targeted:
             word, index = positionals.pop()
             apply_role(inv, last + ("r" if recursive and last == "write" else ""), word, index)
+        if stdin_out and len(positionals) == 1 and positionals[0][0] == "-":
+            positionals = []  # (`cat -`: standard input, passed through)
         if positionals:
             role = _RECURSIVE_ROLE.get(args_role, args_role) if recursive else args_role
             access = _ACCESS_ROLES.get(role)

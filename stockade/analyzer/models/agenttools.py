@@ -271,12 +271,7 @@ def model_db_client(inv: Invocation) -> None:
         if option in ("-h", "--host"):
             host = value
         elif option in ("-f", "--file"):  # SQL whose `\!` lines run shell commands
-            text = known_content(inv.walker, inv.path(value)) if UNKNOWN not in value else None
-            if text is not None:  # written by this command, content known: its shell lines are walked
-                inv.read(value, index)
-                _db_shell_lines(inv, text, index, f"`{show(value)}`")
-            else:
-                foreign_file(inv, value, index, f"`{inv.name} {option}`")
+            _db_sql_file(inv, value, index, f"`{inv.name} {option}`")
         elif option in ("--defaults-file", "--defaults-extra-file"):
             inv.read(value, index)
         elif option in ("-o", "--output", "-L", "--log-file", "--tee"):
@@ -292,15 +287,67 @@ def model_db_client(inv: Invocation) -> None:
     text = inv.stdin.text
     if text is not None:
         _db_shell_lines(inv, text, None, "the SQL on stdin")
-    elif inv.stdin.what.startswith("`") and not parsed.has("-c", "--command", "-e", "--execute", "-f", "--file"):
-        # (`psql < /tmp/x.sql`: a file the agent may have put there; see Walker.redirected)
+    elif (inv.stdin.what.startswith("`") or _piped_foreign(inv)) and \
+            not parsed.has("-c", "--command", "-e", "--execute", "-f", "--file"):
+        # (`psql < /tmp/x.sql`, `cat /tmp/x.sql | mysql`: SQL the agent may have put there; see
+        # Walker.redirected)
         inv.unknown(f"`{inv.name}` runs SQL from {inv.stdin.what}, whose `\\!` lines run shell commands: it cannot be "
                     "seen into", None)
 
 
-def _db_shell_lines(inv: Invocation, text: str, index: int | None, where: str) -> None:
+def _piped_foreign(inv: Invocation) -> bool:
+    """Whether the command piped into this one (``cat /tmp/x.sql | mysql``) read a file that may
+    hold what the agent put there (:func:`~stockade.analyzer.models.fresh.foreign_input`): the
+    reads recorded between its run and this one."""
+    from stockade.analyzer.effects import Execute, Read
+    from stockade.analyzer.models.fresh import foreign_input
+
+    if not inv.stdin.what.startswith("the output of"):
+        return False
+    effects = inv.walker.effects
+    position = len(effects) - 1
+    while position >= 0 and effects[position].__class__ is not Execute:  # (this command's own run)
+        position -= 1
+    position -= 1
+    while position >= 0 and effects[position].__class__ is not Execute:  # the producer's effects
+        effect = effects[position]
+        if effect.__class__ is Read and foreign_input(inv.walker, effect.path):
+            return True
+        position -= 1
+    return False
+
+
+def _db_sql_file(inv: Invocation, word: str, index: int | None, what: str, depth: int = 0) -> None:
+    """A SQL file the client runs (``-f FILE``, ``\\i FILE``, ``source FILE``): its content when
+    this text made it (a file written here, ``<(echo …)``) — its shell lines walked —, else
+    unknown code when it is not the project's own (:func:`foreign_file`)."""
+    from stockade.analyzer.words import process_text
+
+    if word.startswith("/dev/fd/"):
+        text = process_text(inv.walker, word)
+    elif word in ("-", "/dev/stdin"):
+        text = inv.stdin.text
+    else:
+        text = known_content(inv.walker, inv.path(word)) if UNKNOWN not in word else None
+    if text is None or depth > 4:
+        if word.startswith("/dev/fd/") or word in ("-", "/dev/stdin"):
+            inv.unknown(f"{what} runs SQL produced by another command, whose `\\!` lines run shell commands: it "
+                        "cannot be seen into", index)
+        else:
+            foreign_file(inv, word, index, what)
+        return
+    if not word.startswith("/dev/fd/"):
+        inv.read(word, index)
+    _db_shell_lines(inv, text, index, f"`{show(word)}`", depth + 1)
+
+
+def _db_shell_lines(inv: Invocation, text: str, index: int | None, where: str, depth: int = 0) -> None:
     """The shell commands in SQL a psql or mysql client runs, walked: ``\\!``/``system``
-    lines, the program of a ``COPY … TO/FROM PROGRAM`` and psql's ``\\o |cmd`` pipes."""
+    lines, the program of a ``COPY … TO/FROM PROGRAM`` and psql's ``\\o |cmd`` pipes; files it
+    includes (psql's ``\\i``/``\\ir``, mysql's ``source``/``\\.``) are SQL files it runs."""
+    for match in re.finditer(r"(?:^|\n|;)\s*(?:\\(?:i|ir|include|include_relative)|source|\\\.)\s+([^\s;]+)", text,
+                             re.I):
+        _db_sql_file(inv, match.group(1).strip("'\""), index, f"the SQL file {where} includes", depth)
     for match in re.finditer(r"\bprogram\s+'((?:[^']|'')*)'", text, re.I):
         inv.script(match.group(1).replace("''", "'"), index, what=f"the program of a `COPY` in {where}")
     for match in re.finditer(r"\\(?:o|out|g|w|write)\s*\|([^\n]*)", text):

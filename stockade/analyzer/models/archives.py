@@ -9,9 +9,16 @@ it), so extracting into the workspace is allowed and into a read-only or denied 
 
 from __future__ import annotations
 
+import re
+
+from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
 
 T = "text"
 
@@ -189,6 +196,110 @@ def model_cpio(inv: Invocation) -> None:
         for word, index in parsed.positionals[:1]:
             inv.write(word, index, recursive=True)
     inv.output(None, "the output of `cpio`")
+
+
+#: pax's options that take a value (``-f ARCHIVE``, ``-s /old/new/``, …)
+_PAX_VALUES = frozenset("fsxobBEGTU")
+
+
+def _pax_substitution(value: str) -> Callable[[str], str] | None:
+    """pax's ``-s /old/new/[gp]`` as a function of a name (None: not one it can apply: the
+    name it gives is not known).  ``old`` is a basic regular expression (read as Python's),
+    ``&`` and ``\\N`` in ``new`` the match and its groups."""
+    if len(value) < 3 or UNKNOWN in value:
+        return None
+    parts = value[1:].split(value[0])
+    if len(parts) != 3 or not set(parts[2]) <= set("gp"):
+        return None
+    old, new, flags = parts
+    try:
+        pattern = re.compile(old.replace("\\(", "(").replace("\\)", ")"))
+    except re.error:
+        return None
+    replacement = re.sub(r"\\(\d)", r"\\g<\1>", new.replace("\\&", "\0")).replace("&", r"\g<0>").replace("\0", "&")
+
+    def rename(name: str) -> str:
+        try:
+            return pattern.sub(replacement, name, count=0 if "g" in flags else 1)
+        except (re.error, IndexError):
+            return UNKNOWN
+
+    return rename
+
+
+def model_pax(inv: Invocation) -> None:
+    """pax: no ``-r``/``-w`` lists the archive (read); ``-r`` extracts its members below the
+    working directory, where absolute member names write where they say (unknown effects);
+    ``-w`` writes the archive (``-f``, else stdout) of its operands (read whole); ``-rw`` copies
+    the operands into the last one (written below).  ``-s`` substitutions and ``-i`` (names typed
+    in) rename what lands: destinations not known when it reads or copies."""
+    argv = inv.argv
+    flags: set[str] = set()
+    values: list[tuple[str, str, int]] = []
+    operands: list[tuple[str, int]] = []
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            operands += [(w, i) for i, w in enumerate(argv[index + 1:], start=index + 1)]
+            break
+        if word.startswith("-") and len(word) > 1:
+            for position, letter in enumerate(word[1:], start=1):
+                if letter in _PAX_VALUES:
+                    rest = word[position + 1:]
+                    if rest:
+                        values.append((letter, rest, index))
+                    elif index + 1 < len(argv):
+                        index += 1
+                        values.append((letter, argv[index], index))
+                    break
+                flags.add(letter)
+        else:
+            operands.append((word, index))
+        index += 1
+    read, write = "r" in flags, "w" in flags
+    archives = [(value, where) for letter, value, where in values if letter == "f"]
+    substitutions = [(_pax_substitution(value), where) for letter, value, where in values if letter == "s"]
+    renamed = bool(substitutions) or "i" in flags
+    if read and write:  # copy: every operand but the last into the last, under its own (renamed) path
+        target = operands[-1] if operands else (".", None)
+        for word, where in operands[:-1]:
+            inv.read(word, where, recursive=True)
+            name = word
+            for rename, at in substitutions:
+                name = rename(name) if rename is not None else UNKNOWN
+                where = at
+            inv.write(target[0].rstrip("/") + "/" + name.lstrip("/") if name.strip("/.") else target[0], where,
+                      recursive=True)
+            if name != word and name.startswith("/"):  # (a renamed absolute name: judged where it says too)
+                inv.write(name, where, recursive=True)
+        if "i" in flags:
+            inv.unknown("`pax -rw -i` copies files under names typed in: where they land is not known", target[1])
+        return
+    if read:
+        for rename, at in substitutions:  # `-s ',^,/etc/,'`: every member below the prefix it puts first
+            prefix = rename("") if rename is not None else None
+            if prefix and UNKNOWN not in prefix and rename is not None and rename("x") == prefix + "x":
+                inv.write(prefix, at, recursive=True)
+    for value, where in archives:
+        if write:
+            inv.write(value, where)
+        else:
+            inv.read(value, where)
+    if write:
+        listed: list[tuple[str, int | None]] = [*operands] or [(".", None)]
+        for word, at_word in listed:
+            inv.read(word, at_word, recursive=True)
+        if not archives:
+            inv.output(None, "the archive `pax -w` writes")
+        return
+    if read:
+        inv.write(".", None)
+        why = "with `-s` (or `-i`) renames the members it extracts" if renamed else \
+            "writes members named by absolute paths where they say"
+        inv.unknown(f"`pax -r` {why}: where they land is not known", None)
+        return
+    inv.output(None, "the list `pax` prints")
 
 
 def model_ar(inv: Invocation) -> None:
@@ -419,6 +530,7 @@ def model_jar(inv: Invocation) -> None:
 
 
 register("cpio", model_cpio)
+register("pax", model_pax)
 register("jar", model_jar)
 register("ar", model_ar)
 register("patch", model_patch)

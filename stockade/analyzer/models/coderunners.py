@@ -19,7 +19,8 @@ from stockade.analyzer.models import MODELS, apply_role, parse_options, register
 from stockade.analyzer.models.fresh import fresh_project, run_file
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import judge_program
-from stockade.analyzer.models.shells import _MODULE_TOOLS
+from stockade.analyzer.models.shells import _MODULE_TOOLS, named_paths
+from stockade.analyzer.words import process_text
 
 T = "text"
 
@@ -64,6 +65,7 @@ def gdb_command(inv: Invocation, text: str, index: int) -> None:
     if _GDB_SAFE.match(text) and "(" not in text:
         return
     inv.unknown(f"the gdb command `{show(text)[:60]}` can run code that cannot be seen into", index)
+    named_paths(inv, text, index)  # (`python import os; os.system("…")`: what it visibly hands a shell)
 
 
 def model_gdb(inv: Invocation) -> None:
@@ -391,6 +393,15 @@ def _known_makefile(inv: Invocation, directory: str, index: int | None) -> bool:
     return False
 
 
+def _makefile_text(inv: Invocation, text: str | None, index: int | None, what: str) -> None:
+    """A makefile read from input or from a file this text made (``make -f -``, ``make -f
+    <(printf …)``): a plain one (rules and recipes) is judged by its recipes; one whose text is
+    not known, or that computes what runs (functions, includes), is unknown code as well."""
+    if text is None or UNKNOWN in text or _MAKE_COMPUTED.search(text.replace("$$", "")):
+        inv.unknown(what, index)
+    _recipes(inv, text, index)
+
+
 def model_make(inv: Invocation) -> None:
     """make runs the recipes of the project's makefile (judged like ``npm test``: by what is
     visible); ``--eval`` adds make code of its own (unknown), ``-f FILE`` runs the recipes of
@@ -405,11 +416,20 @@ def model_make(inv: Invocation) -> None:
         if role == "eval":
             inv.unknown(f"`make {option}` runs make code (`{show(value)[:60]}`), which cannot be seen into", index)
             _recipes(inv, value, index)  # (its recipes are shell code: walked)
-        elif role == "file" and (value in ("-", "/dev/stdin") or value.startswith("/dev/fd/")):
-            inv.unknown(f"`make {option} {value}` runs a makefile from {inv.stdin.what}", index)
-            _recipes(inv, inv.stdin.text if value in ("-", "/dev/stdin") else None, index)
+        elif role == "file" and (value in ("-", "/dev/stdin") or value.startswith(("/dev/fd/", "/proc/self/fd/"))):
+            text = process_text(inv.walker, value) if value.startswith("/dev/fd/") else \
+                inv.stdin.text if value in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0") else None
+            where = "another command" if value.startswith("/dev/fd/") and value != "/dev/fd/0" else inv.stdin.what
+            _makefile_text(inv, text, index, f"`make {option} {show(value)}` runs a makefile from {where}")
         elif role == "file":
-            run_file(inv, value, index)
+            from stockade.analyzer.models.fresh import known_content, wrote_anything
+
+            text = known_content(inv.walker, inv.path(value)) if wrote_anything(inv.walker) else None
+            if text is None:
+                run_file(inv, value, index)
+            else:  # a makefile this text wrote: judged by its recipes
+                inv.read(value, index)
+                _makefile_text(inv, text, index, f"`make {option} {show(value)}` runs a makefile this command wrote")
     if not parsed.values_of("-f", "--file", "--makefile"):
         directories = parsed.values_of("-C", "--directory")
         directory, at = directories[-1] if directories else (".", None)
@@ -635,6 +655,7 @@ def model_pdb(inv: Invocation) -> None:
             command = value.strip().split(None, 1)[0] if value.strip() else ""
             if value.lstrip().startswith("!") or command not in _PDB_COMMANDS or "," in value:
                 inv.unknown(f"the pdb command `{show(value)[:60]}` runs Python code, which cannot be seen into", index)
+                named_paths(inv, value, index)  # (paths and shell command lines visible in it)
     if not parsed.values_of("-m") and parsed.positionals:
         run_file(inv, parsed.positionals[0][0], parsed.positionals[0][1])
 

@@ -362,9 +362,12 @@ def model_printf(inv: Invocation) -> None:
 
         subscript_code(inv.walker, args[1], inv.at(2))  # `printf -v 'a[$(cmd)]'` runs cmd
         variable = args[1]
-        inv.walker.state.variables[variable] = UNKNOWN
         args = args[2:]
     if not args:
+        if variable is not None and "[" not in variable:
+            from stockade.analyzer.models.shellstate import set_variable
+
+            set_variable(inv.walker, variable, UNKNOWN, inv.span, "`printf -v`")
         return
     fmt, rest = args[0], args[1:]
     template = known_nul(fmt)
@@ -393,7 +396,10 @@ def model_printf(inv: Invocation) -> None:
 
             forget_array(inv.walker, variable)
         else:
-            inv.walker.state.variables[variable] = out.replace("%%", "%") if UNKNOWN not in out else UNKNOWN
+            from stockade.analyzer.models.shellstate import set_variable
+
+            set_variable(inv.walker, variable, out.replace("%%", "%") if UNKNOWN not in out else UNKNOWN, inv.span,
+                         "`printf -v`")
         return
     out = secret_placeholders(out)
     inv.output(None if UNKNOWN in out else out.replace("%%", "%"), "the output of `printf`")

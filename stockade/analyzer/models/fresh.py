@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Delete, Execute, Read, Rename, Write, show
+from stockade.analyzer.effects import UNKNOWN, Delete, Execute, Harmless, Read, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 
@@ -152,6 +152,11 @@ def record_written(walker: Walker, effect: Write, text: str | None, append: bool
     if text is not None and len(text) > MAX_KNOWN_CONTENT:
         text = None
     store[id(effect)] = (effect, text)
+    if text is not None and effect.path.endswith(("/.pre-commit-config.yaml", "/.vscode/settings.json")):
+        from stockade.analyzer.models.toolconfigs import harmless_startup
+
+        if harmless_startup(effect.path, text):  # (content that runs nothing: a plain write)
+            walker.effects.append(Harmless(effect.path, effect.span))
     if text is not None and effect.path.endswith("/.gitattributes"):
         _attribute_drivers(walker, effect, text)
     elif text is not None and (effect.path.endswith("/.envrc") or "/.husky/" in effect.path) and \
@@ -213,6 +218,10 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
     to the destination, a write by another program (but ``chmod``, ``touch``…) or a deletion
     leaves it not known.  ``partial``: text appended to a file whose earlier content is not
     known is returned after an UNKNOWN (else such a file is not known)."""
+    if path[:8] == "/dev/fd/" and getattr(walker, "fd_texts", None):  # `<(echo …)`: its producer's known output
+        from stockade.analyzer.words import process_text
+
+        return process_text(walker, path)
     store: dict[int, tuple[Write, str | None]] | None = getattr(walker, "written_text", None)
     if not store or not may_have_written(walker, path, below=False):
         return None
@@ -312,7 +321,7 @@ def foreign_input(walker: Walker, path: str) -> bool:
     """Whether the file ``path`` (resolved) that a redirection feeds a command may hold what the
     agent put there: written earlier in this text, or outside the workspace where it can write
     (``sqlite3 db < /tmp/x.sql``).  The project's own files and system files are not."""
-    if UNKNOWN in path or path.startswith(("/dev/", "/proc/")):
+    if UNKNOWN in path or (path.startswith(("/dev/", "/proc/")) and not path.startswith("/dev/shm/")):
         return False  # (a path not known is judged as such where it is read; `< <(cmd)` is the command's output)
     workspace = walker.context.workspace.rstrip("/")
     if path.startswith(workspace + "/"):
@@ -504,7 +513,8 @@ def model_cat(inv: Invocation) -> None:
         if word in _ENDLESS and stdout_to_file(inv):
             _fills(inv, f"`{inv.name} {word}` writes without end to a file")
             return
-    if getattr(inv.walker, "written_text", None) and inv.name == "cat" and len(inv.argv) > 1:
+    if (getattr(inv.walker, "written_text", None) or getattr(inv.walker, "fd_texts", None)) and inv.name == "cat" \
+            and len(inv.argv) > 1:
         texts = [known_content(inv.walker, inv.path(word)) for word in inv.argv[1:] if word[:1] != "-"]
         if texts and None not in texts and not any(word[:1] == "-" for word in inv.argv[1:]):
             inv.output("".join(texts))  # type: ignore[arg-type]  # (files this command wrote)

@@ -223,6 +223,9 @@ def lldb_command(inv: Invocation, text: str, index: int) -> None:
     if _LLDB_SAFE.match(text) and "(" not in text and "--outfile" not in text and " -o " not in text:
         return
     inv.unknown(f"the lldb command `{show(text)[:60]}` can run code that cannot be seen into", index)
+    from stockade.analyzer.models.shells import named_paths
+
+    named_paths(inv, text, index)  # (`script os.system("…")`, `expr system("…")`: what it visibly hands a shell)
 
 
 def model_lldb(inv: Invocation) -> None:
@@ -239,6 +242,9 @@ def model_lldb(inv: Invocation) -> None:
             lldb_command(inv, value, index)
         elif role == "file":
             _command_file(inv, value, index, f"lldb {option}", "lldb commands")
+            for line in (_known_file(inv, value) or "").split("\n"):  # (a file whose text is known: each command)
+                if line.strip() and not line.lstrip().startswith("#"):
+                    lldb_command(inv, line, index)
         elif role == "read":
             inv.read(value, index)
     program = parsed.positionals[:1]
@@ -249,6 +255,20 @@ def model_lldb(inv: Invocation) -> None:
 
 
 # -- command files of debuggers and editors ------------------------------------------------------
+
+
+def _known_file(inv: Invocation, word: str) -> str | None:
+    """The text of a file this command made, when known: a process substitution's
+    (``<(echo …)``) or a file it wrote earlier (``echo … > f``)."""
+    from stockade.analyzer.models.fresh import known_content, wrote_anything
+    from stockade.analyzer.words import process_text
+
+    if word.startswith("/dev/fd/"):
+        return process_text(inv.walker, word)
+    if not wrote_anything(inv.walker):
+        return None
+    text = known_content(inv.walker, inv.path(word))
+    return None if text is None or UNKNOWN in text else text
 
 
 def _command_file(inv: Invocation, word: str, index: int, option: str, what: str) -> None:
@@ -273,6 +293,11 @@ def model_gdb(inv: Invocation) -> None:
     for option, value, index in parse_options(argv, _GDB_VALUES).options:
         if value is not None and _GDB_VALUES.get(option) == "file":
             _command_file(inv, value, index, "gdb -" + option.lstrip("-"), "gdb commands")
+            from stockade.analyzer.models.coderunners import gdb_command
+
+            for line in (_known_file(inv, value) or "").split("\n"):  # (a file whose text is known: each command)
+                if line.strip() and not line.lstrip().startswith("#"):
+                    gdb_command(inv, line, index)
 
 
 _EDITOR_MODEL = MODELS.get("vim")

@@ -285,11 +285,43 @@ _LS_VALUES = frozenset({"-I", "--ignore", "--hide", "--block-size", "-T", "--tab
                         "--sort", "--time", "--time-style", "--quoting-style", "--indicator-style"})
 
 
+#: ls options that print names only, one a line or in columns (``-F``/``-p`` add a mark)
+_LS_NAME_FLAGS = frozenset("1dAaUtrSXvcuFpCx")
+_LS_NAME_LONG = frozenset({"--directory", "--all", "--almost-all", "--reverse", "--classify", "--color",
+                           "--color=never", "--color=auto", "--color=always", "--"})
+
+
 def ls_default(inv: Invocation) -> None:
-    """``ls`` without operands lists the working directory (``cd ~/.ssh && ls``)."""
+    """``ls`` without operands lists the working directory (``cd ~/.ssh && ls``); ``ls GLOB…``
+    prints the names each glob matches: what it prints (for ``$(ls /usr/bin/sud*) id``, a pipe)
+    is those globs, judged as the files — or, in command position, the programs — they could be."""
     parsed = parse_options(inv.argv, _LS_VALUES, optional=frozenset({"--color"}))
     if not parsed.positionals:
         inv.read(".", None, recursive=parsed.has("-R", "--recursive"))
+        return
+    from stockade.analyzer.globs import has_glob
+
+    for option, _, _ in parsed.options:
+        if (option.startswith("--") and option not in _LS_NAME_LONG) or \
+                (not option.startswith("--") and not set(option[1:]) <= _LS_NAME_FLAGS):
+            return
+    words = [word for word, _ in parsed.positionals]
+    if all(UNKNOWN not in word and has_glob(word.rstrip("/").rpartition("/")[2]) for word in words):
+        inv.output("".join(word + "\n" for word in words), "the names `ls` prints")
+
+
+def model_compgen(inv: Invocation) -> None:
+    """``compgen -c [PREFIX]`` (``-A command``) prints the names of commands starting with PREFIX: the glob
+    ``PREFIX*`` (in command position, the programs it could be); other lists are not known."""
+    argv = inv.argv
+    if argv[1:3] == ["-A", "command"]:  # (`compgen -A command` is `compgen -c`)
+        argv = [argv[0], "-c", *argv[3:]]
+    if len(argv) in (2, 3) and argv[1] == "-c" and (len(argv) == 2 or not argv[2].startswith("-")):
+        prefix = argv[2] if len(argv) == 3 else ""
+        if UNKNOWN not in prefix and "/" not in prefix:
+            inv.output(re.sub(r"([*?\[\]])", r"\\\1", prefix) + "*\n", "the command names `compgen -c` prints")
+            return
+    inv.output(None, "the names `compgen` prints")
 
 
 _wrap("rg", rg_globs)
@@ -302,5 +334,6 @@ for _grep in ("grep", "egrep", "fgrep"):
         _wrap(_grep, grep_includes)
         _wrap(_grep, listed_names)
 _wrap("find", find_selected)
+register("compgen", model_compgen, builtin=True)
 register("fd fdfind", model_fd)
 register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)

@@ -6,6 +6,7 @@ from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register, visible_operands
 from stockade.analyzer.regex import LazyPattern
+from stockade.analyzer.words import process_text
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
@@ -28,6 +29,8 @@ def model_shell(inv: Invocation) -> None:
         if option in ("--rcfile", "--init-file") and value:
             inv.read(value, index)
     words = list(parsed.positionals)
+    if words and words[0][0] == "-":  # (`sh - ARGS`: a lone `-` ends the options, as `--` does)
+        words = words[1:]
     if command_mode:
         if not words:
             inv.unknown("`-c` without code", None)
@@ -38,7 +41,11 @@ def model_shell(inv: Invocation) -> None:
         return
     if words and not parsed.has("-s"):
         script, index = words[0]
-        if script.startswith("/dev/fd/") or script in ("/dev/stdin", "-"):
+        text = process_text(inv.walker, script) if script.startswith("/dev/fd/") else None
+        if text is not None:  # `bash <(echo CODE)`: the code is the producer's known output
+            inv.walker.nested_script(text, inv.at(index), exact=False, subshell=True,
+                                     positional=[w for w, _ in words], env=inv.env)
+        elif script.startswith("/dev/fd/") or script in ("/dev/stdin", "-"):
             inv.unknown(f"`{inv.name}` runs a script produced by another command", index)
         else:
             run_file(inv, script, index)
@@ -70,7 +77,17 @@ def model_source(inv: Invocation) -> None:
     if len(inv.argv) > 1:
         word = inv.argv[1]
         text = inv.stdin.text
-        if word in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0") and text is not None and UNKNOWN not in text:
+        produced = process_text(inv.walker, word) if word.startswith("/dev/fd/") else None
+        if produced is not None:  # `. <(echo CODE)`: the producer's known output, run in this shell
+            saved = inv.walker.state.positional
+            if len(inv.argv) > 2:  # (`. FILE ARGS`: the positional parameters while it runs)
+                inv.walker.state.positional = [saved[0] if saved else "bash", *inv.argv[2:]]
+            try:
+                inv.walker.nested_script(produced, inv.at(1), exact=False, subshell=False, env=inv.env)
+            finally:
+                if len(inv.argv) > 2:
+                    inv.walker.state.positional = saved
+        elif word in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0") and text is not None and UNKNOWN not in text:
             # `. /dev/stdin <<< 'code'`: known text, run in this shell
             inv.walker.nested_script(text, inv.at(1), exact=True, subshell=False)
         elif word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
@@ -251,13 +268,20 @@ def interpreter_model(options: dict[str, str]):
         if parsed.positionals:
             script, index = parsed.positionals[0]
             if script == "-" or script.startswith("/dev/fd/") or script == "/dev/stdin":
-                inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}", index)
+                produced = process_text(inv.walker, script) if script.startswith("/dev/fd/") else inv.stdin.text
+                where = "another command" if script.startswith("/dev/fd/") and produced is not None else \
+                    inv.stdin.what
+                inv.unknown(f"`{inv.name}` runs code from {where}", index)
+                if produced is not None:  # (`python3 <(echo CODE)`, `python3 - <<EOF`: what the code names)
+                    named_paths(inv, produced, index)
             else:
                 run_file(inv, script, index)
                 if index is not None:  # what the script is given: as an unmodelled program's arguments
                     visible_operands(inv, index + 1)
             return
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
+        if inv.stdin.text is not None and UNKNOWN not in inv.stdin.text:  # (`python3 <<EOF`: what the code names)
+            named_paths(inv, inv.stdin.text, None)
 
     return model
 
@@ -265,10 +289,62 @@ def interpreter_model(options: dict[str, str]):
 _PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*|[\w.-]+(?:/[\w.-]+)+)\1""")
 
 
+#: a call that runs a shell command line given as a string literal (``os.system("…")``,
+#: ``subprocess.run("…", shell=True)``, ``child_process.execSync("…")``, Ruby/Perl ``system "…"``,
+#: Lua ``os.execute``, PHP ``shell_exec``): the literal (group 2; no backslash but ``\"``)
+_SHELL_CALL = LazyPattern(
+    r"""(?<![\w])(?:os\.(?:system|popen|execute|popen[234])|subprocess\.(?:run|call|check_call|check_output|Popen|"""
+    r"""getoutput|getstatusoutput)|commands\.getoutput|(?:child_process\.|cp\.)?(?:execSync|spawnSync)|"""
+    r"""child_process\.exec|(?<=\)\.)(?:run|call|check_call|check_output|Popen|getoutput|exec)|"""
+    r"""(?<=\w\.)(?:check_call|check_output|Popen|getoutput|getstatusoutput)|system|popen|shell_exec|passthru|"""
+    r"""proc_open|IO\.popen|Open3\.\w+)"""
+    r"""\s*[({]?\s*(?<![fF])(['"])((?:[^'"\\\n]|\\")*)\1""")
+#: Perl, Ruby and PHP run a backquoted string (and Perl's ``qx{…}``, Ruby's ``%x(…)``) as a shell command
+_BACKTICKS = LazyPattern(r"""`([^`\\$]*)`|\bqx\s*([{(\[<|/!])|%x([({\[])""")
+_CLOSING = {"{": "}", "(": ")", "[": "]", "<": ">"}
+#: calls that delete or write the file named by a string literal (``shutil.rmtree("/x")``,
+#: ``fs.writeFileSync("/x", …)``, ``shutil.copy("a", "/x")``; not ``open(…, "w")``, which code
+#: often holds as text): (group 1: delete or write, group 3:
+#: the path; a copy's or move's destination is its second argument)
+_FILE_CALL = LazyPattern(
+    r"""(?<![\w])(?:(rmtree|remove|unlink|rmdir|removedirs|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|"""
+    r"""remove_dir_all|remove_file)|(writeFileSync|appendFileSync|write_text|write_bytes|"""
+    r"""(?:copyfile|copy2?|copytree|move|rename|renameSync|copyFileSync|symlink|symlinkSync|cp|mv)"""
+    r"""\s*\(\s*(?:['"][^'"\n]*['"]|[\w.]+)\s*,))\s*\(?\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
+
+
+def named_commands(inv: Invocation, code: str, index: int | None) -> None:
+    """Shell command lines written as string literals in code that cannot be seen into and
+    handed to a shell (``os.system("rm -rf ~")``) are walked as the shell code they are: a
+    denied effect visible there is denied, whatever else the code does."""
+    if UNKNOWN in code or ("(" not in code and " " not in code):
+        return
+    commands = [match.group(2).replace('\\"', '"') for match in _SHELL_CALL.finditer(code)]
+    if inv.name.startswith(("perl", "ruby", "php")) and ("`" in code or "qx" in code or "%x" in code):
+        for match in _BACKTICKS.finditer(code):
+            opener = match.group(2) or match.group(3)
+            if opener is None:
+                commands.append(match.group(1))
+                continue
+            end = code.find(_CLOSING.get(opener, opener), match.end())
+            if end != -1:
+                commands.append(code[match.end():end])
+    for command in commands:
+        if command.strip():
+            inv.walker.nested_script(command, inv.at(index), exact=False, subshell=True)
+    for match in _FILE_CALL.finditer(code):
+        if match.group(1):
+            inv.delete(match.group(4), index, recursive=True)
+        else:
+            inv.write(match.group(4), index)
+
+
 def named_paths(inv: Invocation, code: str, index: int | None) -> None:
     """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
     ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
-    denied, whatever the code does with it."""
+    denied, whatever the code does with it; command lines it hands to a shell are walked
+    (:func:`named_commands`)."""
+    named_commands(inv, code, index)
     if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code):
         return
     for match in _PATH_LITERAL.finditer(code):

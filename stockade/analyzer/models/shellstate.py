@@ -9,7 +9,7 @@ see into; ``set -a`` exports later assignments; names with an array subscript
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.effects import UNKNOWN, Unknown, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, NAMEREF, array_elements
@@ -162,6 +162,38 @@ def assign_through(walker: Walker, name: str, value: str) -> str | None:
     return None
 
 
+def set_variable(walker: Walker, name: str, value: str, span: tuple[int, int], what: str) -> None:
+    """A builtin assigns ``name`` (``read``, ``printf -v``): through a nameref that is the
+    variable it refers to (``declare -n r=PATH; printf -v r /tmp/evil``), judged as an
+    assignment in the shell — ``PATH`` given a value not known makes later command names
+    unknown programs; an exported variable is judged for the programs that see it."""
+    target = assign_through(walker, name, value)
+    if target is None:
+        return
+    walker.state.variables[target] = value
+    if target == "PATH" and UNKNOWN in value.partition(":")[0]:
+        walker.effects.append(Unknown(f"{what} sets `PATH` to a value not known before it runs: later command "
+                                      "names may run any program", span))
+    exported = walker.state.exported
+    if exported and (target in exported or "*" in exported):
+        from stockade.analyzer.models.envvars import judge_env_var
+
+        judge_env_var(walker, target, value, span)
+
+
+def model_getopts(inv: Invocation) -> None:
+    """``getopts OPTSTRING NAME [ARGS]``: NAME (through a nameref too) gets the next option's
+    letter and ``OPTARG`` its value — values not known here (:func:`set_variable`)."""
+    if len(inv.argv) < 3:
+        return
+    subscript_code(inv.walker, inv.argv[2], inv.at(2))
+    if "[" in inv.argv[2]:
+        forget_array(inv.walker, inv.argv[2])
+    else:
+        set_variable(inv.walker, inv.argv[2], UNKNOWN, inv.span, "`getopts`")
+    set_variable(inv.walker, "OPTARG", UNKNOWN, inv.span, "`getopts`")
+
+
 def model_coproc(inv: Invocation) -> None:
     """``coproc [NAME] COMMAND``: runs the command (tree-sitter-bash reads ``coproc NAME { …; }``
     as a command ``coproc NAME { …`` followed by ``}``)."""
@@ -277,7 +309,7 @@ def model_read(inv: Invocation) -> None:
         if "[" in name:
             forget_array(walker, name)
         else:
-            walker.state.variables[name] = value
+            set_variable(walker, name, value, inv.span, f"`{inv.name}`")
             if text is None:  # data from a file or a pipe: arithmetic on it evaluates it (see Walker.arithmetic)
                 walker.read_data = walker.read_data | {name}
 
@@ -424,6 +456,7 @@ register("type", model_type, builtin=True)
 register("shopt", model_shopt, builtin=True)
 register("mapfile readarray", model_mapfile, builtin=True)
 register("read", model_read, builtin=True)
+register("getopts", model_getopts, builtin=True)
 register("hash", model_hash, builtin=True)
 register("test [", model_test, builtin=True)
 register("enable", model_enable, builtin=True)

@@ -456,6 +456,7 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
         # the literal commands of `print | "cmd"` and `"cmd" | getline` are walked (a shell
         # there reads code from awk: its own model says so); a computed one is unknown
         commands: list[tuple[str, bool]] = []  # (command, whether the awk program feeds it)
+        printed: list[str | None] = []  # what each fed command is given, when known
         for match in _AWK_GETLINE_RE.finditer(program):
             if match.group(1):  # `"cmd" | getline`, `"ca" "t f" | getline`: what the pipe's left side concatenates
                 command, end = _awk_concat(inv, program, match.start(1), strings)
@@ -468,10 +469,16 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
             command, end = _awk_concat(inv, program, match.end(), strings)
             if command is not None and program[end:].lstrip(" \t")[:1] in (";", "}", "\n", ")", ""):
                 commands.append((command, True))
+                printed.append(_awk_printed(inv, program, match.start(), strings))
         if len(commands) < pipes:
             inv.unknown("awk pipes to or from a command", index)
+        fed_texts = iter(printed)
         for command, fed in commands:
-            inv.script(command, index, stdin=Stdin(None, "what the awk program prints") if fed else None,
+            text = next(fed_texts, None) if fed else None
+            if text is not None and command.split()[:1] and command.split()[0].rpartition("/")[2] in _AWK_FED_SHELLS:
+                # (the code it prints is walked; what else the program prints into the shell is not seen)
+                inv.unknown(f"awk prints shell code into `{show(command)[:40]}`", index)
+            inv.script(command, index, stdin=Stdin(text, "what the awk program prints") if fed else None,
                        what="the command an awk pipe runs")
     for match in _AWK_OUT_RE.finditer(program):
         name = _awk_file_name(inv, program, match.start(2), strings)
@@ -486,6 +493,26 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
             inv.read(name, index)
         elif target not in ("ARGV", "FILENAME"):
             inv.unknown(f"awk reads a computed file name (`getline < {target}`)", index)
+
+
+#: shells that run what an awk pipe prints into them
+_AWK_FED_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+
+
+def _awk_printed(inv: Invocation, program: str, pipe: int, strings: dict[str, str]) -> str | None:
+    """What ``print EXPR | "cmd"`` (the ``|`` at ``pipe``) writes to the command, when EXPR is a
+    known concatenation: that text and a newline (``print "rm -rf ~" | "sh"`` feeds a shell
+    known code); None when computed (``$0``, a ``printf`` with conversions)."""
+    matches = list(re.finditer(r"\bprint(f?)\b\s*\(?", program[:pipe]))
+    found = matches[-1] if matches else None
+    if found is None or re.search(r"[;{}\n]", program[found.end():pipe]):
+        return None
+    value, end = _awk_concat(inv, program, found.end(), strings)
+    if value is None or program[end:pipe].strip(" \t)"):
+        return None
+    if found.group(1):  # printf FORMAT: no conversions, no newline added
+        return None if "%" in value.replace("%%", "") else value.replace("%%", "%")
+    return value + "\n"
 
 
 def model_awk(inv: Invocation) -> None:
@@ -506,6 +533,12 @@ def model_awk(inv: Invocation) -> None:
         else:
             if not library:
                 inv.read(path, index)
+            from stockade.analyzer.models.fresh import known_content
+
+            text = known_content(inv.walker, inv.path(path)) if option in ("-f", "--file") else None
+            if text is not None and UNKNOWN not in text:  # (a program file this text made: scanned)
+                programs = [*programs, (text, index)]
+                continue
             inv.unknown("the awk program file is not visible" if option in ("-f", "--file") else
                         f"`awk {option} {show(path)}` loads code that is not visible", index)
     words = list(parsed.positionals)

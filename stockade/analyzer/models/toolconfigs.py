@@ -8,6 +8,10 @@ Makefile: see :func:`~stockade.analyzer.models.fresh.fresh_project`); the tool's
 
 from __future__ import annotations
 
+import json
+import re
+
+from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
 from stockade.analyzer.models.fresh import fresh_project
@@ -75,3 +79,86 @@ def _with_configs(name: str, inner: Model, names: tuple[str, ...]) -> Model:
 for _names, _configs in CODE_CONFIGS.items():
     for _name in _names.split():
         register(_name, _with_configs(_name, MODELS.get(_name, default_model), _configs))
+
+
+# -- start-up files whose known content runs nothing ---------------------------------------------
+
+#: pre-commit configuration keys that name no code (``repo: meta`` hooks are pre-commit's own)
+_PRE_COMMIT_KEYS = frozenset({"repos", "repo", "hooks", "id", "args", "exclude", "files", "types", "types_or",
+                              "exclude_types", "stages", "default_stages", "fail_fast", "always_run",
+                              "minimum_pre_commit_version", "default_install_hook_types", "verbose", "alias",
+                              "name", "pass_filenames", "require_serial", "log_file-never"})
+_YAML_LINE = re.compile(r"\s*(?:-\s+)?([A-Za-z_]+)\s*:\s*(.*)")
+_YAML_VALUE = re.compile(r"""[\w .,/^$()|?+\\\-\[\]'"]*""")
+#: VS Code settings whose value names no program (editor behaviour, files, search, the layout)
+_VSCODE_PREFIXES = ("editor.", "files.", "search.", "workbench.", "explorer.", "diffEditor.", "breadcrumbs.",
+                    "outline.", "scm.", "window.", "problems.", "zenMode.", "cSpell.", "markdown.preview.",
+                    "html.format.", "json.format.")
+#: a setting name that can still name or start something that runs (a path, a command, arguments, an
+#: environment, a formatter or linter run on save)
+_VSCODE_RISKY = re.compile(r"(?i)path|command|executable|args|env|shell|interpreter|runtime|server|binary|cmd|"
+                           r"program|launch|task|terminal|script|hook|plugin|extension|format|external|save|codeaction|lint|fix|"
+                           r"watch|trust|auto(?:matic)?run")
+
+
+def _pre_commit_harmless(text: str) -> bool:
+    """A ``.pre-commit-config.yaml`` that names no hook code: no ``entry``, no ``repo`` but
+    ``meta`` (a remote repository's hooks are code it downloads and runs), plain YAML only."""
+    for line in text.split("\n"):
+        line = line.split(" #", 1)[0].rstrip()
+        if not line.strip() or line.lstrip().startswith("#") or line.strip() == "---":
+            continue
+        match = _YAML_LINE.fullmatch(line)
+        if match is None or match.group(1) not in _PRE_COMMIT_KEYS:
+            return False
+        key, value = match.group(1), match.group(2).strip()
+        if key == "repo" and value.strip("'\"") != "meta":
+            return False
+        if key == "repos" and value not in ("", "[]"):
+            return False
+        if not _YAML_VALUE.fullmatch(value):
+            return False
+    return True
+
+
+def _vscode_settings_harmless(text: str) -> bool:
+    """A ``.vscode/settings.json`` whose settings are all editor behaviour (no terminal, task,
+    interpreter, formatter or tool path): VS Code runs nothing it names."""
+    stripped = re.sub(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
+    stripped = re.sub(r",(\s*[}\]])", r"\1", stripped)
+    try:
+        settings = json.loads(stripped)
+    except ValueError:
+        return False
+    if not isinstance(settings, dict):
+        return False
+    items = list(settings.items())
+    while items:
+        key, value = items.pop()
+        if key.startswith("[") and key.endswith("]") and isinstance(value, dict):  # `"[python]": {…}`
+            items.extend(value.items())
+            continue
+        if not key.startswith(_VSCODE_PREFIXES) or _VSCODE_RISKY.search(key):
+            return False
+        values = list(value.values()) if isinstance(value, dict) else value if isinstance(value, list) else [value]
+        if not all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+            return False
+    return True
+
+
+#: start-up files judged by their content when it is known: path ending → whether it runs nothing
+_HARMLESS_WHEN = (
+    ("/.pre-commit-config.yaml", _pre_commit_harmless),
+    ("/.vscode/settings.json", _vscode_settings_harmless),
+)
+
+
+def harmless_startup(path: str, text: str | None) -> bool:
+    """Whether ``text``, known and written to ``path``, makes the tool that reads ``path`` at its
+    next start run nothing (see :data:`_HARMLESS_WHEN`); content not known is never harmless."""
+    if text is None or UNKNOWN in text:
+        return False
+    for ending, harmless in _HARMLESS_WHEN:
+        if path.endswith(ending):
+            return harmless(text)
+    return False

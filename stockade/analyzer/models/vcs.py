@@ -116,6 +116,8 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "worktree": ({"-b": "text", "-B": "text", "--reason": "text", "--expire": "text"}, "worktree", "git"),
     "notes": ({"-F": "read", "--file": "read", "-m": "text", "--ref": "text"}, "text", "git"),
     "gc": ({}, "text", "git"), "sparse-checkout": ({}, "text", "tree"),
+    "read-tree": ({"--prefix": "text", "--index-output": "write", "--exclude-per-directory": "text"}, "text", "tree"),
+    "checkout-index": ({"--prefix": "writer", "--stage": "text"}, "text", "tree"),
     "config": ({}, "text", ""),  # (its own model)
     "remote": ({}, "text", "git"),
     "submodule": ({"--reference": "read", "--depth": "text", "-b": "text", "--branch": "text", "--name": "text",
@@ -173,13 +175,14 @@ _MAX_ALIAS_DEPTH = 8
 class _Git:
     """What one git invocation sees: its configuration, repository and work tree."""
 
-    __slots__ = ("aliases", "forced_push", "repo", "tree", "trusts")
+    __slots__ = ("aliases", "config_tree", "forced_push", "repo", "tree", "trusts")
 
     def __init__(self) -> None:
         self.aliases: dict[str, tuple[str, int | None]] = {}
         self.forced_push = ""  # why config makes pushes forced ("" when it does not)
         self.repo = "."  # the -C directory
         self.tree: str | None = None  # --work-tree / GIT_WORK_TREE
+        self.config_tree: str | None = None  # core.worktree (the weakest of the three)
         self.trusts: str | None = None  # safe.directory from the command line or variables
 
 
@@ -191,6 +194,7 @@ def _new_git() -> _Git:
     git.forced_push = ""
     git.repo = "."
     git.tree = None
+    git.config_tree = None
     git.trusts = None
     return git
 
@@ -255,6 +259,8 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
         _repository(inv, git, *git_dir)
     if git.tree is None and variables:
         git.tree = _env(inv, "GIT_WORK_TREE")
+    if git.tree is None and git.config_tree is not None:  # (`-c core.worktree=DIR`, `git config core.worktree`)
+        git.tree = git.config_tree
     if variables:
         allowed = _env(inv, "GIT_ALLOW_PROTOCOL")
         if allowed is not None and (UNKNOWN in allowed or {"ext", "fd"} & set(allowed.split(":"))):
@@ -449,6 +455,9 @@ def _remember(git: _Git, key: str, value: str, index: int | None) -> None:
         git.forced_push = f"config `{key}` is a forced refspec"
     elif lower == "safe.directory":
         git.trusts = value
+    elif lower == "core.worktree" and UNKNOWN not in value and value:
+        # the work tree git checks files out into; a relative one is below the repository's .git
+        git.config_tree = value if value.startswith(("/", "~")) else _below(git.repo, ".git/" + value)
     elif lower.startswith("remote.") and lower.endswith(".mirror") and value.lower() in ("true", "yes", "on", "1"):
         git.forced_push = f"config `{key}` makes pushes mirror"
 
@@ -468,6 +477,8 @@ def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index
     if lower.startswith(("include.", "includeif.")) and git is not None:
         _config_file(inv, git, value, index, f"git config `{key}`")
         return
+    if lower == "core.worktree" and UNKNOWN not in value and value:
+        return  # (a known work tree: the subcommands' writes land there, judged where they do)
     if _ELSEWHERE_KEYS.match(key):
         inv.unknown(f"git config `{key}` loads configuration or code from elsewhere", index)
         return

@@ -6,9 +6,11 @@ operands are target labels, not paths (``bazel test //...``).
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import show
+import re
+
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, Spec, parse_options, register, spec_model, visible_operands
+from stockade.analyzer.models import MODELS, Parsed, Spec, parse_options, register, spec_model, visible_operands
 from stockade.analyzer.models.shells import _MODULE_TOOLS
 from stockade.analyzer.regex import LazyPattern
 
@@ -87,7 +89,7 @@ _EDITOR_VALUES = {"nano": {"-T": T, "--tabsize": T, "-r": T, "--fill": T, "-Y": 
                            "--wordchars": T, "-f": "read", "--rcfile": "read", "-W": T, "-g": T},
                   "micro": {"-config-dir": "writer", "-plugin": T, "-options": T, "-debug": T},
                   "kak": {"-e": "unknown", "-E": "unknown", "-c": T, "-s": T, "-ui": T, "-f": "unknown",
-                          "-i": T},
+                          "-i": T, "-p": T},
                   "hx helix": {"-c": "read", "--config": "read", "--log": "write", "-w": T, "--working-dir": T},
                   "joe jmacs jpico jstar jed mcedit ne mg zile pico gedit kate mousepad pluma leafpad xed": {},
                   # (GUI editors given files: each may be saved)
@@ -136,6 +138,67 @@ def _editor_model(values: dict[str, str]):
 
 for _names, _values in _EDITOR_VALUES.items():
     register(_names, _editor_model(_values))
+
+#: kakoune's expansions that run shell code: ``%sh{…}`` with any of its quoting delimiters
+_KAK_SHELL_OPEN = LazyPattern(r"%sh([{(\[<]|[^\w\s{(\[<])")
+_KAK_CLOSERS = {"{": "}", "(": ")", "[": "]", "<": ">"}
+#: keys that pipe the selection through a shell command or insert its output (``|cmd<ret>``, ``!cmd<ret>``,
+#: ``$cmd<ret>``, their ``<a-…>`` forms)
+_KAK_SHELL_KEYS = LazyPattern(r"(?:<a-[|!]>|[|!$])((?:(?!<ret>).)+)<ret>", re.S)
+_KAK_WRITE = LazyPattern(r"(?:^|[;\n]|%\{)\s*(?:w|write|write!|w!|wq|write-quit|wa|echo\s+-to-file)\s+"
+                         r"(?:-\S+\s+)*([^\s;}]+)", re.M)
+
+
+def _kak_shell(text: str) -> list[str]:
+    """The shell code of each ``%sh{…}`` (nested delimiters balanced) in kakoune command text."""
+    out: list[str] = []
+    position = 0
+    while True:
+        match = _KAK_SHELL_OPEN.search(text, position)
+        if match is None:
+            return out
+        opener = match.group(1)
+        closer = _KAK_CLOSERS.get(opener, opener)
+        depth, index = 1, match.end()
+        while index < len(text):
+            char = text[index]
+            if char == closer and (opener == closer or depth == 1):
+                break
+            if opener != closer and char == opener:
+                depth += 1
+            elif opener != closer and char == closer:
+                depth -= 1
+            index += 1
+        out.append(text[match.end():index])
+        position = index + 1
+
+
+def model_kak(inv: Invocation) -> None:
+    """kakoune: a file operand may be saved; ``-e``/``-E`` commands, ``-f`` keys and what ``-p``
+    sends to a session can run anything (unknown effects) — the shell code they visibly hold (``%sh{…}``, ``|cmd<ret>``
+    keys) is walked and the files they ``write`` are written."""
+    _KAK_EDITOR(inv)
+    parsed = parse_options(inv.argv, set(_EDITOR_VALUES["kak"]))
+    commands = list(parsed.options)
+    if parsed.values_of("-p"):  # `kak -p SESSION`: the commands on stdin go to that session
+        inv.unknown("`kak -p` sends the commands on its input to a session, where they run", None)
+        if inv.stdin.text is not None:
+            commands.append(("-e", inv.stdin.text, None))  # type: ignore[arg-type]
+    for option, value, index in commands:
+        if option not in ("-e", "-E", "-f") or not value or UNKNOWN in value:
+            continue
+        keys = [m.group(1).replace("<space>", " ").replace("<minus>", "-").replace("<lt>", "<").replace("<gt>", ">")
+                for m in _KAK_SHELL_KEYS.finditer(value)]  # (key names typed as the characters they are)
+        for code in _kak_shell(value) + keys:
+            if code.strip():
+                inv.script(code, index, what="the shell code of a kakoune command")
+        if option != "-f":
+            for found in _KAK_WRITE.finditer(value):
+                inv.write(found.group(1), index)
+
+
+_KAK_EDITOR = _editor_model(_EDITOR_VALUES["kak"])
+register("kak", model_kak)
 
 
 def model_mknod(inv: Invocation) -> None:
@@ -225,6 +288,127 @@ def model_py_http_server(inv: Invocation) -> None:
     directories: list[tuple[str, int | None]] = [*parsed.values_of("-d", "--directory")] or [(".", None)]
     for value, index in directories:
         inv.read(value, index, recursive=True)
+    _listens(inv, parsed, 8000)
+
+
+def _listens(inv: Invocation, parsed: Parsed, port: int) -> None:
+    """A server of ``python -m``: it listens on ``-b``/``--bind`` (default every interface) and
+    the port operand (default ``port``): a destination others reach, judged by the network rules."""
+    binds = parsed.values_of("-b", "--bind")
+    address, where = binds[-1] if binds else ("0.0.0.0", None)
+    numbers = [(w, i) for w, i in parsed.positionals if w.isdigit()]
+    if numbers:
+        port, where = int(numbers[-1][0]), numbers[-1][1]
+    inv.network(address if UNKNOWN not in address else UNKNOWN, port, where)
+
+
+def model_py_gzip(inv: Invocation) -> None:
+    """python -m gzip [-d] [--fast|--best] [FILE]: compresses FILE into ``FILE.gz`` (``-d``:
+    decompresses ``NAME.gz`` into ``NAME``), keeping the input; without FILE, stdin to stdout."""
+    parsed = parse_options(inv.argv, set())
+    decompress = parsed.has("-d", "--decompress")
+    for word, index in parsed.positionals:
+        inv.read(word, index)
+        if decompress:
+            inv.write(word[:-3] if word.endswith(".gz") else UNKNOWN, index)
+        else:
+            inv.write(word + ".gz", index)
+    if not parsed.positionals:
+        inv.output(None, "the output of `python -m gzip`")
+
+
+def model_py_zipapp(inv: Invocation) -> None:
+    """python -m zipapp SOURCE [-o OUTPUT] [-p INTERPRETER] [-m MAIN]: reads SOURCE, writes
+    OUTPUT (default ``SOURCE.pyz``)."""
+    parsed = parse_options(inv.argv, {"-o", "--output", "-p", "--python", "-m", "--main"})
+    outputs = parsed.values_of("-o", "--output")
+    for word, index in parsed.positionals[:1]:
+        inv.read(word, index, recursive=True)
+        if not outputs:
+            inv.write(word.rstrip("/") + ".pyz", index)
+    for value, index in outputs:
+        inv.write(value, index)
+
+
+def model_py_compile(inv: Invocation) -> None:
+    """python -m py_compile FILES / compileall [-d D] [-o] DIRS: writes the byte code next to
+    each source (``__pycache__``, below each directory for compileall)."""
+    parsed = parse_options(inv.argv, {"-d", "-s", "-p", "-x", "-i", "-o", "-j", "-r", "--invalidation-mode"})
+    for word, index in parsed.positionals:
+        inv.read(word, index, recursive=True)
+        inv.write(word, index, recursive=True)
+
+
+def model_py_pydoc(inv: Invocation) -> None:
+    """python -m pydoc: ``-w NAME`` writes ``NAME.html`` in the working directory; ``-p PORT``
+    (``-b``) serves documentation on ``-n HOST`` (default localhost)."""
+    parsed = parse_options(inv.argv, {"-p", "-n"})
+    words = parsed.positionals
+    if parsed.has("-w"):
+        for word, index in words:
+            inv.write(word.rpartition("/")[2].removesuffix(".py") + ".html", index)
+    ports = parsed.values_of("-p")
+    if ports or parsed.has("-b"):
+        hosts = parsed.values_of("-n")
+        port = ports[-1][0] if ports else "0"
+        inv.network(hosts[-1][0] if hosts else "localhost", int(port) if port.isdigit() else None,
+                    ports[-1][1] if ports else None)
+
+
+def model_py_profile(inv: Invocation) -> None:
+    """python -m cProfile|profile|trace [-o FILE] SCRIPT|-m MODULE|-c CODE: ``-o`` (trace's
+    ``--file``, ``-C``) is written; the script runs (a file run), ``-c`` code cannot be seen into."""
+    parsed = parse_options(inv.argv, {"-o", "--outfile", "-s", "--sort", "-m", "--module", "-c", "--file",
+                                      "-f", "-C", "--coverdir", "--ignore-module", "--ignore-dir"},
+                           stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-o", "--outfile", "--file", "-f"):
+            inv.write(value, index)
+        elif option in ("-C", "--coverdir"):
+            inv.write(value, index, recursive=True)
+        elif option == "-c":
+            inv.unknown(f"inline `python` code (`{show(value)[:60]}`) cannot be seen into", index)
+    if parsed.positionals:
+        from stockade.analyzer.models.fresh import run_file
+
+        run_file(inv, parsed.positionals[0][0], parsed.positionals[0][1])
+
+
+def model_py_timeit(inv: Invocation) -> None:
+    """python -m timeit [-s SETUP] STATEMENT…: the statements are Python code (unknown)."""
+    parsed = parse_options(inv.argv, {"-s", "--setup", "-n", "--number", "-r", "--repeat", "-u", "--unit"})
+    from stockade.analyzer.models.shells import named_paths
+
+    for value, index in [*parsed.values_of("-s", "--setup"), *parsed.positionals]:
+        inv.unknown(f"`python -m timeit` runs the Python code `{show(value)[:60]}`, which cannot be seen into", index)
+        named_paths(inv, value, index)
+
+
+def model_py_ensurepip(inv: Invocation) -> None:
+    """python -m ensurepip: installs pip into ``--root DIR``, the user's site (``--user``:
+    ``~/.local``) or the interpreter's own site-packages (which interpreter: not known here)."""
+    parsed = parse_options(inv.argv, {"--root"})
+    roots = parsed.values_of("--root")
+    for value, index in roots:
+        inv.write(value, index, recursive=True)
+    if parsed.has("--user"):
+        inv.write("~/.local", None, recursive=True)
+    elif not roots:
+        inv.unknown("`python -m ensurepip` installs pip into the interpreter's site-packages", None)
+
+
+def model_py_browser(inv: Invocation) -> None:
+    """python -m webbrowser URL (``antigravity``): the program that handles the URL runs (a
+    browser, or whatever the desktop's handler is); a URL's host is contacted."""
+    from stockade.analyzer.models.net import contact_url
+
+    parsed = parse_options(inv.argv, set())
+    inv.unknown(f"`python -m {inv.name[3:]}` runs whatever program handles the URL", None)
+    for word, index in parsed.positionals:
+        if "://" in word:
+            contact_url(inv, word, index, 443)
 
 
 register("py:http.server", model_py_http_server)
@@ -232,8 +416,19 @@ register("py:venv", model_py_venv)
 register("virtualenv", model_virtualenv)
 register("py:zipfile py:tarfile", model_py_archive)
 register("py:json.tool", model_py_json_tool)
+register("py:gzip", model_py_gzip)
+register("py:zipapp", model_py_zipapp)
+register("py:py_compile py:compileall", model_py_compile)
+register("py:pydoc", model_py_pydoc)
+register("py:cProfile py:profile py:trace", model_py_profile)
+register("py:timeit", model_py_timeit)
+register("py:webbrowser py:antigravity", model_py_browser)
+register("py:ensurepip", model_py_ensurepip)
 _MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": "py:zipfile",
-                      "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server"})
+                      "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server",
+                      **{name: "py:" + name for name in ("gzip", "zipapp", "py_compile", "compileall", "pydoc",
+                                                         "cProfile", "profile", "trace", "timeit", "webbrowser",
+                                                         "antigravity", "ensurepip")}})
 
 
 # -- bazel: target labels, not paths --------------------------------------------------------
