@@ -384,6 +384,11 @@ def model_scp(inv: Invocation) -> None:
             inv.read(word, index, recursive=True)
 
 
+#: socat address types that name a file (or a socket) on this machine
+_SOCAT_FILES = frozenset({"file", "open", "gopen", "create", "pipe", "unix-connect", "unix-client", "unix-sendto",
+                          "unix", "unix-listen", "abstract-connect"})
+
+
 def model_nc(inv: Invocation) -> None:
     """nc/ncat/netcat/telnet/socat: contacts ``host port``; ``-e``/``-c`` run a program on
     the connection; listening accepts connections from anywhere."""
@@ -398,8 +403,16 @@ def model_nc(inv: Invocation) -> None:
     if inv.name == "socat":
         for word, index in words:
             lower = word.lower()
+            kind, _, rest = word.partition(":")
+            kind = kind.lower()
             if lower.startswith(("exec:", "system:")):
                 inv.unknown(f"socat runs `{word.split(':', 1)[1]}`", index)
+            elif kind in _SOCAT_FILES and rest:
+                path = rest.split(",")[0]  # (address options follow a comma)
+                if kind != "create":
+                    inv.read(path, index)
+                if kind in ("file", "open", "gopen", "create", "pipe"):  # (both ways unless -u/-U)
+                    inv.write(path, index)
             elif lower.startswith(("tcp", "udp", "openssl", "ssl")) and ":" in word:
                 parts = word.split(":")
                 if len(parts) >= 3:

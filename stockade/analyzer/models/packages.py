@@ -10,6 +10,8 @@ config file; ``npm pkg set scripts.X=CMD`` stores shell code that ``npm run X`` 
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, Write
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
@@ -192,7 +194,7 @@ def model_npm(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("--userconfig", "--globalconfig") and value:
             settings_file(inv, "npm", value, index, f"`{inv.name} {option}`")
-        elif option.endswith(":registry") and value:  # --@scope:registry=URL
+        elif option.endswith("registry") and option != "--registry" and value:  # --@scope:registry=URL, --config.registry=URL
             contact_url(inv, value, index, 443)
         elif option in ("--proxy", "--https-proxy") and value and value not in ("null", "false"):
             contact_url(inv, value, index, 3128)
@@ -239,10 +241,12 @@ def model_npm(inv: Invocation) -> None:
         else:
             inv.unknown("`npm explore` opens a shell, whose commands cannot be seen", sub_index)
         return
+    registry = parsed.values_of("--registry")
     if sub not in _NPM_INSTALLS:
+        if registry:  # (login, whoami, view, search, audit …: the registry is what they talk to)
+            contact_url(inv, registry[-1][0], registry[-1][1], 443)
         return
     config_written(inv)
-    registry = parsed.values_of("--registry")
     registry_env = env_value(inv, "npm_config_registry", "NPM_CONFIG_REGISTRY", "YARN_REGISTRY",
                              "YARN_NPM_REGISTRY_SERVER", "BUN_CONFIG_REGISTRY")
     if registry:
@@ -277,8 +281,9 @@ def _npm_spec(inv: Invocation, word: str, index: int) -> None:
     elif word.startswith(("file:", ".", "/", "~")) or word.endswith((".tgz", ".tar.gz", ".tar")):
         path = word[5:] if word.startswith("file:") else word
         inv.read(path, index)
-        if not path.endswith((".tgz", ".tar.gz", ".tar")):
-            return  # a local directory: the project's own code
+        workspace = inv.walker.context.workspace.rstrip("/")
+        if not path.endswith((".tgz", ".tar.gz", ".tar")) and (inv.path(path) + "/").startswith(workspace + "/"):
+            return  # a local directory of the workspace: the project's own code
     elif "/" in word and ":" not in word:
         inv.network("github.com", 443, index)  # user/repo: a GitHub shorthand
     else:
@@ -313,8 +318,13 @@ def model_cargo(inv: Invocation) -> None:
                 inv.read(value, index, recursive=True)
             elif option in ("--root", "--target-dir"):
                 inv.write(value, index, recursive=True)
-            elif option == "--config" and "=" in value:
-                inv.unknown(f"`cargo --config {value}` overrides cargo's configuration", index)
+    for value, index in parsed.values_of("--config"):  # (any subcommand: `KEY=VALUE`, or a file)
+        if "=" in value:
+            for url in re.findall(r"[a-z][a-z0-9+.-]*://[^\s\"',\]]+", value):
+                contact_url(inv, url.removeprefix("sparse+"), index, 443)
+            inv.unknown(f"`cargo --config {value}` overrides cargo's configuration", index)
+        else:
+            settings_file(inv, "cargo", value, index, "`cargo --config`")
     if _CARGO_FALLBACK is not None:
         _CARGO_FALLBACK(inv)
 

@@ -81,6 +81,19 @@ def _wrap(name: str, extra: Model) -> None:
     register(name, model)
 
 
+def _any_case(glob: str) -> str:
+    """A glob matching what ``glob`` matches in any case (each letter outside a bracket
+    expression as ``[xX]``)."""
+    out, depth = [], 0
+    for char in glob:
+        if char == "[":
+            depth += 1
+        elif char == "]" and depth:
+            depth -= 1
+        out.append(f"[{char.lower()}{char.upper()}]" if char.isascii() and char.isalpha() and not depth else char)
+    return "".join(out)
+
+
 def rg_globs(inv: Invocation) -> None:
     """``rg -g GLOB`` / ``--glob`` / ``--iglob`` (not ``!GLOB``): an override that searches the
     files it matches, hidden or not, below every searched path."""
@@ -90,8 +103,9 @@ def rg_globs(inv: Invocation) -> None:
     else:
         return
     parsed = parse_options(inv.argv, _RG_VALUES)
-    globs = [(value, index) for value, index in parsed.values_of("-g", "--glob", "--iglob")
-             if not value.startswith("!")]
+    globs = [(value, index) for value, index in parsed.values_of("-g", "--glob") if not value.startswith("!")]
+    # (an --iglob matches without regard to case: `.ENV*` finds `.env`)
+    globs += [(_any_case(value), index) for value, index in parsed.values_of("--iglob") if not value.startswith("!")]
     if not globs:
         return
     words = [word for word, _ in parsed.positionals]
