@@ -322,6 +322,10 @@ def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) ->
         if suspicious:
             walker.effects.append(Unknown(f"`{name}` may run `{show(directory)}/{name}`, a file the agent can "
                                           "write (the command put that directory in `PATH`)", span))
+            if UNKNOWN not in directory:  # (a script this text wrote there: what it does is judged too)
+                from stockade.analyzer.models.fresh import check_executed
+
+                check_executed(walker, directory.rstrip("/") + "/" + name, span)
             return
 
 

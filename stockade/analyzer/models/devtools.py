@@ -86,6 +86,10 @@ def foreign_file(inv: Invocation, word: str, index: int | None, what: str) -> No
         return
     inv.read(word, index)
     path = inv.path(word)
+    if path.startswith(("/dev/fd/", "/proc/self/fd/", "/dev/stdin")):  # (a here-string, a pipe: not its language's)
+        inv.unknown(f"{what} runs the code or configuration it reads from `{show(word)}`, which cannot be seen into",
+                    index)
+        return
     workspace = inv.walker.context.workspace.rstrip("/")
     inside = path.startswith(workspace + "/")
     producer = written_by(inv.walker, path)

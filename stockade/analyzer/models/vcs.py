@@ -781,14 +781,17 @@ def _top(inv: Invocation, git: _Git) -> str | None:
 
 
 def _rev_parse(inv: Invocation, git: _Git, parsed: Parsed) -> None:
-    """``git rev-parse --show-toplevel`` (``--absolute-git-dir``) prints a known path inside the workspace."""
+    """``git rev-parse --show-toplevel`` (``--absolute-git-dir``, ``--git-dir``) prints a known path inside the
+    workspace."""
     words = inv.argv
     top = _top(inv, git)
     if top is None:
         return
     if "--show-toplevel" in words:
         inv.output(top + "\n", "the work tree's top directory `git rev-parse` prints")
-    elif "--absolute-git-dir" in words:
+    elif "--absolute-git-dir" in words or (git.tree is None and _env(inv, "GIT_DIR") is None and (
+            "--git-dir" in words or "--git-common-dir" in words)):
+        # (`--git-dir` prints `.git` at the top and the absolute path below it: the same directory)
         inv.output(top + "/.git\n", "the repository directory `git rev-parse` prints")
 
 
