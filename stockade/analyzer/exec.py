@@ -307,12 +307,14 @@ def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) ->
         return
     context = walker.context
     temporary = tuple(d.rstrip("/") + "/" for d in (context.tmpdir, "/tmp", "/var/tmp", "/dev/shm") if d)
+    workspace = context.workspace.rstrip("/") + "/"  # (a workspace below /tmp is the project's, as elsewhere)
     written = None
     for entry in path.split(":"):
         if entry == UNKNOWN:
             break  # the inherited search path: from here on, the system's programs
         directory = walker.resolve(entry) if entry else walker.state.cwd
-        suspicious = UNKNOWN in directory or not entry.startswith(("/", "~")) or             (directory + "/").startswith(temporary)
+        suspicious = UNKNOWN in directory or not entry.startswith(("/", "~")) or \
+            ((directory + "/").startswith(temporary) and not (directory + "/").startswith(workspace))
         if not suspicious:
             if written is None:
                 written = [e.dest if isinstance(e, Rename) else e.path for e in walker.effects

@@ -211,7 +211,13 @@ def model_sqlite(inv: Invocation) -> None:
         elif role == "file":
             sqlite_file(inv, value, index)
     words = list(parsed.positionals)
-    if not words:
+    if not words:  # (an in-memory database: the SQL and dot-commands come from standard input)
+        if parsed.has("--safe"):
+            return
+        if inv.stdin.text is not None:
+            sqlite_text(inv, inv.stdin.text, 0)
+        elif inv.stdin.what != "the terminal":
+            inv.unknown(f"sqlite3 runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", 0)
         return
     database, index = words[0]
     if database not in (":memory:", ""):

@@ -318,6 +318,10 @@ def model_cargo(inv: Invocation) -> None:
                 inv.read(value, index, recursive=True)
             elif option in ("--root", "--target-dir"):
                 inv.write(value, index, recursive=True)
+    for value, index in parsed.values_of("--manifest-path"):  # (a project elsewhere: its build script runs)
+        from stockade.analyzer.models.devtools import foreign_file
+
+        foreign_file(inv, value, index, "`cargo --manifest-path`")
     for value, index in parsed.values_of("--config"):  # (any subcommand: `KEY=VALUE`, or a file)
         if "=" in value:
             for url in re.findall(r"[a-z][a-z0-9+.-]*://[^\s\"',\]]+", value):
