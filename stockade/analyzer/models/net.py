@@ -316,6 +316,14 @@ def model_ssh(inv: Invocation) -> None:
             port = int(value)
         elif option == "-J":
             contact_url(inv, "ssh://" + value, index, 22)
+        elif option in ("-W", "-L") and inv.name == "ssh":  # stdio or a local port forwarded to HOST:PORT
+            fields = value.rsplit(":", 2) if option == "-L" else value.rsplit(":", 1)
+            host = fields[-2] if len(fields) >= 2 else ""
+            if host and not host.startswith("/") and UNKNOWN not in host:
+                target_port = fields[-1]
+                inv.network(host.strip("[]").lower(), int(target_port) if target_port.isdigit() else None, index)
+        elif option == "-D" and inv.name == "ssh":
+            inv.unknown(f"`ssh -D {show(value)}` opens a SOCKS proxy: what is reached through it is not known", index)
     renamed = any(option == "-o" and value is not None and value.strip().lower().startswith("hostname")
                   for option, value, _ in options)  # -o HostName=…: the alias is not contacted
     if parsed.positionals and not renamed:

@@ -443,6 +443,14 @@ def project_run(inv: Invocation, start: int, values: dict[str, str], what: str) 
         role = values.get(option)
         if role in ("read", "write") and value is not None:
             apply_role(inv, role, value, index)
+        elif option == "--with" and value and what == "uv run":  # (as `uvx --with`: packages the project lacks)
+            from stockade.analyzer.models.net import contact_url
+
+            for spec in value.split(","):
+                if "://" in spec:
+                    contact_url(inv, spec.partition("+")[2] if spec.startswith("git+") else spec, index, 443)
+            inv.unknown(f"`uv run --with {show(value)}` installs packages the project does not name into the "
+                        "environment the command runs in: their code runs there", index)
     if not parsed.positionals:
         return
     word, index = parsed.positionals[0]

@@ -236,8 +236,18 @@ def interpreter_model(options: dict[str, str]):
         for option, value, index in parsed.options:
             role = options.get(option)
             if role == "code":
+                from stockade.analyzer.models.inline import harmless_inline
+
+                opened = harmless_inline(inv.name, value) if value and UNKNOWN not in value else None
+                if opened is not None:  # (code that only computes and prints: what it opens is read)
+                    for path in opened:
+                        inv.read(path, index)
+                    named_paths(inv, value or "", index)
+                    return
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
                 named_paths(inv, value or "", index)
+                for command in shell_strings(inv.name, value or ""):
+                    inv.script(command, index, what=f"the shell command in inline `{inv.name}` code")
                 return
             if role == "module":
                 if value in _MODULE_TOOLS and index is not None:  # python -m pip …: the tool's own model
@@ -263,6 +273,28 @@ def interpreter_model(options: dict[str, str]):
 
 
 _PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*|[\w.-]+(?:/[\w.-]+)+)\1""")
+
+
+#: calls that hand a string to a shell (or run it as a command line), in the languages of -e/-c code
+_SHELL_CALL = LazyPattern(r"""(?:\bsystem|\bexec|\bexecSync|\bpopen|\bshell_exec|\bpassthru|\bspawnSync|\bexecute|"""
+                          r"""\bcheck_output|\bcheck_call|\bgetoutput|\bgetstatusoutput|\bProcess|\bIO\.popen|"""
+                          r"""\bsubprocess\.(?:run|call|Popen))\s*\(\s*(['"])((?:[^'"\\]|\\.)*?)\1""")
+#: command strings in the languages that have them: `cmd` (perl, ruby, php, julia), qx{…}, %x(…)
+_BACKTICKS = LazyPattern(r"""`([^`]*)`|\bqx\s*([{(\[/])(.*?)[})\]/]|%x[{(\[]([^})\]]*)[})\]]""")
+_BACKTICK_LANGUAGES = ("perl", "ruby", "php", "julia")
+
+
+def shell_strings(name: str, code: str) -> list[str]:
+    """The shell command lines written as literals in inline code (``system("rm -rf ~")``,
+    perl's `` `cat ~/.netrc` ``): walked as shell code (the rest stays unknown)."""
+    if UNKNOWN in code or not any(mark in code for mark in ("(", "`", "qx", "%x")):
+        return []
+    found = [match.group(2).replace('\\"', '"').replace("\\'", "'") for match in _SHELL_CALL.finditer(code)]
+    if name.startswith(_BACKTICK_LANGUAGES):
+        for match in _BACKTICKS.finditer(code):
+            found.append(match.group(1) if match.group(1) is not None else
+                         match.group(3) if match.group(3) is not None else match.group(4) or "")
+    return [command for command in found if command.strip() and "$" not in command.replace("$HOME", "")][:16]
 
 
 def named_paths(inv: Invocation, code: str, index: int | None) -> None:
