@@ -139,6 +139,13 @@ def sqlite_file(inv: Invocation, word: str, index: int | None, depth: int = 0) -
     command wrote there when known (judged as such), else :func:`run_file`."""
     from stockade.analyzer.models.fresh import foreign_input, known_content
 
+    if word in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):  # (`-init /dev/stdin <<< TEXT`)
+        text = inv.stdin.text if inv.stdin.text is not None and UNKNOWN not in inv.stdin.text else None
+        if text is None:
+            inv.unknown(f"sqlite3 runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", index)
+        else:
+            sqlite_text(inv, text, index, depth + 1)
+        return
     text = known_content(inv.walker, inv.path(word)) if UNKNOWN not in word else None
     if text is None or depth > 4:
         run_file(inv, word, index)
@@ -395,6 +402,23 @@ def _known_makefile(inv: Invocation, directory: str, index: int | None) -> bool:
             _recipes(inv, text, index)
             return True
     return False
+
+
+def model_ninja(inv: Invocation) -> None:
+    """ninja [-C DIR] [-f FILE] [TARGETS]: runs the commands of the build file (the project's
+    ``build.ninja``, or ``-f FILE``), as make runs a makefile: unknown code when this text wrote
+    the file."""
+    parsed = parse_options(inv.argv, {"-C", "-f", "-j", "-k", "-l", "-d", "-t", "-w"})
+    directory = "."
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option == "-C":
+            directory = value
+        elif option == "-f":
+            run_file(inv, value, index)
+    if not parsed.values_of("-f"):
+        fresh_project(inv, directory, ("build.ninja",), None)
 
 
 def model_make(inv: Invocation) -> None:
@@ -661,6 +685,7 @@ register("emacs emacsclient", model_emacs)
 register("ed red", model_ed)
 register("man", model_man)
 register("split", model_split)
+register("ninja samu", model_ninja)
 register("make gmake bmake", model_make)
 register("cmake", model_cmake)
 register("deno", model_deno)

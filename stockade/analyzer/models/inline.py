@@ -73,6 +73,14 @@ def _python_statement(node: object) -> bool:
     return isinstance(node, ast.Pass)
 
 
+def _import_state(node: object) -> bool:
+    """Whether ``node`` is ``sys.path`` (or another attribute of ``sys`` deciding imports)."""
+    import ast
+
+    return isinstance(node, ast.Attribute) and node.attr in _PY_IMPORT_STATE and isinstance(node.value, ast.Name) \
+        and node.value.id == "sys"
+
+
 def _python_expression(node: object) -> bool:
     """Every name, attribute and call below ``node`` is allowed (see the module docstring)."""
     import ast
@@ -80,9 +88,13 @@ def _python_expression(node: object) -> bool:
     for child in ast.walk(node):  # type: ignore[arg-type]
         if isinstance(child, ast.Name) and (child.id in _PY_FORBIDDEN or child.id.startswith("__")):
             return False
-        if isinstance(child, ast.Attribute) and (child.attr in _PY_FORBIDDEN or child.attr.startswith("_") or (
-                child.attr in _PY_IMPORT_STATE and isinstance(child.value, ast.Name) and child.value.id == "sys")):
-            return False  # (`sys.path.insert(0, DIR)` makes a later import load DIR's code)
+        if isinstance(child, ast.Attribute) and (child.attr in _PY_FORBIDDEN or child.attr.startswith("_")):
+            return False
+        if isinstance(child, (ast.Attribute, ast.Subscript)) and _import_state(child.value) and (
+                isinstance(child, ast.Attribute) or not isinstance(child.ctx, ast.Load)):
+            return False  # (`sys.path.insert(0, DIR)`, `sys.path[:0] = …`: a later import loads DIR's code)
+        if isinstance(child, ast.Attribute) and _import_state(child) and not isinstance(child.ctx, ast.Load):
+            return False  # (`sys.path = […]`)
         if isinstance(child, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
             return False
         if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == "open":
