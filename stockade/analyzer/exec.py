@@ -348,7 +348,9 @@ def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin:
         walker.effects.append(Unknown(f"the command name `{show(name)}` is a glob that could run many programs",
                                       first_span))
         return True
-    if not candidates:
+    if not candidates:  # (bash runs whatever file it matches: one the analyzer does not know)
+        walker.effects.append(Unknown(f"the command name `{show(name)}` is a glob that matches no program the "
+                                      "analyzer knows: what it runs is not known", first_span))
         return False
     saved = walker.state
     for candidate in candidates:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, Write
+from stockade.analyzer.effects import UNKNOWN, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -122,6 +122,7 @@ def model_pip(inv: Invocation) -> None:
             inv.unknown(f"`{inv.name}` installs what `{path}` lists, which is not visible", index)
         else:
             inv.read(path, index)
+            _requirements_file(inv, path, index, 0)
     for path, index in parsed.values_of("-t", "--target", "--prefix", "--root", "-d", "--dest", "-w",
                                          "--wheel-dir"):
         inv.write(path, index, recursive=True)
@@ -132,6 +133,41 @@ def model_pip(inv: Invocation) -> None:
         if sub == "uninstall":
             continue
         _pip_spec(inv, word, index)
+
+
+_REQ_URL_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--index")
+
+
+def _requirements_file(inv: Invocation, path: str, index: int, depth: int) -> None:
+    """A requirements file this text wrote (known content): its option lines (``--index-url
+    URL``, ``-f URL``, ``-r FILE``) and requirements (``x @ URL``, ``git+…``) are judged as if
+    given on the command line."""
+    from stockade.analyzer.models.fresh import known_content
+
+    resolved = inv.path(path)
+    text = None if UNKNOWN in resolved or depth > 4 else known_content(inv.walker, resolved)
+    if text is None or UNKNOWN in text:
+        return
+    for raw in text.splitlines()[:500]:
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("-"):
+            option, _, value = line.replace("=", " ", 1).partition(" ")
+            value = value.strip()
+            if option in _REQ_URL_OPTIONS and value:
+                contact_url(inv, value, index, 443) if "://" in value else inv.read(value, index)
+            elif option == "--trusted-host" and value:
+                inv.unknown(f"`{show(path)}` turns TLS certificate checks off for `{show(value)}`", index)
+            elif option in ("-r", "--requirement", "-c", "--constraint") and value:
+                base = path.rpartition("/")[0]
+                nested = value if value.startswith("/") or not base else base + "/" + value
+                inv.read(nested, index)
+                _requirements_file(inv, nested, index, depth + 1)
+            elif option in ("-e", "--editable") and value:
+                _pip_spec(inv, value, index)
+            continue
+        _pip_spec(inv, line, index)
 
 
 def _pip_spec(inv: Invocation, word: str, index: int) -> None:

@@ -42,6 +42,8 @@ def model_shell(inv: Invocation) -> None:
             inv.unknown(f"`{inv.name}` runs a script produced by another command", index)
         else:
             run_file(inv, script, index)
+            if index is not None:  # what the script is given: as an unmodelled program's arguments
+                visible_operands(inv, index + 1)
         return
     _stdin_code(inv)
 

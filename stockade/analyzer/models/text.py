@@ -649,7 +649,12 @@ def model_tar(inv: Invocation) -> None:
         elif option in ("-C", "--directory"):
             directory = value
         elif option in ("-T", "--files-from", "-X", "--exclude-from"):
-            inv.read(value, index)
+            if value not in ("-", "/dev/stdin"):
+                inv.read(value, index)
+            listed = program_text(inv, value) if option in ("-T", "--files-from") else None
+            for name in (listed or "").splitlines()[:256]:  # (the names it archives, when known: read)
+                if name.strip() and not name.startswith("-"):
+                    inv.read(name.strip(), index, recursive=True)
         # (programs tar runs: walked, unless the program is a file where the agent can write)
         elif option in ("--to-command", "--rsh-command", "--info-script", "--new-volume-script", "-F"):
             judge_program(inv.walker, value, inv.at(index), f"the command given to `tar {option}`")
