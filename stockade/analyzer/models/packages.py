@@ -245,6 +245,12 @@ def model_npm(inv: Invocation) -> None:
         return
     sub, sub_index = parsed.positionals[0]
     words = list(parsed.positionals[1:])
+    if sub in ("root", "prefix", "bin") and inv.name == "npm" and not parsed.has("-g", "--global"):
+        prefix = parsed.values_of("--prefix", "-C")
+        base = inv.path(prefix[-1][0]) if prefix else inv.cwd
+        inv.output(base + {"root": "/node_modules", "prefix": "", "bin": "/node_modules/.bin"}[sub] + "\n",
+                   f"the directory `npm {sub}` prints")
+        return
     if sub in ("config", "c", "set") and (sub == "set" or (words and words[0][0] in ("set", "edit", "delete"))):
         location = parsed.values_of("-L", "--location")
         project = bool(location) and location[-1][0] == "project"

@@ -245,9 +245,10 @@ def _relative_path_pattern(pattern: str, roots: list[str]) -> str:
 
 
 def git_ls_files(inv: Invocation) -> None:
-    """``git ls-files``, ``git diff --name-only``: print names of files below the working directory (relative ones):
+    """``git ls-files``, ``git diff/show/log --name-only``: print names of files below the working directory (relative ones):
     judged as the glob ``**/*`` (a name below here, not a hidden one)."""
-    if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] == ["diff"] and "--name-only" in inv.argv):
+    if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] in (["diff"], ["show"], ["log"], ["diff-tree"], ["ls-tree"],
+                                                           ["whatchanged"]) and "--name-only" in inv.argv):
         inv.output("**/*\n", f"the names `git {inv.argv[1]}` prints")
 
 

@@ -262,6 +262,8 @@ def interpreter_model(options: dict[str, str]):
                 run_file(inv, value, index)
         if parsed.positionals:
             script, index = parsed.positionals[0]
+            if script in ("-", "/dev/stdin") and _stdin_one_liner(inv, index):
+                return
             if script == "-" or script.startswith("/dev/fd/") or script == "/dev/stdin":
                 inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}", index)
             else:
@@ -269,9 +271,32 @@ def interpreter_model(options: dict[str, str]):
                 if index is not None:  # what the script is given: as an unmodelled program's arguments
                     visible_operands(inv, index + 1)
             return
+        if _stdin_one_liner(inv, None):
+            return
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
 
     return model
+
+
+def _stdin_one_liner(inv: Invocation, index: int | None) -> bool:
+    """Code on stdin that is known (a here-document) and only computes and prints (see
+    :mod:`.inline`): its literal files are read and nothing else is assumed.  Known code that
+    does more keeps the unknown verdict, with the paths and shell commands written in it judged."""
+    from stockade.analyzer.models.inline import harmless_inline
+
+    text = inv.stdin.text
+    if text is None or UNKNOWN in text:
+        return False
+    opened = harmless_inline(inv.name, text)
+    if opened is None:
+        named_paths(inv, text, index)
+        for command in shell_strings(inv.name, text):
+            inv.script(command, index, what=f"the shell command in the `{inv.name}` code on stdin")
+        return False
+    for path in opened:
+        inv.read(path, index)
+    named_paths(inv, text, index)
+    return True
 
 
 _PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*|[\w.-]+(?:/[\w.-]+)+)\1""")
