@@ -76,7 +76,7 @@ def model_pip(inv: Invocation) -> None:
     if sub == "config":
         _pip_config(inv, parsed)
         return
-    if sub not in ("install", "download", "wheel", "uninstall"):
+    if sub not in ("install", "download", "wheel", "uninstall", "compile", "sync"):  # (compile, sync: uv pip's)
         return
     config_written(inv)
     config_file = env_value(inv, "PIP_CONFIG_FILE")
@@ -126,6 +126,8 @@ def model_pip(inv: Invocation) -> None:
     for path, index in parsed.values_of("-t", "--target", "--prefix", "--root", "-d", "--dest", "-w",
                                          "--wheel-dir"):
         inv.write(path, index, recursive=True)
+    if sub in ("download", "wheel") and not parsed.values_of("-d", "--dest", "-w", "--wheel-dir"):
+        inv.write(".", sub_index)  # (the archives are saved in the working directory)
     if parsed.has("--user"):
         inv.write("~/.local", None, recursive=True)
     specs = list(parsed.positionals[1:]) + parsed.values_of("-e", "--editable")
@@ -339,10 +341,14 @@ _CARGO_FALLBACK = MODELS.get("cargo")
 def model_cargo(inv: Invocation) -> None:
     """cargo install ``--git URL``/``--index URL``/``--registry``: contacts it, and the crate's
     build script runs (unknown); ``--path`` is read; everything else as the generic build tool."""
-    parsed = parse_options(inv.argv, {"--git", "--index", "--registry", "--path", "--branch", "--tag", "--rev",
+    parsed = parse_options(inv.argv, {"--git", "--index", "--registry-index", "--registry", "--path", "--branch",
+                                      "--tag", "--rev",
                                       "--root", "--version", "--vers", "--features", "-F", "-j", "--jobs",
                                       "--target", "--target-dir", "--profile", "-Z", "--config", "-C",
                                       "--manifest-path", "--bin", "--example"})
+    if not (parsed.positionals and parsed.positionals[0][0] == "install"):
+        for url, at in parsed.values_of("--index", "--registry-index"):  # (search, publish, add, login …)
+            contact_url(inv, url.removeprefix("sparse+"), at, 443)
     for registry, index in parsed.values_of("--registry"):  # a named registry: CARGO_REGISTRIES_<NAME>_INDEX
         found = env_value(inv, "CARGO_REGISTRIES_" + registry.upper().replace("-", "_") + "_INDEX")
         if found is not None:
@@ -351,7 +357,7 @@ def model_cargo(inv: Invocation) -> None:
         for option, value, index in parsed.options:
             if value is None:
                 continue
-            if option in ("--git", "--index"):
+            if option in ("--git", "--index", "--registry-index"):
                 contact_url(inv, value, index, 443)
                 if option == "--git":
                     inv.unknown(f"`cargo install --git {value}` builds a crate from outside the registry (its "

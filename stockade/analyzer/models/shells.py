@@ -324,16 +324,32 @@ def shell_strings(name: str, code: str) -> list[str]:
     return [command for command in found if command.strip() and "$" not in command.replace("$HOME", "")][:16]
 
 
+_OPEN_CALL = LazyPattern(r"""\b((?:open|fopen|readFileSync|readFile|createReadStream|writeFileSync|writeFile|"""
+                         r"""appendFileSync|appendFile|createWriteStream|read_text|read_bytes|write_text|write_bytes|"""
+                         r"""file_get_contents|file_put_contents|readfile|File\.read|File\.write|File\.open|"""
+                         r"""IO\.read|IO\.write|Path))\s*\(\s*(['"])([^'"\n]{1,1024})\2(?:\s*,\s*(['"])([^'"\n]{0,8})\4)?""")
+
+
 def named_paths(inv: Invocation, code: str, index: int | None) -> None:
     """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
     ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
     denied, whatever the code does with it."""
-    if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code):
+    if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code and "(" not in code):
         return
     for match in _PATH_LITERAL.finditer(code):
         path = match.group(2)
         if len(path) > 1 and path != "~":
             inv.read(path, index)
+    if "(" in code:  # a file a call opens by a literal name (`open("credentials", "a")`): read, or written
+        for match in _OPEN_CALL.finditer(code):
+            name, path, mode = match.group(1), match.group(3), match.group(5) or ""
+            if not path or path == "~":
+                continue
+            if name.startswith(("write", "append", "file_put", "File.write", "IO.write")) or \
+                    any(flag in mode for flag in "wax+"):
+                inv.write(path, index)
+            else:
+                inv.read(path, index)
 
 
 def run_file(inv: Invocation, word: str, index: int | None) -> None:
