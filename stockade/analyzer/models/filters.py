@@ -5,7 +5,8 @@ holds ``/usr``: a filter whose standard input is known text (a here-string, ``ec
 this command wrote) and that is given no file prints a known text, which the next command of
 the pipe, a substitution or ``xargs`` then uses.  The filters: ``head``, ``tail``, ``sort``,
 ``uniq``, ``tac``, ``rev``, ``tr``, ``cut``, ``paste``, ``sed`` with one ``s`` command of
-plain text, ``awk '{print $N}'``, ``grep`` of a plain pattern, and ``xargs`` with no command
+plain text, ``awk '{print $N}'``, ``grep`` (a plain pattern filters; any other pattern passes
+every line on: more than grep prints, never less), and ``xargs`` with no command
 (``echo``).  An option or a form not listed leaves the output unknown, as before: each model
 only adds what it prints to the tool's own model.
 """
@@ -275,15 +276,19 @@ def _grep(words: list[str], text: str) -> str | None:
     for word in words:
         if word[:1] == "-" and len(word) > 1 and pattern is None and not word.startswith("--"):
             for flag in word[1:]:
-                if flag not in "viF":
+                if flag not in "viFEwx":
                     return None
             invert, ignore, fixed = invert or "v" in word, ignore or "i" in word, fixed or "F" in word
+            if "w" in word or "x" in word:  # (whole words or lines: a subset of the plain match)
+                fixed = False
         elif pattern is None:
             pattern = word
         else:
             return None  # (a file operand)
-    if pattern is None or (not fixed and _REGEX_CHARS & set(pattern)):
+    if pattern is None:
         return None
+    if not fixed and _REGEX_CHARS & set(pattern):
+        return text  # (a pattern not followed: every line may be printed — more than grep prints, never less)
     needle = pattern.lower() if ignore else pattern
     return _joined([line for line in _lines(text) if (needle in (line.lower() if ignore else line)) != invert])
 

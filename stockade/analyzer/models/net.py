@@ -59,7 +59,18 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
                 "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
                 "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms",
-                "--url-query"}
+                "--url-query", "--retry-delay", "--retry-max-time", "--max-redirs", "--speed-limit",
+                "--speed-time", "--form-string", "--cert-type", "--key-type", "--pass", "--proxy-header",
+                "--tls-max", "--ftp-method", "--ftp-account", "--ftp-alternative-to-user", "--ftp-ssl-ccc-mode",
+                "--krb", "--login-options", "--mail-auth", "--sasl-authzid", "--service-name",
+                "--socks5-gssapi-service", "--tlsauthtype", "--tlsuser", "--tlspassword", "--proxy-tlsauthtype",
+                "--proxy-tlsuser", "--proxy-tlspassword", "--proxy-key", "--proxy-cert", "--proxy-cert-type",
+                "--proxy-key-type", "--proxy-pass", "--proxy-ciphers", "--proxy-crlfile", "--proxy-pinnedpubkey",
+                "--proxy-service-name", "--proxy-capath", "--random-file", "--egd-file", "--delegation",
+                "--dns-interface", "--dns-ipv4-addr", "--dns-ipv6-addr", "--haproxy-clientip", "--ip-tos",
+                "--vlan-priority", "--trace-config", "--rate", "-t", "--telnet-option", "--tftp-blksize", "--ech",
+                "--curves", "--tls13-ciphers", "--proxy-tls13-ciphers", "--hostpubmd5", "--hostpubsha256",
+                "--pubkey", "--ssl-sessions", "--keepalive-cnt", "--engine", "--proto-default", "--proto-redir"}
 def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
     """A command that contacts ``host`` with proxy variables set (``HTTPS_PROXY=URL cmd``,
     ``export ALL_PROXY=…``) contacts the proxy too: each proxy named is judged as a
@@ -138,7 +149,9 @@ def model_curl(inv: Invocation) -> None:
             inv.read(value, index)
             inv.unknown(f"`curl {option}` takes URLs, outputs and options from `{value}`, which is not visible", index)
         elif option in ("-T", "--upload-file", "--cacert", "--cert", "--key", "-E",
-                        "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare"):
+                        "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare",
+                        "--proxy-key", "--proxy-cert", "--proxy-crlfile", "--random-file", "--egd-file",
+                        "--proxy-capath", "--capath"):
             if option not in ("-b", "--cookie") or "=" not in value:
                 inv.read(value, index)
         elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",

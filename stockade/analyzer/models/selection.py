@@ -15,6 +15,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
+from stockade.analyzer.globs import has_glob
 from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here register first)
     MODELS,
     files,
@@ -305,6 +306,16 @@ def ls_default(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, _LS_VALUES, optional=frozenset({"--color"}))
     if not parsed.positionals:
         inv.read(".", None, recursive=parsed.has("-R", "--recursive"))
+        return
+    # `ls -t dist/*.tar`: the names of the files a glob matches, printed one a line (as the
+    # glob they are judged by); long listings, recursion and other forms: not known
+    if all(has_glob(word) and UNKNOWN not in word for word, _ in parsed.positionals) and all(
+            option in _LS_NAME_FLAGS or (option == "--sort" and value) for option, value, _ in parsed.options):
+        inv.output("".join(word + "\n" for word, _ in parsed.positionals), "the names `ls` prints")
+
+
+#: ls flags that keep its output one name a line (sorting, which names)
+_LS_NAME_FLAGS = frozenset({"-1", "-t", "-r", "-S", "-d", "-c", "-u", "-X", "-v", "-U", "--reverse", "--directory"})
 
 
 _wrap("rg", rg_globs)

@@ -789,6 +789,11 @@ def _rev_parse(inv: Invocation, git: _Git, parsed: Parsed) -> None:
         return
     if "--show-toplevel" in words:
         inv.output(top + "\n", "the work tree's top directory `git rev-parse` prints")
+    elif "--show-cdup" in words and git.tree is None:  # (the way up to the top: `../..`, or nothing)
+        import os.path
+
+        up = os.path.relpath(top, inv.path(git.repo))
+        inv.output(("" if up == "." else up + "/") + "\n", "the way to the top directory `git rev-parse` prints")
     elif "--absolute-git-dir" in words or (git.tree is None and _env(inv, "GIT_DIR") is None and (
             "--git-dir" in words or "--git-common-dir" in words)):
         # (`--git-dir` prints `.git` at the top and the absolute path below it: the same directory)
