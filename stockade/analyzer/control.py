@@ -322,11 +322,9 @@ class ControlFlow:
         if kind == "append":
             self.unknown("an endless loop writes to a file without end (it fills the disk)", span)
             return False
-        if kind == "print":
-            if _to_file(self, node.parent):  # (`while :; do date; done > log`)
-                self.unknown("an endless loop writes its output to a file without end (it fills the disk)", span)
-                return False
-            return True  # (its output is endless: a pipe into a file fills the disk too)
+        if kind == "print" and _to_file(self, node.parent):  # (`while :; do date; done > log`)
+            self.unknown("an endless loop writes its output to a file without end (it fills the disk)", span)
+            return False
         before = self.state
         self.state = before.copy()
         effects = self.effects
@@ -345,7 +343,7 @@ class ControlFlow:
                 self.unknown("an endless loop creates a new file or directory every turn (it exhausts the disk "
                              "or its inodes)", span)
                 return False
-        return False
+        return kind == "print"  # (its output is endless: a pipe into a file fills the disk too)
 
     visit_until_statement = visit_while_statement
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
-from stockade.analyzer.models import MODELS, apply_role, parse_options, register, visible_operands
+from stockade.analyzer.models import MODELS, apply_role, default_model, parse_options, register, visible_operands
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.net import contact_url
 
@@ -659,7 +659,11 @@ def model_tmux(inv: Invocation) -> None:
     if inv.name == "screen":
         parsed = parse_options(inv.argv, {"-S", "-c", "-e", "-h", "-L", "-Logfile", "-p", "-t", "-X", "-s"},
                                stop_at_first_positional=True)
-        if parsed.positionals:
+        sent = parsed.values_of("-X")
+        if sent and sent[-1][0] == "stuff" and parsed.positionals:  # `-X stuff TEXT`: typed into the session
+            text = " ".join(word for word, _ in parsed.positionals).replace("\\n", "\n").replace("\\r", "\n")
+            inv.script(text, parsed.positionals[0][1], what="the keys `screen -X stuff` types into a session")
+        elif parsed.positionals and (not sent or sent[-1][0] in ("exec", "screen")):
             inv.run(parsed.positionals[0][1])
         return
     if not words:
@@ -698,3 +702,16 @@ register("nix-shell", model_nix_shell)
 register("nix", model_nix)
 register("hyperfine", model_hyperfine)
 register("tmux screen", model_tmux)
+
+
+def model_asdf(inv: Invocation) -> None:
+    """``asdf exec CMD …`` runs CMD with the versions asdf selects (its toolchain row judges
+    installs); other subcommands as a program without a model."""
+    words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if not word.startswith("-")]
+    if len(words) >= 2 and words[0][0] == "exec":
+        inv.run(words[1][1])
+        return
+    default_model(inv)
+
+
+register("asdf", model_asdf)

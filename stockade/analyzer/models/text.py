@@ -238,6 +238,8 @@ def model_sed(inv: Invocation) -> None:
     words = list(parsed.positionals)
     if not scripts and not parsed.values_of("-f", "--file") and words:
         scripts = [words.pop(0)]
+    if len(scripts) > 1:  # (sed joins its -e scripts with newlines: a block or `e` may span them)
+        scripts = [("\n".join(script for script, _ in scripts), scripts[0][1])]
     for script, index in scripts:
         sed_script(inv, script, index)
     for word, index in words:
