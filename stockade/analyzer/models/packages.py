@@ -325,9 +325,13 @@ def _npm_spec(inv: Invocation, word: str, index: int) -> None:
     elif word.startswith(("file:", ".", "/", "~")) or word.endswith((".tgz", ".tar.gz", ".tar")):
         path = word[5:] if word.startswith("file:") else word
         inv.read(path, index)
+        from stockade.analyzer.models.programs import agent_writable
+
+        resolved = inv.path(path)
         workspace = inv.walker.context.workspace.rstrip("/")
-        if not path.endswith((".tgz", ".tar.gz", ".tar")) and (inv.path(path) + "/").startswith(workspace + "/"):
-            return  # a local directory of the workspace: the project's own code
+        if not path.endswith((".tgz", ".tar.gz", ".tar")) and (
+                (resolved + "/").startswith(workspace + "/") or not agent_writable(inv.walker, resolved)):
+            return  # a local directory of the workspace (or a sibling project): not code the agent planted
     elif "/" in word and ":" not in word:
         inv.network("github.com", 443, index)  # user/repo: a GitHub shorthand
     else:

@@ -344,7 +344,7 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
             unseen = True
         elif role == "script":
             inv.script(value, index, what=f"the code given to `{what} {option}`")
-        elif role == "url":
+        elif role == "url" and "://" in value:
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, value, index, 443)
@@ -432,7 +432,8 @@ _UV_RUN_VALUES = {**_t("--with", "--with-editable", "--python", "-p", "--package
                        "--reinstall-package", "--upgrade-package", "-P", "--no-binary-package",
                        "--no-build-package", "--config-setting", "-C"),
                   "--with-requirements": "read", "--env-file": "read"}
-_UVX_VALUES = {**_UV_RUN_VALUES, "--from": "package"}
+_UVX_VALUES = {**_UV_RUN_VALUES, "--from": "package", "--index": "url", "--default-index": "url", "--index-url": "url",
+               "--extra-index-url": "url", "-i": "url"}
 
 
 def project_run(inv: Invocation, start: int, values: dict[str, str], what: str) -> None:
