@@ -28,6 +28,43 @@ _LOOP_EXIT_RE = re.compile(r"(?:^|[\s;&|({])(?:break|exit|return)(?:$|[\s;&|)}])
 #: a command put in the background (``&`` not part of ``&&``, ``&>`` or ``>&``)
 _BACKGROUND_RE = re.compile(r"(?<![&>])&(?![&>])")
 
+#: commands that print nothing on stdout (a loop of only these does not fill a file it is redirected to)
+_SILENT = frozenset({"sleep", ":", "true", "false", "cd", "wait", "read", "shift", "test", "[", "[[", "let", "export",
+                     "local", "unset", "set", "trap", "kill", "touch", "mkdir", "rm", "cp", "mv", "chmod", "break",
+                     "continue", "declare", "readonly", "usleep"})
+_STDOUT_REDIRECT_RE = re.compile(r"^(?:1|&)?>[>|]?\s*(\S+)")
+
+
+def _prints(walker: Any, node: Any) -> bool:
+    """Whether a loop body ``node`` runs a command whose stdout is not redirected away."""
+    stack = [node]
+    text = walker.src.node_text
+    while stack:
+        current = stack.pop()
+        if current.type == "command":
+            name = current.child_by_field_name("name")
+            parent = current.parent
+            if name is not None and text(name) not in _SILENT and not (
+                    parent is not None and parent.type == "redirected_statement" and _to_file(walker, parent, True)):
+                return True
+            continue
+        stack.extend(current.named_children)
+    return False
+
+
+def _to_file(walker: Any, node: Any, anywhere: bool = False) -> bool:
+    """Whether the redirected statement ``node`` sends stdout to a file (``anywhere``: or to
+    any other place: ``/dev/null`` too)."""
+    if node is None or node.type != "redirected_statement":
+        return False
+    for child in node.named_children:
+        if child.type == "file_redirect":
+            found = _STDOUT_REDIRECT_RE.match(walker.src.node_text(child))
+            if found is not None and (anywhere or found.group(1) not in ("/dev/null", "/dev/stderr", "&2")):
+                return True
+    return False
+
+
 #: at most this many values of a variable are remembered from alternative branches
 _MAX_ALTERNATIVES = 4
 
@@ -248,10 +285,14 @@ class ControlFlow:
         keyword = node.children[0].type if node.children else ""
         if (keyword == "while" and condition in forever) or (keyword == "until" and condition in ("false",
                                                                                                  "/bin/false")):
-            self._endless(node, body, stdin)
+            endless = self._endless(node, body, stdin)
+        else:
+            endless = False
         self._branches([body, []], stdin)
+        if endless:
+            self._endless_output()
 
-    def _endless(self, node: Any, body: list[Any], stdin: Stdin) -> None:
+    def _endless(self, node: Any, body: list[Any], stdin: Stdin) -> bool:
         """An endless loop (``while true``/``while :``/``until false``/``for ((;;))``, no
         ``break``, ``exit`` or ``return`` in it) that starts background processes, appends to a
         file or creates a new file or directory every turn exhausts processes, the disk or its
@@ -271,15 +312,19 @@ class ControlFlow:
             inside = " ".join(text(b) for b in body)
             kind = seen[key] = ("exit" if _LOOP_EXIT_RE.search(inside) is not None else
                                 "background" if _BACKGROUND_RE.search(inside) is not None else
-                                "append" if ">>" in inside else "")
+                                "append" if ">>" in inside else
+                                "print" if any(_prints(self, b) for b in body) else "")
         if kind == "exit":
-            return
+            return False
         if kind == "background":
             self.unknown("an endless loop starts background processes without end (it exhausts the processes)", span)
-            return
+            return False
         if kind == "append":
             self.unknown("an endless loop writes to a file without end (it fills the disk)", span)
-            return
+            return False
+        if kind == "print" and _to_file(self, node.parent):  # (`while :; do date; done > log`)
+            self.unknown("an endless loop writes its output to a file without end (it fills the disk)", span)
+            return False
         before = self.state
         self.state = before.copy()
         effects = self.effects
@@ -297,9 +342,18 @@ class ControlFlow:
             if type(effect) is Write and (UNKNOWN in effect.path or effect.path not in first):
                 self.unknown("an endless loop creates a new file or directory every turn (it exhausts the disk "
                              "or its inodes)", span)
-                return
+                return False
+        return kind == "print"  # (its output is endless: a pipe into a file fills the disk too)
 
     visit_until_statement = visit_while_statement
+
+    def _endless_output(self) -> None:
+        """What an endless loop that prints writes to stdout: an endless stream (see
+        :mod:`.models.pipefill`: a filter that copies it into a file fills the disk)."""
+        from stockade.analyzer.exec import Stdin
+        from stockade.analyzer.models.pipefill import ENDLESS
+
+        self.set_output(Stdin(None, ENDLESS + "an endless loop"))  # type: ignore[attr-defined]
 
     def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
         variable = node.child_by_field_name("variable")
@@ -341,9 +395,10 @@ class ControlFlow:
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
             if field_name == "body":
-                if forever:
-                    self._endless(node, [child], stdin)
+                endless = forever and self._endless(node, [child], stdin)
                 self._branches([[child], []], stdin)
+                if endless:
+                    self._endless_output()
             elif child.is_named:
                 if field_name == "condition":
                     condition = self.src.node_text(child).strip()

@@ -307,12 +307,14 @@ def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) ->
         return
     context = walker.context
     temporary = tuple(d.rstrip("/") + "/" for d in (context.tmpdir, "/tmp", "/var/tmp", "/dev/shm") if d)
+    workspace = context.workspace.rstrip("/") + "/"  # (a workspace below /tmp is the project's, as elsewhere)
     written = None
     for entry in path.split(":"):
         if entry == UNKNOWN:
             break  # the inherited search path: from here on, the system's programs
         directory = walker.resolve(entry) if entry else walker.state.cwd
-        suspicious = UNKNOWN in directory or not entry.startswith(("/", "~")) or             (directory + "/").startswith(temporary)
+        suspicious = UNKNOWN in directory or not entry.startswith(("/", "~")) or \
+            ((directory + "/").startswith(temporary) and not (directory + "/").startswith(workspace))
         if not suspicious:
             if written is None:
                 written = [e.dest if isinstance(e, Rename) else e.path for e in walker.effects
@@ -322,6 +324,10 @@ def _path_lookup(walker: Walker, name: str, env: dict[str, str], span: SpanT) ->
         if suspicious:
             walker.effects.append(Unknown(f"`{name}` may run `{show(directory)}/{name}`, a file the agent can "
                                           "write (the command put that directory in `PATH`)", span))
+            if UNKNOWN not in directory:  # (a script this text wrote there: what it does is judged too)
+                from stockade.analyzer.models.fresh import check_executed
+
+                check_executed(walker, directory.rstrip("/") + "/" + name, span)
             return
 
 
@@ -342,7 +348,9 @@ def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin:
         walker.effects.append(Unknown(f"the command name `{show(name)}` is a glob that could run many programs",
                                       first_span))
         return True
-    if not candidates:
+    if not candidates:  # (bash runs whatever file it matches: one the analyzer does not know)
+        walker.effects.append(Unknown(f"the command name `{show(name)}` is a glob that matches no program the "
+                                      "analyzer knows: what it runs is not known", first_span))
         return False
     saved = walker.state
     for candidate in candidates:

@@ -234,6 +234,85 @@ def _sample(pattern: str) -> str | None:
     return sample or None
 
 
+#: the characters a name shared by two globs is spelt with (besides their literal ones)
+_WITNESS_ALPHABET = "x" + "".join(dict.fromkeys(
+    "abcdefghijklmnopqrstuvwyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+    + "".join(chr(code) for code in range(33, 127) if chr(code) != "/")))
+#: component globs longer than this are not intersected (a sample of the rule's glob only)
+_MAX_WITNESS_TOKENS = 48
+
+
+def _tokens(part: str) -> list[str | re.Pattern[str] | None]:
+    """A glob component as tokens: a literal character, None for ``*``, a one-character regex
+    for ``?`` and a bracket expression."""
+    out: list[str | re.Pattern[str] | None] = []
+    index = 0
+    while index < len(part):
+        char = part[index]
+        if char == "*":
+            if not out or out[-1] is not None:
+                out.append(None)
+        elif char == "?":
+            out.append(re.compile(_ANY_ONE))
+        elif char == "[" and (end := _bracket_end(part, index)) != -1:
+            out.append(re.compile(_class_regex(part[index + 1:end])))
+            index = end
+        else:
+            out.append(char)
+        index += 1
+    return out
+
+
+def _takes(token: str | re.Pattern[str] | None, char: str) -> bool:
+    if token is None:
+        return True
+    if isinstance(token, str):
+        return token == char
+    return token.fullmatch(char) is not None
+
+
+def component_witness(word: str, rule: str) -> str | None:
+    """A name that both the component glob ``word`` (bash's: a leading wildcard does not match
+    a dot) and the policy's component glob ``rule`` match, or None when they share none
+    (``.e[n]v.local`` and ``.env*`` share ``.env.local``).  A star of ``word`` is not taken to
+    spell the rule's literal characters (``*.py`` is not judged as ``.env.py``): a word that
+    names a rule's literal name in part names it with its own characters or classes."""
+    first, second = _tokens(word), _tokens(rule)
+    if len(first) > _MAX_WITNESS_TOKENS or len(second) > _MAX_WITNESS_TOKENS:
+        return None
+    alphabet = "".join(dict.fromkeys(_WITNESS_ALPHABET + "".join(t for t in (*first, *second) if isinstance(t, str))))
+    start = (0, 0, False)
+    parents: dict[tuple[int, int, bool], tuple[tuple[int, int, bool], str] | None] = {start: None}
+    queue = [start]
+    for state in queue:
+        i, j, consumed = state
+        if i == len(first) and j == len(second):
+            spelt = []
+            while (link := parents[state]) is not None:
+                state, char = link
+                spelt.append(char)
+            return "".join(reversed(spelt))
+        moves: list[tuple[tuple[int, int, bool], str]] = []
+        if i < len(first) and first[i] is None:
+            moves.append(((i + 1, j, consumed), ""))
+        if j < len(second) and second[j] is None:
+            moves.append(((i, j + 1, consumed), ""))
+        if i < len(first) and j < len(second):
+            one, two = first[i], second[j]
+            if one is None and isinstance(two, str):
+                continue  # (a star of the word may not stand for the rule's literal text: `*.py` is not `.env.py`)
+            for char in ((one,) if isinstance(one, str) else (two,) if isinstance(two, str) else alphabet):
+                if char == "." and not consumed and not isinstance(one, str):
+                    continue  # (bash: a leading wildcard does not match a dot)
+                if _takes(one, char) and _takes(two, char):
+                    moves.append(((i if one is None else i + 1, j if two is None else j + 1, True), char))
+        for target, char in moves:
+            if target not in parents:
+                parents[target] = (state, char)
+                queue.append(target)
+    return None
+
+
 def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], deep: bool = False) -> list[str]:
     """The concrete paths a glob path could be, for judging: each rule path (``literal``) it
     could match, an ancestor of one, or a path below one; a name each glob rule (``globbed``)
@@ -296,7 +375,10 @@ def path_candidates(glob: str, literal: Iterable[str], globbed: Iterable[str], d
         directory = representative("/" + "/".join(parts[:-1]))
         for rule in globbed:
             sample = _sample(rule.rpartition("/")[2])
-            if sample is not None and last.match("/" + sample):
+            if sample is None or not last.match("/" + sample):
+                rule_last = rule.rpartition("/")[2]
+                sample = None if rule_last == "**" else component_witness(parts[-1], rule_last)
+            if sample is not None:
                 candidate = directory.rstrip("/") + "/" + sample
                 if candidate not in seen:
                     seen.add(candidate)

@@ -38,6 +38,7 @@ from stockade.analyzer.models.netconfig import tool_configs
 from stockade.analyzer.models.shellstate import (
     assign_through,
     declare_nameref,
+    declared_attributes,
     deref,
     forget_array,
     nameref_target,
@@ -431,7 +432,8 @@ class Walker(ControlFlow):
             body = items[-1]
         if _fed_command(body):
             body = body.named_children[0]  # `$(cat <<'EOF' … EOF)`: the command, fed a here-document
-        if body.type != "command":
+        if body.type != "command" and not (body.type == "pipeline" and all(
+                part.type == "command" for part in _flatten(body, "pipeline"))):
             return UNKNOWN
         return output.text.rstrip("\n")
 
@@ -648,6 +650,8 @@ class Walker(ControlFlow):
             finally:
                 self.state = saved
             current_in = out if index + 1 < len(parts) else current_in
+        if parts and not rest and out.text is not None:
+            self._last_output = out  # (what the pipeline prints: its last command's known output)
         for item in rest:
             self.walk(item, stdin)
 
@@ -1133,9 +1137,12 @@ class Walker(ControlFlow):
         keyword = node.children[0].type if node.children else ""
         nameref = False  # `declare -n r=HOME`: `$r` is `$HOME` (judged as its value now)
         assoc = False  # `declare -A m`: an associative array
+        attributes = ""  # `-l`, `-u`, `-i`: values lowercased, uppercased, evaluated as arithmetic
         for child in node.named_children:
             if child.type == "word":
                 flags = self.src.node_text(child)
+                if flags[:1] == "-":
+                    attributes += "".join(flag for flag in flags if flag in "lui")
                 if flags[:1] == "-" and "x" in flags:
                     keyword = "export"  # `declare -x`, `typeset -gx`, `local -x` export too
                 if flags[:1] == "-" and "n" in flags and node.children[0].type != "export":  # (`export -n`: unexport)
@@ -1147,6 +1154,8 @@ class Walker(ControlFlow):
             self.declarations(node, keyword, nameref, assoc)
         finally:
             self.declaring_assoc = False
+        if attributes and not nameref:
+            declared_attributes(self, node, attributes)
 
     def declarations(self, node: Any, keyword: str, nameref: bool, assoc: bool) -> None:
         """The names and assignments of a declaration command (:meth:`visit_declaration_command`)."""

@@ -421,6 +421,14 @@ class WordExpander:
                 gap = source.data[last:start].decode("utf-8", "surrogateescape")
                 out.append((_DQ_ESCAPE_RE.sub(lambda m: m.group(1), gap), "q"))
             kind = child.type
+            if kind != "string_content" and source.data[start:start + 1] in (b" ", b"\t", b"\n"):
+                # tree-sitter-bash puts the blanks after a `$NAME` into the next expansion's
+                # first token (`"$c $f"`, `"$c ${f}"`, `"$c $(ls)"`): they are the string's text
+                data = source.data
+                lead = start
+                while data[lead:lead + 1] in (b" ", b"\t", b"\n"):
+                    lead += 1
+                out.append((data[start:lead].decode(), "q"))
             if kind == "string_content":  # as visit_string_content, inline
                 text = source.node_text(child)
                 out.append((_DQ_ESCAPE_RE.sub(_unescape_dq, text) if "\\" in text else text, "q"))

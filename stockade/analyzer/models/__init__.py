@@ -420,5 +420,9 @@ from stockade.analyzer.models import buildtools  # noqa: E402,F401
 from stockade.analyzer.models import toolconfigs  # noqa: E402,F401
 
 # isort: split
+# (wraps the final models of head, sort, tr, cut, sed, awk, grep, xargs …: what they print of known text)
+from stockade.analyzer.models import filters  # noqa: E402,F401
+
+# isort: split
 # (last: wraps the final models of tar, make, zip, xz … with the options their variables hold)
 from stockade.analyzer.models import optionenv  # noqa: E402,F401

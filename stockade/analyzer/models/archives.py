@@ -53,7 +53,15 @@ _BROTLI = Compressor(".br", False, frozenset({"-o", "--output", "-q", "--quality
                                                "--suffix", "-D", "--dictionary"}),
                      name_out=frozenset({"-o", "--output"}))
 
+_LZIP = Compressor(".lz", True, frozenset({"-o", "--output", "-b", "--member-size", "-m", "--match-length",
+                                           "-s", "--dictionary-size", "-n", "--threads", "-B", "--data-size"}),
+                   name_out=frozenset({"-o", "--output"}))
+_LZOP = Compressor(".lzo", False, frozenset({"-o", "--output", "-S", "--suffix", "-p", "--path"}),
+                   keep=frozenset({"-k", "--keep"}), name_out=frozenset({"-o", "--output"}))
+
 COMPRESSORS: dict[str, tuple[Compressor, bool]] = {  # name → (options, decompresses by default)
+    "lzip": (_LZIP, False), "plzip": (_LZIP, False), "clzip": (_LZIP, False), "lunzip": (_LZIP, True),
+    "lzop": (_LZOP, False),
     "gzip": (_GZIP, False), "pigz": (_GZIP, False), "gunzip": (_GZIP, True), "unpigz": (_GZIP, True),
     "xz": (_XZ, False), "lzma": (_XZ, False), "unxz": (_XZ, True), "unlzma": (_XZ, True),
     "bzip2": (_BZIP2, False), "pbzip2": (_BZIP2, False), "lbzip2": (_BZIP2, False), "bunzip2": (_BZIP2, True),

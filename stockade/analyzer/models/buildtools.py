@@ -104,6 +104,9 @@ def model_maven(inv: Invocation) -> None:
         prop_role = _MVN_PROPERTIES.get(key)
         if prop_role is not None and prop_role != T:
             apply(inv, prop_role, value, at, f"`{inv.name} -D{key}`")
+        elif "://" in value:  # (a repository: altDeploymentRepository=id::URL, remoteRepositories=URL …)
+            for url in re.findall(r"[a-z][a-z0-9+.-]*://[^\s,;\"']+", value, re.I):
+                contact_url(inv, url, at, 443)
     for goal, at in goals:
         if goal.count(":") >= 2:  # group:artifact[:version]:goal — a plugin the project does not name
             inv.unknown(f"`{inv.name} {show(goal)}` downloads and runs the plugin `{show(goal.rpartition(':')[0])}`,"
@@ -452,6 +455,31 @@ ELSEWHERE: dict[str, tuple[frozenset[str] | None, str]] = {
              "runs workflows on the cluster of the kubeconfig"),
     "argocd flux": (frozenset({"app", "reconcile", "create", "bootstrap", "resume", "sync", "login"}),
                     "changes what the cluster of its configuration deploys"),
+    # (cluster and deploy tools that talk to the server of their configuration or environment)
+    "skaffold tilt devspace garden okteto": (frozenset({"run", "dev", "deploy", "up", "delete", "down", "apply",
+                                                        "build", "debug", "exec", "enter", "sync", "purge",
+                                                        "destroy", "test"}),
+                                             "builds and deploys to the cluster of the kubeconfig as its "
+                                             "configuration file says"),
+    "helmfile": (frozenset({"apply", "sync", "destroy", "delete", "deps", "repos", "diff", "template", "fetch",
+                            "write-values", "test"}), "installs the charts its configuration names on the cluster"),
+    "cdktf": (frozenset({"deploy", "destroy", "apply", "diff", "synth", "get"}),
+              "runs the CDK app's code and terraform's providers against the cloud of its configuration"),
+    "fab fab2": (None, "runs the tasks of the fabfile on the remote hosts they name"),
+    "nomad": (frozenset({"job", "run", "stop", "alloc", "exec", "node", "deployment", "namespace", "var",
+                         "volume", "acl", "system", "operator", "server", "agent", "plan", "status"}),
+              "changes jobs on the Nomad cluster of its environment (`NOMAD_ADDR`)"),
+    "consul": (frozenset({"kv", "exec", "services", "acl", "intention", "config", "catalog", "members", "watch",
+                          "lock", "event", "snapshot", "agent", "connect", "operator"}),
+               "talks to the Consul cluster of its environment (`CONSUL_HTTP_ADDR`)"),
+    "vault": (frozenset({"kv", "read", "write", "delete", "list", "login", "token", "secrets", "auth", "policy",
+                         "operator", "ssh", "agent", "server", "unwrap", "lease", "audit", "patch"}),
+              "reads or changes secrets on the Vault server of its environment (`VAULT_ADDR`)"),
+    "istioctl linkerd velero kapp kn juju waypoint boundary packer": (
+        frozenset({"install", "uninstall", "upgrade", "deploy", "delete", "apply", "inject", "backup", "restore",
+                   "create", "service", "run", "ssh", "exec", "remove-application", "destroy-model", "build",
+                   "connect", "up", "x", "kube-inject", "dashboard", "proxy-config", "init"}),
+        "changes or runs code on the cluster or cloud of its configuration"),
 }
 _LISTING = frozenset({"-l", "--list", "--version", "-V", "--help", "-h", "-n", "--dryrun", "--dry-run", "ls", "list",
                       "status", "version", "help", "graph"})

@@ -158,6 +158,11 @@ _CLOUD_APIS = {"aws": ("amazonaws.com", "~/.aws"), "gcloud": ("googleapis.com", 
                "vultr-cli": ("api.vultr.com", "~/.vultr-cli.yaml"), "civo": ("api.civo.com", "~/.civo.json"),
                "koyeb": ("app.koyeb.com", "~/.koyeb.yaml"), "surge": ("surge.surge.sh", "~/.netrc"),
                "glab": ("gitlab.com", "~/.config/glab-cli")}
+#: subcommands of cloud CLIs that only read their local configuration
+_LOCAL_COMMANDS = frozenset({("config", "list"), ("config", "get"), ("config", "get-value"), ("info",),
+                             ("components", "list"), ("auth", "list"), ("config", "configurations"),
+                             ("account", "show"), ("account", "list"), ("configure", "list"), ("configure", "get"),
+                             ("config", "list-profiles")})
 _REMOTE_PREFIXES = ("s3://", "gs://", "az://", "https://", "http://")
 
 
@@ -175,6 +180,9 @@ def model_cloud(inv: Invocation) -> None:
     if (parsed.has("--version", "-v", "--help", "-h") and not words) or (words and words[0][0] in ("version", "help")):
         return
     inv.read(credentials, None, recursive=True)
+    if tuple(word for word, _ in words[:2]) in _LOCAL_COMMANDS or tuple(word for word, _ in words[:1]) in \
+            _LOCAL_COMMANDS:
+        return  # (`gcloud config list`, `az account show`: the CLI's own configuration, read locally)
     endpoint = parsed.values_of("--endpoint-url")
     if endpoint:
         contact_url(inv, endpoint[-1][0], endpoint[-1][1], 443)

@@ -141,6 +141,13 @@ def sqlite_file(inv: Invocation, word: str, index: int | None, depth: int = 0) -
     command wrote there when known (judged as such), else :func:`run_file`."""
     from stockade.analyzer.models.fresh import foreign_input, known_content
 
+    if word in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):  # (`-init /dev/stdin <<< TEXT`)
+        text = inv.stdin.text if inv.stdin.text is not None and UNKNOWN not in inv.stdin.text else None
+        if text is None:
+            inv.unknown(f"sqlite3 runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", index)
+        else:
+            sqlite_text(inv, text, index, depth + 1)
+        return
     text = known_content(inv.walker, inv.path(word)) if UNKNOWN not in word else None
     if text is None or depth > 4:
         run_file(inv, word, index)
@@ -213,7 +220,13 @@ def model_sqlite(inv: Invocation) -> None:
         elif role == "file":
             sqlite_file(inv, value, index)
     words = list(parsed.positionals)
-    if not words:
+    if not words:  # (an in-memory database: the SQL and dot-commands come from standard input)
+        if parsed.has("--safe"):
+            return
+        if inv.stdin.text is not None:
+            sqlite_text(inv, inv.stdin.text, 0)
+        elif inv.stdin.what != "the terminal":
+            inv.unknown(f"sqlite3 runs SQL and dot-commands from {inv.stdin.what}, which cannot be seen into", 0)
         return
     database, index = words[0]
     if database not in (":memory:", ""):
@@ -400,6 +413,23 @@ def _makefile_text(inv: Invocation, text: str | None, index: int | None, what: s
     if text is None or UNKNOWN in text or _MAKE_COMPUTED.search(text.replace("$$", "")):
         inv.unknown(what, index)
     _recipes(inv, text, index)
+
+
+def model_ninja(inv: Invocation) -> None:
+    """ninja [-C DIR] [-f FILE] [TARGETS]: runs the commands of the build file (the project's
+    ``build.ninja``, or ``-f FILE``), as make runs a makefile: unknown code when this text wrote
+    the file."""
+    parsed = parse_options(inv.argv, {"-C", "-f", "-j", "-k", "-l", "-d", "-t", "-w"})
+    directory = "."
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option == "-C":
+            directory = value
+        elif option == "-f":
+            run_file(inv, value, index)
+    if not parsed.values_of("-f"):
+        fresh_project(inv, directory, ("build.ninja",), None)
 
 
 def model_make(inv: Invocation) -> None:
@@ -676,6 +706,7 @@ register("emacs emacsclient", model_emacs)
 register("ed red", model_ed)
 register("man", model_man)
 register("split", model_split)
+register("ninja samu", model_ninja)
 register("make gmake bmake", model_make)
 register("cmake", model_cmake)
 register("deno", model_deno)

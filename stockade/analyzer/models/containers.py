@@ -170,6 +170,29 @@ def model_container(inv: Invocation) -> None:
                 inv.read(source, source_index, recursive=True)
             if ":" not in dest.split("/", 1)[0] or dest.startswith(("/", ".", "~")):
                 inv.write(dest, dest_index, recursive=True)
+    elif command in ("service", "stack", "swarm", "node", "secret", "config", "plugin") and \
+            len(parsed.positionals) > 1 and parsed.positionals[1][0] not in ("ls", "ps", "inspect", "logs", "list",
+                                                                             "services", "--help"):
+        verb = parsed.positionals[1][0]
+        inv.unknown(f"`{inv.name} {command} {verb}` changes the services or the swarm of the daemon, as files and "
+                    "images the command does not show configure them", at)
+        if command == "plugin" and verb == "install":
+            inv.privilege(f"`{inv.name} plugin install` installs a plugin that runs with the daemon's privileges", at)
+    elif command == "context" and len(parsed.positionals) > 1 and parsed.positionals[1][0] in (
+            "create", "update", "import", "rm", "use"):
+        inv.write("~/.docker", at)  # (contexts and the current one are kept in the docker config directory)
+        for word, index in parsed.positionals[2:]:
+            for item in word.split(","):
+                key, _, value = item.partition("=")
+                if key == "host" and value:
+                    _daemon(inv, value, index)
+        for option, value, index in parse_options(inv.argv, {"--docker", "--description", "--from"},
+                                                  start=at + 2).options:
+            if option == "--docker" and value:
+                for item in value.split(","):
+                    key, _, host = item.partition("=")
+                    if key == "host" and host:
+                        _daemon(inv, host, index)
     elif command == "compose" or inv.name.endswith("-compose"):
         _compose(inv, at + 1 if command == "compose" else 1)
     elif command in ("build", "buildx"):

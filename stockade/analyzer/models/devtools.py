@@ -86,6 +86,10 @@ def foreign_file(inv: Invocation, word: str, index: int | None, what: str) -> No
         return
     inv.read(word, index)
     path = inv.path(word)
+    if path.startswith(("/dev/fd/", "/proc/self/fd/", "/dev/stdin")):  # (a here-string, a pipe: not its language's)
+        inv.unknown(f"{what} runs the code or configuration it reads from `{show(word)}`, which cannot be seen into",
+                    index)
+        return
     workspace = inv.walker.context.workspace.rstrip("/")
     inside = path.startswith(workspace + "/")
     producer = written_by(inv.walker, path)
@@ -200,7 +204,7 @@ def model_go(inv: Invocation) -> None:
                     gobin = env_value(inv, "GOBIN") or (env_value(inv, "GOPATH") or "~/go").split(":")[0] + "/bin"
                     inv.write(gobin, index)
                 continue
-            _go_fetch(inv, index)
+            _go_fetch(inv, index, package)
             if sub == "run":
                 inv.unknown(f"`go run {show(package)}` builds and runs a module fetched from the network", index)
             elif sub == "install":
@@ -235,10 +239,18 @@ def _go_environment(inv: Invocation) -> None:
             inv.unknown(f"`GOROOT={show(value)}` runs the go tools from a place the agent can write", None)
 
 
-def _go_fetch(inv: Invocation, index: int) -> None:
-    """A module is fetched through the proxy (GOPROXY or the default)."""
-    if env_value(inv, "GOPROXY") is None:
+def _go_fetch(inv: Invocation, index: int, package: str = "") -> None:
+    """A module is fetched through the proxy (GOPROXY or the default); with ``direct`` in
+    GOPROXY, from the host its path names (``evil.example/m`` is that host's)."""
+    proxy = env_value(inv, "GOPROXY")
+    if proxy is None:
         contact_url(inv, _GO_DEFAULT_PROXY, index, 443)
+    elif "direct" in proxy.replace("|", ",").split(","):
+        host = package.partition("@")[0].partition("/")[0]
+        if "." in host and UNKNOWN not in host:
+            inv.network(host.lower(), 443, index)
+        elif UNKNOWN in host:
+            inv.unknown(f"`go` fetches a module from a host that is not known (`{show(package)}`)", index)
 
 
 def _go_env(inv: Invocation, sub_index: int) -> None:

@@ -6,7 +6,7 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import SpanT, Unknown, show
+from stockade.analyzer.effects import Read, SpanT, Unknown, show
 from stockade.analyzer.models.netconfig import CONFIG_VARS, judge_config_var
 from stockade.analyzer.models.netenv import ENDPOINT_SUFFIXES, NET_VARS, java_proxies, judge_net_var
 from stockade.analyzer.models.optionvars import OPTION_VARS, harmless_options
@@ -35,6 +35,8 @@ CODE_VARS = frozenset({
     "PYTHONINSPECT", "PERL5DB", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ZDOTDIR", "GIT_EXTERNAL_DIFF",
     "MAVEN_OPTS", "GRADLE_OPTS", "SBT_OPTS", "DOTNET_STARTUP_HOOKS", "R_PROFILE_USER", "R_ENVIRON_USER",
 })
+#: variables naming one file (or, for the loader's, a list) that programs read and run or load
+SOURCED_VARS = frozenset({"BASH_ENV", "ENV", "PYTHONSTARTUP", "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"})
 #: variables that make an interpreter import code from the directories they list: code from
 #: the workspace is the project's own (``PYTHONPATH=src``), from elsewhere it cannot be seen into
 PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH"})
@@ -112,5 +114,9 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
                 return
     elif name in OPTION_VARS and "\x00" not in value and harmless_options(name, value):
         return  # `NODE_OPTIONS=--max-old-space-size=4096`: tuning only (see .optionvars)
+    elif name in SOURCED_VARS and value and "\x00" not in value:
+        for entry in value.replace(":", " ").split() if name.startswith("LD_") else [value]:
+            walker.effects.append(Read(walker.resolve(entry), span))  # (the file is read to be run or loaded)
+        walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))
     elif name in CODE_VARS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))

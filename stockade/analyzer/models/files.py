@@ -105,6 +105,10 @@ SPECS: dict[str, Spec] = {
     "truncate": Spec(args="write", values={"-s": T, "--size": T, "-r": "read", "--reference": "read",
                                            "-o": T}),
     "mkfifo mknod": Spec(args="write", values={"-m": T, "--mode": T}),
+    # rename EXPRESSION FILES… (perl's) / rename FROM TO FILES… (util-linux's): the files are renamed
+    "rename prename file-rename perl-rename": Spec(first="text", args="write",
+                                                   values={"-e": T, "-E": T, "-u": T, "--unicode": T}),
+    "rename.ul": Spec(args="write"),
     "cp": Spec(args="read", last="write", recursive=R, values={"-t": "target", "--target-directory": "target",
                                                                 "-S": T, "--suffix": T}),
     "install": Spec(args="read", last="write", values={"-m": T, "-o": T, "-g": T, "--mode": T, "--owner": T,

@@ -401,6 +401,9 @@ def model_kill(inv: Invocation) -> None:
             position += 1
             continue
         break
+    if any(word in ("-0", "-s0", "-n0") or (word in ("0", "SIG0") and at > 0 and words[at - 1] in ("-s", "-n", "--signal"))
+           for at, word in enumerate(words[:position])):
+        return  # (signal 0 only tests whether the process exists)
     targets = [(word, at + 1) for at, word in enumerate(words) if at >= position]
     text = inv.walker.command
     for word, position in targets:

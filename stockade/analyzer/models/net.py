@@ -59,7 +59,18 @@ _CURL_VALUES = {"-o", "--output", "-d", "--data", "--data-binary", "--data-raw",
                 "--crlfile", "--pinnedpubkey", "--ciphers", "--local-port", "--ftp-port", "-P", "--mail-from",
                 "--mail-rcpt", "--request-target", "--aws-sigv4", "--oauth2-bearer", "--parallel-max",
                 "--create-file-mode", "--noproxy", "--proxy1.0", "--keepalive-time", "--expect100-timeout", "--happy-eyeballs-timeout-ms",
-                "--url-query"}
+                "--url-query", "--retry-delay", "--retry-max-time", "--max-redirs", "--speed-limit",
+                "--speed-time", "--form-string", "--cert-type", "--key-type", "--pass", "--proxy-header",
+                "--tls-max", "--ftp-method", "--ftp-account", "--ftp-alternative-to-user", "--ftp-ssl-ccc-mode",
+                "--krb", "--login-options", "--mail-auth", "--sasl-authzid", "--service-name",
+                "--socks5-gssapi-service", "--tlsauthtype", "--tlsuser", "--tlspassword", "--proxy-tlsauthtype",
+                "--proxy-tlsuser", "--proxy-tlspassword", "--proxy-key", "--proxy-cert", "--proxy-cert-type",
+                "--proxy-key-type", "--proxy-pass", "--proxy-ciphers", "--proxy-crlfile", "--proxy-pinnedpubkey",
+                "--proxy-service-name", "--proxy-capath", "--random-file", "--egd-file", "--delegation",
+                "--dns-interface", "--dns-ipv4-addr", "--dns-ipv6-addr", "--haproxy-clientip", "--ip-tos",
+                "--vlan-priority", "--trace-config", "--rate", "-t", "--telnet-option", "--tftp-blksize", "--ech",
+                "--curves", "--tls13-ciphers", "--proxy-tls13-ciphers", "--hostpubmd5", "--hostpubsha256",
+                "--pubkey", "--ssl-sessions", "--keepalive-cnt", "--engine", "--proto-default", "--proto-redir"}
 def contact_proxies(inv: Invocation, host: str, index: int | None) -> None:
     """A command that contacts ``host`` with proxy variables set (``HTTPS_PROXY=URL cmd``,
     ``export ALL_PROXY=…``) contacts the proxy too: each proxy named is judged as a
@@ -138,7 +149,9 @@ def model_curl(inv: Invocation) -> None:
             inv.read(value, index)
             inv.unknown(f"`curl {option}` takes URLs, outputs and options from `{value}`, which is not visible", index)
         elif option in ("-T", "--upload-file", "--cacert", "--cert", "--key", "-E",
-                        "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare"):
+                        "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare",
+                        "--proxy-key", "--proxy-cert", "--proxy-crlfile", "--random-file", "--egd-file",
+                        "--proxy-capath", "--capath"):
             if option not in ("-b", "--cookie") or "=" not in value:
                 inv.read(value, index)
         elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",
@@ -316,6 +329,14 @@ def model_ssh(inv: Invocation) -> None:
             port = int(value)
         elif option == "-J":
             contact_url(inv, "ssh://" + value, index, 22)
+        elif option in ("-W", "-L") and inv.name == "ssh":  # stdio or a local port forwarded to HOST:PORT
+            fields = value.rsplit(":", 2) if option == "-L" else value.rsplit(":", 1)
+            host = fields[-2] if len(fields) >= 2 else ""
+            if host and not host.startswith("/") and UNKNOWN not in host:
+                target_port = fields[-1]
+                inv.network(host.strip("[]").lower(), int(target_port) if target_port.isdigit() else None, index)
+        elif option == "-D" and inv.name == "ssh":
+            inv.unknown(f"`ssh -D {show(value)}` opens a SOCKS proxy: what is reached through it is not known", index)
     renamed = any(option == "-o" and value is not None and value.strip().lower().startswith("hostname")
                   for option, value, _ in options)  # -o HostName=…: the alias is not contacted
     if parsed.positionals and not renamed:
@@ -384,6 +405,11 @@ def model_scp(inv: Invocation) -> None:
             inv.read(word, index, recursive=True)
 
 
+#: socat address types that name a file (or a socket) on this machine
+_SOCAT_FILES = frozenset({"file", "open", "gopen", "create", "pipe", "unix-connect", "unix-client", "unix-sendto",
+                          "unix", "unix-listen", "abstract-connect"})
+
+
 def model_nc(inv: Invocation) -> None:
     """nc/ncat/netcat/telnet/socat: contacts ``host port``; ``-e``/``-c`` run a program on
     the connection; listening accepts connections from anywhere."""
@@ -398,8 +424,16 @@ def model_nc(inv: Invocation) -> None:
     if inv.name == "socat":
         for word, index in words:
             lower = word.lower()
+            kind, _, rest = word.partition(":")
+            kind = kind.lower()
             if lower.startswith(("exec:", "system:")):
                 inv.unknown(f"socat runs `{word.split(':', 1)[1]}`", index)
+            elif kind in _SOCAT_FILES and rest:
+                path = rest.split(",")[0]  # (address options follow a comma)
+                if kind != "create":
+                    inv.read(path, index)
+                if kind in ("file", "open", "gopen", "create", "pipe"):  # (both ways unless -u/-U)
+                    inv.write(path, index)
             elif lower.startswith(("tcp", "udp", "openssl", "ssl")) and ":" in word:
                 parts = word.split(":")
                 if len(parts) >= 3:

@@ -10,7 +10,9 @@ config file; ``npm pkg set scripts.X=CMD`` stores shell code that ``npm run X`` 
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, Write
+import re
+
+from stockade.analyzer.effects import UNKNOWN, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -74,7 +76,7 @@ def model_pip(inv: Invocation) -> None:
     if sub == "config":
         _pip_config(inv, parsed)
         return
-    if sub not in ("install", "download", "wheel", "uninstall"):
+    if sub not in ("install", "download", "wheel", "uninstall", "compile", "sync"):  # (compile, sync: uv pip's)
         return
     config_written(inv)
     config_file = env_value(inv, "PIP_CONFIG_FILE")
@@ -120,9 +122,12 @@ def model_pip(inv: Invocation) -> None:
             inv.unknown(f"`{inv.name}` installs what `{path}` lists, which is not visible", index)
         else:
             inv.read(path, index)
+            _requirements_file(inv, path, index, 0)
     for path, index in parsed.values_of("-t", "--target", "--prefix", "--root", "-d", "--dest", "-w",
                                          "--wheel-dir"):
         inv.write(path, index, recursive=True)
+    if sub in ("download", "wheel") and not parsed.values_of("-d", "--dest", "-w", "--wheel-dir"):
+        inv.write(".", sub_index)  # (the archives are saved in the working directory)
     if parsed.has("--user"):
         inv.write("~/.local", None, recursive=True)
     specs = list(parsed.positionals[1:]) + parsed.values_of("-e", "--editable")
@@ -130,6 +135,41 @@ def model_pip(inv: Invocation) -> None:
         if sub == "uninstall":
             continue
         _pip_spec(inv, word, index)
+
+
+_REQ_URL_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--index")
+
+
+def _requirements_file(inv: Invocation, path: str, index: int, depth: int) -> None:
+    """A requirements file this text wrote (known content): its option lines (``--index-url
+    URL``, ``-f URL``, ``-r FILE``) and requirements (``x @ URL``, ``git+…``) are judged as if
+    given on the command line."""
+    from stockade.analyzer.models.fresh import known_content
+
+    resolved = inv.path(path)
+    text = None if UNKNOWN in resolved or depth > 4 else known_content(inv.walker, resolved)
+    if text is None or UNKNOWN in text:
+        return
+    for raw in text.splitlines()[:500]:
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("-"):
+            option, _, value = line.replace("=", " ", 1).partition(" ")
+            value = value.strip()
+            if option in _REQ_URL_OPTIONS and value:
+                contact_url(inv, value, index, 443) if "://" in value else inv.read(value, index)
+            elif option == "--trusted-host" and value:
+                inv.unknown(f"`{show(path)}` turns TLS certificate checks off for `{show(value)}`", index)
+            elif option in ("-r", "--requirement", "-c", "--constraint") and value:
+                base = path.rpartition("/")[0]
+                nested = value if value.startswith("/") or not base else base + "/" + value
+                inv.read(nested, index)
+                _requirements_file(inv, nested, index, depth + 1)
+            elif option in ("-e", "--editable") and value:
+                _pip_spec(inv, value, index)
+            continue
+        _pip_spec(inv, line, index)
 
 
 def _pip_spec(inv: Invocation, word: str, index: int) -> None:
@@ -192,7 +232,7 @@ def model_npm(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("--userconfig", "--globalconfig") and value:
             settings_file(inv, "npm", value, index, f"`{inv.name} {option}`")
-        elif option.endswith(":registry") and value:  # --@scope:registry=URL
+        elif option.endswith("registry") and option != "--registry" and value:  # --@scope:registry=URL, --config.registry=URL
             contact_url(inv, value, index, 443)
         elif option in ("--proxy", "--https-proxy") and value and value not in ("null", "false"):
             contact_url(inv, value, index, 3128)
@@ -207,6 +247,12 @@ def model_npm(inv: Invocation) -> None:
         return
     sub, sub_index = parsed.positionals[0]
     words = list(parsed.positionals[1:])
+    if sub in ("root", "prefix", "bin") and inv.name == "npm" and not parsed.has("-g", "--global"):
+        prefix = parsed.values_of("--prefix", "-C")
+        base = inv.path(prefix[-1][0]) if prefix else inv.cwd
+        inv.output(base + {"root": "/node_modules", "prefix": "", "bin": "/node_modules/.bin"}[sub] + "\n",
+                   f"the directory `npm {sub}` prints")
+        return
     if sub in ("config", "c", "set") and (sub == "set" or (words and words[0][0] in ("set", "edit", "delete"))):
         location = parsed.values_of("-L", "--location")
         project = bool(location) and location[-1][0] == "project"
@@ -239,10 +285,12 @@ def model_npm(inv: Invocation) -> None:
         else:
             inv.unknown("`npm explore` opens a shell, whose commands cannot be seen", sub_index)
         return
+    registry = parsed.values_of("--registry")
     if sub not in _NPM_INSTALLS:
+        if registry:  # (login, whoami, view, search, audit …: the registry is what they talk to)
+            contact_url(inv, registry[-1][0], registry[-1][1], 443)
         return
     config_written(inv)
-    registry = parsed.values_of("--registry")
     registry_env = env_value(inv, "npm_config_registry", "NPM_CONFIG_REGISTRY", "YARN_REGISTRY",
                              "YARN_NPM_REGISTRY_SERVER", "BUN_CONFIG_REGISTRY")
     if registry:
@@ -277,8 +325,13 @@ def _npm_spec(inv: Invocation, word: str, index: int) -> None:
     elif word.startswith(("file:", ".", "/", "~")) or word.endswith((".tgz", ".tar.gz", ".tar")):
         path = word[5:] if word.startswith("file:") else word
         inv.read(path, index)
-        if not path.endswith((".tgz", ".tar.gz", ".tar")):
-            return  # a local directory: the project's own code
+        from stockade.analyzer.models.programs import agent_writable
+
+        resolved = inv.path(path)
+        workspace = inv.walker.context.workspace.rstrip("/")
+        if not path.endswith((".tgz", ".tar.gz", ".tar")) and (
+                (resolved + "/").startswith(workspace + "/") or not agent_writable(inv.walker, resolved)):
+            return  # a local directory of the workspace (or a sibling project): not code the agent planted
     elif "/" in word and ":" not in word:
         inv.network("github.com", 443, index)  # user/repo: a GitHub shorthand
     else:
@@ -292,10 +345,14 @@ _CARGO_FALLBACK = MODELS.get("cargo")
 def model_cargo(inv: Invocation) -> None:
     """cargo install ``--git URL``/``--index URL``/``--registry``: contacts it, and the crate's
     build script runs (unknown); ``--path`` is read; everything else as the generic build tool."""
-    parsed = parse_options(inv.argv, {"--git", "--index", "--registry", "--path", "--branch", "--tag", "--rev",
+    parsed = parse_options(inv.argv, {"--git", "--index", "--registry-index", "--registry", "--path", "--branch",
+                                      "--tag", "--rev",
                                       "--root", "--version", "--vers", "--features", "-F", "-j", "--jobs",
                                       "--target", "--target-dir", "--profile", "-Z", "--config", "-C",
                                       "--manifest-path", "--bin", "--example"})
+    if not (parsed.positionals and parsed.positionals[0][0] == "install"):
+        for url, at in parsed.values_of("--index", "--registry-index"):  # (search, publish, add, login …)
+            contact_url(inv, url.removeprefix("sparse+"), at, 443)
     for registry, index in parsed.values_of("--registry"):  # a named registry: CARGO_REGISTRIES_<NAME>_INDEX
         found = env_value(inv, "CARGO_REGISTRIES_" + registry.upper().replace("-", "_") + "_INDEX")
         if found is not None:
@@ -304,7 +361,7 @@ def model_cargo(inv: Invocation) -> None:
         for option, value, index in parsed.options:
             if value is None:
                 continue
-            if option in ("--git", "--index"):
+            if option in ("--git", "--index", "--registry-index"):
                 contact_url(inv, value, index, 443)
                 if option == "--git":
                     inv.unknown(f"`cargo install --git {value}` builds a crate from outside the registry (its "
@@ -313,8 +370,17 @@ def model_cargo(inv: Invocation) -> None:
                 inv.read(value, index, recursive=True)
             elif option in ("--root", "--target-dir"):
                 inv.write(value, index, recursive=True)
-            elif option == "--config" and "=" in value:
-                inv.unknown(f"`cargo --config {value}` overrides cargo's configuration", index)
+    for value, index in parsed.values_of("--manifest-path"):  # (a project elsewhere: its build script runs)
+        from stockade.analyzer.models.devtools import foreign_file
+
+        foreign_file(inv, value, index, "`cargo --manifest-path`")
+    for value, index in parsed.values_of("--config"):  # (any subcommand: `KEY=VALUE`, or a file)
+        if "=" in value:
+            for url in re.findall(r"[a-z][a-z0-9+.-]*://[^\s\"',\]]+", value):
+                contact_url(inv, url.removeprefix("sparse+"), index, 443)
+            inv.unknown(f"`cargo --config {value}` overrides cargo's configuration", index)
+        else:
+            settings_file(inv, "cargo", value, index, "`cargo --config`")
     if _CARGO_FALLBACK is not None:
         _CARGO_FALLBACK(inv)
 

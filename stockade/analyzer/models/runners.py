@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
-from stockade.analyzer.models import MODELS, apply_role, parse_options, register, visible_operands
+from stockade.analyzer.models import MODELS, apply_role, default_model, parse_options, register, visible_operands
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.net import contact_url
 
@@ -344,7 +344,7 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
             unseen = True
         elif role == "script":
             inv.script(value, index, what=f"the code given to `{what} {option}`")
-        elif role == "url":
+        elif role == "url" and "://" in value:
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, value, index, 443)
@@ -432,7 +432,8 @@ _UV_RUN_VALUES = {**_t("--with", "--with-editable", "--python", "-p", "--package
                        "--reinstall-package", "--upgrade-package", "-P", "--no-binary-package",
                        "--no-build-package", "--config-setting", "-C"),
                   "--with-requirements": "read", "--env-file": "read"}
-_UVX_VALUES = {**_UV_RUN_VALUES, "--from": "package"}
+_UVX_VALUES = {**_UV_RUN_VALUES, "--from": "package", "--index": "url", "--default-index": "url", "--index-url": "url",
+               "--extra-index-url": "url", "-i": "url"}
 
 
 def project_run(inv: Invocation, start: int, values: dict[str, str], what: str) -> None:
@@ -443,6 +444,14 @@ def project_run(inv: Invocation, start: int, values: dict[str, str], what: str) 
         role = values.get(option)
         if role in ("read", "write") and value is not None:
             apply_role(inv, role, value, index)
+        elif option == "--with" and value and what == "uv run":  # (as `uvx --with`: packages the project lacks)
+            from stockade.analyzer.models.net import contact_url
+
+            for spec in value.split(","):
+                if "://" in spec:
+                    contact_url(inv, spec.partition("+")[2] if spec.startswith("git+") else spec, index, 443)
+            inv.unknown(f"`uv run --with {show(value)}` installs packages the project does not name into the "
+                        "environment the command runs in: their code runs there", index)
     if not parsed.positionals:
         return
     word, index = parsed.positionals[0]
@@ -651,7 +660,11 @@ def model_tmux(inv: Invocation) -> None:
     if inv.name == "screen":
         parsed = parse_options(inv.argv, {"-S", "-c", "-e", "-h", "-L", "-Logfile", "-p", "-t", "-X", "-s"},
                                stop_at_first_positional=True)
-        if parsed.positionals:
+        sent = parsed.values_of("-X")
+        if sent and sent[-1][0] == "stuff" and parsed.positionals:  # `-X stuff TEXT`: typed into the session
+            text = " ".join(word for word, _ in parsed.positionals).replace("\\n", "\n").replace("\\r", "\n")
+            inv.script(text, parsed.positionals[0][1], what="the keys `screen -X stuff` types into a session")
+        elif parsed.positionals and (not sent or sent[-1][0] in ("exec", "screen")):
             inv.run(parsed.positionals[0][1])
         return
     if not words:
@@ -690,3 +703,16 @@ register("nix-shell", model_nix_shell)
 register("nix", model_nix)
 register("hyperfine", model_hyperfine)
 register("tmux screen", model_tmux)
+
+
+def model_asdf(inv: Invocation) -> None:
+    """``asdf exec CMD …`` runs CMD with the versions asdf selects (its toolchain row judges
+    installs); other subcommands as a program without a model."""
+    words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if not word.startswith("-")]
+    if len(words) >= 2 and words[0][0] == "exec":
+        inv.run(words[1][1])
+        return
+    default_model(inv)
+
+
+register("asdf", model_asdf)

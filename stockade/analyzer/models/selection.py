@@ -15,6 +15,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
+from stockade.analyzer.globs import has_glob
 from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here register first)
     MODELS,
     files,
@@ -81,6 +82,19 @@ def _wrap(name: str, extra: Model) -> None:
     register(name, model)
 
 
+def _any_case(glob: str) -> str:
+    """A glob matching what ``glob`` matches in any case (each letter outside a bracket
+    expression as ``[xX]``)."""
+    out, depth = [], 0
+    for char in glob:
+        if char == "[":
+            depth += 1
+        elif char == "]" and depth:
+            depth -= 1
+        out.append(f"[{char.lower()}{char.upper()}]" if char.isascii() and char.isalpha() and not depth else char)
+    return "".join(out)
+
+
 def rg_globs(inv: Invocation) -> None:
     """``rg -g GLOB`` / ``--glob`` / ``--iglob`` (not ``!GLOB``): an override that searches the
     files it matches, hidden or not, below every searched path."""
@@ -90,8 +104,9 @@ def rg_globs(inv: Invocation) -> None:
     else:
         return
     parsed = parse_options(inv.argv, _RG_VALUES)
-    globs = [(value, index) for value, index in parsed.values_of("-g", "--glob", "--iglob")
-             if not value.startswith("!")]
+    globs = [(value, index) for value, index in parsed.values_of("-g", "--glob") if not value.startswith("!")]
+    # (an --iglob matches without regard to case: `.ENV*` finds `.env`)
+    globs += [(_any_case(value), index) for value, index in parsed.values_of("--iglob") if not value.startswith("!")]
     if not globs:
         return
     words = [word for word, _ in parsed.positionals]
@@ -231,9 +246,10 @@ def _relative_path_pattern(pattern: str, roots: list[str]) -> str:
 
 
 def git_ls_files(inv: Invocation) -> None:
-    """``git ls-files``, ``git diff --name-only``: print names of files below the working directory (relative ones):
+    """``git ls-files``, ``git diff/show/log --name-only``: print names of files below the working directory (relative ones):
     judged as the glob ``**/*`` (a name below here, not a hidden one)."""
-    if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] == ["diff"] and "--name-only" in inv.argv):
+    if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] in (["diff"], ["show"], ["log"], ["diff-tree"], ["ls-tree"],
+                                                           ["whatchanged"]) and "--name-only" in inv.argv):
         inv.output("**/*\n", f"the names `git {inv.argv[1]}` prints")
 
 
@@ -288,7 +304,7 @@ _LS_VALUES = frozenset({"-I", "--ignore", "--hide", "--block-size", "-T", "--tab
 #: ls options that print names only, one a line or in columns (``-F``/``-p`` add a mark)
 _LS_NAME_FLAGS = frozenset("1dAaUtrSXvcuFpCx")
 _LS_NAME_LONG = frozenset({"--directory", "--all", "--almost-all", "--reverse", "--classify", "--color",
-                           "--color=never", "--color=auto", "--color=always", "--"})
+                           "--color=never", "--color=auto", "--color=always", "--sort", "--"})
 
 
 def ls_default(inv: Invocation) -> None:
@@ -299,7 +315,6 @@ def ls_default(inv: Invocation) -> None:
     if not parsed.positionals:
         inv.read(".", None, recursive=parsed.has("-R", "--recursive"))
         return
-    from stockade.analyzer.globs import has_glob
 
     for option, _, _ in parsed.options:
         if (option.startswith("--") and option not in _LS_NAME_LONG) or \

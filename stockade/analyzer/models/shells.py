@@ -49,6 +49,8 @@ def model_shell(inv: Invocation) -> None:
             inv.unknown(f"`{inv.name}` runs a script produced by another command", index)
         else:
             run_file(inv, script, index)
+            if index is not None:  # what the script is given: as an unmodelled program's arguments
+                visible_operands(inv, index + 1)
         return
     _stdin_code(inv)
 
@@ -253,6 +255,14 @@ def interpreter_model(options: dict[str, str]):
         for option, value, index in parsed.options:
             role = options.get(option)
             if role == "code":
+                from stockade.analyzer.models.inline import harmless_inline
+
+                opened = harmless_inline(inv.name, value) if value and UNKNOWN not in value else None
+                if opened is not None:  # (code that only computes and prints: what it opens is read)
+                    for path in opened:
+                        inv.read(path, index)
+                    named_paths(inv, value or "", index)
+                    return
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
                 named_paths(inv, value or "", index)
                 return
@@ -267,6 +277,8 @@ def interpreter_model(options: dict[str, str]):
                 run_file(inv, value, index)
         if parsed.positionals:
             script, index = parsed.positionals[0]
+            if script in ("-", "/dev/stdin") and _stdin_one_liner(inv, index):
+                return
             if script == "-" or script.startswith("/dev/fd/") or script == "/dev/stdin":
                 produced = process_text(inv.walker, script) if script.startswith("/dev/fd/") else inv.stdin.text
                 where = "another command" if script.startswith("/dev/fd/") and produced is not None else \
@@ -279,11 +291,32 @@ def interpreter_model(options: dict[str, str]):
                 if index is not None:  # what the script is given: as an unmodelled program's arguments
                     visible_operands(inv, index + 1)
             return
+        if _stdin_one_liner(inv, None):
+            return
         inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
         if inv.stdin.text is not None and UNKNOWN not in inv.stdin.text:  # (`python3 <<EOF`: what the code names)
             named_paths(inv, inv.stdin.text, None)
 
     return model
+
+
+def _stdin_one_liner(inv: Invocation, index: int | None) -> bool:
+    """Code on stdin that is known (a here-document) and only computes and prints (see
+    :mod:`.inline`): its literal files are read and nothing else is assumed.  Known code that
+    does more keeps the unknown verdict, with the paths and shell commands written in it judged."""
+    from stockade.analyzer.models.inline import harmless_inline
+
+    text = inv.stdin.text
+    if text is None or UNKNOWN in text:
+        return False
+    opened = harmless_inline(inv.name, text)
+    if opened is None:
+        named_paths(inv, text, index)
+        return False
+    for path in opened:
+        inv.read(path, index)
+    named_paths(inv, text, index)
+    return True
 
 
 _PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*|[\w.-]+(?:/[\w.-]+)+)\1""")
@@ -313,14 +346,11 @@ _FILE_CALL = LazyPattern(
     r"""\s*\(\s*(?:['"][^'"\n]*['"]|[\w.]+)\s*,))\s*\(?\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
 
 
-def named_commands(inv: Invocation, code: str, index: int | None) -> None:
-    """Shell command lines written as string literals in code that cannot be seen into and
-    handed to a shell (``os.system("rm -rf ~")``) are walked as the shell code they are: a
-    denied effect visible there is denied, whatever else the code does."""
-    if UNKNOWN in code or ("(" not in code and " " not in code):
-        return
+def shell_strings(name: str, code: str) -> list[str]:
+    """The shell command lines written as string literals in inline code of the language
+    ``name`` runs (``os.system("rm -rf ~")``, perl's `` `cat ~/.netrc` ``), at most 16."""
     commands = [match.group(2).replace('\\"', '"') for match in _SHELL_CALL.finditer(code)]
-    if inv.name.startswith(("perl", "ruby", "php")) and ("`" in code or "qx" in code or "%x" in code):
+    if name.startswith(("perl", "ruby", "php", "julia")) and ("`" in code or "qx" in code or "%x" in code):
         for match in _BACKTICKS.finditer(code):
             opener = match.group(2) or match.group(3)
             if opener is None:
@@ -329,7 +359,16 @@ def named_commands(inv: Invocation, code: str, index: int | None) -> None:
             end = code.find(_CLOSING.get(opener, opener), match.end())
             if end != -1:
                 commands.append(code[match.end():end])
-    for command in commands:
+    return commands[:16]
+
+
+def named_commands(inv: Invocation, code: str, index: int | None) -> None:
+    """Shell command lines written as string literals in code that cannot be seen into and
+    handed to a shell (``os.system("rm -rf ~")``) are walked as the shell code they are: a
+    denied effect visible there is denied, whatever else the code does."""
+    if UNKNOWN in code or ("(" not in code and " " not in code):
+        return
+    for command in shell_strings(inv.name, code):
         if command.strip():
             inv.walker.nested_script(command, inv.at(index), exact=False, subshell=True)
     for match in _FILE_CALL.finditer(code):
@@ -339,18 +378,34 @@ def named_commands(inv: Invocation, code: str, index: int | None) -> None:
             inv.write(match.group(4), index)
 
 
+_OPEN_CALL = LazyPattern(r"""\b((?:open|fopen|readFileSync|readFile|createReadStream|writeFileSync|writeFile|"""
+                         r"""appendFileSync|appendFile|createWriteStream|read_text|read_bytes|write_text|write_bytes|"""
+                         r"""file_get_contents|file_put_contents|readfile|File\.read|File\.write|File\.open|"""
+                         r"""IO\.read|IO\.write|Path))\s*\(\s*(['"])([^'"\n]{1,1024})\2(?:\s*,\s*(['"])([^'"\n]{0,8})\4)?""")
+
+
 def named_paths(inv: Invocation, code: str, index: int | None) -> None:
     """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
     ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
     denied, whatever the code does with it; command lines it hands to a shell are walked
     (:func:`named_commands`)."""
     named_commands(inv, code, index)
-    if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code):
+    if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code and "(" not in code):
         return
     for match in _PATH_LITERAL.finditer(code):
         path = match.group(2)
         if len(path) > 1 and path != "~":
             inv.read(path, index)
+    if "(" in code:  # a file a call opens by a literal name (`open("credentials", "a")`): read, or written
+        for match in _OPEN_CALL.finditer(code):
+            name, path, mode = match.group(1), match.group(3), match.group(5) or ""
+            if not path or path == "~":
+                continue
+            if name.startswith(("write", "append", "file_put", "File.write", "IO.write")) or \
+                    any(flag in mode for flag in "wax+"):
+                inv.write(path, index)
+            else:
+                inv.read(path, index)
 
 
 def run_file(inv: Invocation, word: str, index: int | None) -> None:

@@ -16,6 +16,8 @@ from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, NAMEREF, arr
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from stockade.analyzer.models import Model
     from stockade.analyzer.walker import Walker
 
@@ -32,6 +34,28 @@ def subscript_code(walker: Walker, name: str, span: tuple[int, int]) -> None:
     arithmetic when the name is assigned or tested, running its substitutions."""
     if "[" in name and ("$(" in name or "`" in name or "$" in name):
         walker.nested_script(": " + name[name.index("["):], span, exact=False, subshell=True)
+
+
+def declared_attributes(walker: Walker, node: Any, attributes: str) -> None:
+    """``declare``/``typeset``/``local`` with ``-l``/``-u`` (the values it assigns are
+    lowercased or uppercased: ``typeset -l X=/ETC/SHADOW`` holds ``/etc/shadow``) or ``-i``
+    (the values are evaluated as arithmetic: an array subscript in them runs its substitutions)."""
+    variables = walker.state.variables
+    for child in node.named_children:
+        if child.type != "variable_assignment":
+            continue
+        target = child.child_by_field_name("name")
+        name = walker.src.node_text(target) if target is not None else ""
+        value = variables.get(name)
+        if not name or value is None or value.startswith(NAMEREF):
+            continue
+        if "i" in attributes:
+            subscript_code(walker, value, walker.src.span(child))
+            if not value.lstrip("-").isdigit():
+                variables[name] = UNKNOWN  # (the value of the expression: not followed)
+            continue
+        if attributes[-1] in "lu":  # (the last of -l/-u given wins)
+            variables[name] = value.lower() if attributes[-1] == "l" else value.upper()
 
 
 def forget_array(walker: Walker, name: str) -> None:

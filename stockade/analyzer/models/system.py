@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import register
+from stockade.analyzer.models import parse_options, register
 
 _PKG_READONLY = {"list", "search", "show", "info", "policy", "depends", "rdepends", "madison", "query",
                  "-Q", "-Ss", "-Si", "-Qi", "-Ql", "outdated", "why", "view", "ls", "config", "help", "--version",
@@ -73,6 +73,42 @@ def model_chown(inv: Invocation) -> None:
         inv.write(word, index, recursive=recursive)
 
 
+_ALTERNATIVES_QUERIES = frozenset({"--display", "--query", "--list", "--get-selections", "--help", "--version"})
+
+
+def model_update_alternatives(inv: Invocation) -> None:
+    """update-alternatives/alternatives: anything but a query rewrites the links in the
+    alternatives directory (``--altdir``, else ``/etc/alternatives``) and its state
+    (``--admindir``, else ``/var/lib/dpkg/alternatives``)."""
+    parsed = parse_options(inv.argv, {"--altdir", "--admindir", "--log", "--root", "--set-selections-never"})
+    if any(option in _ALTERNATIVES_QUERIES for option, _, _ in parsed.options) or len(inv.argv) == 1:
+        return
+    altdir = parsed.values_of("--altdir")
+    admindir = parsed.values_of("--admindir")
+    inv.write(altdir[-1][0] if altdir else "/etc/alternatives", altdir[-1][1] if altdir else 0, recursive=True)
+    inv.write(admindir[-1][0] if admindir else "/var/lib/dpkg/alternatives", admindir[-1][1] if admindir else 0,
+              recursive=True)
+    for value, index in parsed.values_of("--log"):
+        inv.write(value, index)
+
+
+def model_logrotate(inv: Invocation) -> None:
+    """logrotate [-s STATE] [-l LOG] CONFIG…: reads its configuration, writes the state file;
+    rotating moves and deletes the logs the configuration names and runs its
+    ``postrotate``/``prerotate`` scripts, which the command does not show (``-d``: a dry run)."""
+    parsed = parse_options(inv.argv, {"-s", "--state", "-l", "--log", "-m", "--mail"})
+    for option, value, index in parsed.options:
+        if value is not None and option in ("-s", "--state", "-l", "--log"):
+            inv.write(value, index)
+        elif value is not None and option in ("-m", "--mail"):
+            inv.unknown(f"`logrotate {option}` mails logs with `{value}`", index)
+    for word, index in parsed.positionals:
+        inv.read(word, index, recursive=True)
+    if not parsed.has("-d", "--debug") and parsed.positionals:
+        inv.unknown("`logrotate` rotates the logs its configuration names and runs its scripts, which the command "
+                    "does not show", parsed.positionals[0][1])
+
+
 def model_kill(inv: Invocation) -> None:
     """kill: signalling every process (``-1``) or init (``1``) is out of the command's reach;
     pkill/killall match processes by name (not visible which)."""
@@ -117,6 +153,8 @@ register("systemctl service launchctl update-rc.d chkconfig", model_systemctl)
 register("chmod", model_chmod)
 register("chown chgrp", model_chown)
 register("kill pkill killall killall5", model_kill)
+register("update-alternatives alternatives", model_update_alternatives)
+register("logrotate", model_logrotate)
 register("crontab", model_crontab)
 register("at batch atq", model_at)
 register("mkfs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.vfat mkfs.btrfs mke2fs fdisk sfdisk parted wipefs mkswap "

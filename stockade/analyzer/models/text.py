@@ -205,6 +205,20 @@ def model_sd(inv: Invocation) -> None:
         (inv.read if preview else inv.write)(word, index)
 
 
+def program_text(inv: Invocation, path: str) -> str | None:
+    """The known text of a program file a tool reads (``-f FILE``): its standard input when
+    ``-``/``/dev/stdin`` is a here-string or known output, or a file this text wrote with known
+    content; None when not known."""
+    if path in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
+        text = inv.stdin.text
+    else:
+        from stockade.analyzer.models.fresh import known_content
+
+        resolved = inv.path(path)
+        text = None if UNKNOWN in resolved else known_content(inv.walker, resolved)
+    return None if text is None or UNKNOWN in text else text
+
+
 def model_sed(inv: Invocation) -> None:
     """sed: the script is scanned; ``-i`` rewrites the input files; ``-f`` reads a script."""
     # `-i[SUFFIX]`/`--in-place[=SUFFIX]`: the suffix is only ever attached, never the next word
@@ -213,14 +227,19 @@ def model_sed(inv: Invocation) -> None:
     in_place = any(option in ("-i", "--in-place") or option.startswith("-i") for option, _, _ in parsed.options)
     scripts = parsed.values_of("-e", "--expression")
     for path, index in parsed.values_of("-f", "--file"):
-        if path in ("-", "/dev/stdin") and inv.stdin.text is not None:
-            scripts = [*scripts, (inv.stdin.text, index)]  # (`sed -f - FILE <<< SCRIPT`: the script is known)
+        known = program_text(inv, path)
+        if known is not None:
+            scripts = [*scripts, (known, index)]  # (`sed -f - FILE <<< SCRIPT`, a file written here: known)
+            if path not in ("-", "/dev/stdin"):
+                inv.read(path, index)
             continue
         inv.read(path, index)
         inv.unknown("the sed script file is not visible", index)
     words = list(parsed.positionals)
     if not scripts and not parsed.values_of("-f", "--file") and words:
         scripts = [words.pop(0)]
+    if len(scripts) > 1:  # (sed joins its -e scripts with newlines: a block or `e` may span them)
+        scripts = [("\n".join(script for script, _ in scripts), scripts[0][1])]
     for script, index in scripts:
         sed_script(inv, script, index)
     for word, index in words:
@@ -531,6 +550,12 @@ def model_awk(inv: Invocation) -> None:
         elif library and name in (_GAWK_LIBRARIES if option in ("-i", "--include") else _GAWK_EXTENSIONS):
             continue  # (a library of gawk's own that adds functions only)
         else:
+            known = program_text(inv, path) if option in ("-f", "--file") else None
+            if known is not None:  # (`awk -f - <<< PROGRAM`, a file this text wrote)
+                programs = [*programs, (known, index)]
+                if path not in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
+                    inv.read(path, index)
+                continue
             if not library:
                 inv.read(path, index)
             from stockade.analyzer.models.fresh import known_content
@@ -659,7 +684,12 @@ def model_tar(inv: Invocation) -> None:
         elif option in ("-C", "--directory"):
             directory = value
         elif option in ("-T", "--files-from", "-X", "--exclude-from"):
-            inv.read(value, index)
+            if value not in ("-", "/dev/stdin"):
+                inv.read(value, index)
+            listed = program_text(inv, value) if option in ("-T", "--files-from") else None
+            for name in (listed or "").splitlines()[:256]:  # (the names it archives, when known: read)
+                if name.strip() and not name.startswith("-"):
+                    inv.read(name.strip(), index, recursive=True)
         # (programs tar runs: walked, unless the program is a file where the agent can write)
         elif option in ("--to-command", "--rsh-command", "--info-script", "--new-volume-script", "-F"):
             judge_program(inv.walker, value, inv.at(index), f"the command given to `tar {option}`")

@@ -159,13 +159,14 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "instaweb": ({"-d": _S, "--httpd": _S, "-b": _S, "--browser": _S, "-p": "text", "--port": "text"}, "text", ""),
     "web--browse": ({"-b": _S, "--browser": _S, "-c": "text", "--config": "text"}, "text", ""),
     "daemon": ({}, "unknown", ""),
+    "request-pull": ({}, "text", ""),  # (runs `git ls-remote URL`)
     "upload-pack": ({}, "text", ""), "receive-pack": ({}, "text", "git"),
     "hook": ({}, "hook", ""),
     "var": ({}, "text", ""), "help": ({}, "text", ""), "version": ({}, "text", ""),
 }
 #: subcommands whose operands may be URLs contacted
 _NETWORK = frozenset({"clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive", "send-pack",
-                      "fetch-pack"})
+                      "fetch-pack", "request-pull"})
 #: push options that let it overwrite or delete remote history
 _FORCING = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete", "--prune"})
 #: how deep aliases may expand (git itself refuses loops)
@@ -364,12 +365,46 @@ def _config_file(inv: Invocation, git: _Git, path: str, index: int | None, what:
     """Git reads configuration from ``path``: known when written earlier in the text."""
     if path in ("/dev/null", ""):
         return
-    written = _known_configs(inv).get(inv.path(path))
+    resolved = inv.path(path)
+    written = _known_configs(inv).get(resolved)
     if written is None:
-        inv.unknown(f"{what} makes git read configuration (which can run commands) from `{show(path)}`", index)
+        from stockade.analyzer.models.fresh import known_content
+
+        text = known_content(inv.walker, resolved) if UNKNOWN not in resolved else None
+        if text is None or UNKNOWN in text:
+            inv.unknown(f"{what} makes git read configuration (which can run commands) from `{show(path)}`", index)
+            return
+        for key, value in parse_git_config(text):  # (written earlier in the text: judged as its settings)
+            _config_value(inv, git, key, value, index)
         return
     for key, value in written.items():
         _remember(git, key, value, index)
+
+
+_SECTION = LazyPattern(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+
+
+def parse_git_config(text: str) -> list[tuple[str, str]]:
+    """The ``section[.subsection].key`` settings of a git configuration file's text, in order
+    (values unquoted, comments dropped; a key without ``=`` is ``true``)."""
+    out: list[tuple[str, str]] = []
+    section = ""
+    for line in text.splitlines()[:2000]:
+        found = _SECTION.match(line)
+        if found is not None:
+            section = found.group(1) + ("." + found.group(2) if found.group(2) is not None else "")
+            line = found.group(3)
+        line = line.strip()
+        if not line or line[0] in "#;" or not section:
+            continue
+        key, equals, value = line.partition("=")
+        value = value.strip() if equals else "true"
+        if value[:1] == '"' and value.endswith('"') and len(value) > 1:
+            value = value[1:-1]
+        else:
+            value = re.split(r"\s[#;]", value, maxsplit=1)[0].strip()
+        out.append((f"{section}.{key.strip()}", value))
+    return out
 
 
 def _repository(inv: Invocation, git: _Git, path: str, index: int | None) -> None:
@@ -677,6 +712,8 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
             path = _below(repo, word)
             if operands == "read":
                 inv.read(path, index)
+                if git.tree is not None:  # (with the work tree elsewhere, a pathspec may name a file there)
+                    inv.read(_below(git.tree, word), index)
             elif operands == "write":
                 inv.write(path, index, recursive=True)
             elif operands == "delete":
@@ -757,14 +794,22 @@ def _top(inv: Invocation, git: _Git) -> str | None:
 
 
 def _rev_parse(inv: Invocation, git: _Git, parsed: Parsed) -> None:
-    """``git rev-parse --show-toplevel`` (``--absolute-git-dir``) prints a known path inside the workspace."""
+    """``git rev-parse --show-toplevel`` (``--absolute-git-dir``, ``--git-dir``) prints a known path inside the
+    workspace."""
     words = inv.argv
     top = _top(inv, git)
     if top is None:
         return
     if "--show-toplevel" in words:
         inv.output(top + "\n", "the work tree's top directory `git rev-parse` prints")
-    elif "--absolute-git-dir" in words:
+    elif "--show-cdup" in words and git.tree is None:  # (the way up to the top: `../..`, or nothing)
+        import os.path
+
+        up = os.path.relpath(top, inv.path(git.repo))
+        inv.output(("" if up == "." else up + "/") + "\n", "the way to the top directory `git rev-parse` prints")
+    elif "--absolute-git-dir" in words or (git.tree is None and _env(inv, "GIT_DIR") is None and (
+            "--git-dir" in words or "--git-common-dir" in words)):
+        # (`--git-dir` prints `.git` at the top and the absolute path below it: the same directory)
         inv.output(top + "/.git\n", "the repository directory `git rev-parse` prints")
 
 

@@ -22,10 +22,12 @@ class Wrapper(TupleRecord):
     ``shell_joined`` (the command words are joined and run by ``sh -c``: watch, su -c),
     ``no_exec_flags`` (flags that only look the command up: command -v), ``code_flags``
     (options whose value is shell code: su -c, flock -c), ``optional`` (options whose value is
-    only ever attached: watch -d)."""
+    only ever attached: watch -d), ``direct_flags`` (flags that make a ``shell_joined`` wrapper
+    run the words as they are: watch -x)."""
 
     __slots__ = ()
-    _fields = ("values", "operands", "privilege", "shell_joined", "no_exec_flags", "code_flags", "optional")
+    _fields = ("values", "operands", "privilege", "shell_joined", "no_exec_flags", "code_flags", "optional",
+               "direct_flags")
     values: frozenset[str]
     operands: int
     privilege: str | None
@@ -33,11 +35,13 @@ class Wrapper(TupleRecord):
     no_exec_flags: frozenset[str]
     code_flags: frozenset[str]
     optional: frozenset[str]
+    direct_flags: frozenset[str]
 
     def __new__(cls, values: frozenset[str] = _NONE, operands: int = 0, privilege: str | None = None,
                 shell_joined: bool = False, no_exec_flags: frozenset[str] = _NONE, code_flags: frozenset[str] = _NONE,
-                optional: frozenset[str] = _NONE) -> Wrapper:
-        return tuple.__new__(cls, (values, operands, privilege, shell_joined, no_exec_flags, code_flags, optional))
+                optional: frozenset[str] = _NONE, direct_flags: frozenset[str] = _NONE) -> Wrapper:
+        return tuple.__new__(cls, (values, operands, privilege, shell_joined, no_exec_flags, code_flags, optional,
+                                   direct_flags))
 
 
 WRAPPERS: dict[str, Wrapper] = {
@@ -53,7 +57,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "flock": Wrapper(frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), operands=1,
                      code_flags=frozenset({"-c", "--command"})),
     "watch": Wrapper(frozenset({"-n", "--interval", "-q", "--equexit"}), shell_joined=True,
-                     optional=frozenset({"-d", "--differences"})),
+                     optional=frozenset({"-d", "--differences"}), direct_flags=frozenset({"-x", "--exec"})),
     "sudo": Wrapper(frozenset({"-u", "--user", "-g", "--group", "-C", "-h", "-p", "-r", "-t", "-U", "-D"}),
                     privilege="`sudo` runs a command as another user", code_flags=frozenset()),
     "doas": Wrapper(frozenset({"-u", "-C"}), privilege="`doas` runs a command as another user"),
@@ -104,7 +108,7 @@ def model_wrapper(inv: Invocation) -> None:
     if not words:
         return
     start = words[0][1]
-    if spec.shell_joined:
+    if spec.shell_joined and not (spec.direct_flags and parsed.has(*spec.direct_flags)):
         inv.script(" ".join(inv.argv[start:]), start, what=f"the command run by `{inv.name}`")
         return
     state = inv.walker.state

@@ -377,11 +377,18 @@ def model_py_profile(inv: Invocation) -> None:
 
 
 def model_py_timeit(inv: Invocation) -> None:
-    """python -m timeit [-s SETUP] STATEMENT…: the statements are Python code (unknown)."""
+    """python -m timeit [-s SETUP] STATEMENT…: the statements are Python code, judged as
+    inline code is (:mod:`.inline`: code that only computes is harmless, other code unknown)."""
     parsed = parse_options(inv.argv, {"-s", "--setup", "-n", "--number", "-r", "--repeat", "-u", "--unit"})
+    from stockade.analyzer.models.inline import harmless_inline
     from stockade.analyzer.models.shells import named_paths
 
     for value, index in [*parsed.values_of("-s", "--setup"), *parsed.positionals]:
+        opened = harmless_inline("python3", value) if UNKNOWN not in value else None
+        if opened is not None:
+            for path in opened:
+                inv.read(path, index)
+            continue
         inv.unknown(f"`python -m timeit` runs the Python code `{show(value)[:60]}`, which cannot be seen into", index)
         named_paths(inv, value, index)
 
