@@ -43,7 +43,7 @@ from stockade.analyzer.models.shellstate import (
     nameref_target,
     subscript_code,
 )
-from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
+from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, heredoc_misread, parse
 from stockade.analyzer.words import (
     ARRAY_KEY,
     ARRAY_SEP,
@@ -750,6 +750,9 @@ class Walker(ControlFlow):
         quoted = False
         body_text: str | None = ""
         piped = False
+        misread = heredoc_misread(self.src.data, node)
+        if misread is not None:  # (bash and the grammar end the body on different lines)
+            self.effects.append(Unparsable(misread, self.src.span(node)))
         for index, child in enumerate(node.children):
             kind = child.type
             if words is not None and kind in WORD_TYPES and node.field_name_for_child(index) == "argument":

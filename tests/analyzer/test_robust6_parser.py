@@ -1,0 +1,151 @@
+"""Parser misreadings and blow-ups found by a second hostile review (issue 13), beyond
+``test_robust.py`` and ``test_bounds.py``.
+
+* **A line that starts with a backslash.**  tree-sitter-bash reads a newline followed by
+  ``\\`` as part of the next word: ``echo hi⏎\\rm -rf ~`` is one ``echo`` with the arguments
+  ``hi``, ``⏎\\rm``, ``-rf``, ``~`` — bash ends the command at the newline and runs
+  ``rm -rf ~`` (``\\rm`` is the usual way to skip an alias).  The parse now keeps such a line
+  apart (a blank before the backslash, which bash ignores).
+* **Here-document delimiters the grammar's scanner reads differently from bash.**  It keeps
+  the quotes of ``E'x'`` (bash: ``Ex``), stores each character in one byte (``Ņ``, U+0145,
+  becomes ``E``) and ends a body at a line that only starts with the delimiter.  Bash ends the
+  body at the first line that is exactly the delimiter; where the two differ, the commands
+  after the body are not those of the tree (``cat <<Ņ⏎Ņ⏎rm -rf ~⏎E`` hid ``rm -rf ~``): such a
+  text is ``unparsable`` now.
+* **Host names of many labels.**  Every suffix of a host was joined to look it up among the
+  domain rules: a name of 60,000 labels took 30 s (a ``WebFetch`` event's URL, up to the
+  16 MiB of an event, far longer).  Only suffixes as long as a rule's name are tried now.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stockade.analyzer import analyze
+from stockade.analyzer.parse import bash_delimiter, parse
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+#: a line starting with a backslash after another command: bash runs it as a command
+BACKSLASH_LINES = [
+    "echo hi\n\\rm -rf ~", "ls\n\\rm -rf ~", "echo x\n\n\\sudo id", "echo x # note\n\\sudo id",
+    "x=1\n\\rm -rf ~", "echo \"$x\"\n\\rm -rf ~", "echo $(ls) \n\\rm -rf ~", "ls >f\n\\rm -rf ~",
+    "f() { ls\n\\rm -rf ~; }; f", "(ls\n\\rm -rf ~)", "echo a\r\n\\rm -rf ~", "true\n\\r\\m -rf ~",
+    "bash -c 'echo hi\n\\rm -rf ~'", "echo {a,b}\n\\rm -rf ~",
+]
+
+
+@pytest.mark.parametrize("text", BACKSLASH_LINES)
+def test_a_line_starting_with_a_backslash_is_its_own_command(ir, text: str) -> None:
+    verdict = analyze(text, ir)
+    assert verdict.decision == "deny", verdict
+    assert any(r.code in ("A401", "A403") for r in verdict.reasons), verdict
+
+
+def test_the_blank_before_the_backslash_maps_back_to_it(ir) -> None:
+    text = "echo hi\n\\rm -rf ~"
+    [reason] = [r for r in analyze(text, ir).reasons if r.code == "A403"]
+    start, end = reason.span
+    assert text[start:end].startswith("\\rm") or text[start:end] == "~"
+    source = parse(text)
+    assert [child.type for child in source.tree.root_node.named_children] == ["command", "command"]
+
+
+@pytest.mark.parametrize("text", ["echo 'a\n\\rm -rf ~'", "echo \"a\n\\rm -rf ~\"", "cat <<'E'\nx\n\\rm -rf ~\nE",
+                                  "cat <<E\nx\n\\rm -rf ~\nE", "echo a # c\n# \\rm -rf ~", "echo hi\n \\ls"])
+def test_backslashes_in_strings_bodies_and_comments_stay_text(ir, text: str) -> None:
+    assert analyze(text, ir).decision == "allow"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["echo hi", "ls -l", "x=1", "cat f", "echo \"$HOME\"", "true # c", "printf %s a"]),
+       st.sampled_from(["\n", "\n\n", " \n", "\r\n"]),
+       st.sampled_from(["\\sudo id", "\\rm -rf ~", "\\s\\udo -i", "\\rm -rf /"]))
+def test_whatever_comes_before_a_backslash_line_it_is_judged(ir, before: str, newline: str, after: str) -> None:
+    assert analyze(before + newline + after, ir).decision == "deny"
+
+
+#: here-documents whose body bash ends elsewhere than the grammar: the commands after it differ
+MISREAD_HEREDOCS = [
+    "cat <<\u0145\n\u0145\nrm -rf ~\nE\n",          # U+0145 stored as `E`
+    "cat <<'\u0145'\n\u0145\nrm -rf ~\nE\n",
+    "cat <<-\u0145\n\t\u0145\nrm -rf ~\nE\n",
+    "cat <<\u0145 >/tmp/x\n\u0145\nrm -rf ~\nE\n",
+    "cat <<E'x'\nEx\nrm -rf ~\nE'x'\n",             # quotes kept by the scanner
+    "cat <<E\"\"\nE\nrm -rf ~\nE\"\"\n",
+    "cat <<E\"x\"y\nExy\nrm -rf ~\nE\"x\"y\n",
+    "cat <<E\nE \nrm -rf ~\nE\n",                    # a line that only starts with the delimiter
+    "cat <<END\nENDPOINT=1\nEND\n",                  # (bash runs no more here, but the tree does)
+    "cat <<E\u0100\nx\nE\nrm -rf ~\n",                # U+0100 stored as NUL: the body ends early
+    "bash -c 'cat <<E\"\"\nE\nrm -rf ~\nE\"\"\n'",
+]
+
+
+@pytest.mark.parametrize("text", MISREAD_HEREDOCS)
+def test_heredoc_bodies_bash_ends_elsewhere_are_unparsable(ir, text: str) -> None:
+    verdict = analyze(text, ir)
+    assert verdict.decision == "deny", verdict
+    assert any(r.code == "A400" and "here-document" in r.message for r in verdict.reasons), verdict
+
+
+@pytest.mark.parametrize("text", [
+    "cat <<EOF\nhello\nEOF", "cat <<'EOF'\n$x\nEOF\nls", "cat <<\"EOF\"\nx\nEOF", "cat <<\\EOF\nx\nEOF",
+    "cat <<-EOF\n\tx\n\tEOF\nls", "cat > /tmp/f <<'EOF'\na\nEOF", "x=$(cat <<'EOF'\na\nEOF\n)", "x=$(cat <<E\na\nE)",
+    "cat <<'E F'\nx\nE F", "cat <<$E\nx\n$E", "cat <<E | wc -l\nx\nE",
+    "cat <<EOF\r\nx\r\nEOF\r\n", "cat <<\u00e9t\u00e9\nx\n\u00e9t\u00e9\n".replace("\u00e9", "e"),
+])
+def test_ordinary_heredocs_are_read_as_before(ir, text: str) -> None:
+    verdict = analyze(text, ir)
+    assert verdict.decision == "allow", verdict
+
+
+@pytest.mark.parametrize(("word", "delimiter"), [
+    (b"EOF", b"EOF"), (b"'EOF'", b"EOF"), (b"\"EOF\"", b"EOF"), (b"\\EOF", b"EOF"), (b"E'x'", b"Ex"),
+    (b"'E'x", b"Ex"), (b"E\"\"", b"E"), (b"\"a\\\"b\"", b"a\"b"), (b"\"a\\xb\"", b"a\\xb"), (b"E;x", b"E"),
+    (b"E x", b"E"), (b"E\r", b"E\r"), (b"$E", b"$E"), (b"'a b'c", b"a bc"),
+    (b"$(x)", None), (b"\"$(x)\"", None), (b"${x}", None), (b"`x`", None), (b"$'E'", None), (b"'E", None),
+])
+def test_bash_delimiter_is_the_word_without_quotes(word: bytes, delimiter: bytes | None) -> None:
+    assert bash_delimiter(b"cat <<" + word + b"\n", 6) == delimiter
+
+
+_HOST_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+sys.path.insert(0, TESTS)
+from conftest import fixture_ir
+from stockade.analyzer import analyze
+ir = fixture_ir("/w", "/home/u", "/t")
+decision = ir.network_access("a." * 1_000_000 + "github.com", 443)
+print(decision.allowed, analyze("curl https://" + "a." * 60000 + "com/", ir).decision)
+"""
+
+
+def test_a_host_of_a_million_labels_is_decided_in_linear_time() -> None:
+    """Run in a child limited to 60 s of CPU: the quadratic lookup took hours for it."""
+    code = _HOST_CHILD.replace("TESTS", repr(str(HERE)))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "deny"]
+
+
+def test_domain_rules_still_match_subdomains_only(ir) -> None:
+    import dataclasses
+
+    from stockade.compiler.ir import HostPattern, NetRule, Network, Origin
+
+    rules = (NetRule("allow", HostPattern("domain", "example.com"), origin=Origin("t", 1, 1)),
+             NetRule("deny", HostPattern("domain", "a.b.c.example.com"), origin=Origin("t", 2, 1)))
+    custom = dataclasses.replace(ir, network=Network("deny", rules))
+    assert custom.network_access("a.b.example.com", 443).allowed
+    assert custom.network_access("x." * 5000 + "example.com", 443).allowed
+    assert not custom.network_access("x." * 5000 + "a.b.c.example.com", 443).allowed
+    assert not custom.network_access("example.com", 443).allowed
+    assert not custom.network_access("example.com.evil.org", 443).allowed
