@@ -599,7 +599,8 @@ def heredoc_misread(data: bytes, node: Any) -> str | None:
         ends = line == delimiter or (in_substitution and line.startswith(delimiter)
                                      and line[len(delimiter):len(delimiter) + 1] == b")")
         if ends != (number == len(lines)):
-            shown = delimiter.decode("utf-8", "backslashreplace")
+            shown = "".join(char if char.isprintable() else repr(char)[1:-1]
+                            for char in delimiter.decode("utf-8", "backslashreplace"))
             where = f"its line {number}" if ends else "a later line or the end of the text"
             return (f"bash ends the here-document delimited by `{shown}` at {where}, the parser at its line "
                     f"{len(lines)}; the commands after it are not those the parser read")
