@@ -113,20 +113,35 @@ class Scope(Protocol):
 
 
 def decode_ansi_c(body: str) -> str:
-    """The value of ``$'…'`` contents (without the quotes)."""
+    """The value of ``$'…'`` contents (without the quotes).  ``\\xHH`` and ``\\NNN`` are
+    bytes, as in bash: one above 0x7F is a ``surrogateescape`` character, and bytes that
+    make UTF-8 together are the character they make (``$'\\xc3\\xa1'`` is ``á``, as the
+    shell passes it on); ``\\u``/``\\U`` are characters."""
+    escaped_bytes = False
 
     def replace(match: re.Match[str]) -> str:
+        nonlocal escaped_bytes
         esc = match.group(1)
         head = esc[0]
-        if (head == "x" or head == "u" or head == "U") and len(esc) > 1:  # (`\x` alone is itself)
+        if (head == "u" or head == "U") and len(esc) > 1:
             return chr(min(int(esc[1:], 16), 0x10FFFF))
-        if head.isdigit():
-            return chr(int(esc, 8) & 0xFF)
+        if (head == "x" and len(esc) > 1) or head.isdigit():  # (`\x` alone is itself)
+            value = int(esc[1:], 16) if head == "x" else int(esc, 8) & 0xFF
+            if value < 0x80:
+                return chr(value)
+            escaped_bytes = True
+            return chr(0xDC00 + value)
         if head == "c" and len(esc) == 2:
             return chr(ord(esc[1].upper()) ^ 0x40)
         return _SIMPLE_ESCAPES.get(esc, "\\" + esc)
 
-    return _ANSI_RE.sub(replace, body)
+    value = _ANSI_RE.sub(replace, body)
+    if escaped_bytes:
+        try:
+            value = value.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # (a lone surrogate from `\\u`: refused when parsed or judged)
+            pass
+    return value
 
 
 def _unescape_dq(match: re.Match[str]) -> str:
@@ -406,7 +421,11 @@ class WordExpander:
         return [(self.source.node_text(node)[1:-1], "q")]
 
     def visit_ansi_c_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
-        return [(decode_ansi_c(self.source.node_text(node)[2:-1]), "q")]
+        value = decode_ansi_c(self.source.node_text(node)[2:-1])
+        end = value.find("\0")
+        if end != -1:  # (bash keeps the string up to a NUL it makes: `$'/\\0tmp'` is `/`)
+            value = value[:end]
+        return [(value, "q")]
 
     def visit_string_content(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return [(_DQ_ESCAPE_RE.sub(_unescape_dq, self.source.node_text(node)), "q")]

@@ -149,3 +149,35 @@ def test_domain_rules_still_match_subdomains_only(ir) -> None:
     assert not custom.network_access("x." * 5000 + "a.b.c.example.com", 443).allowed
     assert not custom.network_access("example.com", 443).allowed
     assert not custom.network_access("example.com.evil.org", 443).allowed
+
+
+#: ANSI-C strings as bash makes them: `\xHH`/`\NNN` are bytes (bytes of UTF-8 make the
+#: character), and the string ends at a NUL it makes (`$'/\0tmp'` is `/`)
+@pytest.mark.parametrize(("text", "code", "path"), [
+    ("rm -rf $'/\\0tmp/x'", "A403", "/"), ("rm -rf $'/\\x00tmp'", "A403", "/"), ("rm -rf $'\\c@'/", "A403", "/"),
+    ("x=$'/\\0a'; rm -rf \"$x\"", "A403", "/"), ("bash -c $'rm -rf /\\0tmp'", "A403", "/"),
+    ("cat $'/etc/shadow\\0.txt'", "A402", "/etc/shadow"), ("cat $'/etc/sh\\0'adow", "A402", "/etc/shadow"),
+    ("cat $'/home/u/geheim-\\xc3\\xa4'", "A402", "/home/u/geheim-\u00e4"),
+    ("cat $'/home/u/geheim-\\303\\244'", "A402", "/home/u/geheim-\u00e4"),
+    ("cat /home/u/geheim-$'\\u00e4'", "A402", "/home/u/geheim-\u00e4"),
+])
+def test_ansi_c_strings_are_the_bytes_bash_makes(ir, text: str, code: str, path: str) -> None:
+    import dataclasses
+
+    from stockade.compiler.ir import FsRule, Origin
+
+    custom = dataclasses.replace(ir, filesystem=(*ir.filesystem, FsRule("deny", "/home/u/geheim-\u00e4",
+                                                                          origin=Origin("t", 1, 1))))
+    custom = dataclasses.replace(custom, context=dataclasses.replace(ir.context, home="/home/u"))
+    verdict = analyze(text, custom)
+    assert verdict.decision == "deny", verdict
+    assert any(r.code == code and f"`{path}`" in r.message for r in verdict.reasons), verdict
+
+
+def test_ansi_c_bytes_that_are_not_utf8_stay_bytes() -> None:
+    from stockade.analyzer.words import decode_ansi_c
+
+    assert decode_ansi_c("a\\xffb") == "a\udcffb"
+    assert decode_ansi_c("\\xc3\\xa1\\x41\\101") == "\u00e1AA"
+    assert decode_ansi_c("a{\\xf3\\xb0\\x80\\x80") == "a{\U000f0000"
+    assert decode_ansi_c("\\ud800\\xff") == "\ud800\udcff"   # (a lone surrogate: refused when parsed)
