@@ -181,3 +181,27 @@ def test_ansi_c_bytes_that_are_not_utf8_stay_bytes() -> None:
     assert decode_ansi_c("\\xc3\\xa1\\x41\\101") == "\u00e1AA"
     assert decode_ansi_c("a{\\xf3\\xb0\\x80\\x80") == "a{\U000f0000"
     assert decode_ansi_c("\\ud800\\xff") == "\ud800\udcff"   # (a lone surrogate: refused when parsed)
+
+
+_DELIMITER_CHARS = st.sampled_from(["E", "O", "F", "x", "_", "1", "\u0145", "\u00e9", "\u0100", "\u65e5", "-"])
+
+
+@st.composite
+def _heredoc_then_rm(draw: st.DrawFn) -> str:
+    """``cat <<WORD``, body lines none of which is the delimiter bash makes of WORD, the
+    delimiter, then ``rm -rf ~`` — which bash runs, whatever the lines look like."""
+    delimiter = "".join(draw(st.lists(_DELIMITER_CHARS, min_size=1, max_size=4)))
+    form = draw(st.sampled_from(["{}", "'{}'", '"{}"', "\\{}", "{}''", "{}\"\"", "'{}'''", "-{}"]))
+    word = form.format(delimiter) if not form.startswith("-") else "-" + delimiter
+    line = st.one_of(st.just(delimiter + " "), st.just(delimiter + "x"), st.just(delimiter[:-1]),
+                     st.just(delimiter.encode("ascii", "replace").decode()), st.just("x" + delimiter),
+                     st.just("\t" + delimiter), st.text(st.sampled_from("Ex'\"\\$ \u0145"), max_size=5))
+    body = [text for text in draw(st.lists(line, max_size=4)) if text.lstrip("\t" if form == "-{}" else "") != delimiter]
+    end = ("\t" if form == "-{}" and draw(st.booleans()) else "") + delimiter
+    return "cat <<" + word + "\n" + "".join(text + "\n" for text in body) + end + "\nrm -rf ~\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_heredoc_then_rm())
+def test_the_command_after_a_heredoc_is_judged_whatever_its_delimiter(ir, text: str) -> None:
+    assert analyze(text, ir).decision == "deny", text
