@@ -326,6 +326,15 @@ def hide_prefix_words(data: bytes) -> bytes:
 _PREFIX_HINT_RE = re.compile(rb"(?:time|coproc|!)[ \t]|![\n;]|!$")
 
 
+def hide_escaped_returns(data: bytes) -> bytes:
+    """``data`` with the carriage return after each backslash replaced by a byte the grammar
+    reads as a word character (same length).  To bash ``\\`` then CR escapes the CR, and the
+    newline after it ends the command (``echo \\⏎rm -rf ~`` in a CR-LF text runs ``rm``);
+    tree-sitter-bash takes backslash, CR, LF for a line continuation and would read
+    ``echo rm -rf ~``.  The words keep their text as written."""
+    return data.replace(b"\\\r", b"\\\x01") if data.find(b"\\\r") != -1 else data
+
+
 def parse_tree(text: str, data: bytes) -> Any:
     """The tree-sitter tree of ``data`` (``text`` encoded, brace words hidden: see
     :func:`hide_brace_words`); a text with two ``|`` or more is parsed with a newline after
@@ -338,6 +347,8 @@ def parse_tree(text: str, data: bytes) -> Any:
         data = hide_brace_words(data)
     if "time" in text or "!" in text or "coproc" in text:
         data = hide_prefix_words(data)
+    if "\\\r" in text:
+        data = hide_escaped_returns(data)
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
         tree = tree_of(data + b"\n")
         if not tree.root_node.has_error:
@@ -452,7 +463,7 @@ def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) ->
     new_map = [orig_index[index] for index in joined_chars[:-1]]
     new_map.append(len(text))
     try:  # joining can make `{` meet the bytes of such a character
-        tree = tree_of(hide_prefix_words(hide_brace_words(joined_data)))
+        tree = tree_of(hide_escaped_returns(hide_prefix_words(hide_brace_words(joined_data))))
     except UnsafeText as refused:
         start, end = new_map[refused.start], new_map[refused.end - 1] + 1
         raise UnsafeText(refused.why, start, end) from None

@@ -764,8 +764,9 @@ class Walker(ControlFlow):
                 if quoted:
                     body_text = self.src.node_text(child)
                 else:
-                    parts = self.words.parts(child, True) if child.named_children else [
-                        (self.src.node_text(child), "q")]
+                    text = self.src.node_text(child)
+                    # (`…` in the body: bash runs it, the grammar keeps it as text)
+                    parts = self.words.parts(child, True) if child.named_children or "`" in text else [(text, "q")]
                     body_text = "".join(text for text, _ in parts)
                     if UNKNOWN in body_text:
                         body_text = None

@@ -52,6 +52,30 @@ def _unescape_heredoc(match: re.Match[str]) -> str:
     return "" if match.group(1) == "\n" else match.group(1)
 
 
+def _backticks(text: str) -> list[tuple[int, int]]:
+    """The spans of the `` `…` `` substitutions in text where a backslash escapes the next
+    character (an unterminated one runs to the end of the text)."""
+    spans: list[tuple[int, int]] = []
+    index = 0
+    size = len(text)
+    start = -1
+    while index < size:
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "`":
+            if start == -1:
+                start = index
+            else:
+                spans.append((start, index + 1))
+                start = -1
+        index += 1
+    if start != -1:
+        spans.append((start, size))
+    return spans
+
+
 def _slice(source: Any, start: int, end: int) -> str:
     """The parsed text between two byte offsets (as :meth:`Source.node_text` reads a node)."""
     if source.sliceable:
@@ -405,16 +429,30 @@ class WordExpander:
         position = node.start_byte
         for child in node.children:
             if child.start_byte > position:
-                gap = _slice(source, position, child.start_byte)
-                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+                out.extend(self._heredoc_text(_slice(source, position, child.start_byte), node))
             if child.type == "heredoc_content":
-                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, source.node_text(child)), "q"))
+                out.extend(self._heredoc_text(source.node_text(child), child))
             else:
                 out.extend(self.parts(child, True))
             position = max(position, child.end_byte)
         if node.end_byte > position:
-            gap = _slice(source, position, node.end_byte)
-            out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+            out.extend(self._heredoc_text(_slice(source, position, node.end_byte), node))
+        return out
+
+    def _heredoc_text(self, text: str, node: Any) -> list[tuple[str, str]]:
+        """Text of an unquoted here-document between the expansions the grammar found: its
+        escapes undone, and its `` `…` `` command substitutions (which bash runs there; the
+        grammar keeps them as text) walked, their output unknown."""
+        if "`" not in text:
+            return [(_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, text), "q")]
+        out: list[tuple[str, str]] = []
+        last = 0
+        for start, end in _backticks(text):
+            out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, text[last:start]), "q"))
+            self.scope.nested_fragment(text[start:end], node)
+            out.append((UNKNOWN, "q"))
+            last = end
+        out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, text[last:]), "q"))
         return out
 
     def visit_raw_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:

@@ -205,3 +205,30 @@ def _heredoc_then_rm(draw: st.DrawFn) -> str:
 @given(_heredoc_then_rm())
 def test_the_command_after_a_heredoc_is_judged_whatever_its_delimiter(ir, text: str) -> None:
     assert analyze(text, ir).decision == "deny", text
+
+
+@pytest.mark.parametrize("text", [
+    "cat <<E\n`rm -rf ~`\nE", "cat <<E\nit's `rm -rf ~`\nE", "cat <<E\na `rm -rf ~` b $x `ls`\nE",
+    "cat <<-E\n\t`sudo id`\n\tE", "x=$(cat <<E\n`rm -rf ~`\nE\n)", "cat <<E\n`rm -rf ~\nE",
+])
+def test_backticks_in_an_unquoted_heredoc_run(ir, text: str) -> None:
+    """The grammar keeps `` `…` `` in a here-document's body as text; bash runs it."""
+    assert analyze(text, ir).decision == "deny", text
+
+
+@pytest.mark.parametrize("text", ["cat <<'E'\n`rm -rf ~`\nE", "cat <<E\n\\`rm -rf ~\\`\nE", "cat <<E\nplain `date`\nE"])
+def test_backticks_quoted_or_escaped_in_a_heredoc_do_not(ir, text: str) -> None:
+    assert analyze(text, ir).decision == "allow", text
+
+
+@pytest.mark.parametrize("text", ["echo \\\r\nrm -rf ~", "echo a\\\r\nrm -rf ~\r\n", "# x\\\r\nrm -rf ~",
+                                  "bash -c $'echo \\\\\\r\\nrm -rf ~'", "echo \\\n\\\r\nrm -rf ~",
+                                  "cat <<E\nx\\\r\nE\nrm -rf ~"])
+def test_a_backslash_before_cr_lf_is_no_line_join(ir, text: str) -> None:
+    """Bash escapes the CR and ends the command at the LF; the grammar joined the lines."""
+    assert analyze(text, ir).decision == "deny", text
+
+
+@pytest.mark.parametrize("text", ["ls \\\r\n-l", "echo '\\\r\nrm -rf ~'", "echo \"a\\\r\nb\""])
+def test_a_backslash_before_cr_lf_in_quotes_or_before_options_is_harmless(ir, text: str) -> None:
+    assert analyze(text, ir).decision == "allow", text
