@@ -616,3 +616,26 @@ def heredoc_misread(data: bytes, node: Any) -> str | None:
             return (f"bash ends the here-document delimited by `{shown}` at {where}, the parser at its line "
                     f"{len(lines)}; the commands after it are not those the parser read")
     return None
+
+
+def heredoc_missed_expansion(data: bytes, body: Any) -> bool:
+    """Whether the ``heredoc_body`` node ``body`` of an unquoted here-document holds an
+    expansion bash performs (a ``$`` after an even run of backslashes, followed by ``(``,
+    ``{``, ``[``, a name or a special parameter) outside every expansion node of the tree.
+    The grammar misses them after a body that starts with an escaped backslash
+    (``cat <<E⏎\\\\\\\\$(rm -rf ~)⏎E`` has no command substitution in its tree)."""
+    start, end = body.start_byte, body.end_byte
+    position = data.find(b"$", start, end)
+    if position == -1:
+        return False
+    covered = [(child.start_byte, child.end_byte) for child in body.named_children if child.type != "heredoc_content"]
+    while position != -1:
+        backslashes = 0
+        while position - backslashes - 1 >= start and data[position - backslashes - 1] == 0x5C:
+            backslashes += 1
+        after = data[position + 1:position + 2]
+        if backslashes % 2 == 0 and after and (after in b"({[_@*#?$!-" or after.isalnum()) and \
+                not any(low <= position < high for low, high in covered):
+            return True
+        position = data.find(b"$", position + 1, end)
+    return False

@@ -43,7 +43,15 @@ from stockade.analyzer.models.shellstate import (
     nameref_target,
     subscript_code,
 )
-from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, heredoc_misread, parse
+from stockade.analyzer.parse import (
+    KIND_NAMES,
+    Source,
+    UnsafeText,
+    first_error,
+    heredoc_misread,
+    heredoc_missed_expansion,
+    parse,
+)
 from stockade.analyzer.words import (
     ARRAY_KEY,
     ARRAY_SEP,
@@ -765,6 +773,11 @@ class Walker(ControlFlow):
                     body_text = self.src.node_text(child)
                 else:
                     text = self.src.node_text(child)
+                    if "$" in text and heredoc_missed_expansion(self.src.data, child):
+                        # (an expansion the grammar did not see: walked from a body it reads)
+                        self.nested_script(_reread_heredoc(text), self.src.span(child), exact=False)
+                        body_text = None
+                        continue
                     # (`…` in the body: bash runs it, the grammar keeps it as text)
                     parts = self.words.parts(child, True) if child.named_children or "`" in text else [(text, "q")]
                     body_text = "".join(text for text, _ in parts)
@@ -1726,3 +1739,12 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
 
 
 __all__ = ["Read", "State", "Stdin", "Walker", "Write", "walk_command"]
+
+
+def _reread_heredoc(body: str) -> str:
+    """An unquoted here-document whose body is ``body`` after a first character the grammar
+    reads well (it misses the expansions of a body that starts with an escaped backslash)."""
+    delimiter = "STOCKADE_EOF"
+    while delimiter in body:
+        delimiter += "_"
+    return f": <<{delimiter}\nx{body}\n{delimiter}\n"

@@ -427,13 +427,23 @@ class WordExpander:
         source = self.source
         out: list[tuple[str, str]] = []
         position = node.start_byte
+        data = source.data
         for child in node.children:
-            if child.start_byte > position:
-                out.extend(self._heredoc_text(_slice(source, position, child.start_byte), node))
+            gap = _slice(source, position, child.start_byte) if child.start_byte > position else ""
             if child.type == "heredoc_content":
+                out.extend(self._heredoc_text(gap, node))
                 out.extend(self._heredoc_text(source.node_text(child), child))
             else:
-                out.extend(self.parts(child, True))
+                backslashes = 0
+                while child.start_byte - backslashes - 1 >= node.start_byte and \
+                        data[child.start_byte - backslashes - 1] == 0x5C:
+                    backslashes += 1
+                if backslashes % 2:  # `\$(…)` at the body's start: the grammar expands the escaped `$`
+                    out.extend(self._heredoc_text(gap[:-1], node))
+                    out.append((source.node_text(child), "q"))
+                else:
+                    out.extend(self._heredoc_text(gap, node))
+                    out.extend(self.parts(child, True))
             position = max(position, child.end_byte)
         if node.end_byte > position:
             out.extend(self._heredoc_text(_slice(source, position, node.end_byte), node))

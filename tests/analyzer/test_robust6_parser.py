@@ -232,3 +232,18 @@ def test_a_backslash_before_cr_lf_is_no_line_join(ir, text: str) -> None:
 @pytest.mark.parametrize("text", ["ls \\\r\n-l", "echo '\\\r\nrm -rf ~'", "echo \"a\\\r\nb\""])
 def test_a_backslash_before_cr_lf_in_quotes_or_before_options_is_harmless(ir, text: str) -> None:
     assert analyze(text, ir).decision == "allow", text
+
+
+@pytest.mark.parametrize(("text", "decision"), [
+    ("cat <<E\n\\\\$(rm -rf ~)\nE", "deny"),            # `\\` is one backslash, then bash runs $(…)
+    ("cat <<E\n \\\\$(rm -rf ~)\nE", "deny"),
+    ("cat <<E\n\\\\${x:-$(rm -rf ~)}\nE", "deny"),
+    ("cat <<E\n\\\\$x $(sudo id)\nE", "deny"),
+    ("cat <<E\n\\$(rm -rf ~)\nE", "allow"),             # an escaped `$`: text
+    ("cat <<E\n\\\\\\$(rm -rf ~)\nE", "allow"),
+    ("cat <<E | sh\n\\$(rm -rf ~)\nE", "deny"),         # (the text reaches a shell)
+    ("cat <<E\nx \\$(rm -rf ~)\nE", "allow"),
+])
+def test_expansions_at_a_heredocs_start_are_those_bash_performs(ir, text: str, decision: str) -> None:
+    """The grammar reads the backslashes at the start of a body with the wrong parity."""
+    assert analyze(text, ir).decision == decision, text
