@@ -335,6 +335,26 @@ def hide_escaped_returns(data: bytes) -> bytes:
     return data.replace(b"\\\r", b"\\\x01") if data.find(b"\\\r") != -1 else data
 
 
+#: a ``$`` followed by a blank or a newline: a literal ``$`` to bash (after pairs ``$$``,
+#: each the special parameter)
+_BARE_DOLLAR_RE = re.compile(rb"(?<!\$)(?:\$\$)*\$(?=[ \t\n])")
+
+
+def hide_bare_dollars(data: bytes) -> bytes:
+    """``data`` with each ``$`` that a blank or newline follows replaced by a byte the grammar
+    reads as a word character (same length).  Bash reads such a ``$`` as itself; the grammar
+    takes the blanks for the inside of an expansion and reads ``$⏎rm -rf ~`` as the variable
+    ``$rm`` with arguments (``x=$⏎rm -rf ~`` as an assignment of it), hiding the command on the
+    next line.  The words keep their text as written."""
+    if _BARE_DOLLAR_RE.search(data) is None:
+        return data
+    return _BARE_DOLLAR_RE.sub(_hide_last, data)
+
+
+def _hide_last(match: re.Match[bytes]) -> bytes:
+    return match.group(0)[:-1] + b"\x01"
+
+
 def parse_tree(text: str, data: bytes) -> Any:
     """The tree-sitter tree of ``data`` (``text`` encoded, brace words hidden: see
     :func:`hide_brace_words`); a text with two ``|`` or more is parsed with a newline after
@@ -349,6 +369,8 @@ def parse_tree(text: str, data: bytes) -> Any:
         data = hide_prefix_words(data)
     if "\\\r" in text:
         data = hide_escaped_returns(data)
+    if "$" in text:
+        data = hide_bare_dollars(data)
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
         tree = tree_of(data + b"\n")
         if not tree.root_node.has_error:
@@ -463,7 +485,7 @@ def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) ->
     new_map = [orig_index[index] for index in joined_chars[:-1]]
     new_map.append(len(text))
     try:  # joining can make `{` meet the bytes of such a character
-        tree = tree_of(hide_escaped_returns(hide_prefix_words(hide_brace_words(joined_data))))
+        tree = tree_of(hide_bare_dollars(hide_escaped_returns(hide_prefix_words(hide_brace_words(joined_data)))))
     except UnsafeText as refused:
         start, end = new_map[refused.start], new_map[refused.end - 1] + 1
         raise UnsafeText(refused.why, start, end) from None

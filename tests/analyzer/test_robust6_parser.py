@@ -247,3 +247,16 @@ def test_a_backslash_before_cr_lf_in_quotes_or_before_options_is_harmless(ir, te
 def test_expansions_at_a_heredocs_start_are_those_bash_performs(ir, text: str, decision: str) -> None:
     """The grammar reads the backslashes at the start of a body with the wrong parity."""
     assert analyze(text, ir).decision == decision, text
+
+
+@pytest.mark.parametrize("text", ["$\nrm -rf ~", "x=$\nrm -rf ~", "ls <&$\nrm -rf ~", "echo $ \nrm -rf ~",
+                                  "a=$\t\nsudo id", "echo $$$\nrm -rf ~", "bash -c 'x=$\nrm -rf ~'"])
+def test_a_dollar_before_a_blank_or_newline_is_itself(ir, text: str) -> None:
+    """The grammar read ``$⏎rm`` as the expansion ``$rm``: the command on the next line was hidden."""
+    assert analyze(text, ir).decision == "deny", text
+
+
+@pytest.mark.parametrize("text", ["mkdir -p /tmp/build.$$ && cd /tmp/build.$$ && ls", "echo $ x", "echo cost: 5$",
+                                  "echo $$ $# $?", "[[ a =~ b$ ]]"])
+def test_bare_dollars_and_special_parameters_read_as_before(ir, text: str) -> None:
+    assert analyze(text, ir).decision == "allow", text
