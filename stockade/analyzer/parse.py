@@ -335,9 +335,9 @@ def hide_escaped_returns(data: bytes) -> bytes:
     return data.replace(b"\\\r", b"\\\x01") if data.find(b"\\\r") != -1 else data
 
 
-#: a ``$`` followed by a blank or a newline: a literal ``$`` to bash (after pairs ``$$``,
-#: each the special parameter)
-_BARE_DOLLAR_RE = re.compile(rb"(?<!\$)(?:\$\$)*\$(?=[ \t\n])")
+#: a ``$`` followed by a blank, a newline or other white space the grammar skips (CR, FF,
+#: VT): a literal ``$`` to bash (after pairs ``$$``, each the special parameter)
+_BARE_DOLLAR_RE = re.compile(rb"(?<!\$)(?:\$\$)*\$(?=[ \t\n\r\f\v])")
 
 
 def hide_bare_dollars(data: bytes) -> bytes:

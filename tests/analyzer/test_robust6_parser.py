@@ -250,7 +250,8 @@ def test_expansions_at_a_heredocs_start_are_those_bash_performs(ir, text: str, d
 
 
 @pytest.mark.parametrize("text", ["$\nrm -rf ~", "x=$\nrm -rf ~", "ls <&$\nrm -rf ~", "echo $ \nrm -rf ~",
-                                  "a=$\t\nsudo id", "echo $$$\nrm -rf ~", "bash -c 'x=$\nrm -rf ~'"])
+                                  "a=$\t\nsudo id", "echo $$$\nrm -rf ~", "bash -c 'x=$\nrm -rf ~'",
+                                  "x=$\r\nrm -rf ~", "$\r\nrm -rf ~", "x=$\f\nrm -rf ~", "x=$\v\nrm -rf ~"])
 def test_a_dollar_before_a_blank_or_newline_is_itself(ir, text: str) -> None:
     """The grammar read ``$⏎rm`` as the expansion ``$rm``: the command on the next line was hidden."""
     assert analyze(text, ir).decision == "deny", text
