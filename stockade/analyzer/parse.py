@@ -338,6 +338,7 @@ def hide_escaped_returns(data: bytes) -> bytes:
 #: a ``$`` followed by a blank, a newline or other white space the grammar skips (CR, FF,
 #: VT): a literal ``$`` to bash (after pairs ``$$``, each the special parameter)
 _BARE_DOLLAR_RE = re.compile(rb"(?<!\$)(?:\$\$)*\$(?=[ \t\n\r\f\v])")
+_BARE_DOLLAR_HINT_RE = re.compile(rb"\$[ \t\n\r\f\v]")
 
 
 def hide_bare_dollars(data: bytes) -> bytes:
@@ -346,7 +347,7 @@ def hide_bare_dollars(data: bytes) -> bytes:
     takes the blanks for the inside of an expansion and reads ``$⏎rm -rf ~`` as the variable
     ``$rm`` with arguments (``x=$⏎rm -rf ~`` as an assignment of it), hiding the command on the
     next line.  The words keep their text as written."""
-    if _BARE_DOLLAR_RE.search(data) is None:
+    if _BARE_DOLLAR_HINT_RE.search(data) is None:  # (a tenth of the cost of the full pattern)
         return data
     return _BARE_DOLLAR_RE.sub(_hide_last, data)
 
@@ -623,6 +624,8 @@ def heredoc_misread(data: bytes, node: Any) -> str | None:
         parent = parent.parent
     line_start = data.rfind(b"\n", 0, end.start_byte) + 1
     line_end = data.find(b"\n", end.start_byte)
+    if line_end != -1 and end.end_byte > line_end + 1:  # (the end token swallowed the lines after it)
+        return "the parser's end of a here-document runs past its line; the commands after it are not those it read"
     region_start = line_start if body is None else data.rfind(b"\n", 0, body.start_byte) + 1
     lines = data[region_start:line_start].split(b"\n")[:-1] if line_start > region_start else []
     lines.append(data[line_start:] if line_end == -1 else data[line_start:line_end])

@@ -261,3 +261,8 @@ def test_a_dollar_before_a_blank_or_newline_is_itself(ir, text: str) -> None:
                                   "echo $$ $# $?", "[[ a =~ b$ ]]"])
 def test_bare_dollars_and_special_parameters_read_as_before(ir, text: str) -> None:
     assert analyze(text, ir).decision == "allow", text
+
+
+@pytest.mark.parametrize("text", ["cat <<E''\n$E\nE\nrm -rf ~\n", "cat <<E\n$E\nE\nrm -rf ~\n"])
+def test_a_heredoc_end_that_swallows_the_lines_after_it_is_caught(ir, text: str) -> None:
+    assert analyze(text, ir).decision == "deny", text
