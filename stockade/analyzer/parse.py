@@ -326,6 +326,36 @@ def hide_prefix_words(data: bytes) -> bytes:
 _PREFIX_HINT_RE = re.compile(rb"(?:time|coproc|!)[ \t]|![\n;]|!$")
 
 
+def hide_escaped_returns(data: bytes) -> bytes:
+    """``data`` with the carriage return after each backslash replaced by a byte the grammar
+    reads as a word character (same length).  To bash ``\\`` then CR escapes the CR, and the
+    newline after it ends the command (``echo \\⏎rm -rf ~`` in a CR-LF text runs ``rm``);
+    tree-sitter-bash takes backslash, CR, LF for a line continuation and would read
+    ``echo rm -rf ~``.  The words keep their text as written."""
+    return data.replace(b"\\\r", b"\\\x01") if data.find(b"\\\r") != -1 else data
+
+
+#: a ``$`` followed by a blank, a newline or other white space the grammar skips (CR, FF,
+#: VT): a literal ``$`` to bash (after pairs ``$$``, each the special parameter)
+_BARE_DOLLAR_RE = re.compile(rb"(?<!\$)(?:\$\$)*\$(?=[ \t\n\r\f\v])")
+_BARE_DOLLAR_HINT_RE = re.compile(rb"\$[ \t\n\r\f\v]")
+
+
+def hide_bare_dollars(data: bytes) -> bytes:
+    """``data`` with each ``$`` that a blank or newline follows replaced by a byte the grammar
+    reads as a word character (same length).  Bash reads such a ``$`` as itself; the grammar
+    takes the blanks for the inside of an expansion and reads ``$⏎rm -rf ~`` as the variable
+    ``$rm`` with arguments (``x=$⏎rm -rf ~`` as an assignment of it), hiding the command on the
+    next line.  The words keep their text as written."""
+    if _BARE_DOLLAR_HINT_RE.search(data) is None:  # (a tenth of the cost of the full pattern)
+        return data
+    return _BARE_DOLLAR_RE.sub(_hide_last, data)
+
+
+def _hide_last(match: re.Match[bytes]) -> bytes:
+    return match.group(0)[:-1] + b"\x01"
+
+
 def parse_tree(text: str, data: bytes) -> Any:
     """The tree-sitter tree of ``data`` (``text`` encoded, brace words hidden: see
     :func:`hide_brace_words`); a text with two ``|`` or more is parsed with a newline after
@@ -338,6 +368,10 @@ def parse_tree(text: str, data: bytes) -> Any:
         data = hide_brace_words(data)
     if "time" in text or "!" in text or "coproc" in text:
         data = hide_prefix_words(data)
+    if "\\\r" in text:
+        data = hide_escaped_returns(data)
+    if "$" in text:
+        data = hide_bare_dollars(data)
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
         tree = tree_of(data + b"\n")
         if not tree.root_node.has_error:
@@ -358,7 +392,65 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
 
     Raises :class:`UnsafeText` (before the parser sees them) for bytes the parser cannot
     handle safely: every parse goes through :func:`tree_of`, which checks the bytes it is
-    given; byte offsets are mapped back to character offsets of ``text`` here."""
+    given; byte offsets are mapped back to character offsets of ``text`` here.  A line
+    that starts with a backslash is kept apart from the line before it (see
+    :func:`split_backslash_lines`)."""
+    source = _parse(text, base, collapse)
+    if "\n\\" in source.text:  # (rare: a line starting with `\`, such as `\rm`)
+        return split_backslash_lines(source)
+    return source
+
+
+def split_backslash_lines(source: Source) -> Source:
+    """``source`` parsed again with a blank before each backslash that starts a line where
+    tree-sitter-bash took the line for more words of the command before it.
+
+    The grammar reads a newline followed by ``\\`` (``echo hi⏎\\rm -rf ~``) as part of a
+    word — ``echo`` gets the arguments ``hi``, ``⏎\\rm``, ``-rf`` and ``~`` — where bash ends
+    the command at the newline and runs ``rm -rf ~``.  A blank at the start of a line means
+    nothing to bash, and the grammar then ends the command at the newline; the blank maps
+    back to the backslash's offset.  Only newlines the tree holds inside a ``word`` are
+    touched (never one in a string, comment or here-document)."""
+    for _ in range(4):  # (each pass repairs every such newline of the tree; another is rare)
+        data = source.data
+        root = source.tree.root_node
+        inserts: list[int] = []
+        position = data.find(b"\n\\")
+        while position != -1:
+            node = root.descendant_for_byte_range(position, position + 1)
+            if node is not None and node.type == "word" and data[node.start_byte] == 0x0A:
+                inserts.append(position + 1)
+            position = data.find(b"\n\\", position + 1)
+        if not inserts:
+            return source
+        old_map = source._byte_to_orig
+        chars = None if source.sliceable else _byte_to_char(source.text, data)
+        text_pieces: list[str] = []
+        data_pieces: list[bytes] = []
+        new_map: list[int] = []
+        last = 0
+        for at in inserts + [len(data)]:
+            data_pieces.append(data[last:at])
+            text_pieces.append(source.text[last:at] if chars is None else source.text[chars[last]:chars[at]])
+            new_map.extend(range(last, at) if old_map is None else old_map[last:at])
+            if at != len(data):
+                data_pieces.append(b" ")
+                text_pieces.append(" ")
+                new_map.append(at if old_map is None else old_map[at])
+            last = at
+        new_map.append(len(data) if old_map is None else old_map[len(data)])
+        new_text = "".join(text_pieces)
+        new_data = b"".join(data_pieces)
+        try:
+            tree = parse_tree(new_text, new_data)
+        except UnsafeText as refused:
+            raise UnsafeText(refused.why, new_map[refused.start], new_map[refused.end - 1] + 1) from None
+        source = _source(new_text, new_data, tree, source.base, source.collapse, new_map)
+    return source
+
+
+def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> Source:
+    """:func:`parse` but for lines that start with a backslash."""
     ascii = text.isascii()
     data = text.encode() if ascii else encode(text)
     byte_map: list[int] | None = None if ascii else _byte_to_char(text, data)
@@ -394,7 +486,7 @@ def parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) -> 
     new_map = [orig_index[index] for index in joined_chars[:-1]]
     new_map.append(len(text))
     try:  # joining can make `{` meet the bytes of such a character
-        tree = tree_of(hide_prefix_words(hide_brace_words(joined_data)))
+        tree = tree_of(hide_bare_dollars(hide_escaped_returns(hide_prefix_words(hide_brace_words(joined_data)))))
     except UnsafeText as refused:
         start, end = new_map[refused.start], new_map[refused.end - 1] + 1
         raise UnsafeText(refused.why, start, end) from None
@@ -443,3 +535,132 @@ def first_error(tree: Any) -> Any | None:
         if node.has_error:
             stack.extend(reversed(node.children))
     return tree.root_node
+
+
+#: the bytes that end a word to bash's lexer (blanks, newline and the metacharacters)
+_WORD_END = frozenset(b" \t\n;&|<>()")
+
+
+def bash_delimiter(data: bytes, position: int) -> bytes | None:
+    """The here-document delimiter bash makes of the word at ``position`` of ``data``: the
+    word as bash's lexer reads it (up to a blank or metacharacter outside quotes), quotes
+    removed (``E'x'`` and ``"E"x`` are ``Ex``, ``\\E`` is ``E``, ``E""`` is ``E``).  None
+    for a word holding an expansion or ``$'…'``/``$"…"`` quoting (bash does not expand the
+    delimiter, but reads such a word past blanks) or an unterminated quote."""
+    out = bytearray()
+    size = len(data)
+    index = position
+    while index < size:
+        byte = data[index]
+        if byte in _WORD_END:
+            break
+        if byte == 0x5C:  # `\`: the next byte as itself (a backslash-newline: nothing)
+            if index + 1 < size and data[index + 1] != 0x0A:
+                out.append(data[index + 1])
+            index += 2
+        elif byte == 0x27:  # `'…'`: every byte as itself
+            close = data.find(b"'", index + 1)
+            if close == -1:
+                return None
+            out += data[index + 1:close]
+            index = close + 1
+        elif byte == 0x22:  # `"…"`: a backslash quotes only `$`, `` ` ``, `"`, `\` and newline
+            index += 1
+            while index < size and data[index] != 0x22:
+                byte = data[index]
+                if byte == 0x5C and index + 1 < size:
+                    after = data[index + 1]
+                    if after != 0x0A:
+                        out += data[index + 1:index + 2] if after in b'$`"\\' else data[index:index + 2]
+                    index += 2
+                    continue
+                if byte == 0x60 or (byte == 0x24 and data[index + 1:index + 2] in (b"(", b"{", b"[")):
+                    return None
+                out.append(byte)
+                index += 1
+            if index >= size:
+                return None
+            index += 1
+        elif byte == 0x60 or (byte == 0x24 and data[index + 1:index + 2] in (b"'", b'"', b"(", b"{", b"[")):
+            return None
+        else:
+            out.append(byte)
+            index += 1
+    return bytes(out)
+
+
+def heredoc_misread(data: bytes, node: Any) -> str | None:
+    """Why bash ends the here-document of ``node`` (a ``heredoc_redirect`` of a tree parsed
+    from ``data``) on another line than tree-sitter-bash did, or None when both agree.
+
+    The grammar's scanner reads the delimiter as its own approximation of a word (``E'x'``
+    with the quotes, ``'E'x`` as ``E``), stores each character in one byte (``Ņ``, U+0145,
+    becomes ``E``; a character above U+007F never matches again), and ends the body at a
+    line that only *starts* with the delimiter.  Bash ends it at the first line that is
+    exactly the delimiter (tabs stripped for ``<<-``; in ``$( )`` also one followed by
+    ``)``): where the two differ, the commands bash runs after the body are not those in the
+    tree (``cat <<Ņ⏎Ņ⏎rm -rf ~⏎E`` hides ``rm -rf ~`` in a body)."""
+    start = body = end = None
+    dash = False
+    for child in node.children:
+        kind = child.type
+        if kind == "heredoc_start":
+            start = child
+        elif kind == "heredoc_body":
+            body = child
+        elif kind == "heredoc_end":
+            end = child
+        elif kind == "<<-":
+            dash = True
+    if start is None or end is None or end.is_missing:
+        return None  # (no end: the tree has an error, which is unparsable already)
+    delimiter = bash_delimiter(data, start.start_byte)
+    if delimiter is None:
+        return "a here-document delimiter with an expansion or `$'…'` quoting, which the parser does not read as bash"
+    in_substitution = False
+    parent = node.parent
+    while parent is not None and not in_substitution:
+        in_substitution = parent.type == "command_substitution"
+        parent = parent.parent
+    line_start = data.rfind(b"\n", 0, end.start_byte) + 1
+    line_end = data.find(b"\n", end.start_byte)
+    if line_end != -1 and end.end_byte > line_end + 1:  # (the end token swallowed the lines after it)
+        return "the parser's end of a here-document runs past its line; the commands after it are not those it read"
+    region_start = line_start if body is None else data.rfind(b"\n", 0, body.start_byte) + 1
+    lines = data[region_start:line_start].split(b"\n")[:-1] if line_start > region_start else []
+    lines.append(data[line_start:] if line_end == -1 else data[line_start:line_end])
+    for number, line in enumerate(lines, start=1):
+        if dash:
+            line = line.lstrip(b"\t")
+        ends = line == delimiter or (in_substitution and line.startswith(delimiter)
+                                     and line[len(delimiter):len(delimiter) + 1] == b")")
+        if ends != (number == len(lines)):
+            shown = "".join(char if char.isprintable() else repr(char)[1:-1]
+                            for char in delimiter.decode("utf-8", "backslashreplace"))
+            where = f"its line {number}" if ends else "a later line or the end of the text"
+            return (f"bash ends the here-document delimited by `{shown}` at {where}, the parser at its line "
+                    f"{len(lines)}; the commands after it are not those the parser read")
+    return None
+
+
+def heredoc_missed_expansion(data: bytes, body: Any) -> bool:
+    """Whether the ``heredoc_body`` node ``body`` of an unquoted here-document holds an
+    expansion bash performs (a ``$`` after an even run of backslashes, followed by ``(``,
+    ``{``, ``[``, a name or a special parameter) outside every expansion node of the tree.
+    The grammar misses them after a body that starts with an escaped backslash
+    (``cat <<E⏎\\\\\\\\$(rm -rf ~)⏎E`` has no command substitution in its tree)."""
+    start, end = body.start_byte, body.end_byte
+    position = data.find(b"$", start, end)
+    if position == -1:
+        return False
+    covered = [(child.start_byte, child.end_byte) for child in body.named_children if child.type != "heredoc_content"]
+    while position != -1:
+        backslashes = 0
+        while position - backslashes - 1 >= start and data[position - backslashes - 1] == 0x5C:
+            backslashes += 1
+        after = data[position + 1:position + 2]
+        if backslashes % 2 == 0 and after and (after in b"({[_@*#?$!-" or after.isalnum()) and \
+                not any(low <= position < high for low, high in covered):
+            return True
+        position = data.find(b"$", position + 1, end)
+    return False

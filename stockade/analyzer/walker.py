@@ -44,7 +44,15 @@ from stockade.analyzer.models.shellstate import (
     nameref_target,
     subscript_code,
 )
-from stockade.analyzer.parse import KIND_NAMES, Source, UnsafeText, first_error, parse
+from stockade.analyzer.parse import (
+    KIND_NAMES,
+    Source,
+    UnsafeText,
+    first_error,
+    heredoc_misread,
+    heredoc_missed_expansion,
+    parse,
+)
 from stockade.analyzer.words import (
     ARRAY_KEY,
     ARRAY_SEP,
@@ -766,6 +774,9 @@ class Walker(ControlFlow):
         line_end = -1  # where the line of `<<EOF` ends (the body starts after it)
         misread = False
         end_at = node.end_byte
+        ended_apart = heredoc_misread(self.src.data, node)
+        if ended_apart is not None:  # (bash and the grammar end the body on different lines)
+            self.effects.append(Unparsable(ended_apart, self.src.span(node)))
         for index, child in enumerate(node.children):
             kind = child.type
             if kind in WORD_TYPES and node.field_name_for_child(index) == "argument":
@@ -786,8 +797,14 @@ class Walker(ControlFlow):
                 if quoted:
                     body_text = self.src.node_text(child)
                 else:
-                    parts = self.words.parts(child, True) if child.named_children else [
-                        (self.src.node_text(child), "q")]
+                    text = self.src.node_text(child)
+                    if "$" in text and heredoc_missed_expansion(self.src.data, child):
+                        # (an expansion the grammar did not see: walked from a body it reads)
+                        self.nested_script(_reread_heredoc(text), self.src.span(child), exact=False)
+                        body_text = None
+                        continue
+                    # (`…` in the body: bash runs it, the grammar keeps it as text)
+                    parts = self.words.parts(child, True) if child.named_children or "`" in text else [(text, "q")]
                     body_text = "".join(text for text, _ in parts)
                     if UNKNOWN in body_text:
                         body_text = None
@@ -1812,3 +1829,12 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
 
 
 __all__ = ["Read", "State", "Stdin", "Walker", "Write", "walk_command"]
+
+
+def _reread_heredoc(body: str) -> str:
+    """An unquoted here-document whose body is ``body`` after a first character the grammar
+    reads well (it misses the expansions of a body that starts with an escaped backslash)."""
+    delimiter = "STOCKADE_EOF"
+    while delimiter in body:
+        delimiter += "_"
+    return f": <<{delimiter}\nx{body}\n{delimiter}\n"

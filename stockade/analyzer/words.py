@@ -52,6 +52,30 @@ def _unescape_heredoc(match: re.Match[str]) -> str:
     return "" if match.group(1) == "\n" else match.group(1)
 
 
+def _backticks(text: str) -> list[tuple[int, int]]:
+    """The spans of the `` `…` `` substitutions in text where a backslash escapes the next
+    character (an unterminated one runs to the end of the text)."""
+    spans: list[tuple[int, int]] = []
+    index = 0
+    size = len(text)
+    start = -1
+    while index < size:
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "`":
+            if start == -1:
+                start = index
+            else:
+                spans.append((start, index + 1))
+                start = -1
+        index += 1
+    if start != -1:
+        spans.append((start, size))
+    return spans
+
+
 def _slice(source: Any, start: int, end: int) -> str:
     """The parsed text between two byte offsets (as :meth:`Source.node_text` reads a node)."""
     if source.sliceable:
@@ -113,20 +137,35 @@ class Scope(Protocol):
 
 
 def decode_ansi_c(body: str) -> str:
-    """The value of ``$'…'`` contents (without the quotes)."""
+    """The value of ``$'…'`` contents (without the quotes).  ``\\xHH`` and ``\\NNN`` are
+    bytes, as in bash: one above 0x7F is a ``surrogateescape`` character, and bytes that
+    make UTF-8 together are the character they make (``$'\\xc3\\xa1'`` is ``á``, as the
+    shell passes it on); ``\\u``/``\\U`` are characters."""
+    escaped_bytes = False
 
     def replace(match: re.Match[str]) -> str:
+        nonlocal escaped_bytes
         esc = match.group(1)
         head = esc[0]
-        if (head == "x" or head == "u" or head == "U") and len(esc) > 1:  # (`\x` alone is itself)
+        if (head == "u" or head == "U") and len(esc) > 1:
             return chr(min(int(esc[1:], 16), 0x10FFFF))
-        if head.isdigit():
-            return chr(int(esc, 8) & 0xFF)
+        if (head == "x" and len(esc) > 1) or head.isdigit():  # (`\x` alone is itself)
+            value = int(esc[1:], 16) if head == "x" else int(esc, 8) & 0xFF
+            if value < 0x80:
+                return chr(value)
+            escaped_bytes = True
+            return chr(0xDC00 + value)
         if head == "c" and len(esc) == 2:
             return chr(ord(esc[1].upper()) ^ 0x40)
         return _SIMPLE_ESCAPES.get(esc, "\\" + esc)
 
-    return _ANSI_RE.sub(replace, body)
+    value = _ANSI_RE.sub(replace, body)
+    if escaped_bytes:
+        try:
+            value = value.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # (a lone surrogate from `\\u`: refused when parsed or judged)
+            pass
+    return value
 
 
 def _unescape_dq(match: re.Match[str]) -> str:
@@ -388,25 +427,53 @@ class WordExpander:
         source = self.source
         out: list[tuple[str, str]] = []
         position = node.start_byte
+        data = source.data
         for child in node.children:
-            if child.start_byte > position:
-                gap = _slice(source, position, child.start_byte)
-                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+            gap = _slice(source, position, child.start_byte) if child.start_byte > position else ""
             if child.type == "heredoc_content":
-                out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, source.node_text(child)), "q"))
+                out.extend(self._heredoc_text(gap, node))
+                out.extend(self._heredoc_text(source.node_text(child), child))
             else:
-                out.extend(self.parts(child, True))
+                backslashes = 0
+                while child.start_byte - backslashes - 1 >= node.start_byte and \
+                        data[child.start_byte - backslashes - 1] == 0x5C:
+                    backslashes += 1
+                if backslashes % 2:  # `\$(…)` at the body's start: the grammar expands the escaped `$`
+                    out.extend(self._heredoc_text(gap[:-1], node))
+                    out.append((source.node_text(child), "q"))
+                else:
+                    out.extend(self._heredoc_text(gap, node))
+                    out.extend(self.parts(child, True))
             position = max(position, child.end_byte)
         if node.end_byte > position:
-            gap = _slice(source, position, node.end_byte)
-            out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, gap), "q"))
+            out.extend(self._heredoc_text(_slice(source, position, node.end_byte), node))
+        return out
+
+    def _heredoc_text(self, text: str, node: Any) -> list[tuple[str, str]]:
+        """Text of an unquoted here-document between the expansions the grammar found: its
+        escapes undone, and its `` `…` `` command substitutions (which bash runs there; the
+        grammar keeps them as text) walked, their output unknown."""
+        if "`" not in text:
+            return [(_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, text), "q")]
+        out: list[tuple[str, str]] = []
+        last = 0
+        for start, end in _backticks(text):
+            out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, text[last:start]), "q"))
+            self.scope.nested_fragment(text[start:end], node)
+            out.append((UNKNOWN, "q"))
+            last = end
+        out.append((_HEREDOC_ESCAPE_RE.sub(_unescape_heredoc, text[last:]), "q"))
         return out
 
     def visit_raw_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return [(self.source.node_text(node)[1:-1], "q")]
 
     def visit_ansi_c_string(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
-        return [(decode_ansi_c(self.source.node_text(node)[2:-1]), "q")]
+        value = decode_ansi_c(self.source.node_text(node)[2:-1])
+        end = value.find("\0")
+        if end != -1:  # (bash keeps the string up to a NUL it makes: `$'/\\0tmp'` is `/`)
+            value = value[:end]
+        return [(value, "q")]
 
     def visit_string_content(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return [(_DQ_ESCAPE_RE.sub(_unescape_dq, self.source.node_text(node)), "q")]

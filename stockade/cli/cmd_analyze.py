@@ -212,18 +212,18 @@ def _batch(ir: Any, cwd: str | None, shell: str = "bash") -> int:
 
     from stockade.analyzer import analyze
     from stockade.analyzer.winshell import SHELLS, analyze_shell
+    from stockade.integrations.generic_hook import strict_json
 
     worst = "allow"
     out = sys.stdout
     for number, line in enumerate(_lines(sys.stdin), start=1):
-        if not line.strip():
+        if line is not None and not line.strip():
             continue
         ident: Any = None
         try:
-            try:
-                item = json.loads(line, parse_constant=_not_json, parse_float=_finite)
-            except RecursionError:
-                raise ValueError("JSON nested too deeply") from None
+            if line is None:
+                raise ValueError(f"longer than {MAX_BATCH_LINE_BYTES // (1024 * 1024)} MiB")
+            item = strict_json(line)
             if not isinstance(item, dict):
                 raise ValueError("expected a JSON object")
             ident = item.get("id")
@@ -257,26 +257,28 @@ def _batch(ir: Any, cwd: str | None, shell: str = "bash") -> int:
     return _EXIT[worst]
 
 
+#: A batch line longer than this is answered ``deny`` (A498) unread, and the batch goes on
+#: (the size of a hook event, :data:`~stockade.integrations.generic_hook.MAX_EVENT_BYTES`).
+MAX_BATCH_LINE_BYTES = 16 * 1024 * 1024
+
+
 def _lines(stream: Any) -> Any:
     """The lines of standard input as text, whatever the locale: bytes that are not UTF-8
     are kept as lone surrogates (judged as the bytes they are), never a decoding error that
-    ends the batch."""
+    ends the batch; a line longer than :data:`MAX_BATCH_LINE_BYTES` is skipped unread and
+    given as None (read in pieces: it is never held whole)."""
     binary = getattr(stream, "buffer", None)
     if binary is None:  # (a text stream given in place of stdin)
-        yield from stream
+        for line in stream:
+            yield None if len(line) > MAX_BATCH_LINE_BYTES else line
         return
-    for raw in binary:
+    while True:
+        raw = binary.readline(MAX_BATCH_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_BATCH_LINE_BYTES:
+            while raw and not raw.endswith(b"\n"):  # the rest of the line, a MiB at a time
+                raw = binary.readline(1 << 20)
+            yield None
+            continue
         yield raw.decode("utf-8", "surrogateescape")
-
-
-def _not_json(name: str) -> Any:
-    """``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (Python's reader accepts them)."""
-    raise ValueError(f"`{name}` is not JSON")
-
-
-def _finite(text: str) -> float:
-    """A JSON number with a fraction or exponent; one too large for a float is refused."""
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"the number `{text[:40]}` is too large")
-    return value

@@ -603,6 +603,9 @@ class _NetworkIndex:
             elif kind == "any":
                 self.any.append(rule)
             # a kind this index does not know decides nothing (never a wildcard by accident)
+        #: the most labels of a domain rule's name: only a host's suffixes of at most that many
+        #: labels can match one (a name of 60,000 labels is not joined 60,000 times)
+        self.domain_labels = max((name.count(".") + 1 for name in self.domains), default=0)
 
     @staticmethod
     def _port_ok(rule: NetRule, port: int | None) -> bool:
@@ -662,7 +665,7 @@ class _NetworkIndex:
             if host_l == "localhost" or host_l.endswith(".localhost"):
                 consider(self.localhost, 3, 300)
             labels = host_l.split(".")
-            for i in range(1, len(labels)):
+            for i in range(max(1, len(labels) - self.domain_labels), len(labels)):
                 suffix = ".".join(labels[i:])
                 consider(self.domains.get(suffix, ()), 2, len(labels) - i)
             consider(self.any, 0, 0)

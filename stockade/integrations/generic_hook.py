@@ -89,8 +89,55 @@ def malformed(message: str, subject: Mapping[str, Any] | None = None) -> HookDec
                         dict(subject or {}))
 
 
+#: The longest integer a JSON text may hold (Python's own limit for reading one, ``sys.int_info``).
+MAX_JSON_DIGITS = 4300
+
+
+def strict_json(text: str) -> Any:
+    """``json.loads(text)`` for input that decides a verdict: what a JSON reader may read in
+    another way than the sender meant is refused with :class:`ValueError` — a key given twice
+    in one object (``{"command": "rm -rf ~", "command": "ls"}``: Python keeps the last, other
+    readers the first or refuse), ``NaN``/``Infinity`` (not JSON), a number too large for a
+    float, an integer of more than :data:`MAX_JSON_DIGITS` digits; nesting deeper than the
+    reader follows raises ``ValueError("JSON nested too deeply")``."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_not_json, parse_float=_finite,
+                          parse_int=_integer)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key `{key[:80]}` is given twice in one object")
+            seen.add(key)
+    return result
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"`{name}` is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number `{text[:40]}` is too large")
+    return value
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
+        raise ValueError(f"a number of {len(text.lstrip('-'))} digits (more than {MAX_JSON_DIGITS})")
+    return int(text)
+
+
 def read_event(stream: IO[bytes]) -> Any | HookDecision:
-    """Read and parse one JSON event (at most :data:`MAX_EVENT_BYTES`); a deny when it cannot."""
+    """Read and parse one JSON event (at most :data:`MAX_EVENT_BYTES`, read by
+    :func:`strict_json`); a deny when it cannot."""
     try:
         data = stream.read(MAX_EVENT_BYTES + 1)
     except OSError as exc:
@@ -104,11 +151,11 @@ def read_event(stream: IO[bytes]) -> Any | HookDecision:
     if not text.strip():
         return malformed("empty input")
     try:
-        return json.loads(text)
+        return strict_json(text)
     except json.JSONDecodeError as exc:
         return malformed(f"not JSON ({exc.msg.lower()} at line {exc.lineno} column {exc.colno})")
-    except RecursionError:
-        return malformed("JSON nested too deeply")
+    except ValueError as exc:
+        return malformed(str(exc))
 
 
 # -- judging ---------------------------------------------------------------------------

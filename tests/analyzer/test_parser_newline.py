@@ -14,7 +14,9 @@ from stockade.analyzer.parse import (
     Source,
     UnsafeText,
     check_scanner_bytes,
+    hide_bare_dollars,
     hide_brace_words,
+    hide_escaped_returns,
     hide_prefix_words,
     newline_safe,
     parse,
@@ -51,8 +53,10 @@ def _signature(node, root: bool = True, field: str | None = None, out: list | No
 def _same_tree(text: str) -> None:
     """A newline after a :func:`newline_safe` text changes no node (unless the parse with it
     has an error, when it is not used), and :func:`parse_tree` gives the plain tree (of the
-    text with its brace and prefix words hidden, as :func:`parse_tree` parses it)."""
-    data = hide_prefix_words(hide_brace_words(text.encode("utf-8", "surrogateescape")))
+    text with its brace and prefix words, escaped CRs and bare ``$`` hidden, as
+    :func:`parse_tree` parses it)."""
+    data = hide_bare_dollars(hide_escaped_returns(hide_prefix_words(hide_brace_words(
+        text.encode("utf-8", "surrogateescape")))))
     try:
         check_scanner_bytes(data)
     except UnsafeText:  # bytes the parser must never see (they may crash this process)
