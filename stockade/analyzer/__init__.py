@@ -61,10 +61,10 @@ def analyze(command: str, ir: PolicyIR, cwd: str | None = None, *, fast_path: bo
             judge.judge([Unparsable(f"the text is {len(command)} characters long, more than the analyzer reads "
                                     f"({max_chars})", (0, len(command)))])
             return judge.verdict(command)
-        nul = command.find("\0")  # (the walk's mark of an unknown value: input may not hold it)
-        if nul != -1:
+        if "\0" in command:  # (the walk's mark of an unknown value: input may not hold it)
             from stockade.analyzer.effects import Unparsable
 
+            nul = command.find("\0")
             judge.judge([Unparsable("the text holds a NUL character, which no shell reads as written", (nul, nul + 1))])
             return judge.verdict(command)
         walk = _walk_command or _load_walker()

@@ -203,11 +203,16 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
         argv, spans = _dotglob(argv, spans)
     first_span = spans[0] if spans else span
     effects.append(_new_tuple(Execute, (tuple(argv), first_span)))
-    if UNKNOWN in name:
-        effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
-        return
-    if ("*" in name or "?" in name or "[" in name) and _globbed_command(walker, argv, spans, stdin, env, span):
-        return
+    found = _BY_NAME.get(name)
+    if found is None:
+        found = _name_entry(name)
+    model, basename, plain = found
+    if not plain:  # (the name holds the unknown mark, a glob character or a slash)
+        if UNKNOWN in name:
+            effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
+            return
+        if ("*" in name or "?" in name or "[" in name) and _globbed_command(walker, argv, spans, stdin, env, span):
+            return
     functions = walker.state.functions
     if functions:
         function = functions.get(name)
@@ -241,19 +246,11 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
                 walker.state.positional = saved
             calls[key] = walker.state.copy()
             return
-    if "/" not in name and (env or walker.state.variables.get("PATH") is not None):
-        _path_lookup(walker, name, env, first_span)
-    if "/" in name and len(effects) > 1:
+    if plain or "/" not in name:
+        if env or variables.get("PATH") is not None:
+            _path_lookup(walker, name, env, first_span)
+    elif len(effects) > 1:
         _check_executed(walker, name, first_span)
-    found = _BY_NAME.get(name)
-    if found is None:
-        models, builtins, default = _MODELS or _load_models()
-        basename = name.rpartition("/")[2]  # os.path.basename
-        found = (builtins.get(name) or models.get(basename) or default, basename)
-        if len(_BY_NAME) >= 4096:
-            _BY_NAME.clear()
-        _BY_NAME[name] = found
-    model, basename = found
     # Invocation(walker, argv, spans, stdin, env, span) without type.__call__ (which in CPython
     # 3.11 re-enters the interpreter: ~1,200 machine instructions per command)
     invocation = _new_object(Invocation)
@@ -363,8 +360,21 @@ def _globbed_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin:
 
 
 #: command name → (its model: builtins by bare name, then programs by basename, else the
-#: default; its basename), filled as names are met; cleared when full.
-_BY_NAME: dict[str, tuple[Callable[[Invocation], None], str]] = {}
+#: default; its basename; whether the name holds none of the unknown mark, ``* ? [`` and
+#: ``/``), filled as names are met; cleared when full.
+_BY_NAME: dict[str, tuple[Callable[[Invocation], None], str, bool]] = {}
+
+
+def _name_entry(name: str) -> tuple[Callable[[Invocation], None], str, bool]:
+    """:data:`_BY_NAME`'s entry for ``name`` (made and remembered)."""
+    models, builtins, default = _MODELS or _load_models()
+    basename = name.rpartition("/")[2]  # os.path.basename
+    plain = UNKNOWN not in name and "*" not in name and "?" not in name and "[" not in name and "/" not in name
+    found = (builtins.get(name) or models.get(basename) or default, basename, plain)
+    if len(_BY_NAME) >= 4096:
+        _BY_NAME.clear()
+    _BY_NAME[name] = found
+    return found
 _new_tuple = tuple.__new__  # an effect record without its Python-level __new__
 _new_object = object.__new__
 

@@ -176,10 +176,11 @@ def run_simple(walker: Walker, text: str, base: int, collapse: SpanT | None, std
         return _run_list(walker, text, base, collapse, stdin, depth_limit)
     if walker.depth + 3 > depth_limit:
         return False
-    command = _plain_simple(text, base, collapse)
-    if command is not None:
-        _run_plain(walker, command, base, collapse, stdin, 2)
-        return True
+    if _PLAIN_SIMPLE_RE.fullmatch(text) is not None and "==" not in text and "=~" not in text:  # (_plain_simple)
+        command = _plain_command(text, text.split(), 0, base, collapse)
+        if command is not None:
+            _run_plain(walker, command, base, collapse, stdin, 2)
+            return True
     if "'" not in text and '"' not in text:
         return False
     statements = lex_quoted(text)

@@ -294,9 +294,10 @@ class Walker(ControlFlow):
         self.depth = 0
         self.steps = 0
         #: the step limit, and the step at which :meth:`checkpoint` next looks at it and the time
-        self.limit = WORK_BUDGET + WORK_PER_CHAR * len(command)
-        self.budget = min(self.limit, CHECK_EVERY)
-        self.deadline = _cpu_time() + TIME_BUDGET + TIME_PER_CHAR * len(command)
+        size = len(command)
+        limit = self.limit = WORK_BUDGET + WORK_PER_CHAR * size
+        self.budget = limit if limit < CHECK_EVERY else CHECK_EVERY  # (min(limit, CHECK_EVERY), without a call)
+        self.deadline = _cpu_time() + TIME_BUDGET + TIME_PER_CHAR * size
         self.expanded = 0
         # (src, words, nested_scripts and function_depth start as the class's values)
 
@@ -1821,10 +1822,8 @@ def walk_command(context: Context, command: str, cwd: str | None = None, fast_pa
         if "integer string conversion" not in str(error):
             raise
         walker.effects.append(Unparsable("a number too long to follow (the analysis stopped)", (0, len(command))))
-    for effect in walker.effects:
-        if effect.__class__ is Write:  # a tool's configuration written (`.npmrc`, `.curlrc`): see .models.netconfig
-            tool_configs(walker)
-            break
+    if Write in map(type, walker.effects):  # a tool's configuration written (`.npmrc`, `.curlrc`): see .models.netconfig
+        tool_configs(walker)
     return walker.effects
 
 

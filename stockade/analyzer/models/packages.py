@@ -236,13 +236,14 @@ def model_npm(inv: Invocation) -> None:
             contact_url(inv, value, index, 443)
         elif option in ("--proxy", "--https-proxy") and value and value not in ("null", "false"):
             contact_url(inv, value, index, 3128)
-    for name in _NPM_PROXY_VARS:
-        found = env_value(inv, name)
-        if found is not None and found[1] not in ("", "null", "false"):
-            contact_url(inv, found[1], 0, 3128)
-    userconfig = env_value(inv, "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig")
-    if userconfig is not None:
-        settings_file(inv, "npm", userconfig[1], 0, f"`{userconfig[0]}`")
+    if inv.env or inv.walker.state.exported:  # (else no variable is set: env_value finds none)
+        for name in _NPM_PROXY_VARS:
+            found = env_value(inv, name)
+            if found is not None and found[1] not in ("", "null", "false"):
+                contact_url(inv, found[1], 0, 3128)
+        userconfig = env_value(inv, "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig")
+        if userconfig is not None:
+            settings_file(inv, "npm", userconfig[1], 0, f"`{userconfig[0]}`")
     if not parsed.positionals:
         return
     sub, sub_index = parsed.positionals[0]

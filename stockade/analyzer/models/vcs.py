@@ -212,6 +212,9 @@ def _known_configs(inv: Invocation) -> dict[str, dict[str, str]]:
     return configs
 
 
+_WRITES = frozenset({Write, Rename})
+
+
 def _env(inv: Invocation, name: str) -> str | None:
     """A variable git sees: a prefix assignment, or exported earlier in the text."""
     env = inv.env
@@ -286,12 +289,9 @@ def _environment(inv: Invocation, git: _Git) -> None:
     ``GIT_CONFIG_PARAMETERS``, ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM`` files, and files
     written earlier in the text that git reads anyway (``~/.gitconfig``, the repo's config)."""
     walker = inv.walker
-    if not inv.env and not walker.state.exported and not getattr(walker, "git_configs", None):
-        for effect in walker.effects:
-            if effect.__class__ is Write or effect.__class__ is Rename:
-                break
-        else:
-            return  # no variable git reads is set, and nothing it reads was written: the common case
+    if not inv.env and not walker.state.exported and not getattr(walker, "git_configs", None) and \
+            _WRITES.isdisjoint(map(type, walker.effects)):  # (the scan in C)
+        return  # no variable git reads is set, and nothing it reads was written: the common case
     count = _env(inv, "GIT_CONFIG_COUNT")
     if count is not None:
         if not count.isdigit():
