@@ -261,6 +261,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     invocation.env = env
     invocation.span = span
     invocation.name = basename
+    if not plain and "/" in name:  # (a program run by its path is read to run it: `~/.ssh/x.sh`)
+        invocation.read(name, 0)
     model(invocation)
 
 
