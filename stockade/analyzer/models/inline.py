@@ -21,7 +21,7 @@ _PY_MODULES = frozenset({
     "statistics", "itertools", "functools", "collections", "random", "hashlib", "base64", "uuid", "textwrap",
     "pprint", "struct", "locale", "sysconfig", "keyword", "calendar", "operator", "unicodedata", "zlib",
     "binascii", "html", "secrets", "typing", "dataclasses", "enum", "numbers", "copy", "heapq", "bisect",
-    "array", "ipaddress", "shlex", "difflib", "colorsys", "importlib.metadata", "ssl", "sqlite3", "zoneinfo",
+    "array", "ipaddress", "shlex", "difflib", "colorsys", "importlib.metadata", "ssl", "zoneinfo",
     "certifi",
 })
 #: names a one-liner may not use (they run, load or reach code and objects the text does not show)
@@ -32,6 +32,9 @@ _PY_FORBIDDEN = frozenset({
     "makedirs", "symlink", "link", "truncate", "connect", "load_module", "import_module", "settrace",
     "setprofile", "addaudithook", "call_tracing", "load_extension", "enable_load_extension", "urlopen",
     "stdin_fd", "open_code", "dump", "backup", "iterdump", "main",
+    # (objects reached by a name given as a string, past the checks on names: `attrgetter("__class__…")`,
+    # `Formatter().get_field(…)`; code loaded by entry points; a host contacted)
+    "attrgetter", "methodcaller", "Formatter", "get_field", "get_value", "get_server_certificate",
 })
 #: attributes of ``sys`` that decide where imports come from
 _PY_IMPORT_STATE = frozenset({"path", "meta_path", "path_hooks", "path_importer_cache"})
@@ -90,6 +93,9 @@ def _python_expression(node: object) -> bool:
             return False
         if isinstance(child, ast.Attribute) and (child.attr in _PY_FORBIDDEN or child.attr.startswith("_")):
             return False
+        if isinstance(child, ast.Attribute) and child.attr == "load" and not (
+                isinstance(child.value, ast.Name) and child.value.id == "json"):
+            return False  # (`EntryPoint.load()` imports and runs any installed module; `json.load` reads)
         if isinstance(child, (ast.Attribute, ast.Subscript)) and _import_state(child.value) and (
                 isinstance(child, ast.Attribute) or not isinstance(child.ctx, ast.Load)):
             return False  # (`sys.path.insert(0, DIR)`, `sys.path[:0] = …`: a later import loads DIR's code)
@@ -97,6 +103,11 @@ def _python_expression(node: object) -> bool:
             return False  # (`sys.path = […]`)
         if isinstance(child, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
             return False
+        if isinstance(child, ast.Call) and not isinstance(child.func, (ast.Name, ast.Attribute)):
+            return False  # (a computed callee: `f(x)()`, `items[0]()`)
+        if isinstance(child, ast.Constant) and isinstance(child.value, (str, bytes)) and (
+                "__" in child.value if isinstance(child.value, str) else b"__" in child.value):
+            return False  # (a dunder name as text, for whatever looks attributes up by name)
         if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == "open":
             # a read of a file named by a literal (the caller judges the literal path)
             if not child.args or not isinstance(child.args[0], ast.Constant) or len(child.args) > 2:
