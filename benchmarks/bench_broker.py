@@ -32,9 +32,13 @@ network rules, measured next to each other in each round, in alternating order),
 the difference of the two medians and the CPU time the host rules add (the processes'
 ``getrusage``: on a loaded machine, what a run waits for).  ``--against TREE`` measures another checkout of
 stockade the same way in the same rounds (for instance ``main``, to see what a branch
-changed); ``--startup`` measures the start-up only.
+changed); ``--startup`` measures the start-up only, ``--downloads`` the downloads only.
 
-Usage: ``python benchmarks/bench_broker.py [N] [--startup] [--against TREE]`` (default N 20).
+For the downloads on the host's side (direct, the in-process broker, socat) it also prints
+where the CPU goes per 100 MB: curl's, this process's (the server, and the in-process
+broker's relay) and socat's, and their total against the direct download's.
+
+Usage: ``python benchmarks/bench_broker.py [N] [--startup | --downloads] [--against TREE]`` (default N 20).
 Linux with bubblewrap.
 """
 
@@ -109,6 +113,44 @@ def _children_cpu_ms() -> float:
 
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (used.ru_utime + used.ru_stime) * 1000
+
+
+def _cpu_ms(relay_pid: int | None = None) -> tuple[float, float, float]:
+    """The CPU time so far (ms) of this process (its threads: the download server, the
+    in-process broker), of its waited-for children (curl), and of process ``relay_pid`` with
+    its waited-for children (socat forks one per connection; clock ticks, so coarse)."""
+    import resource
+
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    relay = 0.0
+    if relay_pid is not None:
+        try:
+            fields = Path(f"/proc/{relay_pid}/stat").read_text().rsplit(")", 1)[1].split()
+            relay = sum(int(value) for value in fields[11:15]) * 1000 / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return (mine.ru_utime + mine.ru_stime) * 1000, _children_cpu_ms(), relay
+
+
+def _print_costs(costs: dict[str, list[tuple[float, float, float]]]) -> None:
+    """Where the CPU of the host-side downloads goes, per 100 MB (medians): curl's, this
+    process's (the server; with the in-process broker, the server and the relay) and a socat
+    relay's, and the total against the direct download's.  Direct, the two processes keep
+    both cores of a 2-core machine busy, so no path that needs more CPU in all can run as
+    fast: the ratio of the totals bounds the speed ratio there."""
+    if "direct" not in costs:
+        return
+    print(f"CPU per 100 MB (ms, medians; curl from getrusage, the server and the in-process broker from this "
+          f"process's, socat from /proc in clock ticks), {os.cpu_count()} cores:")
+    direct_total = statistics.median(sum(value) for value in costs["direct"])
+    for name, values in costs.items():
+        curl_ms, mine_ms, relay_ms = (statistics.median(value[i] for value in values) for i in range(3))
+        total_ms = statistics.median(sum(value) for value in values)
+        counted = "server + broker" if name == "broker in-process (curl -x)" else "server"
+        line = f"  {name:72s} curl {curl_ms:6.1f}   {counted} {mine_ms:6.1f}"
+        if relay_ms:
+            line += f"   socat {relay_ms:6.1f}"
+        print(f"{line}   together {total_ms:6.1f} (×{total_ms / direct_total:.2f} of direct)")
 
 
 def _times_ms(commands: dict[str, tuple[list[str], dict[str, str], Path]], n: int,
@@ -195,12 +237,13 @@ def main() -> None:
     """Measure and print the figures."""
     args = sys.argv[1:]
     startup_only = "--startup" in args
+    downloads_only = "--downloads" in args
     against = None
     if "--against" in args:
         at = args.index("--against")
         against = str(Path(args[at + 1]).resolve())
         del args[at:at + 2]
-    args = [arg for arg in args if arg != "--startup"]
+    args = [arg for arg in args if arg not in ("--startup", "--downloads")]
     n = int(args[0]) if args else 20
     work = Path(tempfile.mkdtemp(prefix="stockade-bench-broker-", dir="/var/tmp"))
     blob = _Blob()
@@ -234,26 +277,27 @@ def main() -> None:
                                                                 tree_env, run_ws)
                 commands[f"{who}{tag}: host rules, no handoff"] = ([*run, str(policies["hosts"]), "--", "true"],
                                                                    {**tree_env, "STOCKADE_HANDOFF": "off"}, run_ws)
-        _times_ms(commands, 2)  # compile and cache the plans and verdicts
-        loads = [os.getloadavg()[0]]
-        cpu: dict[str, list[float]] = {}
-        times = _times_ms(commands, n, cpu)
-        loads.append(os.getloadavg()[0])
-        print(f"stockade run -- true, {n} interleaved rounds (ms); load average {min(loads):.2f}-{max(loads):.2f}, "
-              f"{os.cpu_count()} cores; added = median of the rounds' differences (difference of the medians):")
-        for who in runs:
-            for tag in trees:
-                base = times[f"{who}{tag}: no network rules"]
-                broker = times[f"{who}{tag}: host rules (broker)"]
-                relay = times[f"{who}{tag}: host rules, no handoff"]
-                added = statistics.median(b - a for a, b in zip(base, broker, strict=True))
-                added_relay = statistics.median(b - a for a, b in zip(base, relay, strict=True))
-                cpu_added = (statistics.median(cpu[f"{who}{tag}: host rules (broker)"])
-                             - statistics.median(cpu[f"{who}{tag}: no network rules"]))
-                print(f"  {who + tag:24s} no network rules {statistics.median(base):7.1f}   host rules "
-                      f"{statistics.median(broker):7.1f}   added {added:+.1f} ms "
-                      f"({statistics.median(broker) - statistics.median(base):+.1f}; CPU {cpu_added:+.1f})   "
-                      f"without the handoff {statistics.median(relay):7.1f}, added {added_relay:+.1f} ms")
+        if not downloads_only:
+            _times_ms(commands, 2)  # compile and cache the plans and verdicts
+            loads = [os.getloadavg()[0]]
+            cpu: dict[str, list[float]] = {}
+            times = _times_ms(commands, n, cpu)
+            loads.append(os.getloadavg()[0])
+            print(f"stockade run -- true, {n} interleaved rounds (ms); load average {min(loads):.2f}-{max(loads):.2f}, "
+                  f"{os.cpu_count()} cores; added = median of the rounds' differences (difference of the medians):")
+            for who in runs:
+                for tag in trees:
+                    base = times[f"{who}{tag}: no network rules"]
+                    broker = times[f"{who}{tag}: host rules (broker)"]
+                    relay = times[f"{who}{tag}: host rules, no handoff"]
+                    added = statistics.median(b - a for a, b in zip(base, broker, strict=True))
+                    added_relay = statistics.median(b - a for a, b in zip(base, relay, strict=True))
+                    cpu_added = (statistics.median(cpu[f"{who}{tag}: host rules (broker)"])
+                                 - statistics.median(cpu[f"{who}{tag}: no network rules"]))
+                    print(f"  {who + tag:24s} no network rules {statistics.median(base):7.1f}   host rules "
+                          f"{statistics.median(broker):7.1f}   added {added:+.1f} ms "
+                          f"({statistics.median(broker) - statistics.median(base):+.1f}; CPU {cpu_added:+.1f})   "
+                          f"without the handoff {statistics.median(relay):7.1f}, added {added_relay:+.1f} ms")
         if startup_only:
             return
 
@@ -306,10 +350,20 @@ def main() -> None:
             downloads["a relay hop alone (socat -b 1M, no broker)"] = (
                 [*curl, "--noproxy", "*", *sink, f"http://127.0.0.1:{relay_port}/"], env, ws)
         speeds: dict[str, list[float]] = {}
+        costs: dict[str, list[tuple[float, float, float]]] = {}  # host-side rows: curl, this process, socat
+        socat_row = "a relay hop alone (socat -b 1M, no broker)"
+        host_side = {"direct", "broker in-process (curl -x)", socat_row}
         rounds = max(n // 2, 5)
         for _ in range(rounds):
             for name, (argv, run_env, run_ws) in downloads.items():
+                relay_pid = socat.pid if socat is not None and name == socat_row else None
+                before = _cpu_ms(relay_pid)
                 got = _speeds(argv, run_env, run_ws)
+                if name in host_side:
+                    time.sleep(0.05)  # (the server's and the relay's threads or processes finish the connection)
+                    after = _cpu_ms(relay_pid)
+                    costs.setdefault(name, []).append((after[1] - before[1], after[0] - before[0],
+                                                       after[2] - before[2]))
                 if len(got) == 2:  # a run's first download waits for the broker to load the policy
                     speeds.setdefault(f"{name}, first download", []).append(got[0])
                     speeds.setdefault(f"{name}, second download", []).append(got[1])
@@ -325,6 +379,7 @@ def main() -> None:
         for name, values in speeds.items():
             speed = statistics.median(values)
             print(f"  {name:72s} {speed / 1e6:8.0f}   {speed / direct * 100:5.0f} %")
+        _print_costs(costs)
     finally:
         blob.server.shutdown(socket.SHUT_RDWR)
         blob.server.close()
