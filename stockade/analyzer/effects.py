@@ -16,6 +16,8 @@ of the same path and span are different values.
 
 from __future__ import annotations
 
+from os import urandom as _urandom
+
 try:
     from _collections import _tuplegetter  # namedtuple's field accessor (C)
 except ImportError:  # pragma: no cover - not CPython
@@ -26,6 +28,16 @@ except ImportError:  # pragma: no cover - not CPython
 
 #: Marks a part of a word whose value the script does not determine.
 UNKNOWN = "\x00"
+#: An unknown part known to be plain text: no ``/``, no glob character, no leading ``.`` or
+#: ``-`` (``$(date +%F)``, ``$(git rev-parse --short HEAD)``).  Unknown like any other part to
+#: everything but the judge, which reads a path made of known text and such parts as the glob
+#: with ``*`` in their place: the names in a known directory that it could be.  The marker holds
+#: a token drawn when the process starts, so that no text (``"$X"$'\x02'``) can spell it.
+_TOKEN = _urandom(8).hex()
+UNKNOWN_NAME = "\x00\x02" + _TOKEN + "\x02"
+#: An unknown part known to be a decimal number (``$(nproc)``, ``$(id -u)``, a coprocess's
+#: descriptors ``${COPROC[1]}``): a plain name to the judge, a descriptor after ``>&``.
+UNKNOWN_NUMBER = "\x00\x03" + _TOKEN + "\x03"
 
 SpanT = tuple[int, int]
 
@@ -78,11 +90,15 @@ def is_known(text: str) -> bool:
 
 def show(text: str) -> str:
     """A resolved word for messages: unknown parts shown as ``…``."""
+    if "\x02" in text or "\x03" in text:
+        text = text.replace(UNKNOWN_NAME, UNKNOWN).replace(UNKNOWN_NUMBER, UNKNOWN)
     return text.replace(UNKNOWN, "…")
 
 
 def clip(text: str, width: int = 40) -> str:
     """Shell text for a message: one line, unknown parts as ``…``, at most ``width`` characters."""
+    if "\x02" in text or "\x03" in text:
+        text = text.replace(UNKNOWN_NAME, UNKNOWN).replace(UNKNOWN_NUMBER, UNKNOWN)
     text = text.replace("\n", "⏎").replace(UNKNOWN, "…")
     return text if len(text) <= width else text[: width - 1] + "…"
 

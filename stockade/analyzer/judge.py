@@ -22,6 +22,8 @@ from bisect import bisect_left
 from stockade import catalogue as codes
 from stockade.analyzer.effects import (
     UNKNOWN,
+    UNKNOWN_NAME,
+    UNKNOWN_NUMBER,
     Delete,
     Effect,
     Execute,
@@ -545,6 +547,15 @@ def _unknown_below(path: str) -> str | None:
     return directory
 
 
+def plain_names_glob(path: str) -> str | None:
+    """A path whose only unknown parts are plain names or numbers (:data:`UNKNOWN_NAME`,
+    :data:`UNKNOWN_NUMBER`: no ``/``, no leading dot) as the glob of the names it could be, a
+    ``*`` for each name, ``[0-9]*`` for each number (``/ws/backup-*.tgz``); None when another
+    part is unknown."""
+    plain = path.replace(UNKNOWN_NAME, "*").replace(UNKNOWN_NUMBER, "[0-9]*")
+    return None if UNKNOWN in plain or plain == path else plain
+
+
 def _is_glob(path: str) -> bool:
     """Whether a known path is a glob (judged as every path it could match); a ``[`` with no
     ``]`` after it is a literal character, as in bash."""
@@ -669,6 +680,10 @@ class Judge:
         """The reasons a read of ``path_in`` gets (``_add`` arguments but the span): a pure
         function of the path, the cwd and the policy, memoised by :meth:`judge_Read`.  A glob
         gets the reasons of every path it could match (:meth:`PolicyTables.glob_candidates`)."""
+        if "\x02" in path_in or "\x03" in path_in:
+            plain = plain_names_glob(path_in)
+            if plain is not None:
+                return self._read_reasons(plain, recursive, skip_hidden)
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
             reasons: list[tuple] = []
             for candidate in self._tables.glob_candidates(path_in, deep=not skip_hidden):
@@ -724,6 +739,10 @@ class Judge:
         """The reasons writing (deleting, moving) ``path_in`` gets (``_add`` arguments but the
         span): a pure function of the path, the cwd and the policy, memoised by :meth:`_write`
         (a glob: the reasons of every path it could match)."""
+        if "\x02" in path_in or "\x03" in path_in:
+            plain = plain_names_glob(path_in)
+            if plain is not None:
+                return self._write_reasons(plain, recursive, verb)
         if MATCHED_BELOW in path_in and UNKNOWN not in path_in:
             return self._matched_below_reasons(path_in, recursive, verb)
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
