@@ -832,6 +832,12 @@ class Judge:
         self._write(effect.dest, effect.span, True, "writes")
 
     def judge_LinkTarget(self, effect: LinkTarget) -> None:
+        if "\x02" in effect.path or "\x03" in effect.path:
+            plain = plain_names_glob(effect.path)
+            if plain is not None:  # (a link to `app-$(git rev-parse HEAD)`: to each name it could be)
+                for candidate in self._tables.glob_candidates(plain):
+                    self.judge_LinkTarget(LinkTarget(candidate, effect.span))
+                return
         path = self._path(effect.path, effect.span, "links to")
         if path is None:
             return

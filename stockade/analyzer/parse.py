@@ -721,7 +721,7 @@ def heredoc_misread(data: bytes, node: Any) -> str | None:
     return None
 
 
-def heredoc_missed_expansion(data: bytes, body: Any) -> bool:
+def heredoc_missed_expansion(data: bytes, body: Any, code_only: bool = False) -> bool:
     """Whether the ``heredoc_body`` node ``body`` of an unquoted here-document holds an
     expansion bash performs (a ``$`` after an even run of backslashes, followed by ``(``,
     ``{``, ``[``, a name or a special parameter) outside every expansion node of the tree.
@@ -737,8 +737,8 @@ def heredoc_missed_expansion(data: bytes, body: Any) -> bool:
         while position - backslashes - 1 >= start and data[position - backslashes - 1] == 0x5C:
             backslashes += 1
         after = data[position + 1:position + 2]
-        if backslashes % 2 == 0 and after and (after in b"({[_@*#?$!-" or after.isalnum()) and \
-                not any(low <= position < high for low, high in covered):
+        if backslashes % 2 == 0 and after and (after in b"({[" or (not code_only and (
+                after in b"_@*#?$!-" or after.isalnum()))) and not any(low <= position < high for low, high in covered):
             return True
         position = data.find(b"$", position + 1, end)
     return False

@@ -800,6 +800,12 @@ class Walker(ControlFlow):
                 else:
                     text = self.src.node_text(child)
                     if "$" in text and heredoc_missed_expansion(self.src.data, child):
+                        if not heredoc_missed_expansion(self.src.data, child, code_only=True):
+                            # (only parameters the grammar did not read, `Usage: $0 [options]`: no
+                            # code runs; the body's text is not known)
+                            self.words.parts(child, True)
+                            body_text = None
+                            continue
                         # (an expansion the grammar did not see: walked from a body it reads)
                         self.nested_script(_reread_heredoc(text), self.src.span(child), exact=False)
                         body_text = None
