@@ -421,6 +421,34 @@ def hide_test_brackets(data: bytes) -> bytes:
     return _TEST_BRACKET_RE.sub(lambda match: match.group(1) + match.group(2) + b"\x01", data)
 
 
+_ARITH_BASE_RE = re.compile(rb"(?<![A-Za-z0-9_#])[0-9]{1,2}#(?=\$)")
+
+
+def hide_arithmetic_bases(data: bytes) -> bytes:
+    """``data`` with the base prefix of each ``BASE#$VALUE`` inside ``((…))`` (and ``$((…))``)
+    replaced by blanks (same length).  Bash reads ``10#$d`` as ``$d`` in base 10; the grammar
+    refuses a base before an expansion.  The expansion keeps its place and text, and a number's
+    base changes nothing that runs.  Used only when the text does not parse otherwise."""
+    out = bytearray(data)
+    position = data.find(b"((")
+    while position != -1:
+        depth = 0
+        index = position
+        while index < len(data):
+            byte = data[index]
+            if byte == 0x28:
+                depth += 1
+            elif byte == 0x29:
+                depth -= 1
+                if depth == 0:
+                    break
+            index += 1
+        for match in _ARITH_BASE_RE.finditer(data, position, index):
+            out[match.start():match.end()] = b" " * (match.end() - match.start())
+        position = data.find(b"((", max(index, position + 2))
+    return bytes(out)
+
+
 def parse_tree(text: str, data: bytes) -> Any:
     """The tree-sitter tree of ``data`` (``text`` encoded, brace words hidden: see
     :func:`hide_brace_words`); a text with two ``|`` or more is parsed with a newline after
@@ -438,23 +466,43 @@ def parse_tree(text: str, data: bytes) -> Any:
     if "$" in text:
         data = hide_bare_dollars(data)
     if "<<" in text:
-        hidden, spots = hide_delimiter_prefixes(data)
-        if spots:
-            tree = tree_of(hidden)
-            if _in_bodies(tree, spots):
-                return tree
+        repaired = heredoc_repaired_tree(data)
+        if repaired is not None:
+            return repaired
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
         tree = tree_of(data + b"\n")
         if not tree.root_node.has_error:
             return tree
     tree = tree_of(data)
-    if tree.root_node.has_error and "[ " in text:  # (`[ \( -f a \) ]`: see hide_test_brackets)
-        hidden = hide_test_brackets(data)
-        if hidden != data:
-            retried = tree_of(hidden)
-            if not retried.root_node.has_error:
-                return retried
+    if tree.root_node.has_error and ("[ " in text or "#$" in text):
+        return error_repaired_tree(text, data) or tree
     return tree
+
+
+def heredoc_repaired_tree(data: bytes) -> Any | None:
+    """The tree of ``data`` with :func:`hide_delimiter_prefixes` applied, when that changes a
+    byte and every changed byte lies in a here-document body of it; else None."""
+    hidden, spots = hide_delimiter_prefixes(data)
+    if spots:
+        tree = tree_of(hidden)
+        if _in_bodies(tree, spots):
+            return tree
+    return None
+
+
+def error_repaired_tree(text: str, data: bytes) -> Any | None:
+    """For a text whose tree has an error: the tree of ``data`` with :func:`hide_test_brackets`
+    and :func:`hide_arithmetic_bases` applied, when that has none; else None."""
+    hidden = data
+    if "[ " in text:
+        hidden = hide_test_brackets(hidden)
+    if "#$" in text and "((" in text:
+        hidden = hide_arithmetic_bases(hidden)
+    if hidden != data:
+        retried = tree_of(hidden)
+        if not retried.root_node.has_error:
+            return retried
+    return None
 
 
 def tree_of(data: bytes) -> Any:

@@ -28,7 +28,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stockade.analyzer import analyze
-from stockade.analyzer.parse import bash_delimiter, hide_delimiter_prefixes, parse
+from stockade.analyzer.parse import (
+    bash_delimiter,
+    hide_arithmetic_bases,
+    hide_delimiter_prefixes,
+    hide_test_brackets,
+    parse,
+)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -107,6 +113,14 @@ def test_heredoc_bodies_bash_ends_elsewhere_are_unparsable(ir, text: str) -> Non
 ])
 def test_body_lines_starting_with_the_delimiter_are_the_body(ir, text: str, decision: str) -> None:
     assert analyze(text, ir).decision == decision
+
+
+def test_hidden_arithmetic_bases_and_test_brackets_keep_offsets() -> None:
+    data = b"echo $(( 10#$d + 1 )); x=10#$y; [ \\( -f a \\) ]"
+    hidden = hide_test_brackets(hide_arithmetic_bases(data))
+    assert len(hidden) == len(data)
+    assert hidden.count(b"10#") == 1 and b"x=10#$y" in hidden  # (only inside `((…))`)
+    assert hidden.endswith(b"\x01 \\( -f a \\) ]")
 
 
 def test_hidden_delimiter_prefixes_keep_offsets() -> None:
