@@ -910,7 +910,7 @@ class Walker(ControlFlow):
             return
         target = self.words.text(dest) if not more else self.words.word_text([dest, *more])
         if operator in (">&", "<&") and (target.isdigit() or target == "-" or (
-                target[:2] == "\x00\x03" and plain_names_glob(target) == "[0-9]*")):
+                target[:3] == "\x00\x02d" and plain_names_glob(target) == "[0-9]*")):
             return  # (a descriptor: `>&3`, `>&"${COPROC[1]}"`)
         span = self.src.span(dest) if not more else (self.src.span(dest)[0], self.src.span(more[-1])[1])
         self.file_access(target, span, read="<" in operator, write=">" in operator)
@@ -1692,15 +1692,14 @@ class Walker(ControlFlow):
         """:meth:`resolve` against the directory ``base``."""
         if word == "~" or word.startswith("~/"):
             word = self.home + word[1:]
-        # (unknown parts that are plain names, `$(date +%F)`, start no `/`: the path is below base)
-        plain = UNKNOWN not in word or (("\x02" in word or "\x03" in word) and plain_names_glob(word) is not None)
         if not word.startswith("/"):
-            if word.startswith(UNKNOWN) and not plain:
+            # (unknown parts that are plain names, `$(date +%F)`, start no `/`: below base)
+            if word.startswith(UNKNOWN) and not (word[1:2] == "\x02" and plain_names_glob(word) is not None):
                 return word
             word = base.rstrip("/") + "/" + word if word else base
         if len(word) > MAX_PATH_CHARS:
             return word  # not judged (the judge refuses it): not worth normalising either
-        if plain:
+        if UNKNOWN not in word or ("\x02" in word and plain_names_glob(word) is not None):
             word = _magic_path(word, base) if ("/proc/" in word or "/dev/fd" in word) else _normalize(word)
             links = self.state.links
             if links:

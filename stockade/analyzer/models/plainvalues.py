@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN_NAME, UNKNOWN_NUMBER
+from stockade.analyzer.effects import UNKNOWN_NAME, UNKNOWN_NAME_OR_EMPTY, UNKNOWN_NUMBER
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
 
@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: pad with blanks, still no ``/``)
 _DATE_DIGITS = frozenset("CdeGgHIjklMmNqSsUuVWwYy")
 #: conversions that print letters, digits, blanks, ``:``, ``,`` and ``-`` (not first)
-_DATE_TEXT = frozenset("aAbBhpPZFTRr")
+_DATE_TEXT = frozenset("aAbBhFTRr")
+#: ... and those that may print nothing (``%p`` in a locale without AM/PM)
+_DATE_MAYBE_EMPTY = frozenset("pPZ")
 #: conversions that print a fixed text
 _DATE_FIXED = {"n": "\n", "t": "\t", "%": "%"}
 _DATE_DIRECTIVE = re.compile(r"%([-_0^#]*[0-9]*)([EO]?)(.)", re.DOTALL)
@@ -49,9 +51,12 @@ def _date_text(fmt: str) -> str | None:
         if conversion in _DATE_FIXED and not flags and not modifier:
             out.append(_DATE_FIXED[conversion])
         elif conversion in _DATE_DIGITS:
-            out.append(UNKNOWN_NUMBER if "_" not in flags and conversion not in "ekl" else UNKNOWN_NAME)
+            plain_digits = "_" not in flags and not modifier and conversion not in "ekl"
+            out.append(UNKNOWN_NUMBER if plain_digits else UNKNOWN_NAME)
         elif conversion in _DATE_TEXT:
             out.append(UNKNOWN_NAME)
+        elif conversion in _DATE_MAYBE_EMPTY:
+            out.append(UNKNOWN_NAME_OR_EMPTY)
         else:
             return None
     if "%" in fmt[last:]:
@@ -140,14 +145,15 @@ def git_value_output(inv: Invocation) -> None:
         if len(revisions) == 1 and all(_PLAIN_REVISION.fullmatch(word) for word in revisions) and all(
                 option in ("--verify", "-q", "--quiet", "--short") or re.fullmatch(r"--short=[0-9]+", option)
                 for option in options):
-            inv.output(UNKNOWN_NAME + "\n", "the commit id `git rev-parse` prints")
+            # (nothing outside a repository or for a revision that does not exist)
+            inv.output(UNKNOWN_NAME_OR_EMPTY + "\n", "the commit id `git rev-parse` prints")
     elif sub == "rev-list" and "--count" in rest:
         revisions = [word for word in rest if word[:1] != "-"]
         if revisions and all(_PLAIN_REVISION.fullmatch(word.lstrip("^")) or re.fullmatch(
                 r"[A-Za-z0-9_.@^~-]+\.\.\.?[A-Za-z0-9_.@^~-]+", word) for word in revisions) and all(
                 word in ("--count", "--all", "--no-merges", "--merges", "--first-parent") for word in rest
                 if word[:1] == "-"):
-            inv.output(UNKNOWN_NUMBER + "\n", "the number `git rev-list --count` prints")
+            inv.output(UNKNOWN_NAME_OR_EMPTY + "\n", "the number `git rev-list --count` prints")
 
 
 def wc_output(inv: Invocation) -> None:
