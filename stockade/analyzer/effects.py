@@ -16,6 +16,8 @@ of the same path and span are different values.
 
 from __future__ import annotations
 
+from os import urandom as _urandom
+
 try:
     from _collections import _tuplegetter  # namedtuple's field accessor (C)
 except ImportError:  # pragma: no cover - not CPython
@@ -26,6 +28,21 @@ except ImportError:  # pragma: no cover - not CPython
 
 #: Marks a part of a word whose value the script does not determine.
 UNKNOWN = "\x00"
+#: An unknown part known to be plain text: no ``/``, no glob character, no leading ``.`` or
+#: ``-``, never empty (``$(date +%F)``).  Unknown like any other part to everything but the
+#: judge, which reads a path made of known text and such parts as the glob with ``*`` in their
+#: place: the names in a known directory that it could be.  Every such marker is UNKNOWN,
+#: :data:`PLAIN_MARK`, a kind letter and a token drawn when the process starts (so that no
+#: text, ``"$X"$'\x02'``, can spell one), then :data:`PLAIN_MARK` again.
+PLAIN_MARK = "\x02"
+_TOKEN = _urandom(8).hex()
+UNKNOWN_NAME = UNKNOWN + PLAIN_MARK + "n" + _TOKEN + PLAIN_MARK
+#: A plain name that may also be empty (``$(git rev-parse --short HEAD)`` outside a repository,
+#: ``%p`` in a locale without AM/PM): as a whole path component, the path may be its parent.
+UNKNOWN_NAME_OR_EMPTY = UNKNOWN + PLAIN_MARK + "e" + _TOKEN + PLAIN_MARK
+#: An unknown part known to be a decimal number (``$(nproc)``, ``$(id -u)``, a coprocess's
+#: descriptors ``${COPROC[1]}``): a plain name to the judge, a descriptor after ``>&``.
+UNKNOWN_NUMBER = UNKNOWN + PLAIN_MARK + "d" + _TOKEN + PLAIN_MARK
 
 SpanT = tuple[int, int]
 
@@ -76,13 +93,22 @@ def is_known(text: str) -> bool:
     return UNKNOWN not in text
 
 
+def plain_unknown(text: str) -> str:
+    """``text`` with each plain-value marker as a bare :data:`UNKNOWN`."""
+    return text.replace(UNKNOWN_NAME, UNKNOWN).replace(UNKNOWN_NUMBER, UNKNOWN).replace(UNKNOWN_NAME_OR_EMPTY, UNKNOWN)
+
+
 def show(text: str) -> str:
     """A resolved word for messages: unknown parts shown as ``…``."""
+    if PLAIN_MARK in text:
+        text = plain_unknown(text)
     return text.replace(UNKNOWN, "…")
 
 
 def clip(text: str, width: int = 40) -> str:
     """Shell text for a message: one line, unknown parts as ``…``, at most ``width`` characters."""
+    if PLAIN_MARK in text:
+        text = plain_unknown(text)
     text = text.replace("\n", "⏎").replace(UNKNOWN, "…")
     return text if len(text) <= width else text[: width - 1] + "…"
 

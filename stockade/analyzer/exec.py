@@ -211,7 +211,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
         if UNKNOWN in name:
             effects.append(Unknown(f"the command name `{show(name)}` is not known before it runs", first_span))
             return
-        if ("*" in name or "?" in name or "[" in name) and _globbed_command(walker, argv, spans, stdin, env, span):
+        if ("*" in name or "?" in name or "]" in name.partition("[")[2]) and \
+                _globbed_command(walker, argv, spans, stdin, env, span):  # (a `[` with no `]` is itself: `[ … ]`)
             return
     functions = walker.state.functions
     if functions:

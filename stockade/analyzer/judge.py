@@ -21,7 +21,11 @@ from bisect import bisect_left
 
 from stockade import catalogue as codes
 from stockade.analyzer.effects import (
+    PLAIN_MARK,
     UNKNOWN,
+    UNKNOWN_NAME,
+    UNKNOWN_NAME_OR_EMPTY,
+    UNKNOWN_NUMBER,
     Delete,
     Effect,
     Execute,
@@ -545,6 +549,34 @@ def _unknown_below(path: str) -> str | None:
     return directory
 
 
+def plain_names_glob(path: str) -> str | None:
+    """A path whose only unknown parts are plain names or numbers (:data:`UNKNOWN_NAME`,
+    :data:`UNKNOWN_NUMBER`, :data:`UNKNOWN_NAME_OR_EMPTY`: no ``/``, no leading dot) as the glob
+    of the names it could be: ``*`` for each name, ``[0-9]*`` for each number
+    (``/ws/backup-*.tgz``); None when another part is unknown, or none is plain."""
+    plain = path.replace(UNKNOWN_NAME, "*").replace(UNKNOWN_NUMBER, "[0-9]*").replace(UNKNOWN_NAME_OR_EMPTY, "*")
+    return None if UNKNOWN in plain or plain == path else plain
+
+
+def plain_names_globs(path: str) -> list[str]:
+    """The globs :func:`plain_names_glob` judges ``path`` as, and, for a part that may be empty
+    and is a whole component (``$PWD/$(git rev-parse HEAD)``), the path without it too."""
+    plain = plain_names_glob(path)
+    if plain is None:
+        return []
+    out = [plain]
+    if UNKNOWN_NAME_OR_EMPTY in path:
+        parts = path.split("/")
+        shorter = [part for part in parts if part != UNKNOWN_NAME_OR_EMPTY]
+        if len(shorter) != len(parts):
+            alternative = plain_names_glob("/".join(shorter) or "/")
+            if alternative is None and UNKNOWN not in "/".join(shorter):
+                alternative = "/".join(shorter) or "/"
+            if alternative is not None and alternative not in out:
+                out.append(alternative)
+    return out
+
+
 def _is_glob(path: str) -> bool:
     """Whether a known path is a glob (judged as every path it could match); a ``[`` with no
     ``]`` after it is a literal character, as in bash."""
@@ -669,6 +701,14 @@ class Judge:
         """The reasons a read of ``path_in`` gets (``_add`` arguments but the span): a pure
         function of the path, the cwd and the policy, memoised by :meth:`judge_Read`.  A glob
         gets the reasons of every path it could match (:meth:`PolicyTables.glob_candidates`)."""
+        if PLAIN_MARK in path_in:
+            plains = plain_names_globs(path_in)
+            if plains:
+                collected: list[tuple] = []
+                for plain in plains:
+                    collected += [reason for reason in self._read_reasons(plain, recursive, skip_hidden)
+                                  if reason not in collected]
+                return tuple(collected)
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
             reasons: list[tuple] = []
             for candidate in self._tables.glob_candidates(path_in, deep=not skip_hidden):
@@ -724,6 +764,14 @@ class Judge:
         """The reasons writing (deleting, moving) ``path_in`` gets (``_add`` arguments but the
         span): a pure function of the path, the cwd and the policy, memoised by :meth:`_write`
         (a glob: the reasons of every path it could match)."""
+        if PLAIN_MARK in path_in:
+            plains = plain_names_globs(path_in)
+            if plains:
+                gathered: list[tuple] = []
+                for plain in plains:
+                    gathered += [reason for reason in self._write_reasons(plain, recursive, verb)
+                                 if reason not in gathered]
+                return tuple(gathered)
         if MATCHED_BELOW in path_in and UNKNOWN not in path_in:
             return self._matched_below_reasons(path_in, recursive, verb)
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
@@ -813,6 +861,13 @@ class Judge:
         self._write(effect.dest, effect.span, True, "writes")
 
     def judge_LinkTarget(self, effect: LinkTarget) -> None:
+        if PLAIN_MARK in effect.path:
+            plains = plain_names_globs(effect.path)
+            if plains:  # (a link to `app-$(git rev-parse HEAD)`: to each name it could be)
+                for plain in plains:
+                    for candidate in self._tables.glob_candidates(plain):
+                        self.judge_LinkTarget(LinkTarget(candidate, effect.span))
+                return
         path = self._path(effect.path, effect.span, "links to")
         if path is None:
             return

@@ -356,6 +356,99 @@ def _hide_last(match: re.Match[bytes]) -> bytes:
     return match.group(0)[:-1] + b"\x01"
 
 
+#: a here-document operator and a plain delimiter (a name, maybe quoted whole or after `\`)
+_HEREDOC_OP_RE = re.compile(
+    rb"(?<!<)<<(-?)[ \t]*(?:(['\"])([A-Za-z_][A-Za-z0-9_]*)\2|\\?([A-Za-z_][A-Za-z0-9_]*))(?=[ \t;|&)<>]|\Z)")
+
+
+def hide_delimiter_prefixes(data: bytes) -> tuple[bytes, list[int]]:
+    """``data`` with the first byte of each here-document body line that starts with the
+    delimiter without being it (``EOF is near`` in a body ended by ``EOF``) replaced by a byte
+    the grammar reads as body text (same length), and where those bytes are.  Bash ends a body
+    only at a line that is exactly the delimiter; the grammar's scanner at one that starts
+    with it, and the body's end, and every command after it, would be misread.  Only plain
+    delimiters are looked at; the words keep their text as written, and :func:`parse_tree`
+    keeps the repair only when every replaced byte lies in a here-document body of the tree
+    (``heredoc_misread`` still compares each body's end with bash's)."""
+    spots: list[int] = []
+    pending: list[tuple[bytes, bool]] = []
+    out = bytearray(data)
+    position = 0
+    size = len(data)
+    while position < size:
+        end = data.find(b"\n", position)
+        if end == -1:
+            end = size
+        line = data[position:end]
+        if pending:
+            delimiter, dash = pending[0]
+            skip = len(line) - len(line.lstrip(b"\t")) if dash else 0
+            body = line[skip:]
+            if body == delimiter or (body[len(delimiter):len(delimiter) + 1] == b")" and body.startswith(delimiter)):
+                pending.pop(0)
+            elif body.startswith(delimiter):
+                out[position + skip] = 0x01
+                spots.append(position + skip)
+        elif b"<<" in line:
+            for match in _HEREDOC_OP_RE.finditer(line):
+                pending.append((match.group(3) or match.group(4), bool(match.group(1))))
+        position = end + 1
+    return (bytes(out), spots) if spots else (data, spots)
+
+
+def _in_bodies(tree: Any, spots: list[int]) -> bool:
+    """Whether every byte offset of ``spots`` lies in a here-document body of ``tree``."""
+    root = tree.root_node
+    for spot in spots:
+        node = root.descendant_for_byte_range(spot, spot + 1)
+        while node is not None and node.type not in ("heredoc_body", "heredoc_content"):
+            node = node.parent
+        if node is None:
+            return False
+    return True
+
+
+#: a ``[`` that starts a command (after an operator, a reserved word or the start of a line)
+_TEST_BRACKET_RE = re.compile(rb"(^|[;&|({\n!]|\b(?:then|do|else|elif|if|while|until))([ \t]*)\[(?=[ \t])", re.M)
+
+
+def hide_test_brackets(data: bytes) -> bytes:
+    """``data`` with each ``[`` that starts a command replaced by a byte the grammar reads as a
+    word character (same length).  To bash ``[`` is a command like any other, its arguments
+    words; the grammar reads ``[ … ]`` as an expression of its own and fails on forms it does not
+    know (``[ \\( -f a \\) -o … ]``, ``[ "$a" \\> "$b" ]``).  Used only when the text does not
+    parse otherwise; the command keeps its name ``[`` (the words keep their text)."""
+    return _TEST_BRACKET_RE.sub(lambda match: match.group(1) + match.group(2) + b"\x01", data)
+
+
+_ARITH_BASE_RE = re.compile(rb"(?<![A-Za-z0-9_#])[0-9]{1,2}#(?=\$)")
+
+
+def hide_arithmetic_bases(data: bytes) -> bytes:
+    """``data`` with the base prefix of each ``BASE#$VALUE`` inside ``((…))`` (and ``$((…))``)
+    replaced by blanks (same length).  Bash reads ``10#$d`` as ``$d`` in base 10; the grammar
+    refuses a base before an expansion.  The expansion keeps its place and text, and a number's
+    base changes nothing that runs.  Used only when the text does not parse otherwise."""
+    out = bytearray(data)
+    position = data.find(b"((")
+    while position != -1:
+        depth = 0
+        index = position
+        while index < len(data):
+            byte = data[index]
+            if byte == 0x28:
+                depth += 1
+            elif byte == 0x29:
+                depth -= 1
+                if depth == 0:
+                    break
+            index += 1
+        for match in _ARITH_BASE_RE.finditer(data, position, index):
+            out[match.start():match.end()] = b" " * (match.end() - match.start())
+        position = data.find(b"((", max(index, position + 2))
+    return bytes(out)
+
+
 def parse_tree(text: str, data: bytes) -> Any:
     """The tree-sitter tree of ``data`` (``text`` encoded, brace words hidden: see
     :func:`hide_brace_words`); a text with two ``|`` or more is parsed with a newline after
@@ -372,11 +465,44 @@ def parse_tree(text: str, data: bytes) -> Any:
         data = hide_escaped_returns(data)
     if "$" in text:
         data = hide_bare_dollars(data)
+    if "<<" in text:
+        repaired = heredoc_repaired_tree(data)
+        if repaired is not None:
+            return repaired
     if text.count("|") >= 2 and newline_safe(text):  # it may end in a pipeline of three
         tree = tree_of(data + b"\n")
         if not tree.root_node.has_error:
             return tree
-    return tree_of(data)
+    tree = tree_of(data)
+    if tree.root_node.has_error and ("[ " in text or "#$" in text):
+        return error_repaired_tree(text, data) or tree
+    return tree
+
+
+def heredoc_repaired_tree(data: bytes) -> Any | None:
+    """The tree of ``data`` with :func:`hide_delimiter_prefixes` applied, when that changes a
+    byte and every changed byte lies in a here-document body of it; else None."""
+    hidden, spots = hide_delimiter_prefixes(data)
+    if spots:
+        tree = tree_of(hidden)
+        if _in_bodies(tree, spots):
+            return tree
+    return None
+
+
+def error_repaired_tree(text: str, data: bytes) -> Any | None:
+    """For a text whose tree has an error: the tree of ``data`` with :func:`hide_test_brackets`
+    and :func:`hide_arithmetic_bases` applied, when that has none; else None."""
+    hidden = data
+    if "[ " in text:
+        hidden = hide_test_brackets(hidden)
+    if "#$" in text and "((" in text:
+        hidden = hide_arithmetic_bases(hidden)
+    if hidden != data:
+        retried = tree_of(hidden)
+        if not retried.root_node.has_error:
+            return retried
+    return None
 
 
 def tree_of(data: bytes) -> Any:
@@ -643,7 +769,7 @@ def heredoc_misread(data: bytes, node: Any) -> str | None:
     return None
 
 
-def heredoc_missed_expansion(data: bytes, body: Any) -> bool:
+def heredoc_missed_expansion(data: bytes, body: Any, code_only: bool = False) -> bool:
     """Whether the ``heredoc_body`` node ``body`` of an unquoted here-document holds an
     expansion bash performs (a ``$`` after an even run of backslashes, followed by ``(``,
     ``{``, ``[``, a name or a special parameter) outside every expansion node of the tree.
@@ -659,8 +785,8 @@ def heredoc_missed_expansion(data: bytes, body: Any) -> bool:
         while position - backslashes - 1 >= start and data[position - backslashes - 1] == 0x5C:
             backslashes += 1
         after = data[position + 1:position + 2]
-        if backslashes % 2 == 0 and after and (after in b"({[_@*#?$!-" or after.isalnum()) and \
-                not any(low <= position < high for low, high in covered):
+        if backslashes % 2 == 0 and after and (after in b"({[" or (not code_only and (
+                after in b"_@*#?$!-" or after.isalnum()))) and not any(low <= position < high for low, high in covered):
             return True
         position = data.find(b"$", position + 1, end)
     return False

@@ -31,7 +31,7 @@ from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
 from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
 from stockade.analyzer.exec import TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
-from stockade.analyzer.judge import MAX_PATH_CHARS
+from stockade.analyzer.judge import MAX_PATH_CHARS, plain_names_glob
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.fresh import record_written  # (loaded with the models already: no cold-start cost)
 from stockade.analyzer.models.netconfig import tool_configs
@@ -800,6 +800,12 @@ class Walker(ControlFlow):
                 else:
                     text = self.src.node_text(child)
                     if "$" in text and heredoc_missed_expansion(self.src.data, child):
+                        if not heredoc_missed_expansion(self.src.data, child, code_only=True):
+                            # (only parameters the grammar did not read, `Usage: $0 [options]`: no
+                            # code runs; the body's text is not known)
+                            self.words.parts(child, True)
+                            body_text = None
+                            continue
                         # (an expansion the grammar did not see: walked from a body it reads)
                         self.nested_script(_reread_heredoc(text), self.src.span(child), exact=False)
                         body_text = None
@@ -903,8 +909,9 @@ class Walker(ControlFlow):
                                            self.src.span(dest)))
             return
         target = self.words.text(dest) if not more else self.words.word_text([dest, *more])
-        if operator in (">&", "<&") and (target.isdigit() or target == "-"):
-            return
+        if operator in (">&", "<&") and (target.isdigit() or target == "-" or (
+                target[:3] == "\x00\x02d" and plain_names_glob(target) == "[0-9]*")):
+            return  # (a descriptor: `>&3`, `>&"${COPROC[1]}"`)
         span = self.src.span(dest) if not more else (self.src.span(dest)[0], self.src.span(more[-1])[1])
         self.file_access(target, span, read="<" in operator, write=">" in operator)
         if operator in (">", ">|", ">>", "&>", "&>>") and descriptor in ("", "1") and \
@@ -1686,12 +1693,13 @@ class Walker(ControlFlow):
         if word == "~" or word.startswith("~/"):
             word = self.home + word[1:]
         if not word.startswith("/"):
-            if word.startswith(UNKNOWN):
+            # (unknown parts that are plain names, `$(date +%F)`, start no `/`: below base)
+            if word.startswith(UNKNOWN) and not (word[1:2] == "\x02" and plain_names_glob(word) is not None):
                 return word
             word = base.rstrip("/") + "/" + word if word else base
         if len(word) > MAX_PATH_CHARS:
             return word  # not judged (the judge refuses it): not worth normalising either
-        if UNKNOWN not in word:
+        if UNKNOWN not in word or ("\x02" in word and plain_names_glob(word) is not None):
             word = _magic_path(word, base) if ("/proc/" in word or "/dev/fd" in word) else _normalize(word)
             links = self.state.links
             if links:
@@ -1718,10 +1726,19 @@ _INITIAL_VARIABLES: tuple[Any, dict[str, str]] = (None, {})
 
 
 def _fed_command(node: Any) -> bool:
-    """Whether ``node`` is a command fed only a here-document or here-string (``cat <<'EOF' …``)."""
+    """Whether ``node`` is a command fed only a here-document, a here-string or a file
+    (``cat <<'EOF' …``, ``wc -l < f``), its errors maybe discarded (``2>/dev/null``): what it
+    prints is its model's output."""
     return node.type == "redirected_statement" and node.named_children[0].type == "command" and all(
         child.type in ("heredoc_redirect", "herestring_redirect") or child == node.named_children[0]
-        for child in node.named_children)
+        or (child.type == "file_redirect" and _input_or_quiet(child)) for child in node.named_children)
+
+
+def _input_or_quiet(node: Any) -> bool:
+    """Whether a ``file_redirect`` is ``< FILE`` or ``2>/dev/null`` (standard output untouched)."""
+    text = node.text
+    return (text[:1] == b"<" and text[1:2] not in (b"<", b">", b"&")) or \
+        text.replace(b" ", b"") == b"2>/dev/null"
 
 
 def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:

@@ -28,7 +28,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stockade.analyzer import analyze
-from stockade.analyzer.parse import bash_delimiter, parse
+from stockade.analyzer.parse import (
+    bash_delimiter,
+    hide_arithmetic_bases,
+    hide_delimiter_prefixes,
+    hide_test_brackets,
+    parse,
+)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -81,8 +87,6 @@ MISREAD_HEREDOCS = [
     "cat <<E'x'\nEx\nrm -rf ~\nE'x'\n",             # quotes kept by the scanner
     "cat <<E\"\"\nE\nrm -rf ~\nE\"\"\n",
     "cat <<E\"x\"y\nExy\nrm -rf ~\nE\"x\"y\n",
-    "cat <<E\nE \nrm -rf ~\nE\n",                    # a line that only starts with the delimiter
-    "cat <<END\nENDPOINT=1\nEND\n",                  # (bash runs no more here, but the tree does)
     "cat <<E\u0100\nx\nE\nrm -rf ~\n",                # U+0100 stored as NUL: the body ends early
     "bash -c 'cat <<E\"\"\nE\nrm -rf ~\nE\"\"\n'",
 ]
@@ -93,6 +97,37 @@ def test_heredoc_bodies_bash_ends_elsewhere_are_unparsable(ir, text: str) -> Non
     verdict = analyze(text, ir)
     assert verdict.decision == "deny", verdict
     assert any(r.code == "A400" and "here-document" in r.message for r in verdict.reasons), verdict
+
+
+@pytest.mark.parametrize(("text", "decision"), [
+    # a body line that starts with the delimiter without being it (the grammar's scanner would
+    # end the body there) is body text, as bash reads it: the parser is given another first byte
+    ("cat <<E\nE \nrm -rf ~\nE\n", "allow"), ("cat <<END\nENDPOINT=1\nEND\n", "allow"),
+    ("cat <<EOF\nEOF is near\nEOF", "allow"), ("cat > notes.md <<'END'\nENDPOINT list:\nEND\n", "allow"),
+    ("cat <<-EOF > a.txt\n\tEOF_VAR\n\tEOF\necho ok", "allow"), ("x=$(cat <<EOF\nEOFISH\nEOF\n); echo $x", "allow"),
+    # ... and the commands after the real end, or a body fed to a shell, are judged
+    ("cat <<E\nE \nE\nrm -rf ~\n", "deny"), ("bash <<EOF\nEOFX=1; rm -rf ~\nEOF", "deny"),
+    ("bash <<'EOF'\nEOF_MARK=1\nrm -rf ~\nEOF", "deny"), ("cat <<EOF | sh\nEOFOO=1\nrm -rf ~\nEOF", "deny"),
+    ("cat <<EOF\nEOF2 $(rm -rf ~)\nEOF", "deny"), ("echo '<<rm'\nrm -rf ~", "deny"),
+    ("# cat <<E\nE=/etc; rm -rf \"$E\"", "deny"),
+])
+def test_body_lines_starting_with_the_delimiter_are_the_body(ir, text: str, decision: str) -> None:
+    assert analyze(text, ir).decision == decision
+
+
+def test_hidden_arithmetic_bases_and_test_brackets_keep_offsets() -> None:
+    data = b"echo $(( 10#$d + 1 )); x=10#$y; [ \\( -f a \\) ]"
+    hidden = hide_test_brackets(hide_arithmetic_bases(data))
+    assert len(hidden) == len(data)
+    assert hidden.count(b"10#") == 1 and b"x=10#$y" in hidden  # (only inside `((…))`)
+    assert hidden.endswith(b"\x01 \\( -f a \\) ]")
+
+
+def test_hidden_delimiter_prefixes_keep_offsets() -> None:
+    data = b"cat <<-E\n\tEx\n\tE\nEcho\n"
+    hidden, spots = hide_delimiter_prefixes(data)
+    assert spots == [10] and len(hidden) == len(data) and hidden[10] != data[10]
+    assert hide_delimiter_prefixes(b"cat <<E'x'\nEx\nE\n") == (b"cat <<E'x'\nEx\nE\n", [])
 
 
 @pytest.mark.parametrize("text", [

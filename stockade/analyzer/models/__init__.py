@@ -426,3 +426,7 @@ from stockade.analyzer.models import filters  # noqa: E402,F401
 # isort: split
 # (last: wraps the final models of tar, make, zip, xz … with the options their variables hold)
 from stockade.analyzer.models import optionenv  # noqa: E402,F401
+
+# isort: split
+# (after every other: adds what date, id, nproc, uname, git rev-parse print to their final models)
+from stockade.analyzer.models import plainvalues  # noqa: E402,F401

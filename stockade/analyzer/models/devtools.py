@@ -361,6 +361,8 @@ def model_bundle(inv: Invocation) -> None:
     ``~/.bundle/config`` (``.bundle/config`` with ``--local``), a ``mirror.*`` URL is contacted."""
     argv = inv.argv
     words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
+    if not words and any(w in ("--version", "-v", "--help", "-h") for w in argv[1:]):
+        return  # (`bundle --version`: prints, installs nothing; a bare `bundle` is `bundle install`)
     sub, sub_index = words[0] if words else ("install", 0)
     gemfile = env_value(inv, "BUNDLE_GEMFILE") or "Gemfile"
     for index in range(sub_index + 1, len(argv)):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, LinkTarget
+from stockade.analyzer.effects import UNKNOWN, LinkTarget, show
 from stockade.analyzer.exec import Invocation
+from stockade.analyzer.judge import plain_names_glob
 from stockade.analyzer.models import Spec, parse_options, register, spec_model
 from stockade.analyzer.words import decode_ansi_c
 
@@ -229,20 +230,25 @@ def model_ln(inv: Invocation) -> None:
         inv.write(path, index)
     for target, target_index, link, link_index in pairs:
         inv.write(link, link_index)
-        if symbolic and not relative and not target.startswith("/") and UNKNOWN not in target and \
-                UNKNOWN not in link:
+        if symbolic and not relative and not target.startswith("/") and _known_path(target) and _known_path(link):
             # a relative symlink target is relative to the link's directory (`-r`: to the working one)
             link_dir = inv.path(link).rsplit("/", 1)[0] or "/"
             resolved_target = inv.walker.resolve(target, cwd=link_dir)
         else:
             resolved_target = inv.path(target)
         resolved_link = inv.path(link)
-        if UNKNOWN in resolved_link or UNKNOWN in resolved_target:
-            inv.unknown(f"a link to `{target}` whose path is not known", target_index)
+        if not _known_path(resolved_link) or not _known_path(resolved_target):
+            inv.unknown(f"a link to `{show(target)}` whose path is not known", target_index)
             continue
         inv.walker.state.links[resolved_link] = resolved_target
         # the judge decides whether the target may be read: a link is a way to read it later
         inv.walker.effects.append(LinkTarget(resolved_target, inv.at(target_index)))
+
+
+def _known_path(word: str) -> bool:
+    """Whether a word is known, or unknown only in plain names (``app-$(git rev-parse HEAD)``:
+    judged as the names it could be)."""
+    return UNKNOWN not in word or plain_names_glob(word) is not None
 
 
 _JQ_TWO_VALUES = {"--arg": False, "--argjson": False, "--slurpfile": True, "--rawfile": True}

@@ -18,6 +18,7 @@ from stockade.analyzer.exec import Invocation
 from stockade.analyzer.globs import has_glob
 from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here register first)
     MODELS,
+    Parsed,
     files,
     parse_options,
     register,
@@ -25,7 +26,7 @@ from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here r
     vcs,
     wrappers,
 )
-from stockade.analyzer.models.files import _GREP_VALUES
+from stockade.analyzer.models.files import _GREP_VALUES, NUL
 from stockade.analyzer.models.shellstate import model_parallel
 from stockade.analyzer.models.text import _RG_VALUES
 
@@ -181,9 +182,12 @@ def model_fd(inv: Invocation) -> None:
     for extension, _ in parsed.values_of("-e", "--extension"):
         glob = glob.rstrip("*") + "*." + extension.lstrip(".")
     targets = [path for root in roots for path in selected(root, glob)]
+    if parsed.has("-H", "--hidden", "-u", "--unrestricted"):
+        targets += hidden_variants(roots, glob)
     for root in roots:
         inv.read(root, None)
     if not command or command_at is None:
+        fd_output(inv, parsed, targets)
         return
     if parsed.has("-x", "--exec") or argv[command_at - 1] in ("-x", "--exec"):
         for target in targets:
@@ -194,6 +198,27 @@ def model_fd(inv: Invocation) -> None:
     else:
         sub = [w for w in command if w != "{}"] + targets
         inv.run(command_at, argv=sub, spans=[inv.at(command_at)] * len(sub))
+
+
+def hidden_variants(roots: list[str], glob: str) -> list[str]:
+    """The globs of the dot-files and of the files in dot-directories (``.git/config``) a
+    name glob also selects below each root when a tool does not skip hidden entries."""
+    out = []
+    for root in roots:
+        base = root.rstrip("/") or ""
+        out += [base + "/**/" + (glob if glob[:1] == "." else "." + glob), base + "/**/.*/**/" + glob]
+    return out
+
+
+def fd_output(inv: Invocation, parsed: Parsed, targets: list[str]) -> None:
+    """What ``fd`` without ``-x``/``-X`` prints (for a following pipe or ``$(…)``): the names it
+    selects, judged as their globs (``fd -e md``: ``./**/*.md``; hidden and ignored entries are
+    skipped unless ``-H``/``-u``, which add them).  ``-l`` and ``--format`` print other text:
+    not known."""
+    if parsed.has("-l", "--list-details", "--format") or any(UNKNOWN in target for target in targets):
+        return
+    separator = NUL if parsed.has("-0", "--print0") else "\n"
+    inv.output("".join(target + separator for target in dict.fromkeys(targets)), "the names `fd` prints")
 
 
 def find_selected(inv: Invocation) -> None:

@@ -215,7 +215,7 @@ def model_let(inv: Invocation) -> None:
 _INTERPRETERS: dict[str, dict[str, str]] = {
     "python python2 python3 pypy pypy3": {"-c": "code", "-m": "module", "-W": "text", "-X": "text", "-Q": "text"},
     "node nodejs": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
-                    "--require": "read", "--import": "read", "--input-type": "text"},
+                    "--require": "read", "--import": "read", "--input-type": "text", "--test": "tests"},
     "perl": {"-e": "code", "-E": "code", "-M": "text", "-m": "text", "-I": "text", "-x": "text"},
     "ruby": {"-e": "code", "-r": "text", "-I": "text", "-E": "text"},
     "php": {"-r": "code", "-B": "code", "-R": "code", "-E": "code", "-f": "read", "-d": "text", "-c": "read"},
@@ -245,7 +245,7 @@ _MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-nev
 def interpreter_model(options: dict[str, str]):
     """A model for a language interpreter: inline code is unknown, a script file is read,
     code on stdin is unknown."""
-    values = {name for name, role in options.items() if role != "flag"}
+    values = {name for name, role in options.items() if role not in ("flag", "tests")}
 
     def model(inv: Invocation) -> None:
         parsed = parse_options(inv.argv, values, stop_at_first_positional=True)
@@ -275,6 +275,12 @@ def interpreter_model(options: dict[str, str]):
                 return
             if role == "read" and value:  # (code it loads: `node -r F`, `php -c F`: unknown when this text wrote F)
                 run_file(inv, value, index)
+        if any(options.get(option) == "tests" for option, _, _ in parsed.options):
+            # `node --test [FILES]`: runs the project's test files (the named ones, or those it
+            # finds below the working directory), as a test runner does
+            for word, index in parsed.positionals:
+                run_file(inv, word, index)
+            return
         if parsed.positionals:
             script, index = parsed.positionals[0]
             if script in ("-", "/dev/stdin") and _stdin_one_liner(inv, index):

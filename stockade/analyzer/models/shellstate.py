@@ -9,7 +9,7 @@ see into; ``set -a`` exports later assignments; names with an array subscript
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, Unknown, show
+from stockade.analyzer.effects import UNKNOWN, UNKNOWN_NUMBER, Unknown, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, NAMEREF, array_elements
@@ -232,6 +232,17 @@ def model_coproc(inv: Invocation) -> None:
         end -= 1
     if end > start:
         inv.run(start, argv=argv[start:end], spans=inv.spans[start:end])
+    coproc_descriptors(inv.walker, argv[1] if start == 3 else "COPROC")
+
+
+def coproc_descriptors(walker: Walker, name: str) -> None:
+    """A coprocess ``NAME`` (``COPROC`` unless a compound command is named): ``NAME[0]`` and
+    ``NAME[1]`` are the descriptors of its output and input, ``NAME_PID`` its process id —
+    numbers not known before it runs (``>&"${COPROC[1]}"`` duplicates a descriptor)."""
+    if not name.isidentifier():
+        return
+    set_array(walker, name, [UNKNOWN_NUMBER, UNKNOWN_NUMBER])
+    walker.state.variables[name + "_PID"] = UNKNOWN_NUMBER
 
 
 def model_mapfile(inv: Invocation) -> None:

@@ -21,9 +21,25 @@ def model_system_pkg(inv: Invocation) -> None:
     """A system package manager: installing or removing writes system directories (and
     package scripts run as root); queries only read."""
     words = inv.argv[1:]
-    if not words or any(w in _PKG_READONLY for w in words[:2]):
+    if not words or any(w in _PKG_READONLY for w in words[:2]) or (inv.name == "rpm" and _rpm_query(words)):
         return
     inv.write(_SYSTEM_PKG.get(inv.name, "/usr"), 1, recursive=True)
+
+
+#: rpm's query mode (``-q`` with its letters bundled: ``-qa``, ``-qil``, ``-qpR``; not ``-V``,
+#: whose ``%verifyscript`` scriptlets run)
+_RPM_QUERY_RE = re.compile(r"-q[a-zA-Z]*|--query|--querytags|--version|--help")
+#: rpm options that run code or name configuration in any mode (``--eval '%(CMD)'`` runs CMD,
+#: ``--pipe CMD`` pipes the output to CMD, macro files and definitions can hold ``%(…)``)
+_RPM_CODE = ("-E", "--eval", "--pipe", "-D", "--define", "--macros", "--rcfile", "--load", "--predefine",
+             "--dbpath", "--root", "-r")
+
+
+def _rpm_query(words: list[str]) -> bool:
+    """Whether ``rpm WORDS`` only queries the package database: the mode is the
+    first word, and no option that runs code or points rpm elsewhere is given."""
+    return _RPM_QUERY_RE.fullmatch(words[0]) is not None and not any(
+        word.partition("=")[0] in _RPM_CODE for word in words)
 
 
 def model_systemctl(inv: Invocation) -> None:
