@@ -251,7 +251,8 @@ def default_model(inv: Invocation) -> None:
     ``--out=PATH``, ``-oPATH``, ``key=PATH``) that look like paths are reads; every word that
     can name a file is also an :class:`~stockade.analyzer.effects.Opaque` — what the program
     does to it is not known, so a path the policy does not let it write (read-only or denied)
-    gets the policy's ``unknown-effects`` verdict."""
+    gets the policy's ``unknown-effects`` verdict; the value of an output option (``-o FILE``,
+    ``--output=FILE``) is a write."""
     name = inv.name
     if name[-4:].lower() == ".exe" or (name != name.lower() and name.lower() in MODELS):
         # a Windows program named from bash (WSL, Git Bash): `CMD.EXE`, `git.exe`, `Reg`
@@ -277,6 +278,7 @@ def default_model(inv: Invocation) -> None:
                         "(`--shell powershell` or `auto`) to judge it", 0)
     visible_operands(inv, 1)
     _visible_urls(inv)
+    _output_options(inv)
 
 
 #: URL schemes of network protocols (a program given such a URL is judged to contact its host)
@@ -301,6 +303,28 @@ def _visible_urls(inv: Invocation) -> None:
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, url, index)
+
+
+#: options that name the file a program writes, in nearly every tool that has them
+_OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "--outfile", "--out-file", "--out", "--output-path"})
+
+
+def _output_options(inv: Invocation) -> None:
+    """A program with no model given an output option (``-o FILE``, ``--output=FILE``) writes
+    that file: ``msgfmt -o /usr/share/locale/x.mo`` writes where the policy does not allow."""
+    argv = inv.argv
+    for index in range(1, len(argv)):
+        word = argv[index]
+        if word == "--":
+            return
+        if word in _OUTPUT_OPTIONS and index + 1 < len(argv):
+            value, at = argv[index + 1], index + 1
+        elif word[:2] == "--" and "=" in word and word.partition("=")[0] in _OUTPUT_OPTIONS:
+            value, at = word.partition("=")[2], index
+        else:
+            continue
+        if value and value[:1] != "-" and "://" not in value and UNKNOWN not in value:
+            inv.write(value, at)
 
 
 def versioned_base(name: str) -> str | None:
@@ -426,3 +450,8 @@ from stockade.analyzer.models import filters  # noqa: E402,F401
 # isort: split
 # (last: wraps the final models of tar, make, zip, xz … with the options their variables hold)
 from stockade.analyzer.models import optionenv  # noqa: E402,F401
+
+# isort: split
+# (after every other: wraps the final models of npm, cargo, go, poetry, uv … with the files their
+# init subcommands write)
+from stockade.analyzer.models import scaffold  # noqa: E402,F401

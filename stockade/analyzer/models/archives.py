@@ -136,6 +136,14 @@ _7Z_WRITES = frozenset("a u d rn".split())
 _7Z_EXTRACTS = frozenset("x e".split())
 
 
+def _deletes_added(inv: Invocation, switches: list[tuple[str, int]], words: list[tuple[str, int]]) -> None:
+    """``7z a -sdel``: the files added are deleted afterwards."""
+    if any(switch.lower() == "-sdel" for switch, _ in switches):
+        for word, index in words:
+            if not word.startswith("@"):
+                inv.delete(word, index, recursive=True)
+
+
 def model_7z(inv: Invocation) -> None:
     """7z COMMAND [SWITCHES] ARCHIVE [FILES]: ``a``/``u``/``d``/``rn`` write the archive
     (``a``/``u`` read the files, recursively); ``x``/``e`` write the members into
@@ -165,6 +173,7 @@ def model_7z(inv: Invocation) -> None:
         if command in ("a", "u"):
             for word, index in words:
                 (inv.read(word[1:], index) if word.startswith("@") else inv.read(word, index, recursive=True))
+            _deletes_added(inv, switches, words)
         return
     inv.read(archive, archive_index)
     if command in _7Z_EXTRACTS and not to_stdout:

@@ -499,7 +499,32 @@ def model_elsewhere(inv: Invocation) -> None:
             return  # (`vagrant ssh -c CMD`: a visible command run in the machine, as `ssh HOST CMD`)
         if word in subcommands:
             inv.unknown(f"`{inv.name} {word}` {what}, which the command does not show", index)
+            _shared_home_command(inv, word, index)
             return
+
+
+#: toolbox/distrobox options that take a value
+_TOOLBOX_VALUES = frozenset({"-c", "--container", "-d", "--distro", "-r", "--release", "-n", "--name",
+                             "-a", "--additional-flags", "--image", "-i"})
+
+
+def _shared_home_command(inv: Invocation, sub: str, index: int) -> None:
+    """``distrobox enter [NAME] -- CMD``, ``toolbox run [-c NAME] CMD``: the container shares this
+    machine's home directory (and more of its files), so CMD touches the same paths as it would
+    here: it is judged as run here, besides the container's unknown effects."""
+    if inv.name not in ("toolbox", "distrobox") or sub not in ("run", "enter", "ephemeral"):
+        return
+    argv = inv.argv
+    if "--" in argv[index + 1:]:
+        start = argv.index("--", index + 1) + 1
+    elif inv.name == "toolbox" and sub == "run":
+        start = index + 1
+        while start < len(argv) and argv[start].startswith("-"):
+            start += 1 + (argv[start] in _TOOLBOX_VALUES)
+    else:
+        return
+    if start < len(argv):
+        inv.run(start)
 
 
 ELSEWHERE_BY_NAME = {name: row for names, row in ELSEWHERE.items() for name in names.split()}

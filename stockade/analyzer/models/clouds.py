@@ -106,11 +106,20 @@ def model_helm(inv: Invocation) -> None:
         if command in ("pull", "fetch") and not parsed.values_of("-d", "--destination"):
             inv.write(".", at)
         return
+    _chart_urls(inv, words[1:])
     server = parsed.values_of("--kube-apiserver")
     if server:
         contact_url(inv, server[-1][0], server[-1][1], 443)
     else:
         inv.unknown(f"`helm {command}` contacts the cluster of the kubeconfig, which the command does not name", at)
+
+
+def _chart_urls(inv: Invocation, words: list[tuple[str, int]]) -> None:
+    """A chart named by URL (``helm install x oci://host/charts/x``, ``helm upgrade x
+    https://host/x.tgz``) is downloaded from that host."""
+    for word, index in words:
+        if "://" in word:
+            contact_url(inv, word, index, 443)
 
 
 _TERRAFORM_LOCAL = frozenset({"fmt", "validate", "version", "-version", "--version", "show", "output", "graph",

@@ -12,7 +12,7 @@ seen, which is code it cannot see into — unless the package is a known develop
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
+from stockade.analyzer.effects import UNKNOWN, SpanT, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import MODELS, apply_role, default_model, parse_options, register, visible_operands
 from stockade.analyzer.models.envvars import judge_env_var
@@ -366,10 +366,27 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, registry[1], index, 443)
+    if plain and as_named_program(inv, package, index):
+        return
     # the package's arguments, as an unmodelled program's: `npx dotenv -e .env` reads `.env`
     runner, inv.name = inv.name, package
     visible_operands(inv, index + 1)
     inv.name = runner
+
+
+def as_named_program(inv: Invocation, name: str, index: int, argv: list[str] | None = None,
+                     spans: list[SpanT] | None = None) -> bool:
+    """A package run unseen whose name is a program with a model (``bunx sh -c CODE``,
+    ``uvx bash -c CODE``): it may be that program (a runner falls back to the command on
+    ``PATH``, or the package installs one of that name), so its arguments are judged as that
+    program's, as well as the unknown effects of the package.  True when judged so."""
+    from stockade.analyzer.models import builtin_model
+
+    model = MODELS.get(name) or builtin_model(name)
+    if model is None or model is default_model or (argv is None and inv.argv[index:index + 1] != [name]):
+        return False
+    inv.run(index, argv=argv, spans=spans)
+    return True
 
 
 def _package_source(inv: Invocation, package: str, index: int) -> None:
@@ -612,6 +629,30 @@ def model_nix_shell(inv: Invocation) -> None:
             index += 1
 
 
+_NIX_VALUES = frozenset({"--arg", "--argstr", "--option", "-I", "--include", "--override-input", "--expr",
+                         "-f", "--file", "--profile", "--store", "--eval-store", "-j", "--max-jobs", "--cores",
+                         "--inputs-from", "--override-flake", "--reference-lock-file", "--output-lock-file"})
+
+
+def _nix_run_program(inv: Invocation) -> None:
+    """``nix run FLAKE#ATTR [-- ARGS]``: the program run is the package's main program, named
+    by its attribute (``nixpkgs#bash`` runs ``bash``); when that name has a model, the
+    arguments are judged as that program's (``nix run nixpkgs#bash -- -c CODE`` runs CODE)."""
+    argv = inv.argv
+    index = 2
+    while index < len(argv) and argv[index].startswith("-") and argv[index] != "--":
+        index += 1 + (argv[index] in _NIX_VALUES) + (argv[index] in ("--arg", "--argstr", "--option"))
+    if index >= len(argv) or argv[index] == "--":
+        return
+    installable = argv[index]
+    name = installable.rpartition("#")[2].rpartition(".")[2] if "#" in installable else ""
+    rest = index + 1
+    if rest < len(argv) and argv[rest] == "--":
+        rest += 1
+    if name and UNKNOWN not in name:
+        as_named_program(inv, name, index, argv=[name, *argv[rest:]], spans=[inv.spans[index], *inv.spans[rest:]])
+
+
 def model_nix(inv: Invocation) -> None:
     """``nix run PKG`` runs a package unseen; ``nix shell PKGS -c CMD`` and ``nix develop -c CMD``
     run CMD (modelled)."""
@@ -621,6 +662,7 @@ def model_nix(inv: Invocation) -> None:
     sub = words[0]
     if sub == "run":
         inv.unknown("`nix run` builds and runs a package that cannot be seen into", 1)
+        _nix_run_program(inv)
         return
     if sub == "profile" and len(words) > 1 and words[1] in ("install", "add", "upgrade", "rollback", "switch"):
         inv.unknown(f"`nix profile {words[1]}` puts packages that cannot be seen into on every later shell's PATH", 2)

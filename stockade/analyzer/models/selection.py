@@ -325,6 +325,32 @@ def ls_default(inv: Invocation) -> None:
         inv.output("".join(word + "\n" for word in words), "the names `ls` prints")
 
 
+def ag_file_regex(inv: Invocation) -> None:
+    """``ag -G REGEX``/``--file-search-regex`` (``pt -G``/``--file-search-regexp``): only files
+    whose path the regex matches are searched, below every searched path: judged as the glob the
+    regex could match there (``ag --hidden -G '\\.env' KEY`` reads ``.env`` files)."""
+    for word in inv.argv[1:]:  # (no word that can give -G: nothing to do, no parse)
+        if word.startswith("--file-search-regex") or (word[:1] == "-" and word[1:2] != "-" and "G" in word):
+            break
+    else:
+        return
+    from stockade.analyzer.models.text import _AG_VALUES
+
+    values = {*_AG_VALUES, "--file-search-regexp"}
+    parsed = parse_options(inv.argv, values, optional=frozenset({"-C", "--context"}))
+    regexes = parsed.values_of("-G", "--file-search-regex", "--file-search-regexp")
+    if not regexes:
+        return
+    words = [word for word, _ in parsed.positionals]
+    if not parsed.values_of("-g") and words:
+        words.pop(0)
+    hidden = parsed.has("--hidden", "-u", "--unrestricted")
+    for root in words or ["."]:
+        for value, index in regexes:
+            for pattern in selected(root, regex_glob(value)):
+                inv.read(pattern, index, skip_hidden=not hidden)
+
+
 def model_compgen(inv: Invocation) -> None:
     """``compgen -c [PREFIX]`` (``-A command``) prints the names of commands starting with PREFIX: the glob
     ``PREFIX*`` (in command position, the programs it could be); other lists are not known."""
@@ -349,6 +375,9 @@ for _grep in ("grep", "egrep", "fgrep"):
         _wrap(_grep, grep_includes)
         _wrap(_grep, listed_names)
 _wrap("find", find_selected)
+register("pt", MODELS["ag"])  # (the platinum searcher: ag's options)
+for _ag in ("ag", "pt"):
+    _wrap(_ag, ag_file_regex)
 register("compgen", model_compgen, builtin=True)
 register("fd fdfind", model_fd)
 register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)

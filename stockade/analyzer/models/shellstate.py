@@ -10,7 +10,7 @@ see into; ``set -a`` exports later assignments; names with an array subscript
 from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, Unknown, show
-from stockade.analyzer.exec import Invocation
+from stockade.analyzer.exec import HASHED_KEY, HASHED_PREFIX, Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, NAMEREF, array_elements
 
@@ -339,18 +339,25 @@ def model_read(inv: Invocation) -> None:
 
 
 def model_hash(inv: Invocation) -> None:
-    """``hash -p FILE NAME``: later ``NAME`` runs ``FILE``."""
+    """``hash -p FILE NAME``: later ``NAME`` runs ``FILE`` (judged as that program: see
+    :func:`stockade.analyzer.exec._hashed`); ``hash -r`` empties the table, ``-d NAME`` drops one."""
     parsed = parse_options(inv.argv, {"-p", "-t", "-d"})
+    variables = inv.walker.state.variables
+    if parsed.has("-r"):
+        for key in [key for key in variables if key.startswith(HASHED_PREFIX)]:
+            del variables[key]
     for option, value, index in parsed.options:
+        if option == "-d" and value is not None:
+            variables.pop(HASHED_PREFIX + value, None)
         if option == "-p" and value is not None:
             path = inv.path(value)
             names = " ".join(word for word, _ in parsed.positionals) or "a command"
             if UNKNOWN in path or not path.startswith(SYSTEM_BIN_DIRS):
                 inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, which cannot be seen into", index)
-            elif any(word != path.rpartition("/")[2] for word, _ in parsed.positionals):
-                # (`hash -p /bin/rm cat`: later `cat` is `rm`, which is not how it is judged)
-                inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, another program: what later "
-                            "commands of that name do is not known", index)
+            for word, _ in parsed.positionals:  # (`hash -p /bin/rm cat`: later `cat` is `rm`)
+                if "/" not in word and UNKNOWN not in word:
+                    variables[HASHED_KEY] = "1"
+                    variables[HASHED_PREFIX + word] = path
 
 
 def model_test(inv: Invocation) -> None:

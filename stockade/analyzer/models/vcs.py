@@ -104,7 +104,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
                 "--strategy-option": "text", "-C": "text", "--whitespace": "text"}, "text", "tree"),
     "cherry-pick": ({"-m": "text", "--mainline": "text", "-s": "text", "-X": "text"}, "text", "tree"),
     "revert": ({"-m": "text", "--mainline": "text", "-X": "text"}, "text", "tree"),
-    "pull": ({**_FETCH, "-s": "text", "--strategy": "text", "-X": "text"}, "text", "tree"),
+    "pull": ({**_FETCH, "-s": "text", "--strategy": "text", "-X": "text", "--exec": _S}, "text", "tree"),
     "rm": ({"--pathspec-from-file": "read"}, "delete", "tree"),
     "mv": ({}, "write", "tree"),
     "apply": ({"--directory": "tree-dir", "-p": "text", "--exclude": "text", "--include": "text"}, "read", "tree"),
@@ -682,6 +682,8 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
             continue
         if role == _S:
             inv.script(value, index, what=f"the command given to `git {sub} {option}`")
+            if sub in ("rebase", "pull"):
+                _other_checkout_program(inv, value.split(), index, f"`git {sub} {option}`")
         elif role == "python":
             inv.unknown(f"`git {sub} {option}` runs Python code that cannot be seen into", index)
         elif role in ("write", "writer", "read", "readr"):
@@ -909,6 +911,24 @@ def _op_run(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed
     """``bisect run CMD ARGS…``: the command runs at each step."""
     if positionals and positionals[0][0] == "run":
         inv.run(positionals[0][1] + 1)
+        _other_checkout_program(inv, inv.argv[positionals[0][1] + 1:], positionals[0][1] + 1, "`git bisect run`")
+
+
+#: interpreters whose first operand is the program file they run
+_SCRIPT_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "python", "python3", "node", "perl", "ruby"})
+
+
+def _other_checkout_program(inv: Invocation, words: list[str], index: int, what: str) -> None:
+    """``git rebase -x ./check.sh``, ``git bisect run ./test.sh``: the command runs at each commit
+    the rebase replays or the bisection checks out, and a program that is a file of the work tree
+    (a relative path, ``sh ./x``) is that file as it is at those commits — not the one in the work
+    tree now (a commit of another branch, ``--onto evil``, brings its own): unknown code."""
+    interpreted = bool(words) and words[0].rpartition("/")[2] in _SCRIPT_RUNNERS and len(words) > 1 and \
+        words[1][:1] != "-"
+    program = (words[1] if interpreted else words[0]) if words else ""
+    if (interpreted or "/" in program) and program[:1] not in ("", "/", "~", "$") and UNKNOWN not in program:
+        inv.unknown(f"{what} runs `{show(program)}` as it is at each commit it checks out, which is not the "
+                    "file in the work tree and cannot be seen into", index)
 
 
 def _op_worktree(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,

@@ -1,0 +1,115 @@
+"""Project initializers: the files ``npm init``, ``cargo init`` or ``go mod init`` create.
+
+An initializer writes a project's manifest (and, for some, a source tree) in the current
+directory or in the directory it is given: ``cd ~ && npm init -y`` writes ``~/package.json``,
+outside the workspace, and ``cargo new ~/.config/x`` a tree there.  Each row names the files
+written relative to that directory; a tree (``src``) is written recursively.  The tool's own
+model still runs first (``npm init PKG`` runs a downloaded package; that stays).
+"""
+
+from __future__ import annotations
+
+from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.exec import Invocation
+from stockade.analyzer.models import MODELS, default_model, register
+from stockade.analyzer.models.fresh import template_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from stockade.analyzer.models import Model
+
+#: (program, subcommand words) → (files written below the directory, trees written below it,
+#: whether the first operand after the subcommand is the directory, value options to skip)
+_S = frozenset
+INITIALIZERS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...], bool, frozenset[str]]] = {
+    ("npm", ("init",)): (("package.json",), (), False, _S({"-w", "--workspace", "--scope", "--init-module"})),
+    ("pnpm", ("init",)): (("package.json",), (), False, _S()),
+    ("yarn", ("init",)): (("package.json", ".yarnrc.yml", ".gitignore", ".editorconfig"), (), False, _S()),
+    ("bun", ("init",)): (("package.json", "index.ts", "tsconfig.json", ".gitignore", "README.md"), (), True,
+                         _S()),
+    ("deno", ("init",)): (("deno.json", "main.ts", "main_test.ts"), (), True, _S()),
+    ("cargo", ("init",)): (("Cargo.toml", ".gitignore"), ("src",), True,
+                           _S({"--name", "--vcs", "--edition", "--registry"})),
+    ("cargo", ("new",)): ((), ("",), True, _S({"--name", "--vcs", "--edition", "--registry"})),
+    ("go", ("mod", "init")): (("go.mod",), (), False, _S()),
+    ("poetry", ("init",)): (("pyproject.toml",), (), False,
+                            _S({"--name", "--description", "--author", "--python", "--dependency",
+                                "--dev-dependency", "-l", "--license"})),
+    ("poetry", ("new",)): ((), ("",), True, _S({"--name", "--readme"})),
+    ("uv", ("init",)): (("pyproject.toml", "README.md", ".python-version", "main.py", ".gitignore"), ("src",),
+                        True, _S({"--name", "--python", "-p", "--build-backend", "--vcs", "--author-from",
+                                  "--description"})),
+    ("pdm", ("init",)): (("pyproject.toml", "pdm.lock"), ("src",), False, _S({"-p", "--project", "--python"})),
+    ("hatch", ("new",)): ((), ("",), True, _S()),
+    ("composer", ("init",)): (("composer.json",), (), False,
+                              _S({"--name", "--description", "--author", "--type", "--homepage", "--require",
+                                  "--require-dev", "-s", "--stability", "-l", "--license", "--repository",
+                                  "-d", "--working-dir"})),
+    ("gem", ("init",)): (("Gemfile",), (), False, _S()),
+    ("bundle", ("init",)): (("Gemfile",), (), False, _S({"--gemspec"})),
+    ("dart", ("create",)): ((), ("",), True, _S({"-t", "--template"})),
+    ("flutter", ("create",)): ((), ("",), True, _S({"-t", "--template", "--org", "--project-name"})),
+}
+
+
+def _directory(inv: Invocation, at: int, takes_dir: bool, values: frozenset[str]) -> tuple[str, int | None]:
+    """The directory the initializer writes in: its operand (when it takes one) or the cwd;
+    ``-C DIR``/``--cwd``/``--directory`` and ``--prefix`` move it."""
+    argv = inv.argv
+    directory: tuple[str, int | None] = (".", None)
+    index = at
+    while index < len(argv):
+        word = argv[index]
+        if word in ("-C", "--cwd", "--directory", "--prefix", "--manifest-path-never", "-d", "--working-dir") \
+                and index + 1 < len(argv):
+            directory = (argv[index + 1], index + 1)
+            index += 2
+            continue
+        if word in values:
+            index += 2
+            continue
+        if word == "--" or not word.startswith("-"):
+            if takes_dir and word != "--":
+                return (word, index) if directory[0] == "." else (directory[0].rstrip("/") + "/" + word, index)
+            if word != "--":
+                return directory
+        index += 1
+    return directory
+
+
+def _runs_a_package(inv: Invocation, operands: list[tuple[str, int]], takes_dir: bool) -> bool:
+    """``npm init vite``, ``yarn init PKG``: a package initializer (downloaded code) writes the files."""
+    return inv.name in ("npm", "pnpm", "yarn") and bool(operands) and not takes_dir
+
+
+def _initializer(name: str, previous: Model) -> Model:
+    rows = {words: row for (program, words), row in INITIALIZERS.items() if program == name}
+
+    def model(inv: Invocation) -> None:
+        previous(inv)
+        words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if not word.startswith("-")]
+        for sub, row in rows.items():
+            if tuple(word for word, _ in words[:len(sub)]) != sub:
+                continue
+            files, trees, takes_dir, values = row
+            directory, at = _directory(inv, words[len(sub) - 1][1] + 1, takes_dir, values)
+            if UNKNOWN in directory:
+                return  # (a directory not known: the tool's model judged the word already)
+            base = directory.rstrip("/") or "/"
+            effects = inv.walker.effects
+            start = len(effects)
+            for file in files:
+                inv.write(f"{base}/{file}" if base != "/" else f"/{file}", at)
+            for tree in trees:
+                inv.write(f"{base}/{tree}".rstrip("/") if tree else base, at, recursive=True)
+            if not _runs_a_package(inv, words[len(sub):], takes_dir):
+                for effect in effects[start:]:  # (the tool's own template: not code from elsewhere)
+                    template_write(inv.walker, effect)
+            return
+
+    model.__doc__ = f"{previous.__doc__ or name}; its init subcommands write the project's files (scaffold.py)"
+    return model
+
+
+for _name in sorted({program for program, _ in INITIALIZERS}):
+    register(_name, _initializer(_name, MODELS.get(_name, default_model)))
