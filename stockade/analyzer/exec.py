@@ -181,11 +181,7 @@ def _hashed(walker: Walker, argv: list[str], spans: list[SpanT]) -> list[str]:
     file the table names (not a function or builtin of that name, which come first)."""
     name = argv[0]
     target = walker.state.variables.get(HASHED_PREFIX + name)
-    if target is None or "/" in name or name in walker.state.functions:
-        return argv
-    from stockade.analyzer.models import builtin_model
-
-    if builtin_model(name) is not None:
+    if target is None or "/" in name or name in walker.state.functions or name in _SHELL_BUILTINS:
         return argv
     return [target, *argv[1:]]
 

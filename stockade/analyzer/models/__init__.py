@@ -307,6 +307,8 @@ def _visible_urls(inv: Invocation) -> None:
 
 #: options that name the file a program writes, in nearly every tool that has them
 _OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "--outfile", "--out-file", "--out", "--output-path"})
+#: options that name the directory a program writes into
+_OUTPUT_DIRS = frozenset({"--out-dir", "--outdir", "--output-dir", "--output-directory"})
 
 
 def _output_options(inv: Invocation) -> None:
@@ -317,14 +319,17 @@ def _output_options(inv: Invocation) -> None:
         word = argv[index]
         if word == "--":
             return
-        if word in _OUTPUT_OPTIONS and index + 1 < len(argv):
+        option = word.partition("=")[0] if word[:2] == "--" else word
+        if (word in _OUTPUT_OPTIONS or word in _OUTPUT_DIRS) and index + 1 < len(argv):
             value, at = argv[index + 1], index + 1
-        elif word[:2] == "--" and "=" in word and word.partition("=")[0] in _OUTPUT_OPTIONS:
+        elif word[:2] == "--" and "=" in word and (option in _OUTPUT_OPTIONS or option in _OUTPUT_DIRS):
             value, at = word.partition("=")[2], index
+        elif word[:2] == "-o" and len(word) > 2 and word[2] in "/~":  # `-o/usr/x`: an attached value
+            value, at = word[2:], index
         else:
             continue
         if value and value[:1] != "-" and "://" not in value and UNKNOWN not in value:
-            inv.write(value, at)
+            inv.write(value, at)  # (a directory: new entries below it, judged as a write of it)
 
 
 def versioned_base(name: str) -> str | None:
@@ -455,3 +460,7 @@ from stockade.analyzer.models import optionenv  # noqa: E402,F401
 # (after every other: wraps the final models of npm, cargo, go, poetry, uv … with the files their
 # init subcommands write)
 from stockade.analyzer.models import scaffold  # noqa: E402,F401
+
+# isort: split
+# (after every other: wraps the final models of gdb, lldb, strace, perf … and of the JDK tools)
+from stockade.analyzer.models import attach  # noqa: E402,F401

@@ -181,6 +181,38 @@ def model_7z(inv: Invocation) -> None:
     inv.output(None, f"the output of `{inv.name}`")
 
 
+def model_rar(inv: Invocation) -> None:
+    """rar COMMAND [-SWITCHES] ARCHIVE [FILES…] [DIR/]: ``a``/``u``/``f``/``m`` write the archive
+    and read the files (recursively); ``m`` and ``-df`` delete them afterwards; ``x``/``e``
+    extract into the last operand ending in ``/`` (or ``-op DIR``, or the cwd); ``d``/``c``/``k``/
+    ``rn`` change the archive."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    switches = [w for w in inv.argv[1:] if w.startswith("-")]
+    if len(words) < 2:
+        return
+    (command, _), (archive, archive_index) = words[0], words[1]
+    command = command.lower()
+    files = words[2:]
+    if command in ("a", "u", "f", "m", "mf"):
+        inv.write(archive, archive_index)
+        for word, index in files:
+            (inv.read(word[1:], index) if word.startswith("@") else inv.read(word, index, recursive=True))
+            moves = command.startswith("m") or any(s.lower() in ("-df", "-dr") for s in switches)
+            if moves and not word.startswith("@"):
+                inv.delete(word, index, recursive=True)
+    elif command in ("d", "c", "k", "rn", "s", "ch", "r", "rr", "cw"):
+        inv.write(archive, archive_index)
+    elif command in ("x", "e"):
+        inv.read(archive, archive_index)
+        out = [s[3:] for s in switches if s.lower().startswith("-op") and len(s) > 3]
+        if files and files[-1][0].endswith("/"):
+            inv.write(files[-1][0], files[-1][1])
+        else:
+            inv.write(out[-1] if out else ".", None)
+    else:
+        inv.read(archive, archive_index)
+
+
 def model_cpio(inv: Invocation) -> None:
     """cpio: ``-i`` extracts members below ``-D DIR`` (or the cwd); ``-o`` writes an archive
     (``-O``/``-F``); ``-p DIR`` copies the listed files into DIR; ``--rsh-command`` runs a
@@ -501,6 +533,7 @@ def model_openssl(inv: Invocation) -> None:
 register(" ".join(COMPRESSORS), model_compressor)
 register("unzip funzip", model_unzip)
 register("7z 7za 7zr 7zz", model_7z)
+register("rar", model_rar)
 def model_jar(inv: Invocation) -> None:
     """``jar {c|u|x|t}[vf0Mm…] [JARFILE] [MANIFEST] [-C DIR] FILES…`` (and the long
     ``--create --file=F`` spelling): creating or updating reads the files (below ``-C DIR``) and

@@ -95,6 +95,9 @@ def model_helm(inv: Invocation) -> None:
             contact_url(inv, value, index, 443)
         elif option in ("-d", "--destination", "--untardir"):
             inv.write(value, index)
+    if command == "registry" and len(words) >= 3 and words[1][0] in ("login", "logout"):
+        contact_url(inv, "https://" + words[2][0], words[2][1], 443)  # (an OCI registry, by host)
+        return
     if command == "repo" and len(words) >= 4 and words[1][0] == "add":
         contact_url(inv, words[3][0], words[3][1], 443)
         inv.write("~/.config/helm", at)

@@ -59,6 +59,28 @@ def _socket_daemon(inv: Invocation, value: str, index: int | None) -> None:
                 "container daemon and cannot be identified", index)
 
 
+def _podman_unshare(inv: Invocation, at: int) -> None:
+    """``podman unshare [CMD]``: CMD runs on this machine, in a user namespace that maps the user
+    to root (its files are this machine's); without a command, an interactive shell."""
+    start = at + 1
+    while start < len(inv.argv) and inv.argv[start].startswith("-"):
+        start += 1
+    if start < len(inv.argv):
+        inv.run(start)
+    else:
+        inv.unknown("`podman unshare` opens a shell, whose commands cannot be seen", at)
+
+
+def _env_context(inv: Invocation) -> None:
+    """``DOCKER_CONTEXT=NAME docker …``: as ``--context NAME``, the daemon that context names."""
+    value = inv.env.get("DOCKER_CONTEXT")
+    if value is None and "DOCKER_CONTEXT" in inv.walker.state.exported:
+        value = inv.walker.state.variables.get("DOCKER_CONTEXT")
+    if value and value not in ("default", "desktop-linux"):
+        inv.unknown(f"`DOCKER_CONTEXT={show(value)}` makes `{inv.name}` talk to the daemon that context names, "
+                    "which can be on another machine", 0)
+
+
 def _daemon(inv: Invocation, value: str, index: int | None) -> None:
     """``-H``/``DOCKER_HOST``: a daemon on another machine is a network contact."""
     if value.startswith("unix://"):
@@ -200,6 +222,8 @@ def model_container(inv: Invocation) -> None:
                 env_host = state.variables[var]
     if env_host and not daemon_given:
         _daemon(inv, env_host, 0)
+    elif not daemon_given:
+        _env_context(inv)
     if not parsed.positionals:
         return
     command, at = parsed.positionals[0]
@@ -207,6 +231,8 @@ def model_container(inv: Invocation) -> None:
         command, at = parsed.positionals[1]
     if command in ("run", "create", "exec"):
         _run_options(inv, at + 1)
+    elif command == "unshare" and inv.name == "podman":
+        _podman_unshare(inv, at)
     elif command == "cp":
         words = [(w, i) for i, w in enumerate(inv.argv[at + 1:], start=at + 1) if not w.startswith("-")]
         if len(words) == 2:

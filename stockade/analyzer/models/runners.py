@@ -124,7 +124,7 @@ RUNNERS: dict[str, Runner] = {
                              "--wait")}),
     "dbus-run-session": Runner({"--config-file": "read", "--dbus-daemon": T}),
     "firejail": Runner(),  # (its option values are only ever attached: --private=DIR)
-    "proot": Runner(_t("-r", "--rootfs", "-b", "--bind", "-m", "--mount", "-w", "--cwd", "-q", "--qemu",
+    "proot": Runner(_t("-r", "--rootfs", "-R", "-S", "-b", "--bind", "-m", "--mount", "-w", "--cwd", "-q", "--qemu",
                        "-k", "--kernel-release", "-v", "--verbose")),
     "faketime": Runner(_t("-f", "-m", "-p", "--exclude-monotonic"), operands=1),
     "direnv": Runner(operands=2),  # direnv exec DIR CMD
@@ -653,6 +653,62 @@ def _nix_run_program(inv: Invocation) -> None:
         as_named_program(inv, name, index, argv=[name, *argv[rest:]], spans=[inv.spans[index], *inv.spans[rest:]])
 
 
+_PIXI_EXEC_VALUES = frozenset({"-s", "--spec", "-c", "--channel", "-p", "--platform", "--with"})
+
+
+def _fetched_tool(inv: Invocation, start: int, values: frozenset[str], what: str) -> None:
+    """``pkgx [+PKG…] CMD ARGS``, ``pixi exec [-s SPEC] CMD ARGS``: CMD comes from a package the
+    tool downloads (unseen); named like a modelled program, its arguments are judged as that
+    program's."""
+    argv = inv.argv
+    index = start
+    while index < len(argv) and (argv[index][:1] in ("-", "+") and argv[index] != "--"):
+        index += 1 + (argv[index] in values)
+    if index < len(argv) and argv[index] == "--":
+        index += 1
+    if index >= len(argv):
+        return
+    command = argv[index]
+    inv.unknown(f"`{what}` downloads and runs `{show(command)}`, which cannot be seen into", index)
+    if "/" not in command and UNKNOWN not in command:
+        as_named_program(inv, command, index)
+
+
+def model_pkgx(inv: Invocation) -> None:
+    """``pkgx [+PKG…] CMD ARGS`` (see :func:`_fetched_tool`)."""
+    _fetched_tool(inv, 1, frozenset(), inv.name)
+
+
+_PIXI_MODEL = MODELS.get("pixi")
+
+
+def model_pixi(inv: Invocation) -> None:
+    """``pixi exec CMD`` runs a tool from a package (see :func:`_fetched_tool`); else pixi's model."""
+    words = [word for word in inv.argv[1:] if not word.startswith("-")]
+    if words[:1] == ["exec"] or words[:1] == ["x"]:
+        _fetched_tool(inv, inv.argv.index(words[0]) + 1, _PIXI_EXEC_VALUES, f"pixi {words[0]}")
+        return
+    if _PIXI_MODEL is not None:
+        _PIXI_MODEL(inv)
+    else:
+        default_model(inv)
+
+
+def model_sops_exec(inv: Invocation) -> None:
+    """``sops exec-env FILE CMD``/``exec-file FILE CMD``: CMD is shell code run with the file's
+    decrypted values (``{}`` in exec-file's command: the decrypted copy's path, in the temporary
+    directory); else sops reads
+    and writes its file operands as visible."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    if len(words) >= 3 and words[0][0] in ("exec-env", "exec-file"):
+        inv.read(words[1][0], words[1][1])
+        # (`{}`: the decrypted copy, a file sops makes in the temporary directory)
+        inv.script(words[2][0].replace("{}", "/tmp/sops-exec-file"), words[2][1],
+                   what=f"the command given to `sops {words[0][0]}`")
+        return
+    default_model(inv)
+
+
 def model_nix(inv: Invocation) -> None:
     """``nix run PKG`` runs a package unseen; ``nix shell PKGS -c CMD`` and ``nix develop -c CMD``
     run CMD (modelled)."""
@@ -758,3 +814,6 @@ def model_asdf(inv: Invocation) -> None:
 
 
 register("asdf", model_asdf)
+register("pkgx", model_pkgx)
+register("pixi", model_pixi)
+register("sops", model_sops_exec)

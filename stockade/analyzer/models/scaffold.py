@@ -1,10 +1,15 @@
-"""Project initializers: the files ``npm init``, ``cargo init`` or ``go mod init`` create.
+"""Project initializers and dependency installers: the files ``npm init``, ``cargo init``, ``go mod
+init`` create, and the trees ``npm install`` or ``uv sync`` write in the project directory.
 
 An initializer writes a project's manifest (and, for some, a source tree) in the current
 directory or in the directory it is given: ``cd ~ && npm init -y`` writes ``~/package.json``,
 outside the workspace, and ``cargo new ~/.config/x`` a tree there.  Each row names the files
 written relative to that directory; a tree (``src``) is written recursively.  The tool's own
-model still runs first (``npm init PKG`` runs a downloaded package; that stays).
+model still runs first (``npm init PKG`` runs a downloaded package; that stays).  An installer
+writes its manifest, lock file and dependency tree (``node_modules``, ``vendor``, ``.venv``) in
+the current directory (``cd ~ && npm install x`` writes ``~/node_modules``).  These files are the
+tool's own: a later command that runs them is not running code from elsewhere because of them
+(what the packages themselves run is their models' to judge).
 """
 
 from __future__ import annotations
@@ -51,6 +56,32 @@ INITIALIZERS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[str
     ("flutter", ("create",)): ((), ("",), True, _S({"-t", "--template", "--org", "--project-name"})),
 }
 
+#: dependency installers: the tree and manifests they write in the project directory (the cwd, or
+#: ``--prefix``/``-C``/``--cwd``); ``-g``/``--global`` installs elsewhere (their models judge that)
+_NODE = ("node_modules",)
+_DEPS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    **{("npm", (sub,)): (("package.json", "package-lock.json"), _NODE)
+       for sub in ("install", "i", "ci", "add", "update", "up", "uninstall", "remove", "rm", "un", "dedupe",
+                   "prune", "link")},
+    **{("pnpm", (sub,)): (("package.json", "pnpm-lock.yaml"), _NODE)
+       for sub in ("install", "i", "add", "update", "up", "remove", "rm", "uninstall")},
+    **{("yarn", (sub,)): (("package.json", "yarn.lock"), _NODE) for sub in ("install", "add", "remove", "up",
+                                                                            "upgrade")},
+    **{("bun", (sub,)): (("package.json", "bun.lock", "bun.lockb"), _NODE)
+       for sub in ("install", "i", "add", "a", "remove", "rm", "update")},
+    **{("go", ("mod", sub)): (("go.mod", "go.sum"), ()) for sub in ("tidy", "edit")},
+    ("go", ("get",)): (("go.mod", "go.sum"), ()),
+    **{("cargo", (sub,)): (("Cargo.toml", "Cargo.lock"), ()) for sub in ("add", "remove", "rm", "update")},
+    **{("poetry", (sub,)): (("pyproject.toml", "poetry.lock"), ()) for sub in ("add", "remove", "lock")},
+    **{("uv", (sub,)): (("pyproject.toml", "uv.lock"), (".venv",)) for sub in ("add", "remove", "lock", "sync")},
+    **{("composer", (sub,)): (("composer.json", "composer.lock"), ("vendor",))
+       for sub in ("require", "install", "update", "remove")},
+}
+for (_program, _words), (_files, _trees) in _DEPS.items():
+    INITIALIZERS[(_program, _words)] = (_files, _trees, False, _S({"-w", "--workspace", "--filter", "-F"}))
+#: options that make an installer install globally (not into the project directory)
+_GLOBAL = frozenset({"-g", "--global", "--location=global", "-G"})
+
 
 def _directory(inv: Invocation, at: int, takes_dir: bool, values: frozenset[str]) -> tuple[str, int | None]:
     """The directory the initializer writes in: its operand (when it takes one) or the cwd;
@@ -87,6 +118,8 @@ def _initializer(name: str, previous: Model) -> Model:
 
     def model(inv: Invocation) -> None:
         previous(inv)
+        if any(word in _GLOBAL for word in inv.argv[1:]):
+            return  # (a global install: the tool's model judges where it writes)
         words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if not word.startswith("-")]
         for sub, row in rows.items():
             if tuple(word for word, _ in words[:len(sub)]) != sub:
@@ -102,7 +135,7 @@ def _initializer(name: str, previous: Model) -> Model:
                 inv.write(f"{base}/{file}" if base != "/" else f"/{file}", at)
             for tree in trees:
                 inv.write(f"{base}/{tree}".rstrip("/") if tree else base, at, recursive=True)
-            if not _runs_a_package(inv, words[len(sub):], takes_dir):
+            if (inv.name, sub) in _DEPS or not _runs_a_package(inv, words[len(sub):], takes_dir):
                 for effect in effects[start:]:  # (the tool's own template: not code from elsewhere)
                     template_write(inv.walker, effect)
             return

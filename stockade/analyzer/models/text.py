@@ -224,8 +224,8 @@ def program_text(inv: Invocation, path: str) -> str | None:
     else:
         from stockade.analyzer.models.fresh import known_content
 
-        resolved = inv.path(path)
-        text = None if UNKNOWN in resolved else known_content(inv.walker, resolved)
+        resolved = path if path[:8] == "/dev/fd/" else inv.path(path)  # (`<(echo CODE)`: its known text)
+        text = None if UNKNOWN in resolved and resolved[:8] != "/dev/fd/" else known_content(inv.walker, resolved)
     return None if text is None or UNKNOWN in text else text
 
 

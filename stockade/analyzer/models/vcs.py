@@ -850,12 +850,27 @@ def _op_grep(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
     disk (not the index), every one below each path (default ``.``)."""
     rest = inv.argv[sub_index + 1:]
     if "--no-index" not in rest and "--untracked" not in rest:
+        _grep_pathspecs(inv, git, parsed, positionals)
         return
     words = [(word, index) for word, index in positionals if word != "--"]
     if words and not parsed.values_of("-e", "-f"):
         words = words[1:]
     for word, index in words or [(".", sub_index)]:
         inv.read(_below(git.repo, word), index, recursive=True)
+
+
+def _grep_pathspecs(inv: Invocation, git: _Git, parsed: Parsed, positionals: list[tuple[str, int]]) -> None:
+    """``git grep KEY -- '.env*'``: the tracked files the pathspecs name are read (a glob as the
+    files it can match; a leading ``*`` matches across directories, as in git's pathspecs)."""
+    words = [(word, index) for word, index in positionals if word != "--"]
+    if words and not parsed.values_of("-e", "-f"):
+        words = words[1:]
+    for word, index in words:
+        if word[:1] == ":" or UNKNOWN in word:
+            continue  # (magic pathspecs: not followed)
+        inv.read(_below(git.repo, word), index, recursive=True)
+        if word[:1] == "*" and "/" not in word:
+            inv.read(_below(git.repo, "**/" + word.lstrip("*") if word.lstrip("*") else word), index)
 
 
 def _op_no_index(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,

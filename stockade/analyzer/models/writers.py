@@ -92,6 +92,8 @@ _GETTEXT_ATTACHED = frozenset({"-k", "--keyword", "-c", "--add-comments", "-M", 
                                "--msgstr-suffix"})
 WRITERS["msgfmt msgcat msgconv msguniq msgcomm msgattrib msggrep msgen msgunfmt msginit xgettext"] = \
     Spec(values=_GETTEXT_VALUES, optional=_GETTEXT_ATTACHED)
+WRITERS["sassc"] = Spec(last="write", values={"-I": "readr", "--load-path": "readr", "-t": T, "--style": T,
+                                              "-P": T, "--precision": T, "-m": T, "--sourcemap": T})
 WRITERS["msgmerge"] = Spec(values=_GETTEXT_VALUES, optional=_GETTEXT_ATTACHED,
                            flags={"-U": "writes-args", "--update": "writes-args"})
 for _names, _spec in WRITERS.items():
