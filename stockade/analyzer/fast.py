@@ -507,7 +507,7 @@ def _stateful_and_or(statements: list[Any], quoted: bool) -> bool:
 #: to the tree walk, which judges the list both ways (a first command that fails or not)
 _STATEFUL = frozenset({"cd", "pushd", "popd", "read", "readarray", "mapfile", "unset", "export", "declare",
                        "typeset", "local", "set", "source", ".", "eval", "shift", "getopts", "printf", "hash",
-                       "alias", "unalias", "enable", "shopt", "builtin", "command", "exec"})
+                       "alias", "unalias", "enable", "shopt", "builtin", "command", "exec", "let"})
 
 
 def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[..., None], base: int,

@@ -479,6 +479,8 @@ ELSEWHERE: dict[str, tuple[frozenset[str] | None, str]] = {
     "pyinfra": (None, "runs operations on the hosts of its inventory"),
     "pssh parallel-ssh pdsh clush mussh dsh": (None, "runs commands on the hosts of its host list"),
     "mcollective mco": (None, "runs actions on the nodes of the collective"),
+    "k9s kdash": (None, "opens an interactive console of the cluster of the kubeconfig (shells in pods, edits, "
+                        "deletions)"),
     "nomad": (frozenset({"job", "run", "stop", "alloc", "exec", "node", "deployment", "namespace", "var",
                          "volume", "acl", "system", "operator", "server", "agent", "plan", "status"}),
               "changes jobs on the Nomad cluster of its environment (`NOMAD_ADDR`)"),

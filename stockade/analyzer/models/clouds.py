@@ -43,6 +43,10 @@ def model_kubectl(inv: Invocation) -> None:
                 inv.read(value, index, recursive=option in ("-k", "--kustomize") or parsed.has("-R", "--recursive"))
         elif option == "--from-file":
             inv.read(value.partition("=")[2] or value, index)
+    if command == "login" and inv.name == "oc":  # `oc login URL`: the server named, and the kubeconfig written
+        for word, index in parsed.positionals[1:2]:
+            contact_url(inv, word if "://" in word else "https://" + word, index, 443)
+        inv.write("~/.kube/config", at)
     if command in ("config", "completion", "kustomize", "plugin", "options", "help", "") or (
             command == "version" and parsed.has("--client")):
         if command == "config" and len(words) > 1 and words[1] not in ("view", "get-contexts", "current-context",

@@ -269,15 +269,44 @@ def _paste(words: list[str], text: str) -> str | None:
                 position += 1
                 value = words[position]
             delimiter = value[:1] if value and value[:1] != "\\" else _ESCAPES.get(value[1:2], "")
-        elif word.startswith("-s") and word[2:3] == "d":  # `-sd,`
-            serial, delimiter = True, word[3:4] or delimiter
+        elif word.startswith("-s") and word[2:3] == "d":  # `-sd,`, `-sd ' '`
+            value = word[3:]
+            if not value and position + 1 < len(words):
+                position += 1
+                value = words[position]
+            serial, delimiter = True, value[:1] if value[:1] != "\\" else _ESCAPES.get(value[1:2], "")
         elif word != "-":
             return None
         position += 1
     return delimiter.join(_lines(text)) + "\n" if serial else text
 
 
+_SED_LINE = re.compile(r"\s*([0-9]+)\s*([pq])\s*$|\s*\$\s*p\s*$")
+
+
+def _sed_lines(words: list[str], text: str) -> str | None:
+    """``sed -n Np``, ``sed Nq``, ``sed -n '$p'``: one line (or the first N) of known text."""
+    quiet = any(word in ("-n", "--quiet", "--silent") for word in words)
+    scripts = [word for word in words if word not in ("-n", "--quiet", "--silent", "-e", "--expression")]
+    if len(scripts) != 1:
+        return None
+    match = _SED_LINE.match(scripts[0])
+    if match is None:
+        return None
+    lines = _lines(text)
+    if match.group(1) is None:  # `$p`
+        return _joined(lines[-1:]) if quiet else None
+    number, command = int(match.group(1)), match.group(2)
+    if command == "p" and quiet:
+        return _joined(lines[number - 1:number] if number else [])
+    if command == "q" and not quiet:
+        return _joined(lines[:number])
+    return None
+
+
 def _sed(words: list[str], text: str) -> str | None:
+    if any(word in ("-n", "--quiet", "--silent") for word in words) or re.match(r"\s*[0-9]+q\s*$", words[-1] if words else ""):
+        return _sed_lines(words, text)
     scripts = [word for word in words if word not in ("-e", "--expression", "-E", "-r")]
     if len(scripts) != 1 or len(scripts[0]) < 4 or scripts[0][0] != "s":
         return None
@@ -360,6 +389,60 @@ def _xargs(words: list[str], text: str) -> str | None:
     return None if items == [UNKNOWN] else " ".join(items) + "\n"
 
 
+def _same(condition: Callable[[list[str], str], bool]) -> Callable[[list[str], str], str | None]:
+    """A filter that prints known text unchanged when ``condition`` holds of its arguments and
+    the text (``expand`` of text without tabs, ``iconv`` of ASCII text…); else not followed."""
+    def compute(words: list[str], text: str) -> str | None:
+        return text if condition(words, text) else None
+
+    return compute
+
+
+def _no_tabs(words: list[str], text: str) -> bool:
+    return not words and "\t" not in text
+
+
+def _iconv_ascii(words: list[str], text: str) -> bool:
+    return text.isascii() and all(re.fullmatch(r"-[ft]|--(?:from|to)-code(?:=\S+)?|-c|[A-Za-z0-9_.:/-]+", word)
+                                  for word in words) and not any(word.startswith("-o") for word in words)
+
+
+def _dd_plain(words: list[str], text: str) -> bool:
+    return all(word.partition("=")[0] in ("status", "bs", "ibs", "obs") and "=" in word for word in words)
+
+
+def _strings_all(words: list[str], text: str) -> bool:
+    return not words and all(len(line) >= 4 and line.isprintable() for line in _lines(text))
+
+
+def _fmt_one(words: list[str], text: str) -> bool:
+    lines = _lines(text)
+    return not words and len(lines) == 1 and len(lines[0]) <= 75 and " " not in lines[0].strip()
+
+
+def _column_one(words: list[str], text: str) -> bool:
+    return words in ([], ["-t"]) and all(" " not in line and "\t" not in line for line in _lines(text)) and \
+        len(_lines(text)) == 1
+
+
+def _base64(words: list[str], text: str) -> str | None:
+    """``base64`` / ``base64 -d`` of known text (no wrapping options): encoded or decoded."""
+    import base64
+    import binascii
+
+    if words == [] or words == ["-w0"] or words == ["-w", "0"]:
+        encoded = base64.b64encode(text.encode("utf-8", "surrogateescape")).decode("ascii")
+        if words:
+            return encoded
+        return "".join(encoded[i:i + 76] + "\n" for i in range(0, len(encoded), 76))
+    if words in (["-d"], ["--decode"], ["-D"]):
+        try:
+            return base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
 def _rev(words: list[str], text: str) -> str | None:
     return None if words else _joined([line[::-1] for line in _lines(text)])
 
@@ -374,6 +457,8 @@ FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "tail": lambda words, text: _head_tail("tail", words, text),
     "sort": _sort, "uniq": _uniq, "tr": _tr, "cut": _cut, "paste": _paste, "sed": _sed, "awk": _awk,
     "gawk": _awk, "mawk": _awk, "grep": _grep, "xargs": _xargs, "rev": _rev, "tac": _tac, "fold": _fold,
+    "expand": _same(_no_tabs), "iconv": _same(_iconv_ascii), "dd": _same(_dd_plain),
+    "strings": _same(_strings_all), "fmt": _same(_fmt_one), "column": _same(_column_one), "base64": _base64,
 }
 
 

@@ -1,5 +1,6 @@
-"""Project initializers and dependency installers: the files ``npm init``, ``cargo init``, ``go mod
-init`` create, and the trees ``npm install`` or ``uv sync`` write in the project directory.
+"""Project initializers, dependency installers and builds: the files ``npm init``, ``cargo init``,
+``go mod init`` create, the trees ``npm install`` or ``uv sync`` write, and the outputs a build
+leaves (``cargo build``'s ``target``, ``gcc``'s ``a.out``) in the project directory.
 
 An initializer writes a project's manifest (and, for some, a source tree) in the current
 directory or in the directory it is given: ``cd ~ && npm init -y`` writes ``~/package.json``,
@@ -77,6 +78,23 @@ _DEPS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]]
     **{("composer", (sub,)): (("composer.json", "composer.lock"), ("vendor",))
        for sub in ("require", "install", "update", "remove")},
 }
+# builds and packers: what they leave in the project directory ("." : a new entry of it, name not known)
+_BUILDS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    **{("cargo", (sub,)): ((), ("target",)) for sub in ("build", "b", "test", "t", "run", "r", "check", "c", "doc",
+                                                         "bench")},
+    **{("mvn", (phase,)): ((), ("target",)) for phase in ("compile", "test", "package", "verify", "install")},
+    **{("gradle", (task,)): ((), ("build", ".gradle")) for task in ("build", "assemble", "test", "jar")},
+    ("go", ("build",)): ((".",), ()),
+    ("npm", ("pack",)): ((".",), ()),
+    ("yarn", ()): (("package.json", "yarn.lock"), _NODE),
+    ("pipenv", ("install",)): (("Pipfile", "Pipfile.lock"), ()),
+    **{("dotnet", (sub,)): ((), ("bin", "obj")) for sub in ("build", "publish", "test", "run")},
+}
+_DEPS.update(_BUILDS)
+#: options (and variables) that move a build's output elsewhere: then its model judges it
+_ELSEWHERE = {"cargo": ("--target-dir", "--manifest-path"), "go": ("-o",), "mvn": ("-f", "--file"),
+              "gradle": ("-p", "--project-dir", "-b", "--build-file"), "dotnet": ("-o", "--output")}
+_ELSEWHERE_VARS = {"cargo": "CARGO_TARGET_DIR"}
 for (_program, _words), (_files, _trees) in _DEPS.items():
     INITIALIZERS[(_program, _words)] = (_files, _trees, False, _S({"-w", "--workspace", "--filter", "-F"}))
 #: options that make an installer install globally (not into the project directory)
@@ -113,6 +131,16 @@ def _runs_a_package(inv: Invocation, operands: list[tuple[str, int]], takes_dir:
     return inv.name in ("npm", "pnpm", "yarn") and bool(operands) and not takes_dir
 
 
+def _output_elsewhere(inv: Invocation) -> bool:
+    """Whether an option or variable puts the build's output somewhere else (``cargo build
+    --target-dir D``, ``go build -o F``, ``CARGO_TARGET_DIR``)."""
+    options = _ELSEWHERE.get(inv.name, ())
+    if options and any(word == option or word.startswith(option + "=") for word in inv.argv[1:] for option in options):
+        return True
+    variable = _ELSEWHERE_VARS.get(inv.name)
+    return variable is not None and (variable in inv.env or variable in inv.walker.state.exported)
+
+
 def _initializer(name: str, previous: Model) -> Model:
     rows = {words: row for (program, words), row in INITIALIZERS.items() if program == name}
 
@@ -120,12 +148,14 @@ def _initializer(name: str, previous: Model) -> Model:
         previous(inv)
         if any(word in _GLOBAL for word in inv.argv[1:]):
             return  # (a global install: the tool's model judges where it writes)
+        if _output_elsewhere(inv):
+            return
         words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if not word.startswith("-")]
         for sub, row in rows.items():
-            if tuple(word for word, _ in words[:len(sub)]) != sub:
+            if tuple(word for word, _ in words[:len(sub)]) != sub or (not sub and words):
                 continue
             files, trees, takes_dir, values = row
-            directory, at = _directory(inv, words[len(sub) - 1][1] + 1, takes_dir, values)
+            directory, at = _directory(inv, words[len(sub) - 1][1] + 1 if sub else 1, takes_dir, values)
             if UNKNOWN in directory:
                 return  # (a directory not known: the tool's model judged the word already)
             base = directory.rstrip("/") or "/"
@@ -146,3 +176,30 @@ def _initializer(name: str, previous: Model) -> Model:
 
 for _name in sorted({program for program, _ in INITIALIZERS}):
     register(_name, _initializer(_name, MODELS.get(_name, default_model)))
+
+
+#: C compilers: without ``-o`` they write ``a.out`` (``-c``/``-S``: objects named after the sources)
+_COMPILERS = ("gcc", "cc", "c++", "g++", "clang", "clang++", "tcc", "gfortran")
+_COMPILE_ONLY = frozenset({"-c", "-S"})
+_NO_OUTPUT = frozenset({"-E", "-M", "-MM", "-fsyntax-only", "--version", "-v", "--help", "-###", "-dumpversion",
+                        "-dumpmachine", "-print-search-dirs"})
+
+
+def _compiler_output(name: str, previous: Model) -> Model:
+    def model(inv: Invocation) -> None:
+        previous(inv)
+        argv = inv.argv[1:]
+        if any(word == "-o" or word.startswith("-o") for word in argv) or any(word in _NO_OUTPUT or
+                                                                             word.startswith("-print-")
+                                                                             for word in argv):
+            return
+        if not any(word[:1] != "-" for word in argv):
+            return
+        inv.write("." if any(word in _COMPILE_ONLY for word in argv) else "a.out", None)
+
+    model.__doc__ = f"{previous.__doc__ or name}; without -o it writes a.out in the cwd (scaffold.py)"
+    return model
+
+
+for _name in _COMPILERS:
+    register(_name, _compiler_output(_name, MODELS.get(_name, default_model)))

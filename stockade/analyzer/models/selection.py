@@ -250,7 +250,24 @@ def git_ls_files(inv: Invocation) -> None:
     judged as the glob ``**/*`` (a name below here, not a hidden one)."""
     if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] in (["diff"], ["show"], ["log"], ["diff-tree"], ["ls-tree"],
                                                            ["whatchanged"]) and "--name-only" in inv.argv):
-        inv.output("**/*\n", f"the names `git {inv.argv[1]}` prints")
+        globs = _pathspec_globs(inv.argv[2:]) if inv.argv[1] == "ls-files" else None
+        inv.output(globs or "**/*\n", f"the names `git {inv.argv[1]}` prints")
+
+
+def _pathspec_globs(words: list[str]) -> str | None:
+    """``git ls-files '*.env'``: the names it prints are the tracked files its glob pathspecs
+    match (a leading ``*`` matches across directories, and a dot: ``**/*.env``, ``**/.env``);
+    None when an operand is not a glob (every name below may be printed)."""
+    operands = [word for word in words if word[:1] != "-" and word != "--"]
+    if not operands or any(not has_glob(word) or word[:1] == ":" or UNKNOWN in word for word in operands):
+        return None
+    out: list[str] = []
+    for word in operands:
+        out.append(word)
+        if word[:1] == "*" and "/" not in word:
+            stripped = word.lstrip("*")
+            out.extend(["**/" + word, "**/" + stripped] if stripped else [])
+    return "".join(line + "\n" for line in out)
 
 
 def listed_names(inv: Invocation) -> None:

@@ -360,6 +360,22 @@ def model_hash(inv: Invocation) -> None:
                     variables[HASHED_PREFIX + word] = path
 
 
+def model_shift(inv: Invocation) -> None:
+    """``shift [N]``: the positional parameters move down by N (1); more than there are: bash
+    fails and leaves them; N not known: they are not known."""
+    state = inv.walker.state
+    params = state.positional
+    if params is None:
+        return
+    word = inv.argv[1] if len(inv.argv) > 1 else "1"
+    if not word.isdigit() or len(word) > 6:
+        state.positional = [params[0], UNKNOWN] if UNKNOWN in word or not word.isdigit() else params
+        return
+    count = int(word)
+    if count <= len(params) - 1:
+        state.positional = [params[0], *params[1 + count:]]
+
+
 def model_test(inv: Invocation) -> None:
     """``test``/``[`` as a command: ``-v 'a[$(cmd)]'`` evaluates the subscript (running cmd);
     every other test has no effect."""
@@ -489,6 +505,7 @@ register("mapfile readarray", model_mapfile, builtin=True)
 register("read", model_read, builtin=True)
 register("getopts", model_getopts, builtin=True)
 register("hash", model_hash, builtin=True)
+register("shift", model_shift, builtin=True)
 register("test [", model_test, builtin=True)
 register("enable", model_enable, builtin=True)
 register("set", model_set, builtin=True)

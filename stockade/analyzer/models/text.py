@@ -825,6 +825,22 @@ _EX_SOURCE = re.compile(r"(so|sou|sour|sourc|source|ru|run|runtime|luafile|pyf|p
                         r"rubyfile|perldo)!?(\s|$)")
 
 
+_VIM_SYSTEM = re.compile(r"""\b(?:system|systemlist|jobstart)\s*\(\s*(?:'((?:[^']|'')*)'|"((?:[^"\\]|\\.)*)")\s*[,)]""")
+_NVIM_EXECUTE = re.compile(r"""\bos\.execute\s*\(\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\)""")
+
+
+def _vim_system_literal(inv: Invocation, text: str, index: int) -> None:
+    """``:call system("CMD")``, ``:echo systemlist('CMD')``, ``:lua os.execute("CMD")``: a string
+    literal given to the shell is walked as the shell code it is (the command stays unknown
+    code as well: the rest of the expression is not followed)."""
+    for match in list(_VIM_SYSTEM.finditer(text)) + list(_NVIM_EXECUTE.finditer(text)):
+        single, double = match.group(1), match.group(2)
+        code = single.replace("''", "'") if single is not None else \
+            re.sub(r"\\(.)", r"\1", double or "")
+        if code:
+            inv.script(code, index, what="the shell command of a vim expression")
+
+
 def _sourced_file(inv: Invocation, text: str, index: int) -> None:
     """``:source FILE``, ``:luafile FILE``, ``:pyfile FILE``: the editor reads FILE to run it
     (``:runtime NAME`` searches the runtime path: no file named here)."""
@@ -860,6 +876,7 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
         _sourced_file(inv, text, index)
         inv.unknown(f"the editor command `{show(text)[:40]}` runs code in a file that cannot be seen into", index)
         return
+    _vim_system_literal(inv, text, index)
     forced = re.sub(r"^(w|wq|x|sav|saveas|wa|q|qa|wqa|xa|up|update)!", r"\1", text)  # (`w!` forces, runs nothing)
     if re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!\s*\S",
                  forced):

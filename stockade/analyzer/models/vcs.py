@@ -919,6 +919,8 @@ def _op_foreach(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Pa
         start += 1
     if words:
         inv.script(" ".join(words), start, what="the command of `git submodule foreach`")
+        # (run in each submodule: a relative program is the submodule's file, from its own repository)
+        _other_checkout_program(inv, " ".join(words).split(), start, "`git submodule foreach`")
 
 
 def _op_run(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
@@ -937,12 +939,13 @@ def _other_checkout_program(inv: Invocation, words: list[str], index: int, what:
     """``git rebase -x ./check.sh``, ``git bisect run ./test.sh``: the command runs at each commit
     the rebase replays or the bisection checks out, and a program that is a file of the work tree
     (a relative path, ``sh ./x``) is that file as it is at those commits — not the one in the work
-    tree now (a commit of another branch, ``--onto evil``, brings its own): unknown code."""
+    tree now (a commit of another branch, ``--onto evil``, brings its own): unknown code.  So is
+    ``git submodule foreach ./x.sh``, which runs each submodule's own file."""
     interpreted = bool(words) and words[0].rpartition("/")[2] in _SCRIPT_RUNNERS and len(words) > 1 and \
         words[1][:1] != "-"
     program = (words[1] if interpreted else words[0]) if words else ""
     if (interpreted or "/" in program) and program[:1] not in ("", "/", "~", "$") and UNKNOWN not in program:
-        inv.unknown(f"{what} runs `{show(program)}` as it is at each commit it checks out, which is not the "
+        inv.unknown(f"{what} runs `{show(program)}` as it is in each commit or submodule it checks out, which is not the "
                     "file in the work tree and cannot be seen into", index)
 
 
