@@ -315,6 +315,11 @@ def _output_options(inv: Invocation) -> None:
     """A program with no model given an output option (``-o FILE``, ``--output=FILE``) writes
     that file: ``msgfmt -o /usr/share/locale/x.mo`` writes where the policy does not allow."""
     argv = inv.argv
+    for word in argv:  # (no word that can be an output option: nothing to do)
+        if word[:2] == "-o" or word[:5] == "--out":
+            break
+    else:
+        return
     for index in range(1, len(argv)):
         word = argv[index]
         if word == "--":

@@ -143,9 +143,19 @@ def _output_elsewhere(inv: Invocation) -> bool:
 
 def _initializer(name: str, previous: Model) -> Model:
     rows = {words: row for (program, words), row in INITIALIZERS.items() if program == name}
+    firsts = frozenset(words[0] for words in rows if words)
+    bare = () in rows
 
     def model(inv: Invocation) -> None:
         previous(inv)
+        for word in inv.argv[1:]:  # (the first operand names no row: nothing to do)
+            if word[:1] != "-":
+                if word not in firsts:
+                    return
+                break
+        else:
+            if not bare:
+                return
         if any(word in _GLOBAL for word in inv.argv[1:]):
             return  # (a global install: the tool's model judges where it writes)
         if _output_elsewhere(inv):

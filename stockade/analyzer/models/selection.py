@@ -18,6 +18,7 @@ from stockade.analyzer.exec import Invocation
 from stockade.analyzer.globs import has_glob
 from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here register first)
     MODELS,
+    Parsed,
     files,
     parse_options,
     register,
@@ -54,6 +55,8 @@ def selected(root: str, pattern: str) -> list[str]:
     stripped = pattern.lstrip("*")
     if stripped and stripped != pattern:
         out.append(base + "/**/" + stripped)
+        if stripped[:1] not in (".", "?", "["):  # (`*env`, a regex's `env$`: the star may be the dot of `.env`)
+            out.append(base + "/**/." + stripped)
     if stripped[:1] == "?":  # (a leading `?` may be the dot)
         out.append(base + "/**/." + stripped[1:])
     return out
@@ -95,18 +98,33 @@ def _any_case(glob: str) -> str:
     return "".join(out)
 
 
+def _rg_type_globs(parsed: Parsed) -> list[tuple[str, int]]:
+    """``rg --type-add 'e:*.env' -t e``: the globs of the file types defined on the command line
+    that ``-t``/``--type`` selects (the built-in types name ordinary source files)."""
+    defined: dict[str, list[str]] = {}
+    for value, _ in parsed.values_of("--type-add"):
+        name, colon, globs = value.partition(":")
+        if colon and not globs.startswith("include:"):
+            defined.setdefault(name, []).extend(glob for glob in globs.split(",") if glob)
+    return [(glob, index) for value, index in parsed.values_of("-t", "--type") for glob in defined.get(value, [])]
+
+
 def rg_globs(inv: Invocation) -> None:
     """``rg -g GLOB`` / ``--glob`` / ``--iglob`` (not ``!GLOB``): an override that searches the
     files it matches, hidden or not, below every searched path."""
-    for word in inv.argv[1:]:  # (no word that can give -g/--glob/--iglob: nothing to do, no parse)
-        if word.startswith(("--glob", "--iglob")) if word[:2] == "--" else (word[:1] == "-" and "g" in word):
+    for word in inv.argv[1:]:  # (no word that can give -g/--glob/--iglob/--type-add: nothing to do, no parse)
+        if word.startswith(("--glob", "--iglob", "--type-add")) if word[:2] == "--" else (word[:1] == "-" and "g" in word):
             break
     else:
         return
     parsed = parse_options(inv.argv, _RG_VALUES)
-    globs = [(value, index) for value, index in parsed.values_of("-g", "--glob") if not value.startswith("!")]
+    globs = [(value[1:] if value[:1] == "=" else value, index) for value, index in parsed.values_of("-g", "--glob")
+             if not value.lstrip("=").startswith("!")]  # (`-g=.env`: taken as the glob `.env`, the strict side)
+    if parsed.has("--glob-case-insensitive"):
+        globs = [(_any_case(value), index) for value, index in globs]
     # (an --iglob matches without regard to case: `.ENV*` finds `.env`)
     globs += [(_any_case(value), index) for value, index in parsed.values_of("--iglob") if not value.startswith("!")]
+    globs += _rg_type_globs(parsed)
     if not globs:
         return
     words = [word for word, _ in parsed.positionals]
@@ -216,6 +234,10 @@ def find_selected(inv: Invocation) -> None:
             patterns.append(argv[index + 1])
         elif word in ("-path", "-ipath", "-wholename", "-iwholename") and index + 1 < len(argv):
             patterns.append(_relative_path_pattern(argv[index + 1], roots))
+        elif word in ("-regex", "-iregex") and index + 1 < len(argv):
+            # (a regular expression matched against the whole name: as the glob it can match)
+            glob = regex_glob("^" + argv[index + 1].lstrip("^").removesuffix("$") + "$")
+            patterns.append(_relative_path_pattern(_any_case(glob) if word == "-iregex" else glob, roots))
         elif word in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < len(argv) and argv[end] not in (";", "+"):
