@@ -360,6 +360,41 @@ def model_hash(inv: Invocation) -> None:
                     variables[HASHED_PREFIX + word] = path
 
 
+def model_history(inv: Invocation) -> None:
+    """``history -w|-a [FILE]`` writes the history list to FILE (``$HISTFILE``, else
+    ``~/.bash_history``): ``HISTFILE=~/.bashrc history -w`` rewrites a startup file;
+    ``-r``/``-n`` read it."""
+    argv = inv.argv
+    flags = "".join(word[1:] for word in argv[1:] if word[:1] == "-" and word[1:2] != "-")
+    operands = [(word, index) for index, word in enumerate(argv[1:], start=1) if word[:1] != "-"]
+    if not set(flags) & set("warn"):
+        return
+    if operands and not operands[0][0].isdigit():
+        target, at = operands[0]
+    else:
+        value = inv.env.get("HISTFILE") if inv.env else None
+        target = value if value is not None else inv.walker.lookup("HISTFILE") or "~/.bash_history"
+        at = 0
+    if UNKNOWN in target:
+        inv.unknown(f"`history -{flags}` uses a history file that is not known (`{show(target)}`)", at)
+    elif set(flags) & set("wa"):
+        inv.write(target, at)
+    else:
+        inv.read(target, at)
+
+
+def model_fc(inv: Invocation) -> None:
+    """``fc -l`` lists the history; ``fc -e EDITOR`` runs EDITOR on the commands (then runs what
+    it leaves), ``fc -s`` runs a history command again: commands not in the text."""
+    argv = inv.argv
+    if any(word[:1] == "-" and "l" in word[1:] for word in argv[1:]):
+        return
+    for index, word in enumerate(argv[1:-1], start=1):
+        if word == "-e":
+            inv.script(argv[index + 1] + " /tmp/bash-fc", index + 1, what="the editor of `fc -e`")
+    inv.unknown("`fc` runs commands from the shell's history, which the text does not show", 0)
+
+
 def model_shift(inv: Invocation) -> None:
     """``shift [N]``: the positional parameters move down by N (1); more than there are: bash
     fails and leaves them; N not known: they are not known."""
@@ -506,6 +541,8 @@ register("read", model_read, builtin=True)
 register("getopts", model_getopts, builtin=True)
 register("hash", model_hash, builtin=True)
 register("shift", model_shift, builtin=True)
+register("history", model_history, builtin=True)
+register("fc", model_fc, builtin=True)
 register("test [", model_test, builtin=True)
 register("enable", model_enable, builtin=True)
 register("set", model_set, builtin=True)

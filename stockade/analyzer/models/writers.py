@@ -94,10 +94,48 @@ WRITERS["msgfmt msgcat msgconv msguniq msgcomm msgattrib msggrep msgen msgunfmt 
     Spec(values=_GETTEXT_VALUES, optional=_GETTEXT_ATTACHED)
 WRITERS["sassc"] = Spec(last="write", values={"-I": "readr", "--load-path": "readr", "-t": T, "--style": T,
                                               "-P": T, "--precision": T, "-m": T, "--sourcemap": T})
+# audio converters: inputs, then the output file last
+WRITERS["sox"] = Spec(last="write", values={
+    **_t("-b", "--bits", "-c", "--channels", "-e", "--encoding", "-r", "--rate", "-t", "--type", "-v", "--volume",
+         "-C", "--compression", "-L", "-B", "-x", "--buffer", "--input-buffer", "-V", "--comment", "--add-comment",
+         "--norm", "--plot", "--replay-gain", "-D", "--no-dither", "--combine", "-m", "-M"),
+    "--comment-file": "read", "--effects-file": "read"})
+WRITERS["lame"] = Spec(last="write", values=_t("-b", "-B", "-V", "-q", "-m", "-s", "--resample", "--preset", "--tt",
+                                               "--ta", "--tl", "--ty", "--tc", "--tn", "--tg", "--abr", "-F"))
+WRITERS["look"] = Spec(first="text", values=_t("-t", "--terminate"))
 WRITERS["msgmerge"] = Spec(values=_GETTEXT_VALUES, optional=_GETTEXT_ATTACHED,
                            flags={"-U": "writes-args", "--update": "writes-args"})
 for _names, _spec in WRITERS.items():
     register(_names, spec_model(_spec))
+
+
+def model_pdftk(inv: Invocation) -> None:
+    """``pdftk IN… OPERATION … output FILE``: reads the inputs (``A=in.pdf`` handles too), writes
+    the file after ``output`` (``-``: standard output); ``burst`` writes pages in the cwd;
+    ``attach_files``/``update_info`` read their files."""
+    argv = inv.argv
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "output" and index + 1 < len(argv):
+            if argv[index + 1] != "-":
+                inv.write(argv[index + 1].replace("%", ""), index + 1)
+            index += 2
+            continue
+        if word in ("attach_files", "update_info", "update_info_utf8", "stamp", "background", "multistamp",
+                    "multibackground", "fill_form"):
+            if index + 1 < len(argv) and argv[index + 1] != "-":
+                inv.read(argv[index + 1], index + 1)
+            index += 2
+            continue
+        if word == "burst":
+            inv.write(".", index)
+        elif "." in word or "/" in word:
+            inv.read(word.partition("=")[2] if re.match(r"[A-Z]+=", word) else word, index)
+        index += 1
+
+
+register("pdftk", model_pdftk)
 
 
 def model_msgexec(inv: Invocation) -> None:
