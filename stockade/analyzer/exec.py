@@ -170,6 +170,9 @@ class Invocation:
 
 #: the key in a state's variables that ``shopt -s dotglob`` sets (not a shell name)
 DOTGLOB_KEY = "\ue007dotglob"
+#: the key in a state's variables that ``shopt -s lastpipe`` sets: a pipeline's last command runs
+#: in the shell itself (job control is off in scripts and ``bash -c``), not in a subshell
+LASTPIPE_KEY = "\ue009lastpipe"
 #: the key set once ``hash -p FILE NAME`` has filled bash's table; each entry is under
 #: ``HASHED_PREFIX + NAME`` (not shell names)
 HASHED_KEY = "\ue008hashed"

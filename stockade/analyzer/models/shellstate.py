@@ -479,8 +479,9 @@ def model_unset(inv: Invocation) -> None:
 
 def model_shopt(inv: Invocation) -> None:
     """``shopt -s dotglob`` makes a glob's leading wildcard match dot-files (see
-    :func:`exec._dotglob`); ``-u`` turns it off. An option name not known is taken as on."""
-    from stockade.analyzer.exec import DOTGLOB_KEY
+    :func:`exec._dotglob`); ``shopt -s lastpipe`` runs a pipeline's last command in the shell
+    itself; ``-u`` turns them off. An option name not known is taken as on."""
+    from stockade.analyzer.exec import DOTGLOB_KEY, LASTPIPE_KEY
 
     argv = inv.argv
     mode = ""
@@ -493,6 +494,11 @@ def model_shopt(inv: Invocation) -> None:
                 inv.walker.state.variables[DOTGLOB_KEY] = "on"
             elif mode == "u" and UNKNOWN not in word:
                 inv.walker.state.variables.pop(DOTGLOB_KEY, None)
+        if word == "lastpipe" or UNKNOWN in word:  # (the last command of a pipe runs in this shell)
+            if mode == "s" or (mode == "" and UNKNOWN in word):
+                inv.walker.state.variables[LASTPIPE_KEY] = "on"
+            elif mode == "u" and UNKNOWN not in word:
+                inv.walker.state.variables.pop(LASTPIPE_KEY, None)
 
 
 def located(inv: Invocation, names: list[str], skip_functions: bool) -> str | None:
