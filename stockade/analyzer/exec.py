@@ -170,6 +170,23 @@ class Invocation:
 
 #: the key in a state's variables that ``shopt -s dotglob`` sets (not a shell name)
 DOTGLOB_KEY = "\ue007dotglob"
+#: the key in a state's variables that ``shopt -s lastpipe`` sets: a pipeline's last command runs
+#: in the shell itself (job control is off in scripts and ``bash -c``), not in a subshell
+LASTPIPE_KEY = "\ue009lastpipe"
+#: the key set once ``hash -p FILE NAME`` has filled bash's table; each entry is under
+#: ``HASHED_PREFIX + NAME`` (not shell names)
+HASHED_KEY = "\ue008hashed"
+HASHED_PREFIX = "\ue008hash:"
+
+
+def _hashed(walker: Walker, argv: list[str], spans: list[SpanT]) -> list[str]:
+    """``hash -p /usr/bin/curl ls; ls …``: a command name bash finds in its hash table runs the
+    file the table names (not a function or builtin of that name, which come first)."""
+    name = argv[0]
+    target = walker.state.variables.get(HASHED_PREFIX + name)
+    if target is None or "/" in name or name in walker.state.functions or name in _SHELL_BUILTINS:
+        return argv
+    return [target, *argv[1:]]
 
 
 def _dotglob(argv: list[str], spans: list[SpanT]) -> tuple[list[str], list[SpanT]]:
@@ -201,6 +218,9 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     variables = walker.state.variables
     if DOTGLOB_KEY in variables or variables.get("GLOBIGNORE"):
         argv, spans = _dotglob(argv, spans)
+    if HASHED_KEY in variables:
+        argv = _hashed(walker, argv, spans)
+        name = argv[0]
     first_span = spans[0] if spans else span
     effects.append(_new_tuple(Execute, (tuple(argv), first_span)))
     found = _BY_NAME.get(name)

@@ -61,7 +61,7 @@ import re
 
 from stockade.analyzer.control import CWD_KEY, settle_cwd
 from stockade.analyzer.effects import UNKNOWN, EnvChange, SpanT, Write, clip
-from stockade.analyzer.exec import Stdin, run_command
+from stockade.analyzer.exec import LASTPIPE_KEY, Stdin, run_command
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.fresh import record_written  # (the walker loads the models anyway)
 from stockade.analyzer.words import expand_fields, tilde
@@ -507,7 +507,7 @@ def _stateful_and_or(statements: list[Any], quoted: bool) -> bool:
 #: to the tree walk, which judges the list both ways (a first command that fails or not)
 _STATEFUL = frozenset({"cd", "pushd", "popd", "read", "readarray", "mapfile", "unset", "export", "declare",
                        "typeset", "local", "set", "source", ".", "eval", "shift", "getopts", "printf", "hash",
-                       "alias", "unalias", "enable", "shopt", "builtin", "command", "exec"})
+                       "alias", "unalias", "enable", "shopt", "builtin", "command", "exec", "let"})
 
 
 def _walk_list(walker: Walker, text: str, statements: list[Any], run: Callable[..., None], base: int,
@@ -538,9 +538,11 @@ def _walk_pipeline(walker: Walker, text: str, pipeline: list[Any], run: Callable
         return
     current = stdin
     last = len(pipeline) - 1
+    last_here = LASTPIPE_KEY in walker.state.variables  # (`shopt -s lastpipe`: the last one runs here)
     for index, command in enumerate(pipeline):  # as Walker.visit_pipeline / walk_producing
         saved = walker.state
-        walker.state = saved.copy()
+        if not (last_here and index == last):
+            walker.state = saved.copy()
         try:
             walker._last_output = None
             run(walker, command, base, collapse, current, depth + 2)

@@ -29,7 +29,7 @@ from time import process_time as _cpu_time
 
 from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
 from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
-from stockade.analyzer.exec import TERMINAL, Stdin, run_command
+from stockade.analyzer.exec import LASTPIPE_KEY, TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS, plain_names_glob
 from stockade.analyzer.models.envvars import judge_env_var
@@ -650,9 +650,10 @@ class Walker(ControlFlow):
             parts = parts[:-1] + _flatten(items[0], "pipeline")
             rest = items[1:] + rest
         current_in = stdin
+        last_here = len(parts) > 1 and LASTPIPE_KEY in self.state.variables  # (`shopt -s lastpipe`)
         for index, part in enumerate(parts):
             saved = self.state
-            if len(parts) > 1:
+            if len(parts) > 1 and not (last_here and index == len(parts) - 1):
                 self.state = saved.copy()  # every pipeline part runs in a subshell
             try:
                 out = self.walk_producing(part, current_in)

@@ -605,6 +605,11 @@ class WordExpander:
 
     def visit_arithmetic_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         self.scope.arithmetic(node)
+        text = self.source.node_text(node)
+        if text[:3] == "$((" and text[-2:] == "))" and "$(" not in text[3:] and "`" not in text:
+            from stockade.analyzer.arith import evaluate
+
+            return self._value(evaluate(text[3:-2], self.scope.lookup), quoted)  # (None: not known)
         return self._value(UNKNOWN, quoted)
 
     def visit_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:

@@ -251,7 +251,8 @@ def default_model(inv: Invocation) -> None:
     ``--out=PATH``, ``-oPATH``, ``key=PATH``) that look like paths are reads; every word that
     can name a file is also an :class:`~stockade.analyzer.effects.Opaque` — what the program
     does to it is not known, so a path the policy does not let it write (read-only or denied)
-    gets the policy's ``unknown-effects`` verdict."""
+    gets the policy's ``unknown-effects`` verdict; the value of an output option (``-o FILE``,
+    ``--output=FILE``) is a write."""
     name = inv.name
     if name[-4:].lower() == ".exe" or (name != name.lower() and name.lower() in MODELS):
         # a Windows program named from bash (WSL, Git Bash): `CMD.EXE`, `git.exe`, `Reg`
@@ -277,6 +278,7 @@ def default_model(inv: Invocation) -> None:
                         "(`--shell powershell` or `auto`) to judge it", 0)
     visible_operands(inv, 1)
     _visible_urls(inv)
+    _output_options(inv)
 
 
 #: URL schemes of network protocols (a program given such a URL is judged to contact its host)
@@ -301,6 +303,38 @@ def _visible_urls(inv: Invocation) -> None:
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, url, index)
+
+
+#: options that name the file a program writes, in nearly every tool that has them
+_OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "--outfile", "--out-file", "--out", "--output-path"})
+#: options that name the directory a program writes into
+_OUTPUT_DIRS = frozenset({"--out-dir", "--outdir", "--output-dir", "--output-directory"})
+
+
+def _output_options(inv: Invocation) -> None:
+    """A program with no model given an output option (``-o FILE``, ``--output=FILE``) writes
+    that file: ``msgfmt -o /usr/share/locale/x.mo`` writes where the policy does not allow."""
+    argv = inv.argv
+    for word in argv:  # (no word that can be an output option: nothing to do)
+        if word[:2] == "-o" or word[:5] == "--out":
+            break
+    else:
+        return
+    for index in range(1, len(argv)):
+        word = argv[index]
+        if word == "--":
+            return
+        option = word.partition("=")[0] if word[:2] == "--" else word
+        if (word in _OUTPUT_OPTIONS or word in _OUTPUT_DIRS) and index + 1 < len(argv):
+            value, at = argv[index + 1], index + 1
+        elif word[:2] == "--" and "=" in word and (option in _OUTPUT_OPTIONS or option in _OUTPUT_DIRS):
+            value, at = word.partition("=")[2], index
+        elif word[:2] == "-o" and len(word) > 2 and word[2] in "/~":  # `-o/usr/x`: an attached value
+            value, at = word[2:], index
+        else:
+            continue
+        if value and value[:1] != "-" and "://" not in value and UNKNOWN not in value:
+            inv.write(value, at)  # (a directory: new entries below it, judged as a write of it)
 
 
 def versioned_base(name: str) -> str | None:
@@ -426,6 +460,15 @@ from stockade.analyzer.models import filters  # noqa: E402,F401
 # isort: split
 # (last: wraps the final models of tar, make, zip, xz … with the options their variables hold)
 from stockade.analyzer.models import optionenv  # noqa: E402,F401
+
+# isort: split
+# (after every other: wraps the final models of npm, cargo, go, poetry, uv … with the files their
+# init subcommands write)
+from stockade.analyzer.models import scaffold  # noqa: E402,F401
+
+# isort: split
+# (after every other: wraps the final models of gdb, lldb, strace, perf … and of the JDK tools)
+from stockade.analyzer.models import attach  # noqa: E402,F401
 
 # isort: split
 # (after every other: adds what date, id, nproc, uname, git rev-parse print to their final models)

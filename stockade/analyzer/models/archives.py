@@ -136,6 +136,14 @@ _7Z_WRITES = frozenset("a u d rn".split())
 _7Z_EXTRACTS = frozenset("x e".split())
 
 
+def _deletes_added(inv: Invocation, switches: list[tuple[str, int]], words: list[tuple[str, int]]) -> None:
+    """``7z a -sdel``: the files added are deleted afterwards."""
+    if any(switch.lower() == "-sdel" for switch, _ in switches):
+        for word, index in words:
+            if not word.startswith("@"):
+                inv.delete(word, index, recursive=True)
+
+
 def model_7z(inv: Invocation) -> None:
     """7z COMMAND [SWITCHES] ARCHIVE [FILES]: ``a``/``u``/``d``/``rn`` write the archive
     (``a``/``u`` read the files, recursively); ``x``/``e`` write the members into
@@ -165,11 +173,44 @@ def model_7z(inv: Invocation) -> None:
         if command in ("a", "u"):
             for word, index in words:
                 (inv.read(word[1:], index) if word.startswith("@") else inv.read(word, index, recursive=True))
+            _deletes_added(inv, switches, words)
         return
     inv.read(archive, archive_index)
     if command in _7Z_EXTRACTS and not to_stdout:
         inv.write(out_dir[0] if out_dir else ".", out_dir[1] if out_dir else None)
     inv.output(None, f"the output of `{inv.name}`")
+
+
+def model_rar(inv: Invocation) -> None:
+    """rar COMMAND [-SWITCHES] ARCHIVE [FILES…] [DIR/]: ``a``/``u``/``f``/``m`` write the archive
+    and read the files (recursively); ``m`` and ``-df`` delete them afterwards; ``x``/``e``
+    extract into the last operand ending in ``/`` (or ``-op DIR``, or the cwd); ``d``/``c``/``k``/
+    ``rn`` change the archive."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    switches = [w for w in inv.argv[1:] if w.startswith("-")]
+    if len(words) < 2:
+        return
+    (command, _), (archive, archive_index) = words[0], words[1]
+    command = command.lower()
+    files = words[2:]
+    if command in ("a", "u", "f", "m", "mf"):
+        inv.write(archive, archive_index)
+        for word, index in files:
+            (inv.read(word[1:], index) if word.startswith("@") else inv.read(word, index, recursive=True))
+            moves = command.startswith("m") or any(s.lower() in ("-df", "-dr") for s in switches)
+            if moves and not word.startswith("@"):
+                inv.delete(word, index, recursive=True)
+    elif command in ("d", "c", "k", "rn", "s", "ch", "r", "rr", "cw"):
+        inv.write(archive, archive_index)
+    elif command in ("x", "e"):
+        inv.read(archive, archive_index)
+        out = [s[3:] for s in switches if s.lower().startswith("-op") and len(s) > 3]
+        if files and files[-1][0].endswith("/"):
+            inv.write(files[-1][0], files[-1][1])
+        else:
+            inv.write(out[-1] if out else ".", None)
+    else:
+        inv.read(archive, archive_index)
 
 
 def model_cpio(inv: Invocation) -> None:
@@ -492,6 +533,7 @@ def model_openssl(inv: Invocation) -> None:
 register(" ".join(COMPRESSORS), model_compressor)
 register("unzip funzip", model_unzip)
 register("7z 7za 7zr 7zz", model_7z)
+register("rar", model_rar)
 def model_jar(inv: Invocation) -> None:
     """``jar {c|u|x|t}[vf0Mm…] [JARFILE] [MANIFEST] [-C DIR] FILES…`` (and the long
     ``--create --file=F`` spelling): creating or updating reads the files (below ``-C DIR``) and

@@ -466,6 +466,21 @@ ELSEWHERE: dict[str, tuple[frozenset[str] | None, str]] = {
     "cdktf": (frozenset({"deploy", "destroy", "apply", "diff", "synth", "get"}),
               "runs the CDK app's code and terraform's providers against the cloud of its configuration"),
     "fab fab2": (None, "runs the tasks of the fabfile on the remote hosts they name"),
+    # (remote execution and deploy tools: commands run on the hosts of their configuration)
+    "salt salt-ssh": (None, "runs commands on the minions or hosts its targets match"),
+    "salt-call": (None, "runs Salt states and modules on this machine as the minion (as root)"),
+    "salt-run": (None, "runs Salt runners on the master"),
+    "cap capistrano mina shipit": (None, "runs the deploy tasks of its configuration on the remote servers it names"),
+    "kamal mrsk": (frozenset({"deploy", "setup", "redeploy", "rollback", "app", "server", "accessory", "proxy",
+                              "traefik", "build", "prune", "remove", "env", "envify", "lock", "registry", "init"}),
+                   "deploys and runs commands on the servers of its configuration"),
+    "dep": (frozenset({"deploy", "rollback", "run", "ssh", "provision", "setup"}),
+            "runs the deploy recipe's tasks on the hosts of its configuration"),
+    "pyinfra": (None, "runs operations on the hosts of its inventory"),
+    "pssh parallel-ssh pdsh clush mussh dsh": (None, "runs commands on the hosts of its host list"),
+    "mcollective mco": (None, "runs actions on the nodes of the collective"),
+    "k9s kdash": (None, "opens an interactive console of the cluster of the kubeconfig (shells in pods, edits, "
+                        "deletions)"),
     "nomad": (frozenset({"job", "run", "stop", "alloc", "exec", "node", "deployment", "namespace", "var",
                          "volume", "acl", "system", "operator", "server", "agent", "plan", "status"}),
               "changes jobs on the Nomad cluster of its environment (`NOMAD_ADDR`)"),
@@ -485,11 +500,16 @@ _LISTING = frozenset({"-l", "--list", "--version", "-V", "--help", "-h", "-n", "
                       "status", "version", "help", "graph"})
 
 
+#: tools whose `-h` names a file of hosts, not help
+_HOST_LIST_TOOLS = frozenset({"pssh", "parallel-ssh", "pdsh", "clush", "mussh", "dsh"})
+
+
 def model_elsewhere(inv: Invocation) -> None:
     """A program of :data:`ELSEWHERE`: unknown effects for the subcommands that run code there."""
     subcommands, what = ELSEWHERE_BY_NAME[inv.name]
     words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
-    if any(w in _LISTING for w in inv.argv[1:2]) or (words and words[0][0] in _LISTING):
+    listing = _LISTING if inv.name not in _HOST_LIST_TOOLS else _LISTING - {"-h"}  # (`pssh -h HOSTS`)
+    if any(w in listing for w in inv.argv[1:2]) or (words and words[0][0] in listing):
         return
     if subcommands is None:
         inv.unknown(f"`{inv.name}` {what}, which the command does not show", 0)
@@ -499,7 +519,32 @@ def model_elsewhere(inv: Invocation) -> None:
             return  # (`vagrant ssh -c CMD`: a visible command run in the machine, as `ssh HOST CMD`)
         if word in subcommands:
             inv.unknown(f"`{inv.name} {word}` {what}, which the command does not show", index)
+            _shared_home_command(inv, word, index)
             return
+
+
+#: toolbox/distrobox options that take a value
+_TOOLBOX_VALUES = frozenset({"-c", "--container", "-d", "--distro", "-r", "--release", "-n", "--name",
+                             "-a", "--additional-flags", "--image", "-i"})
+
+
+def _shared_home_command(inv: Invocation, sub: str, index: int) -> None:
+    """``distrobox enter [NAME] -- CMD``, ``toolbox run [-c NAME] CMD``: the container shares this
+    machine's home directory (and more of its files), so CMD touches the same paths as it would
+    here: it is judged as run here, besides the container's unknown effects."""
+    if inv.name not in ("toolbox", "distrobox") or sub not in ("run", "enter", "ephemeral"):
+        return
+    argv = inv.argv
+    if "--" in argv[index + 1:]:
+        start = argv.index("--", index + 1) + 1
+    elif inv.name == "toolbox" and sub == "run":
+        start = index + 1
+        while start < len(argv) and argv[start].startswith("-"):
+            start += 1 + (argv[start] in _TOOLBOX_VALUES)
+    else:
+        return
+    if start < len(argv):
+        inv.run(start)
 
 
 ELSEWHERE_BY_NAME = {name: row for names, row in ELSEWHERE.items() for name in names.split()}

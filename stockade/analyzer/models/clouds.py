@@ -43,6 +43,10 @@ def model_kubectl(inv: Invocation) -> None:
                 inv.read(value, index, recursive=option in ("-k", "--kustomize") or parsed.has("-R", "--recursive"))
         elif option == "--from-file":
             inv.read(value.partition("=")[2] or value, index)
+    if command == "login" and inv.name == "oc":  # `oc login URL`: the server named, and the kubeconfig written
+        for word, index in parsed.positionals[1:2]:
+            contact_url(inv, word if "://" in word else "https://" + word, index, 443)
+        inv.write("~/.kube/config", at)
     if command in ("config", "completion", "kustomize", "plugin", "options", "help", "") or (
             command == "version" and parsed.has("--client")):
         if command == "config" and len(words) > 1 and words[1] not in ("view", "get-contexts", "current-context",
@@ -95,6 +99,9 @@ def model_helm(inv: Invocation) -> None:
             contact_url(inv, value, index, 443)
         elif option in ("-d", "--destination", "--untardir"):
             inv.write(value, index)
+    if command == "registry" and len(words) >= 3 and words[1][0] in ("login", "logout"):
+        contact_url(inv, "https://" + words[2][0], words[2][1], 443)  # (an OCI registry, by host)
+        return
     if command == "repo" and len(words) >= 4 and words[1][0] == "add":
         contact_url(inv, words[3][0], words[3][1], 443)
         inv.write("~/.config/helm", at)
@@ -106,11 +113,20 @@ def model_helm(inv: Invocation) -> None:
         if command in ("pull", "fetch") and not parsed.values_of("-d", "--destination"):
             inv.write(".", at)
         return
+    _chart_urls(inv, words[1:])
     server = parsed.values_of("--kube-apiserver")
     if server:
         contact_url(inv, server[-1][0], server[-1][1], 443)
     else:
         inv.unknown(f"`helm {command}` contacts the cluster of the kubeconfig, which the command does not name", at)
+
+
+def _chart_urls(inv: Invocation, words: list[tuple[str, int]]) -> None:
+    """A chart named by URL (``helm install x oci://host/charts/x``, ``helm upgrade x
+    https://host/x.tgz``) is downloaded from that host."""
+    for word, index in words:
+        if "://" in word:
+            contact_url(inv, word, index, 443)
 
 
 _TERRAFORM_LOCAL = frozenset({"fmt", "validate", "version", "-version", "--version", "show", "output", "graph",

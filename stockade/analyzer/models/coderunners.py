@@ -247,6 +247,21 @@ def model_sqlite(inv: Invocation) -> None:
 # -- editors: emacs, ed ---------------------------------------------------------------------------
 
 
+#: lisp calls whose first argument is a shell command line (a string literal)
+_LISP_SHELL = re.compile(r'\((?:shell-command(?:-to-string)?|call-process-shell-command|'
+                         r'start-process-shell-command\s+"[^"]*"\s+(?:nil|"[^"]*"))\s+"((?:[^"\\]|\\.)*)"')
+
+
+def _lisp_shell_strings(inv: Invocation, code: str, index: int) -> None:
+    """``(shell-command "CMD")``, ``(shell-command-to-string "CMD")``,
+    ``(call-process-shell-command "CMD")``: a literal command line is walked as the shell code
+    it is (the lisp stays unknown code as well)."""
+    for match in _LISP_SHELL.finditer(code):
+        text = re.sub(r"\\(.)", r"\1", match.group(1))
+        if text:
+            inv.script(text, index, what="the shell command of an emacs lisp call")
+
+
 def model_emacs(inv: Invocation) -> None:
     """emacs: ``--eval``/``-f`` run lisp (unknown); ``-l``/``--load``/``--script`` run a lisp
     file; files given are edited (written)."""
@@ -260,6 +275,7 @@ def model_emacs(inv: Invocation) -> None:
         if name in ("--eval", "-eval", "--execute", "-execute", "-f", "--funcall", "-funcall") or (
                 inv.name == "emacsclient" and name == "-e"):
             inv.unknown(f"`emacs {name}` runs lisp code (`{show(value)[:60]}`), which cannot be seen into", index)
+            _lisp_shell_strings(inv, value, index + (0 if eq else 1))
             index += step
         elif name in ("-l", "--load", "-load", "--script", "-script", "-x"):
             run_file(inv, value, index + (0 if eq else 1))

@@ -41,9 +41,52 @@ def _host_path(text: str) -> bool:
     return text.startswith(("/", "~", ".", "$", UNKNOWN)) or text in (".", "..")
 
 
+#: the sockets of the system's own container daemons (rootful and rootless)
+_DEFAULT_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock",
+                    "/var/run/podman/podman.sock", "/run/containerd/containerd.sock")
+
+
+def _socket_daemon(inv: Invocation, value: str, index: int | None) -> None:
+    """``DOCKER_HOST=unix:///tmp/x.sock``: the client sends its requests (a container to run,
+    with the host's files mounted) to whatever listens on that socket — not the system's
+    daemon, and a socket in a place the agent can write can forward anywhere: not known."""
+    path = value[7:]
+    if not path or path in _DEFAULT_SOCKETS or (path.startswith("/run/user/") and
+                                                path.endswith(("/docker.sock", "/podman/podman.sock"))):
+        return
+    inv.read(path, index)
+    inv.unknown(f"`{inv.name}` talks to the daemon listening on `{show(path)}`, which is not the system's "
+                "container daemon and cannot be identified", index)
+
+
+def _podman_unshare(inv: Invocation, at: int) -> None:
+    """``podman unshare [CMD]``: CMD runs on this machine, in a user namespace that maps the user
+    to root (its files are this machine's); without a command, an interactive shell."""
+    start = at + 1
+    while start < len(inv.argv) and inv.argv[start].startswith("-"):
+        start += 1
+    if start < len(inv.argv):
+        inv.run(start)
+    else:
+        inv.unknown("`podman unshare` opens a shell, whose commands cannot be seen", at)
+
+
+def _env_context(inv: Invocation) -> None:
+    """``DOCKER_CONTEXT=NAME docker …``: as ``--context NAME``, the daemon that context names."""
+    value = inv.env.get("DOCKER_CONTEXT")
+    if value is None and "DOCKER_CONTEXT" in inv.walker.state.exported:
+        value = inv.walker.state.variables.get("DOCKER_CONTEXT")
+    if value and value not in ("default", "desktop-linux"):
+        inv.unknown(f"`DOCKER_CONTEXT={show(value)}` makes `{inv.name}` talk to the daemon that context names, "
+                    "which can be on another machine", 0)
+
+
 def _daemon(inv: Invocation, value: str, index: int | None) -> None:
     """``-H``/``DOCKER_HOST``: a daemon on another machine is a network contact."""
-    if value.startswith(("unix://", "npipe://", "fd://")) or not value:
+    if value.startswith("unix://"):
+        _socket_daemon(inv, value, index)
+        return
+    if value.startswith(("npipe://", "fd://")) or not value:
         return
     contact_url(inv, value if "://" in value else "tcp://" + value, index, 2375)
 
@@ -57,10 +100,32 @@ def _volume(inv: Invocation, value: str, index: int) -> None:
     (inv.read if read_only else inv.write)(parts[0], index, recursive=True)
 
 
+#: run options that let the container use host devices (beyond the default set)
+_DEVICE_GRANTS = frozenset({"--device-cgroup-rule"})
+
+
+def _device_grant(inv: Invocation, option: str, value: str, index: int) -> None:
+    """``--device-cgroup-rule='a *:* rwm'``: the container may open the host devices the rule
+    allows (with ``mknod`` it makes them: every disk, ``/dev/mem``)."""
+    inv.privilege(f"`{inv.name} {option}={show(value)}` lets the container use host devices", index)
+
+
+def _csv_fields(value: str) -> list[str]:
+    """The comma-separated fields of a ``--mount`` value as docker reads them (a CSV record:
+    ``"source=/etc"`` is the field ``source=/etc``, ``"a,b"`` one field)."""
+    import csv
+
+    try:
+        rows = list(csv.reader([value], skipinitialspace=False))
+    except csv.Error:
+        return value.split(",")
+    return rows[0] if rows else []
+
+
 def _mount(inv: Invocation, value: str, index: int) -> None:
     """``--mount type=bind,source=…,target=…[,readonly]``."""
     fields: dict[str, str] = {}
-    for item in value.split(","):
+    for item in _csv_fields(value) if '"' in value else value.split(","):
         key, _, setting = item.partition("=")
         fields[key.strip().lower()] = setting.strip() if _ else "true"
     if fields.get("type", "volume") != "bind":
@@ -95,6 +160,8 @@ def _run_options(inv: Invocation, start: int) -> None:
             inv.privilege(f"`{name} --cap-add {value}` gives the container a capability", index)
         elif option == "--device":
             inv.privilege(f"`{name} --device {value}` gives the container a host device", index)
+        elif option in _DEVICE_GRANTS:
+            _device_grant(inv, option, value, index)
         elif option == "--security-opt" and value.lower() in _UNCONFINED:
             inv.privilege(f"`{name} --security-opt {value}` removes the container's confinement", index)
         elif option in ("-v", "--volume"):
@@ -155,6 +222,8 @@ def model_container(inv: Invocation) -> None:
                 env_host = state.variables[var]
     if env_host and not daemon_given:
         _daemon(inv, env_host, 0)
+    elif not daemon_given:
+        _env_context(inv)
     if not parsed.positionals:
         return
     command, at = parsed.positionals[0]
@@ -162,6 +231,8 @@ def model_container(inv: Invocation) -> None:
         command, at = parsed.positionals[1]
     if command in ("run", "create", "exec"):
         _run_options(inv, at + 1)
+    elif command == "unshare" and inv.name == "podman":
+        _podman_unshare(inv, at)
     elif command == "cp":
         words = [(w, i) for i, w in enumerate(inv.argv[at + 1:], start=at + 1) if not w.startswith("-")]
         if len(words) == 2:

@@ -18,6 +18,7 @@ import re
 from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, register
+from stockade.analyzer.models.pipefill import ENDLESS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,7 +52,42 @@ def _count(word: str) -> int | None:
     return int(word) if word.isdigit() and len(word) < 9 else None
 
 
+def _bytes(name: str, words: list[str], text: str) -> str | None:
+    """``head -c N``/``tail -c N`` (``--bytes=N``) of known ASCII text: its first or last N
+    characters (``+N`` for tail: from the Nth on); None when not followed."""
+    if len(words) == 1:
+        value = words[0][2:] if words[0][:2] == "-c" else words[0][8:] if words[0][:8] == "--bytes=" else None
+    elif len(words) == 2 and words[0] in ("-c", "--bytes"):
+        value = words[1]
+    else:
+        return None
+    if value is None or not text.isascii():
+        return None
+    from_start = value[:1] == "+"
+    count = _count(value.lstrip("+"))
+    if count is None:
+        return None
+    if name == "head":
+        return text[:count]
+    return text[max(count - 1, 0):] if from_start else (text[-count:] if count else "")
+
+
+def _fold(words: list[str], text: str) -> str | None:
+    """``fold -w N`` (``-wN``, ``--width=N``; default 80) of known text with no line longer
+    than N: unchanged; longer lines are not followed."""
+    width: int | None = 80
+    if words:
+        joined = "".join(words)
+        value = joined[2:] if joined[:2] == "-w" else joined[8:] if joined[:8] == "--width=" else None
+        width = _count(value) if value is not None else None
+    if width is None or any(len(line) > width for line in _lines(text)):
+        return None
+    return text
+
+
 def _head_tail(name: str, words: list[str], text: str) -> str | None:
+    if any(word[:2] == "-c" or word[:7] == "--bytes" for word in words):
+        return _bytes(name, words, text)
     count, from_start = 10, False
     position = 0
     while position < len(words):
@@ -134,24 +170,42 @@ def _tr_set(spec: str) -> str | None:
 
 
 def _tr(words: list[str], text: str) -> str | None:
-    delete = False
+    delete = squeeze = False
     while words and words[0][:1] == "-" and len(words[0]) > 1:
         if words[0] in ("-d", "--delete"):
             delete = True
+        elif words[0] in ("-s", "--squeeze-repeats"):
+            squeeze = True
+        elif words[0] in ("-ds", "-sd"):
+            delete = squeeze = True
         else:
-            return None  # (-c, -s, -t: not followed)
+            return None  # (-c, -t: not followed)
         words = words[1:]
     sets = [_tr_set(word) for word in words]
     if None in sets:
         return None
-    if delete and len(sets) == 1:
+    if delete and len(sets) == (2 if squeeze else 1):
         drop = frozenset(sets[0] or "")
-        return "".join(char for char in text if char not in drop)
+        kept = "".join(char for char in text if char not in drop)
+        return _squeezed(kept, sets[1] or "") if squeeze else kept
+    if squeeze and not delete and len(sets) == 1:
+        return _squeezed(text, sets[0] or "")
     if not delete and len(sets) == 2 and sets[0] and sets[1]:
         source, target = sets[0], sets[1]
         target = (target + target[-1] * len(source))[:len(source)]
-        return text.translate(str.maketrans(source, target))
+        translated = text.translate(str.maketrans(source, target))
+        return _squeezed(translated, target) if squeeze else translated
     return None
+
+
+def _squeezed(text: str, members: str) -> str:
+    """``tr -s SET``: each run of one character of SET becomes that character once."""
+    squeeze = frozenset(members)
+    out: list[str] = []
+    for char in text:
+        if not (out and char == out[-1] and char in squeeze):
+            out.append(char)
+    return "".join(out)
 
 
 def _ranges(spec: str) -> list[tuple[int, int]] | None:
@@ -215,15 +269,44 @@ def _paste(words: list[str], text: str) -> str | None:
                 position += 1
                 value = words[position]
             delimiter = value[:1] if value and value[:1] != "\\" else _ESCAPES.get(value[1:2], "")
-        elif word.startswith("-s") and word[2:3] == "d":  # `-sd,`
-            serial, delimiter = True, word[3:4] or delimiter
+        elif word.startswith("-s") and word[2:3] == "d":  # `-sd,`, `-sd ' '`
+            value = word[3:]
+            if not value and position + 1 < len(words):
+                position += 1
+                value = words[position]
+            serial, delimiter = True, value[:1] if value[:1] != "\\" else _ESCAPES.get(value[1:2], "")
         elif word != "-":
             return None
         position += 1
     return delimiter.join(_lines(text)) + "\n" if serial else text
 
 
+_SED_LINE = re.compile(r"\s*([0-9]+)\s*([pq])\s*$|\s*\$\s*p\s*$")
+
+
+def _sed_lines(words: list[str], text: str) -> str | None:
+    """``sed -n Np``, ``sed Nq``, ``sed -n '$p'``: one line (or the first N) of known text."""
+    quiet = any(word in ("-n", "--quiet", "--silent") for word in words)
+    scripts = [word for word in words if word not in ("-n", "--quiet", "--silent", "-e", "--expression")]
+    if len(scripts) != 1:
+        return None
+    match = _SED_LINE.match(scripts[0])
+    if match is None:
+        return None
+    lines = _lines(text)
+    if match.group(1) is None:  # `$p`
+        return _joined(lines[-1:]) if quiet else None
+    number, command = int(match.group(1)), match.group(2)
+    if command == "p" and quiet:
+        return _joined(lines[number - 1:number] if number else [])
+    if command == "q" and not quiet:
+        return _joined(lines[:number])
+    return None
+
+
 def _sed(words: list[str], text: str) -> str | None:
+    if any(word in ("-n", "--quiet", "--silent") for word in words) or re.match(r"\s*[0-9]+q\s*$", words[-1] if words else ""):
+        return _sed_lines(words, text)
     scripts = [word for word in words if word not in ("-e", "--expression", "-E", "-r")]
     if len(scripts) != 1 or len(scripts[0]) < 4 or scripts[0][0] != "s":
         return None
@@ -306,6 +389,60 @@ def _xargs(words: list[str], text: str) -> str | None:
     return None if items == [UNKNOWN] else " ".join(items) + "\n"
 
 
+def _same(condition: Callable[[list[str], str], bool]) -> Callable[[list[str], str], str | None]:
+    """A filter that prints known text unchanged when ``condition`` holds of its arguments and
+    the text (``expand`` of text without tabs, ``iconv`` of ASCII text…); else not followed."""
+    def compute(words: list[str], text: str) -> str | None:
+        return text if condition(words, text) else None
+
+    return compute
+
+
+def _no_tabs(words: list[str], text: str) -> bool:
+    return not words and "\t" not in text
+
+
+def _iconv_ascii(words: list[str], text: str) -> bool:
+    return text.isascii() and all(re.fullmatch(r"-[ft]|--(?:from|to)-code(?:=\S+)?|-c|[A-Za-z0-9_.:/-]+", word)
+                                  for word in words) and not any(word.startswith("-o") for word in words)
+
+
+def _dd_plain(words: list[str], text: str) -> bool:
+    return all(word.partition("=")[0] in ("status", "bs", "ibs", "obs") and "=" in word for word in words)
+
+
+def _strings_all(words: list[str], text: str) -> bool:
+    return not words and all(len(line) >= 4 and line.isprintable() for line in _lines(text))
+
+
+def _fmt_one(words: list[str], text: str) -> bool:
+    lines = _lines(text)
+    return not words and len(lines) == 1 and len(lines[0]) <= 75 and " " not in lines[0].strip()
+
+
+def _column_one(words: list[str], text: str) -> bool:
+    return words in ([], ["-t"]) and all(" " not in line and "\t" not in line for line in _lines(text)) and \
+        len(_lines(text)) == 1
+
+
+def _base64(words: list[str], text: str) -> str | None:
+    """``base64`` / ``base64 -d`` of known text (no wrapping options): encoded or decoded."""
+    import base64
+    import binascii
+
+    if words == [] or words == ["-w0"] or words == ["-w", "0"]:
+        encoded = base64.b64encode(text.encode("utf-8", "surrogateescape")).decode("ascii")
+        if words:
+            return encoded
+        return "".join(encoded[i:i + 76] + "\n" for i in range(0, len(encoded), 76))
+    if words in (["-d"], ["--decode"], ["-D"]):
+        try:
+            return base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
 def _rev(words: list[str], text: str) -> str | None:
     return None if words else _joined([line[::-1] for line in _lines(text)])
 
@@ -319,7 +456,9 @@ FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "head": lambda words, text: _head_tail("head", words, text),
     "tail": lambda words, text: _head_tail("tail", words, text),
     "sort": _sort, "uniq": _uniq, "tr": _tr, "cut": _cut, "paste": _paste, "sed": _sed, "awk": _awk,
-    "gawk": _awk, "mawk": _awk, "grep": _grep, "xargs": _xargs, "rev": _rev, "tac": _tac,
+    "gawk": _awk, "mawk": _awk, "grep": _grep, "xargs": _xargs, "rev": _rev, "tac": _tac, "fold": _fold,
+    "expand": _same(_no_tabs), "iconv": _same(_iconv_ascii), "dd": _same(_dd_plain),
+    "strings": _same(_strings_all), "fmt": _same(_fmt_one), "column": _same(_column_one), "base64": _base64,
 }
 
 
@@ -332,6 +471,8 @@ def _filter_model(name: str, previous: Model | None) -> Model:
         text = inv.stdin.text
         if text is None or UNKNOWN in text or len(text) > _MAX_INPUT:
             return
+        if name != "head" and inv.stdin.what.startswith(ENDLESS):
+            return  # (known lines without end, `yes X |`: only head bounds them, others pass on the mark)
         try:
             output = compute(list(inv.argv[1:]), text)
         except (ValueError, IndexError):
@@ -350,3 +491,50 @@ def _filter_model(name: str, previous: Model | None) -> Model:
 
 for _name in FILTERS:
     register(_name, _filter_model(_name, MODELS.get(_name)))
+
+#: lines of ``yes``'s endless output that are followed (one more than xargs takes as known words)
+_YES_LINES = 33
+_YES_MODEL = MODELS.get("yes")
+
+
+def model_yes_output(inv: Invocation) -> None:
+    """``yes [STRING…]`` prints its arguments (``y`` without) on every line without end: the
+    lines a filter keeps of it are known (``yes ~/.netrc | head -1`` prints ``~/.netrc``'s
+    path); the first lines are followed, which is all that ``head -N`` takes for small N."""
+    if _YES_MODEL is not None:
+        _YES_MODEL(inv)
+    words = inv.argv[1:]
+    if words[:1] == ["--"]:
+        words = words[1:]
+    elif words and words[0][:2] == "--":
+        return  # (--help, --version)
+    line = " ".join(words) if words else "y"
+    if UNKNOWN in line or len(line) > 4096:
+        return
+    inv.output((line + "\n") * _YES_LINES, ENDLESS + "`yes`")
+
+
+register("yes", model_yes_output)
+
+_SEQ_MODEL = MODELS.get("seq")
+#: numbers of ``seq`` output that are followed
+_SEQ_MAX = 64
+
+
+def model_seq_output(inv: Invocation) -> None:
+    """``seq [FIRST [INCREMENT]] LAST`` of small integers prints known lines (``y=$(seq 1 1)``)."""
+    if _SEQ_MODEL is not None:
+        _SEQ_MODEL(inv)
+    words = inv.argv[1:]
+    if not 1 <= len(words) <= 3 or not all(word.lstrip("-").isdigit() and len(word) < 10 for word in words):
+        return
+    numbers = [int(word) for word in words]
+    first, step, last = (1, 1, numbers[0]) if len(numbers) == 1 else \
+        (numbers[0], 1, numbers[1]) if len(numbers) == 2 else tuple(numbers)
+    if step == 0 or (last - first) // step + 1 > _SEQ_MAX:
+        return
+    values = range(first, last + (1 if step > 0 else -1), step)
+    inv.output(_joined([str(value) for value in values]), "the numbers `seq` prints")
+
+
+register("seq", model_seq_output)

@@ -85,6 +85,18 @@ def may_have_written(walker: Walker, path: str, below: bool = True) -> bool:
     return False
 
 
+_NO_IDS: set[int] = set()
+
+
+def template_write(walker: Walker, effect: object) -> None:
+    """The write ``effect`` leaves a tool's own template (``npm init -y``'s package.json,
+    ``cargo init``'s Cargo.toml): not code from elsewhere, so :func:`written_by` skips it."""
+    ids: set[int] | None = getattr(walker, "template_writes", None)
+    if ids is None:
+        ids = walker.template_writes = set()  # type: ignore[attr-defined]
+    ids.add(id(effect))
+
+
 def written_by(walker: Walker, path: str) -> str | None:
     """The program (or ``a redirection``) that wrote ``path`` (a resolved path) earlier in this
     command text, or None; writes by :data:`BUILDERS` do not count."""
@@ -94,13 +106,14 @@ def written_by(walker: Walker, path: str) -> str | None:
     found: str | None = None
     producer: Execute | None = None
     count = len(effects)
+    templates: set[int] = getattr(walker, "template_writes", None) or _NO_IDS
     for position in range(count):
         effect = effects[position]
         cls = effect.__class__
         if cls is Execute:
             producer = effect  # type: ignore[assignment]
             continue
-        if cls is Write:
+        if cls is Write and id(effect) not in templates:
             target, recursive, span = effect.path, effect.recursive, effect.span  # type: ignore[union-attr]
         elif cls is Rename:
             target, recursive, span = effect.dest, True, effect.span  # type: ignore[union-attr]

@@ -6,7 +6,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models import Parsed, parse_options, register
 from stockade.analyzer.regex import LazyPattern
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ssh": 22, "git": 9418, "ws": 80, "wss": 443,
@@ -403,6 +403,13 @@ def model_scp(inv: Invocation) -> None:
             inv.write(word, index, recursive=True)
         else:
             inv.read(word, index, recursive=True)
+            _removes_source(inv, parsed, word, index)
+
+
+def _removes_source(inv: Invocation, parsed: Parsed, word: str, index: int) -> None:
+    """``rsync --remove-source-files``: the files it sent are deleted on the sending side."""
+    if inv.name == "rsync" and parsed.has("--remove-source-files", "--remove-sent-files"):
+        inv.delete(word, index, recursive=True)
 
 
 #: socat address types that name a file (or a socket) on this machine

@@ -12,7 +12,7 @@ seen, which is code it cannot see into — unless the package is a known develop
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, TupleRecord, show
+from stockade.analyzer.effects import UNKNOWN, SpanT, TupleRecord, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import MODELS, apply_role, default_model, parse_options, register, visible_operands
 from stockade.analyzer.models.envvars import judge_env_var
@@ -124,7 +124,7 @@ RUNNERS: dict[str, Runner] = {
                              "--wait")}),
     "dbus-run-session": Runner({"--config-file": "read", "--dbus-daemon": T}),
     "firejail": Runner(),  # (its option values are only ever attached: --private=DIR)
-    "proot": Runner(_t("-r", "--rootfs", "-b", "--bind", "-m", "--mount", "-w", "--cwd", "-q", "--qemu",
+    "proot": Runner(_t("-r", "--rootfs", "-R", "-S", "-b", "--bind", "-m", "--mount", "-w", "--cwd", "-q", "--qemu",
                        "-k", "--kernel-release", "-v", "--verbose")),
     "faketime": Runner(_t("-f", "-m", "-p", "--exclude-monotonic"), operands=1),
     "direnv": Runner(operands=2),  # direnv exec DIR CMD
@@ -366,10 +366,27 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, registry[1], index, 443)
+    if plain and as_named_program(inv, package, index):
+        return
     # the package's arguments, as an unmodelled program's: `npx dotenv -e .env` reads `.env`
     runner, inv.name = inv.name, package
     visible_operands(inv, index + 1)
     inv.name = runner
+
+
+def as_named_program(inv: Invocation, name: str, index: int, argv: list[str] | None = None,
+                     spans: list[SpanT] | None = None) -> bool:
+    """A package run unseen whose name is a program with a model (``bunx sh -c CODE``,
+    ``uvx bash -c CODE``): it may be that program (a runner falls back to the command on
+    ``PATH``, or the package installs one of that name), so its arguments are judged as that
+    program's, as well as the unknown effects of the package.  True when judged so."""
+    from stockade.analyzer.models import builtin_model
+
+    model = MODELS.get(name) or builtin_model(name)
+    if model is None or model is default_model or (argv is None and inv.argv[index:index + 1] != [name]):
+        return False
+    inv.run(index, argv=argv, spans=spans)
+    return True
 
 
 def _package_source(inv: Invocation, package: str, index: int) -> None:
@@ -612,6 +629,86 @@ def model_nix_shell(inv: Invocation) -> None:
             index += 1
 
 
+_NIX_VALUES = frozenset({"--arg", "--argstr", "--option", "-I", "--include", "--override-input", "--expr",
+                         "-f", "--file", "--profile", "--store", "--eval-store", "-j", "--max-jobs", "--cores",
+                         "--inputs-from", "--override-flake", "--reference-lock-file", "--output-lock-file"})
+
+
+def _nix_run_program(inv: Invocation) -> None:
+    """``nix run FLAKE#ATTR [-- ARGS]``: the program run is the package's main program, named
+    by its attribute (``nixpkgs#bash`` runs ``bash``); when that name has a model, the
+    arguments are judged as that program's (``nix run nixpkgs#bash -- -c CODE`` runs CODE)."""
+    argv = inv.argv
+    index = 2
+    while index < len(argv) and argv[index].startswith("-") and argv[index] != "--":
+        index += 1 + (argv[index] in _NIX_VALUES) + (argv[index] in ("--arg", "--argstr", "--option"))
+    if index >= len(argv) or argv[index] == "--":
+        return
+    installable = argv[index]
+    name = installable.rpartition("#")[2].rpartition(".")[2] if "#" in installable else ""
+    rest = index + 1
+    if rest < len(argv) and argv[rest] == "--":
+        rest += 1
+    if name and UNKNOWN not in name:
+        as_named_program(inv, name, index, argv=[name, *argv[rest:]], spans=[inv.spans[index], *inv.spans[rest:]])
+
+
+_PIXI_EXEC_VALUES = frozenset({"-s", "--spec", "-c", "--channel", "-p", "--platform", "--with"})
+
+
+def _fetched_tool(inv: Invocation, start: int, values: frozenset[str], what: str) -> None:
+    """``pkgx [+PKG…] CMD ARGS``, ``pixi exec [-s SPEC] CMD ARGS``: CMD comes from a package the
+    tool downloads (unseen); named like a modelled program, its arguments are judged as that
+    program's."""
+    argv = inv.argv
+    index = start
+    while index < len(argv) and (argv[index][:1] in ("-", "+") and argv[index] != "--"):
+        index += 1 + (argv[index] in values)
+    if index < len(argv) and argv[index] == "--":
+        index += 1
+    if index >= len(argv):
+        return
+    command = argv[index]
+    inv.unknown(f"`{what}` downloads and runs `{show(command)}`, which cannot be seen into", index)
+    if "/" not in command and UNKNOWN not in command:
+        as_named_program(inv, command, index)
+
+
+def model_pkgx(inv: Invocation) -> None:
+    """``pkgx [+PKG…] CMD ARGS`` (see :func:`_fetched_tool`)."""
+    _fetched_tool(inv, 1, frozenset(), inv.name)
+
+
+_PIXI_MODEL = MODELS.get("pixi")
+
+
+def model_pixi(inv: Invocation) -> None:
+    """``pixi exec CMD`` runs a tool from a package (see :func:`_fetched_tool`); else pixi's model."""
+    words = [word for word in inv.argv[1:] if not word.startswith("-")]
+    if words[:1] == ["exec"] or words[:1] == ["x"]:
+        _fetched_tool(inv, inv.argv.index(words[0]) + 1, _PIXI_EXEC_VALUES, f"pixi {words[0]}")
+        return
+    if _PIXI_MODEL is not None:
+        _PIXI_MODEL(inv)
+    else:
+        default_model(inv)
+
+
+def model_sops_exec(inv: Invocation) -> None:
+    """``sops exec-env FILE CMD``/``exec-file FILE CMD``: CMD is shell code run with the file's
+    decrypted values (``{}`` in exec-file's command: the decrypted copy's path, in the temporary
+    directory); else sops reads
+    and writes its file operands as visible."""
+    words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
+    if len(words) >= 3 and words[0][0] in ("exec-env", "exec-file"):
+        inv.read(words[1][0], words[1][1])
+        # (`{}`: the decrypted copy, a file sops makes in the temporary directory)
+        inv.script(words[2][0].replace("{}", "/tmp/sops-exec-file"), words[2][1],
+                   what=f"the command given to `sops {words[0][0]}`")
+        return
+    default_model(inv)
+
+
 def model_nix(inv: Invocation) -> None:
     """``nix run PKG`` runs a package unseen; ``nix shell PKGS -c CMD`` and ``nix develop -c CMD``
     run CMD (modelled)."""
@@ -621,6 +718,7 @@ def model_nix(inv: Invocation) -> None:
     sub = words[0]
     if sub == "run":
         inv.unknown("`nix run` builds and runs a package that cannot be seen into", 1)
+        _nix_run_program(inv)
         return
     if sub == "profile" and len(words) > 1 and words[1] in ("install", "add", "upgrade", "rollback", "switch"):
         inv.unknown(f"`nix profile {words[1]}` puts packages that cannot be seen into on every later shell's PATH", 2)
@@ -716,3 +814,6 @@ def model_asdf(inv: Invocation) -> None:
 
 
 register("asdf", model_asdf)
+register("pkgx", model_pkgx)
+register("pixi", model_pixi)
+register("sops", model_sops_exec)

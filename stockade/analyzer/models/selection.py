@@ -55,6 +55,8 @@ def selected(root: str, pattern: str) -> list[str]:
     stripped = pattern.lstrip("*")
     if stripped and stripped != pattern:
         out.append(base + "/**/" + stripped)
+        if stripped[:1] not in (".", "?", "["):  # (`*env`, a regex's `env$`: the star may be the dot of `.env`)
+            out.append(base + "/**/." + stripped)
     if stripped[:1] == "?":  # (a leading `?` may be the dot)
         out.append(base + "/**/." + stripped[1:])
     return out
@@ -96,18 +98,33 @@ def _any_case(glob: str) -> str:
     return "".join(out)
 
 
+def _rg_type_globs(parsed: Parsed) -> list[tuple[str, int]]:
+    """``rg --type-add 'e:*.env' -t e``: the globs of the file types defined on the command line
+    that ``-t``/``--type`` selects (the built-in types name ordinary source files)."""
+    defined: dict[str, list[str]] = {}
+    for value, _ in parsed.values_of("--type-add"):
+        name, colon, globs = value.partition(":")
+        if colon and not globs.startswith("include:"):
+            defined.setdefault(name, []).extend(glob for glob in globs.split(",") if glob)
+    return [(glob, index) for value, index in parsed.values_of("-t", "--type") for glob in defined.get(value, [])]
+
+
 def rg_globs(inv: Invocation) -> None:
     """``rg -g GLOB`` / ``--glob`` / ``--iglob`` (not ``!GLOB``): an override that searches the
     files it matches, hidden or not, below every searched path."""
-    for word in inv.argv[1:]:  # (no word that can give -g/--glob/--iglob: nothing to do, no parse)
-        if word.startswith(("--glob", "--iglob")) if word[:2] == "--" else (word[:1] == "-" and "g" in word):
+    for word in inv.argv[1:]:  # (no word that can give -g/--glob/--iglob/--type-add: nothing to do, no parse)
+        if word.startswith(("--glob", "--iglob", "--type-add")) if word[:2] == "--" else (word[:1] == "-" and "g" in word):
             break
     else:
         return
     parsed = parse_options(inv.argv, _RG_VALUES)
-    globs = [(value, index) for value, index in parsed.values_of("-g", "--glob") if not value.startswith("!")]
+    globs = [(value[1:] if value[:1] == "=" else value, index) for value, index in parsed.values_of("-g", "--glob")
+             if not value.lstrip("=").startswith("!")]  # (`-g=.env`: taken as the glob `.env`, the strict side)
+    if parsed.has("--glob-case-insensitive"):
+        globs = [(_any_case(value), index) for value, index in globs]
     # (an --iglob matches without regard to case: `.ENV*` finds `.env`)
     globs += [(_any_case(value), index) for value, index in parsed.values_of("--iglob") if not value.startswith("!")]
+    globs += _rg_type_globs(parsed)
     if not globs:
         return
     words = [word for word, _ in parsed.positionals]
@@ -241,6 +258,10 @@ def find_selected(inv: Invocation) -> None:
             patterns.append(argv[index + 1])
         elif word in ("-path", "-ipath", "-wholename", "-iwholename") and index + 1 < len(argv):
             patterns.append(_relative_path_pattern(argv[index + 1], roots))
+        elif word in ("-regex", "-iregex") and index + 1 < len(argv):
+            # (a regular expression matched against the whole name: as the glob it can match)
+            glob = regex_glob("^" + argv[index + 1].lstrip("^").removesuffix("$") + "$")
+            patterns.append(_relative_path_pattern(_any_case(glob) if word == "-iregex" else glob, roots))
         elif word in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < len(argv) and argv[end] not in (";", "+"):
@@ -275,7 +296,24 @@ def git_ls_files(inv: Invocation) -> None:
     judged as the glob ``**/*`` (a name below here, not a hidden one)."""
     if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] in (["diff"], ["show"], ["log"], ["diff-tree"], ["ls-tree"],
                                                            ["whatchanged"]) and "--name-only" in inv.argv):
-        inv.output("**/*\n", f"the names `git {inv.argv[1]}` prints")
+        globs = _pathspec_globs(inv.argv[2:]) if inv.argv[1] == "ls-files" else None
+        inv.output(globs or "**/*\n", f"the names `git {inv.argv[1]}` prints")
+
+
+def _pathspec_globs(words: list[str]) -> str | None:
+    """``git ls-files '*.env'``: the names it prints are the tracked files its glob pathspecs
+    match (a leading ``*`` matches across directories, and a dot: ``**/*.env``, ``**/.env``);
+    None when an operand is not a glob (every name below may be printed)."""
+    operands = [word for word in words if word[:1] != "-" and word != "--"]
+    if not operands or any(not has_glob(word) or word[:1] == ":" or UNKNOWN in word for word in operands):
+        return None
+    out: list[str] = []
+    for word in operands:
+        out.append(word)
+        if word[:1] == "*" and "/" not in word:
+            stripped = word.lstrip("*")
+            out.extend(["**/" + word, "**/" + stripped] if stripped else [])
+    return "".join(line + "\n" for line in out)
 
 
 def listed_names(inv: Invocation) -> None:
@@ -350,6 +388,32 @@ def ls_default(inv: Invocation) -> None:
         inv.output("".join(word + "\n" for word in words), "the names `ls` prints")
 
 
+def ag_file_regex(inv: Invocation) -> None:
+    """``ag -G REGEX``/``--file-search-regex`` (``pt -G``/``--file-search-regexp``): only files
+    whose path the regex matches are searched, below every searched path: judged as the glob the
+    regex could match there (``ag --hidden -G '\\.env' KEY`` reads ``.env`` files)."""
+    for word in inv.argv[1:]:  # (no word that can give -G: nothing to do, no parse)
+        if word.startswith("--file-search-regex") or (word[:1] == "-" and word[1:2] != "-" and "G" in word):
+            break
+    else:
+        return
+    from stockade.analyzer.models.text import _AG_VALUES
+
+    values = {*_AG_VALUES, "--file-search-regexp"}
+    parsed = parse_options(inv.argv, values, optional=frozenset({"-C", "--context"}))
+    regexes = parsed.values_of("-G", "--file-search-regex", "--file-search-regexp")
+    if not regexes:
+        return
+    words = [word for word, _ in parsed.positionals]
+    if not parsed.values_of("-g") and words:
+        words.pop(0)
+    hidden = parsed.has("--hidden", "-u", "--unrestricted")
+    for root in words or ["."]:
+        for value, index in regexes:
+            for pattern in selected(root, regex_glob(value)):
+                inv.read(pattern, index, skip_hidden=not hidden)
+
+
 def model_compgen(inv: Invocation) -> None:
     """``compgen -c [PREFIX]`` (``-A command``) prints the names of commands starting with PREFIX: the glob
     ``PREFIX*`` (in command position, the programs it could be); other lists are not known."""
@@ -374,6 +438,9 @@ for _grep in ("grep", "egrep", "fgrep"):
         _wrap(_grep, grep_includes)
         _wrap(_grep, listed_names)
 _wrap("find", find_selected)
+register("pt", MODELS["ag"])  # (the platinum searcher: ag's options)
+for _ag in ("ag", "pt"):
+    _wrap(_ag, ag_file_regex)
 register("compgen", model_compgen, builtin=True)
 register("fd fdfind", model_fd)
 register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register, visible_operands
@@ -205,10 +207,33 @@ def model_alias(inv: Invocation) -> None:
 
 
 def model_let(inv: Invocation) -> None:
-    """``let EXPR``: arithmetic; variable values with subscripts run code."""
+    """``let EXPR``: arithmetic; variable values with subscripts run code; ``let x=EXPR`` assigns
+    (see :func:`_let_assigns`)."""
     for index, word in enumerate(inv.argv[1:], start=1):
         if "$(" in word or "`" in word:
             inv.walker.nested_script(": " + word, inv.at(index), exact=False)
+        _let_assigns(inv, word)
+
+
+_LET_ASSIGN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<<|>>|[-+*/%&|^])?=(?!=)(.*)$", re.S)
+_LET_STEP = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*))\s*$")
+
+
+def _let_assigns(inv: Invocation, word: str) -> None:
+    """``let x=1+1`` sets ``x`` to the value (when its operands are known, see
+    :mod:`stockade.analyzer.arith`); ``let x+=1``, ``let x++`` leave it not known."""
+    from stockade.analyzer.arith import evaluate
+
+    variables = inv.walker.state.variables
+    match = _LET_ASSIGN.match(word)
+    if match is not None:
+        name, operator, expression = match.groups()
+        value = None if operator else evaluate(expression, inv.walker.lookup)
+        variables[name] = UNKNOWN if value is None else value
+        return
+    step = _LET_STEP.match(word)
+    if step is not None:
+        variables[step.group(1) or step.group(2)] = UNKNOWN
 
 
 # interpreters: option → what its value is

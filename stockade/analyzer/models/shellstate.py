@@ -10,7 +10,7 @@ see into; ``set -a`` exports later assignments; names with an array subscript
 from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, UNKNOWN_NUMBER, Unknown, show
-from stockade.analyzer.exec import Invocation
+from stockade.analyzer.exec import HASHED_KEY, HASHED_PREFIX, Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, NAMEREF, array_elements
 
@@ -350,18 +350,76 @@ def model_read(inv: Invocation) -> None:
 
 
 def model_hash(inv: Invocation) -> None:
-    """``hash -p FILE NAME``: later ``NAME`` runs ``FILE``."""
+    """``hash -p FILE NAME``: later ``NAME`` runs ``FILE`` (judged as that program: see
+    :func:`stockade.analyzer.exec._hashed`); ``hash -r`` empties the table, ``-d NAME`` drops one."""
     parsed = parse_options(inv.argv, {"-p", "-t", "-d"})
+    variables = inv.walker.state.variables
+    if parsed.has("-r"):
+        for key in [key for key in variables if key.startswith(HASHED_PREFIX)]:
+            del variables[key]
     for option, value, index in parsed.options:
+        if option == "-d" and value is not None:
+            variables.pop(HASHED_PREFIX + value, None)
         if option == "-p" and value is not None:
             path = inv.path(value)
             names = " ".join(word for word, _ in parsed.positionals) or "a command"
             if UNKNOWN in path or not path.startswith(SYSTEM_BIN_DIRS):
                 inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, which cannot be seen into", index)
-            elif any(word != path.rpartition("/")[2] for word, _ in parsed.positionals):
-                # (`hash -p /bin/rm cat`: later `cat` is `rm`, which is not how it is judged)
-                inv.unknown(f"`hash -p` makes `{show(names)}` run `{show(path)}`, another program: what later "
-                            "commands of that name do is not known", index)
+            for word, _ in parsed.positionals:  # (`hash -p /bin/rm cat`: later `cat` is `rm`)
+                if "/" not in word and UNKNOWN not in word:
+                    variables[HASHED_KEY] = "1"
+                    variables[HASHED_PREFIX + word] = path
+
+
+def model_history(inv: Invocation) -> None:
+    """``history -w|-a [FILE]`` writes the history list to FILE (``$HISTFILE``, else
+    ``~/.bash_history``): ``HISTFILE=~/.bashrc history -w`` rewrites a startup file;
+    ``-r``/``-n`` read it."""
+    argv = inv.argv
+    flags = "".join(word[1:] for word in argv[1:] if word[:1] == "-" and word[1:2] != "-")
+    operands = [(word, index) for index, word in enumerate(argv[1:], start=1) if word[:1] != "-"]
+    if not set(flags) & set("warn"):
+        return
+    if operands and not operands[0][0].isdigit():
+        target, at = operands[0]
+    else:
+        value = inv.env.get("HISTFILE") if inv.env else None
+        target = value if value is not None else inv.walker.lookup("HISTFILE") or "~/.bash_history"
+        at = 0
+    if UNKNOWN in target:
+        inv.unknown(f"`history -{flags}` uses a history file that is not known (`{show(target)}`)", at)
+    elif set(flags) & set("wa"):
+        inv.write(target, at)
+    else:
+        inv.read(target, at)
+
+
+def model_fc(inv: Invocation) -> None:
+    """``fc -l`` lists the history; ``fc -e EDITOR`` runs EDITOR on the commands (then runs what
+    it leaves), ``fc -s`` runs a history command again: commands not in the text."""
+    argv = inv.argv
+    if any(word[:1] == "-" and "l" in word[1:] for word in argv[1:]):
+        return
+    for index, word in enumerate(argv[1:-1], start=1):
+        if word == "-e":
+            inv.script(argv[index + 1] + " /tmp/bash-fc", index + 1, what="the editor of `fc -e`")
+    inv.unknown("`fc` runs commands from the shell's history, which the text does not show", 0)
+
+
+def model_shift(inv: Invocation) -> None:
+    """``shift [N]``: the positional parameters move down by N (1); more than there are: bash
+    fails and leaves them; N not known: they are not known."""
+    state = inv.walker.state
+    params = state.positional
+    if params is None:
+        return
+    word = inv.argv[1] if len(inv.argv) > 1 else "1"
+    if not word.isdigit() or len(word) > 6:
+        state.positional = [params[0], UNKNOWN] if UNKNOWN in word or not word.isdigit() else params
+        return
+    count = int(word)
+    if count <= len(params) - 1:
+        state.positional = [params[0], *params[1 + count:]]
 
 
 def model_test(inv: Invocation) -> None:
@@ -432,8 +490,9 @@ def model_unset(inv: Invocation) -> None:
 
 def model_shopt(inv: Invocation) -> None:
     """``shopt -s dotglob`` makes a glob's leading wildcard match dot-files (see
-    :func:`exec._dotglob`); ``-u`` turns it off. An option name not known is taken as on."""
-    from stockade.analyzer.exec import DOTGLOB_KEY
+    :func:`exec._dotglob`); ``shopt -s lastpipe`` runs a pipeline's last command in the shell
+    itself; ``-u`` turns them off. An option name not known is taken as on."""
+    from stockade.analyzer.exec import DOTGLOB_KEY, LASTPIPE_KEY
 
     argv = inv.argv
     mode = ""
@@ -446,6 +505,11 @@ def model_shopt(inv: Invocation) -> None:
                 inv.walker.state.variables[DOTGLOB_KEY] = "on"
             elif mode == "u" and UNKNOWN not in word:
                 inv.walker.state.variables.pop(DOTGLOB_KEY, None)
+        if word == "lastpipe" or UNKNOWN in word:  # (the last command of a pipe runs in this shell)
+            if mode == "s" or (mode == "" and UNKNOWN in word):
+                inv.walker.state.variables[LASTPIPE_KEY] = "on"
+            elif mode == "u" and UNKNOWN not in word:
+                inv.walker.state.variables.pop(LASTPIPE_KEY, None)
 
 
 def located(inv: Invocation, names: list[str], skip_functions: bool) -> str | None:
@@ -493,6 +557,9 @@ register("mapfile readarray", model_mapfile, builtin=True)
 register("read", model_read, builtin=True)
 register("getopts", model_getopts, builtin=True)
 register("hash", model_hash, builtin=True)
+register("shift", model_shift, builtin=True)
+register("history", model_history, builtin=True)
+register("fc", model_fc, builtin=True)
 register("test [", model_test, builtin=True)
 register("enable", model_enable, builtin=True)
 register("set", model_set, builtin=True)

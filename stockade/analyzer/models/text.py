@@ -7,7 +7,7 @@ import re
 from stockade.analyzer.effects import UNKNOWN, Delete, Read, Write, show
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.judge import MATCHED_BELOW
-from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import MODELS, Parsed, parse_options, register
 from stockade.analyzer.models import shells as _shells  # noqa: F401  (perl/ruby's interpreter model, wrapped below)
 from stockade.analyzer.models.programs import judge_program
 from stockade.analyzer.regex import LazyPattern
@@ -159,6 +159,16 @@ def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, origina
 _SED_CMD_RE = LazyPattern(r"\s*(?:(?:\d+(?:~\d+)?|\$|/(?:[^/\\]|\\.)*/[IM]*|\\(.)(?:(?!\1).)*\1)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*|[+~]\d+))?)?\s*!?\s*")
 
 
+#: a sed command after an optional address, with the separators and braces of a script
+_SED_SCRIPT_SHAPE = LazyPattern(r"^\s*(?:[0-9$]+|/[^/]*/)?[!]?\s*[{};]|[;{}\n]\s*[ewWrRs]")
+
+
+def _reads_as_sed_script(word: str) -> bool:
+    """Whether an operand of sed reads as a script rather than a file name: braces or `;`
+    separating commands (``$!{h};${x;e cat F``)."""
+    return UNKNOWN not in word and bool(_SED_SCRIPT_SHAPE.search(word))
+
+
 def sed_script(inv: Invocation, script: str, index: int) -> None:
     """Scan a sed script for commands that run code (``e``, ``s///e``) or touch files (``w``,
     ``r``, ``R``, ``W``, ``s///w``)."""
@@ -214,8 +224,8 @@ def program_text(inv: Invocation, path: str) -> str | None:
     else:
         from stockade.analyzer.models.fresh import known_content
 
-        resolved = inv.path(path)
-        text = None if UNKNOWN in resolved else known_content(inv.walker, resolved)
+        resolved = path if path[:8] == "/dev/fd/" else inv.path(path)  # (`<(echo CODE)`: its known text)
+        text = None if UNKNOWN in resolved and resolved[:8] != "/dev/fd/" else known_content(inv.walker, resolved)
     return None if text is None or UNKNOWN in text else text
 
 
@@ -238,6 +248,10 @@ def model_sed(inv: Invocation) -> None:
     words = list(parsed.positionals)
     if not scripts and not parsed.values_of("-f", "--file") and words:
         scripts = [words.pop(0)]
+    elif scripts and words and _reads_as_sed_script(words[0][0]):
+        # `sed -n '${x;e CMD' -e '}' FILE`: GNU sed takes the first operand for a file once -e is
+        # given, other seds and older releases for the script's first piece: judged as both
+        scripts = [words[0], *scripts]
     if len(scripts) > 1:  # (sed joins its -e scripts with newlines: a block or `e` may span them)
         scripts = [("\n".join(script for script, _ in scripts), scripts[0][1])]
     for script, index in scripts:
@@ -690,6 +704,8 @@ def model_tar(inv: Invocation) -> None:
             for name in (listed or "").splitlines()[:256]:  # (the names it archives, when known: read)
                 if name.strip() and not name.startswith("-"):
                     inv.read(name.strip(), index, recursive=True)
+                    if mode == "create":
+                        _removes_member(inv, parsed, name.strip(), index)
         # (programs tar runs: walked, unless the program is a file where the agent can write)
         elif option in ("--to-command", "--rsh-command", "--info-script", "--new-volume-script", "-F"):
             judge_program(inv.walker, value, inv.at(index), f"the command given to `tar {option}`")
@@ -716,6 +732,7 @@ def model_tar(inv: Invocation) -> None:
             if base and word[:1] != "/":
                 word = base.rstrip("/") + "/" + word
             inv.read(word, index, recursive=True)
+            _removes_member(inv, parsed, word, index)
     elif mode == "extract" and parsed.has("-P", "--absolute-names"):
         inv.unknown("`tar -P` extracts members at the absolute paths the archive names", None)
     elif mode == "extract" and parsed.values_of("--transform", "--xform", "--strip-components-never"):
@@ -728,6 +745,25 @@ def model_tar(inv: Invocation) -> None:
         inv.write(directory, None)
 
 
+def _removes_member(inv: Invocation, parsed: Parsed, word: str, index: int | None) -> None:
+    """``tar --remove-files``, ``zip -m``/``--move``: the archiver deletes each member it
+    archived (a directory with everything below it)."""
+    if parsed.has("--remove-files") if inv.name != "zip" else parsed.has("-m", "--move"):
+        inv.delete(word, index, recursive=True)
+
+
+def _stdin_names(inv: Invocation, parsed: Parsed, index: int | None) -> None:
+    """``zip -@``/``--names-stdin``: the names of the files to archive are read from standard
+    input; when that input is known (a here-string, ``echo``), each line is a file it reads."""
+    if not parsed.has("-@", "--names-stdin"):
+        return
+    listed = program_text(inv, "-")
+    for name in (listed or "").splitlines()[:256]:
+        if name.strip():
+            inv.read(name.strip(), index, recursive=False)
+            _removes_member(inv, parsed, name.strip(), index)
+
+
 def model_zip(inv: Invocation) -> None:
     """zip ARCHIVE FILES: reads files (``-r`` recursive), writes the archive; ``-TT`` runs a
     command.  unzip ARCHIVE: reads it, writes below ``-d`` or the cwd."""
@@ -735,7 +771,7 @@ def model_zip(inv: Invocation) -> None:
             for w in inv.argv]  # -TT is one option, not -T -T
     parsed = parse_options(argv, {"-x", "-i", "--unzip-command", "-P", "--password", "-n", "--suffixes", "-b",
                                   "--temp-path", "-O", "--output-file", "-t", "-tt", "-Z", "--compression-method",
-                                  "-@", "--names-stdin-never", "-U", "--unicode", "-la", "--logfile-path",
+                                  "--names-stdin-never", "-U", "--unicode", "-la", "--logfile-path",
                                   "-lf", "--logfile"})
     for option, value, index in parsed.options:
         if option == "--unzip-command" and value:
@@ -748,6 +784,8 @@ def model_zip(inv: Invocation) -> None:
         recursive = parsed.has("-r", "--recurse-paths")
         for word, index in words[1:]:
             inv.read(word, index, recursive=recursive)
+            _removes_member(inv, parsed, word, index)
+        _stdin_names(inv, parsed, words[0][1])
 
 
 def model_editor(inv: Invocation) -> None:
@@ -787,6 +825,31 @@ _EX_SOURCE = re.compile(r"(so|sou|sour|sourc|source|ru|run|runtime|luafile|pyf|p
                         r"rubyfile|perldo)!?(\s|$)")
 
 
+_VIM_SYSTEM = re.compile(r"""\b(?:system|systemlist|jobstart)\s*\(\s*(?:'((?:[^']|'')*)'|"((?:[^"\\]|\\.)*)")\s*[,)]""")
+_NVIM_EXECUTE = re.compile(r"""\bos\.execute\s*\(\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\)""")
+
+
+def _vim_system_literal(inv: Invocation, text: str, index: int) -> None:
+    """``:call system("CMD")``, ``:echo systemlist('CMD')``, ``:lua os.execute("CMD")``: a string
+    literal given to the shell is walked as the shell code it is (the command stays unknown
+    code as well: the rest of the expression is not followed)."""
+    for match in list(_VIM_SYSTEM.finditer(text)) + list(_NVIM_EXECUTE.finditer(text)):
+        single, double = match.group(1), match.group(2)
+        code = single.replace("''", "'") if single is not None else \
+            re.sub(r"\\(.)", r"\1", double or "")
+        if code:
+            inv.script(code, index, what="the shell command of a vim expression")
+
+
+def _sourced_file(inv: Invocation, text: str, index: int) -> None:
+    """``:source FILE``, ``:luafile FILE``, ``:pyfile FILE``: the editor reads FILE to run it
+    (``:runtime NAME`` searches the runtime path: no file named here)."""
+    command, _, rest = text.partition(" ")
+    path = rest.strip()
+    if path and not command.startswith("ru") and command.rstrip("!") != "perldo":
+        inv.read(path, index)
+
+
 def _ex_commands(text: str) -> list[str]:
     """An ex command line split at ``|`` (not inside the argument of ``!``, ``normal``, ``g``)."""
     if re.match(r"\s*(norm|normal|g|global|v|vglobal|exe|execute)\b", text) or "!" in text.partition("|")[0]:
@@ -810,8 +873,10 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
         inv.read(match.group(2), index)
         return
     if _EX_SOURCE.match(text):
+        _sourced_file(inv, text, index)
         inv.unknown(f"the editor command `{show(text)[:40]}` runs code in a file that cannot be seen into", index)
         return
+    _vim_system_literal(inv, text, index)
     forced = re.sub(r"^(w|wq|x|sav|saveas|wa|q|qa|wqa|xa|up|update)!", r"\1", text)  # (`w!` forces, runs nothing)
     if re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!\s*\S",
                  forced):

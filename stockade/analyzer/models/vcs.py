@@ -104,7 +104,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
                 "--strategy-option": "text", "-C": "text", "--whitespace": "text"}, "text", "tree"),
     "cherry-pick": ({"-m": "text", "--mainline": "text", "-s": "text", "-X": "text"}, "text", "tree"),
     "revert": ({"-m": "text", "--mainline": "text", "-X": "text"}, "text", "tree"),
-    "pull": ({**_FETCH, "-s": "text", "--strategy": "text", "-X": "text"}, "text", "tree"),
+    "pull": ({**_FETCH, "-s": "text", "--strategy": "text", "-X": "text", "--exec": _S}, "text", "tree"),
     "rm": ({"--pathspec-from-file": "read"}, "delete", "tree"),
     "mv": ({}, "write", "tree"),
     "apply": ({"--directory": "tree-dir", "-p": "text", "--exclude": "text", "--include": "text"}, "read", "tree"),
@@ -682,6 +682,8 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
             continue
         if role == _S:
             inv.script(value, index, what=f"the command given to `git {sub} {option}`")
+            if sub in ("rebase", "pull"):
+                _other_checkout_program(inv, value.split(), index, f"`git {sub} {option}`")
         elif role == "python":
             inv.unknown(f"`git {sub} {option}` runs Python code that cannot be seen into", index)
         elif role in ("write", "writer", "read", "readr"):
@@ -848,12 +850,27 @@ def _op_grep(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
     disk (not the index), every one below each path (default ``.``)."""
     rest = inv.argv[sub_index + 1:]
     if "--no-index" not in rest and "--untracked" not in rest:
+        _grep_pathspecs(inv, git, parsed, positionals)
         return
     words = [(word, index) for word, index in positionals if word != "--"]
     if words and not parsed.values_of("-e", "-f"):
         words = words[1:]
     for word, index in words or [(".", sub_index)]:
         inv.read(_below(git.repo, word), index, recursive=True)
+
+
+def _grep_pathspecs(inv: Invocation, git: _Git, parsed: Parsed, positionals: list[tuple[str, int]]) -> None:
+    """``git grep KEY -- '.env*'``: the tracked files the pathspecs name are read (a glob as the
+    files it can match; a leading ``*`` matches across directories, as in git's pathspecs)."""
+    words = [(word, index) for word, index in positionals if word != "--"]
+    if words and not parsed.values_of("-e", "-f"):
+        words = words[1:]
+    for word, index in words:
+        if word[:1] == ":" or UNKNOWN in word:
+            continue  # (magic pathspecs: not followed)
+        inv.read(_below(git.repo, word), index, recursive=True)
+        if word[:1] == "*" and "/" not in word:
+            inv.read(_below(git.repo, "**/" + word.lstrip("*") if word.lstrip("*") else word), index)
 
 
 def _op_no_index(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
@@ -902,6 +919,8 @@ def _op_foreach(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Pa
         start += 1
     if words:
         inv.script(" ".join(words), start, what="the command of `git submodule foreach`")
+        # (run in each submodule: a relative program is the submodule's file, from its own repository)
+        _other_checkout_program(inv, " ".join(words).split(), start, "`git submodule foreach`")
 
 
 def _op_run(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
@@ -909,6 +928,25 @@ def _op_run(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed
     """``bisect run CMD ARGS…``: the command runs at each step."""
     if positionals and positionals[0][0] == "run":
         inv.run(positionals[0][1] + 1)
+        _other_checkout_program(inv, inv.argv[positionals[0][1] + 1:], positionals[0][1] + 1, "`git bisect run`")
+
+
+#: interpreters whose first operand is the program file they run
+_SCRIPT_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "python", "python3", "node", "perl", "ruby"})
+
+
+def _other_checkout_program(inv: Invocation, words: list[str], index: int, what: str) -> None:
+    """``git rebase -x ./check.sh``, ``git bisect run ./test.sh``: the command runs at each commit
+    the rebase replays or the bisection checks out, and a program that is a file of the work tree
+    (a relative path, ``sh ./x``) is that file as it is at those commits — not the one in the work
+    tree now (a commit of another branch, ``--onto evil``, brings its own): unknown code.  So is
+    ``git submodule foreach ./x.sh``, which runs each submodule's own file."""
+    interpreted = bool(words) and words[0].rpartition("/")[2] in _SCRIPT_RUNNERS and len(words) > 1 and \
+        words[1][:1] != "-"
+    program = (words[1] if interpreted else words[0]) if words else ""
+    if (interpreted or "/" in program) and program[:1] not in ("", "/", "~", "$") and UNKNOWN not in program:
+        inv.unknown(f"{what} runs `{show(program)}` as it is in each commit or submodule it checks out, which is not the "
+                    "file in the work tree and cannot be seen into", index)
 
 
 def _op_worktree(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,

@@ -123,6 +123,18 @@ def model_wrapper(inv: Invocation) -> None:
             state.cwd = before
 
 
+def _arg_file_text(inv: Invocation, word: str) -> str | None:
+    """The known content of ``xargs -a FILE``: ``<(echo …)``, a file this command wrote with
+    known text (None: not known)."""
+    from stockade.analyzer.models.fresh import known_content
+
+    path = word if word[:8] == "/dev/fd/" else inv.path(word)
+    if UNKNOWN in path.replace("/dev/fd/" + UNKNOWN, "", 1):
+        return None
+    text = known_content(inv.walker, path)
+    return None if text is None or UNKNOWN in text else text
+
+
 def model_xargs(inv: Invocation) -> None:
     """``xargs CMD ARGS``: runs CMD with words read from stdin appended (unknown words);
     ``-I R`` replaces R in the arguments; ``-a FILE`` reads the words from a file."""
@@ -138,7 +150,7 @@ def model_xargs(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("-a", "--arg-file") and value:
             inv.read(value, index)
-            items = None
+            items = _arg_file_text(inv, value)
         if option in ("-I", "-i", "--replace"):
             replace = value or "{}"
         if option in ("-0", "--null"):

@@ -78,8 +78,81 @@ WRITERS: dict[str, Spec] = {
     "cpp": Spec(last="write", values={"-o": "write", "-I": "read", "-include": "read", "-D": T, "-U": T}),
     "wkhtmltopdf wkhtmltoimage": Spec(last="write"),
 }
+#: GNU gettext's value options: catalogues in, one catalogue (or a directory of them) out
+_GETTEXT_VALUES = {
+    "-o": "write", "--output-file": "write", "-p": "writer", "--output-dir": "writer", "-d": "writer",
+    "--default-domain": T, "-D": "readr", "--directory": "readr", "-f": "read", "--files-from": "read",
+    "-x": "read", "--exclude-file": "read", "-C": "read", "--compendium": "read", "-l": T, "--locale": T,
+    "-r": T, "--resource": T, "-L": T, "--language": T, "--flag": T, "--from-code": T, "-t": T, "--to-code": T, "-w": T, "--width": T, "-i": "read",
+    "--input": "read", "--msgid-bugs-address": T, "--package-name": T, "--package-version": T,
+    "--copyright-holder": T, "--template": "read", "--msgid": T, "--msgctxt": T, "--comment": T,
+    "--more-than": T, "--less-than": T, "--only-file": "read", "--ignore-file": "read"}
+#: options whose value is only ever attached (`-kNAME`, `-cTAG`, `-MPREFIX`)
+_GETTEXT_ATTACHED = frozenset({"-k", "--keyword", "-c", "--add-comments", "-M", "--msgstr-prefix", "-m",
+                               "--msgstr-suffix"})
+WRITERS["msgfmt msgcat msgconv msguniq msgcomm msgattrib msggrep msgen msgunfmt msginit xgettext"] = \
+    Spec(values=_GETTEXT_VALUES, optional=_GETTEXT_ATTACHED)
+WRITERS["sassc"] = Spec(last="write", values={"-I": "readr", "--load-path": "readr", "-t": T, "--style": T,
+                                              "-P": T, "--precision": T, "-m": T, "--sourcemap": T})
+# audio converters: inputs, then the output file last
+WRITERS["sox"] = Spec(last="write", values={
+    **_t("-b", "--bits", "-c", "--channels", "-e", "--encoding", "-r", "--rate", "-t", "--type", "-v", "--volume",
+         "-C", "--compression", "-L", "-B", "-x", "--buffer", "--input-buffer", "-V", "--comment", "--add-comment",
+         "--norm", "--plot", "--replay-gain", "-D", "--no-dither", "--combine", "-m", "-M"),
+    "--comment-file": "read", "--effects-file": "read"})
+WRITERS["lame"] = Spec(last="write", values=_t("-b", "-B", "-V", "-q", "-m", "-s", "--resample", "--preset", "--tt",
+                                               "--ta", "--tl", "--ty", "--tc", "--tn", "--tg", "--abr", "-F"))
+WRITERS["look"] = Spec(first="text", values=_t("-t", "--terminate"))
+WRITERS["msgmerge"] = Spec(values=_GETTEXT_VALUES, optional=_GETTEXT_ATTACHED,
+                           flags={"-U": "writes-args", "--update": "writes-args"})
 for _names, _spec in WRITERS.items():
     register(_names, spec_model(_spec))
+
+
+def model_pdftk(inv: Invocation) -> None:
+    """``pdftk IN… OPERATION … output FILE``: reads the inputs (``A=in.pdf`` handles too), writes
+    the file after ``output`` (``-``: standard output); ``burst`` writes pages in the cwd;
+    ``attach_files``/``update_info`` read their files."""
+    argv = inv.argv
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "output" and index + 1 < len(argv):
+            if argv[index + 1] != "-":
+                inv.write(argv[index + 1].replace("%", ""), index + 1)
+            index += 2
+            continue
+        if word in ("attach_files", "update_info", "update_info_utf8", "stamp", "background", "multistamp",
+                    "multibackground", "fill_form"):
+            if index + 1 < len(argv) and argv[index + 1] != "-":
+                inv.read(argv[index + 1], index + 1)
+            index += 2
+            continue
+        if word == "burst":
+            inv.write(".", index)
+        elif "." in word or "/" in word:
+            inv.read(word.partition("=")[2] if re.match(r"[A-Z]+=", word) else word, index)
+        index += 1
+
+
+register("pdftk", model_pdftk)
+
+
+def model_msgexec(inv: Invocation) -> None:
+    """``msgexec``/``msgfilter [-i IN] [-o OUT] COMMAND [ARGS]``: run COMMAND once per message
+    (msgfilter: a filter of each translation); the options as the other gettext tools'."""
+    parsed = parse_options(inv.argv, set(_GETTEXT_VALUES), stop_at_first_positional=True, optional=_GETTEXT_ATTACHED)
+    for option, value, index in parsed.options:
+        role = _GETTEXT_VALUES.get(option)
+        if value is not None and role in ("read", "readr"):
+            inv.read(value, index, recursive=role == "readr")
+        elif value is not None and role in ("write", "writer"):
+            inv.write(value, index, recursive=role == "writer")
+    if parsed.positionals:
+        inv.run(parsed.positionals[0][1])
+
+
+register("msgexec msgfilter", model_msgexec)
 
 
 #: plain editors: every file operand (``+LINE`` is a position) may be saved
