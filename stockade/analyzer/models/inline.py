@@ -121,15 +121,15 @@ _PY_VALUE_ATTRS = frozenset({
 })
 #: methods whose result can be longer than their receiver and arguments together
 _PY_GROWING = {"replace": "product", "join": "product", "expandtabs": "magnitude", "zfill": "width",
-               "ljust": "width", "rjust": "width", "center": "width", "encode": "product", "strftime": "product",
+               "ljust": "width", "rjust": "width", "center": "width", "encode": "fourfold", "strftime": "product",
                "format": "product"}
 #: nominal size of what a one-liner reads at run time (a file, stdin): bounds are relative to it
 _DATA = 10_000
 #: the largest value (in characters or elements) a one-liner may build, the work a loop may do
 #: and the memory all its names may hold: past them it may exhaust the machine's memory or time
-_MAX_SIZE = 10_000_000
+_MAX_SIZE = 2_000_000
 _MAX_WORK = 100_000_000
-_MAX_HELD = 50_000_000
+_MAX_HELD = 10_000_000
 _HUGE = 10 ** 40  # (a magnitude not known: a number read at run time)
 _MAX_CODE = 4000
 
@@ -154,10 +154,12 @@ class _Value:
 _Api = str
 
 
-def harmless_python(code: str) -> list[str] | None:
+def harmless_python(code: str, endless_input: bool = False) -> list[str] | None:
     """The files a Python one-liner ``code`` opens (by literal names) when it only imports
     listed modules, uses their listed names, computes values of bounded size and prints; None
-    when it may do more (see :class:`_PythonCheck`)."""
+    when it may do more (see :class:`_PythonCheck`), or when it reads its standard input and
+    that never ends (``endless_input``: ``cat /dev/zero | python3 -c 'sys.stdin.read()'``
+    holds all of it)."""
     if len(code) > _MAX_CODE:
         return None
     import ast
@@ -167,6 +169,8 @@ def harmless_python(code: str) -> list[str] | None:
         check = _PythonCheck()
         check.statements(tree.body, loop=False)
     except (_Refused, SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    if endless_input and check.stdin:
         return None
     return check.opened
 
@@ -185,6 +189,7 @@ class _PythonCheck:
         self.factor = 1  # how often the code being checked runs (the loops around it)
         self.held = 0
         self.parts = 0  # loops around it whose elements are parts of an iterable
+        self.stdin = False  # whether it reads its standard input
 
     def measure(self, size: int) -> int:
         """A length measured of ``size``: inside a loop over an iterable's parts (whose sizes
@@ -210,6 +215,7 @@ class _PythonCheck:
                 raise _Refused
             for alias in node.names:
                 dotted = f"{node.module}.{alias.name}"
+                self.stdin = self.stdin or dotted == "sys.stdin"
                 if dotted in _PY_VALUES:
                     self.names[alias.asname or alias.name] = _Value(_DATA)
                 elif dotted in _PY_CALLS or dotted in _PY_MODULES:
@@ -364,14 +370,15 @@ class _PythonCheck:
         receiver = self._value(node.value)
         if isinstance(receiver, str):  # (a module, class or function: its listed names only)
             dotted = f"{receiver}.{node.attr}"
+            self.stdin = self.stdin or dotted == "sys.stdin"
             if dotted in _PY_CALLS or dotted in _PY_VALUES or dotted in _PY_PREFIXES:
                 return dotted
             if receiver in _PY_VALUES:
                 receiver = _Value(_DATA)
             else:
                 raise _Refused
-        if node.attr not in _PY_VALUE_ATTRS:
-            raise _Refused
+        if node.attr not in _PY_VALUE_ATTRS or node.attr == "format":
+            raise _Refused  # (`object_hook="{0.__class__}".format`: its format is checked only where it is called)
         return _Value(receiver.size, _HUGE, True)
 
     def arguments(self, node: object) -> tuple[list[_Value], list[_Value]]:
@@ -488,7 +495,9 @@ class _PythonCheck:
             sizes += _widths(getattr(node.func, "value", None)) + sum(_widths(argument) for argument in node.args)
         growth = _PY_GROWING.get(name)
         if growth == "product":
-            sizes = (receiver.size + 1) * (1 + sum(v.size + 1 for v in arguments)) * 4 + sizes
+            sizes = (receiver.size + 1) * (1 + sum(v.size + 1 for v in arguments)) + sizes
+        elif growth == "fourfold":  # (UTF-32)
+            sizes *= 4
         elif growth == "width":
             sizes += sum(v.magnitude for v in arguments)
         elif growth == "magnitude":
@@ -646,6 +655,10 @@ _JS_MODULES = frozenset({"os", "path", "util", "url", "node:os", "node:path", "n
 #: handed a function the code only reads (``[a, b].sort(require)``, ``JSON.parse(s, require)``)
 #: they would call it; the arguments each may have
 _JS_CALLERS = {"sort": 0, "parse": 1, "stringify": 1, "Array": 0}
+#: object keys a runtime calls on its own (``String(o)``, ``JSON.stringify(o)``): a function
+#: read as their value (``{toJSON: process.kill}``) would be called with a key (``"-1"``)
+_JS_IMPLICIT = frozenset({"toString", "valueOf", "toJSON", "then", "constructor", "__proto__", "get", "set",
+                          "toLocaleString", "inspect"})
 #: comparisons (what remains of ``=`` after them assigns: ``=``, ``+=``, ``>>=``, ``??=``)
 _JS_COMPARISON = re.compile(r"[=!]==?|(?<![<>])[<>]=")
 
@@ -673,10 +686,14 @@ def harmless_javascript(code: str) -> list[str] | None:
         return None
     files = []
     for at, (token, start) in enumerate(tokens):
-        if not (token[0].isalpha() or token[0] in "_$"):
-            continue
         previous = tokens[at - 1][0] if at else ""
         following = tokens[at + 1][0] if at + 1 < len(tokens) else ""
+        if previous in ("{", ",") and following == ":" and (token.strip("'\"") in _JS_IMPLICIT or "\\" in token):
+            return None
+        if not (token[0].isalpha() or token[0] in "_$"):
+            continue
+        if token == "new" and not all(name in _JS_NAMES or name == "." for name, _ in _js_chain(tokens, at + 1)):
+            return None  # (`new process.kill`: a function read, called)
         if token == "require":  # (only `require("NAME")`: `require("./ev" + "il")` runs a file)
             required = _JS_REQUIRE.match(code, start)
             if required is None:
@@ -696,6 +713,16 @@ def harmless_javascript(code: str) -> list[str] | None:
         if token in _JS_CALLERS and following == "(" and not _js_arguments(tokens, at + 1, _JS_CALLERS[token]):
             return None
     return files
+
+
+def _js_chain(tokens: list[tuple[str, int]], start: int) -> list[tuple[str, int]]:
+    """The names and dots from ``tokens[start]`` on (``Intl.DateTimeFormat`` after ``new``)."""
+    chain = []
+    for token, start_at in tokens[start:]:
+        if token != "." and not (token[0].isalpha() or token[0] in "_$"):
+            break
+        chain.append((token, start_at))
+    return chain
 
 
 def _js_arguments(tokens: list[tuple[str, int]], opening: int, allowed: int) -> bool:
@@ -719,13 +746,13 @@ def _js_arguments(tokens: list[tuple[str, int]], opening: int, allowed: int) -> 
     return len(given) <= allowed or (allowed == 1 and given[1] in (["null"], ["undefined"]))
 
 
-def harmless_inline(name: str, code: str) -> list[str] | None:
+def harmless_inline(name: str, code: str, endless_input: bool = False) -> list[str] | None:
     """The files the inline code of interpreter ``name`` reads when it only computes and
-    prints (None: it may do more)."""
+    prints (None: it may do more; ``endless_input``: its standard input never ends)."""
     if code.lstrip()[:1] in ("-", ""):  # (an option taken for the code: not a one-liner)
         return None
     if name.startswith(("python", "pypy")):
-        return harmless_python(code)
+        return harmless_python(code, endless_input)
     if name in ("node", "nodejs"):
         return harmless_javascript(code)
     return None

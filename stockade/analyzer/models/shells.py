@@ -256,8 +256,10 @@ def interpreter_model(options: dict[str, str]):
             role = options.get(option)
             if role == "code":
                 from stockade.analyzer.models.inline import harmless_inline
+                from stockade.analyzer.models.pipefill import ENDLESS
 
-                opened = harmless_inline(inv.name, value) if value and UNKNOWN not in value else None
+                opened = harmless_inline(inv.name, value, inv.stdin.what.startswith(ENDLESS)) \
+                    if value and UNKNOWN not in value else None
                 if opened is not None:  # (code that only computes and prints: what it opens is read)
                     for path in opened:
                         inv.read(path, index)
@@ -273,6 +275,11 @@ def interpreter_model(options: dict[str, str]):
                 elif index is not None:  # an installed module: its arguments as an unmodelled program's
                     visible_operands(inv, index + 1)
                 return
+            if option == "-W" and value is not None and inv.name.startswith(("python", "pypy")):
+                from stockade.analyzer.models.envvars import warning_imports
+
+                if warning_imports(value):  # (`-W ignore::evil.X` imports `evil`)
+                    inv.unknown(f"`{inv.name} -W {show(value)}` imports the module of a warning category", index)
             if role == "read" and value:  # (code it loads: `node -r F`, `php -c F`: unknown when this text wrote F)
                 run_file(inv, value, index)
         if parsed.positionals:
