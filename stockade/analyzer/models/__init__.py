@@ -426,3 +426,8 @@ from stockade.analyzer.models import filters  # noqa: E402,F401
 # isort: split
 # (last: wraps the final models of tar, make, zip, xz … with the options their variables hold)
 from stockade.analyzer.models import optionenv  # noqa: E402,F401
+
+# isort: split
+# (wraps the final models of head, seq, openssl, truncate and kill: how much they write, whom they signal;
+# and of pip, uv, uvx, npm, go, gradle, mvn, java: installing or building what this text wrote, proxies)
+from stockade.analyzer.models import fetched, outsize  # noqa: E402,F401
