@@ -61,18 +61,29 @@ _GO_TOOLCHAIN = re.compile(r"^\s*toolchain\s", re.MULTILINE)
 
 
 def _go(inv: Invocation) -> None:
-    """go: a ``go.mod``/``go.work`` of the working directory (or ``-C DIR``) this text wrote."""
-    if len(inv.argv) < 2 or inv.argv[1] in ("help", "version", "env", "-h", "--help"):
+    """go: a ``go.mod``/``go.work`` this text wrote in the working directory (or ``-C DIR``) or
+    a directory above it (go looks upwards); ``go mod edit -toolchain=``, ``go get toolchain@``."""
+    if len(inv.argv) < 2 or inv.argv[1] in ("help", "-h", "--help"):
         return
-    directory = inv.argv[2] if inv.argv[1] == "-C" and len(inv.argv) > 2 else "."
-    for name in ("go.mod", "go.work"):
-        producer, text = _fresh_file(inv, inv.path(directory.rstrip("/") + "/" + name))
-        if producer is None:
-            continue
-        if text is None or _GO_TOOLCHAIN.search(text.replace(UNKNOWN, "\n")):
-            inv.unknown(f"`go` reads `{name}`, which {producer} wrote earlier in this command: its `toolchain` "
-                        "line makes go download and run another toolchain, which cannot be seen into", 1)
+    for at, word in enumerate(inv.argv[2:], start=2):
+        if word.startswith(("-toolchain=", "toolchain@", "go@")) or (word == "-toolchain" and inv.argv[1] == "mod"):
+            inv.unknown(f"`go {inv.argv[1]} {show(word)}` makes go download and run another toolchain, which cannot "
+                        "be seen into", at)
             return
+    directory = inv.path(inv.argv[2] if inv.argv[1] == "-C" and len(inv.argv) > 2 else ".").rstrip("/") or "/"
+    for _ in range(64):
+        for name in ("go.mod", "go.work"):
+            producer, text = _fresh_file(inv, (directory if directory != "/" else "") + "/" + name)
+            if producer is None:
+                continue
+            if text is None or _GO_TOOLCHAIN.search(text.replace(UNKNOWN, "\n")):
+                inv.unknown(f"`go` reads `{show(directory)}/{name}`, which {producer} wrote earlier in this command: "
+                            "its `toolchain` line makes go download and run another toolchain, which cannot be seen "
+                            "into", 1)
+                return
+        if directory == "/":
+            return
+        directory = directory.rpartition("/")[0] or "/"
 
 
 # -- pip: wheels this text wrote ------------------------------------------------------------------
@@ -81,12 +92,33 @@ def _pip(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, _pip_values())
     if not parsed.positionals or parsed.positionals[0][0] not in ("install", "wheel", "download"):
         return
+    for value, index in parsed.values_of("-f", "--find-links"):
+        if "://" not in value:
+            fresh = _fresh_archive(inv, inv.path(value))
+            if fresh is not None:
+                inv.unknown(f"`{inv.name}` installs from `{show(value)}`, where this command wrote `{show(fresh)}`: its "
+                            "code cannot be seen into", index)
     for word, index in parsed.positionals[1:]:
         if word.endswith(".whl") and "://" not in word:
             producer, _ = _fresh_file(inv, inv.path(word))
             if producer is not None:
                 inv.unknown(f"`{inv.name}` installs the wheel `{show(word)}`, which {producer} wrote earlier in this "
                             "command: its code (scripts, `.pth` files run at every start) cannot be seen into", index)
+
+
+def _fresh_archive(inv: Invocation, directory: str) -> str | None:
+    """A wheel or source archive this text wrote in ``directory`` (not by a build), or None."""
+    from stockade.analyzer.effects import Write
+
+    if UNKNOWN in directory or not wrote_anything(inv.walker):
+        return None
+    base = directory.rstrip("/") + "/"
+    for effect in inv.walker.effects:
+        path = effect.path if effect.__class__ is Write else ""
+        if path.startswith(base) and "/" not in path[len(base):] and path.endswith(
+                (".whl", ".tar.gz", ".zip", ".tgz", ".tar.bz2")) and written_by(inv.walker, path) is not None:
+            return path
+    return None
 
 
 def _pip_values() -> set[str]:
@@ -153,22 +185,63 @@ _PROXY_PORTS = {"https.proxyHost": ("https.proxyPort", 443), "http.proxyHost": (
 
 def _jvm_proxies(inv: Invocation) -> None:
     """``-Dhttps.proxyHost=H [-Dhttps.proxyPort=P]``: the tool's connections go to ``H``."""
-    properties = {}
-    for index, word in enumerate(inv.argv[1:], start=1):
-        if word.startswith("-D") and "=" in word:
+    words: list[tuple[str, int | None]] = []
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        if word in ("-D", "--system-prop") and index + 1 < len(argv):  # (`mvn -D proxyHost=H`)
+            words.append(("-D" + argv[index + 1], index + 1))
+        elif word.startswith("--system-prop="):
+            words.append(("-D" + word.partition("=")[2], index))
+        elif word.startswith("-D"):
+            words.append((word, index))
+    if inv.name in ("gradle", "gradlew", "mvn", "mvnw", "mvnd"):
+        words += _property_files(inv)
+    properties: dict[str, tuple[str, int | None]] = {}
+    for word, at in words:
+        if "=" in word:
             key, _, value = word[2:].partition("=")
-            properties[key] = (value, index)
-    for index, word in enumerate(inv.argv[1:], start=1):
+            properties[key] = (value, at)
+    for word, at in words:
         match = _PROXY_PROPERTY.fullmatch(word)
         if match is None:
             continue
-        host = match.group(2)
+        host = match.group(2).strip()
         port_key, default = _PROXY_PORTS[match.group(1)]
-        port_text = properties.get(port_key, (str(default), index))[0]
+        port_text = properties.get(port_key, (str(default), at))[0].strip()
         if UNKNOWN in host:
-            inv.unknown(f"`{inv.name}` sends its connections through a proxy that is not known (`{show(word)}`)", index)
+            inv.unknown(f"`{inv.name}` sends its connections through a proxy that is not known (`{show(word)}`)", at)
             continue
-        inv.network(host, int(port_text) if port_text.isdigit() else None, index)
+        inv.network(host, int(port_text) if port_text.isdigit() else None, at)
+
+
+#: files a JVM build reads its system properties and JVM options from, in the project
+_PROPERTY_FILES = {"gradle": ("gradle.properties",), "gradlew": ("gradle.properties",),
+                   "mvn": (".mvn/jvm.config", ".mvn/maven.config"), "mvnw": (".mvn/jvm.config", ".mvn/maven.config"),
+                   "mvnd": (".mvn/jvm.config", ".mvn/maven.config")}
+
+
+def _property_files(inv: Invocation) -> list[tuple[str, int | None]]:
+    """The system properties of the build's property files this text wrote (``systemProp.X=V``
+    in gradle.properties, ``-DX=V`` in ``.mvn/jvm.config``), as ``-DX=V`` words; a file with
+    content not known (``org.gradle.jvmargs`` may load an agent) is unknown code."""
+    directory = next((inv.argv[at + 1] for at in range(1, len(inv.argv) - 1)
+                      if inv.argv[at] in ("-p", "--project-dir")), ".")
+    found: list[tuple[str, int | None]] = []
+    for name in _PROPERTY_FILES.get(inv.name, ()):
+        producer, text = _fresh_file(inv, inv.path(directory.rstrip("/") + "/" + name))
+        if producer is None:
+            continue
+        if text is None:
+            inv.unknown(f"`{inv.name}` reads `{name}`, which {producer} wrote earlier in this command: its settings "
+                        "(JVM options, proxies) cannot be seen into", 0)
+            continue
+        for line in text.replace(UNKNOWN, "\n").splitlines()[:2000]:
+            line = line.strip()
+            if line.startswith("systemProp."):
+                found.append(("-D" + line[len("systemProp."):].replace(" = ", "=").replace(": ", "="), None))
+            else:
+                found += [(word, None) for word in line.split() if word.startswith("-D")]
+    return found
 
 
 # -- package runners: more packages, shell code ---------------------------------------------------

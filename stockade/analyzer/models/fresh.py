@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: programs whose outputs are the project's own code, built from what the analyzer sees
 #: programs whose write of a directory means members written below it (an archive extracted)
-EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch", "uudecode"})
+EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch", "uudecode",
+                        "unshar", "unrar", "rar", "unar", "cabextract", "lha", "gunzip", "gzip", "unpigz", "pigz"})
 BUILDERS = frozenset({"gcc", "cc", "c++", "g++", "clang", "clang++", "rustc", "go", "cargo", "javac", "tsc", "zig",
                       "ld", "as", "nasm", "make", "cmake", "ninja", "swiftc", "ghc", "kotlinc", "nvcc", "dotnet",
                       "mvn", "gradle", "bazel", "meson", "gfortran", "tcc", "esbuild", "bun", "deno",

@@ -96,7 +96,14 @@ def _seq(inv: Invocation) -> None:
 
 def _openssl(inv: Invocation) -> None:
     """``openssl rand [-hex|-base64] [-out FILE] NUM``: NUM bytes (twice as many in hex)."""
-    if len(inv.argv) < 3 or inv.argv[1] != "rand":
+    if len(inv.argv) < 3:
+        return
+    if inv.argv[1] != "rand":  # (`openssl enc -in /dev/zero -out f`: an endless input)
+        device = next((inv.argv[at + 1] for at in range(2, len(inv.argv) - 1)
+                       if inv.argv[at] == "-in" and inv.argv[at + 1] in _ENDLESS), None)
+        if device is not None:
+            outs = [inv.argv[at + 1] for at in range(2, len(inv.argv) - 1) if inv.argv[at] == "-out"]
+            _huge(inv, f"`openssl {inv.argv[1]}` copies `{device}`", bool(outs) or stdout_to_file(inv))
         return
     words, outs, skip = [], [], False  # (openssl's options are single-dash words: `-out FILE`, `-hex`)
     for at, word in enumerate(inv.argv[2:], start=2):
@@ -114,6 +121,39 @@ def _openssl(inv: Invocation) -> None:
 
 
 _OPENSSL_VALUES = frozenset({"-out", "-engine", "-rand", "-writerand", "-provider", "-provider-path", "-propquery"})
+
+
+def _buffering(inv: Invocation) -> None:
+    """sort, tac, shuf: they hold all of their input (in memory or temporary files) before they
+    write; ``shuf -r`` without ``-n`` writes without end."""
+    words = inv.argv[1:]
+    if inv.name == "shuf" and any(word in ("-r", "--repeat") or re.fullmatch(r"-[a-zA-Z]*r[a-zA-Z]*", word)
+                                  for word in words) and not any(word.startswith(("-n", "--head-count"))
+                                                                 for word in words):
+        _huge(inv, "`shuf -r` writes without end", stdout_to_file(inv))
+        return
+    files = [word for word in words if word[:1] != "-"]
+    device = next((word for word in files if word in _ENDLESS), None)
+    if device is not None or (inv.name != "shuf" and not files and inv.stdin.what.startswith(ENDLESS)):
+        _fills(inv, f"`{inv.name}` holds all of an endless input (in temporary files)")
+
+
+_PRINTF_WIDTH = re.compile(r"%[-+ 0#']*(\*|\d+)")
+
+
+def _printf(inv: Invocation) -> None:
+    """printf: a width (``%100000000000s``, ``%*s`` with its argument) beyond the limit."""
+    words = [word for word in inv.argv[1:] if word != "--"]
+    if words[:1] == ["-v"]:
+        return  # (into a variable)
+    if not words or UNKNOWN in words[0]:
+        return
+    arguments = iter(words[1:])
+    for width in _PRINTF_WIDTH.findall(words[0]):
+        value = next(arguments, "0") if width == "*" else width
+        if value.isdigit() and int(value) > DISK_LIMIT:
+            _huge(inv, f"`printf` pads to a width of {value}", stdout_to_file(inv))
+            return
 
 
 def _truncate(inv: Invocation) -> None:
@@ -139,6 +179,67 @@ def model_uudecode(inv: Invocation) -> None:
         return
     inv.write(".", None)  # (as an extractor's: a later run of a file here runs what it may have written)
     inv.unknown(f"`{inv.name}` writes the file its input names, which the command does not show", 0)
+
+
+def model_unshar(inv: Invocation) -> None:
+    """unshar FILE…: a shell archive is a shell script; unshar runs it (``-d DIR``: there)."""
+    parsed = parse_options(inv.argv, {"-d", "--directory"})
+    for word, index in parsed.positionals:
+        inv.read(word, index)
+    directory = next((value for value, _ in parsed.values_of("-d", "--directory")), ".")
+    inv.write(directory, None)
+    inv.unknown(f"`{inv.name}` runs the shell archive it is given, which cannot be seen into", 0)
+
+
+#: extractors that write the members their archive names: tool → the options naming the directory
+_EXTRACTORS = {"unrar": ("-op",), "rar": ("-op",), "unar": ("-o", "-output-directory"),
+               "cabextract": ("-d", "--directory"), "lha": ("w=",)}
+
+
+def model_extractor(inv: Invocation) -> None:
+    """unrar/rar x, unar, cabextract, lha x: read the archive, write the members it names into
+    the working directory (or the one given): a later run of a file there runs what it may
+    have written."""
+    words = inv.argv[1:]
+    options = _EXTRACTORS.get(inv.name, ())
+    directory = "."
+    for at, word in enumerate(words):
+        for option in options:
+            if word == option and at + 1 < len(words):
+                directory = words[at + 1]
+            elif word.startswith(option) and len(word) > len(option) and option.endswith(("=", "p")):
+                directory = word[len(option):]
+    positionals = [(word, at) for at, word in enumerate(words, start=1) if not word.startswith("-")]
+    if inv.name in ("unrar", "rar", "lha") and positionals:
+        if positionals[0][0] not in ("x", "e", "-x", "-e") and not positionals[0][0].startswith(("x", "e")):
+            for word, index in positionals[1:]:
+                inv.read(word, index)
+            return
+        positionals = positionals[1:]
+        if inv.name in ("unrar", "rar") and len(positionals) > 1 and positionals[-1][0].endswith("/"):
+            directory = positionals[-1][0]
+            positionals = positionals[:-1]
+    for word, index in positionals:
+        inv.read(word, index)
+    inv.write(directory, None)
+
+
+def _gunzip_name(inv: Invocation) -> None:
+    """gunzip -N / gzip -dN: the output gets the name the archive's header gives."""
+    words = inv.argv[1:]
+    decompress = inv.name in ("gunzip", "unpigz") or any(
+        word == "--decompress" or re.fullmatch(r"-[a-zA-Z0-9]*d[a-zA-Z0-9]*", word) for word in words)
+    named = any(word == "--name" or re.fullmatch(r"-[a-zA-Z0-9]*N[a-zA-Z0-9]*", word) for word in words)
+    if decompress and named:
+        for word in words:
+            if not word.startswith("-"):
+                inv.write(inv.path(word).rpartition("/")[0] or "/", None)
+
+
+def _tmux_server(inv: Invocation) -> None:
+    """``tmux kill-server``: every session (the agent's own, if it runs in one)."""
+    if "kill-server" in inv.argv[1:]:
+        inv.unknown("`tmux kill-server` ends every tmux session and what runs in them", inv.argv.index("kill-server"))
 
 
 _FUSER_KILL = re.compile(r"-[a-zA-Z]*k[a-zA-Z]*$")
@@ -168,6 +269,14 @@ def _kill_group(inv: Invocation) -> None:
 
 
 _wrap("head", _head)
+for _name in ("sort", "tac", "shuf"):
+    _wrap(_name, _buffering)
+_wrap("printf", _printf)
+for _name in ("gunzip", "gzip", "unpigz", "pigz"):
+    _wrap(_name, _gunzip_name)
+_wrap("tmux", _tmux_server)
+register("unshar", model_unshar)
+register(" ".join(_EXTRACTORS), model_extractor)
 _wrap("seq", _seq)
 _wrap("openssl", _openssl)
 _wrap("truncate", _truncate)

@@ -166,6 +166,10 @@ def _requirements_file(inv: Invocation, path: str, index: int, depth: int) -> No
                 contact_url(inv, value, index, 443) if "://" in value else inv.read(value, index)
             elif option == "--trusted-host" and value:
                 inv.unknown(f"`{show(path)}` turns TLS certificate checks off for `{show(value)}`", index)
+            elif option in ("-r", "--requirement", "-c", "--constraint") and "://" in value:
+                contact_url(inv, value, index, 443)
+                inv.unknown(f"`{show(path)}` makes `{inv.name}` install what `{show(value)}` lists, which is not visible",
+                            index)
             elif option in ("-r", "--requirement", "-c", "--constraint") and value:
                 base = path.rpartition("/")[0]
                 nested = value if value.startswith("/") or not base else base + "/" + value
