@@ -6,7 +6,7 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import Read, SpanT, Unknown, show
+from stockade.analyzer.effects import Read, SpanT, Unknown, Write, show
 from stockade.analyzer.models.netconfig import CONFIG_VARS, judge_config_var
 from stockade.analyzer.models.netenv import ENDPOINT_SUFFIXES, NET_VARS, java_proxies, judge_net_var
 from stockade.analyzer.models.optionvars import OPTION_VARS, harmless_options
@@ -132,6 +132,8 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
         for entry in value.replace(":", " ").split() if name.startswith("LD_") else [value]:
             walker.effects.append(Read(walker.resolve(entry), span))  # (the file is read to be run or loaded)
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))
+    elif name == "PYTHONPYCACHEPREFIX" and value:  # (Python writes the modules it compiles below it)
+        walker.effects.append(Write(walker.resolve(value), span, recursive=True))
     elif name == "PYTHONWARNINGS" and warning_imports(value):
         walker.effects.append(Unknown(f"`{name}` makes Python import the module of a warning category "
                                       f"(`{show(value)}`), which cannot be seen into", span))

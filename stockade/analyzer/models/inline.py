@@ -550,17 +550,30 @@ class _PythonCheck:
             if isinstance(part, ast.Constant):
                 size += _constant(part.value).size
             elif isinstance(part, ast.FormattedValue):
-                size += self.value(part.value).size
-                if part.format_spec is not None:
-                    for spec in part.format_spec.values:  # type: ignore[attr-defined]
-                        if isinstance(spec, ast.FormattedValue):
-                            width = self.value(spec.value)
-                            size += width.size + width.magnitude
-                        else:
-                            size += _constant(spec.value).size + _widths(spec)
+                size += self.field(part, spec=False)
             else:
                 raise _Refused
+        self.work(size)
         return _Value(size)
+
+    def field(self, node: object, spec: bool) -> int:
+        """The size of an f-string's field (``{x:>{w}}``): its value, and the widths its format
+        spec asks for, written or computed (a field inside a spec: its value is a width)."""
+        import ast
+
+        assert isinstance(node, ast.FormattedValue)
+        value = self.value(node.value)
+        size = value.size + (value.magnitude if spec else 0)
+        if node.format_spec is not None:
+            for part in node.format_spec.values:  # type: ignore[attr-defined]
+                if isinstance(part, ast.FormattedValue):
+                    size += self.field(part, spec=True)
+                elif isinstance(part, ast.Constant):
+                    size += _constant(part.value).size + _widths(part)
+                else:
+                    raise _Refused
+        self.work(size)
+        return size
 
     def comprehension(self, node: object) -> _Value:
         import ast
@@ -673,6 +686,8 @@ def harmless_javascript(code: str) -> list[str] | None:
     calls it; no assignment; no ``Array(n)`` (a string of ``n`` copies)."""
     if len(code) > _MAX_CODE or "=>" in code or "function" in code or re.search(r"[\])]\s*\(|\)\s*\{", code):
         return None  # (no functions, no calls of a computed callee: `process["binding"](…)`)
+    if "//" in code or "/*" in code or "*/" in code:
+        return None  # (a comment: JavaScript does not read what follows as this check does)
     tokens = []
     position = 0
     for match in _JS_TOKEN.finditer(code):
@@ -688,6 +703,8 @@ def harmless_javascript(code: str) -> list[str] | None:
     for at, (token, start) in enumerate(tokens):
         previous = tokens[at - 1][0] if at else ""
         following = tokens[at + 1][0] if at + 1 < len(tokens) else ""
+        if token == "/" and (previous in ("", "new") or not (previous[0].isalnum() or previous[0] in "_$)]")):
+            return None  # (where an expression starts, `/` opens a regular expression: `/"/` hides what follows)
         if previous in ("{", ",") and following == ":" and (token.strip("'\"") in _JS_IMPLICIT or "\\" in token):
             return None
         if not (token[0].isalpha() or token[0] in "_$"):
