@@ -119,6 +119,12 @@ _PY_VALUE_ATTRS = frozenset({
     "openssl_cafile", "openssl_capath", "read", "readline", "readlines", "real", "imag", "bit_length",
     "is_integer", "as_integer_ratio", "conjugate", "encoding",
 })
+#: of those, the attributes that are data, not methods (a method only where it is called)
+_PY_DATA_ATTRS = frozenset({
+    "year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo", "days", "seconds", "major",
+    "minor", "micro", "releaselevel", "serial", "name", "cache_tag", "urn", "cafile", "capath", "openssl_cafile",
+    "openssl_capath", "real", "imag", "encoding", "hex",
+})
 #: methods whose result can be longer than their receiver and arguments together
 _PY_GROWING = {"replace": "product", "join": "product", "expandtabs": "magnitude", "zfill": "width",
                "ljust": "width", "rjust": "width", "center": "width", "encode": "fourfold", "strftime": "product",
@@ -377,8 +383,10 @@ class _PythonCheck:
                 receiver = _Value(_DATA)
             else:
                 raise _Refused
-        if node.attr not in _PY_VALUE_ATTRS or node.attr == "format":
-            raise _Refused  # (`object_hook="{0.__class__}".format`: its format is checked only where it is called)
+        if node.attr not in _PY_DATA_ATTRS:
+            # (a method as a value is called by what it is given to, unchecked: `key="".zfill`,
+            # `object_hook="{0.__class__}".format`)
+            raise _Refused
         return _Value(receiver.size, _HUGE, True)
 
     def arguments(self, node: object) -> tuple[list[_Value], list[_Value]]:
