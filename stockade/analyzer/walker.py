@@ -923,10 +923,15 @@ class Walker(ControlFlow):
 
     def stdin_from(self, read: Any, stdin: Stdin) -> Stdin:
         """The input a command gets from ``< FILE`` (``read``: the redirection's effect): the
-        known content of a file this command wrote; nothing known for a file the agent may have
+        endless output of a device (``/dev/urandom``); the known content of a file this command
+        wrote; nothing known for a file the agent may have
         put there (``sqlite3 db < /tmp/x.sql``: not the project's own); else ``stdin`` as it was."""
         if read.__class__ is not Read:
             return stdin
+        if read.path in ("/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"):  # (`tr -dc a-z < /dev/urandom`)
+            from stockade.analyzer.models.pipefill import ENDLESS
+
+            return _new_tuple(Stdin, (None, ENDLESS + f"`{read.path}`"))
         from stockade.analyzer.models.fresh import foreign_input, known_content
 
         text = known_content(self, read.path) if getattr(self, "written_text", None) else None

@@ -462,6 +462,11 @@ from stockade.analyzer.models import filters  # noqa: E402,F401
 from stockade.analyzer.models import optionenv  # noqa: E402,F401
 
 # isort: split
+# (wraps the final models of head, seq, openssl, truncate and kill: how much they write, whom they signal;
+# and of pip, uv, uvx, npm, go, gradle, mvn, java: installing or building what this text wrote, proxies)
+from stockade.analyzer.models import fetched, outsize  # noqa: E402,F401
+
+# isort: split
 # (after every other: wraps the final models of npm, cargo, go, poetry, uv … with the files their
 # init subcommands write)
 from stockade.analyzer.models import scaffold  # noqa: E402,F401

@@ -6,7 +6,7 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import Read, SpanT, Unknown, show
+from stockade.analyzer.effects import Read, SpanT, Unknown, Write, show
 from stockade.analyzer.models.netconfig import CONFIG_VARS, judge_config_var
 from stockade.analyzer.models.netenv import ENDPOINT_SUFFIXES, NET_VARS, java_proxies, judge_net_var
 from stockade.analyzer.models.optionvars import OPTION_VARS, harmless_options
@@ -34,6 +34,9 @@ CODE_VARS = frozenset({
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GCONV_PATH", "PYTHONHOME",
     "PYTHONINSPECT", "PERL5DB", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ZDOTDIR", "GIT_EXTERNAL_DIFF",
     "MAVEN_OPTS", "GRADLE_OPTS", "SBT_OPTS", "DOTNET_STARTUP_HOOKS", "R_PROFILE_USER", "R_ENVIRON_USER",
+    # (a module Python imports by its name from `sys.path`, the working directory first; OpenSSL's
+    # configuration loads engines and providers, shared objects, for Python, curl, git …)
+    "_PYTHON_SYSCONFIGDATA_NAME", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
 })
 #: variables naming one file (or, for the loader's, a list) that programs read and run or load
 SOURCED_VARS = frozenset({"BASH_ENV", "ENV", "PYTHONSTARTUP", "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"})
@@ -53,6 +56,17 @@ ALIAS_VARS = {"npm_config_node_options": "NODE_OPTIONS", "NPM_CONFIG_NODE_OPTION
 #: rustc flag variables: a ``-C linker=PROG`` in them is a program cargo and rustc run
 RUSTFLAG_VARS = frozenset({"RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "RUSTDOCFLAGS",
                            "CARGO_BUILD_RUSTDOCFLAGS"})
+
+
+def warning_imports(filters: str) -> bool:
+    """Python warning filters (``-W``, ``PYTHONWARNINGS``: ``action:message:category:module:line``,
+    comma-separated) name a category by a dotted name that Python imports (``ignore::evil.X``),
+    or one not known here."""
+    for entry in filters.split(","):
+        fields = entry.split(":")
+        if "\x00" in entry or (len(fields) > 2 and "." in fields[2]):
+            return True
+    return False
 
 
 def _rust_linkers(walker: Walker, name: str, value: str, span: SpanT) -> None:
@@ -118,5 +132,10 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
         for entry in value.replace(":", " ").split() if name.startswith("LD_") else [value]:
             walker.effects.append(Read(walker.resolve(entry), span))  # (the file is read to be run or loaded)
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))
+    elif name == "PYTHONPYCACHEPREFIX" and value:  # (Python writes the modules it compiles below it)
+        walker.effects.append(Write(walker.resolve(value), span, recursive=True))
+    elif name == "PYTHONWARNINGS" and warning_imports(value):
+        walker.effects.append(Unknown(f"`{name}` makes Python import the module of a warning category "
+                                      f"(`{show(value)}`), which cannot be seen into", span))
     elif name in CODE_VARS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))

@@ -373,6 +373,8 @@ def model_printf(inv: Invocation) -> None:
         subscript_code(inv.walker, args[1], inv.at(2))  # `printf -v 'a[$(cmd)]'` runs cmd
         variable = args[1]
         args = args[2:]
+    if args[:1] == ["--"]:  # (the end of the options: `printf -- '--flag\n'`)
+        args = args[1:]
     if not args:
         if variable is not None and "[" not in variable:
             from stockade.analyzer.models.shellstate import set_variable

@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: programs whose outputs are the project's own code, built from what the analyzer sees
 #: programs whose write of a directory means members written below it (an archive extracted)
-EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch"})
+EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch", "uudecode",
+                        "unshar", "unrar", "rar", "unar", "cabextract", "lha", "gunzip", "gzip", "unpigz", "pigz"})
 BUILDERS = frozenset({"gcc", "cc", "c++", "g++", "clang", "clang++", "rustc", "go", "cargo", "javac", "tsc", "zig",
                       "ld", "as", "nasm", "make", "cmake", "ninja", "swiftc", "ghc", "kotlinc", "nvcc", "dotnet",
                       "mvn", "gradle", "bazel", "meson", "gfortran", "tcc", "esbuild", "bun", "deno",
@@ -451,7 +452,9 @@ _ENDLESS = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
 _SIZE_RE = re.compile(r"(\d+)\s*([kKmMgGtTpPeEbBwc]?)(i?B)?")
 _UNITS = {"": 1, "c": 1, "w": 2, "b": 512, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50,
           "e": 1 << 60}
-_STDOUT_FILE_RE = re.compile(r"[ \t]*(?:1)?>>?\|?[ \t]*([^\s;&|)<>]+)")
+#: standard output sent to a file, after any redirections of input or of errors (``< /dev/urandom > f``)
+_STDOUT_FILE_RE = re.compile(r"(?:[ \t]*(?:0?<(?![<(&])|2>>?(?!&))[ \t]*[^\s;&|)<>]+|[ \t]*2>&1)*"
+                             r"[ \t]*(?:1)?>>?\|?[ \t]*([^\s;&|)<>]+)")
 
 
 def size_of(text: str) -> int | None:

@@ -147,12 +147,17 @@ def _requirements_file(inv: Invocation, path: str, index: int, depth: int) -> No
     from stockade.analyzer.models.fresh import known_content
 
     resolved = inv.path(path)
-    text = None if UNKNOWN in resolved or depth > 4 else known_content(inv.walker, resolved)
-    if text is None or UNKNOWN in text:
+    text = None if UNKNOWN in resolved or depth > 4 else known_content(inv.walker, resolved, partial=True)
+    if text is None:
+        _fresh_requirements(inv, path, resolved, index)
         return
     for raw in text.splitlines()[:500]:
-        line = raw.split(" #", 1)[0].strip()
+        line = raw.split(" #", 1)[0].strip().lstrip(UNKNOWN)  # (text appended to a file not known: its lines)
         if not line or line.startswith("#"):
+            continue
+        if UNKNOWN in line:
+            if line.startswith("-"):
+                inv.unknown(f"`{show(path)}` gives `{inv.name}` an option that is not known (`{show(line)}`)", index)
             continue
         if line.startswith("-"):
             option, _, value = line.replace("=", " ", 1).partition(" ")
@@ -161,6 +166,10 @@ def _requirements_file(inv: Invocation, path: str, index: int, depth: int) -> No
                 contact_url(inv, value, index, 443) if "://" in value else inv.read(value, index)
             elif option == "--trusted-host" and value:
                 inv.unknown(f"`{show(path)}` turns TLS certificate checks off for `{show(value)}`", index)
+            elif option in ("-r", "--requirement", "-c", "--constraint") and "://" in value:
+                contact_url(inv, value, index, 443)
+                inv.unknown(f"`{show(path)}` makes `{inv.name}` install what `{show(value)}` lists, which is not visible",
+                            index)
             elif option in ("-r", "--requirement", "-c", "--constraint") and value:
                 base = path.rpartition("/")[0]
                 nested = value if value.startswith("/") or not base else base + "/" + value
@@ -170,6 +179,17 @@ def _requirements_file(inv: Invocation, path: str, index: int, depth: int) -> No
                 _pip_spec(inv, value, index)
             continue
         _pip_spec(inv, line, index)
+
+
+def _fresh_requirements(inv: Invocation, path: str, resolved: str, index: int) -> None:
+    """A requirements file this text wrote with content not known here (``curl -o``): what it
+    lists (indexes, URLs, archives) cannot be seen into."""
+    from stockade.analyzer.models.fresh import written_by, wrote_anything
+
+    producer = written_by(inv.walker, resolved) if UNKNOWN not in resolved and wrote_anything(inv.walker) else None
+    if producer is not None:
+        inv.unknown(f"`{inv.name}` installs what `{show(path)}` lists, which {producer} wrote earlier in this command: "
+                    "it cannot be seen into", index)
 
 
 def _pip_spec(inv: Invocation, word: str, index: int) -> None:

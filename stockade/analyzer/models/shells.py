@@ -240,7 +240,9 @@ def _let_assigns(inv: Invocation, word: str) -> None:
 _INTERPRETERS: dict[str, dict[str, str]] = {
     "python python2 python3 pypy pypy3": {"-c": "code", "-m": "module", "-W": "text", "-X": "text", "-Q": "text"},
     "node nodejs": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
-                    "--require": "read", "--import": "read", "--input-type": "text", "--test": "tests"},
+                    "--require": "read", "--import": "read", "--input-type": "text", "--loader": "read",
+                    "--experimental-loader": "read", "--env-file": "read", "--env-file-if-exists": "read",
+                    "--test": "tests"},
     "perl": {"-e": "code", "-E": "code", "-M": "text", "-m": "text", "-I": "text", "-x": "text"},
     "ruby": {"-e": "code", "-r": "text", "-I": "text", "-E": "text"},
     "php": {"-r": "code", "-B": "code", "-R": "code", "-E": "code", "-f": "read", "-d": "text", "-c": "read"},
@@ -281,8 +283,15 @@ def interpreter_model(options: dict[str, str]):
             role = options.get(option)
             if role == "code":
                 from stockade.analyzer.models.inline import harmless_inline
+                from stockade.analyzer.models.pipefill import ENDLESS
 
-                opened = harmless_inline(inv.name, value) if value and UNKNOWN not in value else None
+                if inv.name.startswith(("python", "pypy", "node")) and any(  # (after python's code: its argv)
+                        other in ("-i", "--interactive") and (inv.name.startswith("node") or (at or 0) < (index or 0))
+                        for other, _, at in parsed.options):
+                    inv.unknown(f"`{inv.name} -i` runs the code it reads from {inv.stdin.what} after this code", index)
+
+                opened = harmless_inline(inv.name, value, inv.stdin.what.startswith(ENDLESS)) \
+                    if value and UNKNOWN not in value else None
                 if opened is not None:  # (code that only computes and prints: what it opens is read)
                     for path in opened:
                         inv.read(path, index)
@@ -298,6 +307,13 @@ def interpreter_model(options: dict[str, str]):
                 elif index is not None:  # an installed module: its arguments as an unmodelled program's
                     visible_operands(inv, index + 1)
                 return
+            if option == "-X" and value is not None and value.startswith("pycache_prefix="):
+                inv.write(value.partition("=")[2] or ".", index, recursive=True)  # (compiled modules written there)
+            if option == "-W" and value is not None and inv.name.startswith(("python", "pypy")):
+                from stockade.analyzer.models.envvars import warning_imports
+
+                if warning_imports(value):  # (`-W ignore::evil.X` imports `evil`)
+                    inv.unknown(f"`{inv.name} -W {show(value)}` imports the module of a warning category", index)
             if role == "read" and value:  # (code it loads: `node -r F`, `php -c F`: unknown when this text wrote F)
                 run_file(inv, value, index)
         if any(options.get(option) == "tests" for option, _, _ in parsed.options):
