@@ -293,7 +293,10 @@ def _relative_path_pattern(pattern: str, roots: list[str]) -> str:
 
 def git_ls_files(inv: Invocation) -> None:
     """``git ls-files``, ``git diff/show/log --name-only``: print names of files below the working directory (relative ones):
-    judged as the glob ``**/*`` (a name below here, not a hidden one)."""
+    judged as the glob ``**/*`` (a name below here, not a hidden one).  Tracked dot-files
+    (``.env.example``) are left out on purpose: what git lists is committed, and committed
+    content is readable through git's objects anyway (``git show HEAD:.env``, inside the
+    sandbox too); counting them would deny every ``wc -l $(git ls-files)``."""
     if inv.argv[1:2] == ["ls-files"] or (inv.argv[1:2] in (["diff"], ["show"], ["log"], ["diff-tree"], ["ls-tree"],
                                                            ["whatchanged"]) and "--name-only" in inv.argv):
         globs = _pathspec_globs(inv.argv[2:]) if inv.argv[1] == "ls-files" else None
