@@ -248,6 +248,8 @@ class Walker(ControlFlow):
     stdout_file: tuple[Any, bool] | None = None
     #: likewise the file a redirection of standard input reads (its Read effect, the word)
     stdin_file: tuple[Any, str] | None = None
+    #: how many command substitutions are being walked (a decoded value is known only as a word there)
+    substituting = 0
     #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
     read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
@@ -421,16 +423,20 @@ class Walker(ControlFlow):
         saved_output = self._last_output
         self._last_output = None
         children = [child for child in node.named_children if child.type != "comment"]
+        self.substituting += 1
         try:
             for child in children:
                 self.walk(child, TERMINAL)
             output = self._last_output
         finally:
+            self.substituting -= 1
             self.state = saved
             self._last_output = saved_output
         if node.type == "process_substitution":  # `done < <(git ls-files)`: what the command reads
             self.process_output = output if output is not None and output.text is not None and \
                 len(children) == 1 and (children[0].type == "command" or _fed_command(children[0])) else None
+        if len(children) == 1 and children[0].type == "file_redirect" and node.type == "command_substitution":
+            return self._file_value(children[0])
         if output is None or output.text is None or len(children) != 1 or node.type != "command_substitution":
             return UNKNOWN
         body = children[0]
@@ -445,6 +451,16 @@ class Walker(ControlFlow):
                 part.type == "command" for part in _flatten(body, "pipeline"))):
             return UNKNOWN
         return output.text.rstrip("\n")
+
+    def _file_value(self, node: Any) -> str:
+        """The value of ``$(< FILE)`` (already walked as a read of FILE): the content of a file
+        this command text wrote, when known (``echo /etc > t; rm -rf $(< t)``); else unknown."""
+        found = self.stdin_file
+        self.stdin_file = None
+        if found is None or self.src.node_text(node)[:1] != "<":
+            return UNKNOWN
+        fed = self.stdin_from(found[0], _new_tuple(Stdin, (None, "")))
+        return UNKNOWN if fed.text is None else fed.text.rstrip("\n")
 
     def _silent(self, node: Any) -> bool:
         """Whether a simple command prints nothing to stdout (``cd DIR``, ``test …``, ``X=v``)."""

@@ -247,6 +247,22 @@ def model_sqlite(inv: Invocation) -> None:
 # -- editors: emacs, ed ---------------------------------------------------------------------------
 
 
+#: emacs lisp calls that hand a literal command line to a shell
+_LISP_SHELL = re.compile(r'\((?:async-)?shell-command(?:-to-string)?\s+"((?:[^"\\]|\\.)*)"')
+
+
+def _lisp_names(inv: Invocation, code: str, index: int) -> None:
+    """What lisp given to emacs names: ``(shell-command "CMD")`` lines are walked as shell
+    code, literal paths judged as read (see :func:`.shells.named_paths`)."""
+    from stockade.analyzer.models.shells import named_paths
+
+    if UNKNOWN in code:
+        return
+    for match in _LISP_SHELL.finditer(code):
+        inv.walker.nested_script(match.group(1).replace('\\"', '"'), inv.at(index), exact=False, subshell=True)
+    named_paths(inv, code, index)
+
+
 def model_emacs(inv: Invocation) -> None:
     """emacs: ``--eval``/``-f`` run lisp (unknown); ``-l``/``--load``/``--script`` run a lisp
     file; files given are edited (written)."""
@@ -260,6 +276,7 @@ def model_emacs(inv: Invocation) -> None:
         if name in ("--eval", "-eval", "--execute", "-execute", "-f", "--funcall", "-funcall") or (
                 inv.name == "emacsclient" and name == "-e"):
             inv.unknown(f"`emacs {name}` runs lisp code (`{show(value)[:60]}`), which cannot be seen into", index)
+            _lisp_names(inv, value, index)
             index += step
         elif name in ("-l", "--load", "-load", "--script", "-script", "-x"):
             run_file(inv, value, index + (0 if eq else 1))

@@ -314,12 +314,53 @@ def _tac(words: list[str], text: str) -> str | None:
     return None if words else _joined(_lines(text)[::-1])
 
 
+def _base64(words: list[str], text: str) -> str | None:
+    """``base64 [-d] [-i]`` (and base32) of known text: the decoded text (when it is UTF-8) or
+    the encoded one (``cat $(echo L2V0Yy9zaGFkb3cK | base64 -d)`` reads `/etc/shadow`)."""
+    import base64
+    import binascii
+
+    decode = False
+    for word in words:
+        if word in ("-d", "--decode", "-D"):
+            decode = True
+        elif word in ("-i", "--ignore-garbage", "-di", "-id"):
+            decode = decode or "d" in word
+        else:
+            return None  # (a file operand, a wrap width: not followed)
+    if not decode:
+        return base64.encodebytes(text.encode("utf-8", "surrogateescape")).decode("ascii")
+    try:
+        data = base64.b64decode("".join(text.split()), validate=True)
+        return data.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+#: filters whose output is known only where it becomes a word (``$(… | base64 -d)``)
+_DECODERS = frozenset({"base64", "base32"})
+
+
+def _base32(words: list[str], text: str) -> str | None:
+    """``base32 -d`` of known text: the decoded text (when it is UTF-8)."""
+    import base64
+    import binascii
+
+    if words not in (["-d"], ["--decode"]):
+        return None
+    try:
+        return base64.b32decode("".join(text.split())).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+
+
 #: filter → the function computing what it prints from its arguments and its known input
 FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "head": lambda words, text: _head_tail("head", words, text),
     "tail": lambda words, text: _head_tail("tail", words, text),
     "sort": _sort, "uniq": _uniq, "tr": _tr, "cut": _cut, "paste": _paste, "sed": _sed, "awk": _awk,
     "gawk": _awk, "mawk": _awk, "grep": _grep, "xargs": _xargs, "rev": _rev, "tac": _tac,
+    "base64": _base64, "base32": _base32,
 }
 
 
@@ -332,6 +373,8 @@ def _filter_model(name: str, previous: Model | None) -> Model:
         text = inv.stdin.text
         if text is None or UNKNOWN in text or len(text) > _MAX_INPUT:
             return
+        if name in _DECODERS and not getattr(inv.walker, "substituting", 0):
+            return  # (decoded text run as code or saved in a file stays code that cannot be seen into)
         try:
             output = compute(list(inv.argv[1:]), text)
         except (ValueError, IndexError):

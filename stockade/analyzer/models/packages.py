@@ -14,7 +14,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, Write, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import MODELS, Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.netconfig import secret_values, settings_file
 
@@ -287,6 +287,9 @@ def model_npm(inv: Invocation) -> None:
             inv.unknown("`npm explore` opens a shell, whose commands cannot be seen", sub_index)
         return
     registry = parsed.values_of("--registry")
+    if sub == "init" and not words and inv.name in ("npm", "pnpm"):
+        _npm_init(inv, parsed, sub_index)
+        return
     if sub not in _NPM_INSTALLS:
         if registry:  # (login, whoami, view, search, audit …: the registry is what they talk to)
             contact_url(inv, registry[-1][0], registry[-1][1], 443)
@@ -310,6 +313,30 @@ def model_npm(inv: Invocation) -> None:
         return
     for word, index in words:
         _npm_spec(inv, word, index)
+
+
+def _npm_init(inv: Invocation, parsed: Parsed, index: int) -> None:
+    """``npm init [-y]`` / ``yarn init`` / ``pnpm init`` without an initializer: writes
+    ``package.json`` in the working directory (or the ``--prefix``/``-C``/``--cwd`` one); with
+    ``-w DIR`` (a new workspace) in that directory."""
+    from stockade.analyzer.effects import Write
+    from stockade.analyzer.models.fresh import record_written
+
+    base = parsed.values_of("--prefix", "-C", "--cwd", "--dir")
+    workspaces = parsed.values_of("-w", "--workspace")
+    directory = base[-1][0].rstrip("/") + "/" if base else ""
+    targets = [(directory + value.rstrip("/") + "/package.json", at) for value, at in workspaces] or \
+        [(directory + "package.json", base[-1][1] if base else index)]
+    for target, at in targets:
+        inv.write(target, at)
+        written = inv.walker.effects[-1]
+        if written.__class__ is Write:  # (the default manifest: its only script is a `test` that fails)
+            record_written(inv.walker, written, _NPM_INIT_MANIFEST, False)
+
+
+#: the manifest ``npm init -y`` writes (its name is the directory's)
+_NPM_INIT_MANIFEST = ('{\n  "name": "project",\n  "version": "1.0.0",\n  "main": "index.js",\n  "scripts": {\n'
+                      '    "test": "echo \\"Error: no test specified\\" && exit 1"\n  },\n  "license": "ISC"\n}\n')
 
 
 def _npm_spec(inv: Invocation, word: str, index: int) -> None:

@@ -140,7 +140,7 @@ def model_cd(inv: Invocation) -> None:
         _set_stack(walker, stack)
         return
     prefix = inv.env or {}  # `CDPATH=… cd x`, `HOME=… cd`: the assignments hold for this cd
-    target = args[0] if args else (prefix.get("HOME") or "~")
+    target = args[0] if args else _home_of(prefix, state.variables)
     if target == "~":
         target = walker.home
     if target == "-" and name == "cd":
@@ -160,6 +160,12 @@ def model_cd(inv: Invocation) -> None:
         state.cwd = new
     if state.cwd != old:
         state.variables["OLDPWD"] = old
+
+
+def _home_of(prefix: dict[str, str], variables: dict[str, str]) -> str:
+    """Where a ``cd`` without operands goes: ``$HOME`` as assigned (``HOME=/etc; cd``), else home."""
+    home = prefix.get("HOME") or variables.get("HOME")
+    return home if home else "~"
 
 
 def _cdpath(cdpath: str | None, target: str) -> str:

@@ -816,11 +816,21 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
     if re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!\s*\S",
                  forced):
         inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
+        _editor_code_names(inv, forced, index)
         return
     target = re.match(r"(w|wr|wri|writ|write|wq|x|xit|sav|saveas|wa|up|update)(?=[!\s>]|$)!?\s*(>>\s*)?(\S+)?",
                       text)
     if target and target.group(3):
         inv.write(target.group(3), index)
+
+
+def _editor_code_names(inv: Invocation, code: str, index: int) -> None:
+    """What code in an editor command names (``:call system("cat ~/.netrc")``, ``:lua
+    os.execute("…")``, ``:py3 os.system("…")``): shell command lines given to a shell as
+    literals are walked, literal paths judged as read (see :func:`.shells.named_paths`)."""
+    from stockade.analyzer.models.shells import named_paths
+
+    named_paths(inv, code, index)
 
 
 _PERL_TAKES_REST = frozenset("eEMmIxCdDF")  # (-l and -0 take only digits: `-lpi` is -l -p -i)

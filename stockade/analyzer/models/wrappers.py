@@ -113,6 +113,9 @@ def model_wrapper(inv: Invocation) -> None:
         return
     state = inv.walker.state
     cwd = state.cwd
+    if inv.name in ("builtin", "command") and inv.argv[start] in state.functions:
+        _run_past_function(inv, start)
+        return
     if cwd == before:
         inv.run(start)
         return
@@ -121,6 +124,22 @@ def model_wrapper(inv: Invocation) -> None:
     finally:
         if inv.walker.state is state:
             state.cwd = before
+
+
+def _run_past_function(inv: Invocation, start: int) -> None:
+    """``builtin NAME``/``command NAME`` run the builtin or program NAME, never the function of
+    that name (``cd() { builtin cd ~/.ssh; }`` is no recursion): the function is hidden while
+    the command runs, and kept unless the command itself defines it again."""
+    state = inv.walker.state
+    name = inv.argv[start]
+    hidden = state.functions[name]
+    state.functions = {key: value for key, value in state.functions.items() if key != name}
+    try:
+        inv.run(start)
+    finally:
+        now = inv.walker.state
+        if name not in now.functions:
+            now.functions = {**now.functions, name: hidden}
 
 
 def model_xargs(inv: Invocation) -> None:
