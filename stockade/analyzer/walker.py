@@ -1202,6 +1202,7 @@ class Walker(ControlFlow):
                 saw, self.saw_default = self.saw_default, False
                 name, value, _ = self.assignment_value(child)
                 if nameref and name != UNKNOWN:  # bound to the name: its value is looked up when used
+                    subscript_code(self, value, self.src.span(child))  # (`declare -n r='a[$(cmd)]'`: run on use)
                     declare_nameref(self, name, value)
                     value = self.state.variables[name]
                 other = None
@@ -1237,6 +1238,7 @@ class Walker(ControlFlow):
                             forget_array(self, key.rstrip("+"))
                             continue
                         if nameref:
+                            subscript_code(self, val, self.src.span(child))
                             declare_nameref(self, key, val)
                             continue
                         self.state.variables[key.rstrip("+")] = val

@@ -366,10 +366,21 @@ def package_runner(inv: Invocation, first: int, values: dict[str, str], what: st
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, registry[1], index, 443)
+    if plain and _modelled_package(package):  # (`npx rimraf /usr/local/lib`: its model judges the arguments)
+        inv.run(index)
+        return
     # the package's arguments, as an unmodelled program's: `npx dotenv -e .env` reads `.env`
     runner, inv.name = inv.name, package
     visible_operands(inv, index + 1)
     inv.name = runner
+
+
+def _modelled_package(package: str) -> bool:
+    """Whether an npm package run by a runner has a model of its own (a file utility published
+    on npm: ``rimraf``, ``degit``, ``shx``, ``cpy`` …, see :data:`.writers.NODE_PACKAGES`)."""
+    from stockade.analyzer.models.writers import NODE_PACKAGES
+
+    return package in NODE_PACKAGES
 
 
 def _package_source(inv: Invocation, package: str, index: int) -> None:

@@ -216,6 +216,8 @@ def find_selected(inv: Invocation) -> None:
             patterns.append(argv[index + 1])
         elif word in ("-path", "-ipath", "-wholename", "-iwholename") and index + 1 < len(argv):
             patterns.append(_relative_path_pattern(argv[index + 1], roots))
+        elif word in ("-regex", "-iregex") and index + 1 < len(argv):
+            patterns.append(_find_regex_glob(argv[index + 1], word == "-iregex"))
         elif word in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < len(argv) and argv[end] not in (";", "+"):
@@ -235,6 +237,35 @@ def find_selected(inv: Invocation) -> None:
         names = [target for root in roots for pattern in patterns for target in selected(root, pattern)]
         if all(UNKNOWN not in name for name in names):
             inv.output("".join(name + "\n" for name in names), "the names `find` prints")
+
+
+def _find_regex_glob(regex: str, any_case: bool) -> str:
+    """The name glob a ``find -regex`` selects (the regex matches the whole path: ``.*\\.env.*``
+    → ``*.env*``); ``-iregex`` matches in any case."""
+    glob = regex_glob("^" + regex.lstrip("^").rstrip("$") + "$").rpartition("/")[2] or "*"
+    return _any_case(glob) if any_case else glob
+
+
+def ag_regexes(inv: Invocation) -> None:
+    """``ag -G REGEX`` / ``--file-search-regex``: searches the files whose names the regex
+    matches (judged as the glob :func:`regex_glob` gives), below every searched path, hidden
+    ones with ``--hidden``/``-u``."""
+    if not any(word.startswith(("-G", "--file-search-regex")) for word in inv.argv[1:]):
+        return
+    from stockade.analyzer.models.text import _AG_VALUES
+
+    parsed = parse_options(inv.argv, _AG_VALUES, optional=frozenset({"-C", "--context"}))
+    regexes = parsed.values_of("-G", "--file-search-regex")
+    if not regexes:
+        return
+    hidden = parsed.has("--hidden", "-u", "--unrestricted")
+    any_case = parsed.has("-i", "--ignore-case")
+    words = [word for word, _ in parsed.positionals][1:]
+    for root in words or ["."]:
+        for value, index in regexes:
+            glob = regex_glob(value)
+            for pattern in selected(root, _any_case(glob) if any_case else glob):
+                inv.read(pattern, index, skip_hidden=not hidden)
 
 
 def _relative_path_pattern(pattern: str, roots: list[str]) -> str:
@@ -349,6 +380,7 @@ for _grep in ("grep", "egrep", "fgrep"):
         _wrap(_grep, grep_includes)
         _wrap(_grep, listed_names)
 _wrap("find", find_selected)
+_wrap("ag", ag_regexes)
 register("compgen", model_compgen, builtin=True)
 register("fd fdfind", model_fd)
 register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)

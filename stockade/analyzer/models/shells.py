@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register, visible_operands
+from stockade.analyzer.models import Parsed, parse_options, register, visible_operands
 from stockade.analyzer.regex import LazyPattern
 from stockade.analyzer.words import process_text
 
@@ -258,6 +258,8 @@ def interpreter_model(options: dict[str, str]):
         info = _INFO_FLAGS if not inv.name.startswith(("python", "pypy")) else _PYTHON_INFO_FLAGS
         if not parsed.positionals and parsed.options and all(option in info for option, _, _ in parsed.options):
             return  # `python3 --version`, `node -v`: prints a version, runs no code
+        if _node_test_runner(inv, parsed):
+            return
         for option, value, index in parsed.options:
             role = options.get(option)
             if role == "code":
@@ -304,6 +306,28 @@ def interpreter_model(options: dict[str, str]):
             named_paths(inv, inv.stdin.text, None)
 
     return model
+
+
+#: node's test runner options that take a value (``--test-name-pattern=…``, ``--test-reporter …``)
+_NODE_TEST_VALUES = frozenset({"--test-name-pattern", "--test-reporter", "--test-reporter-destination",
+                               "--test-concurrency", "--test-timeout", "--test-shard", "--test-skip-pattern"})
+
+
+def _node_test_runner(inv: Invocation, parsed: Parsed) -> bool:
+    """``node --test`` without files runs the project's own test files (found below the working
+    directory, as ``npm test`` runs its scripts): nothing this text does not show is assumed.
+    Code given inline or loaded by ``-r``/``--import`` keeps the interpreter's judgement."""
+    if not inv.name.startswith("node") or parsed.positionals:
+        return False
+    options = [option for option, _, _ in parsed.options]
+    if "--test" not in options:
+        return False
+    allowed = {"--test", "--test-only", "--experimental-test-coverage", "--watch", "--experimental-test-snapshots",
+               *_NODE_TEST_VALUES}
+    for option, value, index in parsed.options:
+        if option.startswith("--test-reporter-destination") and value:
+            inv.write(value, index)
+    return all(option in allowed or option.split("=", 1)[0] in allowed for option in options)
 
 
 def _stdin_one_liner(inv: Invocation, index: int | None) -> bool:
