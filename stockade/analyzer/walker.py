@@ -205,6 +205,17 @@ _new_object = object.__new__
 _new_tuple = tuple.__new__  # a record (Stdin, an effect) without its Python-level __new__
 
 
+def decoded_code(walker: Walker, text: str, span: SpanT) -> None:
+    """Code run by ``eval``/``sh -c`` that holds text a decoder produced (``eval "$(base64 -d
+    <<< aWQ=)"``): the decoded value is walked, and code hidden by encoding stays code that
+    cannot be seen into (a reviewer of the command line sees only the encoded form)."""
+    for value in walker.decoded:
+        if len(value) > 1 and value in text:
+            walker.effects.append(Unknown(f"runs code that `base64 -d` decoded (`{clip(value)}`): encoded code "
+                                          "cannot be seen into on the command line", span))
+            return
+
+
 def _array_words(node: Any) -> list[list[Any]]:
     """The words of an array assignment's ``( … )``: adjacent nodes are one word (the grammar
     splits ``[k]=$HOME/x`` after the bare ``$``, see :meth:`WordExpander.word_parts`)."""
@@ -250,6 +261,8 @@ class Walker(ControlFlow):
     stdin_file: tuple[Any, str] | None = None
     #: how many command substitutions are being walked (a decoded value is known only as a word there)
     substituting = 0
+    #: the texts ``base64 -d`` decoded in substitutions (see :func:`decoded_code`)
+    decoded: frozenset[str] = frozenset()
     #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
     read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
@@ -547,6 +560,8 @@ class Walker(ControlFlow):
                       env: dict[str, str] | None = None) -> None:
         """Parse and walk code found inside a word (``bash -c``, ``eval``, hooks, …)."""
         self.nested_scripts += 1
+        if self.decoded:
+            decoded_code(self, text, span)
         if self.nested_scripts > MAX_NESTED_SCRIPTS or self.depth > MAX_DEPTH:
             self.effects.append(Unparsable("nested code too deep to follow", span))
             return

@@ -385,6 +385,8 @@ def _filter_model(name: str, previous: Model | None) -> Model:
             # that keeps them all reorders them; one that rewrites them prints names not known
             output = text if name in _SELECTING else output if name in _REORDERING else None
         if output is not None:
+            if name in _DECODERS:  # (code run from it stays unknown: see walker.decoded_code)
+                inv.walker.decoded = inv.walker.decoded | {output.strip()}
             inv.output(output, f"the output of `{name}` of known text")
 
     model.__doc__ = f"{previous.__doc__ or name}; fed known text, what it prints is known (filters.py)"

@@ -298,6 +298,7 @@ def interpreter_model(options: dict[str, str]):
                 run_file(inv, script, index)
                 if index is not None:  # what the script is given: as an unmodelled program's arguments
                     visible_operands(inv, index + 1)
+                    _setup_py(inv, script, index)
             return
         if _stdin_one_liner(inv, None):
             return
@@ -306,6 +307,31 @@ def interpreter_model(options: dict[str, str]):
             named_paths(inv, inv.stdin.text, None)
 
     return model
+
+
+#: ``setup.py`` commands that install, and the options that say where
+_SETUP_INSTALLS = frozenset({"install", "develop", "easy_install", "install_lib", "install_scripts", "install_data"})
+_SETUP_PLACES = ("--prefix", "--root", "--home", "--install-lib", "--install-scripts", "--install-data",
+                 "--install-base", "--install-platbase", "--install-dir", "-d", "--script-dir", "-s")
+
+
+def _setup_py(inv: Invocation, script: str, index: int) -> None:
+    """``python setup.py install|develop [--user | --prefix=DIR …]``: the project's own setup
+    code runs (judged as an existing script), and the install writes the user's site-packages
+    and scripts (``~/.local``) with ``--user``, else the directory an option names."""
+    if not inv.name.startswith(("python", "pypy")) or script.rpartition("/")[2] != "setup.py":
+        return
+    words = inv.argv[index + 1:]
+    if not _SETUP_INSTALLS.intersection(words):
+        return
+    for position, word in enumerate(words, start=index + 1):
+        name, eq, value = word.partition("=")
+        if name == "--user":
+            inv.write("~/.local", position, recursive=True)
+        elif name in _SETUP_PLACES:
+            target = value if eq else (inv.argv[position + 1] if position + 1 < len(inv.argv) else "")
+            if target:
+                inv.write(target, position, recursive=True)
 
 
 #: node's test runner options that take a value (``--test-name-pattern=…``, ``--test-reporter …``)
