@@ -130,6 +130,9 @@ def model_pip(inv: Invocation) -> None:
         inv.write(".", sub_index)  # (the archives are saved in the working directory)
     if parsed.has("--user"):
         inv.write("~/.local", None, recursive=True)
+    if parsed.has("--break-system-packages") and sub in ("install", "uninstall"):
+        # (the flag exists to change the system's Python: its site directory and scripts)
+        inv.write("/usr/local/lib", sub_index, recursive=True)
     specs = list(parsed.positionals[1:]) + parsed.values_of("-e", "--editable")
     for word, index in specs:
         if sub == "uninstall":
