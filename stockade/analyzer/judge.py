@@ -439,6 +439,10 @@ def _msg_unknown_path(op: str, path: str) -> str:
     return f"{op} a path that is not known before it runs (`{show(path)}`)"
 
 
+def _msg_proc_environ(path: str) -> str:
+    return f"reads `{show(path)}`, the environment of another process (it can hold secrets the policy keeps out)"
+
+
 def _msg_raw_device(path: str, pattern: str) -> str:
     return (f"reads `{path}`, a disk or memory device that holds every file, including `{pattern}`, which the "
             "policy denies")
@@ -532,6 +536,8 @@ def _judged_path(path: str) -> str | None:
 
 
 #: block and memory devices: reading one reads the files of every filesystem on it
+#: another process's environment (not this one's: ``/proc/self/environ`` is the command's own)
+_PROC_ENVIRON = re.compile(r"/proc/(?!self/|thread-self/)[^/]+/(?:task/[^/]+/)?environ$")
 _RAW_DEVICE = re.compile(r"/dev/(?:[shv]d[a-z]|xvd[a-z]|nvme[0-9]|mmcblk[0-9]|dm-[0-9]|md[0-9]|loop[0-9]|sr[0-9]|"
                          r"mapper/|disk/|root$|mem$|kmem$|port$|nbd[0-9]|zd[0-9]|rbd[0-9])")
 
@@ -701,6 +707,8 @@ class Judge:
         """The reasons a read of ``path_in`` gets (``_add`` arguments but the span): a pure
         function of the path, the cwd and the policy, memoised by :meth:`judge_Read`.  A glob
         gets the reasons of every path it could match (:meth:`PolicyTables.glob_candidates`)."""
+        if path_in[:6] == "/proc/" and _PROC_ENVIRON.match(path_in):
+            return self._environ_reasons(path_in)
         if PLAIN_MARK in path_in:
             plains = plain_names_globs(path_in)
             if plains:
@@ -747,6 +755,13 @@ class Judge:
             rules = tuple(rule for rule in rules if not _hidden_below(rule.pattern, decision.path))
         return tuple(("deny", codes.DENIED_READ, _msg_denied_read_below, (decision.path, rule.pattern), rule)
                      for rule in rules[:3])
+
+    def _environ_reasons(self, path: str) -> tuple:
+        """A read of another process's environment (``/proc/1/environ``, ``/proc/*/environ``):
+        it holds the variables the policy's environment rules keep from the sandbox (tokens,
+        keys), which a command run without it can read there — unknown effects."""
+        setting = self._tables.unknown_effects
+        return ((setting.verdict, codes.UNKNOWN_EFFECTS, _msg_proc_environ, (path,), setting),)
 
     def _write(self, path_in: str, span: SpanT, recursive: bool, verb: str) -> None:
         memo = self._tables.writes

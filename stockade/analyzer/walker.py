@@ -205,6 +205,17 @@ _new_object = object.__new__
 _new_tuple = tuple.__new__  # a record (Stdin, an effect) without its Python-level __new__
 
 
+def decoded_code(walker: Walker, text: str, span: SpanT) -> None:
+    """Code run by ``eval``/``sh -c`` that holds text a decoder produced (``eval "$(base64 -d
+    <<< aWQ=)"``): the decoded value is walked, and code hidden by encoding stays code that
+    cannot be seen into (a reviewer of the command line sees only the encoded form)."""
+    for value in walker.decoded:
+        if len(value) > 1 and value in text:
+            walker.effects.append(Unknown(f"runs code that `base64 -d` decoded (`{clip(value)}`): encoded code "
+                                          "cannot be seen into on the command line", span))
+            return
+
+
 def _array_words(node: Any) -> list[list[Any]]:
     """The words of an array assignment's ``( … )``: adjacent nodes are one word (the grammar
     splits ``[k]=$HOME/x`` after the bare ``$``, see :meth:`WordExpander.word_parts`)."""
@@ -248,6 +259,10 @@ class Walker(ControlFlow):
     stdout_file: tuple[Any, bool] | None = None
     #: likewise the file a redirection of standard input reads (its Read effect, the word)
     stdin_file: tuple[Any, str] | None = None
+    #: how many command substitutions are being walked (a decoded value is known only as a word there)
+    substituting = 0
+    #: the texts ``base64 -d`` decoded in substitutions (see :func:`decoded_code`)
+    decoded: frozenset[str] = frozenset()
     #: variables ``read`` assigned from input that is not known (see :meth:`arith_data`)
     read_data: frozenset[str] | set[str] = frozenset()
     #: functions found calling themselves without end (see :func:`~stockade.analyzer.exec.run_command`)
@@ -421,16 +436,20 @@ class Walker(ControlFlow):
         saved_output = self._last_output
         self._last_output = None
         children = [child for child in node.named_children if child.type != "comment"]
+        self.substituting += 1
         try:
             for child in children:
                 self.walk(child, TERMINAL)
             output = self._last_output
         finally:
+            self.substituting -= 1
             self.state = saved
             self._last_output = saved_output
         if node.type == "process_substitution":  # `done < <(git ls-files)`: what the command reads
             self.process_output = output if output is not None and output.text is not None and \
                 len(children) == 1 and (children[0].type == "command" or _fed_command(children[0])) else None
+        if len(children) == 1 and children[0].type == "file_redirect" and node.type == "command_substitution":
+            return self._file_value(children[0])
         if output is None or output.text is None or len(children) != 1 or node.type != "command_substitution":
             return UNKNOWN
         body = children[0]
@@ -445,6 +464,16 @@ class Walker(ControlFlow):
                 part.type == "command" for part in _flatten(body, "pipeline"))):
             return UNKNOWN
         return output.text.rstrip("\n")
+
+    def _file_value(self, node: Any) -> str:
+        """The value of ``$(< FILE)`` (already walked as a read of FILE): the content of a file
+        this command text wrote, when known (``echo /etc > t; rm -rf $(< t)``); else unknown."""
+        found = self.stdin_file
+        self.stdin_file = None
+        if found is None or self.src.node_text(node)[:1] != "<":
+            return UNKNOWN
+        fed = self.stdin_from(found[0], _new_tuple(Stdin, (None, "")))
+        return UNKNOWN if fed.text is None else fed.text.rstrip("\n")
 
     def _silent(self, node: Any) -> bool:
         """Whether a simple command prints nothing to stdout (``cd DIR``, ``test …``, ``X=v``)."""
@@ -531,6 +560,8 @@ class Walker(ControlFlow):
                       env: dict[str, str] | None = None) -> None:
         """Parse and walk code found inside a word (``bash -c``, ``eval``, hooks, …)."""
         self.nested_scripts += 1
+        if self.decoded:
+            decoded_code(self, text, span)
         if self.nested_scripts > MAX_NESTED_SCRIPTS or self.depth > MAX_DEPTH:
             self.effects.append(Unparsable("nested code too deep to follow", span))
             return
@@ -1199,6 +1230,7 @@ class Walker(ControlFlow):
                 saw, self.saw_default = self.saw_default, False
                 name, value, _ = self.assignment_value(child)
                 if nameref and name != UNKNOWN:  # bound to the name: its value is looked up when used
+                    subscript_code(self, value, self.src.span(child))  # (`declare -n r='a[$(cmd)]'`: run on use)
                     declare_nameref(self, name, value)
                     value = self.state.variables[name]
                 other = None
@@ -1234,6 +1266,7 @@ class Walker(ControlFlow):
                             forget_array(self, key.rstrip("+"))
                             continue
                         if nameref:
+                            subscript_code(self, val, self.src.span(child))
                             declare_nameref(self, key, val)
                             continue
                         self.state.variables[key.rstrip("+")] = val

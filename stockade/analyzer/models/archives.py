@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -527,7 +527,21 @@ def model_openssl(inv: Invocation) -> None:
         index += 2
     if command in ("s_client", "s_time") and not connected:
         inv.network("localhost", 443, 1)
+    if command == "rand":
+        _openssl_rand(inv)
     inv.output(None, "the output of `openssl`")
+
+
+def _openssl_rand(inv: Invocation) -> None:
+    """``openssl rand [-out F] [-hex|-base64] NUM``: NUM random bytes; more than the fresh
+    model's disk bound (to a file or a redirected output) fills the disk."""
+    from stockade.analyzer.models.fresh import DISK_LIMIT, size_of, stdout_to_file
+
+    argv = inv.argv
+    count = argv[-1] if len(argv) > 2 and argv[-2] not in ("-out", "-rand", "-writerand", "-engine") else ""
+    size = size_of(count) if count[:1].isdigit() else None
+    if size is not None and size > DISK_LIMIT and ("-out" in argv or stdout_to_file(inv)):
+        inv.unknown(f"`openssl rand {show(count)}` writes a huge file: it fills the disk", len(argv) - 1)
 
 
 register(" ".join(COMPRESSORS), model_compressor)

@@ -106,6 +106,8 @@ def model_helm(inv: Invocation) -> None:
         contact_url(inv, words[3][0], words[3][1], 443)
         inv.write("~/.config/helm", at)
         return
+    if command == "plugin" and _helm_plugin(inv, words):
+        return
     if command in ("pull", "push", "fetch", "search") or command in _HELM_LOCAL or command == "repo":
         for word, index in words[1:]:
             if "://" in word:
@@ -127,6 +129,22 @@ def _chart_urls(inv: Invocation, words: list[tuple[str, int]]) -> None:
     for word, index in words:
         if "://" in word:
             contact_url(inv, word, index, 443)
+
+
+def _helm_plugin(inv: Invocation, words: list[tuple[str, int]]) -> bool:
+    """``helm plugin install|update URL|DIR``: fetches the plugin (a URL is contacted), writes
+    the plugins directory (``~/.local/share/helm/plugins``) and runs the plugin's install hook,
+    code that cannot be seen into; ``plugin list`` only reads."""
+    if len(words) < 2 or words[1][0] not in ("install", "add", "update", "up", "uninstall", "rm", "remove"):
+        return False
+    action, at = words[1]
+    for word, index in words[2:]:
+        if "://" in word:
+            contact_url(inv, word, index, 443)
+    inv.write("~/.local/share/helm/plugins", at, recursive=True)
+    if action in ("install", "add", "update", "up"):
+        inv.unknown(f"`helm plugin {action}` runs the plugin's hooks, which cannot be seen into", at)
+    return True
 
 
 _TERRAFORM_LOCAL = frozenset({"fmt", "validate", "version", "-version", "--version", "show", "output", "graph",

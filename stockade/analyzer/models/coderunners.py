@@ -248,18 +248,23 @@ def model_sqlite(inv: Invocation) -> None:
 
 
 #: lisp calls whose first argument is a shell command line (a string literal)
-_LISP_SHELL = re.compile(r'\((?:shell-command(?:-to-string)?|call-process-shell-command|'
+_LISP_SHELL = re.compile(r'\((?:(?:async-)?shell-command(?:-to-string)?|call-process-shell-command|'
                          r'start-process-shell-command\s+"[^"]*"\s+(?:nil|"[^"]*"))\s+"((?:[^"\\]|\\.)*)"')
 
 
-def _lisp_shell_strings(inv: Invocation, code: str, index: int) -> None:
-    """``(shell-command "CMD")``, ``(shell-command-to-string "CMD")``,
-    ``(call-process-shell-command "CMD")``: a literal command line is walked as the shell code
-    it is (the lisp stays unknown code as well)."""
+def _lisp_names(inv: Invocation, code: str, index: int) -> None:
+    """What lisp given to emacs names: the literal command line of ``(shell-command "CMD")``,
+    ``(shell-command-to-string "CMD")``, ``(call-process-shell-command "CMD")`` … is walked as
+    the shell code it is (the lisp stays unknown code as well); literal paths are judged as
+    read (see :func:`.shells.named_paths`)."""
+    from stockade.analyzer.models.shells import named_paths
+
     for match in _LISP_SHELL.finditer(code):
         text = re.sub(r"\\(.)", r"\1", match.group(1))
         if text:
             inv.script(text, index, what="the shell command of an emacs lisp call")
+    if UNKNOWN not in code:
+        named_paths(inv, code, index)
 
 
 def model_emacs(inv: Invocation) -> None:
@@ -275,7 +280,7 @@ def model_emacs(inv: Invocation) -> None:
         if name in ("--eval", "-eval", "--execute", "-execute", "-f", "--funcall", "-funcall") or (
                 inv.name == "emacsclient" and name == "-e"):
             inv.unknown(f"`emacs {name}` runs lisp code (`{show(value)[:60]}`), which cannot be seen into", index)
-            _lisp_shell_strings(inv, value, index + (0 if eq else 1))
+            _lisp_names(inv, value, index + (0 if eq else 1))
             index += step
         elif name in ("-l", "--load", "-load", "--script", "-script", "-x"):
             run_file(inv, value, index + (0 if eq else 1))

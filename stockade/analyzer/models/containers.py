@@ -8,6 +8,8 @@ the host path (read-only with ``:ro``/``readonly``, else read-write: a write of 
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
@@ -98,6 +100,23 @@ def _volume(inv: Invocation, value: str, index: int) -> None:
         return
     read_only = len(parts) >= 3 and any(o in ("ro", "readonly") for o in parts[2].split(","))
     (inv.read if read_only else inv.write)(parts[0], index, recursive=True)
+    _engine_socket(inv, parts[0], index)
+
+
+#: sockets of container engines and the kubelet: whoever can connect to one runs any container
+_ENGINE_SOCKETS = re.compile(r"(^|/)(docker|containerd|podman|crio|cri-dockerd|buildkitd|kubelet|dockershim)"
+                             r"\.sock$")
+
+
+def _engine_socket(inv: Invocation, source: str, index: int) -> None:
+    """A container engine's socket given to a container (``-v /var/run/docker.sock:/s:ro``):
+    read-only or not, the container can start privileged containers of the host — privilege.
+    A directory that holds one (``/run``, ``/var/run``) gives the same."""
+    path = inv.path(source).rstrip("/")
+    if _ENGINE_SOCKETS.search(path) or path in ("/run", "/var/run", "/run/containerd", "/var/run/docker",
+                                                "/run/docker", "/run/podman", "/var/run/podman"):
+        inv.privilege(f"the container gets the container engine's socket `{show(source)}`: it can start "
+                      "privileged containers on the host", index)
 
 
 #: run options that let the container use host devices (beyond the default set)
@@ -136,6 +155,7 @@ def _mount(inv: Invocation, value: str, index: int) -> None:
     read_only = any(fields.get(k, "false").lower() in ("true", "1", "") for k in ("readonly", "ro")
                     if k in fields)
     (inv.read if read_only else inv.write)(source, index, recursive=True)
+    _engine_socket(inv, source, index)
 
 
 def _run_options(inv: Invocation, start: int) -> None:

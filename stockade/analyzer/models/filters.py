@@ -425,30 +425,67 @@ def _column_one(words: list[str], text: str) -> bool:
         len(_lines(text)) == 1
 
 
-def _base64(words: list[str], text: str) -> str | None:
-    """``base64`` / ``base64 -d`` of known text (no wrapping options): encoded or decoded."""
-    import base64
-    import binascii
-
-    if words == [] or words == ["-w0"] or words == ["-w", "0"]:
-        encoded = base64.b64encode(text.encode("utf-8", "surrogateescape")).decode("ascii")
-        if words:
-            return encoded
-        return "".join(encoded[i:i + 76] + "\n" for i in range(0, len(encoded), 76))
-    if words in (["-d"], ["--decode"], ["-D"]):
-        try:
-            return base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
-        except (binascii.Error, ValueError):
-            return None
-    return None
-
-
 def _rev(words: list[str], text: str) -> str | None:
     return None if words else _joined([line[::-1] for line in _lines(text)])
 
 
 def _tac(words: list[str], text: str) -> str | None:
     return None if words else _joined(_lines(text)[::-1])
+
+
+def _pairs(words: list[str]) -> list[list[str]]:
+    """``words`` with each ``-w`` joined to its value (``["-w", "0"]``)."""
+    out: list[list[str]] = []
+    for word in words:
+        if out and out[-1] == ["-w"]:
+            out[-1].append(word)
+        else:
+            out.append([word])
+    return out
+
+
+def _base64(words: list[str], text: str) -> str | None:
+    """``base64 [-d] [-i] [-w0]`` (and base32) of known text: the decoded text (when it is UTF-8) or
+    the encoded one (``cat $(echo L2V0Yy9zaGFkb3cK | base64 -d)`` reads `/etc/shadow`)."""
+    import base64
+    import binascii
+
+    decode = wrap = False
+    words = ["-w0" if pair == ["-w", "0"] else pair[0] for pair in _pairs(words)]
+    for word in words:
+        if word in ("-d", "--decode", "-D"):
+            decode = True
+        elif word in ("-i", "--ignore-garbage", "-di", "-id"):
+            decode = decode or "d" in word
+        elif word in ("-w0", "--wrap=0"):
+            wrap = True
+        else:
+            return None  # (a file operand, another wrap width: not followed)
+    if not decode:
+        encoded = base64.b64encode(text.encode("utf-8", "surrogateescape")).decode("ascii")
+        return encoded if wrap else "".join(encoded[i:i + 76] + "\n" for i in range(0, len(encoded), 76))
+    try:
+        data = base64.b64decode("".join(text.split()), validate=True)
+        return data.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+#: filters whose output is known only where it becomes a word (``$(… | base64 -d)``)
+_DECODERS = frozenset({"base64", "base32"})
+
+
+def _base32(words: list[str], text: str) -> str | None:
+    """``base32 -d`` of known text: the decoded text (when it is UTF-8)."""
+    import base64
+    import binascii
+
+    if words not in (["-d"], ["--decode"]):
+        return None
+    try:
+        return base64.b32decode("".join(text.split())).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
 
 
 #: filter → the function computing what it prints from its arguments and its known input
@@ -458,7 +495,7 @@ FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "sort": _sort, "uniq": _uniq, "tr": _tr, "cut": _cut, "paste": _paste, "sed": _sed, "awk": _awk,
     "gawk": _awk, "mawk": _awk, "grep": _grep, "xargs": _xargs, "rev": _rev, "tac": _tac, "fold": _fold,
     "expand": _same(_no_tabs), "iconv": _same(_iconv_ascii), "dd": _same(_dd_plain),
-    "strings": _same(_strings_all), "fmt": _same(_fmt_one), "column": _same(_column_one), "base64": _base64,
+    "strings": _same(_strings_all), "fmt": _same(_fmt_one), "column": _same(_column_one), "base64": _base64, "base32": _base32,
 }
 
 
@@ -483,6 +520,8 @@ def _filter_model(name: str, previous: Model | None) -> Model:
             # that keeps them all reorders them; one that rewrites them prints names not known
             output = text if name in _SELECTING else output if name in _REORDERING else None
         if output is not None:
+            if name in _DECODERS:  # (code run from it is walked and stays unknown: see walker.decoded_code)
+                inv.walker.decoded = inv.walker.decoded | {output.strip()}
             inv.output(output, f"the output of `{name}` of known text")
 
     model.__doc__ = f"{previous.__doc__ or name}; fed known text, what it prints is known (filters.py)"

@@ -328,6 +328,21 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
                 return
         inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} wrote earlier in this command: "
                     "its content cannot be seen into", index)
+        _named_in_known(inv, path, index)
+
+
+def _named_in_known(inv: Invocation, path: str, index: int | None) -> None:
+    """Code this text wrote with known content, run by an interpreter that is not a shell
+    (``echo 'os.system("cat ~/.netrc")' > p.py && python3 p.py``): it stays unknown code, and
+    the paths and shell command lines written in it as literals are judged as well (as for
+    ``python3 -c``: see :func:`.shells.named_paths`)."""
+    if inv.name in SHELL_RUNNERS:
+        return
+    text = known_content(inv.walker, path)
+    if text is not None and UNKNOWN not in text:
+        from stockade.analyzer.models.shells import named_paths
+
+        named_paths(inv, text, index)
 
 
 def foreign_input(walker: Walker, path: str) -> bool:
@@ -647,7 +662,7 @@ def model_tee(inv: Invocation) -> None:
         inv.output(text)
 
 
-_COPIERS = ("cp", "base64", "xxd", "od", "hexdump", "strings", "seq")
+_COPIERS = ("cp", "base64", "xxd", "od", "hexdump", "strings", "seq", "tail")
 if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL, _TEE_MODEL) or any(
         name not in MODELS for name in _COPIERS):  # pragma: no cover
     raise ImportError("models.fresh wraps the models of files.py and system.py: import it after them")

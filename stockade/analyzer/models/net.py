@@ -11,7 +11,7 @@ from stockade.analyzer.regex import LazyPattern
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ssh": 22, "git": 9418, "ws": 80, "wss": 443,
                   "sftp": 22, "scp": 22, "rsync": 873, "telnet": 23, "ftps": 990, "smb": 445}
-_URL_RE = LazyPattern(r"^(?:(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://)?(?:[^@/]*@)?"
+_URL_RE = LazyPattern(r"^(?:(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://)?(?:[^@/?#]*@)?"
                      r"(?P<host>\[[^\]]*\]|[^/:?#\[\]]*)(?::(?P<port>[^/?#]*))?")
 
 
@@ -274,6 +274,19 @@ def model_wget(inv: Invocation) -> None:
     inv.output(None, "data downloaded by `wget`")
 
 
+def _ssh_command(inv: Invocation, key: str, command: str, index: int) -> None:
+    """A command line an ssh option runs locally (``ProxyCommand``, ``LocalCommand``,
+    ``KnownHostsCommand``): a program in a place the agent can write is code that cannot be
+    seen into (as a program named by configuration); else the command line is walked."""
+    from stockade.analyzer.models.programs import first_word, judge_program
+
+    program = first_word(command)
+    if UNKNOWN in command or "/" in program or program[:1] == "~":
+        judge_program(inv.walker, command, inv.at(index), f"ssh `{key}`")
+        return
+    inv.script(command, index, what=f"ssh `{key}`")
+
+
 def _ssh_options(inv: Invocation, value: str, index: int) -> None:
     key, _, setting = value.partition("=")
     if not setting:
@@ -281,7 +294,7 @@ def _ssh_options(inv: Invocation, value: str, index: int) -> None:
     key = key.strip().lower()
     if key in ("proxycommand", "localcommand", "knownhostscommand", "remotecommand"):
         if setting.strip().lower() != "none":
-            inv.script(setting.strip(), index, what=f"ssh `{key}`")
+            _ssh_command(inv, key, setting.strip(), index)
     elif key == "userknownhostsfile":  # read, and new host keys are added to it
         for path in setting.split():
             inv.read(path, index)

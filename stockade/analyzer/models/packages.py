@@ -14,7 +14,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, Write, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import MODELS, Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.netconfig import secret_values, settings_file
 
@@ -130,6 +130,9 @@ def model_pip(inv: Invocation) -> None:
         inv.write(".", sub_index)  # (the archives are saved in the working directory)
     if parsed.has("--user"):
         inv.write("~/.local", None, recursive=True)
+    if parsed.has("--break-system-packages") and sub in ("install", "uninstall"):
+        # (the flag exists to change the system's Python: its site directory and scripts)
+        inv.write("/usr/local/lib", sub_index, recursive=True)
     specs = list(parsed.positionals[1:]) + parsed.values_of("-e", "--editable")
     for word, index in specs:
         if sub == "uninstall":
@@ -213,7 +216,6 @@ def _pip_spec(inv: Invocation, word: str, index: int) -> None:
 
 def _pip_config(inv: Invocation, parsed: object) -> None:
     """``pip config set/unset/edit``: writes a pip config file (``--user`` by default)."""
-    from stockade.analyzer.models import Parsed
 
     assert isinstance(parsed, Parsed)
     words = [w for w, _ in parsed.positionals]
@@ -330,6 +332,7 @@ def model_npm(inv: Invocation) -> None:
         return
     for word, index in words:
         _npm_spec(inv, word, index)
+
 
 
 def _npm_spec(inv: Invocation, word: str, index: int) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import MODELS, Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.packages import _PIP_VALUES, _pip_spec, env_value
 from stockade.analyzer.regex import LazyPattern
@@ -250,6 +250,7 @@ def model_manager(inv: Invocation) -> None:
     if sub not in installs:
         return
     if inv.name in ("conda", "mamba", "micromamba"):
+        _conda_channels(inv, parsed, sub_index)
         for word, index in words[1:]:
             if "://" in word or word.endswith((".tar.bz2", ".conda")):
                 (contact_url(inv, word, index, 443) if "://" in word else inv.read(word, index))
@@ -257,6 +258,20 @@ def model_manager(inv: Invocation) -> None:
                             index)
         return
     _python_specs(inv, words[1:])
+
+
+def _conda_channels(inv: Invocation, parsed: Parsed, index: int) -> None:
+    """conda/mamba installs contact their channels: a channel named (``-c conda-forge``) is
+    on ``conda.anaconda.org``, a URL is its host; without ``-c`` the default channels
+    (``repo.anaconda.com``) are contacted too unless ``--override-channels`` is given.  A
+    ``--offline`` install contacts nothing."""
+    if parsed.has("--offline", "--use-local"):
+        return
+    for value, at in parsed.values_of("-c", "--channel"):
+        if "://" not in value and UNKNOWN not in value and not value.startswith(("/", ".", "~", "file:")):
+            inv.network("conda.anaconda.org", 443, at)
+    if not parsed.has("--override-channels"):
+        inv.network("repo.anaconda.com", 443, index)
 
 
 register("uv", model_uv)
@@ -446,6 +461,19 @@ def model_composer(inv: Invocation) -> None:
                 contact_url(inv, url, index, 443)
     elif sub == "create-project" and len(words) >= 3:
         inv.write(words[2][0], words[2][1], recursive=True)
+    _composer_registry(inv, sub, sub_index)
+
+
+#: composer subcommands that fetch packages (from Packagist unless a repository says otherwise)
+_COMPOSER_FETCHES = frozenset({"require", "install", "update", "upgrade", "u", "i", "create-project", "reinstall",
+                               "outdated", "search", "show-remote", "remove", "rm", "bump"})
+
+
+def _composer_registry(inv: Invocation, sub: str, index: int) -> None:
+    """composer's fetching subcommands contact Packagist (``repo.packagist.org``), its default
+    repository; ``remove`` and ``outdated`` resolve against it too."""
+    if sub in _COMPOSER_FETCHES:
+        inv.network("repo.packagist.org", 443, index)
 
 
 register("composer", model_composer)

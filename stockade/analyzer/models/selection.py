@@ -414,7 +414,14 @@ def ag_file_regex(inv: Invocation) -> None:
     for root in words or ["."]:
         for value, index in regexes:
             for pattern in selected(root, regex_glob(value)):
-                inv.read(pattern, index, skip_hidden=not hidden)
+                if hidden or not _names_hidden(pattern[len(root):]):  # (ag skips dot-files and dot-directories)
+                    inv.read(pattern, index, skip_hidden=not hidden)
+
+
+def _names_hidden(pattern: str) -> bool:
+    """Whether a glob below a root names a dot-file or passes through a dot-directory
+    (``**/.env*``)."""
+    return any(part[:1] == "." and part not in (".", "..") for part in pattern.split("/"))
 
 
 def model_compgen(inv: Invocation) -> None:

@@ -6,7 +6,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register, visible_operands
+from stockade.analyzer.models import Parsed, parse_options, register, visible_operands
 from stockade.analyzer.regex import LazyPattern
 from stockade.analyzer.words import process_text
 
@@ -142,7 +142,7 @@ def model_cd(inv: Invocation) -> None:
         _set_stack(walker, stack)
         return
     prefix = inv.env or {}  # `CDPATH=… cd x`, `HOME=… cd`: the assignments hold for this cd
-    target = args[0] if args else (prefix.get("HOME") or "~")
+    target = args[0] if args else _home_of(prefix, state.variables)
     if target == "~":
         target = walker.home
     if target == "-" and name == "cd":
@@ -162,6 +162,12 @@ def model_cd(inv: Invocation) -> None:
         state.cwd = new
     if state.cwd != old:
         state.variables["OLDPWD"] = old
+
+
+def _home_of(prefix: dict[str, str], variables: dict[str, str]) -> str:
+    """Where a ``cd`` without operands goes: ``$HOME`` as assigned (``HOME=/etc; cd``), else home."""
+    home = prefix.get("HOME") or variables.get("HOME")
+    return home if home else "~"
 
 
 def _cdpath(cdpath: str | None, target: str) -> str:
@@ -279,6 +285,8 @@ def interpreter_model(options: dict[str, str]):
         info = _INFO_FLAGS if not inv.name.startswith(("python", "pypy")) else _PYTHON_INFO_FLAGS
         if not parsed.positionals and parsed.options and all(option in info for option, _, _ in parsed.options):
             return  # `python3 --version`, `node -v`: prints a version, runs no code
+        if _node_test_runner(inv, parsed):
+            return
         for option, value, index in parsed.options:
             role = options.get(option)
             if role == "code":
@@ -337,6 +345,7 @@ def interpreter_model(options: dict[str, str]):
                 run_file(inv, script, index)
                 if index is not None:  # what the script is given: as an unmodelled program's arguments
                     visible_operands(inv, index + 1)
+                    _setup_py(inv, script, index)
             return
         if _stdin_one_liner(inv, None):
             return
@@ -345,6 +354,53 @@ def interpreter_model(options: dict[str, str]):
             named_paths(inv, inv.stdin.text, None)
 
     return model
+
+
+#: ``setup.py`` commands that install, and the options that say where
+_SETUP_INSTALLS = frozenset({"install", "develop", "easy_install", "install_lib", "install_scripts", "install_data"})
+_SETUP_PLACES = ("--prefix", "--root", "--home", "--install-lib", "--install-scripts", "--install-data",
+                 "--install-base", "--install-platbase", "--install-dir", "-d", "--script-dir", "-s")
+
+
+def _setup_py(inv: Invocation, script: str, index: int) -> None:
+    """``python setup.py install|develop [--user | --prefix=DIR …]``: the project's own setup
+    code runs (judged as an existing script), and the install writes the user's site-packages
+    and scripts (``~/.local``) with ``--user``, else the directory an option names."""
+    if not inv.name.startswith(("python", "pypy")) or script.rpartition("/")[2] != "setup.py":
+        return
+    words = inv.argv[index + 1:]
+    if not _SETUP_INSTALLS.intersection(words):
+        return
+    for position, word in enumerate(words, start=index + 1):
+        name, eq, value = word.partition("=")
+        if name == "--user":
+            inv.write("~/.local", position, recursive=True)
+        elif name in _SETUP_PLACES:
+            target = value if eq else (inv.argv[position + 1] if position + 1 < len(inv.argv) else "")
+            if target:
+                inv.write(target, position, recursive=True)
+
+
+#: node's test runner options that take a value (``--test-name-pattern=…``, ``--test-reporter …``)
+_NODE_TEST_VALUES = frozenset({"--test-name-pattern", "--test-reporter", "--test-reporter-destination",
+                               "--test-concurrency", "--test-timeout", "--test-shard", "--test-skip-pattern"})
+
+
+def _node_test_runner(inv: Invocation, parsed: Parsed) -> bool:
+    """``node --test`` without files runs the project's own test files (found below the working
+    directory, as ``npm test`` runs its scripts): nothing this text does not show is assumed.
+    Code given inline or loaded by ``-r``/``--import`` keeps the interpreter's judgement."""
+    if not inv.name.startswith("node") or parsed.positionals:
+        return False
+    options = [option for option, _, _ in parsed.options]
+    if "--test" not in options:
+        return False
+    allowed = {"--test", "--test-only", "--experimental-test-coverage", "--watch", "--experimental-test-snapshots",
+               *_NODE_TEST_VALUES}
+    for option, value, index in parsed.options:
+        if option.startswith("--test-reporter-destination") and value:
+            inv.write(value, index)
+    return all(option in allowed or option.split("=", 1)[0] in allowed for option in options)
 
 
 def _stdin_one_liner(inv: Invocation, index: int | None) -> bool:

@@ -21,7 +21,8 @@ def model_system_pkg(inv: Invocation) -> None:
     """A system package manager: installing or removing writes system directories (and
     package scripts run as root); queries only read."""
     words = inv.argv[1:]
-    if not words or any(w in _PKG_READONLY for w in words[:2]) or (inv.name == "rpm" and _rpm_query(words)):
+    if not words or any(w in _PKG_READONLY for w in words[:2]) or (
+            _rpm_query(words) if inv.name == "rpm" else _pkg_query(inv.name, words)):
         return
     inv.write(_SYSTEM_PKG.get(inv.name, "/usr"), 1, recursive=True)
 
@@ -40,6 +41,32 @@ def _rpm_query(words: list[str]) -> bool:
     first word, and no option that runs code or points rpm elsewhere is given."""
     return _RPM_QUERY_RE.fullmatch(words[0]) is not None and not any(
         word.partition("=")[0] in _RPM_CODE for word in words)
+
+
+#: per package manager: its query operations (dpkg -S, pacman -Qi, dnf repoquery …; rpm's: :func:`_rpm_query`)
+_PKG_QUERIES = {
+    "dpkg": re.compile(r"-[lLsSpcIW]|--(list|listfiles|status|search|print-avail|contents|info|show|get-selections"
+                       r"|print-architecture|print-foreign-architectures|audit|verify|compare-versions)"),
+    "pacman": re.compile(r"-Q\w*|--query|-S[sgil]+|-F[lsqxo]*|-T|--deptest|-V"),
+    "dnf": re.compile(r"repoquery|provides|whatprovides|repolist|list|info|search|check-update|deplist"),
+    "yum": re.compile(r"repoquery|provides|whatprovides|repolist|list|info|search|check-update|deplist"),
+    "apk": re.compile(r"info|search|list|policy|version|dot|stats"),
+    "zypper": re.compile(r"se|search|if|info|lr|repos|pa|packages|patterns|wp|what-provides|lu|list-updates"),
+    "apt": re.compile(r"list|show|search|policy|depends|rdepends|showsrc"),
+}
+
+
+def _pkg_query(name: str, words: list[str]) -> bool:
+    """Whether a system package manager's first operation only queries its database (the
+    manager's query spellings: ``dpkg -L pkg``, ``pacman -Qi``, ``dnf repoquery``);
+    an option it does not know keeps the install reading (a write of the system)."""
+    pattern = _PKG_QUERIES.get(name)
+    if pattern is None:
+        return False
+    first = next((word for word in words if word not in ("-y", "--quiet", "-q")), "")
+    if name in ("dpkg", "pacman"):
+        first = words[0]
+    return pattern.fullmatch(first) is not None
 
 
 def model_systemctl(inv: Invocation) -> None:
@@ -164,6 +191,53 @@ def model_mount(inv: Invocation) -> None:
     inv.privilege(f"`{inv.name}` needs administrator rights", 0)
 
 
+#: ``ip`` objects and the verbs that change them (``ip link set eth0 down``, ``ip route add``)
+_IP_CHANGES = frozenset({"add", "a", "del", "delete", "d", "set", "change", "chg", "replace", "flush", "append",
+                         "prepend", "up", "down", "attach", "detach", "exec", "save", "restore", "test"})
+#: read-only first words of administration tools that otherwise change the system
+_ADMIN_QUERIES = {
+    "hostnamectl": frozenset({"", "status", "--help", "--version", "hostname"}),
+    "timedatectl": frozenset({"", "status", "show", "list-timezones", "timesync-status", "show-timesync", "--help"}),
+    "localectl": frozenset({"", "status", "list-locales", "list-keymaps", "list-x11-keymap-layouts", "--help"}),
+    "ifconfig": frozenset({"", "-a", "-s", "--help"}),
+    "route": frozenset({"", "-n", "-e", "-ee", "--help"}),
+    "swapon": frozenset({"--show", "-s", "--summary", "--help", "--version"}),
+    "losetup": frozenset({"", "-a", "--all", "-l", "--list", "-j", "--associated", "--help"}),
+    "ethtool": frozenset(),
+}
+
+
+def model_admin(inv: Invocation) -> None:
+    """Administration tools that change the machine (``ip link set``, ``swapoff -a``,
+    ``ifconfig eth0 down``, ``hostnamectl set-hostname``, ``losetup``, ``cryptsetup``): they need
+    administrator rights (privilege); their read-only queries (``ip addr``, ``swapon --show``,
+    ``ifconfig -a``, ``hostnamectl status``) change nothing.  ``add-apt-repository`` and
+    ``apt-key add`` write the package sources under ``/etc/apt``."""
+    name = inv.name
+    words = [word for word in inv.argv[1:] if word not in ("-4", "-6", "-c", "-color", "--color", "-s", "-d", "-j",
+                                                           "-json", "-p", "-pretty", "-br", "-brief")]
+    if name == "ip":
+        if not words or words[0] in ("-V", "-Version", "help") or not _IP_CHANGES.intersection(words[1:]):
+            return
+        inv.privilege(f"`ip {' '.join(words[:2])}` changes the network configuration", 0)
+        return
+    if name in ("add-apt-repository", "apt-add-repository") or (name == "apt-key" and words[:1] in (["add"], ["adv"])):
+        inv.write("/etc/apt/sources.list.d" if name != "apt-key" else "/etc/apt/trusted.gpg.d", 0, recursive=True)
+        return
+    if name == "apt-key":
+        return  # (list, finger, export: queries)
+    queries = _ADMIN_QUERIES.get(name, frozenset())
+    first = inv.argv[1] if len(inv.argv) > 1 else ""
+    if name == "ifconfig" and (len(inv.argv) <= 2 or first in queries):  # `ifconfig [-a|IFACE]`: shows
+        return
+    if name in _ADMIN_QUERIES and (first in queries or (name == "ethtool" and not first.startswith("-s")
+                                                     and not first.startswith(("-K", "-A", "-G", "-L", "-E")))):
+        return
+    inv.privilege(f"`{name}` changes the system and needs administrator rights", 0)
+
+
+register("ip ifconfig route swapon swapoff losetup cryptsetup dmsetup hostnamectl timedatectl localectl ethtool "
+         "hwclock add-apt-repository apt-add-repository apt-key", model_admin)
 register(" ".join(_SYSTEM_PKG), model_system_pkg)
 register("systemctl service launchctl update-rc.d chkconfig", model_systemctl)
 register("chmod", model_chmod)

@@ -764,18 +764,30 @@ def _stdin_names(inv: Invocation, parsed: Parsed, index: int | None) -> None:
             _removes_member(inv, parsed, name.strip(), index)
 
 
+def _zip_test_command(inv: Invocation, command: str, index: int) -> None:
+    """``zip -TT CMD``: CMD tests the archive; a program in a place the agent can write is
+    code that cannot be seen into (as a program named by configuration), else it is walked."""
+    from stockade.analyzer.models.programs import first_word, judge_program
+
+    program = first_word(command)
+    if UNKNOWN in command or "/" in program or program[:1] == "~":
+        judge_program(inv.walker, command, inv.at(index), "`zip -TT`")
+        return
+    inv.script(command, index, what="the command given to `zip -TT`")
+
+
 def model_zip(inv: Invocation) -> None:
     """zip ARCHIVE FILES: reads files (``-r`` recursive), writes the archive; ``-TT`` runs a
     command.  unzip ARCHIVE: reads it, writes below ``-d`` or the cwd."""
-    argv = [("--unzip-command" + ("=" + w[3:] if len(w) > 3 else "")) if w.startswith("-TT") else w
-            for w in inv.argv]  # -TT is one option, not -T -T
+    argv = [("--unzip-command" + ("=" + w[3:].removeprefix("=") if len(w) > 3 else "")) if w.startswith("-TT") else w
+            for w in inv.argv]  # -TT is one option, not -T -T (`-TTcmd`, `-TT=cmd`, `-TT cmd`)
     parsed = parse_options(argv, {"-x", "-i", "--unzip-command", "-P", "--password", "-n", "--suffixes", "-b",
                                   "--temp-path", "-O", "--output-file", "-t", "-tt", "-Z", "--compression-method",
                                   "--names-stdin-never", "-U", "--unicode", "-la", "--logfile-path",
                                   "-lf", "--logfile"})
     for option, value, index in parsed.options:
         if option == "--unzip-command" and value:
-            inv.script(value, index, what="the command given to `zip -TT`")
+            _zip_test_command(inv, value, index)
         elif (option in ("-O", "--output-file", "-lf", "--logfile-path") and value) or (option in ("-b", "--temp-path") and value):
             inv.write(value, index)
     words = list(parsed.positionals)
@@ -881,11 +893,21 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
     if re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!\s*\S",
                  forced):
         inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
+        _editor_code_names(inv, forced, index)
         return
     target = re.match(r"(w|wr|wri|writ|write|wq|x|xit|sav|saveas|wa|up|update)(?=[!\s>]|$)!?\s*(>>\s*)?(\S+)?",
                       text)
     if target and target.group(3):
         inv.write(target.group(3), index)
+
+
+def _editor_code_names(inv: Invocation, code: str, index: int) -> None:
+    """What code in an editor command names (``:call system("cat ~/.netrc")``, ``:lua
+    os.execute("…")``, ``:py3 os.system("…")``): shell command lines given to a shell as
+    literals are walked, literal paths judged as read (see :func:`.shells.named_paths`)."""
+    from stockade.analyzer.models.shells import named_paths
+
+    named_paths(inv, code, index)
 
 
 _PERL_TAKES_REST = frozenset("eEMmIxCdDF")  # (-l and -0 take only digits: `-lpi` is -l -p -i)

@@ -30,7 +30,7 @@ from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url, proxies_of
-from stockade.analyzer.models.programs import judge_program
+from stockade.analyzer.models.programs import first_word, judge_program
 from stockade.analyzer.regex import LazyPattern
 
 #: config keys whose value is a command git runs (``!`` aliases are shell code)
@@ -78,7 +78,9 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
                       "--subject-prefix": "text", "--to": "text", "--cc": "text", "--from": "text",
                       "--cover-letter": "text", "--signature-file": "read"}, "text", ""),
     "range-diff": (_DIFF, "text", ""),
-    "blame": ({"--contents": "read", "-S": "read", "--ignore-revs-file": "read", "-L": "text"}, "text", ""),
+    "blame": ({"--contents": "read", "-S": "read", "--ignore-revs-file": "read", "-L": "text"}, "read", ""),
+    "annotate": ({"--contents": "read", "-S": "read", "-L": "text"}, "read", ""),
+    "lfs": ({"--remote": "text", "-I": "text", "--include": "text", "-X": "text", "--exclude": "text"}, "lfs", ""),
     "grep": ({"-f": "read", "-e": "text", "-O": _S, "--open-files-in-pager": _S, "--max-depth": "text",
               "--threads": "text", "-m": "text", "--max-count": "text", "-A": "text", "-B": "text", "-C": "text",
               "--context": "text", "--after-context": "text", "--before-context": "text"}, "grep", ""),
@@ -681,7 +683,7 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         if role is None or value is None:
             continue
         if role == _S:
-            inv.script(value, index, what=f"the command given to `git {sub} {option}`")
+            _option_program(inv, value, index, f"`git {sub} {option}`")
             if sub in ("rebase", "pull"):
                 _other_checkout_program(inv, value.split(), index, f"`git {sub} {option}`")
         elif role == "python":
@@ -726,6 +728,16 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         inv.walker.effects.append(Execute(("git", *inv.argv[sub_index:]), inv.at(sub_index)))
     if sub == "rev-parse":
         _rev_parse(inv, git, parsed)
+
+
+def _option_program(inv: Invocation, command: str, index: int | None, what: str) -> None:
+    """A command line an option gives git to run (``--upload-pack``, ``--exec``, ``difftool -x``,
+    ``rebase -x``): like a program named by configuration, a file where the agent can write
+    is code that cannot be seen into; else the command line is walked."""
+    if UNKNOWN not in command and "/" not in first_word(command) and first_word(command)[:1] != "~":
+        inv.script(command, index, what=f"the command given to {what}")
+        return
+    judge_program(inv.walker, command, inv.at(index), what)
 
 
 _NO_VALUES: dict[str, str] = {}
@@ -902,6 +914,34 @@ def _op_init(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
         inv.write(path, index, recursive=top is None or inv.path(path) != top)
 
 
+def _op_lfs(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+            positionals: list[tuple[str, int]]) -> None:
+    """``git lfs install|uninstall|update``: write the filter configuration (the user's
+    ``~/.gitconfig``; ``--system`` /etc/gitconfig; ``--local``/``--worktree`` the repository's;
+    ``--file F``) and the repository's hooks (not with ``--skip-repo``); ``track``/``untrack``
+    write ``.gitattributes``; ``fetch``/``pull``/``push`` contact the remote's LFS server."""
+    if not positionals:
+        return
+    action, index = positionals[0]
+    if action in ("install", "uninstall", "update"):
+        flags = {option for option, _, _ in parsed.options}
+        if action != "update":
+            if "--system" in flags:
+                inv.write("/etc/gitconfig", index)
+            elif flags & {"--local", "--worktree"}:
+                inv.write(_below(git.repo, ".git/config"), index)
+            else:
+                inv.write(_user_configs(inv)[0], index)
+        if "--skip-repo" not in flags and git.repo is not None:
+            inv.write(_below(git.repo, ".git/hooks"), index, recursive=True)
+    elif action in ("track", "untrack"):
+        inv.write(_below(git.repo, ".gitattributes"), index)
+    elif action in ("fetch", "pull", "push", "clone", "migrate"):
+        proxies_of(inv, "the remote", index)
+        if action in ("pull", "clone", "migrate"):
+            inv.write(_below(git.repo, ".git"), index)
+
+
 def _op_foreach(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
                 positionals: list[tuple[str, int]]) -> None:
     """``submodule [opts] foreach [--recursive] CMD…``: the words are shell code run in each submodule."""
@@ -1050,7 +1090,7 @@ def _op_hook(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
 _OPERANDS = {
     "after-dashdash": _op_after_dashdash, "paths": _op_paths, "no-index": _op_no_index, "foreach": _op_foreach,
     "run": _op_run, "init": _op_init, "worktree": _op_worktree, "bundle": _op_bundle, "clean": _op_clean, "push": _op_push,
-    "unknown": _op_unknown, "hook": _op_hook, "send-email": _op_send_email, "grep": _op_grep,
+    "unknown": _op_unknown, "hook": _op_hook, "send-email": _op_send_email, "grep": _op_grep, "lfs": _op_lfs,
 }
 
 

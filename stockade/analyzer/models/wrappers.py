@@ -113,6 +113,9 @@ def model_wrapper(inv: Invocation) -> None:
         return
     state = inv.walker.state
     cwd = state.cwd
+    if inv.name in ("builtin", "command") and inv.argv[start] in state.functions:
+        _run_past_function(inv, start)
+        return
     if cwd == before:
         inv.run(start)
         return
@@ -133,6 +136,22 @@ def _arg_file_text(inv: Invocation, word: str) -> str | None:
         return None
     text = known_content(inv.walker, path)
     return None if text is None or UNKNOWN in text else text
+
+
+def _run_past_function(inv: Invocation, start: int) -> None:
+    """``builtin NAME``/``command NAME`` run the builtin or program NAME, never the function of
+    that name (``cd() { builtin cd ~/.ssh; }`` is no recursion): the function is hidden while
+    the command runs, and kept unless the command itself defines it again."""
+    state = inv.walker.state
+    name = inv.argv[start]
+    hidden = state.functions[name]
+    state.functions = {key: value for key, value in state.functions.items() if key != name}
+    try:
+        inv.run(start)
+    finally:
+        now = inv.walker.state
+        if name not in now.functions:
+            now.functions = {**now.functions, name: hidden}
 
 
 def model_xargs(inv: Invocation) -> None:

@@ -108,6 +108,49 @@ WRITERS["msgmerge"] = Spec(values=_GETTEXT_VALUES, optional=_GETTEXT_ATTACHED,
 for _names, _spec in WRITERS.items():
     register(_names, spec_model(_spec))
 
+#: file utilities published as npm packages (run by npx/bunx/pnpm dlx or from node_modules/.bin)
+NODE_FILE_TOOLS: dict[str, Spec] = {
+    "rimraf del del-cli trash trash-put trash-cli": Spec(args="deleter", values=_t("--glob", "--preserve-root")),
+    "mkdirp make-dir": Spec(args="write", values=_t("-m", "--mode")),
+    "cpy cpy-cli copyfiles cpx ncp": Spec(last="writer", values=_t("-u", "--up", "-e", "--exclude", "--cwd",
+                                                                     "--rename")),
+    "move-file mv-cli": Spec(last="writer"),
+}
+for _names, _spec in NODE_FILE_TOOLS.items():
+    register(_names, spec_model(_spec))
+
+
+def model_degit(inv: Invocation) -> None:
+    """``degit|tiged [opts] SRC [DEST]``: downloads a repository's files (github.com, or the
+    host a ``gitlab:``/``bitbucket:`` source names) into DEST (default: the working directory)."""
+    parsed = parse_options(inv.argv, _t("--mode", "-m"))
+    words = list(parsed.positionals)
+    if not words:
+        return
+    source, index = words[0]
+    host = {"gitlab": "gitlab.com", "bitbucket": "bitbucket.org", "git.sr.ht": "git.sr.ht"}.get(
+        source.split(":", 1)[0] if ":" in source else "", "github.com")
+    if "://" in source or source.startswith("git@"):
+        from stockade.analyzer.models.net import contact_url
+
+        contact_url(inv, source if "://" in source else "ssh://" + source.replace(":", "/", 1), index, 443)
+    else:
+        inv.network(host, 443, index)
+    inv.write(words[1][0] if len(words) > 1 else ".", words[1][1] if len(words) > 1 else index, recursive=True)
+
+
+def model_shx(inv: Invocation) -> None:
+    """``shx CMD ARGS``: runs the shelljs version of a Unix command (``shx rm -rf dist``)."""
+    parsed = parse_options(inv.argv, frozenset(), stop_at_first_positional=True)
+    if parsed.positionals:
+        inv.run(parsed.positionals[0][1])
+
+
+register("degit tiged", model_degit)
+register("shx", model_shx)
+#: the npm packages above (by the name a runner is given: ``npx rimraf``, ``bunx degit``)
+NODE_PACKAGES = frozenset({*" ".join(NODE_FILE_TOOLS).split(), "degit", "tiged", "shx"})
+
 
 def model_pdftk(inv: Invocation) -> None:
     """``pdftk IN… OPERATION … output FILE``: reads the inputs (``A=in.pdf`` handles too), writes
