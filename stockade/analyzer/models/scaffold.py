@@ -109,7 +109,7 @@ def _directory(inv: Invocation, at: int, takes_dir: bool, values: frozenset[str]
     index = at
     while index < len(argv):
         word = argv[index]
-        if word in ("-C", "--cwd", "--directory", "--prefix", "--manifest-path-never", "-d", "--working-dir") \
+        if word in ("-C", "--cwd", "--directory", "--prefix", "-d", "--working-dir") \
                 and index + 1 < len(argv):
             directory = (argv[index + 1], index + 1)
             index += 2
