@@ -25,6 +25,7 @@ not 3^16.
 from __future__ import annotations
 
 import re
+from time import perf_counter as _wall_clock
 from time import process_time as _cpu_time
 
 from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
@@ -83,7 +84,9 @@ WORK_PER_CHAR = 8
 EXPANSION_BUDGET = 64 * 1024 * 1024
 #: CPU seconds one analysis may take, plus :data:`TIME_PER_CHAR` per character of its text
 #: (checked every :data:`CHECK_EVERY` steps): a backstop for walks whose steps are costly, so
-#: that a hook never times out into no answer (a command the hook reads: under 8 s)
+#: that a hook never times out into no answer (a command the hook reads: under 8 s).  The
+#: CPU clock is a system call: it is first read at the first check, and the time before it
+#: counted as the wall time that passed (no less than the CPU time: the strict side).
 TIME_BUDGET = 5.0
 TIME_PER_CHAR = 20e-6
 CHECK_EVERY = 2048
@@ -312,7 +315,8 @@ class Walker(ControlFlow):
         size = len(command)
         limit = self.limit = WORK_BUDGET + WORK_PER_CHAR * size
         self.budget = limit if limit < CHECK_EVERY else CHECK_EVERY  # (min(limit, CHECK_EVERY), without a call)
-        self.deadline = _cpu_time() + TIME_BUDGET + TIME_PER_CHAR * size
+        self.started = _wall_clock()  # (no system call, unlike the CPU clock: see TIME_BUDGET)
+        self.deadline: float | None = None  # (the CPU clock's, set at the first check)
         self.expanded = 0
         # (src, words, nested_scripts and function_depth start as the class's values)
 
@@ -420,7 +424,11 @@ class Walker(ControlFlow):
         walk (raise :class:`BudgetSpent`); else set the next checkpoint."""
         if self.steps > self.limit:
             raise BudgetSpent(f"more than {self.limit} steps")
-        if _cpu_time() > self.deadline:
+        now = _cpu_time()
+        if self.deadline is None:  # the first check: the CPU clock read at the start was at least
+            # `now` less the wall time since (so this deadline is the exact one or earlier)
+            self.deadline = now - (_wall_clock() - self.started) + TIME_BUDGET + TIME_PER_CHAR * len(self.command)
+        if now > self.deadline:
             raise BudgetSpent(f"more than {TIME_BUDGET + TIME_PER_CHAR * len(self.command):.1f} s of CPU time")
         self.budget = min(self.limit, self.steps + CHECK_EVERY)
 

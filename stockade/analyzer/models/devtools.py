@@ -30,7 +30,7 @@ import shlex
 
 from stockade.analyzer.effects import UNKNOWN, Write, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, Spec, apply_role, register, spec_model
+from stockade.analyzer.models import MODELS, Spec, apply_role, parse_options, register, spec_model
 from stockade.analyzer.models.fresh import fresh_project, run_file, written_by
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import agent_writable, judge_program
@@ -678,8 +678,6 @@ def model_ansible(inv: Invocation) -> None:
     ``--vault-password-file`` may be a program; key and inventory files are read."""
     argv = inv.argv
     name = inv.name
-    from stockade.analyzer.models import parse_options
-
     parsed = parse_options(argv, _ANSIBLE_VALUES)
     if any(option in _ANSIBLE_INFO for option, _, _ in parsed.options):
         return
@@ -814,8 +812,6 @@ _TAR_VALUES = frozenset({"-f", "--file", "-C", "--directory", "-T", "--files-fro
 
 def _members(inv: Invocation) -> list[tuple[str, int]] | None:
     """The member names an extraction command gives (None: not an extraction)."""
-    from stockade.analyzer.models import parse_options
-
     argv = list(inv.argv)
     name = inv.name
     if name in ("tar", "gtar", "bsdtar"):

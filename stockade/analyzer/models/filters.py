@@ -19,6 +19,7 @@ from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, register
 from stockade.analyzer.models.pipefill import ENDLESS
+from stockade.analyzer.models.wrappers import _xargs_items
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -381,8 +382,6 @@ def _grep(words: list[str], text: str) -> str | None:
 
 
 def _xargs(words: list[str], text: str) -> str | None:
-    from stockade.analyzer.models.wrappers import _xargs_items
-
     if words:
         return None  # (a command, or options: the model runs it)
     items = _xargs_items(text, None, False)

@@ -28,6 +28,7 @@ from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.coderunners import _GDB_VALUES, single_dash_long
+from stockade.analyzer.models.fresh import known_content, written_by
 from stockade.analyzer.models.net import contact_url
 
 TYPE_CHECKING = False
@@ -398,8 +399,6 @@ def model_js_scripts(inv: Invocation) -> None:
     hooks): walked when its content is known, unknown code when not."""
     _JS_MODELS[inv.name](inv)
     walker = inv.walker
-    from stockade.analyzer.models.fresh import known_content, written_by
-
     path = inv.path("package.json")
     producer = written_by(walker, path)
     if producer is None:

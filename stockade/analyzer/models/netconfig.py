@@ -239,8 +239,6 @@ _DEFAULT_CONFIGS: dict[str, tuple[str, ...]] = {
 
 def tool_configs(walker: Walker) -> None:
     """After the walk: each configuration file this text wrote (see the module docstring)."""
-    from stockade.analyzer.models.fresh import known_content, written_by
-
     seen: set[str] = set()
     command: tuple[str, ...] = ()
     for effect in list(walker.effects):
@@ -256,6 +254,9 @@ def tool_configs(walker: Walker) -> None:
         if tool is None:
             continue
         seen.add(path)
+        # (imported here, past the common case: a function-level import costs ~8,000 instructions)
+        from stockade.analyzer.models.fresh import known_content, written_by
+
         producer = written_by(walker, path)
         if producer is None:
             continue  # (a build tool's output)
@@ -324,12 +325,13 @@ def _config_option(name: str, options: tuple[str, ...]) -> Model:
     inner = MODELS[name]
 
     def model(inv: Invocation) -> None:
-        from stockade.analyzer.models.fresh import known_content, written_by
-
         inner(inv)
         argv = inv.argv
         if not any(word.startswith(options) for word in argv[1:]):
             return
+        # (imported past the common case: a function-level import costs ~8,000 instructions)
+        from stockade.analyzer.models.fresh import known_content, written_by
+
         parsed = parse_options(argv, set(options))
         for option, value, index in parsed.options:
             if option not in options or not value:

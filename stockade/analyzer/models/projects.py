@@ -21,6 +21,7 @@ from __future__ import annotations
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, Parsed, parse_options, register
+from stockade.analyzer.models.fresh import fresh_project, known_content
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.packages import _PIP_VALUES, _pip_spec, env_value
 from stockade.analyzer.regex import LazyPattern
@@ -331,8 +332,6 @@ def _project_scripts(inv: Invocation, words: list[tuple[str, int]]) -> None:
     ``pack --pack-destination DIR`` writes the tarball there."""
     if not words or words[0][0] not in _RUNS_SCRIPTS:
         return
-    from stockade.analyzer.models.fresh import fresh_project
-
     argv = inv.argv
     directory = "."
     for index, word in enumerate(argv[1:], start=1):
@@ -349,8 +348,6 @@ def _project_scripts(inv: Invocation, words: list[tuple[str, int]]) -> None:
 def _known_manifest(inv: Invocation) -> bool:
     """Whether this command wrote ``./package.json`` with content known here, a JSON object
     (whose scripts :mod:`stockade.analyzer.models.launchers` walks)."""
-    from stockade.analyzer.models.fresh import known_content
-
     text = known_content(inv.walker, inv.path("package.json"))
     if text is None:
         return False
