@@ -295,7 +295,7 @@ def _blank(match: re.Match[bytes]) -> bytes:
 #: empty pipeline (it runs nothing); tree-sitter-bash negates the next line's command instead
 #: (``!⏎case …`` fails to parse, ``!⏎{ ls; }`` reads a stray ``}``)
 _BARE_BANG_RE = re.compile(
-    rb"(?:^|(?<=[;&(\n{])|(?<=&&)|(?<=\|\|)|(?<=\bthen)|(?<=\bdo)|(?<=\belse)|(?<=\bif)|(?<=\belif)|(?<=\bwhile)|"
+    rb"(?:^|(?<=[;(\n{])|(?<=(?<!\|)&)|(?<=&&)|(?<=\|\|)|(?<=\bthen)|(?<=\bdo)|(?<=\belse)|(?<=\bif)|(?<=\belif)|(?<=\bwhile)|"
     rb"(?<=\buntil))[ \t]*(!)(?=[ \t]*(?:\n|;(?!;)|$))")
 
 
