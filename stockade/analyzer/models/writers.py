@@ -452,7 +452,10 @@ def model_py_compile(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, {"-d", "-s", "-p", "-x", "-i", "-o", "-j", "-r", "--invalidation-mode"})
     for word, index in parsed.positionals:
         inv.read(word, index, recursive=True)
-        inv.write(word, index, recursive=True)
+        if inv.name == "py:py_compile" and word != "-":  # (FILE → DIR/__pycache__/FILE.TAG.pyc)
+            inv.write((word.rpartition("/")[0] or ".") + "/__pycache__", index, recursive=True)
+        else:
+            inv.write(word, index, recursive=True)
 
 
 def model_py_pydoc(inv: Invocation) -> None:
