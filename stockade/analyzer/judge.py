@@ -594,6 +594,18 @@ def _is_glob(path: str) -> bool:
     return start != -1 and path.find("]", start + 1) != -1
 
 
+def _each_plain(path_in: str, reasons_of: Callable[[str], tuple]) -> tuple | None:
+    """The reasons of every name a path holding plain values could be (each reason once), from
+    ``reasons_of``; None when the path's plain values give no names to judge."""
+    plains = plain_names_globs(path_in)
+    if not plains:
+        return None
+    collected: list[tuple] = []
+    for plain in plains:
+        collected += [reason for reason in reasons_of(plain) if reason not in collected]
+    return tuple(collected)
+
+
 class Judge:
     """Holds effects against one policy."""
 
@@ -710,13 +722,9 @@ class Judge:
         if path_in[:6] == "/proc/" and _PROC_ENVIRON.match(path_in):
             return self._environ_reasons(path_in)
         if PLAIN_MARK in path_in:
-            plains = plain_names_globs(path_in)
-            if plains:
-                collected: list[tuple] = []
-                for plain in plains:
-                    collected += [reason for reason in self._read_reasons(plain, recursive, skip_hidden)
-                                  if reason not in collected]
-                return tuple(collected)
+            found = _each_plain(path_in, lambda plain: self._read_reasons(plain, recursive, skip_hidden))
+            if found is not None:
+                return found
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
             reasons: list[tuple] = []
             for candidate in self._tables.glob_candidates(path_in, deep=not skip_hidden):
@@ -780,13 +788,9 @@ class Judge:
         span): a pure function of the path, the cwd and the policy, memoised by :meth:`_write`
         (a glob: the reasons of every path it could match)."""
         if PLAIN_MARK in path_in:
-            plains = plain_names_globs(path_in)
-            if plains:
-                gathered: list[tuple] = []
-                for plain in plains:
-                    gathered += [reason for reason in self._write_reasons(plain, recursive, verb)
-                                 if reason not in gathered]
-                return tuple(gathered)
+            each = _each_plain(path_in, lambda plain: self._write_reasons(plain, recursive, verb))
+            if each is not None:
+                return each
         if MATCHED_BELOW in path_in and UNKNOWN not in path_in:
             return self._matched_below_reasons(path_in, recursive, verb)
         if _is_glob(path_in) and not path_in.startswith("/dev/fd/"):
