@@ -111,12 +111,24 @@ def shadowed_imports(inv: Invocation, directory: str, script: str | None, index:
         if not path.startswith(base) or path == script:
             continue
         rest = path[len(base):]
-        if (node and rest.startswith("node_modules/")) or (not node and "/" not in rest and rest.endswith(".py")):
+        if (node and rest.startswith("node_modules/")) or (not node and _python_module_file(rest)):
             producer = written_by(walker, path)
             if producer is not None and known_content(walker, path) is None:  # (downloaded, copied: not seen)
                 inv.unknown(f"`{inv.name}` loads modules from `{show(directory)}` first, where {producer} wrote "
                             f"`{show(rest)}` earlier in this command: what an import runs cannot be seen into", index)
                 return
+
+
+
+def _python_module_file(rest: str) -> bool:
+    """Whether ``rest`` (a path below a directory on ``sys.path``) is a file some ``import``
+    may load: ``NAME.py``, ``NAME.pyc`` or an extension ``NAME….so``, directly or in
+    directories whose names are identifiers (a package, or a namespace package's portion:
+    ``import pkg.mod``) — ``get-pip.py`` or ``my-notes/x.py`` no import statement can name."""
+    *directories, name = rest.split("/")
+    stem, dot, extension = name.partition(".")
+    return bool(dot) and stem.isidentifier() and (extension in ("py", "pyc") or name.endswith(".so")) and \
+        all(directory.isidentifier() for directory in directories)
 
 
 def _script(inv: Invocation) -> tuple[str | None, int | None]:
