@@ -166,7 +166,7 @@ def harmless_python(code: str, endless_input: bool = False) -> list[str] | None:
     when it may do more (see :class:`_PythonCheck`), or when it reads its standard input and
     that never ends (``endless_input``: ``cat /dev/zero | python3 -c 'sys.stdin.read()'``
     holds all of it)."""
-    if len(code) > _MAX_CODE:
+    if len(code) > _MAX_CODE or _unlisted_import(code):
         return None
     import ast
 
@@ -179,6 +179,30 @@ def harmless_python(code: str, endless_input: bool = False) -> list[str] | None:
     if endless_input and check.stdin:
         return None
     return check.opened
+
+
+#: an ``import`` or ``from … import`` statement (at the start of the text or after ``;``, a
+#: newline or a ``:``): the module names it imports
+_IMPORT_RE = re.compile(r"(?:^|[;\n:])[ \t]*(?:import[ \t]+([\w. \t,]+)|from[ \t]+([\w.]+)[ \t]+import\b)")
+
+
+def _unlisted_import(code: str) -> bool:
+    """Whether ``code`` plainly imports a module not in :data:`_PY_MODULES` — which the check
+    refuses wherever the statement is — found without parsing (a statement in a string
+    literal is taken for one too: the strict side)."""
+    if "import" not in code:
+        return False
+    for match in _IMPORT_RE.finditer(code):
+        names = match.group(1)
+        if names is None:
+            if match.group(2) not in _PY_MODULES:
+                return True
+            continue
+        for part in names.split(","):
+            words = part.split()
+            if words and words[0] not in _PY_MODULES:
+                return True
+    return False
 
 
 class _PythonCheck:
