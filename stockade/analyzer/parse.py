@@ -360,6 +360,9 @@ def _hide_last(match: re.Match[bytes]) -> bytes:
 _HEREDOC_OP_RE = re.compile(
     rb"(?<!<)<<(-?)[ \t]*(?:(['\"])([A-Za-z_][A-Za-z0-9_]*)\2|\\?([A-Za-z_][A-Za-z0-9_]*))(?=[ \t;|&)<>]|\Z)")
 
+#: :data:`_HEREDOC_OP_RE` in a whole text (its delimiter may end the line)
+_HEREDOC_OP_TEXT_RE = re.compile(_HEREDOC_OP_RE.pattern.replace(rb"[ \t;|&)<>]", rb"[ \t\n;|&)<>]"))
+
 
 def hide_delimiter_prefixes(data: bytes) -> tuple[bytes, list[int]]:
     """``data`` with the first byte of each here-document body line that starts with the
@@ -371,6 +374,8 @@ def hide_delimiter_prefixes(data: bytes) -> tuple[bytes, list[int]]:
     keeps the repair only when every replaced byte lies in a here-document body of the tree
     (``heredoc_misread`` still compares each body's end with bash's)."""
     spots: list[int] = []
+    if not _prefix_line_possible(data):
+        return data, spots
     pending: list[tuple[bytes, bool]] = []
     out = bytearray(data)
     position = 0
@@ -394,6 +399,25 @@ def hide_delimiter_prefixes(data: bytes) -> tuple[bytes, list[int]]:
                 pending.append((match.group(3) or match.group(4), bool(match.group(1))))
         position = end + 1
     return (bytes(out), spots) if spots else (data, spots)
+
+
+def _prefix_line_possible(data: bytes) -> bool:
+    """Whether some line of ``data`` (after the first) starts with the delimiter of a plain
+    here-document operator in it (tabs before it allowed) and is not that delimiter alone
+    (nor the delimiter and ``)``): a necessary condition for :func:`hide_delimiter_prefixes`
+    to replace a byte, checked without walking the lines in Python."""
+    for match in _HEREDOC_OP_TEXT_RE.finditer(data):
+        delimiter = match.group(3) or match.group(4)
+        start = data.find(delimiter, match.end())
+        while start != -1:
+            line_start = start
+            while line_start > 0 and data[line_start - 1] == 0x09:
+                line_start -= 1
+            after = data[start + len(delimiter):start + len(delimiter) + 1]
+            if line_start > 0 and data[line_start - 1] == 0x0A and after not in (b"", b"\n", b")"):
+                return True
+            start = data.find(delimiter, start + 1)
+    return False
 
 
 def _in_bodies(tree: Any, spots: list[int]) -> bool:
