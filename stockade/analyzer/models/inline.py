@@ -670,6 +670,12 @@ _JS_TOKEN = re.compile(r"""\s+|[A-Za-z_$][\w$]*|\d[\d.]*|"(?:[^"\\`$\n]|\\[^`$\n
                        r"""[.,;()\[\]{}:+\-*/%<>=!?&|]""")
 _JS_REQUIRE = re.compile(r"""\brequire\s*\(\s*(['"])([^'"]*)\1\s*\)""")
 _JS_MODULES = frozenset({"os", "path", "util", "url", "node:os", "node:path", "node:util", "node:url"})
+#: how a ``require`` of a file path starts (any other name is a package below ``node_modules``:
+#: ``require("x.json")`` loads ``node_modules/x.json``, ``x.json.js`` or ``x.json/index.js``)
+_JS_PATH_PREFIXES = ("./", "../", "/")
+#: what node loads for ``require("P")`` when the file ``P`` does not exist, in its order: P with
+#: each extension, then P as a directory (its package.json's ``main``, an index file)
+JS_FALLBACKS = (".js", ".json", ".node", "/package.json", "/index.js", "/index.json", "/index.node")
 
 
 #: listed functions that call a function given to them (a comparator, a reviver, a replacer):
@@ -689,7 +695,8 @@ def harmless_javascript(code: str) -> list[str] | None:
     values (``process.version``, a JSON file) and prints them; None when it may do more.
 
     No functions (``=>``, ``function``, method bodies ``x() {…}``), no calls of a computed
-    callee; ``require`` only of a literal name (a listed module or a JSON file); a name not
+    callee; ``require`` only of a literal name (a listed module or a JSON file by its path:
+    ``./x.json``, not ``x.json``, a package); a name not
     listed only as a property read or an object key; no function handed to a listed one that
     calls it; no assignment; no ``Array(n)`` (a string of ``n`` copies)."""
     if len(code) > _MAX_CODE or "=>" in code or "function" in code or re.search(r"[\])]\s*\(|\)\s*\{", code):
@@ -726,7 +733,7 @@ def harmless_javascript(code: str) -> list[str] | None:
             module = required.group(2)
             if "\\" in module:  # (an escape hides the name: `"~/.s\\x73h/x.json"`)
                 return None
-            if module.endswith(".json"):
+            if module.endswith(".json") and module.startswith(_JS_PATH_PREFIXES):
                 files.append(module)
             elif module not in _JS_MODULES:
                 return None
