@@ -278,7 +278,7 @@ _MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-nev
 def _node_fallback_written(inv: Invocation, path: str, index: int | None) -> None:
     """``require("./x.json")`` loads ``x.json.js`` (or ``x.json/index.js`` …) when ``x.json``
     is not there: one that this command wrote is code that cannot be seen into."""
-    from stockade.analyzer.models.fresh import wrote_anything, written_by
+    from stockade.analyzer.models.fresh import written_by, wrote_anything
     from stockade.analyzer.models.inline import JS_FALLBACKS
 
     if not wrote_anything(inv.walker):
