@@ -1156,7 +1156,7 @@ class Walker(ControlFlow):
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
         saw, self.saw_default = self.saw_default, False
         name, value, _ = self.assignment_value(node)
-        target = assign_through(self, name, value) if name != UNKNOWN else None  # (`r=v` of a nameref r)
+        target = assign_through(self, name, value, self.src.span(node)) if name != UNKNOWN else None  # (of a nameref)
         if target is None:
             self.saw_default = saw
             return
