@@ -239,6 +239,28 @@ def model_coproc(inv: Invocation) -> None:
     coproc_descriptors(inv.walker, argv[1] if start == 3 else "COPROC")
 
 
+def coproc_name(data: bytes, start: int) -> str | None:
+    """The name of the coprocess when the compound command at byte ``start`` of ``data`` follows
+    ``coproc [NAME]`` (which the parse blanked: see :func:`.parse.hide_prefix_words`):
+    ``NAME``, ``COPROC`` without one; None when no ``coproc`` comes before it."""
+    index = start - 1
+    while index >= 0 and data[index] in (0x20, 0x09):
+        index -= 1
+    end = index + 1
+    while index >= 0 and (data[index] == 0x5F or 0x30 <= data[index] <= 0x39 or 0x41 <= data[index] <= 0x5A
+                          or 0x61 <= data[index] <= 0x7A):
+        index -= 1
+    word = data[index + 1:end]
+    if word == b"coproc":
+        return "COPROC"
+    while index >= 0 and data[index] in (0x20, 0x09):
+        index -= 1
+    if index >= 5 and data[index - 5:index + 1] == b"coproc" and word and (
+            index == 5 or data[index - 6] in b" \t\n;&|({"):
+        return word.decode()
+    return None
+
+
 def coproc_descriptors(walker: Walker, name: str) -> None:
     """A coprocess ``NAME`` (``COPROC`` unless a compound command is named): ``NAME[0]`` and
     ``NAME[1]`` are the descriptors of its output and input, ``NAME_PID`` its process id —
