@@ -35,7 +35,7 @@ from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.coderunners import sqlite_text
 from stockade.analyzer.models.devtools import FOREIGN, apply
 from stockade.analyzer.models.fresh import run_file
-from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.net import contact_url, inspector
 from stockade.analyzer.models.programs import judge_program
 
 T = "text"
@@ -418,49 +418,6 @@ def model_interpreter(inv: Invocation) -> None:
 _NODE_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
 #: node's inspector options: ``--inspect[=[HOST:]PORT]`` (and ``-brk``/``-wait``), ``--inspect-port``
 _NODE_INSPECT = frozenset({"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-port", "--debug-port"})
-#: the loopback spellings of a listening address (anything else reaches beyond this machine)
-_LOOPBACK_HOSTS = frozenset({"localhost", "::1", "[::1]", "ip6-localhost"})
-
-
-def listen_address(value: str, host: str, port: int) -> tuple[str, int | None]:
-    """``[HOST:]PORT`` as node's ``SplitHostPort`` reads it (``[::]:9229``, ``:::9229``,
-    ``0.0.0.0``, ``9229``, ``[::1]``): (host, port), with the defaults ``host`` and ``port`` for
-    what is not given (a port that is not a number: None)."""
-    if value.startswith("[") and value.endswith("]"):  # (an IPv6 address alone)
-        return value[1:-1] or host, port
-    address, colon, number = value.rpartition(":")
-    if not colon:
-        return (host, int(value)) if value.isdigit() else (value or host, port)
-    address = address[1:-1] if address.startswith("[") and address.endswith("]") else address
-    return address or host, int(number) if number.isdigit() else None
-
-
-def loopback_host(host: str) -> bool:
-    """Whether listening on ``host`` accepts connections from this machine only (127.0.0.0/8,
-    ``::1``, ``localhost``); ``0.0.0.0``, ``::`` and every other address reach beyond it."""
-    if host.lower() in _LOOPBACK_HOSTS:
-        return True
-    import ipaddress
-
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def inspector(inv: Invocation, option: str, value: str, index: int) -> None:
-    """``node --inspect[=[HOST:]PORT]``: the inspector listens on HOST (default 127.0.0.1) and
-    PORT (default 9229) — a listening address judged by the network rules; and whoever connects
-    to it runs any code in the process, so an address beyond the loopback (``0.0.0.0``, ``::``,
-    an interface's address) is code that cannot be seen into."""
-    if UNKNOWN in value:
-        inv.unknown(f"`{inv.name} {option}` opens the inspector on an address not known before it runs", index)
-        return
-    host, port = listen_address(value, "127.0.0.1", 9229)
-    inv.network(host, port, index)
-    if not loopback_host(host):
-        inv.unknown(f"`{inv.name} {option}={show(value)}` opens the inspector on `{show(host)}`, beyond this "
-                    "machine's loopback: whoever connects to it runs code in the process", index)
 _CC_MODEL = MODELS["gcc"]
 _JAVAC_MODEL = MODELS["javac"]
 _INTERPRETER_MODELS = {name: MODELS[name] for name in ("node", "nodejs", "ts-node", "tsx", "ruby", "perl", "php",
