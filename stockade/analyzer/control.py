@@ -219,6 +219,9 @@ class ControlFlow:
         return merged
 
     def visit_if_statement(self, node: Any, stdin: Stdin) -> None:
+        if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \
+                self.coprocess(node, stdin, ControlFlow.visit_if_statement):  # type: ignore[attr-defined]
+            return
         conditions: list[Any] = []
         branches: list[list[Any]] = []
         current: list[Any] = []
@@ -257,6 +260,9 @@ class ControlFlow:
         self._branches(branches, stdin)
 
     def visit_case_statement(self, node: Any, stdin: Stdin) -> None:
+        if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \
+                self.coprocess(node, stdin, ControlFlow.visit_case_statement):  # type: ignore[attr-defined]
+            return
         value = node.child_by_field_name("value")
         if value is not None:
             self.words.parts(value)
@@ -273,6 +279,9 @@ class ControlFlow:
         self._branches(branches, stdin)
 
     def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
+        if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \
+                self.coprocess(node, stdin, ControlFlow.visit_while_statement):  # type: ignore[attr-defined]
+            return
         body = [c for i, c in enumerate(node.children) if c.is_named and node.field_name_for_child(i) != "condition"]
         conditions = []
         for index, child in enumerate(node.children):
@@ -391,6 +400,9 @@ class ControlFlow:
         self.state = self._merge(before, results)
 
     def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:
+        if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \
+                self.coprocess(node, stdin, ControlFlow.visit_c_style_for_statement):  # type: ignore[attr-defined]
+            return
         forever = True  # `for ((;;))`, `for ((;1;))`: no condition, or a constant one that holds
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)

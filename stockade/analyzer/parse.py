@@ -605,7 +605,12 @@ def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) ->
     data = text.encode() if ascii else encode(text)
     byte_map: list[int] | None = None if ascii else _byte_to_char(text, data)
     if "\\\n" not in text:
-        return _source(text, data, _checked_tree(text, data, byte_map), base, collapse, byte_map)
+        tree = _checked_tree(text, data, byte_map)
+        if "((" in text and tree.root_node.has_error:  # (`((cd x); y)`, `(( ))`: as bash reads them)
+            repaired = _double_paren_repaired(text, base, collapse)
+            if repaired is not None:
+                return repaired
+        return _source(text, data, tree, base, collapse, byte_map)
     # which backslash-newlines does bash join?  Those outside literal contexts — which need
     # a quote (raw and ANSI-C strings), a `#` (comments) or `<<` (quoted here-documents):
     # without any, every one is joined and the text as written need not be parsed.
@@ -641,6 +646,107 @@ def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) ->
         start, end = new_map[refused.start], new_map[refused.end - 1] + 1
         raise UnsafeText(refused.why, start, end) from None
     return _source(joined, joined_data, tree, base, collapse, new_map)
+
+
+def double_paren_insertions(text: str) -> list[tuple[int, str]]:
+    """Where bash reads a ``((`` otherwise than the grammar: (offset, text to insert there).
+
+    Bash reads ``((`` to the ``)`` that closes the second ``(`` (quotes and escapes skipped): a
+    ``)`` right after it makes an arithmetic command, anything else two nested subshells —
+    ``((cd x); y)`` is ``( (cd x); y)`` (a blank inserted after the first ``(``, as for ``$((``,
+    a command substitution of a subshell).  An empty ``(( ))`` is an arithmetic command that
+    evaluates nothing (status 1, like ``((0))``: a ``0`` inserted).  The grammar reads both as
+    errors."""
+    insertions: list[tuple[int, str]] = []
+    outer = ""  # (the quote open where the scan for `((` is)
+    position = 0
+    while position < len(text) - 1:
+        char = text[position]
+        if outer:
+            if char == outer:
+                outer = ""
+            elif char == "\\" and outer == '"':
+                position += 1
+            position += 1
+            continue
+        if char == "\\":
+            position += 2
+            continue
+        if char in "'\"":
+            outer = char
+            position += 1
+            continue
+        if char != "(" or text[position + 1] != "(":
+            position += 1
+            continue
+        closing = _closing_paren(text, position + 2)
+        if closing is None:
+            break
+        if closing + 1 < len(text) and text[closing + 1] == ")":
+            if not text[position + 2:closing].strip():
+                insertions.append((closing, "0"))
+            position = closing + 2
+        else:
+            insertions.append((position + 1, " "))
+            position += 1
+    return insertions
+
+
+def _closing_paren(text: str, index: int) -> int | None:
+    """The offset of the ``)`` that closes a ``(`` just before ``index`` (quotes and escapes
+    skipped), None when there is none."""
+    depth = 1
+    quote = ""
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char == "\\" and quote == '"':
+                index += 1
+        elif char == "\\":
+            index += 1
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if not depth:
+                return index
+        index += 1
+    return None
+
+
+def _double_paren_repaired(text: str, base: int, collapse: tuple[int, int] | None) -> Source | None:
+    """The source of ``text`` with the insertions of :func:`double_paren_insertions` (offsets
+    mapped back to ``text``), when that parses without an error; else None."""
+    insertions = double_paren_insertions(text)
+    if not insertions:
+        return None
+    pieces: list[str] = []
+    orig_index: list[int] = []
+    last = 0
+    for position, inserted in insertions:
+        pieces.append(text[last:position])
+        orig_index.extend(range(last, position))
+        pieces.append(inserted)
+        orig_index.extend([position] * len(inserted))
+        last = position
+    pieces.append(text[last:])
+    orig_index.extend(range(last, len(text)))
+    repaired = "".join(pieces)
+    repaired_data = encode(repaired)
+    chars = _byte_to_char(repaired, repaired_data)
+    new_map = [orig_index[index] for index in chars[:-1]]
+    new_map.append(len(text))
+    try:
+        tree = parse_tree(repaired, repaired_data)
+    except UnsafeText:
+        return None
+    if tree.root_node.has_error:
+        return None
+    return _source(repaired, repaired_data, tree, base, collapse, new_map)
 
 
 def _checked_tree(text: str, data: bytes, byte_map: list[int] | None) -> Any:

@@ -38,6 +38,8 @@ from stockade.analyzer.models.fresh import record_written  # (loaded with the mo
 from stockade.analyzer.models.netconfig import tool_configs
 from stockade.analyzer.models.shellstate import (
     assign_through,
+    coproc_descriptors,
+    coproc_name,
     declare_nameref,
     declared_attributes,
     deref,
@@ -231,6 +233,10 @@ def _array_words(node: Any) -> list[list[Any]]:
             groups.append([item])
         end = item.end_byte
     return groups
+
+
+#: the bytes of a blank (before a compound command a blanked ``coproc NAME`` may precede)
+_BLANKS = frozenset(b" \t")
 
 
 class Walker(ControlFlow):
@@ -658,7 +664,31 @@ class Walker(ControlFlow):
             self.syntax_error(f"`{clip(self.src.node_text(node))}` holds no command", self.src.span(node))
     visit_else_clause = visit_program
 
+    def coprocess(self, node: Any, stdin: Stdin, visit: Any) -> bool:
+        """A compound command after ``coproc [NAME]`` (blanked by the parse): bash runs it in
+        the background, in a subshell (its ``cd`` and assignments stay there), and sets
+        ``NAME[0]``/``NAME[1]`` to its descriptors.  True when ``node`` was one (walked here
+        by ``visit``, the visitor of its kind)."""
+        if getattr(self, "_coproc_node", None) is node:
+            return False
+        name = coproc_name(self.src.data, node.start_byte)
+        if name is None:
+            return False
+        saved = self.state
+        self.state = saved.copy()
+        self._coproc_node = node
+        try:
+            visit(self, node, stdin)
+        finally:
+            self.state = saved
+            self._coproc_node = None
+        coproc_descriptors(self, name)
+        return True
+
     def visit_compound_statement(self, node: Any, stdin: Stdin) -> None:
+        if node.start_byte > 6 and self.src.data[node.start_byte - 1] in _BLANKS and \
+                self.coprocess(node, stdin, Walker.visit_compound_statement):
+            return
         self.no_empty_body(node)
         for child in node.named_children:
             if child.type in WORD_TYPES or child.type in ("binary_expression", "unary_expression",
@@ -669,6 +699,9 @@ class Walker(ControlFlow):
                 self.walk(child, stdin)
 
     def visit_subshell(self, node: Any, stdin: Stdin) -> None:
+        if node.start_byte > 6 and self.src.data[node.start_byte - 1] in _BLANKS and \
+                self.coprocess(node, stdin, Walker.visit_subshell):
+            return
         saved = self.state
         self.state = saved.copy()
         try:
@@ -1156,7 +1189,7 @@ class Walker(ControlFlow):
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
         saw, self.saw_default = self.saw_default, False
         name, value, _ = self.assignment_value(node)
-        target = assign_through(self, name, value) if name != UNKNOWN else None  # (`r=v` of a nameref r)
+        target = assign_through(self, name, value, self.src.span(node)) if name != UNKNOWN else None  # (of a nameref)
         if target is None:
             self.saw_default = saw
             return
@@ -1334,6 +1367,9 @@ class Walker(ControlFlow):
     def visit_for_statement(self, node: Any, stdin: Stdin) -> None:
         """A ``for`` loop (:class:`ControlFlow`'s), walked again when its words met
         ``${P:-word}`` of an unknown ``P`` (see :meth:`visit_command`)."""
+        if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \
+                self.coprocess(node, stdin, Walker.visit_for_statement):
+            return
         saw, self.saw_default = self.saw_default, False
         body = node.child_by_field_name("body")
         if body is not None and "&" in self.src.node_text(body):

@@ -669,6 +669,10 @@ class WordExpander:
         if subscript is not None and subscript != "0":
             return self._array_expansion(name, subscript, indirect, length, operator, rest, quoted)
         if indirect:  # `${!r}`: the variable `$r` names (or the name the nameref r refers to)
+            named = self.scope.lookup(name)
+            if named and "[" in named and ("$(" in named or "`" in named) and UNKNOWN not in named:
+                # (`x='a[$(cmd)]'; ${!x}`: the subscript of the name is evaluated, running cmd)
+                self.scope.nested_fragment(named[named.index("["):], node)
             value = self.scope.indirect(name)
             if operator is None:
                 return self._value(value, quoted)

@@ -598,6 +598,47 @@ register("pax", model_pax)
 register("jar", model_jar)
 register("ar", model_ar)
 register("patch", model_patch)
+
+
+#: version-control tools' subcommands that apply patches to the working copy (files the patch
+#: names, not seen), and the options that make one apply nothing there
+_PATCH_APPLIERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "hg": (frozenset({"import", "patch", "qpush", "qfold", "qgoto"}), frozenset({"--bypass", "--dry-run"})),
+    "svn": (frozenset({"patch"}), frozenset({"--dry-run"})),
+    "quilt": (frozenset({"push", "fold"}), frozenset()),
+    "stg": (frozenset({"push", "import", "goto", "pick", "fold"}), frozenset()),
+}
+#: their options (before the subcommand) that take a value
+_VCS_GLOBALS = frozenset({"-R", "--repository", "--cwd", "--config", "--config-dir", "--username",
+                          "--password", "--color", "--pager"})
+
+
+def model_patch_applier(inv: Invocation) -> None:
+    """``hg import|qpush``, ``svn patch``, ``quilt push|fold``, ``stg push|import``: what a program
+    with no model gets (:func:`default_model`), and the working copy written below its top (or
+    ``--cwd``/``-R``/svn's ``WCPATH``) with files the patch names — files that cannot be seen, so
+    running one afterwards is code not seen into (see :func:`.fresh.unseen_members`)."""
+    from stockade.analyzer.models import default_model
+    from stockade.analyzer.models.fresh import unseen_members
+
+    default_model(inv)
+    subcommands, inert = _PATCH_APPLIERS.get(inv.name, (frozenset(), frozenset()))
+    parsed = parse_options(inv.argv, _VCS_GLOBALS, stop_at_first_positional=True)
+    if not parsed.positionals or parsed.positionals[0][0] not in subcommands:
+        return
+    at = parsed.positionals[0][1]
+    if any(word.partition("=")[0] in inert for word in inv.argv[at + 1:]):
+        return
+    tree = next((value for option, value, _ in parsed.options if option in ("-R", "--repository", "--cwd")
+                 and value), ".")
+    if inv.name == "svn":
+        operands = [word for word in inv.argv[at + 1:] if not word.startswith("-")]
+        tree = operands[1] if len(operands) > 1 else tree
+    inv.write(tree, at)
+    unseen_members(inv.walker, inv.walker.effects[-1])
+
+
+register(" ".join(_PATCH_APPLIERS), model_patch_applier)
 register("sponge", model_sponge)
 register("split csplit", model_split)
 register("iconv", model_iconv)

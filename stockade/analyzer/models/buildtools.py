@@ -35,7 +35,7 @@ from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.coderunners import sqlite_text
 from stockade.analyzer.models.devtools import FOREIGN, apply
 from stockade.analyzer.models.fresh import run_file
-from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.net import contact_url, inspector
 from stockade.analyzer.models.programs import judge_program
 
 T = "text"
@@ -383,7 +383,11 @@ def model_interpreter(inv: Invocation) -> None:
             break  # (the script: what follows is its arguments)
         option, eq, attached = word.partition("=")
         following = argv[index + 1] if index + 1 < len(argv) else ""
-        if name.startswith(("node", "ts-node", "tsx")) and option in _NODE_PRELOAD:
+        if option in _NODE_INSPECT and name.startswith(("node", "ts-node", "tsx")):
+            takes_next = option in ("--inspect-port", "--debug-port") and not eq
+            inspector(inv, option, attached if eq else following if takes_next else "", index)
+            index += 1 if takes_next else 0
+        elif name.startswith(("node", "ts-node", "tsx")) and option in _NODE_PRELOAD:
             value = attached if eq else following
             if value and (value.startswith((".", "/", "~", "file:")) or "/" in value):
                 injected(inv, value.removeprefix("file://"), index, f"`{name} {option}`")
@@ -412,6 +416,8 @@ def model_interpreter(inv: Invocation) -> None:
 
 
 _NODE_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
+#: node's inspector options: ``--inspect[=[HOST:]PORT]`` (and ``-brk``/``-wait``), ``--inspect-port``
+_NODE_INSPECT = frozenset({"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-port", "--debug-port"})
 _CC_MODEL = MODELS["gcc"]
 _JAVAC_MODEL = MODELS["javac"]
 _INTERPRETER_MODELS = {name: MODELS[name] for name in ("node", "nodejs", "ts-node", "tsx", "ruby", "perl", "php",

@@ -623,6 +623,9 @@ def model_deno(inv: Invocation) -> None:
     if not rest.positionals:
         return
     module, at = rest.positionals[0]
+    from stockade.analyzer.models.net import inspect_options
+
+    inspect_options(inv, index + 1, at)
     if "://" in module or module.startswith(("npm:", "jsr:", "github:")) or UNKNOWN in module:
         if "://" in module:
             contact_url(inv, module, at, 443)

@@ -18,7 +18,8 @@ from stockade.analyzer.models.net import contact_url
 #: the engine's own options before the subcommand that take a value
 _GLOBAL_VALUES = frozenset({"-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--tlscacert",
                             "--tlscert", "--tlskey", "--url", "--connection", "--root", "--runroot",
-                            "--storage-driver", "--cgroup-manager", "--remote"})
+                            "--storage-driver", "--cgroup-manager", "--address", "-a", "--namespace", "-n",
+                            "--cni-path", "--data-root", "--snapshotter"})
 #: run/create/exec options that take a value
 _RUN_VALUES = frozenset({
     "-v", "--volume", "--mount", "-e", "--env", "--env-file", "-p", "--publish", "--name", "-w", "--workdir",
@@ -84,13 +85,23 @@ def _env_context(inv: Invocation) -> None:
 
 
 def _daemon(inv: Invocation, value: str, index: int | None) -> None:
-    """``-H``/``DOCKER_HOST``: a daemon on another machine is a network contact."""
+    """``-H``/``DOCKER_HOST``/``nerdctl --address``: the daemon the client sends its requests
+    to.  A socket path (``unix://P``, or a path for nerdctl) is judged by
+    :func:`_socket_daemon`; a daemon over TCP or ssh is a network contact — and, whatever
+    machine it is on, not the system's daemon: what it runs as root (the mounts it gives a
+    container are of its machine's files) cannot be identified."""
     if value.startswith("unix://"):
         _socket_daemon(inv, value, index)
         return
+    if value.startswith("/") and inv.name == "nerdctl":  # (containerd's address: a socket path)
+        _socket_daemon(inv, "unix://" + value, index)
+        return
     if value.startswith(("npipe://", "fd://")) or not value:
         return
-    contact_url(inv, value if "://" in value else "tcp://" + value, index, 2375)
+    url = value if "://" in value else "tcp://" + value
+    contact_url(inv, url, index, 2375)
+    inv.unknown(f"`{inv.name}` talks to the daemon at `{show(value)}`, which is not the system's container daemon "
+                "and cannot be identified: what it runs as root and which machine's files it mounts", index)
 
 
 def _volume(inv: Invocation, value: str, index: int) -> None:
@@ -221,23 +232,31 @@ def _compose(inv: Invocation, start: int) -> None:
             _run_options(inv, index + 1)
 
 
+#: the variables that name the daemon (nerdctl: containerd's address)
+_HOST_VARS = ("DOCKER_HOST", "CONTAINER_HOST")
+_NERDCTL_HOST_VARS = ("CONTAINERD_ADDRESS", *_HOST_VARS)
+
+
 def model_container(inv: Invocation) -> None:
     """docker/podman/nerdctl [GLOBAL OPTIONS] COMMAND …: see the module docstring; ``cp``
     reads or writes its local operand; ``build`` reads its context and secrets."""
     parsed = parse_options(inv.argv, _GLOBAL_VALUES, stop_at_first_positional=True)
     daemon_given = False
     for option, value, index in parsed.options:
-        if option in ("-H", "--host", "--url", "--remote") and value is not None:
+        if option in ("-H", "-c", "-a") and value is not None and value[:1] == "=":
+            value = value[1:]  # (`-H=unix:///x.sock`: a short option's value after `=`, as cobra reads it)
+        if option in ("-H", "--host", "--url", "--remote", "--address", "-a") and value is not None:
             _daemon(inv, value, index)
             daemon_given = True
         elif option in ("-c", "--context", "--connection") and value not in (None, "default", "desktop-linux"):
             inv.unknown(f"`{inv.name} {option} {show(value or '')}` talks to the daemon that context names, which "
                         "can be on another machine", index)
             daemon_given = True
-    env_host = inv.env.get("DOCKER_HOST") or inv.env.get("CONTAINER_HOST")
+    variables = _NERDCTL_HOST_VARS if inv.name == "nerdctl" else _HOST_VARS
+    env_host = next((inv.env[var] for var in variables if inv.env.get(var)), None)
     if env_host is None:
         state = inv.walker.state
-        for var in ("DOCKER_HOST", "CONTAINER_HOST"):
+        for var in variables:
             if var in state.exported and var in state.variables:
                 env_host = state.variables[var]
     if env_host and not daemon_given:

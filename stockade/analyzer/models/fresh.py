@@ -98,6 +98,16 @@ def template_write(walker: Walker, effect: object) -> None:
     ids.add(id(effect))
 
 
+def unseen_members(walker: Walker, effect: object) -> None:
+    """The write ``effect`` of a directory stands for files below it that cannot be named
+    statically (``git apply P``, ``git am MBOX``: the files the patch names): :func:`written_by`
+    counts every path below that directory as written by it, as for an extracted archive."""
+    ids: set[int] | None = getattr(walker, "member_writes", None)
+    if ids is None:
+        ids = walker.member_writes = set()  # type: ignore[attr-defined]
+    ids.add(id(effect))
+
+
 def written_by(walker: Walker, path: str) -> str | None:
     """The program (or ``a redirection``) that wrote ``path`` (a resolved path) earlier in this
     command text, or None; writes by :data:`BUILDERS` do not count."""
@@ -108,6 +118,7 @@ def written_by(walker: Walker, path: str) -> str | None:
     producer: Execute | None = None
     count = len(effects)
     templates: set[int] = getattr(walker, "template_writes", None) or _NO_IDS
+    members: set[int] = getattr(walker, "member_writes", None) or _NO_IDS
     for position in range(count):
         effect = effects[position]
         cls = effect.__class__
@@ -121,8 +132,8 @@ def written_by(walker: Walker, path: str) -> str | None:
         else:
             continue
         if not (target == path or (path.startswith(target.rstrip("/") + "/") and (
-                recursive or (producer is not None and producer.argv
-                              and producer.argv[0].rpartition("/")[2] in EXTRACTORS)))):
+                recursive or id(effect) in members or (producer is not None and producer.argv
+                                                       and producer.argv[0].rpartition("/")[2] in EXTRACTORS)))):
             continue
         owner = producer
         if owner is not None and owner.span[0] <= span[0]:

@@ -35,10 +35,14 @@ _PY_MODULES = frozenset({
     "sys", "json", "platform", "math", "datetime", "time", "string", "hashlib", "base64", "uuid", "textwrap",
     "random", "secrets", "statistics", "keyword", "calendar", "unicodedata", "zlib", "binascii", "html", "shlex",
     "collections", "importlib.metadata", "certifi", "ssl", "locale", "sysconfig", "pprint",
+    "os", "os.path", "shutil", "multiprocessing", "site", "struct", "tomllib", "getpass",
 })
 #: the functions and classes of those modules a one-liner may call (each only computes, or reads
-#: what it describes of the interpreter: no program run — ``platform.uname()`` runs ``uname -p``
-#: —, no host contacted, no file named by a computed string, no code loaded, no sleep)
+#: what it describes of the interpreter and the machine: no host contacted, no file named by a
+#: computed string, no code loaded, no sleep, nothing written).  ``platform.uname()``,
+#: ``processor()`` and ``platform()`` run ``uname -p`` at most, a system program that only reads
+#: (found through ``PATH``, whose changes are judged where they are made); ``architecture()``
+#: runs ``file`` on a path it is given (not listed); ``shutil.which``, ``os.cpu_count`` only look
 _PY_CALLS = _names(
     "sys: exit getdefaultencoding getfilesystemencoding getrecursionlimit getsizeof getswitchinterval",
     "sys.stdout: write flush", "sys.stderr: write flush", "sys.stdout.buffer: write", "sys.stderr.buffer: write",
@@ -73,6 +77,13 @@ _PY_CALLS = _names(
     "sysconfig: get_python_version get_platform get_paths get_path get_config_var get_config_vars "
     "get_scheme_names get_default_scheme",
     "pprint: pprint pformat pp",
+    "platform: platform uname processor libc_ver",
+    "os: cpu_count getcwd getpid getppid getuid geteuid getgid getegid getlogin uname getenv getloadavg "
+    "get_terminal_size",
+    "os.path: join basename dirname splitext split normpath isabs expanduser commonpath commonprefix",
+    "shutil: which disk_usage get_terminal_size", "multiprocessing: cpu_count",
+    "site: getsitepackages getusersitepackages getuserbase", "struct: calcsize", "tomllib: load loads",
+    "importlib.metadata: entry_points distributions packages_distributions", "getpass: getuser",
 )
 #: the values of those modules a one-liner may read
 _PY_VALUES = _names(
@@ -89,6 +100,8 @@ _PY_VALUES = _names(
     "keyword: kwlist softkwlist", "calendar: month_name day_name month_abbr day_abbr",
     "unicodedata: unidata_version",
     "ssl: OPENSSL_VERSION OPENSSL_VERSION_INFO OPENSSL_VERSION_NUMBER HAS_SNI HAS_TLSv1_3",
+    "os: sep name linesep pathsep curdir pardir extsep altsep devnull environ", "os.path: sep",
+    "site: USER_SITE USER_BASE ENABLE_USER_SITE PREFIXES",
 )
 #: modules, classes and objects whose listed names are used through them (``sys.stdout``)
 _PY_PREFIXES = frozenset(name.rpartition(".")[0] for name in (*_PY_CALLS, *_PY_VALUES)) | _PY_MODULES
@@ -118,12 +131,14 @@ _PY_VALUE_ATTRS = frozenset({
     "major", "minor", "micro", "releaselevel", "serial", "name", "cache_tag", "urn", "cafile", "capath",
     "openssl_cafile", "openssl_capath", "read", "readline", "readlines", "real", "imag", "bit_length",
     "is_integer", "as_integer_ratio", "conjugate", "encoding",
+    "system", "node", "release", "version", "machine", "processor", "used", "free",
 })
 #: of those, the attributes that are data, not methods (a method only where it is called)
 _PY_DATA_ATTRS = frozenset({
     "year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo", "days", "seconds", "major",
     "minor", "micro", "releaselevel", "serial", "name", "cache_tag", "urn", "cafile", "capath", "openssl_cafile",
-    "openssl_capath", "real", "imag", "encoding", "hex",
+    "openssl_capath", "real", "imag", "encoding", "hex", "system", "node", "release", "version", "machine",
+    "processor", "used", "free", "total",
 })
 #: methods whose result can be longer than their receiver and arguments together
 _PY_GROWING = {"replace": "product", "join": "product", "expandtabs": "magnitude", "zfill": "width",
@@ -506,7 +521,7 @@ class _PythonCheck:
         sizes = sum(v.size + 1 for v in (*positional, *keywords)) + sum(v.magnitude for v in keywords)
         if dotted in _PY_SIZED:
             sizes += sum(v.magnitude for v in positional)
-        if dotted in ("json.load", "sys.stdin.read", "sys.stdin.readlines", "sys.stdin.readline"):
+        if dotted in ("json.load", "tomllib.load", "sys.stdin.read", "sys.stdin.readlines", "sys.stdin.readline"):
             return _Value(sizes + _DATA)  # (what it reads)
         if dotted == "time.strftime":
             sizes += sum(_widths(argument) for argument in node.args)
@@ -694,6 +709,12 @@ _JS_TOKEN = re.compile(r"""\s+|[A-Za-z_$][\w$]*|\d[\d.]*|"(?:[^"\\`$\n]|\\[^`$\n
                        r"""[.,;()\[\]{}:+\-*/%<>=!?&|]""")
 _JS_REQUIRE = re.compile(r"""\brequire\s*\(\s*(['"])([^'"]*)\1\s*\)""")
 _JS_MODULES = frozenset({"os", "path", "util", "url", "node:os", "node:path", "node:util", "node:url"})
+#: how a ``require`` of a file path starts (any other name is a package below ``node_modules``:
+#: ``require("x.json")`` loads ``node_modules/x.json``, ``x.json.js`` or ``x.json/index.js``)
+_JS_PATH_PREFIXES = ("./", "../", "/")
+#: what node loads for ``require("P")`` when the file ``P`` does not exist, in its order: P with
+#: each extension, then P as a directory (its package.json's ``main``, an index file)
+JS_FALLBACKS = (".js", ".json", ".node", "/package.json", "/index.js", "/index.json", "/index.node")
 
 
 #: listed functions that call a function given to them (a comparator, a reviver, a replacer):
@@ -713,7 +734,8 @@ def harmless_javascript(code: str) -> list[str] | None:
     values (``process.version``, a JSON file) and prints them; None when it may do more.
 
     No functions (``=>``, ``function``, method bodies ``x() {…}``), no calls of a computed
-    callee; ``require`` only of a literal name (a listed module or a JSON file); a name not
+    callee; ``require`` only of a literal name (a listed module or a JSON file by its path:
+    ``./x.json``, not ``x.json``, a package); a name not
     listed only as a property read or an object key; no function handed to a listed one that
     calls it; no assignment; no ``Array(n)`` (a string of ``n`` copies)."""
     if len(code) > _MAX_CODE or "=>" in code or "function" in code or re.search(r"[\])]\s*\(|\)\s*\{", code):
@@ -750,7 +772,7 @@ def harmless_javascript(code: str) -> list[str] | None:
             module = required.group(2)
             if "\\" in module:  # (an escape hides the name: `"~/.s\\x73h/x.json"`)
                 return None
-            if module.endswith(".json"):
+            if module.endswith(".json") and module.startswith(_JS_PATH_PREFIXES):
                 files.append(module)
             elif module not in _JS_MODULES:
                 return None

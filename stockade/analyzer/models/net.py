@@ -473,3 +473,97 @@ register("wget", model_wget)
 register("ssh", model_ssh)
 register("scp rsync sftp", model_scp)
 register("nc ncat netcat telnet socat", model_nc)
+
+
+# -- listening debuggers ------------------------------------------------------------------------
+
+#: the loopback spellings of a listening address (anything else reaches beyond this machine)
+_LOOPBACK_HOSTS = frozenset({"localhost", "::1", "[::1]", "ip6-localhost"})
+
+
+def listen_address(value: str, host: str, port: int) -> tuple[str, int | None]:
+    """``[HOST:]PORT`` as node's ``SplitHostPort`` reads it (``[::]:9229``, ``:::9229``,
+    ``0.0.0.0``, ``9229``, ``[::1]``): (host, port), with the defaults ``host`` and ``port`` for
+    what is not given (a port that is not a number: None)."""
+    if value.startswith("[") and value.endswith("]"):  # (an IPv6 address alone)
+        return value[1:-1] or host, port
+    address, colon, number = value.rpartition(":")
+    if not colon:
+        return (host, int(value)) if value.isdigit() else (value or host, port)
+    address = address[1:-1] if address.startswith("[") and address.endswith("]") else address
+    return address or host, int(number) if number.isdigit() else None
+
+
+def loopback_host(host: str) -> bool:
+    """Whether listening on ``host`` accepts connections from this machine only (127.0.0.0/8,
+    ``::1``, ``localhost``); ``0.0.0.0``, ``::`` and every other address reach beyond it."""
+    if host.lower() in _LOOPBACK_HOSTS:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def inspector(inv: Invocation, option: str, value: str, index: int | None, port: int = 9229) -> None:
+    """``node --inspect[=[HOST:]PORT]`` (deno's, bun's; ``debugpy --listen``): the debugger
+    listens on HOST (default 127.0.0.1) and PORT (default ``port``) — a listening address judged
+    by the network rules; and whoever connects to it runs any code in the process, so an address
+    beyond the loopback (``0.0.0.0``, ``::``, an interface's address) is code that cannot be seen
+    into."""
+    name = inv.name if not inv.name.startswith("py:") else "python -m " + inv.name[3:]
+    if UNKNOWN in value:
+        inv.unknown(f"`{name} {option}` opens a debugger on an address not known before it runs", index)
+        return
+    host, number = listen_address(value, "127.0.0.1", port)
+    inv.network(host, number, index)
+    if not loopback_host(host):
+        inv.unknown(f"`{name} {option}={show(value)}` opens a debugger on `{show(host)}`, beyond this "
+                    "machine's loopback: whoever connects to it runs code in the process", index)
+
+
+#: the options of JavaScript runtimes that open an inspector (``--inspect[=[HOST:]PORT]``)
+INSPECT_OPTIONS = frozenset({"--inspect", "--inspect-brk", "--inspect-wait"})
+
+
+def inspect_options(inv: Invocation, start: int, end: int, port: int = 9229) -> None:
+    """The ``--inspect*=[HOST:]PORT`` options among ``inv.argv[start:end]`` (deno's, bun's: the
+    value only after ``=``), judged by :func:`inspector`."""
+    for index in range(start, min(end, len(inv.argv))):
+        option, eq, value = inv.argv[index].partition("=")
+        if eq and option in INSPECT_OPTIONS:
+            inspector(inv, option, value, index, port)
+
+
+def model_py_debugpy(inv: Invocation) -> None:
+    """python -m debugpy --listen [HOST:]PORT | --connect [HOST:]PORT [--wait-for-client]
+    SCRIPT | -m MODULE | -c CODE | --pid PID: ``--listen`` opens the debugger (default host
+    127.0.0.1) — whoever connects runs code in the process (:func:`inspector`); ``--connect``
+    contacts the address; the script runs (a file run), ``-c`` code and ``--pid`` (code injected
+    into another process) cannot be seen into."""
+    parsed = parse_options(inv.argv, {"--listen", "--connect", "-m", "-c", "--pid", "--log-to",
+                                      "--configure-subProcess", "--adapter-access-token"},
+                           stop_at_first_positional=True)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option == "--listen":
+            inspector(inv, option, value, index, 5678)
+        elif option == "--connect":
+            host, port = listen_address(value, "127.0.0.1", 5678)
+            inv.network(host if UNKNOWN not in value else UNKNOWN, port, index)
+        elif option == "-c":
+            inv.unknown(f"inline `python` code (`{show(value)[:60]}`) cannot be seen into", index)
+        elif option == "--pid":
+            inv.unknown(f"`debugpy --pid {show(value)}` injects code into another process", index)
+        elif option == "--log-to":
+            inv.write(value, index, recursive=True)
+    if parsed.positionals:
+        from stockade.analyzer.models.fresh import run_file
+
+        run_file(inv, parsed.positionals[0][0], parsed.positionals[0][1])
+
+
+register("py:debugpy", model_py_debugpy)

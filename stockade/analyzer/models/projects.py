@@ -297,6 +297,9 @@ def model_bun(inv: Invocation) -> None:
         _BUN_OWN(inv)
     parsed = parse_options(inv.argv, {"--registry", "--cwd", "-c", "--config", "--filter"},
                            stop_at_first_positional=True)
+    from stockade.analyzer.models.net import inspect_options
+
+    inspect_options(inv, 1, parsed.positionals[0][1] if parsed.positionals else len(inv.argv), 6499)
     if parsed.positionals and parsed.positionals[0][0] in ("add", "a", "install", "i", "update", "upgrade"):
         _npm_install_model(inv)
     elif parsed.positionals and parsed.positionals[0][0] == "run":

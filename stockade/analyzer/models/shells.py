@@ -275,6 +275,23 @@ _PYTHON_INFO_FLAGS = _INFO_FLAGS - {"-v"}  # (python -v is verbose mode: it read
 _MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-never": ""}
 
 
+def _node_fallback_written(inv: Invocation, path: str, index: int | None) -> None:
+    """``require("./x.json")`` loads ``x.json.js`` (or ``x.json/index.js`` …) when ``x.json``
+    is not there: one that this command wrote is code that cannot be seen into."""
+    from stockade.analyzer.models.fresh import written_by, wrote_anything
+    from stockade.analyzer.models.inline import JS_FALLBACKS
+
+    if not wrote_anything(inv.walker):
+        return
+    for ending in JS_FALLBACKS:
+        producer = written_by(inv.walker, inv.path(path + ending))
+        if producer is not None:
+            inv.unknown(f"`{inv.name}` loads `{show(path + ending)}` for `require(\"{show(path)}\")` when "
+                        f"`{show(path)}` is not there; {producer} wrote it earlier in this command: code that "
+                        "cannot be seen into", index)
+            return
+
+
 def interpreter_model(options: dict[str, str]):
     """A model for a language interpreter: inline code is unknown, a script file is read,
     code on stdin is unknown."""
@@ -303,6 +320,8 @@ def interpreter_model(options: dict[str, str]):
                 if opened is not None:  # (code that only computes and prints: what it opens is read)
                     for path in opened:
                         inv.read(path, index)
+                        if inv.name.startswith("node"):
+                            _node_fallback_written(inv, path, index)
                     named_paths(inv, value or "", index)
                     return
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)

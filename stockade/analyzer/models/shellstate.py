@@ -161,14 +161,18 @@ def _is_reference(text: str) -> bool:
     return base.isidentifier() and UNKNOWN not in text and (not index or ("$(" not in index and "`" not in index))
 
 
-def assign_through(walker: Walker, name: str, value: str) -> str | None:
+def assign_through(walker: Walker, name: str, value: str, span: tuple[int, int] | None = None) -> str | None:
     """An assignment ``name=value`` where ``name`` may be a nameref: the name to store the
     value under (the referred variable), or None when the assignment was handled here (an
-    unbound nameref is bound; an array element is set or the array forgotten)."""
+    unbound nameref is bound — a subscript of the name it is bound to runs its substitutions
+    when the nameref is used: walked now, at ``span``; an array element is set or the array
+    forgotten)."""
     target = nameref_target(walker, name)
     if target is None:
         return name
     if target == "":  # `declare -n r; r=X`: binds r to X
+        if span is not None:  # (`declare -n r; r='a[$(cmd)]'; echo $r` runs cmd)
+            subscript_code(walker, value, span)
         walker.state.variables[name] = NAMEREF + value if _is_reference(value) else UNKNOWN
         return None
     if target == UNKNOWN:
@@ -191,7 +195,7 @@ def set_variable(walker: Walker, name: str, value: str, span: tuple[int, int], w
     variable it refers to (``declare -n r=PATH; printf -v r /tmp/evil``), judged as an
     assignment in the shell — ``PATH`` given a value not known makes later command names
     unknown programs; an exported variable is judged for the programs that see it."""
-    target = assign_through(walker, name, value)
+    target = assign_through(walker, name, value, span)
     if target is None:
         return
     walker.state.variables[target] = value
@@ -233,6 +237,28 @@ def model_coproc(inv: Invocation) -> None:
     if end > start:
         inv.run(start, argv=argv[start:end], spans=inv.spans[start:end])
     coproc_descriptors(inv.walker, argv[1] if start == 3 else "COPROC")
+
+
+def coproc_name(data: bytes, start: int) -> str | None:
+    """The name of the coprocess when the compound command at byte ``start`` of ``data`` follows
+    ``coproc [NAME]`` (which the parse blanked: see :func:`.parse.hide_prefix_words`):
+    ``NAME``, ``COPROC`` without one; None when no ``coproc`` comes before it."""
+    index = start - 1
+    while index >= 0 and data[index] in (0x20, 0x09):
+        index -= 1
+    end = index + 1
+    while index >= 0 and (data[index] == 0x5F or 0x30 <= data[index] <= 0x39 or 0x41 <= data[index] <= 0x5A
+                          or 0x61 <= data[index] <= 0x7A):
+        index -= 1
+    word = data[index + 1:end]
+    if word == b"coproc":
+        return "COPROC"
+    while index >= 0 and data[index] in (0x20, 0x09):
+        index -= 1
+    if index >= 5 and data[index - 5:index + 1] == b"coproc" and word and (
+            index == 5 or data[index - 6] in b" \t\n;&|({"):
+        return word.decode()
+    return None
 
 
 def coproc_descriptors(walker: Walker, name: str) -> None:

@@ -674,10 +674,16 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
     parsed = parse_options(inv.argv, values, start=sub_index + 1,
                            stop_at_first_positional=operands in ("foreach", "run"),
                            optional=_OPTIONAL_VALUES.get(sub, _NO_FLAGS))
+    if sub in _PATCHERS:
+        writes = _patch_writes(parsed, sub)
     if writes:
         inv.write(_below(repo, ".git"), sub_index)
     if writes == "tree":
         _tree_write(inv, git, sub_index)
+        if sub in _PATCHERS:  # the files the patch names: unknown, below the work tree
+            from stockade.analyzer.models.fresh import unseen_members
+
+            unseen_members(inv.walker, inv.walker.effects[-1])
     for option, value, index in parsed.options:
         role = values.get(option)
         if role is None or value is None:
@@ -786,6 +792,23 @@ def _config_writes(inv: Invocation, git: _Git, sub: str, sub_index: int) -> None
                 return
 #: options whose value is only ever attached (``grep -O[pager]``)
 _OPTIONAL_VALUES = {"grep": frozenset({"-O", "--open-files-in-pager"})}
+
+
+#: subcommands that write the files named inside a patch or mailbox
+_PATCHERS = frozenset({"apply", "am"})
+
+
+def _patch_writes(parsed: Parsed, sub: str) -> str:
+    """What ``git apply``/``git am`` writes (a row's third field): ``apply --check``/``--stat``/
+    ``--numstat``/``--summary`` (without ``--apply``) only read the patch, ``--cached`` writes
+    only the index; ``am --abort``/``--quit``/``--show-current-patch`` apply nothing new."""
+    if sub == "apply":
+        if parsed.has("--check", "--stat", "--numstat", "--summary") and not parsed.has("--apply"):
+            return ""
+        return "git" if parsed.has("--cached") else "tree"
+    if parsed.has("--abort", "--quit", "--show-current-patch"):
+        return "git"
+    return "tree"
 
 
 def _tree_write(inv: Invocation, git: _Git, index: int) -> None:

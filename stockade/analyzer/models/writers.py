@@ -502,12 +502,15 @@ def model_py_timeit(inv: Invocation) -> None:
     from stockade.analyzer.models.inline import harmless_inline
     from stockade.analyzer.models.shells import named_paths
 
-    for value, index in [*parsed.values_of("-s", "--setup"), *parsed.positionals]:
-        opened = harmless_inline("python3", value) if UNKNOWN not in value else None
-        if opened is not None:
-            for path in opened:
-                inv.read(path, index)
-            continue
+    codes = [*parsed.values_of("-s", "--setup"), *parsed.positionals]
+    # (the setup and the statements run in one namespace: `-s 'import os' 'os.system(…)'` — checked as one)
+    whole = "\n".join(value for value, _ in codes)
+    opened = harmless_inline("python3", whole) if codes and UNKNOWN not in whole else None
+    if opened is not None:
+        for path in opened:
+            inv.read(path, codes[0][1])
+        return
+    for value, index in codes:
         inv.unknown(f"`python -m timeit` runs the Python code `{show(value)[:60]}`, which cannot be seen into", index)
         named_paths(inv, value, index)
 
@@ -554,7 +557,7 @@ _MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": 
                       "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server",
                       **{name: "py:" + name for name in ("gzip", "zipapp", "py_compile", "compileall", "pydoc",
                                                          "cProfile", "profile", "trace", "timeit", "webbrowser",
-                                                         "antigravity", "ensurepip")}})
+                                                         "antigravity", "ensurepip", "debugpy")}})
 
 
 # -- bazel: target labels, not paths --------------------------------------------------------
