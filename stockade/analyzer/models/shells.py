@@ -487,6 +487,29 @@ _OPEN_CALL = LazyPattern(r"""\b((?:open|fopen|readFileSync|readFile|createReadSt
                          r"""IO\.read|IO\.write|Path))\s*\(\s*(['"])([^'"\n]{1,1024})\2(?:\s*,\s*(['"])([^'"\n]{0,8})\4)?""")
 
 
+#: an expression for the home directory in a language's code: Perl ``$ENV{HOME}``, Ruby
+#: ``ENV["HOME"]``/``Dir.home``, Python ``os.environ["HOME"]``/``Path.home()``, ``getenv("HOME")``
+#: (C, PHP, Lua, Python), Node ``os.homedir()``/``process.env.HOME``, Julia ``homedir()``
+_HOME_EXPR = (r"""(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\bENV(?:\.fetch\(|\[)\s*['"]HOME['"]\s*[\])]|"""
+              r"""\benviron(?:\.get\(|\[)\s*['"]HOME['"]\s*[\])]|\bgetenv\(\s*['"]HOME['"]\s*\)|"""
+              r"""\bhomedir\(\s*\)|\bPath\.home\(\s*\)|\bDir\.home\b|\bprocess\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\]))""")
+#: the home expression inside a string (``"$ENV{HOME}/.netrc"``): read as ``~``
+_HOME_IN_STRING = LazyPattern(r"""\$ENV\{\s*['"]?HOME['"]?\s*\}(?=/)""")
+#: the home expression joined to a literal (``ENV["HOME"] + "/.netrc"``, ``getenv("HOME")."/x"``,
+#: ``os.homedir()+"/.ssh"``, ``homedir()*"/x"``, ``os.getenv("HOME") .. "/x"``,
+#: ``os.path.join(os.environ["HOME"], ".netrc")``, ``Path.home() / ".ssh"``): group 2 the literal
+_HOME_JOINED = LazyPattern(_HOME_EXPR + r"""\s*(?:\+|\.\.?|\*|,|/)\s*(['"])/?([^'"\n$`{}]{1,1024})\1""")
+
+
+def _home_spelled(code: str) -> str:
+    """Code with its spellings of the home directory joined to a literal rewritten as ``"~/…"``
+    literals, so that :data:`_PATH_LITERAL` sees the path they name."""
+    if "HOME" not in code and "home" not in code:
+        return code
+    code = _HOME_JOINED.sub(lambda match: f'"~/{match.group(2)}"', code)
+    return _HOME_IN_STRING.sub("~", code)
+
+
 def named_paths(inv: Invocation, code: str, index: int | None) -> None:
     """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
     ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
@@ -495,6 +518,7 @@ def named_paths(inv: Invocation, code: str, index: int | None) -> None:
     named_commands(inv, code, index)
     if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code and "(" not in code):
         return
+    code = _home_spelled(code)
     for match in _PATH_LITERAL.finditer(code):
         path = match.group(2)
         if len(path) > 1 and path != "~":
