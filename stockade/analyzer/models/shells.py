@@ -501,6 +501,12 @@ _HOME_IN_STRING = LazyPattern(r"""\$ENV\{\s*['"]?HOME['"]?\s*\}(?=/)""")
 _HOME_JOINED = LazyPattern(_HOME_EXPR + r"""\s*(?:\+|\.\.?|\*|,|/)\s*(['"])/?([^'"\n$`{}]{1,1024})\1""")
 
 
+#: Perl's ``open`` with a mode: three arguments (``open(my $f, ">>", ".git/config")``, group 2
+#: the mode, 4 the path) or two, the mode before the name in one literal (``open F, ">x"``, 5/6)
+_PERL_OPEN = LazyPattern(r"""\bopen\s*\(?\s*(?:my\s+)?[$\w:]+\s*,\s*(?:(['"])\s*(\+?[<>]{1,2})\s*\1\s*,\s*"""
+                         r"""(['"])([^'"\n]{1,1024})\3|(['"])\s*(\+?[<>]{1,2})\s*([^'"\n&=][^'"\n]{0,1023})\5)""")
+
+
 def _home_spelled(code: str) -> str:
     """Code with its spellings of the home directory joined to a literal rewritten as ``"~/…"``
     literals, so that :data:`_PATH_LITERAL` sees the path they name."""
@@ -533,6 +539,11 @@ def named_paths(inv: Invocation, code: str, index: int | None) -> None:
                 inv.write(path, index)
             else:
                 inv.read(path, index)
+    if "open" in code:  # Perl's open with a mode (three arguments, or the mode before the name)
+        for match in _PERL_OPEN.finditer(code):
+            mode, path = (match.group(2), match.group(4)) if match.group(4) else (match.group(6), match.group(7))
+            if path and path.strip() not in ("", "~", "-"):
+                (inv.write if ">" in mode or "+" in mode else inv.read)(path.strip(), index)
 
 
 def run_file(inv: Invocation, word: str, index: int | None) -> None:
