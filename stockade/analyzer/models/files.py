@@ -72,6 +72,8 @@ SPECS: dict[str, Spec] = {
                          "-S": T, "--buffer-size": T, "-T": "writer", "--temporary-directory": "writer",
                          "--files0-from": "read", "--parallel": T, "--batch-size": T, "--compress-program": "script",
                          "--random-source": "read", "--sort": T}),
+    "shuf": Spec(values={"-o": "write", "--output": "write", "--random-source": "read", "-n": T, "--head-count": T,
+                         "-i": T, "--input-range": T}),
     "uniq": Spec(last="write", values={"-f": T, "--skip-fields": T, "-s": T, "--skip-chars": T, "-w": T,
                                        "--check-chars": T, "--group": T, "--all-repeated": T},
                  optional=frozenset({"--group", "--all-repeated"})),

@@ -22,6 +22,19 @@ def _t(*names: str) -> dict[str, str]:
 
 
 WRITERS: dict[str, Spec] = {
+    # packet capture: -w writes the capture, -r/-F read a capture / filter file
+    "tcpdump": Spec(args="text", values={**_t("-i", "--interface", "-c", "-s", "--snapshot-length", "-B",
+                                              "--buffer-size", "-C", "-G", "-W", "-y", "--linktype", "-E", "-M",
+                                              "-T", "-j", "--time-stamp-type", "-Q", "--direction", "-Z",
+                                              "--relinquish-privileges", "--count", "--time-stamp-precision"),
+                                           "-w": "write", "-r": "read", "-F": "read", "-V": "read",
+                                           "-z": "unknown:`tcpdump -z` runs a command on every saved file"}),
+    "tshark dumpcap": Spec(args="text", values={**_t("-i", "--interface", "-c", "-a", "--autostop", "-b",
+                                                     "--ring-buffer", "-f", "-Y", "--display-filter", "-e", "-E",
+                                                     "-T", "-o", "-s", "--snapshot-length", "-B", "--buffer-size",
+                                                     "-y", "--linktype", "-d", "-q", "-z", "-R", "--read-filter",
+                                                     "-j", "-J", "-O", "-n", "-N", "-2", "-G", "-X"),
+                                                  "-w": "write", "-r": "read", "--read-file": "read"}),
     # javac: sources read; -d/-s/-h are output directories
     "javac": Spec(values={**_t("-cp", "-classpath", "--class-path", "-sourcepath", "--source-path", "-encoding",
                                "--release", "-source", "-target", "--module", "-m", "--module-path", "-p",
