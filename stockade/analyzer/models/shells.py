@@ -245,6 +245,8 @@ def _let_assigns(inv: Invocation, word: str) -> None:
 # interpreters: option → what its value is
 _INTERPRETERS: dict[str, dict[str, str]] = {
     "python python2 python3 pypy pypy3": {"-c": "code", "-m": "module", "-W": "text", "-X": "text", "-Q": "text"},
+    "ipython ipython3": {"-c": "code", "-m": "module", "--profile": "text", "--ipython-dir": "text",
+                         "--profile-dir": "text", "--colors": "text", "--logfile": "text"},
     "node nodejs": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
                     "--require": "read", "--import": "read", "--input-type": "text", "--loader": "read",
                     "--experimental-loader": "read", "--env-file": "read", "--env-file-if-exists": "read",
@@ -303,7 +305,7 @@ def interpreter_model(options: dict[str, str]):
                 if opened is not None:  # (code that only computes and prints: what it opens is read)
                     for path in opened:
                         inv.read(path, index)
-                    named_paths(inv, value or "", index)
+                    named_paths(inv, value or "", index, urls=False)  # (it only computes: a URL is text)
                     return
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
                 named_paths(inv, value or "", index)
@@ -507,6 +509,11 @@ _PERL_OPEN = LazyPattern(r"""\bopen\s*\(?\s*(?:my\s+)?[$\w:]+\s*,\s*(?:(['"])\s*
                          r"""(['"])([^'"\n]{1,1024})\3|(['"])\s*(\+?[<>]{1,2})\s*([^'"\n&=][^'"\n]{0,1023})\5)""")
 
 
+#: a network URL written as a string literal in code (group 2): ``urlopen("https://h/x")``,
+#: ``fetch('http://h')``, ``Net::HTTP.get(URI("https://h"))``
+_URL_LITERAL = LazyPattern(r"""(['"])((?:https?|ftp|wss?)://[^'"\s$`{}]{1,1024})\1""")
+
+
 def _home_spelled(code: str) -> str:
     """Code with its spellings of the home directory joined to a literal rewritten as ``"~/…"``
     literals, so that :data:`_PATH_LITERAL` sees the path they name."""
@@ -516,15 +523,20 @@ def _home_spelled(code: str) -> str:
     return _HOME_IN_STRING.sub("~", code)
 
 
-def named_paths(inv: Invocation, code: str, index: int | None) -> None:
+def named_paths(inv: Invocation, code: str, index: int | None, urls: bool = True) -> None:
     """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
     ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
     denied, whatever the code does with it; command lines it hands to a shell are walked
-    (:func:`named_commands`)."""
+    (:func:`named_commands`); with ``urls``, a network URL literal is judged as contacted."""
     named_commands(inv, code, index)
     if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code and "(" not in code):
         return
     code = _home_spelled(code)
+    if urls and "://" in code:  # a URL literal in code that cannot be seen into: judged as contacted
+        from stockade.analyzer.models.net import contact_url
+
+        for match in _URL_LITERAL.finditer(code):
+            contact_url(inv, match.group(2), index)
     for match in _PATH_LITERAL.finditer(code):
         path = match.group(2)
         if len(path) > 1 and path != "~":
