@@ -279,6 +279,14 @@ def default_model(inv: Invocation) -> None:
     visible_operands(inv, 1)
     _visible_urls(inv)
     _output_options(inv)
+    if len(inv.argv) > 3 and not _CODE_WORDS.isdisjoint(inv.argv):  # (`X exec python -c CODE`: a wrapped command)
+        from stockade.analyzer.models.wrappers import nested_code_commands
+
+        nested_code_commands(inv)
+
+
+#: option words after which an interpreter's value is code (see :func:`.wrappers.nested_code_commands`)
+_CODE_WORDS = frozenset({"-c", "-e", "-E", "--eval", "-p", "--print", "-r", "eval"})
 
 
 #: URL schemes of network protocols (a program given such a URL is judged to contact its host)

@@ -445,6 +445,67 @@ register("pandoc", model_pandoc)
 register("jupyter jupyter-nbconvert", model_jupyter)
 register("gpg gpg2", model_gpg)
 register("ssh-keygen ssh-add ssh-copy-id", model_ssh_keys)
+#: database dump and load tools: program → (options naming the server, options naming a file
+#: written, options naming a file read, the other options that take a value)
+_DB_DUMPS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]] = {
+    "pg_dump pg_dumpall": (frozenset({"-h", "--host"}), frozenset({"-f", "--file"}), frozenset(),
+                           frozenset({"-p", "--port", "-U", "--username", "-d", "--dbname", "-F", "--format",
+                                      "-n", "--schema", "-N", "--exclude-schema", "-t", "--table", "-T",
+                                      "--exclude-table", "-j", "--jobs", "-Z", "--compress", "-E", "--encoding",
+                                      "--role", "-l", "--database", "-S", "--superuser", "--lock-wait-timeout"})),
+    "pg_restore": (frozenset({"-h", "--host"}), frozenset({"-f", "--file"}), frozenset({"-L", "--use-list"}),
+                   frozenset({"-p", "--port", "-U", "--username", "-d", "--dbname", "-F", "--format", "-n",
+                              "--schema", "-t", "--table", "-j", "--jobs", "-I", "--index", "-P", "--function",
+                              "-T", "--trigger", "--role", "-S", "--superuser"})),
+    "mysqldump mariadb-dump mysqlpump": (frozenset({"-h", "--host"}), frozenset({"-r", "--result-file"}),
+                                         frozenset({"--defaults-file", "--defaults-extra-file"}),
+                                         frozenset({"-P", "--port", "-u", "--user", "-S", "--socket",
+                                                    "--where", "-w", "--tables", "--ignore-table",
+                                                    "--default-character-set"})),
+    "mongodump mongoexport": (frozenset({"-h", "--host", "--uri"}), frozenset({"-o", "--out", "--archive"}),
+                              frozenset({"--config"}),
+                              frozenset({"--port", "-u", "--username", "-p", "--password", "-d", "--db", "-c",
+                                         "--collection", "-q", "--query", "--authenticationDatabase",
+                                         "--type", "-f", "--fields"})),
+    "mongorestore mongoimport": (frozenset({"-h", "--host", "--uri"}), frozenset(),
+                                 frozenset({"--config", "--archive", "--file", "--dir"}),
+                                 frozenset({"--port", "-u", "--username", "-p", "--password", "-d", "--db", "-c",
+                                            "--collection", "--authenticationDatabase", "--type", "-f",
+                                            "--fields", "--nsInclude", "--nsExclude"})),
+}
+_DB_DUMP_BY_NAME = {name: row for names, row in _DB_DUMPS.items() for name in names.split()}
+
+
+def model_db_dump(inv: Invocation) -> None:
+    """pg_dump/pg_restore/mysqldump/mongodump and their kin: the server named by ``-h``/
+    ``--host``/``--uri`` (a local socket by default) is contacted, the output file
+    (``-f``/``--result-file``/``--out``) written, config and list files read; operands are
+    database names (``mongorestore DIR``, ``pg_restore FILE``: the dump read)."""
+    hosts, writes, reads, others = _DB_DUMP_BY_NAME[inv.name]
+    parsed = parse_options(inv.argv, hosts | writes | reads | others)
+    host = "localhost"
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in hosts:
+            host = value
+            if "://" in value:
+                from stockade.analyzer.models.net import contact_url
+
+                contact_url(inv, value, index)
+                host = ""
+        elif option in writes:
+            inv.write(value, index, recursive=inv.name == "mongodump" and option in ("-o", "--out"))
+        elif option in reads:
+            inv.read(value, index, recursive=option == "--dir")
+    if host and not host.startswith("/"):
+        inv.network(host.rpartition("@")[2].partition(":")[0] or host, None, None)
+    if inv.name in ("pg_restore", "mongorestore", "mongoimport"):
+        for word, index in parsed.positionals[-1:]:
+            inv.read(word, index, recursive=inv.name == "mongorestore")
+
+
 register("psql mysql mariadb", model_db_client)
+register(" ".join(_DB_DUMPS), model_db_dump)
 register("http https xh xhs aria2c", model_http_client)
 register("twine", model_twine)

@@ -72,6 +72,8 @@ SPECS: dict[str, Spec] = {
                          "-S": T, "--buffer-size": T, "-T": "writer", "--temporary-directory": "writer",
                          "--files0-from": "read", "--parallel": T, "--batch-size": T, "--compress-program": "script",
                          "--random-source": "read", "--sort": T}),
+    "shuf": Spec(values={"-o": "write", "--output": "write", "--random-source": "read", "-n": T, "--head-count": T,
+                         "-i": T, "--input-range": T}),
     "uniq": Spec(last="write", values={"-f": T, "--skip-fields": T, "-s": T, "--skip-chars": T, "-w": T,
                                        "--check-chars": T, "--group": T, "--all-repeated": T},
                  optional=frozenset({"--group", "--all-repeated"})),
@@ -449,3 +451,34 @@ def model_install(inv: Invocation) -> None:
 
 
 register("install", model_install)
+
+
+def _files0_model(name: str) -> None:
+    """``wc``/``du``/``sort --files0-from=F``: the files read are the names listed in F
+    (NUL-separated; ``-`` standard input): each is read when F's text is known (a here-string,
+    a pipe from a known producer, a file this text wrote), else what is read is not known."""
+    spec = spec_model(SPECS[name])
+    values = SPECS[name].values
+
+    def model(inv: Invocation) -> None:
+        spec(inv)
+        if not any(word.startswith("--files0-from") for word in inv.argv[1:]):
+            return
+        from stockade.analyzer.models.text import program_text
+
+        for value, index in parse_options(inv.argv, values).values_of("--files0-from"):
+            listed = program_text(inv, value)
+            if listed is None:
+                inv.unknown(f"`{inv.name} --files0-from {show(value)}` reads the files listed in it, "
+                            "which are not known", index)
+                continue
+            for listed_name in listed.split("\0")[:256]:
+                if listed_name.strip():  # (a here-string's newline kept in the name: read as the plain name)
+                    inv.read(listed_name.strip("\n"), index, recursive=name == "du")
+
+
+    register(name, model)
+
+
+for _name in ("wc", "du", "sort"):
+    _files0_model(_name)

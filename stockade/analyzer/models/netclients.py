@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import MODELS, Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url, model_ssh, model_wget
 
 #: DNS record types and classes (operands of dig/host/drill that are not names)
@@ -184,8 +184,18 @@ def _bare_host(word: str) -> str:
 def client_model(client: Client):
     """A model function from a :class:`Client`."""
 
+    # single-dash options of more than one letter (nmap's `-oN FILE`, `-iL FILE`): read whole,
+    # not as a cluster of one-letter flags
+    long_single = frozenset(v for v in client.values if v[1:2] != "-" and len(v) > 2)
+    doubled = client.values | {"-" + v for v in long_single}
+
     def model(inv: Invocation) -> None:
-        parsed = parse_options(inv.argv, client.values)
+        if long_single and not long_single.isdisjoint(inv.argv):
+            parsed = parse_options(["-" + w if w in long_single else w for w in inv.argv], doubled)
+            parsed = Parsed(tuple((o[1:] if o[1:] in long_single else o, v, i) for o, v, i in parsed.options),
+                            parsed.positionals)
+        else:
+            parsed = parse_options(inv.argv, client.values)
         port = client.default_port
         for option, value, _ in parsed.options:
             if option in client.port_options and value is not None and value.isdigit():

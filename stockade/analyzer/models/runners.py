@@ -194,7 +194,16 @@ def model_runner(inv: Invocation) -> None:
         return
     words = parsed.positionals[spec.operands:]
     if words:
+        if inv.name in _SHELL_JOINED and not parsed.has("-n", "--no-shell") and \
+                all(value != "none" for value, _ in parsed.values_of("--shell")):
+            # the words are joined and run by the shell (`watchexec -- 'cat f | sh'`)
+            inv.script(" ".join(inv.argv[words[0][1]:]), words[0][1], what=f"the command `{inv.name}` runs")
+            return
         inv.run(words[0][1])
+
+
+#: runners that join their command words and run them with the shell (unless told not to)
+_SHELL_JOINED = frozenset({"watchexec"})
 
 
 def value_role(inv: Invocation, role: str, option: str, value: str, index: int) -> None:
@@ -413,11 +422,14 @@ _BUN_MODEL = MODELS.get("bun")
 
 def model_js_pm(inv: Invocation) -> None:
     """npm / pnpm / yarn / bun: ``exec``/``dlx``/``x`` run a package (:func:`package_runner`);
-    everything else is the package manager's own model."""
+    ``yarn node ARGS`` is node with ARGS; everything else is the package manager's own model."""
     parsed = parse_options(inv.argv, {"--registry", "--prefix", "-C", "--cwd", "-w", "--workspace", "--filter",
                                       "-F", "--dir"}, stop_at_first_positional=True)
     if parsed.positionals:
         sub, index = parsed.positionals[0]
+        if sub == "node" and inv.name == "yarn":  # `yarn node ARGS`: node, with the project's resolution
+            inv.run(index)
+            return
         if sub == "exec" and inv.name in ("pnpm", "yarn"):  # a command of the project (node_modules/.bin, PATH)
             command = parse_options(inv.argv, {"--filter", "-F", "-C", "--dir", "--workspace-concurrency"}, start=index + 1,
                                     stop_at_first_positional=True)
@@ -813,7 +825,39 @@ def model_asdf(inv: Invocation) -> None:
     default_model(inv)
 
 
+#: dotenv loaders: program → (options naming an env file, the options that take any other value, the
+#: file read when none is named)
+_DOTENV: dict[str, tuple[frozenset[str], frozenset[str], str]] = {
+    "dotenv": (frozenset({"-e"}), frozenset({"-v", "-p", "-c"}), ".env"),
+    "dotenvx": (frozenset({"-f", "--env-file"}), frozenset({"-e", "--env", "--convention", "--ops-off",
+                                                              "-fk", "--env-keys-file"}), ".env"),
+    "env-cmd": (frozenset({"-f", "--file", "-r", "--rc-file"}), frozenset({"-e", "--environments"}), ".env"),
+}
+
+
+def model_dotenv(inv: Invocation) -> None:
+    """``dotenv [-e FILE]… [--] CMD`` (dotenv-cli), ``dotenvx run [-f FILE]… -- CMD``,
+    ``env-cmd [-f FILE] CMD``: the env files are read (``.env`` when none is named: a file the
+    policy may deny) and CMD runs with their variables, which are not known."""
+    files, others, default = _DOTENV[inv.name]
+    argv = inv.argv
+    start = 1
+    if inv.name == "dotenvx":
+        if len(argv) < 2 or argv[1] != "run":
+            default_model(inv)
+            return
+        start = 2
+    parsed = parse_options(argv, files | others, start=start, stop_at_first_positional=True,
+                           optional=frozenset({"-c"}) if inv.name == "dotenv" else frozenset())
+    named = [(value, index) for option, value, index in parsed.options if option in files and value]
+    for value, index in named or [(default, start - 1 if start > 1 else 0)]:
+        inv.read(value, index)
+    if parsed.positionals:
+        inv.run(parsed.positionals[0][1])
+
+
 register("asdf", model_asdf)
+register(" ".join(_DOTENV), model_dotenv)
 register("pkgx", model_pkgx)
 register("pixi", model_pixi)
 register("sops", model_sops_exec)

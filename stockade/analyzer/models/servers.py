@@ -81,3 +81,33 @@ def _ruby_un(previous):
 for _name in SERVERS:
     register(_name, _server_model(_name, MODELS.get(_name, default_model)))
 register("ruby", _ruby_un(MODELS.get("ruby", default_model)))
+
+
+#: tunnel clients: program → (the subcommands that open a tunnel — every other one only
+#: configures or lists —, the relay they connect to, its port)
+TUNNELS: dict[str, tuple[frozenset[str], str, int]] = {
+    "ngrok": (frozenset({"http", "tcp", "tls", "start", "tunnel"}), "connect.ngrok-agent.com", 443),
+    "cloudflared": (frozenset({"tunnel", "access"}), "region1.v2.argotunnel.com", 7844),
+    "bore": (frozenset({"local"}), "bore.pub", 7835),
+    "localtunnel lt": (frozenset(), "localtunnel.me", 443),
+}
+
+
+def model_tunnel(inv: Invocation) -> None:
+    """ngrok/cloudflared/bore/localtunnel: a tunnel exposes a local port to the internet through
+    the vendor's relay, which the command contacts (judged by the network rules); other
+    subcommands (``ngrok config``, ``cloudflared --version``) as a program with no model."""
+    row = _TUNNEL_BY_NAME.get(inv.name)
+    if row is None:  # pragma: no cover
+        return
+    subcommands, relay, port = row
+    words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if not word.startswith("-")]
+    if not subcommands or (words and words[0][0] in subcommands):
+        inv.network(relay, port, words[0][1] if words else 0)
+        return
+    default_model(inv)
+
+
+_TUNNEL_BY_NAME = {name: row for names, row in TUNNELS.items() for name in names.split()}
+for _names in TUNNELS:
+    register(_names, model_tunnel)

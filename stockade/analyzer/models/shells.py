@@ -245,6 +245,8 @@ def _let_assigns(inv: Invocation, word: str) -> None:
 # interpreters: option → what its value is
 _INTERPRETERS: dict[str, dict[str, str]] = {
     "python python2 python3 pypy pypy3": {"-c": "code", "-m": "module", "-W": "text", "-X": "text", "-Q": "text"},
+    "ipython ipython3": {"-c": "code", "-m": "module", "--profile": "text", "--ipython-dir": "text",
+                         "--profile-dir": "text", "--colors": "text", "--logfile": "text"},
     "node nodejs": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
                     "--require": "read", "--import": "read", "--input-type": "text", "--loader": "read",
                     "--experimental-loader": "read", "--env-file": "read", "--env-file-if-exists": "read",
@@ -322,7 +324,7 @@ def interpreter_model(options: dict[str, str]):
                         inv.read(path, index)
                         if inv.name.startswith("node"):
                             _node_fallback_written(inv, path, index)
-                    named_paths(inv, value or "", index)
+                    named_paths(inv, value or "", index, urls=False)  # (it only computes: a URL is text)
                     return
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
                 named_paths(inv, value or "", index)
@@ -506,14 +508,54 @@ _OPEN_CALL = LazyPattern(r"""\b((?:open|fopen|readFileSync|readFile|createReadSt
                          r"""IO\.read|IO\.write|Path))\s*\(\s*(['"])([^'"\n]{1,1024})\2(?:\s*,\s*(['"])([^'"\n]{0,8})\4)?""")
 
 
-def named_paths(inv: Invocation, code: str, index: int | None) -> None:
+#: an expression for the home directory in a language's code: Perl ``$ENV{HOME}``, Ruby
+#: ``ENV["HOME"]``/``Dir.home``, Python ``os.environ["HOME"]``/``Path.home()``, ``getenv("HOME")``
+#: (C, PHP, Lua, Python), Node ``os.homedir()``/``process.env.HOME``, Julia ``homedir()``
+_HOME_EXPR = (r"""(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\bENV(?:\.fetch\(|\[)\s*['"]HOME['"]\s*[\])]|"""
+              r"""\benviron(?:\.get\(|\[)\s*['"]HOME['"]\s*[\])]|\bgetenv\(\s*['"]HOME['"]\s*\)|"""
+              r"""\bhomedir\(\s*\)|\bPath\.home\(\s*\)|\bDir\.home\b|\bprocess\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\]))""")
+#: the home expression inside a string (``"$ENV{HOME}/.netrc"``): read as ``~``
+_HOME_IN_STRING = LazyPattern(r"""\$ENV\{\s*['"]?HOME['"]?\s*\}(?=/)""")
+#: the home expression joined to a literal (``ENV["HOME"] + "/.netrc"``, ``getenv("HOME")."/x"``,
+#: ``os.homedir()+"/.ssh"``, ``homedir()*"/x"``, ``os.getenv("HOME") .. "/x"``,
+#: ``os.path.join(os.environ["HOME"], ".netrc")``, ``Path.home() / ".ssh"``): group 2 the literal
+_HOME_JOINED = LazyPattern(_HOME_EXPR + r"""\s*(?:\+|\.\.?|\*|,|/)\s*(['"])/?([^'"\n$`{}]{1,1024})\1""")
+
+
+#: Perl's ``open`` with a mode: three arguments (``open(my $f, ">>", ".git/config")``, group 2
+#: the mode, 4 the path) or two, the mode before the name in one literal (``open F, ">x"``, 5/6)
+_PERL_OPEN = LazyPattern(r"""\bopen\s*\(?\s*(?:my\s+)?[$\w:]+\s*,\s*(?:(['"])\s*(\+?[<>]{1,2})\s*\1\s*,\s*"""
+                         r"""(['"])([^'"\n]{1,1024})\3|(['"])\s*(\+?[<>]{1,2})\s*([^'"\n&=][^'"\n]{0,1023})\5)""")
+
+
+#: a network URL written as a string literal in code (group 2): ``urlopen("https://h/x")``,
+#: ``fetch('http://h')``, ``Net::HTTP.get(URI("https://h"))``
+_URL_LITERAL = LazyPattern(r"""(['"])((?:https?|ftp|wss?)://[^'"\s$`{}]{1,1024})\1""")
+
+
+def _home_spelled(code: str) -> str:
+    """Code with its spellings of the home directory joined to a literal rewritten as ``"~/…"``
+    literals, so that :data:`_PATH_LITERAL` sees the path they name."""
+    if "HOME" not in code and "home" not in code:
+        return code
+    code = _HOME_JOINED.sub(lambda match: f'"~/{match.group(2)}"', code)
+    return _HOME_IN_STRING.sub("~", code)
+
+
+def named_paths(inv: Invocation, code: str, index: int | None, urls: bool = True) -> None:
     """Paths written as string literals in code that cannot be seen into (``open("/etc/shadow")``,
     ``expanduser("~/.ssh/id_rsa")``) are judged as read: a denied path named in the code is
     denied, whatever the code does with it; command lines it hands to a shell are walked
-    (:func:`named_commands`)."""
+    (:func:`named_commands`); with ``urls``, a network URL literal is judged as contacted."""
     named_commands(inv, code, index)
     if UNKNOWN in code or ("/" not in code and "~" not in code and "." not in code and "(" not in code):
         return
+    code = _home_spelled(code)
+    if urls and "://" in code:  # a URL literal in code that cannot be seen into: judged as contacted
+        from stockade.analyzer.models.net import contact_url
+
+        for match in _URL_LITERAL.finditer(code):
+            contact_url(inv, match.group(2), index)
     for match in _PATH_LITERAL.finditer(code):
         path = match.group(2)
         if len(path) > 1 and path != "~":
@@ -528,6 +570,11 @@ def named_paths(inv: Invocation, code: str, index: int | None) -> None:
                 inv.write(path, index)
             else:
                 inv.read(path, index)
+    if "open" in code:  # Perl's open with a mode (three arguments, or the mode before the name)
+        for match in _PERL_OPEN.finditer(code):
+            mode, path = (match.group(2), match.group(4)) if match.group(4) else (match.group(6), match.group(7))
+            if path and path.strip() not in ("", "~", "-"):
+                (inv.write if ">" in mode or "+" in mode else inv.read)(path.strip(), index)
 
 
 def run_file(inv: Invocation, word: str, index: int | None) -> None:

@@ -191,6 +191,17 @@ def model_mount(inv: Invocation) -> None:
     inv.privilege(f"`{inv.name}` needs administrator rights", 0)
 
 
+def model_account_cache(inv: Invocation) -> None:
+    """chsh/chfn change the user's entry in ``/etc/passwd`` (a login shell runs at every login)
+    through a setuid helper; ldconfig rewrites the system's library cache (``-p``/
+    ``--print-cache``: only prints it)."""
+    if inv.name == "ldconfig" and any(w in ("-p", "--print-cache", "--help", "-V", "--version") for w in inv.argv[1:]):
+        return
+    if inv.name in ("chsh", "chfn") and any(w in ("-l", "--list-shells", "-h", "--help") for w in inv.argv[1:]):
+        return
+    inv.privilege(f"`{inv.name}` changes the system's account database or library cache", 0)
+
+
 #: ``ip`` objects and the verbs that change them (``ip link set eth0 down``, ``ip route add``)
 _IP_CHANGES = frozenset({"add", "a", "del", "delete", "d", "set", "change", "chg", "replace", "flush", "append",
                          "prepend", "up", "down", "attach", "detach", "exec", "save", "restore", "test"})
@@ -244,6 +255,7 @@ register("chmod", model_chmod)
 register("chown chgrp", model_chown)
 register("kill pkill killall killall5", model_kill)
 register("update-alternatives alternatives", model_update_alternatives)
+register("chsh chfn ldconfig", model_account_cache)
 register("logrotate", model_logrotate)
 register("crontab", model_crontab)
 register("at batch atq", model_at)

@@ -672,7 +672,7 @@ def model_ag(inv: Invocation) -> None:
 
 def model_tar(inv: Invocation) -> None:
     """tar: create reads members and writes the archive; extract reads the archive and
-    writes below ``-C`` (or the cwd); ``--to-command``, ``--checkpoint-action=exec``,
+    writes below ``-C`` (or the cwd; ``--one-top-level=DIR``: below DIR); ``--to-command``, ``--checkpoint-action=exec``,
     ``-I``/``--use-compress-program``, ``--rsh-command``, ``--info-script`` run commands."""
     argv = list(inv.argv)
     if len(argv) > 1 and not argv[1].startswith("-"):
@@ -689,6 +689,7 @@ def model_tar(inv: Invocation) -> None:
         elif option in ("-x", "--extract", "--get"):
             mode = "extract"
     directory = "."
+    top_level: str | None = None  # `--one-top-level=DIR`
     archive: tuple[str, int] | None = None
     for option, value, index in parsed.options:
         if value is None:
@@ -697,6 +698,8 @@ def model_tar(inv: Invocation) -> None:
             archive = (value, index)
         elif option in ("-C", "--directory"):
             directory = value
+        elif option == "--one-top-level":
+            top_level = value  # (extracted below DIR, itself below -C's directory when relative)
         elif option in ("-T", "--files-from", "-X", "--exclude-from"):
             if value not in ("-", "/dev/stdin"):
                 inv.read(value, index)
@@ -715,6 +718,8 @@ def model_tar(inv: Invocation) -> None:
             kind, _, command = value.partition("=")
             if kind == "exec":
                 judge_program(inv.walker, command, inv.at(index), "the `tar --checkpoint-action=exec` command")
+    if top_level is not None:
+        directory = top_level if top_level[:1] in "/~" else directory.rstrip("/") + "/" + top_level
     if archive is not None and archive[0] != "-":
         if mode == "create":
             inv.write(archive[0], archive[1])

@@ -12,6 +12,8 @@ is pip's, conda's the project managers').
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import TupleRecord
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
@@ -94,6 +96,45 @@ def _toolchain_model(row: Toolchain, previous):
     return model
 
 
+#: ``nvm exec``/``nvm run``'s optional version word (``18``, ``v20.1``, ``lts/*``, ``node``)
+_NVM_VERSION = re.compile(r"v?\d[\w.]*|lts/\S*|node|stable|unstable|iojs|system|default|current")
+#: options of ``fnm exec``/``volta run`` that take a value
+_EXEC_VALUES = {"fnm": frozenset({"--using", "--shell", "--log-level", "--arch", "--fnm-dir"}),
+                "volta": frozenset({"--node", "--npm", "--yarn", "--pnpm", "--env"})}
+
+
+def model_version_exec(inv: Invocation) -> None:
+    """Version managers that run a command under a chosen version: ``pyenv``/``rbenv``/
+    ``nodenv``/``goenv``/``jenv``/``plenv``/``phpenv``/``luaenv exec CMD…``, ``nvm exec
+    [VERSION] CMD…``, ``nvm run [VERSION] ARGS…`` (node with ARGS), ``fnm exec [--using V]
+    [--] CMD…``, ``volta run [--node V] CMD…`` (``asdf exec``: :mod:`.runners`): the command
+    is walked as a command of its own.  Other subcommands: the model of a program with no
+    model."""
+    argv = inv.argv
+    name = inv.name
+    sub = argv[1] if len(argv) > 1 else ""
+    runs = sub == "exec" or (name in ("nvm", "volta") and sub == "run")
+    if not runs:
+        default_model(inv)
+        return
+    values = _EXEC_VALUES.get(name, frozenset())
+    index = 2
+    while index < len(argv) and argv[index].startswith("-") and argv[index] != "--":
+        index += 1 if "=" in argv[index] or argv[index] not in values else 2
+    if index < len(argv) and argv[index] == "--":
+        index += 1
+    if name == "nvm" and index < len(argv) - (sub == "exec") and _NVM_VERSION.fullmatch(argv[index]):
+        index += 1
+    if index >= len(argv) and not (name == "nvm" and sub == "run"):
+        return
+    if name == "nvm" and sub == "run":  # (node with the rest of the words)
+        inv.run(index, argv=["node", *argv[index:]], spans=[inv.at(1), *inv.spans[index:]])
+        return
+    inv.run(index)
+
+
+for _name in ("pyenv rbenv nodenv goenv jenv plenv phpenv luaenv nvm fnm volta").split():
+    register(_name, model_version_exec)
 for _names, _row in TOOLCHAINS.items():
     for _name in _names.split():
         register(_name, _toolchain_model(_row, MODELS.get(_name, default_model)))

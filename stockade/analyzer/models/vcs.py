@@ -268,6 +268,9 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
     if git.tree is None and git.config_tree is not None:  # (`-c core.worktree=DIR`, `git config core.worktree`)
         git.tree = git.config_tree
     if variables:
+        index_file = _env(inv, "GIT_INDEX_FILE")
+        if index_file:  # git refreshes or rewrites the index it is pointed at (even `git status` does)
+            inv.write(index_file, None)
         allowed = _env(inv, "GIT_ALLOW_PROTOCOL")
         if allowed is not None and (UNKNOWN in allowed or {"ext", "fd"} & set(allowed.split(":"))):
             inv.unknown(f"`GIT_ALLOW_PROTOCOL={show(allowed)}` lets git run a command as a transport "

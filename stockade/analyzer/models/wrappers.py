@@ -224,3 +224,26 @@ def _xargs_items(text: str | None, delimiter: str | None, lines: bool) -> list[s
 for _name in WRAPPERS:
     register(_name, model_wrapper, builtin=_name in ("command", "builtin", "exec"))
 register("xargs", model_xargs)
+
+
+#: programs whose ``-c``/``-e`` value is code, as the words of an unmodelled program's argv:
+#: program → its code options
+_CODE_RUNNERS = {**{name: frozenset({"-c"}) for name in ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish")},
+                 **{name: frozenset({"-c"}) for name in ("python", "python2", "python3", "pypy", "pypy3")},
+                 **{name: frozenset({"-e", "-E"}) for name in ("perl", "ruby", "lua", "luajit", "Rscript")},
+                 "node": frozenset({"-e", "--eval", "-p", "--print"}), "nodejs": frozenset({"-e", "--eval"}),
+                 "php": frozenset({"-r"}), "deno": frozenset({"eval"}), "bun": frozenset({"-e", "--eval"})}
+
+
+def nested_code_commands(inv: Invocation) -> None:
+    """A program with no model whose arguments hold a shell or interpreter with inline code
+    (``pyenv-like exec python -c CODE``, ``tool run -- sh -c CODE``): a wrapper of a command is
+    the common reason, so the words from that program on are walked as the command it may run
+    (what it does with the rest is not known either way)."""
+    argv = inv.argv
+    for index in range(1, len(argv) - 2):
+        word = argv[index]
+        options = _CODE_RUNNERS.get(word.rpartition("/")[2])
+        if options is not None and argv[index + 1] in options:
+            inv.run(index)
+            return

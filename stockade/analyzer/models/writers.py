@@ -22,6 +22,19 @@ def _t(*names: str) -> dict[str, str]:
 
 
 WRITERS: dict[str, Spec] = {
+    # packet capture: -w writes the capture, -r/-F read a capture / filter file
+    "tcpdump": Spec(args="text", values={**_t("-i", "--interface", "-c", "-s", "--snapshot-length", "-B",
+                                              "--buffer-size", "-C", "-G", "-W", "-y", "--linktype", "-E", "-M",
+                                              "-T", "-j", "--time-stamp-type", "-Q", "--direction", "-Z",
+                                              "--relinquish-privileges", "--count", "--time-stamp-precision"),
+                                           "-w": "write", "-r": "read", "-F": "read", "-V": "read",
+                                           "-z": "unknown:`tcpdump -z` runs a command on every saved file"}),
+    "tshark dumpcap": Spec(args="text", values={**_t("-i", "--interface", "-c", "-a", "--autostop", "-b",
+                                                     "--ring-buffer", "-f", "-Y", "--display-filter", "-e", "-E",
+                                                     "-T", "-o", "-s", "--snapshot-length", "-B", "--buffer-size",
+                                                     "-y", "--linktype", "-d", "-q", "-z", "-R", "--read-filter",
+                                                     "-j", "-J", "-O", "-n", "-N", "-2", "-G", "-X"),
+                                                  "-w": "write", "-r": "read", "--read-file": "read"}),
     # javac: sources read; -d/-s/-h are output directories
     "javac": Spec(values={**_t("-cp", "-classpath", "--class-path", "-sourcepath", "--source-path", "-encoding",
                                "--release", "-source", "-target", "--module", "-m", "--module-path", "-p",
@@ -587,6 +600,55 @@ def model_bazel(inv: Invocation) -> None:
 
 
 register("bazel bazelisk", model_bazel)
+
+
+# -- binutils that rewrite object files ------------------------------------------------------
+
+#: objcopy/strip options that take a value, and what the value is (``NAME=FILE`` values name
+#: the file after the ``=``)
+_OBJCOPY_VALUES = {**_t("-I", "--input-target", "-O", "--output-target", "-B", "--binary-architecture", "-F",
+                        "--target", "-j", "--only-section", "-R", "--remove-section", "-K", "--keep-symbol", "-N",
+                        "--strip-symbol", "-L", "--localize-symbol", "-G", "--keep-global-symbol", "-W",
+                        "--weaken-symbol", "--redefine-sym", "--set-section-flags", "--rename-section",
+                        "--prefix-symbols", "--prefix-sections", "--prefix-alloc-sections", "--change-addresses",
+                        "--adjust-vma", "--set-start", "--pad-to", "--gap-fill", "-i", "--interleave",
+                        "-b", "--byte", "--set-section-alignment", "--remove-relocations", "--add-symbol",
+                        "--heap", "--stack", "--subsystem", "--image-base", "--file-alignment",
+                        "--section-alignment", "--compress-debug-sections", "--elf-stt-common"),
+                    "-o": "write", "--add-section": "=read", "--update-section": "=read", "--dump-section": "=write",
+                    "--add-gnu-debuglink": "read", "--strip-symbols": "read", "--keep-symbols": "read",
+                    "--localize-symbols": "read", "--globalize-symbols": "read", "--weaken-symbols": "read",
+                    "--keep-global-symbols": "read", "--redefine-syms": "read"}
+
+
+def model_objcopy(inv: Invocation) -> None:
+    """``objcopy [OPTIONS] IN [OUT]``: IN is read and OUT written — without OUT, IN itself is
+    rewritten; ``strip [-o OUT] FILES…`` rewrites every file (or writes OUT).  Option values
+    naming files are read or written (``--dump-section NAME=FILE`` writes FILE,
+    ``--add-section NAME=FILE`` reads it)."""
+    parsed = parse_options(inv.argv, _OBJCOPY_VALUES, optional=frozenset({"--compress-debug-sections"}))
+    output = False
+    for option, value, index in parsed.options:
+        role = _OBJCOPY_VALUES.get(option)
+        if value is None or role is None or role == T:
+            continue
+        if role.startswith("="):
+            role, value = role[1:], value.partition("=")[2]
+            if not value:
+                continue
+        if option == "-o":
+            output = True
+        (inv.write if role == "write" else inv.read)(value, index)
+    files = list(parsed.positionals)
+    if inv.name.endswith("objcopy") and len(files) >= 2:
+        word, index = files.pop()
+        inv.write(word, index)
+        output = True
+    for word, index in files:
+        (inv.read if output else inv.write)(word, index)
+
+
+register("objcopy strip eu-strip llvm-objcopy llvm-strip", model_objcopy)
 if "javac" not in MODELS:  # pragma: no cover
     raise ImportError("models.writers replaces models registered before it")
 
