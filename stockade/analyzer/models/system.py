@@ -191,6 +191,19 @@ def model_mount(inv: Invocation) -> None:
     inv.privilege(f"`{inv.name}` needs administrator rights", 0)
 
 
+def model_sysctl(inv: Invocation) -> None:
+    """sysctl: prints kernel parameters (``-n``, ``-a``, ``-N``, names) unless it sets one —
+    ``NAME=VALUE``, ``-w``/``--write``, or a load of files (``-p``/``--load``, ``--system``,
+    BSD's ``-f``) —, which needs administrator rights."""
+    for word in inv.argv[1:]:
+        if "=" in word and not word.startswith("--pattern") or word in ("--write", "--load", "--system") or \
+                word.startswith(("--load=", "--write=")) or \
+                (word[:1] == "-" and word[1:2] != "-" and any(letter in word[1:] for letter in "wpf")):
+            inv.privilege(f"`{inv.name} {word}` changes kernel parameters and needs administrator rights", 0)
+            return
+    inv.read("/proc/sys", None, recursive=True)
+
+
 def model_account_cache(inv: Invocation) -> None:
     """chsh/chfn change the user's entry in ``/etc/passwd`` (a login shell runs at every login)
     through a setuid helper; ldconfig rewrites the system's library cache (``-p``/
@@ -261,5 +274,6 @@ register("crontab", model_crontab)
 register("at batch atq", model_at)
 register("mkfs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.vfat mkfs.btrfs mke2fs fdisk sfdisk parted wipefs mkswap "
          "shred-dev blkdiscard", model_mkfs)
-register("mount umount modprobe insmod rmmod setcap sysctl iptables nft ufw useradd usermod userdel "
+register("sysctl", model_sysctl)
+register("mount umount modprobe insmod rmmod setcap iptables nft ufw useradd usermod userdel "
          "groupadd passwd visudo chpasswd reboot shutdown halt poweroff init", model_mount)
