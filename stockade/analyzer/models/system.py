@@ -196,7 +196,7 @@ def model_sysctl(inv: Invocation) -> None:
     ``NAME=VALUE``, ``-w``/``--write``, or a load of files (``-p``/``--load``, ``--system``,
     BSD's ``-f``) —, which needs administrator rights."""
     for word in inv.argv[1:]:
-        if "=" in word and not word.startswith("--pattern") or word in ("--write", "--load", "--system") or \
+        if ("=" in word and not word.startswith("--pattern")) or word in ("--write", "--load", "--system") or \
                 word.startswith(("--load=", "--write=")) or \
                 (word[:1] == "-" and word[1:2] != "-" and any(letter in word[1:] for letter in "wpf")):
             inv.privilege(f"`{inv.name} {word}` changes kernel parameters and needs administrator rights", 0)
