@@ -271,6 +271,7 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
         index_file = _env(inv, "GIT_INDEX_FILE")
         if index_file:  # git refreshes or rewrites the index it is pointed at (even `git status` does)
             inv.write(index_file, None)
+        _trace_files(inv)
         allowed = _env(inv, "GIT_ALLOW_PROTOCOL")
         if allowed is not None and (UNKNOWN in allowed or {"ext", "fd"} & set(allowed.split(":"))):
             inv.unknown(f"`GIT_ALLOW_PROTOCOL={show(allowed)}` lets git run a command as a transport "
@@ -287,6 +288,17 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
             _expand_alias(inv, sub_index, alias, depth)
             return
     _subcommand(inv, git, sub, sub_index, bool(parsed.options))
+
+
+def _trace_files(inv: Invocation) -> None:
+    """``GIT_TRACE``, ``GIT_TRACE_PACKET``, ``GIT_TRACE2_EVENT``…: set to an absolute path, git
+    appends its trace to that file (``GIT_TRACE2*`` to a directory: a new file in it per
+    process); ``1``, ``2``, ``true`` or a descriptor number trace to an open descriptor."""
+    names = [name for name in (*inv.env, *inv.walker.state.exported) if name.startswith("GIT_TRACE")]
+    for name in names:
+        value = _env(inv, name)
+        if value and (value[:1] == "/" or UNKNOWN in value):
+            inv.write(value, None, recursive=name.startswith("GIT_TRACE2"))
 
 
 def _environment(inv: Invocation, git: _Git) -> None:
