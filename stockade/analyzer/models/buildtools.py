@@ -10,7 +10,7 @@ runners, and the DuckDB shell.
   without the project naming it; ``deploy`` publishes to a repository the build file names;
   ``gradle --scan`` uploads the build to scans.gradle.com; log and local-repository options
   write.
-* **task runners**: ``nodemon --exec CMD``, ``concurrently CMD…`` (and its ``--teardown``),
+* **task runners**: ``nodemon --exec CMD``, ``chokidar PATTERN -c CMD``, ``concurrently CMD…`` (and its ``--teardown``),
   ``pm2 start CMD``: the commands they run are shell code, walked; ``pm2 startup`` installs a
   boot service.
 * **injected code**: plugins, preloaded modules, agents and search directories given to a
@@ -192,6 +192,22 @@ def model_nodemon(inv: Invocation) -> None:
             continue
         apply(inv, role, value, index, f"`nodemon {option}`")
     for word, index in parsed.positionals[:1]:
+        inv.read(word, index)
+
+
+
+_CHOKIDAR_VALUES = {"-c": "script", "--command": "script", "-d": T, "--debounce": T, "-t": T, "--throttle": T,
+                    "-i": T, "--ignore": T, "--polling-interval": T, "--poll-interval": T, "--poll-interval-binary": T}
+
+
+def model_chokidar(inv: Invocation) -> None:
+    """``chokidar PATTERN… -c CMD`` (chokidar-cli): CMD is shell code run on every change (and
+    at start with ``--initial``); the patterns name what it watches (read)."""
+    parsed = parse_options(inv.argv, _CHOKIDAR_VALUES)
+    for option, value, index in parsed.options:
+        if _CHOKIDAR_VALUES.get(option) == "script" and value is not None:
+            inv.script(value, index, what=f"the command `chokidar {option}` runs on every change")
+    for word, index in parsed.positionals:
         inv.read(word, index)
 
 
@@ -636,6 +652,7 @@ register(" ".join(_INTERPRETER_MODELS), model_interpreter)
 register("mvn mvnw mvnd", model_maven)
 register("gradle gradlew", model_gradle)
 register("nodemon", model_nodemon)
+register("chokidar", model_chokidar)
 register("concurrently", model_concurrently)
 register("pm2", model_pm2)
 register("duckdb", model_duckdb)
