@@ -200,11 +200,30 @@ def sed_script(inv: Invocation, script: str, index: int) -> None:
             if len(parts) >= 3:
                 flags = delim.join(parts[2:])  # the flags, and a `w` file name that may hold the delimiter
                 if "e" in re.sub(r"w.*", "", flags) and cmd == "s":
-                    inv.unknown("sed `s///e` runs the result as a command", index)
+                    _sed_substitute_exec(inv, parts[0], parts[1], index)
                 wmatch = re.search(r"w\s*(\S.*)", flags)
                 if wmatch and cmd == "s":
                     inv.write(wmatch.group(1).strip(), index)
 
+
+
+#: sed regexes that match a whole pattern space (so ``s/RE/TEXT/e`` runs TEXT itself)
+_SED_WHOLE = frozenset({".*", "^.*", ".*$", "^.*$"})
+
+
+def _sed_substitute_exec(inv: Invocation, regex: str, replacement: str, index: int | None) -> None:
+    """``s/RE/TEXT/e``: the pattern space after the substitution is run as a command.  A
+    replacement without ``&`` or ``\\N`` is written as it runs (its escaped delimiters and
+    backslashes unescaped): its commands are walked; unless RE matches the whole pattern
+    space, the rest of the line around it is not known (and a line RE does not match runs as
+    it is)."""
+    if "&" not in replacement and not re.search(r"\\[0-9]", replacement):
+        command = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), replacement)
+        if command.strip():
+            inv.script(command, index, what="the sed `s///e` command")
+            if regex in _SED_WHOLE:
+                return
+    inv.unknown("sed `s///e` runs the result as a command", index)
 
 def model_sd(inv: Invocation) -> None:
     """``sd [-p] [-s] [-F] [-f FLAGS] [-n N] FIND REPLACE [FILE…]``: rewrites the files in place
