@@ -447,7 +447,14 @@ def model_nc(inv: Invocation) -> None:
             kind, _, rest = word.partition(":")
             kind = kind.lower()
             if lower.startswith(("exec:", "system:")):
-                inv.unknown(f"socat runs `{word.split(':', 1)[1]}`", index)
+                command = word.split(":", 1)[1]
+                inv.unknown(f"socat runs `{command}`", index)
+                if UNKNOWN not in command:  # (address options after a comma are socat's: `,pty,stderr`)
+                    inv.script(command.split(",")[0], index, what=f"the command socat's `{kind.upper()}` address runs")
+            elif "-listen" in kind or kind in ("ssl-l", "openssl-l"):
+                number, _, options = rest.partition(",")  # `TCP-LISTEN:4444,fork,bind=127.0.0.1`
+                bound = [o.partition("=")[2] for o in options.split(",") if o.startswith("bind=")]
+                inv.network(bound[0] if bound else "0.0.0.0", int(number) if number.isdigit() else None, index)
             elif kind in _SOCAT_FILES and rest:
                 path = rest.split(",")[0]  # (address options follow a comma)
                 if kind != "create":

@@ -19,13 +19,57 @@ _SYSTEM_PKG = {"apt": "/usr", "apt-get": "/usr", "aptitude": "/usr", "dpkg": "/u
 
 def model_system_pkg(inv: Invocation) -> None:
     """A system package manager: installing or removing writes system directories (and
-    package scripts run as root); queries only read."""
+    package scripts run as root); queries only read.  ``dpkg``'s archive operations
+    (``-x``, ``-b``, ``-c`` …) are ``dpkg-deb``'s."""
     words = inv.argv[1:]
+    if inv.name == "dpkg" and words and words[0].partition("=")[0] in _DEB_OPERATIONS:
+        model_dpkg_deb(inv)
+        return
     if not words or any(w in _PKG_READONLY for w in words[:2]) or (
             _rpm_query(words) if inv.name == "rpm" else _pkg_query(inv.name, words)):
         return
     inv.write(_SYSTEM_PKG.get(inv.name, "/usr"), 1, recursive=True)
 
+
+
+#: dpkg-deb's operations: option → what its operands are (``extract``: DEB then a directory
+#: written; ``build``: a directory read then the package written; ``read``: DEB only)
+_DEB_OPERATIONS = {
+    **dict.fromkeys(("-x", "--extract", "-X", "--vextract", "-R", "--raw-extract"), "extract"),
+    **dict.fromkeys(("-e", "--control"), "extract"),
+    **dict.fromkeys(("-b", "--build"), "build"),
+    **dict.fromkeys(("-c", "--contents", "-I", "--info", "-f", "--field", "--fsys-tarfile", "--ctrl-tarfile", "-W",
+                     "--show"), "read"),
+}
+
+
+def model_dpkg_deb(inv: Invocation) -> None:
+    """``dpkg-deb -x|-X|-R DEB DIR`` (``-e DEB [DIR]``: ``./DEBIAN``) writes the package's
+    files below DIR; ``-b DIR [DEB]`` writes the package (``DIR.deb`` by default); ``-c``,
+    ``-I``, ``-f``, ``-W`` read it."""
+    operation = None
+    operands: list[tuple[str, int]] = []
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if operation is None and word.partition("=")[0] in _DEB_OPERATIONS:
+            operation = _DEB_OPERATIONS[word.partition("=")[0]]
+        elif word[:1] != "-" or word == "-":
+            operands.append((word, index))
+    if operation is None or not operands:
+        return
+    first, first_index = operands[0]
+    if operation == "build":
+        inv.read(first, first_index, recursive=True)
+        if len(operands) > 1:
+            inv.write(operands[1][0], operands[1][1])
+        else:
+            inv.write(first.rstrip("/") + ".deb", first_index)
+        return
+    inv.read(first, first_index)
+    if operation == "extract":
+        if len(operands) > 1:
+            inv.write(operands[1][0], operands[1][1], recursive=True)
+        elif inv.argv[1].partition("=")[0] in ("-e", "--control"):
+            inv.write("DEBIAN", first_index, recursive=True)
 
 #: rpm's query mode (``-q`` with its letters bundled: ``-qa``, ``-qil``, ``-qpR``; not ``-V``,
 #: whose ``%verifyscript`` scriptlets run)
@@ -275,5 +319,6 @@ register("at batch atq", model_at)
 register("mkfs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.vfat mkfs.btrfs mke2fs fdisk sfdisk parted wipefs mkswap "
          "shred-dev blkdiscard", model_mkfs)
 register("sysctl", model_sysctl)
+register("dpkg-deb", model_dpkg_deb)
 register("mount umount modprobe insmod rmmod setcap iptables nft ufw useradd usermod userdel "
          "groupadd passwd visudo chpasswd reboot shutdown halt poweroff init", model_mount)
