@@ -1083,8 +1083,8 @@ def _op_push(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
     if not forced:
         forced = any(word.startswith("+") or (n and word.startswith(":")) for n, (word, _) in enumerate(positionals))
     if not forced:  # (git takes a long option's unique prefix: `--mirr`, `--del`; an ambiguous one is refused)
-        forced = any(option[:2] == "--" and len(option) > 2 and any(
-            name.startswith(option) for name in _FORCING if name[:2] == "--") for option, _, _ in options)
+        forced = any(option.startswith("--force") or (option[:2] == "--" and len(option) > 2 and any(
+            name.startswith(option) for name in _FORCING if name[:2] == "--")) for option, _, _ in options)
     words = inv.argv[sub_index + 1:]
     if forced and not any(option in ("-f", "--force") for option, _, _ in options):
         words = ["--force", *words]
