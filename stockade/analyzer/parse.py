@@ -626,20 +626,7 @@ def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) ->
     if not joins:
         return _source(text, data, tree if tree is not None else _checked_tree(text, data, byte_map), base, collapse,
                        byte_map)
-    pieces: list[str] = []
-    orig_index: list[int] = []
-    last = 0
-    for position in joins:
-        pieces.append(text[last:position])
-        orig_index.extend(range(last, position))
-        last = position + 2
-    pieces.append(text[last:])
-    orig_index.extend(range(last, len(text)))
-    joined = "".join(pieces)
-    joined_data = encode(joined)
-    joined_chars = _byte_to_char(joined, joined_data)
-    new_map = [orig_index[index] for index in joined_chars[:-1]]
-    new_map.append(len(text))
+    joined, joined_data, new_map = _edited(text, [(position, 2, "") for position in joins])
     try:  # joining can make `{` meet the bytes of such a character
         tree = tree_of(hide_bare_dollars(hide_escaped_returns(hide_prefix_words(hide_brace_words(joined_data)))))
     except UnsafeText as refused:
@@ -647,6 +634,28 @@ def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) ->
         raise UnsafeText(refused.why, start, end) from None
     return _source(joined, joined_data, tree, base, collapse, new_map)
 
+
+
+def _edited(text: str, edits: list[tuple[int, int, str]]) -> tuple[str, bytes, list[int]]:
+    """``text`` with ``edits`` (in order: at an offset, that many characters removed and a
+    text inserted), its encoding, and for each of its bytes (and its end) the offset in
+    ``text`` it came from (an inserted character: the offset it was inserted at)."""
+    pieces: list[str] = []
+    orig_index: list[int] = []
+    last = 0
+    for position, removed, inserted in edits:
+        pieces.append(text[last:position])
+        orig_index.extend(range(last, position))
+        pieces.append(inserted)
+        orig_index.extend([position] * len(inserted))
+        last = position + removed
+    pieces.append(text[last:])
+    orig_index.extend(range(last, len(text)))
+    edited = "".join(pieces)
+    data = encode(edited)
+    new_map = [orig_index[index] for index in _byte_to_char(edited, data)[:-1]]
+    new_map.append(len(text))
+    return edited, data, new_map
 
 def double_paren_insertions(text: str) -> list[tuple[int, str]]:
     """Where bash reads a ``((`` otherwise than the grammar: (offset, text to insert there).
@@ -724,22 +733,7 @@ def _double_paren_repaired(text: str, base: int, collapse: tuple[int, int] | Non
     insertions = double_paren_insertions(text)
     if not insertions:
         return None
-    pieces: list[str] = []
-    orig_index: list[int] = []
-    last = 0
-    for position, inserted in insertions:
-        pieces.append(text[last:position])
-        orig_index.extend(range(last, position))
-        pieces.append(inserted)
-        orig_index.extend([position] * len(inserted))
-        last = position
-    pieces.append(text[last:])
-    orig_index.extend(range(last, len(text)))
-    repaired = "".join(pieces)
-    repaired_data = encode(repaired)
-    chars = _byte_to_char(repaired, repaired_data)
-    new_map = [orig_index[index] for index in chars[:-1]]
-    new_map.append(len(text))
+    repaired, repaired_data, new_map = _edited(text, [(position, 0, inserted) for position, inserted in insertions])
     try:
         tree = parse_tree(repaired, repaired_data)
     except UnsafeText:
