@@ -72,7 +72,7 @@ MORE = [
     ("deny", "find ~ -name x -delete"),
     ("flag", "ls | xargs -I{} sh -c 'rm {}'"),
     ("deny", "sed '1e cat /etc/shadow' x"),
-    ("flag", "sed 's/.*/ls/e' x"),
+    ("flag", "sed 's/y/ls/e' x"),  # (the rest of each line is not known: `s/.*/ls/e` runs `ls` alone)
     ("deny", "awk 'BEGIN { system(\"touch ~/.profile\") }'"),
     ("flag", "awk '{ print | \"sh\" }' file"),
     ("deny", "tar -cf x.tar --to-command='rm -rf ~' src"),

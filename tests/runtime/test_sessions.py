@@ -147,7 +147,7 @@ def test_an_approval_turns_confirm_into_allow_for_every_segment_and_never_a_deny
     assert decision == "allow" and "approved by `git push`" in why
     assert m.bash("git push origin other && git status")[0] == "allow"
     # the approval covers `git push`, not the inline code in another segment
-    assert m.bash("git push origin x && python3 -c 'import os; print(os.getpid())'")[0] == "ask"
+    assert m.bash("git push origin x && python3 -c 'import subprocess; subprocess.run([\"make\"])'")[0] == "ask"
     # and can never override a deny rule
     decision, why = m.bash("git push --force origin main")
     assert decision == "deny" and "history rewrite" in why
