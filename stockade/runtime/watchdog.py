@@ -52,10 +52,18 @@ class PidNamespaceWatchdog:
 
     def _loop(self) -> None:
         own = os.readlink("/proc/self/ns/pid")
+        # the leader as first seen (its start time): once it has exited and been reaped its
+        # pid may be another sandbox's, whose namespace must not be counted as this one's
+        started = _start_time(self.leader_pid)
+        target: str | None = None
         while not self._stop.wait(self.interval):
-            target = self._namespace(own)
-            if target is None or target == own:
-                continue
+            if started is None or _start_time(self.leader_pid) != started:
+                return  # (the leader is gone: the sandbox it led has ended)
+            if target is None:  # (found once: the sandbox's namespace does not change)
+                found = self._namespace(own)
+                if found is None or found == own:
+                    continue
+                target = found
             count = 0
             members: list[int] = []
             for entry in os.scandir("/proc"):
@@ -76,6 +84,17 @@ class PidNamespaceWatchdog:
                         pass
                 return
 
+
+
+def _start_time(pid: int) -> bytes | None:
+    """The start time of process ``pid`` (``/proc/PID/stat`` field 22), None when it is gone:
+    with the pid, it names one process (a pid is reused once its process is reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[19] if len(fields) > 19 else None
 
 def _children(pid: int) -> list[int]:
     """The child processes of ``pid`` (from ``/proc/PID/task/*/children`` when the kernel
