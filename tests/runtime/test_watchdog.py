@@ -68,3 +68,17 @@ def test_a_run_without_a_writable_cgroup_is_stopped_by_the_watchdog(monkeypatch:
                           Limits(timeout=20, processes=4))
     assert result.exit_status == EXIT_PROCESS_LIMIT and "processes" in result.limits_hit
     assert result.duration < 15
+
+
+def test_the_watchdog_ends_with_its_leader_and_never_counts_a_later_process_with_its_pid() -> None:
+    # the leader exits and is reaped: its pid may then be another sandbox's (pids wrap), so
+    # the watchdog stops by itself instead of counting whatever process holds that pid next
+    sandbox = subprocess.Popen([*SANDBOX, "true"])
+    watchdog = PidNamespaceWatchdog(sandbox.pid, 1, interval=0.01)
+    watchdog.start()
+    sandbox.wait(timeout=20)
+    deadline = time.monotonic() + 5
+    while watchdog._thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not watchdog._thread.is_alive() and not watchdog.tripped
+    watchdog.stop()
