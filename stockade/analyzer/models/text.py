@@ -200,7 +200,7 @@ def sed_script(inv: Invocation, script: str, index: int) -> None:
             if len(parts) >= 3:
                 flags = delim.join(parts[2:])  # the flags, and a `w` file name that may hold the delimiter
                 if "e" in re.sub(r"w.*", "", flags) and cmd == "s":
-                    _sed_substitute_exec(inv, parts[0], parts[1], index)
+                    _sed_substitute_exec(inv, parts[0], parts[1], delim, index)
                 wmatch = re.search(r"w\s*(\S.*)", flags)
                 if wmatch and cmd == "s":
                     inv.write(wmatch.group(1).strip(), index)
@@ -211,13 +211,14 @@ def sed_script(inv: Invocation, script: str, index: int) -> None:
 _SED_WHOLE = frozenset({".*", "^.*", ".*$", "^.*$"})
 
 
-def _sed_substitute_exec(inv: Invocation, regex: str, replacement: str, index: int | None) -> None:
+def _sed_substitute_exec(inv: Invocation, regex: str, replacement: str, delim: str, index: int | None) -> None:
     """``s/RE/TEXT/e``: the pattern space after the substitution is run as a command.  A
-    replacement without ``&`` or ``\\N`` is written as it runs (its escaped delimiters and
-    backslashes unescaped): its commands are walked; unless RE matches the whole pattern
-    space, the rest of the line around it is not known (and a line RE does not match runs as
-    it is)."""
-    if "&" not in replacement and not re.search(r"\\[0-9]", replacement):
+    replacement without ``&`` and without escapes other than ``\\\\``, ``\\n`` and the
+    escaped delimiter is written as it runs (those unescaped): its commands are walked;
+    unless RE matches the whole pattern space, the rest of the line around it is not known
+    (and a line RE does not match runs as it is)."""
+    # (any other escape — `\\1`, GNU's case conversions `\\U…`, `\\l` — changes the text that runs)
+    if "&" not in replacement and not re.search(r"\\[^\\n" + re.escape(delim) + "]", replacement):
         command = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), replacement)
         if command.strip():
             inv.script(command, index, what="the sed `s///e` command")
