@@ -44,6 +44,8 @@ from stockade.analyzer.models.shellstate import (
     declared_attributes,
     deref,
     forget_array,
+    integer_assignment,
+    is_integer,
     nameref_target,
     subscript_code,
 )
@@ -1188,7 +1190,10 @@ class Walker(ControlFlow):
 
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
         saw, self.saw_default = self.saw_default, False
-        name, value, _ = self.assignment_value(node)
+        name, value, value_node = self.assignment_value(node)
+        if value_node is not None and name != UNKNOWN and is_integer(self, name) and (
+                value == UNKNOWN or "[" in self.src.node_text(node.child_by_field_name("name") or node)):
+            integer_assignment(self, self.words.text(value_node), self.src.span(node))  # (`n+=V`, `a[0]=V`: V)
         target = assign_through(self, name, value, self.src.span(node)) if name != UNKNOWN else None  # (of a nameref)
         if target is None:
             self.saw_default = saw
@@ -1280,6 +1285,8 @@ class Walker(ControlFlow):
                 else:
                     self.saw_default = saw or self.saw_default
                 if name != UNKNOWN:
+                    if is_integer(self, name):  # (`declare -i n; export n='a[$(cmd)]'`)
+                        integer_assignment(self, value, self.src.span(child))
                     if other is None:
                         self.state.variables[name] = value
                     if keyword == "export" or "*" in self.state.exported:

@@ -35,7 +35,7 @@ _PY_MODULES = frozenset({
     "sys", "json", "platform", "math", "datetime", "time", "string", "hashlib", "base64", "uuid", "textwrap",
     "random", "secrets", "statistics", "keyword", "calendar", "unicodedata", "zlib", "binascii", "html", "shlex",
     "collections", "importlib.metadata", "certifi", "ssl", "locale", "sysconfig", "pprint",
-    "os", "os.path", "shutil", "multiprocessing", "site", "struct", "tomllib", "getpass",
+    "os", "os.path", "shutil", "multiprocessing", "site", "struct", "tomllib", "getpass", "pathlib",
 })
 #: the functions and classes of those modules a one-liner may call (each only computes, or reads
 #: what it describes of the interpreter and the machine: no host contacted, no file named by a
@@ -83,6 +83,8 @@ _PY_CALLS = _names(
     "os.path: join basename dirname splitext split normpath isabs expanduser commonpath commonprefix",
     "shutil: which disk_usage get_terminal_size", "multiprocessing: cpu_count",
     "site: getsitepackages getusersitepackages getuserbase", "struct: calcsize", "tomllib: load loads",
+    "pathlib: Path PurePath PurePosixPath", "pathlib.Path: home cwd",  # (a path's methods that open, list or
+    # change files are not listed: `Path.home().unlink()` is refused)
     "importlib.metadata: entry_points distributions packages_distributions", "getpass: getuser",
 )
 #: the values of those modules a one-liner may read

@@ -226,7 +226,7 @@ def value_role(inv: Invocation, role: str, option: str, value: str, index: int) 
 
 
 def model_busybox(inv: Invocation) -> None:
-    """``busybox APPLET ARGS``: the applet is judged as the program of that name;
+    """``busybox APPLET ARGS`` (and toybox): the applet is judged as the program of that name;
     ``--install DIR`` writes links into DIR."""
     words = inv.argv[1:]
     if not words or words[0] in ("--list", "--list-full", "--help"):
@@ -600,7 +600,8 @@ _PROJECT_RUNNERS = {"poetry": _t("-C", "--directory", "-P", "--project"),
                     "rye": _t("--pyproject"), "pixi": _t("-e", "--environment", "--manifest-path"),
                     "pipenv": {}, "conda": _t("-n", "--name", "-p", "--prefix", "--cwd"),
                     "mamba": _t("-n", "--name", "-p", "--prefix", "--cwd"),
-                    "micromamba": _t("-n", "--name", "-p", "--prefix", "--cwd")}
+                    "micromamba": _t("-n", "--name", "-p", "--prefix", "--cwd"),
+                    "devbox": _t("-c", "--config", "-e", "--env", "--env-file")}
 
 
 def model_project_runner(inv: Invocation) -> None:
@@ -797,7 +798,7 @@ for _names, _runner in RUNNERS.items():
     for _name in _names.split():
         register(_name, model_runner)
 RUNNERS_BY_NAME: dict[str, Runner] = {name: runner for names, runner in RUNNERS.items() for name in names.split()}
-register("busybox", model_busybox)
+register("busybox toybox", model_busybox)
 register("script", model_script)
 register("systemd-run", model_systemd_run)
 register("sudoedit", model_sudoedit)

@@ -448,13 +448,13 @@ _PATH_LITERAL = LazyPattern(r"""(?<![\w$])(['"])((?:~|/|\.\.?/|\.\w)[^'"\n$`{}]*
 
 #: a call that runs a shell command line given as a string literal (``os.system("…")``,
 #: ``subprocess.run("…", shell=True)``, ``child_process.execSync("…")``, Ruby/Perl ``system "…"``,
-#: Lua ``os.execute``, PHP ``shell_exec``): the literal (group 2; no backslash but ``\"``)
+#: Lua ``os.execute``, PHP ``shell_exec``, AppleScript ``do shell script "…"``): the literal (group 2; no backslash but ``\"``)
 _SHELL_CALL = LazyPattern(
     r"""(?<![\w])(?:os\.(?:system|popen|execute|popen[234])|subprocess\.(?:run|call|check_call|check_output|Popen|"""
     r"""getoutput|getstatusoutput)|commands\.getoutput|(?:child_process\.|cp\.)?(?:execSync|spawnSync)|"""
     r"""child_process\.exec|(?<=\)\.)(?:run|call|check_call|check_output|Popen|getoutput|exec)|"""
     r"""(?<=\w\.)(?:check_call|check_output|Popen|getoutput|getstatusoutput)|system|popen|shell_exec|passthru|"""
-    r"""proc_open|IO\.popen|Open3\.\w+)"""
+    r"""proc_open|IO\.popen|Open3\.\w+|do\s+shell\s+script)"""
     r"""\s*[({]?\s*(?<![fF])(['"])((?:[^'"\\\n]|\\")*)\1""")
 #: Perl, Ruby and PHP run a backquoted string (and Perl's ``qx{…}``, Ruby's ``%x(…)``) as a shell command
 _BACKTICKS = LazyPattern(r"""`([^`\\$]*)`|\bqx\s*([{(\[<|/!])|%x([({\[])""")
@@ -464,8 +464,9 @@ _CLOSING = {"{": "}", "(": ")", "[": "]", "<": ">"}
 #: often holds as text): (group 1: delete or write, group 3:
 #: the path; a copy's or move's destination is its second argument)
 _FILE_CALL = LazyPattern(
-    r"""(?<![\w])(?:(rmtree|remove|unlink|rmdir|removedirs|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|"""
-    r"""remove_dir_all|remove_file)|(writeFileSync|appendFileSync|write_text|write_bytes|"""
+    r"""(?<![\w])(?:(rmtree|remove|unlink|rmdir|removedirs|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|rm_f|"""
+    r"""remove_dir_all|remove_file|remove_tree|remove_dir|remove_entry(?:_secure)?|rimraf(?:Sync)?|removeSync|"""
+    r"""emptyDirSync|rm(?=\s*\())|(writeFileSync|appendFileSync|write_text|write_bytes|"""
     r"""(?:copyfile|copy2?|copytree|move|rename|renameSync|copyFileSync|symlink|symlinkSync|cp|mv)"""
     r"""\s*\(\s*(?:['"][^'"\n]*['"]|[\w.]+)\s*,))\s*\(?\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
 
@@ -495,6 +496,8 @@ def named_commands(inv: Invocation, code: str, index: int | None) -> None:
     for command in shell_strings(inv.name, code):
         if command.strip():
             inv.walker.nested_script(command, inv.at(index), exact=False, subshell=True)
+    if "HOME" in code or "home" in code:  # (`rmtree($ENV{HOME})`, `FileUtils.rm_rf(Dir.home)`: as `"~"`)
+        code = _BARE_HOME.sub('"~"', _home_spelled(code))
     for match in _FILE_CALL.finditer(code):
         if match.group(1):
             inv.delete(match.group(4), index, recursive=True)
@@ -514,12 +517,19 @@ _OPEN_CALL = LazyPattern(r"""\b((?:open|fopen|readFileSync|readFile|createReadSt
 _HOME_EXPR = (r"""(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\bENV(?:\.fetch\(|\[)\s*['"]HOME['"]\s*[\])]|"""
               r"""\benviron(?:\.get\(|\[)\s*['"]HOME['"]\s*[\])]|\bgetenv\(\s*['"]HOME['"]\s*\)|"""
               r"""\bhomedir\(\s*\)|\bPath\.home\(\s*\)|\bDir\.home\b|\bprocess\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\]))""")
+#: the module or object a home expression is called on (``os.``, ``require("os").``, ``File::``)
+_QUALIFIED = r"""(?:[\w$]+(?:\(\s*['"][\w:]+['"]\s*\))?(?:\.|->|::))*"""
 #: the home expression inside a string (``"$ENV{HOME}/.netrc"``): read as ``~``
 _HOME_IN_STRING = LazyPattern(r"""\$ENV\{\s*['"]?HOME['"]?\s*\}(?=/)""")
 #: the home expression joined to a literal (``ENV["HOME"] + "/.netrc"``, ``getenv("HOME")."/x"``,
 #: ``os.homedir()+"/.ssh"``, ``homedir()*"/x"``, ``os.getenv("HOME") .. "/x"``,
 #: ``os.path.join(os.environ["HOME"], ".netrc")``, ``Path.home() / ".ssh"``): group 2 the literal
-_HOME_JOINED = LazyPattern(_HOME_EXPR + r"""\s*(?:\+|\.\.?|\*|,|/)\s*(['"])/?([^'"\n$`{}]{1,1024})\1""")
+_HOME_JOINED = LazyPattern(_QUALIFIED + _HOME_EXPR + r"""\s*(?:\+|\.\.?|\*|,|/)\s*(['"])/?([^'"\n$`{}]{1,1024})\1""")
+
+
+#: the home expression alone, with the module or object it is called on (``os.homedir()``,
+#: ``require("os").homedir()``, ``Dir.home``, ``$ENV{HOME}``): read as the ``"~"`` literal
+_BARE_HOME = LazyPattern(_QUALIFIED + _HOME_EXPR)
 
 
 #: Perl's ``open`` with a mode: three arguments (``open(my $f, ">>", ".git/config")``, group 2

@@ -36,12 +36,42 @@ def subscript_code(walker: Walker, name: str, span: tuple[int, int]) -> None:
         walker.nested_script(": " + name[name.index("["):], span, exact=False, subshell=True)
 
 
+#: the key prefix under which a variable's integer attribute (``declare -i NAME``) is kept
+INTEGER_PREFIX = "\ue009int:"
+
+
+def integer_assignment(walker: Walker, value: str, span: tuple[int, int]) -> None:
+    """A value assigned to a variable with the integer attribute (``declare -i n; n=VALUE``):
+    bash evaluates it as arithmetic, so an array subscript in it — or in the value of a
+    variable it names — runs its substitutions (``n='a[$(cmd)]'``)."""
+    for _ in range(8):
+        if not value or UNKNOWN in value:
+            return
+        if "[" in value and ("$" in value or "`" in value):
+            walker.nested_script(": " + value[value.index("["):], span, exact=False, subshell=True)
+            return
+        stripped = value.strip()
+        if not stripped.isidentifier():
+            return
+        value = walker.lookup(stripped) or ""
+
+
+def is_integer(walker: Walker, name: str) -> bool:
+    """Whether ``name`` (or the array of ``name[i]``) has the integer attribute."""
+    return INTEGER_PREFIX + name.partition("[")[0].rstrip("+") in walker.state.variables
+
+
 def declared_attributes(walker: Walker, node: Any, attributes: str) -> None:
     """``declare``/``typeset``/``local`` with ``-l``/``-u`` (the values it assigns are
     lowercased or uppercased: ``typeset -l X=/ETC/SHADOW`` holds ``/etc/shadow``) or ``-i``
     (the values are evaluated as arithmetic: an array subscript in them runs its substitutions)."""
     variables = walker.state.variables
     for child in node.named_children:
+        if "i" in attributes and child.type in ("variable_assignment", "variable_name", "word"):
+            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+            declared = walker.src.node_text(target).partition("=")[0].partition("[")[0] if target is not None else ""
+            if declared.isidentifier():  # (later assignments are evaluated as arithmetic too)
+                variables[INTEGER_PREFIX + declared] = "i"
         if child.type != "variable_assignment":
             continue
         target = child.child_by_field_name("name")
@@ -168,6 +198,8 @@ def assign_through(walker: Walker, name: str, value: str, span: tuple[int, int] 
     when the nameref is used: walked now, at ``span``; an array element is set or the array
     forgotten)."""
     target = nameref_target(walker, name)
+    if span is not None and is_integer(walker, name if target is None or target in ("", UNKNOWN) else target):
+        integer_assignment(walker, value, span)
     if target is None:
         return name
     if target == "":  # `declare -n r; r=X`: binds r to X
@@ -373,6 +405,9 @@ def model_read(inv: Invocation) -> None:
             set_variable(walker, name, value, inv.span, f"`{inv.name}`")
             if text is None:  # data from a file or a pipe: arithmetic on it evaluates it (see Walker.arithmetic)
                 walker.read_data = walker.read_data | {name}
+                if is_integer(walker, name):
+                    inv.unknown(f"`{inv.name}` assigns the integer variable `{name}` input that is not known, which "
+                                "bash evaluates as arithmetic: an array subscript in it runs commands")
 
 
 def model_hash(inv: Invocation) -> None:
