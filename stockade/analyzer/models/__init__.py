@@ -454,6 +454,10 @@ from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,
 from stockade.analyzer.models import media  # noqa: E402,F401
 
 # isort: split
+# (password managers and secret stores: pass, secret-tool, security, keyctl, op, bw, lpass)
+from stockade.analyzer.models import secretstores  # noqa: E402,F401
+
+# isort: split
 # (JVM builds, task runners and duckdb: they replace the plain `mvn`/`gradle` entries of files.py)
 from stockade.analyzer.models import buildtools  # noqa: E402,F401
 

@@ -344,7 +344,9 @@ def _db_sql_file(inv: Invocation, word: str, index: int | None, what: str, depth
 def _db_shell_lines(inv: Invocation, text: str, index: int | None, where: str, depth: int = 0) -> None:
     """The shell commands in SQL a psql or mysql client runs, walked: ``\\!``/``system``
     lines, the program of a ``COPY … TO/FROM PROGRAM`` and psql's ``\\o |cmd`` pipes; files it
-    includes (psql's ``\\i``/``\\ir``, mysql's ``source``/``\\.``) are SQL files it runs."""
+    includes (psql's ``\\i``/``\\ir``, mysql's ``source``/``\\.``) are SQL files it runs; files
+    its SQL reads or writes by a literal name (:data:`_SQL_READS`, :data:`_SQL_WRITES`: judged on
+    this machine, where a local server runs) are reads and writes."""
     for match in re.finditer(r"(?:^|\n|;)\s*(?:\\(?:i|ir|include|include_relative)|source|\\\.)\s+([^\s;]+)", text,
                              re.I):
         _db_sql_file(inv, match.group(1).strip("'\""), index, f"the SQL file {where} includes", depth)
@@ -356,6 +358,24 @@ def _db_shell_lines(inv: Invocation, text: str, index: int | None, where: str, d
         line = line.strip()
         if line.startswith(("\\!", "system ")):
             inv.script(line.split(None, 1)[1] if " " in line else "", index, what=f"the shell command in {where}")
+    if "'" in text:  # files the SQL has the server (or psql's `\copy`) read or write
+        for match in _SQL_READS.finditer(text):  # (a leading `~` is a name: SQL expands no tilde)
+            if match.group(1):
+                inv.read("./" + match.group(1) if match.group(1)[:1] == "~" else match.group(1), index)
+        for match in _SQL_WRITES.finditer(text):
+            if match.group(1):
+                inv.write("./" + match.group(1) if match.group(1)[:1] == "~" else match.group(1), index)
+
+
+#: SQL that reads a file named by a literal: PostgreSQL's ``pg_read_file('/x')``,
+#: ``lo_import``, ``COPY t FROM '/x'`` (and psql's ``\copy``), MySQL's ``LOAD_FILE('/x')`` and
+#: ``LOAD DATA [LOCAL] INFILE '/x'`` (group 1: the path)
+_SQL_READS = re.compile(r"\b(?:(?:pg_read_file|pg_read_binary_file|pg_stat_file|lo_import|load_file)\s*\(\s*|"
+                        r"copy\b[^;]*?\bfrom\s+|load\s+data\s+(?:low_priority\s+|concurrent\s+)?(?:local\s+)?"
+                        r"infile\s+)'([^']*)'", re.I)
+#: SQL that writes a file: ``COPY … TO '/x'``, ``SELECT … INTO OUTFILE|DUMPFILE '/x'``, ``lo_export(oid, '/x')``
+_SQL_WRITES = re.compile(r"\b(?:copy\b[^;]*?\bto\s+|into\s+(?:outfile|dumpfile)\s+|lo_export\s*\([^,;]*,\s*)'([^']*)'",
+                         re.I)
 
 
 _HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})

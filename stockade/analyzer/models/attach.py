@@ -18,7 +18,7 @@ engine the spec names (a remote JVM): not known.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import show
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
 from stockade.analyzer.models.optionvars import harmless_options
@@ -69,7 +69,7 @@ def _attached(inv: Invocation) -> tuple[str, int] | None:
     if "" in options:
         operands = [(word, index) for index, word in enumerate(argv[1:], start=1) if word[:1] != "-"]
         for word, index in operands:
-            if word.isdigit() or inv.name in ("jattach", "pyrasite", "reptyr"):
+            if word.isdigit() or UNKNOWN in word or inv.name in ("jattach", "pyrasite", "reptyr"):
                 return word, index
     if inv.name == "gdb":  # `gdb PROGRAM PID`: the second operand is a process to attach to
         operands = [(word, index) for index, word in enumerate(argv[1:], start=1) if word[:1] != "-"]

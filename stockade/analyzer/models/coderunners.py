@@ -101,6 +101,9 @@ _SQLITE_VALUES = {"--cmd": "sql", "--init": "file", "--separator": T, "--newline
 _SQL_ATTACH = re.compile(r"\b(?:attach(?:\s+database)?|vacuum\s+into)\s+'([^']*)'", re.I)
 
 
+_SQL_FILE_READS = re.compile(r"\b(readfile|fsdir)\s*\(\s*'([^']+)'", re.I)
+
+
 def _sqlite_arguments(text: str) -> list[str]:
     """A dot-command's arguments as sqlite3's shell splits them: at blanks, a word in quotes
     is one argument (its quotes removed; backslash escapes resolved in double quotes)."""
@@ -174,6 +177,9 @@ def sqlite_text(inv: Invocation, text: str, index: int | None, depth: int = 0) -
             for match in _SQL_ATTACH.finditer(line):
                 if match.group(1) not in ("", ":memory:"):
                     inv.write(match.group(1), index)
+            for match in _SQL_FILE_READS.finditer(line):  # (the shell's `readfile('/x')`, `fsdir('/d')`; no tilde)
+                path = match.group(2)
+                inv.read("./" + path if path[:1] == "~" else path, index, recursive=match.group(1).lower() == "fsdir")
             if re.search(r"\b(load_extension|writefile|edit|fts3_tokenizer)\s*\(", line, re.I):
                 inv.unknown(f"the SQL `{show(line)[:60]}` loads code or writes files", index)
             continue

@@ -90,11 +90,13 @@ TUNNELS: dict[str, tuple[frozenset[str], str, int]] = {
     "cloudflared": (frozenset({"tunnel", "access"}), "region1.v2.argotunnel.com", 7844),
     "bore": (frozenset({"local"}), "bore.pub", 7835),
     "localtunnel lt": (frozenset(), "localtunnel.me", 443),
+    # (`tailscale funnel` serves a local port on the internet, `serve` on the tailnet)
+    "tailscale": (frozenset({"funnel", "serve"}), "controlplane.tailscale.com", 443),
 }
 
 
 def model_tunnel(inv: Invocation) -> None:
-    """ngrok/cloudflared/bore/localtunnel: a tunnel exposes a local port to the internet through
+    """ngrok/cloudflared/bore/localtunnel/tailscale funnel: a tunnel exposes a local port to the internet through
     the vendor's relay, which the command contacts (judged by the network rules); other
     subcommands (``ngrok config``, ``cloudflared --version``) as a program with no model."""
     row = _TUNNEL_BY_NAME.get(inv.name)
