@@ -24,6 +24,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 #: words that end a loop from inside it
+#: a ``while`` condition that reads a line (``read x``, ``IFS= read -r line``): fed by an endless
+#: stream (``yes |``), the loop never ends
+_READ_CONDITION_RE = re.compile(r"(?:\w+=\S*\s+)*read\b")
+#: the mark an endless stream's description starts with (:data:`.models.pipefill.ENDLESS`)
+_ENDLESS = "the endless output of "
 _LOOP_EXIT_RE = re.compile(r"(?:^|[\s;&|({])(?:break|exit|return)(?:$|[\s;&|)}])")
 #: a command put in the background (``&`` not part of ``&&``, ``&>`` or ``>&``)
 _BACKGROUND_RE = re.compile(r"(?<![&>])&(?![&>])")
@@ -293,7 +298,9 @@ class ControlFlow:
         forever = ("true", ":", "/bin/true", "/usr/bin/true", "[ 1 ]", "((1))", "(( 1 ))")
         keyword = node.children[0].type if node.children else ""
         if (keyword == "while" and condition in forever) or (keyword == "until" and condition in ("false",
-                                                                                                 "/bin/false")):
+                                                                                                 "/bin/false")) or \
+                (keyword == "while" and stdin.what[:len(_ENDLESS)] == _ENDLESS and
+                 _READ_CONDITION_RE.match(condition) is not None):  # (`yes | while read x; do …; done`)
             endless = self._endless(node, body, stdin)
         else:
             endless = False

@@ -121,6 +121,9 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
             continue
         if word[1] == "-":  # --long, --long=value
             name, eq, value = word.partition("=")
+            if name not in takes_value and name not in optional and len(name) > 3 and \
+                    argv[0].rpartition("/")[2] in ABBREVIATING:
+                name = _long_option(name, takes_value, optional)
             if eq:
                 options.append((name, value, index))
             elif name in takes_value and name not in optional and index + 1 < count:
@@ -153,6 +156,32 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
             position += 1
         index += 2 if consumed_next else 1
     return _new_tuple(Parsed, (tuple(options), tuple(positionals)))
+
+
+#: programs that take a unique prefix of a long option for the option (getopt_long's rule:
+#: ``sort --outp=F`` is ``--output=F``, ``sed --in-pl`` is ``--in-place``, ``wget --output-d``)
+#: — GNU coreutils, sed, grep, tar, gzip, wget, diffutils, patch, findutils' xargs, gawk, make
+ABBREVIATING = frozenset(
+    "cat tac cp mv rm ln install mkdir rmdir touch chmod chown chgrp sort uniq cut tr head tail tee split csplit "
+    "join paste comm shuf base64 base32 basenc du df ls dir vdir stat truncate shred wc date env nice nohup "
+    "timeout stdbuf realpath readlink mktemp od fold fmt nl pr expand unexpand sum md5sum sha1sum sha224sum "
+    "sha256sum sha384sum sha512sum b2sum cksum numfmt ptx tsort dircolors sed gsed grep egrep fgrep tar gtar "
+    "gzip gunzip zcat wget diff diff3 sdiff cmp patch xargs gawk make gmake".split())
+
+
+def _long_option(name: str, takes_value: set[str] | frozenset[str] | dict[str, str],
+                 optional: frozenset[str] | set[str]) -> str:
+    """The long option ``name`` abbreviates when it is a prefix of exactly one option that
+    takes a value (the program's other options are not listed: where one of them shares the
+    prefix, the program refuses the word as ambiguous and runs nothing), else ``name``.  A
+    name that ends where a word of that option does (``--time`` of ``--time-style``,
+    ``--checkpoint`` of ``--checkpoint-action``) is an option of its own in these programs,
+    not an abbreviation: kept."""
+    found = {option for option in (*takes_value, *optional) if option[:len(name)] == name and option[:2] == "--"}
+    if len(found) != 1:
+        return name
+    option = found.pop()
+    return name if option[len(name):len(name) + 1] == "-" else option
 
 
 def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None:

@@ -400,6 +400,8 @@ def model_scp(inv: Invocation) -> None:
         elif option in ("--link-dest", "--compare-dest", "--copy-dest") and inv.name == "rsync":
             inv.read(value, index, recursive=True)  # (files there are compared, copied or hard-linked)
     words = list(parsed.positionals)
+    if inv.name == "rsync":
+        _rsync_files_from(inv, parsed, words)
     if inv.name == "sftp" and words:  # sftp [user@]host[:path]: the first operand is the host
         host, index = words.pop(0)
         contact_url(inv, "ssh://" + host.split(":", 1)[0].rpartition("@")[2], index, 22)
@@ -417,6 +419,17 @@ def model_scp(inv: Invocation) -> None:
         else:
             inv.read(word, index, recursive=True)
             _removes_source(inv, parsed, word, index)
+
+
+def _rsync_files_from(inv: Invocation, parsed: Parsed, words: list[tuple[str, int]]) -> None:
+    """``rsync --files-from=FILE SRC DEST`` with a list that is not known (a file, a pipe): the
+    names it sends cannot be seen."""
+    from stockade.analyzer.models.text import program_text
+
+    for value, index in parsed.values_of("--files-from"):
+        if program_text(inv, value) is None:
+            inv.unknown(f"`rsync --files-from` sends the files `{show(value)}` lists, which are not known before it "
+                        "runs", index)
 
 
 def _removes_source(inv: Invocation, parsed: Parsed, word: str, index: int) -> None:

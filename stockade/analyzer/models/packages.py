@@ -154,6 +154,12 @@ def _requirements_file(inv: Invocation, path: str, index: int, depth: int) -> No
     if text is None:
         _fresh_requirements(inv, path, resolved, index)
         return
+    requirements_lines(inv, path, text, index, depth)
+
+
+def requirements_lines(inv: Invocation, path: str, text: str, index: int, depth: int = 0) -> None:
+    """The lines of a requirements file ``path`` whose text is known, judged as
+    :func:`_requirements_file` says."""
     for raw in text.splitlines()[:500]:
         line = raw.split(" #", 1)[0].strip().lstrip(UNKNOWN)  # (text appended to a file not known: its lines)
         if not line or line.startswith("#"):

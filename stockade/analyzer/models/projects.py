@@ -67,6 +67,13 @@ def _in_workspace(inv: Invocation, word: str) -> bool:
     return (inv.path(word).rstrip("/") + "/").startswith(workspace)
 
 
+def _listed_text(inv: Invocation, path: str) -> str | None:
+    """The known text of a requirements file read from a descriptor (see :func:`.text.program_text`)."""
+    from stockade.analyzer.models.text import program_text
+
+    return program_text(inv, path)
+
+
 def pip_wrapper(model: Model) -> Model:
     """pip's model, with abbreviated long options expanded; then wheels from outside the index."""
 
@@ -85,6 +92,12 @@ def pip_wrapper(model: Model) -> Model:
                             "package index: its code cannot be seen into", index)
         for path, index in parsed.values_of("-r", "--requirement", "-c", "--constraint"):
             if path.startswith(("/dev/fd/", "/dev/stdin", "/proc/self/fd/")) or path == "-":
+                listed = _listed_text(inv, path)
+                if listed is not None:  # (known text, `-r <(echo …)`, `-r - <<< …`: its lines are judged)
+                    from stockade.analyzer.models.packages import requirements_lines
+
+                    requirements_lines(inv, path, listed, index)
+                    continue
                 inv.unknown(f"`{inv.name}` installs what another command's output lists, which is not visible", index)
         from stockade.analyzer.models.fresh import fresh_project
 

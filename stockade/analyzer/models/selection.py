@@ -29,6 +29,7 @@ from stockade.analyzer.models import (  # noqa: F401  (the models wrapped here r
 from stockade.analyzer.models.files import _GREP_VALUES, NUL
 from stockade.analyzer.models.shellstate import model_parallel
 from stockade.analyzer.models.text import _RG_VALUES
+from stockade.analyzer.models.wrappers import pasted_name
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -271,7 +272,7 @@ def find_selected(inv: Invocation) -> None:
                 for root in roots:
                     for pattern in patterns:
                         for target in selected(root, pattern):
-                            sub = [word.replace("{}", target) for word in command]
+                            sub = [word.replace("{}", pasted_name(target, word)) for word in command]
                             inv.run(index + 1, argv=sub, spans=inv.spans[index + 1:end])
             index = end
         index += 1
@@ -373,19 +374,30 @@ _LS_NAME_LONG = frozenset({"--directory", "--all", "--almost-all", "--reverse", 
                            "--color=never", "--color=auto", "--color=always", "--sort", "--"})
 
 
+def _names_only(parsed: Parsed) -> bool:
+    """Whether ``ls`` given these options prints names only (no long listing, no recursion)."""
+    for option, _, _ in parsed.options:
+        if (option.startswith("--") and option not in _LS_NAME_LONG) or \
+                (not option.startswith("--") and not set(option[1:]) <= _LS_NAME_FLAGS):
+            return False
+    return True
+
+
 def ls_default(inv: Invocation) -> None:
-    """``ls`` without operands lists the working directory (``cd ~/.ssh && ls``); ``ls GLOB…``
+    """``ls`` without operands lists the working directory (``cd ~/.ssh && ls``) and prints the
+    names there (judged as the glob ``*``, with ``-a``/``-A`` also ``.*``); ``ls GLOB…``
     prints the names each glob matches: what it prints (for ``$(ls /usr/bin/sud*) id``, a pipe)
     is those globs, judged as the files — or, in command position, the programs — they could be."""
     parsed = parse_options(inv.argv, _LS_VALUES, optional=frozenset({"--color"}))
     if not parsed.positionals:
         inv.read(".", None, recursive=parsed.has("-R", "--recursive"))
+        if _names_only(parsed) and not parsed.has("-d", "--directory"):  # (`ls | while read f`, `$(ls)`)
+            hidden = parsed.has("-a", "-A", "--all", "--almost-all")
+            inv.output(".*\n*\n" if hidden else "*\n", "the names `ls` prints")
         return
 
-    for option, _, _ in parsed.options:
-        if (option.startswith("--") and option not in _LS_NAME_LONG) or \
-                (not option.startswith("--") and not set(option[1:]) <= _LS_NAME_FLAGS):
-            return
+    if not _names_only(parsed):
+        return
     words = [word for word, _ in parsed.positionals]
     if all(UNKNOWN not in word and has_glob(word.rstrip("/").rpartition("/")[2]) for word in words):
         inv.output("".join(word + "\n" for word in words), "the names `ls` prints")
@@ -426,8 +438,12 @@ def _names_hidden(pattern: str) -> bool:
 
 def model_compgen(inv: Invocation) -> None:
     """``compgen -c [PREFIX]`` (``-A command``) prints the names of commands starting with PREFIX: the glob
-    ``PREFIX*`` (in command position, the programs it could be); other lists are not known."""
+    ``PREFIX*`` (in command position, the programs it could be); other lists are not known;
+    ``-C CMD`` runs CMD (walked)."""
     argv = inv.argv
+    for index in range(1, len(argv) - 1):
+        if argv[index] == "-C":  # (`compgen -C CMD WORD` runs CMD now, for the words it prints)
+            inv.script(argv[index + 1], index + 1, what="the command `compgen -C` runs")
     if argv[1:3] == ["-A", "command"]:  # (`compgen -A command` is `compgen -c`)
         argv = [argv[0], "-c", *argv[3:]]
     if len(argv) in (2, 3) and argv[1] == "-c" and (len(argv) == 2 or not argv[2].startswith("-")):

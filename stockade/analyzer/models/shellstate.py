@@ -592,6 +592,22 @@ def located(inv: Invocation, names: list[str], skip_functions: bool) -> str | No
     return "\n".join(out) + "\n" if out else None
 
 
+def model_complete(inv: Invocation) -> None:
+    """``complete -C CMD NAME`` (``compgen -C``) runs CMD to complete NAME's words, ``bind -x
+    'KEYS: CMD'`` runs CMD when the keys are typed: code an interactive shell runs later,
+    walked as the shell code it is (the strict side: it may run in this session)."""
+    argv = inv.argv
+    for index in range(1, len(argv)):
+        word = argv[index]
+        if inv.name != "bind" and word in ("-C", "-F") and index + 1 < len(argv):
+            if word == "-C":
+                inv.script(argv[index + 1], index + 1, what=f"the completion command `{inv.name} -C` registers")
+        elif inv.name == "bind" and word == "-x" and index + 1 < len(argv):
+            binding = argv[index + 1]
+            command = binding.partition(":")[2].strip() if ":" in binding else binding
+            inv.script(command.strip("'\""), index + 1, what="the command `bind -x` binds to keys")
+
+
 def model_which(inv: Invocation) -> None:
     """``which NAME…``: prints where each program is (see :func:`located`)."""
     names = inv.argv[1:]
@@ -611,6 +627,7 @@ def model_type(inv: Invocation) -> None:
 
 
 register("coproc", model_coproc, builtin=True)
+register("complete bind", model_complete, builtin=True)
 register("which", model_which)
 register("type", model_type, builtin=True)
 register("shopt", model_shopt, builtin=True)

@@ -690,18 +690,37 @@ def model_ag(inv: Invocation) -> None:
         inv.read(word, at, recursive=True, skip_hidden=not hidden)
 
 
+def _tar_options(argv: list[str], values: set[str]) -> Parsed:
+    """tar's options, the old style included: a first word without a dash is a bundle of
+    letters, and each letter that takes a value takes the next word after the bundle, in order
+    (``tar xzfC a.tgz DIR``: ``-f a.tgz -C DIR``); indices are those of ``argv``."""
+    if len(argv) < 2 or argv[1][:1] == "-":
+        return parse_options(argv, values)
+    expanded, where = [argv[0]], [0]
+    following = 2
+    for letter in argv[1]:
+        expanded.append("-" + letter)
+        where.append(1)
+        if "-" + letter in values and following < len(argv):
+            expanded.append(argv[following])
+            where.append(following)
+            following += 1
+    expanded.extend(argv[following:])
+    where.extend(range(following, len(argv)))
+    parsed = parse_options(expanded, values)
+    return Parsed(tuple((option, value, where[index]) for option, value, index in parsed.options),
+                  tuple((word, where[index]) for word, index in parsed.positionals))
+
+
 def model_tar(inv: Invocation) -> None:
     """tar: create reads members and writes the archive; extract reads the archive and
     writes below ``-C`` (or the cwd; ``--one-top-level=DIR``: below DIR); ``--to-command``, ``--checkpoint-action=exec``,
     ``-I``/``--use-compress-program``, ``--rsh-command``, ``--info-script`` run commands."""
-    argv = list(inv.argv)
-    if len(argv) > 1 and not argv[1].startswith("-"):
-        argv[1] = "-" + argv[1]  # old-style: tar cf archive …
     values = {"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I",
               "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "-F",
               "--info-script", "--new-volume-script", "--exclude", "-b", "-N", "--newer", "--transform",
               "--xform", "--owner", "--group", "--mode", "-H", "--format", "-K", "-V", "--label"}
-    parsed = parse_options(argv, values)
+    parsed = _tar_options(inv.argv, values)
     mode = "list"
     for option, _, _ in parsed.options:
         if option in ("-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate"):
@@ -724,6 +743,9 @@ def model_tar(inv: Invocation) -> None:
             if value not in ("-", "/dev/stdin"):
                 inv.read(value, index)
             listed = program_text(inv, value) if option in ("-T", "--files-from") else None
+            if listed is None and mode == "create" and option in ("-T", "--files-from"):
+                inv.unknown(f"`tar {option}` archives the files `{show(value)}` lists, which are not known before it "
+                            "runs", index)
             for name in (listed or "").splitlines()[:256]:  # (the names it archives, when known: read)
                 if name.strip() and not name.startswith("-"):
                     inv.read(name.strip(), index, recursive=True)

@@ -7,7 +7,7 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, TupleRecord
+from stockade.analyzer.effects import UNKNOWN, UNKNOWN_NAME, TupleRecord
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
@@ -186,12 +186,26 @@ def model_xargs(inv: Invocation) -> None:
     start = words[0][1]
     if replace is not None:
         for item in inputs:
-            argv = [w.replace(replace, item) for w in inv.argv[start:]]
+            argv = [w.replace(replace, pasted_name(item, w)) for w in inv.argv[start:]]
             inv.run(start, argv=argv, spans=inv.spans[start:], stdin=no_input)
     elif inputs == [UNKNOWN]:
         inv.run(start, extra=[UNKNOWN], stdin=no_input)
     else:  # the words read from a known producer (`echo ~/.ssh | xargs rm -rf`)
         inv.run(start, extra=inputs, stdin=no_input)
+
+
+#: characters that make a word code rather than a name (``sh -c 'rm {}'``)
+_CODE_CHARS = frozenset(" \t\n;|&$`()<>\"'")
+
+
+def pasted_name(item: str, word: str) -> str:
+    """What replacing a placeholder in ``word`` with the input ``item`` gives: the item, except
+    where it stands for names a listing printed (a glob: ``ls``, ``find``, ``git ls-files``) and
+    the word is code (``sh -c 'rm {}'``): a name is pasted into the code as text, and a name can
+    hold code (``;rm -rf ~;``) — not known."""
+    if item[:1] != UNKNOWN and ("*" in item or "?" in item or "[" in item) and not _CODE_CHARS.isdisjoint(word):
+        return UNKNOWN_NAME
+    return item
 
 
 #: more input items than this from a known producer: judged as unknown words
