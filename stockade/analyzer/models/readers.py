@@ -50,8 +50,7 @@ READERS: dict[str, Spec] = {
                               "--vacuum-files": "privilege", "--rotate": "privilege", "--flush": "privilege"}),
     # searching and describing files
     "whereis": Spec(args="text", values=_t("-B", "-M", "-S")),
-    "locate plocate mlocate": Spec(args="text", values={"-d": "read", "--database": "read", "-l": T, "-n": T,
-                                                        "--limit": T}),
+    # (locate, plocate, mlocate: what they print, in :mod:`.selection`)
     "apropos whatis tldr": Spec(args="text"),
     "identify ffprobe mediainfo exif pdfinfo": Spec(values=_t("-v", "-loglevel", "-show_entries",
                                                                             "-of", "-print_format", "-format",

@@ -436,6 +436,33 @@ def _names_hidden(pattern: str) -> bool:
     return any(part[:1] == "." and part not in (".", "..") for part in pattern.split("/"))
 
 
+_LOCATE_VALUES = frozenset({"-d", "--database", "-l", "-n", "--limit", "-r", "--regexp", "--regex", "-e"})
+
+
+def model_locate(inv: Invocation) -> None:
+    """``locate PATTERN…`` prints the names in its database (any file on the machine) that hold
+    PATTERN (a glob matches the whole name; ``-b``: the last component): judged as the globs
+    ``/**/*PATTERN*`` — a pattern that can name a secret (``locate id_rsa | xargs cat``) is
+    that name.  A regular expression (``-r``) or ``-d`` database: names not known."""
+    parsed = parse_options(inv.argv, _LOCATE_VALUES)
+    for value, index in parsed.values_of("-d", "--database"):
+        inv.read(value, index)
+    patterns = [word for word, _ in parsed.positionals]
+    if not patterns or parsed.values_of("-r", "--regexp", "--regex", "-d", "--database") or \
+            any(UNKNOWN in word or ("/" in word.strip("*") and parsed.has("-b", "--basename")) for word in patterns):
+        inv.output(None, f"the names `{inv.name}` prints")
+        return
+    names = []
+    for pattern in patterns:
+        if has_glob(pattern):  # (matched against the whole name: at any depth, the strict side)
+            names.append(pattern if pattern[:1] == "/" else "/**/" + pattern)
+        else:
+            names.append("/**/*" + pattern + "*")
+            if not parsed.has("-b", "--basename"):  # (a directory whose name holds it: every name below)
+                names.append("/**/*" + pattern + "*/**")
+    inv.output("".join(name + "\n" for name in names), f"the names `{inv.name}` prints")
+
+
 def model_compgen(inv: Invocation) -> None:
     """``compgen -c [PREFIX]`` (``-A command``) prints the names of commands starting with PREFIX: the glob
     ``PREFIX*`` (in command position, the programs it could be); other lists are not known;
@@ -468,5 +495,6 @@ register("pt", MODELS["ag"])  # (the platinum searcher: ag's options)
 for _ag in ("ag", "pt"):
     _wrap(_ag, ag_file_regex)
 register("compgen", model_compgen, builtin=True)
+register("locate plocate mlocate slocate", model_locate)
 register("fd fdfind", model_fd)
 register("parallel", model_parallel)  # (here: after wrappers.py, which has a cruder one)
