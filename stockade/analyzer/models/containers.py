@@ -208,6 +208,9 @@ def _run_options(inv: Invocation, start: int) -> None:
                 key, _, path = item.partition("=")
                 if key in ("src", "source"):
                     inv.read(path, index)
+    if parsed.has("--rootfs") and parsed.positionals:  # (podman: the operand is a host directory, the root)
+        root, index = parsed.positionals[0]
+        inv.write(root.partition(":")[0], index, recursive=True)
 
 
 #: compose's global options that take a value
@@ -336,11 +339,18 @@ def model_container(inv: Invocation) -> None:
                 inv.write(value.split("dest=", 1)[1].split(",", 1)[0], index, recursive=True)
             elif option == "--network" and value == "host":
                 inv.privilege("`build --network=host` runs build steps in the host network", index)
-        # the context (sent whole to the daemon, less what .dockerignore leaves out; dot-files are
-        # judged left out): a directory, `-` (stdin) or a URL
-        for word, index in build.positionals[:1] if command == "build" else []:
+            elif option == "--allow" and "insecure" in value:
+                inv.privilege(f"`build --allow {show(value)}` lets build steps run privileged", index)
+        # the context (sent whole to the daemon, less what .dockerignore leaves out; in the
+        # project, dot-files are judged left out — its .dockerignore is the project's —, elsewhere
+        # not: `docker build ~` sends ~/.ssh): a directory, `-` (stdin) or a URL
+        contexts = build.positionals[:1] if command == "build" else \
+            build.positionals[1:2] if build.positionals[:1] and build.positionals[0][0] in ("build", "b") else []
+        workspace = inv.walker.context.workspace.rstrip("/") + "/"
+        for word, index in contexts:
             if word != "-" and "://" not in word and not word.startswith("git@"):
-                inv.read(word, index, recursive=True, skip_hidden=True)
+                inside = UNKNOWN not in word and (inv.path(word).rstrip("/") + "/").startswith(workspace)
+                inv.read(word, index, recursive=True, skip_hidden=inside)
     elif command == "machine" and len(parsed.positionals) > 1 and parsed.positionals[1][0] in (
             "ssh", "init", "start", "os"):
         inv.unknown(f"`{inv.name} machine {parsed.positionals[1][0]}` runs commands in the machine's VM, which the "

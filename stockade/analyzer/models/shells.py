@@ -498,6 +498,8 @@ def named_commands(inv: Invocation, code: str, index: int | None) -> None:
             inv.walker.nested_script(command, inv.at(index), exact=False, subshell=True)
     if "HOME" in code or "home" in code:  # (`rmtree($ENV{HOME})`, `FileUtils.rm_rf(Dir.home)`: as `"~"`)
         code = _BARE_HOME.sub('"~"', _home_spelled(code))
+    if "expanduser" in code:  # (`os.remove(os.path.expanduser('~/.bashrc'))`: the literal)
+        code = _EXPANDUSER.sub(r"\1\2\1", code)
     for match in _FILE_CALL.finditer(code):
         if match.group(1):
             inv.delete(match.group(4), index, recursive=True)
@@ -517,6 +519,8 @@ _OPEN_CALL = LazyPattern(r"""\b((?:open|fopen|readFileSync|readFile|createReadSt
 _HOME_EXPR = (r"""(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\bENV(?:\.fetch\(|\[)\s*['"]HOME['"]\s*[\])]|"""
               r"""\benviron(?:\.get\(|\[)\s*['"]HOME['"]\s*[\])]|\bgetenv\(\s*['"]HOME['"]\s*\)|"""
               r"""\bhomedir\(\s*\)|\bPath\.home\(\s*\)|\bDir\.home\b|\bprocess\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\]))""")
+#: Python's ``os.path.expanduser("~/x")`` of a literal (group 1 the quote, 2 the path)
+_EXPANDUSER = LazyPattern(r"""(?:\bos\.path\.|\bpath\.|\b)expanduser\(\s*(['"])(~[^'"\n]*)\1\s*\)""")
 #: the module or object a home expression is called on (``os.``, ``require("os").``, ``File::``)
 _QUALIFIED = r"""(?:[\w$]+(?:\(\s*['"][\w:]+['"]\s*\))?(?:\.|->|::))*"""
 #: the home expression inside a string (``"$ENV{HOME}/.netrc"``): read as ``~``

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import Write, show
+from stockade.analyzer.effects import UNKNOWN, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.models.fresh import known_content, run_file, written_by, wrote_anything
@@ -113,11 +113,49 @@ def shadowed_imports(inv: Invocation, directory: str, script: str | None, index:
         rest = path[len(base):]
         if (node and rest.startswith("node_modules/")) or (not node and _python_module_file(rest)):
             producer = written_by(walker, path)
-            if producer is not None and known_content(walker, path) is None:  # (downloaded, copied: not seen)
+            if producer is None:
+                continue
+            content = known_content(walker, path)
+            if content is None:  # (downloaded, copied: not seen)
                 inv.unknown(f"`{inv.name}` loads modules from `{show(directory)}` first, where {producer} wrote "
                             f"`{show(rest)}` earlier in this command: what an import runs cannot be seen into", index)
                 return
+            if not node and _imported(inv, script, rest):
+                _known_module(inv, path, rest, content, index)
 
+
+
+def _imported(inv: Invocation, script: str | None, rest: str) -> bool:
+    """Whether the module file ``rest`` (below a directory python imports from first) may be
+    loaded by the code run: its top-level name is a standard library module's (which the listed
+    modules import in turn: ``re.py`` shadows ``import json``'s own ``import re``) or one the
+    code, when known, imports (``python3 -m pytest`` importing the project's modules runs the
+    project's code, as by design)."""
+    import sys
+
+    top = rest.split("/")[0].partition(".")[0]
+    if top in sys.stdlib_module_names:
+        return True
+    if script is not None:
+        code = known_content(inv.walker, script)
+    else:
+        argv = inv.argv
+        code = next((argv[i + 1] for i in range(1, len(argv) - 1) if argv[i] == "-c"), None)
+    if code is None or UNKNOWN in code:
+        return False
+    return re.search(rf"\b(?:import|from)\s+(?:[\w.]+\s*,\s*)*{re.escape(top)}\b", code) is not None
+
+
+def _known_module(inv: Invocation, path: str, rest: str, content: str, index: int | None) -> None:
+    """A module this command wrote with known content that the code run imports: code just
+    written runs (unknown, as a script just written is), and its literal paths and command
+    lines are judged (:func:`.shells.named_paths`)."""
+    inv.unknown(f"`{inv.name}` imports `{show(rest)}`, which this command wrote: the code it runs cannot be seen into",
+                index)
+    if UNKNOWN not in content:
+        from stockade.analyzer.models.shells import named_paths
+
+        named_paths(inv, content, index)
 
 
 def _python_module_file(rest: str) -> bool:
