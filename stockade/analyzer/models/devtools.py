@@ -26,6 +26,7 @@ directory (where the hooks and configuration are direct children) is unknown eff
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from stockade.analyzer.effects import UNKNOWN, Write, show
@@ -78,11 +79,20 @@ def apply(inv: Invocation, role: str, value: str, index: int | None, what: str) 
         apply_role(inv, role, value, index)
 
 
+#: a file named by URL (a tool that loads code or configuration fetches it first)
+_REMOTE_FILE = re.compile(r"(?i)(https?|ftp)://")
+
+
 def foreign_file(inv: Invocation, word: str, index: int | None, what: str) -> None:
     """A tool runs the code or configuration in the file ``word``: a read, and unknown code when
     it is not the project's own (outside the workspace where the agent can write, or written by
     this text)."""
     if word in ("", "-"):
+        return
+    if _REMOTE_FILE.match(word):  # (`gradle -I https://…/init.gradle`: fetched, then run)
+        contact_url(inv, word, index, 443)
+        inv.unknown(f"{what} runs the code or configuration it downloads from `{show(word)}`, which cannot be seen "
+                    "into", index)
         return
     inv.read(word, index)
     path = inv.path(word)
@@ -684,6 +694,7 @@ def model_ansible(inv: Invocation) -> None:
     module = "command" if name == "ansible" else ""
     code: tuple[str, int] | None = None
     local = False
+    inline_hosts = False
     for option, value, index in parsed.options:
         if option in ("-b", "--become", "-K", "--ask-become-pass"):
             inv.privilege(f"`{name} {option}` runs tasks as another user", index)
@@ -700,6 +711,11 @@ def model_ansible(inv: Invocation) -> None:
                 inv.read(value, index)
             elif value.strip(",") in _LOCAL_HOSTS or value.strip(",") == "localhost":
                 local = True
+            elif option != "--private-key" and option != "--key-file":
+                hosts = [host for host in value.split(",") if host.strip()]
+                inline_hosts = inline_hosts or bool(hosts)
+                for host in hosts:  # (`-i 10.0.0.5,`: an inline list of the hosts it connects to, by ssh)
+                    contact_url(inv, host.strip(), index, 22)
         elif option in ("--vault-password-file",):
             foreign_file(inv, value, index, f"`{name} {option}`")
         elif option in ("-e", "--extra-vars") and value.startswith("@"):
@@ -718,7 +734,7 @@ def model_ansible(inv: Invocation) -> None:
             run_file(inv, code[0].split()[0] if code[0].split() else "", code[1])
         else:
             inv.unknown(f"`ansible -m {show(module)}` runs a module whose effects cannot be seen into", None)
-        if not local:
+        if not local and not inline_hosts:
             inv.unknown(f"`ansible {show(pattern)}` contacts the hosts of its inventory", None)
         return
     if name == "ansible-galaxy":
