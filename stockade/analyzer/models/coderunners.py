@@ -590,6 +590,40 @@ def _cmake_e(inv: Invocation, command: str, start: int) -> None:
         apply_role(inv, args_role + ("r" if recursive and args_role == "delete" else ""), word, index)
 
 
+# -- erlang ---------------------------------------------------------------------------------------
+
+#: erl's options that print information and start no node
+_ERL_INFO = frozenset({"-version", "+V", "-help"})
+#: erl's options whose values are code or name a module function it calls
+_ERL_CODE = frozenset({"-eval", "-s", "-run", "-S", "-boot", "-config", "-args_file", "-pa", "-pz", "-extra"})
+
+
+def model_erl(inv: Invocation) -> None:
+    """erl: ``-eval EXPR`` runs Erlang code, ``-s``/``-run``/``-S`` call a module's function,
+    ``-pa``/``-pz``/``-boot``/``-config`` load code or configuration from elsewhere; without
+    ``-noshell`` it starts a shell that runs what it reads: code that cannot be seen into.
+    ``escript FILE`` runs the script file (a read; unknown when this command wrote it)."""
+    argv = inv.argv
+    if inv.name == "escript":
+        for index, word in enumerate(argv[1:], start=1):
+            if not word.startswith("-"):
+                run_file(inv, word, index)
+                break
+        return
+    if argv[1:] and all(word in _ERL_INFO for word in argv[1:]):
+        return
+    for index, word in enumerate(argv[1:], start=1):
+        if word in _ERL_CODE:
+            value = argv[index + 1] if index + 1 < len(argv) else ""
+            inv.unknown(f"`erl {word} {show(value)[:50]}` runs Erlang code that cannot be seen into", index)
+            if word == "-eval" and value:
+                from stockade.analyzer.models.shells import named_paths
+
+                named_paths(inv, value, index + 1)
+            return
+    inv.unknown("`erl` starts an Erlang shell that runs code that cannot be seen into")
+
+
 # -- deno, cargo ----------------------------------------------------------------------------------
 
 _DENO_VALUES = {"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "-L", "--log-level",
@@ -635,6 +669,8 @@ def model_deno(inv: Invocation) -> None:
 
 
 _CARGO_MODEL = MODELS.get("cargo")
+#: ``target.<triple-or-cfg>.runner = "CMD ARGS"`` given to ``--config`` as one TOML basic string
+_CARGO_RUNNER = re.compile(r"""\s*target\.[\w.\-()'",= ]+?\.runner\s*=\s*"([^"]*)"\s*$""")
 
 
 def model_cargo(inv: Invocation) -> None:
@@ -646,7 +682,12 @@ def model_cargo(inv: Invocation) -> None:
         if word == "--config" or word.startswith("--config="):
             value = word.partition("=")[2] if "=" in word else (argv[index + 1] if index + 1 < len(argv) else "")
             if "=" in value and re.search(r"runner|linker|rustc|rustc-wrapper|rustflags|\balias\b", value):
-                inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
+                runner = _CARGO_RUNNER.match(value)
+                if runner is not None and "\\" not in runner.group(1):  # (a runner given as one TOML string:
+                    # cargo runs that command line with the built program as its last argument)
+                    inv.script(runner.group(1), index, what="the runner `cargo --config` sets")
+                else:
+                    inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
     if _CARGO_MODEL is not None:
         _CARGO_MODEL(inv)
     if len(argv) > 1 and argv[1] in ("build", "b", "run", "r", "test", "t", "bench", "check", "c", "install"):
@@ -735,4 +776,5 @@ register("make gmake bmake", model_make)
 register("cmake", model_cmake)
 register("deno", model_deno)
 register("cargo", model_cargo)
+register("erl escript", model_erl)
 register("java", model_java)
