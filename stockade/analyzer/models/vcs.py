@@ -382,6 +382,7 @@ def _config_file(inv: Invocation, git: _Git, path: str, index: int | None, what:
     """Git reads configuration from ``path``: known when written earlier in the text."""
     if path in ("/dev/null", ""):
         return
+    inv.read(path, index)  # (git reads the file: a denied one is a read of a secret)
     resolved = inv.path(path)
     written = _known_configs(inv).get(resolved)
     if written is None:
