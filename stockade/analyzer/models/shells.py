@@ -459,6 +459,9 @@ _SHELL_CALL = LazyPattern(
 #: Perl, Ruby and PHP run a backquoted string (and Perl's ``qx{…}``, Ruby's ``%x(…)``) as a shell command
 _BACKTICKS = LazyPattern(r"""`([^`\\$]*)`|\bqx\s*([{(\[<|/!])|%x([({\[])""")
 _CLOSING = {"{": "}", "(": ")", "[": "]", "<": ">"}
+#: Perl's and Ruby's quote operators as the command line of a call that runs a shell
+#: (``system q(cat ~/.netrc)``, ``exec qq{…}``, Ruby ``system %q(…)``): the opening delimiter
+_QUOTED_CALL = LazyPattern(r"""(?<![\w$])(?:system|exec)\s*\(?\s*(?:qq?|%[qQ]?)\s*([{(\[<|/!])""")
 #: calls that delete or write the file named by a string literal (``shutil.rmtree("/x")``,
 #: ``fs.writeFileSync("/x", …)``, ``shutil.copy("a", "/x")``; not ``open(…, "w")``, which code
 #: often holds as text): (group 1: delete or write, group 3:
@@ -482,6 +485,12 @@ def shell_strings(name: str, code: str) -> list[str]:
                 continue
             end = code.find(_CLOSING.get(opener, opener), match.end())
             if end != -1:
+                commands.append(code[match.end():end])
+    if name.startswith(("perl", "ruby")) and ("q" in code or "%" in code):
+        for match in _QUOTED_CALL.finditer(code):
+            opener = match.group(1)
+            end = code.find(_CLOSING.get(opener, opener), match.end())
+            if end != -1 and "$" not in code[match.end():end] and "#{" not in code[match.end():end]:
                 commands.append(code[match.end():end])
     return commands[:16]
 
