@@ -10,7 +10,8 @@ from stockade.analyzer.models import Parsed, parse_options, register, visible_op
 from stockade.analyzer.regex import LazyPattern
 from stockade.analyzer.words import process_text
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash"})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash", "yash", "posh",
+                    "loksh", "oksh", "pdksh", "lksh", "ksh93", "osh", "bash5"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
 
@@ -264,6 +265,14 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "elixir": {"-e": "code", "--eval": "code", "-r": "read", "--require": "read"},
     "guile": {"-c": "code", "-l": "read", "-e": "text"},
     "sbcl": {"--eval": "code", "--load": "read", "--script": "read"},
+    # (shells of other languages than sh's: their code is not walked as shell code)
+    "tcsh csh xonsh elvish ion murex": {"-c": "code"},
+    "nu nushell": {"-c": "code", "--commands": "code", "-e": "code", "--execute": "code"},
+    "swipl": {"-g": "code", "-t": "code", "-f": "read", "-s": "read", "-l": "read"},
+    "bb babashka": {"-e": "code", "--eval": "code", "-f": "read", "--file": "read", "-m": "text", "--main": "text"},
+    "ocaml utop": {"-e": "code", "-I": "text"},
+    "gforth": {"-e": "code", "--evaluate": "code"},
+    "pwsh-never": {},
     "ts-node tsx": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
                     "--require": "read"},
     "awk-never": {},
