@@ -757,6 +757,10 @@ _YQ_VALUES = frozenset({"-o", "--output-format", "-p", "--input-format", "-I", "
                         "--arg", "--argjson", "--rawfile", "--slurpfile", "--indentless-lists", "-L"})
 
 
+#: yq's operators that read a file named by a literal (group 2)
+_YQ_LOAD = re.compile(r"""\b(load|load_str|load_xml|load_props|load_base64)\s*\(\s*"([^"\n]+)"\s*\)""")
+
+
 def model_yq(inv: Invocation) -> None:
     """yq: as jq (filter, files read) and ``-i``/``--inplace``/``--in-place`` write the files back;
     ``-s``/``--split-exp`` writes files named by an expression in the working directory."""
@@ -787,7 +791,9 @@ def model_yq(inv: Invocation) -> None:
     if files and files[0][0] in ("eval", "e", "eval-all", "ea"):
         files.pop(0)
     if not expression_given and files:
-        files.pop(0)
+        expression, at = files.pop(0)
+        for match in _YQ_LOAD.finditer(expression):  # (`load("f")`, `load_str("f")`…: yq reads the file)
+            inv.read(match.group(2), at)
     if inplace:
         for word, position in files:
             inv.write(word, position)
