@@ -189,6 +189,8 @@ def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None
     access = _ACCESS_ROLES.get(role)
     if access is not None:
         method, recursive = access
+        if word[:8].lower() == "file:///":  # (a file URL where a path goes: `wkhtmltopdf file:///etc/shadow`)
+            word = word[7:].partition("?")[0].partition("#")[0]
         method(inv, word, index, recursive)
         return
     if role == "text":
@@ -265,6 +267,8 @@ def spec_model(spec: Spec) -> Model:
             if access is not None:  # (apply_role's first case, looked up once)
                 method, recursive_access = access
                 for word, index in positionals:
+                    if word[:8].lower() == "file:///":  # (a file URL: the file it names)
+                        word = word[7:].partition("?")[0].partition("#")[0]
                     method(inv, word, index, recursive_access)
             else:
                 for word, index in positionals:
@@ -340,6 +344,8 @@ def _visible_urls(inv: Invocation) -> None:
             from stockade.analyzer.models.net import contact_url
 
             contact_url(inv, url, index)
+        elif scheme == "file" and url[7:8] == "/":  # (`chromium file:///etc/shadow`: the file it opens)
+            inv.read(url[7:].partition("?")[0].partition("#")[0], index)
 
 
 #: options that name the file a program writes, in nearly every tool that has them
@@ -483,7 +489,7 @@ from stockade.analyzer.models import fanout, netconfig, sourcerun  # noqa: E402,
 from stockade.analyzer.models import media  # noqa: E402,F401
 
 # isort: split
-# (password managers and secret stores: pass, secret-tool, security, keyctl, op, bw, lpass)
+# (password managers and secret stores: gopass, secret-tool, security, keyctl, op, bw, lpass)
 from stockade.analyzer.models import secretstores  # noqa: E402,F401
 
 # isort: split

@@ -215,6 +215,31 @@ def model_gpg(inv: Invocation) -> None:
             inv.read(word, index)
 
 
+#: pass subcommands that only list the store's names (no decryption)
+_PASS_LISTS = frozenset({"ls", "list", "find", "search", "help", "version", "--help", "--version"})
+#: pass subcommands that write the store (``insert``, ``generate``, ``edit``, ``rm``, ``mv``, ``cp``, ``init``)
+_PASS_WRITES = frozenset({"insert", "add", "generate", "edit", "rm", "remove", "delete", "mv", "rename", "cp",
+                          "copy", "init"})
+
+
+def model_pass(inv: Invocation) -> None:
+    """pass (the standard unix password manager): the store (``$PASSWORD_STORE_DIR`` or
+    ``~/.password-store``) is read; showing, copying or editing an entry decrypts it with gpg,
+    which reads the keyring (``$GNUPGHOME`` or ``~/.gnupg``); ``insert``/``generate``/``rm``…
+    write the store; ``git …`` runs git in it."""
+    home = (env_value(inv, "HOME") or "~").rstrip("/")
+    store = env_value(inv, "PASSWORD_STORE_DIR") or home + "/.password-store"
+    words = [word for word in inv.argv[1:] if not word.startswith("-")]
+    sub = words[0] if words else "ls"  # (`pass` alone lists the entries' names)
+    inv.read(store, None, recursive=True)
+    if sub in _PASS_LISTS:
+        return
+    if sub in _PASS_WRITES:
+        inv.write(store, None, recursive=True)
+    if sub != "rm" and sub != "remove" and sub != "delete":
+        inv.read(env_value(inv, "GNUPGHOME") or home + "/.gnupg", None, recursive=True)
+
+
 def model_ssh_keys(inv: Invocation) -> None:
     """ssh-keygen writes the key ``-f`` names (default ``~/.ssh/id_<type>``) unless it only reads
     (``-l``, ``-y``, ``-F``, ``-R`` rewrites known_hosts); ssh-add reads the keys it is given (or
@@ -464,6 +489,7 @@ register("gh", model_gh)
 register("pandoc", model_pandoc)
 register("jupyter jupyter-nbconvert", model_jupyter)
 register("gpg gpg2", model_gpg)
+register("pass", model_pass)
 register("ssh-keygen ssh-add ssh-copy-id", model_ssh_keys)
 #: database dump and load tools: program → (options naming the server, options naming a file
 #: written, options naming a file read, the other options that take a value)

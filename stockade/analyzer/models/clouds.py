@@ -108,6 +108,13 @@ def model_helm(inv: Invocation) -> None:
         return
     if command == "plugin" and _helm_plugin(inv, words):
         return
+    if command in ("dependency", "dep", "dependencies") and len(words) > 1 and words[1][0] in ("update", "up",
+                                                                                              "build"):
+        # (the charts the chart's Chart.yaml depends on, from the repositories it names)
+        inv.unknown(f"`helm {command} {words[1][0]}` downloads charts from the repositories the chart names, which "
+                    "the command does not show", words[1][1])
+        inv.write(words[2][0] + "/charts" if len(words) > 2 else "charts", words[1][1], recursive=True)
+        return
     if command in ("pull", "push", "fetch", "search") or command in _HELM_LOCAL or command == "repo":
         for word, index in words[1:]:
             if "://" in word:
@@ -163,6 +170,12 @@ def model_terraform(inv: Invocation) -> None:
             continue
         command, at = word, index
         break
+    rest = [word for word, _ in words if not word.startswith("-") and word != command]
+    if command == "providers" and rest[:1] in (["lock"], ["mirror"]):  # (they fetch the providers' packages)
+        inv.network("registry.terraform.io", 443, at)
+        if rest[0] == "mirror" and len(rest) > 1:
+            inv.write(rest[-1], at)
+        return
     if command in _TERRAFORM_LOCAL or not command:
         return
     if command == "init":

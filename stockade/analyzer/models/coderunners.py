@@ -101,7 +101,6 @@ _SQLITE_VALUES = {"--cmd": "sql", "--init": "file", "--separator": T, "--newline
 _SQL_ATTACH = re.compile(r"\b(?:attach(?:\s+database)?|vacuum\s+into)\s+'([^']*)'", re.I)
 
 
-_SQL_FILE_READS = re.compile(r"\b(readfile|fsdir)\s*\(\s*'([^']+)'", re.I)
 
 
 def _sqlite_arguments(text: str) -> list[str]:
@@ -162,6 +161,10 @@ def sqlite_file(inv: Invocation, word: str, index: int | None, depth: int = 0) -
     sqlite_text(inv, text, index, depth + 1)
 
 
+#: the sqlite3 shell's file functions called with a literal name (group 3)
+_SQL_FILE_CALL = re.compile(r"""\b(readfile|writefile|fsdir)\s*\(\s*(['"])([^'"\n]+)\2""", re.I)
+
+
 def sqlite_text(inv: Invocation, text: str, index: int | None, depth: int = 0) -> None:
     """SQL and dot-commands: ``.shell``/``.system`` run shell code; ``.output``/``.once``/
     ``.save``/``.backup`` write (``|cmd``: shell code); ``.read``/``.import`` read (``.read |cmd``
@@ -177,9 +180,13 @@ def sqlite_text(inv: Invocation, text: str, index: int | None, depth: int = 0) -
             for match in _SQL_ATTACH.finditer(line):
                 if match.group(1) not in ("", ":memory:"):
                     inv.write(match.group(1), index)
-            for match in _SQL_FILE_READS.finditer(line):  # (the shell's `readfile('/x')`, `fsdir('/d')`; no tilde)
-                path = match.group(2)
-                inv.read("./" + path if path[:1] == "~" else path, index, recursive=match.group(1).lower() == "fsdir")
+            for match in _SQL_FILE_CALL.finditer(line):  # (the shell's readfile('F'), writefile('F', …), fsdir('D'))
+                kind, path = match.group(1).lower(), match.group(3)
+                path = "./" + path if path[:1] == "~" else path  # (SQL expands no tilde)
+                if kind == "writefile":
+                    inv.write(path, index)
+                else:
+                    inv.read(path, index, recursive=kind == "fsdir")
             if re.search(r"\b(load_extension|writefile|edit|fts3_tokenizer)\s*\(", line, re.I):
                 inv.unknown(f"the SQL `{show(line)[:60]}` loads code or writes files", index)
             continue
@@ -456,6 +463,8 @@ def model_ninja(inv: Invocation) -> None:
         elif option == "-f":
             run_file(inv, value, index)
     if not parsed.values_of("-f"):
+        if directory != ".":
+            inv.read(directory.rstrip("/") + "/build.ninja", None)  # (the build file there: read)
         fresh_project(inv, directory, ("build.ninja",), None)
 
 
@@ -490,6 +499,9 @@ def model_make(inv: Invocation) -> None:
     if not parsed.values_of("-f", "--file", "--makefile"):
         directories = parsed.values_of("-C", "--directory")
         directory, at = directories[-1] if directories else (".", None)
+        if directories:  # (make reads the makefile it finds there: one of these names)
+            for name in ("GNUmakefile", "makefile", "Makefile"):
+                inv.read(directory.rstrip("/") + "/" + name, at)
         if not _known_makefile(inv, directory, at):
             fresh_project(inv, directory, ("Makefile", "makefile", "GNUmakefile"), at)
     for word, index in parsed.positionals:
@@ -544,6 +556,15 @@ def model_cmake(inv: Invocation) -> None:
             inv.write(value, index, recursive=option == "-B")
         elif option == "-D" and re.match(r"CMAKE_[A-Z_]*LAUNCHER(:[A-Z]+)?=", value):
             inv.unknown(f"`cmake -D{show(value)[:40]}` makes every compile run another program", index)
+        elif option == "-D" and re.match(r"CMAKE_(\w+_COMPILER|LINKER|AR|RANLIB|MAKE_PROGRAM)(:[A-Z]+)?=", value):
+            # (the compiler, linker or build tool cmake runs: a program judged as such)
+            judge_program(inv.walker, value.partition("=")[2], inv.at(index), f"`cmake -D{value.partition('=')[0]}`",
+                          shell=False)
+        elif option == "-D" and re.match(r"CMAKE_(TOOLCHAIN_FILE|PROJECT_INCLUDE|PROJECT_INCLUDE_BEFORE|"
+                                         r"PROJECT_TOP_LEVEL_INCLUDES|USER_MAKE_RULES_OVERRIDE)(:[A-Z]+)?=", value):
+            from stockade.analyzer.models.devtools import foreign_file
+
+            foreign_file(inv, value.partition("=")[2], index, f"`cmake -D{value.partition('=')[0]}`")
         elif option in ("--prefix", "--install-prefix"):
             inv.write(value, index, recursive=True)
     for value, index in parsed.values_of("-S"):
@@ -596,6 +617,150 @@ def _cmake_e(inv: Invocation, command: str, start: int) -> None:
         apply_role(inv, args_role + ("r" if recursive and args_role == "delete" else ""), word, index)
 
 
+# -- calculators and macro processors whose text can run commands ------------------------------
+
+
+def _dc_text(inv: Invocation, text: str, index: int | None) -> None:
+    """dc code: ``!`` runs the rest of its line as a shell command (walked)."""
+    if UNKNOWN in text:
+        inv.unknown("dc runs code that is not known before it runs", index)
+        return
+    for line in text.split("\n"):
+        at = line.find("!")
+        while at != -1 and line[at + 1:at + 2] in ("<", ">", "="):  # (`!<r`, `!>r`, `!=r`: comparisons)
+            at = line.find("!", at + 2)
+        if at != -1:
+            inv.script(line[at + 1:], index, what="the dc `!` command")
+
+
+def model_dc(inv: Invocation) -> None:
+    """dc: ``-e EXPR`` and the files (or input) it reads are dc code; ``!CMD`` in it runs a shell
+    command.  Files given are read (their ``!`` lines cannot be seen into unless this text wrote
+    them)."""
+    parsed = parse_options(inv.argv, {"-e", "--expression", "-f", "--file"})
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-e", "--expression"):
+            _dc_text(inv, value, index)
+        else:
+            run_file(inv, value, index)
+    for word, index in parsed.positionals:
+        run_file(inv, word, index)
+    if not parsed.positionals and not parsed.values_of("-e", "--expression", "-f", "--file") and \
+            inv.stdin.text is not None:
+        _dc_text(inv, inv.stdin.text, None)
+
+
+#: m4 builtins that run a shell command (group 2: the command, when a plain literal)
+_M4_SYSCMD = re.compile(r"\b(e?syscmd)\s*\(\s*`?([^`'()\n]*)'?\s*\)")
+
+
+def _m4_text(inv: Invocation, text: str, index: int | None) -> None:
+    """m4 input: ``syscmd(CMD)``/``esyscmd(CMD)`` run shell commands (walked); ``include(F)``
+    and ``sinclude(F)`` read F."""
+    if UNKNOWN in text:
+        if "syscmd" in text:
+            inv.unknown("m4 runs a shell command that is not known before it runs", index)
+        return
+    for match in _M4_SYSCMD.finditer(text):
+        inv.script(match.group(2), index, what=f"the m4 `{match.group(1)}` command")
+    for match in re.finditer(r"\bs?include\s*\(\s*`?([^`'()\n]+)'?\s*\)", text):
+        inv.read(match.group(1), index)
+
+
+def model_m4(inv: Invocation) -> None:
+    """m4 FILES: files are read (their macros are the project's); macro definitions
+    (``-D NAME=TEXT``) and known input (``m4 <<< TEXT``) are scanned for ``syscmd``."""
+    parsed = parse_options(inv.argv, {"-D", "--define", "-U", "--undefine", "-I", "--include", "-o", "--error-output",
+                                      "-l", "--arglength", "-d", "--debug", "--debugfile", "-F", "--freeze-state",
+                                      "-R", "--reload-state", "-L", "--nesting-limit"}, optional=frozenset({"-d"}))
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("-D", "--define"):
+            _m4_text(inv, value.partition("=")[2], index)
+        elif option in ("-o", "--error-output", "--debugfile", "-F", "--freeze-state"):
+            inv.write(value, index)
+        elif option in ("-R", "--reload-state"):
+            run_file(inv, value, index)
+    files = [(word, index) for word, index in parsed.positionals if word != "-"]
+    for word, index in files:
+        run_file(inv, word, index)
+    if (not files or "-" in (word for word, _ in parsed.positionals)) and inv.stdin.text is not None:
+        _m4_text(inv, inv.stdin.text, None)
+
+
+# -- languages whose inline code is given by options of their own spelling ----------------------
+
+#: program → its options (any spelling: ``-batch``, ``--eval``, ``--batch-string=…``) whose value
+#: is code in the language (an unknown effect; the paths and command lines it names are judged)
+_CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "kotlin": frozenset({"-e", "-expression"}),
+    "octave octave-cli": frozenset({"--eval"}),
+    "matlab": frozenset({"-batch", "-r"}),
+    "maxima": frozenset({"--batch-string", "-r", "--run-string", "--batch-lisp"}),
+    "crystal": frozenset({"eval"}),
+    "gp": frozenset({"-e"}),
+    "scilab scilab-cli": frozenset({"-e", "-f"}),
+    "mathematica wolframscript math": frozenset({"-code", "-c", "-run"}),
+}
+
+
+def model_code_options(inv: Invocation) -> None:
+    """A language tool whose option (or, for ``crystal eval``, subcommand) gives inline code: that
+    code cannot be seen into (what it names is judged, :func:`~.shells.named_paths`); with code on
+    a standard input that is not the terminal, that code likewise."""
+    from stockade.analyzer.models.shells import named_paths
+
+    options = next(spelled for names, spelled in _CODE_OPTIONS.items() if inv.name in names.split())
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        name, eq, attached = word.partition("=")
+        if name in options:
+            code = attached if eq else (argv[index + 1] if index + 1 < len(argv) else "")
+            inv.unknown(f"inline `{inv.name}` code (`{show(code)[:60]}`) cannot be seen into", index)
+            named_paths(inv, code, index + (0 if eq else 1))
+            return
+    if inv.stdin.text is not None:
+        inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}, which cannot be seen into")
+        named_paths(inv, inv.stdin.text, None)
+
+
+# -- erlang ---------------------------------------------------------------------------------------
+
+#: erl's options that print information and start no node
+_ERL_INFO = frozenset({"-version", "+V", "-help"})
+#: erl's options whose values are code or name a module function it calls
+_ERL_CODE = frozenset({"-eval", "-s", "-run", "-S", "-boot", "-config", "-args_file", "-pa", "-pz", "-extra"})
+
+
+def model_erl(inv: Invocation) -> None:
+    """erl: ``-eval EXPR`` runs Erlang code, ``-s``/``-run``/``-S`` call a module's function,
+    ``-pa``/``-pz``/``-boot``/``-config`` load code or configuration from elsewhere; without
+    ``-noshell`` it starts a shell that runs what it reads: code that cannot be seen into.
+    ``escript FILE`` runs the script file (a read; unknown when this command wrote it)."""
+    argv = inv.argv
+    if inv.name == "escript":
+        for index, word in enumerate(argv[1:], start=1):
+            if not word.startswith("-"):
+                run_file(inv, word, index)
+                break
+        return
+    if argv[1:] and all(word in _ERL_INFO for word in argv[1:]):
+        return
+    for index, word in enumerate(argv[1:], start=1):
+        if word in _ERL_CODE:
+            value = argv[index + 1] if index + 1 < len(argv) else ""
+            inv.unknown(f"`erl {word} {show(value)[:50]}` runs Erlang code that cannot be seen into", index)
+            if word == "-eval" and value:
+                from stockade.analyzer.models.shells import named_paths
+
+                named_paths(inv, value, index + 1)
+            return
+    inv.unknown("`erl` starts an Erlang shell that runs code that cannot be seen into")
+
+
 # -- deno, cargo ----------------------------------------------------------------------------------
 
 _DENO_VALUES = {"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "-L", "--log-level",
@@ -641,6 +806,8 @@ def model_deno(inv: Invocation) -> None:
 
 
 _CARGO_MODEL = MODELS.get("cargo")
+#: ``target.<triple-or-cfg>.runner = "CMD ARGS"`` given to ``--config`` as one TOML basic string
+_CARGO_RUNNER = re.compile(r"""\s*target\.[\w.\-()'",= ]+?\.runner\s*=\s*"([^"]*)"\s*$""")
 
 
 def model_cargo(inv: Invocation) -> None:
@@ -652,7 +819,12 @@ def model_cargo(inv: Invocation) -> None:
         if word == "--config" or word.startswith("--config="):
             value = word.partition("=")[2] if "=" in word else (argv[index + 1] if index + 1 < len(argv) else "")
             if "=" in value and re.search(r"runner|linker|rustc|rustc-wrapper|rustflags|\balias\b", value):
-                inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
+                runner = _CARGO_RUNNER.match(value)
+                if runner is not None and "\\" not in runner.group(1):  # (a runner given as one TOML string:
+                    # cargo runs that command line with the built program as its last argument)
+                    inv.script(runner.group(1), index, what="the runner `cargo --config` sets")
+                else:
+                    inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
     if _CARGO_MODEL is not None:
         _CARGO_MODEL(inv)
     if len(argv) > 1 and argv[1] in ("build", "b", "run", "r", "test", "t", "bench", "check", "c", "install"):
@@ -741,4 +913,8 @@ register("make gmake bmake", model_make)
 register("cmake", model_cmake)
 register("deno", model_deno)
 register("cargo", model_cargo)
+register("erl escript", model_erl)
+register("dc", model_dc)
+register("m4 gm4", model_m4)
+register(" ".join(_CODE_OPTIONS), model_code_options)
 register("java", model_java)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, show
-from stockade.analyzer.exec import Invocation
+from stockade.analyzer.effects import UNKNOWN, Network, show
+from stockade.analyzer.exec import TERMINAL, Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
 
@@ -211,6 +211,23 @@ def _run_options(inv: Invocation, start: int) -> None:
     if parsed.has("--rootfs") and parsed.positionals:  # (podman: the operand is a host directory, the root)
         root, index = parsed.positionals[0]
         inv.write(root.partition(":")[0], index, recursive=True)
+    if parsed.positionals and not any(option in ("--network", "--net") and value == "none"
+                                      for option, value, _ in parsed.options):
+        _container_network(inv, parsed.positionals[0][1] + 1)
+
+
+def _container_network(inv: Invocation, start: int) -> None:
+    """The command a container runs (after the image or container name): its files are the
+    container's, not this machine's, but the hosts it contacts are contacted from this machine's
+    network.  The command is walked and only what it contacts is kept."""
+    if start >= len(inv.argv):
+        return
+    effects = inv.walker.effects
+    before = len(effects)
+    inv.run(start, stdin=TERMINAL)
+    kept = [effect for effect in effects[before:] if effect.__class__ is Network]
+    del effects[before:]
+    effects.extend(kept)
 
 
 #: compose's global options that take a value

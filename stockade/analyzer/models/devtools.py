@@ -26,6 +26,7 @@ directory (where the hooks and configuration are direct children) is unknown eff
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from stockade.analyzer.effects import UNKNOWN, Write, show
@@ -78,11 +79,20 @@ def apply(inv: Invocation, role: str, value: str, index: int | None, what: str) 
         apply_role(inv, role, value, index)
 
 
+#: a file named by URL (a tool that loads code or configuration fetches it first)
+_REMOTE_FILE = re.compile(r"(?i)(https?|ftp)://")
+
+
 def foreign_file(inv: Invocation, word: str, index: int | None, what: str) -> None:
     """A tool runs the code or configuration in the file ``word``: a read, and unknown code when
     it is not the project's own (outside the workspace where the agent can write, or written by
     this text)."""
     if word in ("", "-"):
+        return
+    if _REMOTE_FILE.match(word):  # (`gradle -I https://…/init.gradle`: fetched, then run)
+        contact_url(inv, word, index, 443)
+        inv.unknown(f"{what} runs the code or configuration it downloads from `{show(word)}`, which cannot be seen "
+                    "into", index)
         return
     inv.read(word, index)
     path = inv.path(word)
@@ -684,6 +694,7 @@ def model_ansible(inv: Invocation) -> None:
     module = "command" if name == "ansible" else ""
     code: tuple[str, int] | None = None
     local = False
+    inline_hosts = False
     for option, value, index in parsed.options:
         if option in ("-b", "--become", "-K", "--ask-become-pass"):
             inv.privilege(f"`{name} {option}` runs tasks as another user", index)
@@ -700,6 +711,11 @@ def model_ansible(inv: Invocation) -> None:
                 inv.read(value, index)
             elif value.strip(",") in _LOCAL_HOSTS or value.strip(",") == "localhost":
                 local = True
+            elif option != "--private-key" and option != "--key-file":
+                hosts = [host for host in value.split(",") if host.strip()]
+                inline_hosts = inline_hosts or bool(hosts)
+                for host in hosts:  # (`-i 10.0.0.5,`: an inline list of the hosts it connects to, by ssh)
+                    contact_url(inv, host.strip(), index, 22)
         elif option in ("--vault-password-file",):
             foreign_file(inv, value, index, f"`{name} {option}`")
         elif option in ("-e", "--extra-vars") and value.startswith("@"):
@@ -718,7 +734,7 @@ def model_ansible(inv: Invocation) -> None:
             run_file(inv, code[0].split()[0] if code[0].split() else "", code[1])
         else:
             inv.unknown(f"`ansible -m {show(module)}` runs a module whose effects cannot be seen into", None)
-        if not local:
+        if not local and not inline_hosts:
             inv.unknown(f"`ansible {show(pattern)}` contacts the hosts of its inventory", None)
         return
     if name == "ansible-galaxy":
@@ -739,6 +755,10 @@ _YQ_VALUES = frozenset({"-o", "--output-format", "-p", "--input-format", "-I", "
                         "--from-file", "-s", "--split-exp", "--xml-attribute-prefix", "--xml-content-name",
                         "--csv-separator", "--lua-prefix", "--lua-suffix", "--properties-separator",
                         "--arg", "--argjson", "--rawfile", "--slurpfile", "--indentless-lists", "-L"})
+
+
+#: yq's operators that read a file named by a literal (group 2)
+_YQ_LOAD = re.compile(r"""\b(load|load_str|load_xml|load_props|load_base64)\s*\(\s*"([^"\n]+)"\s*\)""")
 
 
 def model_yq(inv: Invocation) -> None:
@@ -771,7 +791,9 @@ def model_yq(inv: Invocation) -> None:
     if files and files[0][0] in ("eval", "e", "eval-all", "ea"):
         files.pop(0)
     if not expression_given and files:
-        files.pop(0)
+        expression, at = files.pop(0)
+        for match in _YQ_LOAD.finditer(expression):  # (`load("f")`, `load_str("f")`…: yq reads the file)
+            inv.read(match.group(2), at)
     if inplace:
         for word, position in files:
             inv.write(word, position)

@@ -348,8 +348,27 @@ def secret_placeholders(text: str) -> str:
     return _SECRET_VALUE.sub(lambda match: match.group(1) + "SECRET", text) if UNKNOWN in text else text
 
 
+def _globbed_directories(inv: Invocation, start: int) -> None:
+    """An absolute operand with a glob (``echo ~/.ssh/*``, ``printf '%s\\n' /etc/s*``) lists the
+    directory its first globbed component is in: bash reads that directory to expand it (the
+    names printed are its entries), a read of it."""
+    from stockade.analyzer.globs import has_glob
+
+    for index in range(start, len(inv.argv)):
+        word = inv.argv[index]
+        if word[:1] != "/" or not has_glob(word) or UNKNOWN in word:
+            continue
+        parts = word.split("/")
+        for depth, part in enumerate(parts):
+            if has_glob(part):
+                inv.read("/".join(parts[:depth]) or "/", index)
+                break
+
+
 def model_echo(inv: Invocation) -> None:
-    """``echo``: no effect; its output is known text (for a following pipe)."""
+    """``echo``: no effect but the directories a glob operand lists
+    (:func:`_globbed_directories`); its output is known text (for a following pipe)."""
+    _globbed_directories(inv, 1)
     args = inv.argv[1:]
     interpret = False
     newline = True
@@ -364,8 +383,10 @@ def model_echo(inv: Invocation) -> None:
 
 
 def model_printf(inv: Invocation) -> None:
-    """``printf FORMAT ARGS``: output known when the format is (``%s``/``%b`` filled in)."""
+    """``printf FORMAT ARGS``: output known when the format is (``%s``/``%b`` filled in); a glob
+    argument lists its directory (:func:`_globbed_directories`)."""
     args = inv.argv[1:]
+    _globbed_directories(inv, 2 if args[:1] != ["-v"] else 4)
     variable = None  # printf -v NAME: the output is assigned to NAME
     if args[:1] == ["-v"]:
         if len(args) < 2:

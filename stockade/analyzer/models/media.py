@@ -606,9 +606,9 @@ SPECS: dict[str, Spec] = {
                                  "--background-color": T, "-s": "read", "--stylesheet": "read"}),
     "img2pdf": Spec(values={"-o": "write", "--output": "write", "-S": T, "--pagesize": T, "--imgsize": T,
                             "--border": T, "--fit": T, "--title": T, "--author": T}),
-    "qpdf": Spec(last="write", values={"--password": T, "--pages": T, "--encrypt": T, "--decrypt": T,
-                                       "--rotate": T, "--split-pages": T, "--overlay": T, "--underlay": T,
-                                       "--object-streams": T, "--compress-streams": T},
+    # (qpdf's valued options take their value only attached, `--password=P`, `--rotate=90`;
+    # `--decrypt` and `--split-pages` are flags: the next word is a file)
+    "qpdf": Spec(last="write", values={"--pages": T, "--encrypt": T, "--overlay": T, "--underlay": T},
                  flags={"--replace-input": "writes-args"}),
     "tesseract": Spec(last="write", values={"-l": T, "--psm": T, "--oem": T, "--dpi": T, "-c": T,
                                             "--tessdata-dir": "readr", "--user-words": "read",

@@ -419,6 +419,51 @@ def model_scp(inv: Invocation) -> None:
         else:
             inv.read(word, index, recursive=True)
             _removes_source(inv, parsed, word, index)
+            if inv.name == "rsync":
+                _rsync_selected(inv, parsed, word, index)
+
+
+def _rsync_patterns(parsed: Parsed) -> list[str]:
+    """The patterns of the files rsync is told to include (``--include=PAT``, ``-f '+ PAT'``,
+    ``--filter='include PAT'``): names it copies from its sources."""
+    patterns = []
+    for option, value, _ in parsed.options:
+        if value is None or UNKNOWN in value:
+            continue
+        if option == "--include":
+            patterns.append(value)
+        elif option in ("-f", "--filter"):
+            rule, _, pattern = value.strip().partition(" ")
+            if rule.partition(",")[0] in ("+", "include") and pattern.strip():
+                patterns.append(pattern.strip())
+    return patterns
+
+
+def _rsync_selected(inv: Invocation, parsed: Parsed, source: str, index: int) -> None:
+    """What rsync copies from a local source beyond the tree read: the files an include pattern
+    selects (a pattern without ``/`` matches a name at any depth, one with a leading ``/`` at the
+    source's top) and the names ``--files-from`` lists (relative to the source), when known."""
+    base = source.rstrip("/") or "/"
+    for pattern in _rsync_patterns(parsed):
+        name = pattern.rstrip("/")
+        if not name or name in ("*", "**", "***"):
+            continue
+        if name.startswith("/"):
+            inv.read(base + name, index, recursive=True)
+        else:
+            inv.read(f"{base}/{name}", index, recursive=True)
+            inv.read(f"{base}/**/{name}", index, recursive=True)
+    listings = parsed.values_of("--files-from")
+    if not listings:
+        return
+    listing = listings[-1][0]
+    from stockade.analyzer.models.text import program_text
+
+    listed = program_text(inv, listing)
+    for line in (listed or "").splitlines()[:256]:  # (the names it copies, when known: read)
+        name = line.strip()
+        if name and UNKNOWN not in name:
+            inv.read(name if name.startswith("/") else f"{base}/{name}", index, recursive=True)
 
 
 def _rsync_files_from(inv: Invocation, parsed: Parsed, words: list[tuple[str, int]]) -> None:

@@ -96,11 +96,12 @@ class Client:
     host (``host_options``, with a port option and a default port), how operands name hosts
     (``operands``: ``all``, ``first``, ``url``) and options whose value is read or written."""
 
-    __slots__ = ("default_port", "host_options", "operands", "port_options", "reads", "unknown", "values",
-                 "writes")
+    __slots__ = ("default_port", "flag_prefixes", "host_options", "operands", "port_options", "reads", "unknown",
+                 "values", "writes")
 
     def __init__(self, values: str = "", host_options: str = "", port_options: str = "", default_port: int | None = None,
-                 operands: str = "first", reads: str = "", writes: str = "", unknown: str = ""):
+                 operands: str = "first", reads: str = "", writes: str = "", unknown: str = "",
+                 flag_prefixes: str = ""):
         self.values = frozenset(values.split()) | frozenset(host_options.split()) | frozenset(port_options.split()) \
             | frozenset(reads.split()) | frozenset(writes.split()) | frozenset(unknown.split())
         self.host_options = frozenset(host_options.split())
@@ -110,6 +111,9 @@ class Client:
         self.reads = frozenset(reads.split())
         self.writes = frozenset(writes.split())
         self.unknown = frozenset(unknown.split())
+        #: single-dash words starting so are one flag each, whatever follows (nmap's ``-sT``, ``-Pn``,
+        #: ``-PS22``: not a cluster whose ``-T`` would take the next word as its value)
+        self.flag_prefixes = tuple(flag_prefixes.split())
 
 
 _PING = "-c -i -I -w -W -s -t -p -Q -l -m -M -S -T -F -g -G -N -O -b -B"
@@ -126,7 +130,7 @@ CLIENTS: dict[str, Client] = {
                                          "--data-length --ttl --spoof-mac --proxies",
                                          reads="-iL --excludefile --resume",
                                          writes="-oN -oX -oG -oA -oS -oJ -oL --output-filename",
-                                         unknown="--script", operands="all"),
+                                         unknown="--script", operands="all", flag_prefixes="-s -P"),
     # text browsers and other URL clients: every operand is a URL (or a bare host)
     "wscat": Client("-H --header -p --protocol -s --subprotocol -o --origin --auth --ca --cert --key -w --wait "
                     "-x --execute", host_options="-c --connect", reads="--ca --cert --key", operands="url"),
@@ -134,6 +138,9 @@ CLIENTS: dict[str, Client] = {
         "-o -O -H --header -c --connect -t --timeout -P --proxy -cfg -lss -cookie_file -config-file -T "
         "-session -useragent -auth -pauth -dump-charset -width -cols", operands="url",
         reads="-cmd_script -cookie_file -cfg -lss -config-file", writes="-cmd_log -trace -o --output"),
+    "gnutls-cli": Client("-p --port --priority --x509cafile --x509certfile --x509keyfile --sni-hostname "
+                         "--alpn --starttls-proto", port_options="-p --port", default_port=443,
+                         reads="--x509cafile --x509certfile --x509keyfile", operands="first"),
     "grpcurl": Client("-d -H -rpc-header -reflect-header -proto -import-path -cacert -cert -key -authority "
                       "-servername -max-time -connect-timeout -keepalive-time -max-msg-sz -format -user-agent "
                       "-protoset -protoset-out", reads="-proto -import-path -cacert -cert -key -protoset",
@@ -181,6 +188,12 @@ def _bare_host(word: str) -> str:
     return word.rpartition("@")[2]
 
 
+def _with_argv(inv: Invocation, argv: list[str]) -> Invocation:
+    """``inv`` with its words respelt (as many, in the same places: the spans still fit)."""
+    other = Invocation(inv.walker, argv, inv.spans, inv.stdin, inv.env, inv.span)
+    return other
+
+
 def client_model(client: Client):
     """A model function from a :class:`Client`."""
 
@@ -190,6 +203,9 @@ def client_model(client: Client):
     doubled = client.values | {"-" + v for v in long_single}
 
     def model(inv: Invocation) -> None:
+        if client.flag_prefixes and any(len(w) > 2 and w.startswith(client.flag_prefixes) for w in inv.argv[1:]):
+            inv = _with_argv(inv, [inv.argv[0], *(("--" + w[1:] if len(w) > 2 and w.startswith(client.flag_prefixes)
+                                                   and w not in client.values else w) for w in inv.argv[1:])])
         if long_single and not long_single.isdisjoint(inv.argv):
             parsed = parse_options(["-" + w if w in long_single else w for w in inv.argv], doubled)
             parsed = Parsed(tuple((o[1:] if o[1:] in long_single else o, v, i) for o, v, i in parsed.options),

@@ -240,7 +240,8 @@ def _pip_config(inv: Invocation, parsed: object) -> None:
 
 _NPM_VALUES = {"--registry", "--prefix", "-C", "--cwd", "-w", "--workspace", "--userconfig", "--globalconfig",
                "-L", "--location", "--tag", "--otp", "--cache", "--dir", "--filter", "--scope", "--proxy",
-               "--https-proxy", "--noproxy", "--no-proxy"}
+               "--https-proxy", "--noproxy", "--no-proxy", "--cache-dir", "--cache-folder", "--store-dir",
+               "--global-folder", "--modules-folder", "--virtual-store-dir"}
 #: proxy settings of npm/yarn/pnpm given by variables (the proxy is contacted on install)
 _NPM_PROXY_VARS = ("npm_config_proxy", "npm_config_https_proxy", "NPM_CONFIG_PROXY", "NPM_CONFIG_HTTPS_PROXY",
                    "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY")
@@ -260,6 +261,9 @@ def model_npm(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("--userconfig", "--globalconfig") and value:
             settings_file(inv, "npm", value, index, f"`{inv.name} {option}`")
+        elif option in ("--cache", "--cache-dir", "--cache-folder", "--store-dir", "--global-folder",
+                        "--modules-folder", "--virtual-store-dir") and value:
+            inv.write(value, index, recursive=True)  # (the package cache or store it fills)
         elif option.endswith("registry") and option != "--registry" and value:  # --@scope:registry=URL, --config.registry=URL
             contact_url(inv, value, index, 443)
         elif option in ("--proxy", "--https-proxy") and value and value not in ("null", "false"):

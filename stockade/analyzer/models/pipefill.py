@@ -9,7 +9,7 @@ count=``) ends the mark.
 from __future__ import annotations
 
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, register
+from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.fresh import _ENDLESS, _fills, stdout_to_file
 
 TYPE_CHECKING = False
@@ -27,6 +27,38 @@ SOURCES: dict[str, frozenset[str] | None] = {"yes": None, "cat": _ENDLESS, "seq"
                                                                                            "+inf"}),
                                              "base64": _ENDLESS, "xxd": _ENDLESS, "od": _ENDLESS,
                                              "hexdump": _ENDLESS, "tr": None}
+
+
+#: pv's options that take a value (``-o``/``--output`` and ``-P``/``--pidfile`` name files it writes)
+_PV_VALUES = {"-L": "text", "--rate-limit": "text", "-s": "text", "--size": "text", "-N": "text", "--name": "text",
+              "-i": "text", "--interval": "text", "-w": "text", "--width": "text", "-H": "text", "--height": "text",
+              "-B": "text", "--buffer-size": "text", "-d": "text", "--watchfd": "text", "-R": "text",
+              "--remote": "text", "-F": "text", "--format": "text", "-D": "text", "--delay-start": "text",
+              "-A": "text", "--last-written": "text", "-m": "text", "--average-rate-window": "text",
+              "-o": "write", "--output": "write", "-P": "write", "--pidfile": "write", "-U": "write",
+              "--store-and-forward": "write"}
+
+
+def model_pv(inv: Invocation) -> None:
+    """pv FILE…: copies its files (or its input) to its output, showing progress; ``-o FILE``
+    writes the output to a file.  An endless file (``pv /dev/zero``) into a file fills the disk."""
+    parsed = parse_options(inv.argv, set(_PV_VALUES))
+    to_file = stdout_to_file(inv)
+    for option, value, index in parsed.options:
+        if value is not None and _PV_VALUES.get(option) == "write":
+            inv.write(value, index)
+            to_file = to_file or option in ("-o", "--output")
+    endless = False
+    for word, index in parsed.positionals:
+        inv.read(word, index)
+        endless = endless or word in _ENDLESS
+    if endless and to_file:
+        _fills(inv, "`pv` copies an endless file to a file")
+    elif endless:
+        inv.output(None, ENDLESS + "`pv`")
+
+
+register("pv", model_pv)
 
 
 def _endless_source(inv: Invocation) -> bool:

@@ -11,7 +11,7 @@ review of the command line, so the place decides, not what the file is called.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, Unknown, show
+from stockade.analyzer.effects import UNKNOWN, Read, Unknown, show
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +53,8 @@ def judge_program(walker: Walker, command: str, span: SpanT, what: str, shell: b
     program = first_word(command)
     if "/" in program or program[:1] == "~":
         path = walker.resolve(program)
-        if agent_writable(walker, path):
+        if agent_writable(walker, path):  # (running the file reads it: a denied one is a read of a secret)
+            walker.effects.append(Read(path, span, False, False))
             walker.effects.append(Unknown(f"{what} runs `{show(program)}`, a file in a place the agent can write: "
                                           "its code cannot be seen into", span))
             return

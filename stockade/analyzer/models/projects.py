@@ -164,6 +164,17 @@ def model_uv(inv: Invocation) -> None:
     if not parsed.positionals:
         return
     sub, sub_index = parsed.positionals[0]
+    if sub == "python":  # `uv python install --mirror URL`: the interpreters are downloaded from URL
+        for at, word in enumerate(inv.argv):
+            key, eq, attached = word.partition("=")
+            if key in ("--mirror", "--pypy-mirror", "--python-downloads-json-url"):
+                mirror = attached if eq else (inv.argv[at + 1] if at + 1 < len(inv.argv) else "")
+                if mirror:
+                    contact_url(inv, mirror, at, 443)
+        found = env_value(inv, "UV_PYTHON_INSTALL_MIRROR", "UV_PYPY_INSTALL_MIRROR", "UV_PYTHON_DOWNLOADS_JSON_URL")
+        if found is not None and found[1]:
+            contact_url(inv, found[1], sub_index, 443)
+        return
     if sub not in _UV_RESOLVES:
         return
     run_at = len(inv.argv)

@@ -792,6 +792,42 @@ def model_tmux(inv: Invocation) -> None:
             inv.script(code, parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
 
 
+# -- terminal emulators ---------------------------------------------------------------------------
+
+#: terminal emulators: the options after which the rest of argv is the command they run
+#: (``xterm -e CMD ARGS``, ``gnome-terminal -- CMD``); ``--command=TEXT`` is a command line
+_TERMINALS: dict[str, frozenset[str]] = {
+    **{name: frozenset({"-e", "--"}) for name in ("xterm", "uxterm", "urxvt", "rxvt", "rxvt-unicode", "st",
+                                                  "lxterminal", "qterminal", "mate-terminal", "sakura")},
+    **{name: frozenset({"-e", "--command", "-x", "--execute", "--"})
+       for name in ("gnome-terminal", "xfce4-terminal", "terminator", "tilix", "konsole", "alacritty",
+                    "kgx", "ptyxis", "terminology", "cool-retro-term")},
+    **{name: frozenset({"--"}) for name in ("kitty", "foot", "wezterm", "ghostty")},
+}
+
+
+def model_terminal(inv: Invocation) -> None:
+    """A terminal emulator runs the command after ``-e``/``-x``/``--`` (``xterm -e CMD ARGS``;
+    one word with blanks is a command line its shell runs: ``xterm -e 'cat f | less'``), or the
+    command line ``--command=TEXT`` gives; without one it opens a shell for a person to type in."""
+    markers = _TERMINALS.get(inv.name, frozenset())
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        name, eq, value = word.partition("=")
+        if eq and name in ("--command", "--execute", "-e", "-x") and name in markers:
+            inv.script(value, index, what=f"the command `{inv.name} {name}` runs")
+            return
+        if word in markers:
+            rest = argv[index + 1:]
+            if not rest:
+                return
+            if len(rest) == 1 and (" " in rest[0] or word in ("--command", "-x", "--execute")):
+                inv.script(rest[0], index + 1, what=f"the command `{inv.name} {word}` runs")
+            else:
+                inv.run(index + 1)
+            return
+
+
 if None in (_NPM_MODEL, _PIP_MODEL):  # pragma: no cover
     raise ImportError("runners.py wraps models registered before it: import it after them")
 for _names, _runner in RUNNERS.items():
@@ -862,3 +898,4 @@ register(" ".join(_DOTENV), model_dotenv)
 register("pkgx", model_pkgx)
 register("pixi", model_pixi)
 register("sops", model_sops_exec)
+register(" ".join(_TERMINALS), model_terminal)

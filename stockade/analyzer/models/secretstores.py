@@ -2,16 +2,18 @@
 
 Two kinds, by where the secret comes from:
 
-- **Files decrypted with the user's keys** — ``pass``/``gopass`` keep GPG-encrypted files in
-  ``~/.password-store`` and decrypt them with ``gpg``, which reads ``~/.gnupg``: showing,
-  copying or editing an entry reads both (judged by the filesystem rules, so a policy that
-  keeps ``~/.gnupg`` out denies it); listing the entries reads the store's names only.
+- **Files decrypted with the user's keys** — ``gopass`` (as ``pass``, whose model is in
+  :mod:`.agenttools`) keeps GPG-encrypted files in ``~/.password-store`` and decrypts them
+  with ``gpg``, which reads ``~/.gnupg``: showing, copying or editing an entry reads both
+  (judged by the filesystem rules, so a policy that keeps ``~/.gnupg`` out denies it);
+  listing the entries reads the store's names only.
 - **Daemons and vaults** — the desktop keyring (``secret-tool``, ``kwallet-query``), macOS's
   keychain (``security find-*-password``, ``dump-keychain``), the kernel keyring (``keyctl``),
   and the clients of 1Password, Bitwarden and LastPass ask a process or a service for the
-  secret (HashiCorp Vault's client is judged with the cluster clients, in :mod:`.buildtools`): no file the policy names is read, and what is handed back cannot be
-  seen.  Those subcommands are unknown effects; the others (``op --version``, ``bw status``,
-  ``keyctl show``) are judged as a program without a model.
+  secret (HashiCorp Vault's client is judged with the cluster clients, in :mod:`.buildtools`):
+  no file the policy names is read, and what is handed back cannot be seen.  Those
+  subcommands are unknown effects; the others (``op --version``, ``bw status``, ``keyctl
+  show``) are judged as a program without a model.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from stockade.analyzer.models import default_model, register
 
 #: pass-style stores: program → subcommands that only list names (every other decrypts an entry)
 _GPG_STORES: dict[str, frozenset[str]] = {
-    "pass": frozenset({"ls", "list", "find", "search", "init", "help", "version", "--help", "--version"}),
     "gopass": frozenset({"ls", "list", "find", "search", "init", "setup", "help", "version", "--help", "--version",
                          "config", "mounts", "recipients", "completion"}),
 }
@@ -41,14 +42,14 @@ _VAULTS: dict[str, tuple[str, frozenset[str]]] = {
 
 
 def model_gpg_store(inv: Invocation) -> None:
-    """``pass show NAME`` (``pass NAME``, ``-c``, ``otp``, ``edit``, ``grep``…): reads the
-    store and the GPG keys that decrypt it; ``pass ls``/``find`` read the store's names."""
+    """``gopass show NAME`` (``gopass NAME``, ``-c``, ``otp``, ``edit``…): reads the store and
+    the GPG keys that decrypt it; ``gopass ls``/``find`` read the store's names."""
     words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if word[:1] != "-" or
              word in ("--help", "--version")]
     inv.read("~/.password-store", words[0][1] if words else 0, recursive=True)
     if words and words[0][0] in _GPG_STORES[inv.name]:
         return
-    if not words and len(inv.argv) == 1:  # (`pass` alone lists the entries)
+    if not words and len(inv.argv) == 1:  # (`gopass` alone lists the entries)
         return
     inv.read("~/.gnupg", words[0][1] if words else 0, recursive=True)
 

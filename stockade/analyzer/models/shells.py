@@ -10,7 +10,8 @@ from stockade.analyzer.models import Parsed, parse_options, register, visible_op
 from stockade.analyzer.regex import LazyPattern
 from stockade.analyzer.words import process_text
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash"})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash", "yash", "posh",
+                    "loksh", "oksh", "pdksh", "lksh", "ksh93", "osh", "bash5"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
 
@@ -264,6 +265,14 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "elixir": {"-e": "code", "--eval": "code", "-r": "read", "--require": "read"},
     "guile": {"-c": "code", "-l": "read", "-e": "text"},
     "sbcl": {"--eval": "code", "--load": "read", "--script": "read"},
+    # (shells of other languages than sh's: their code is not walked as shell code)
+    "tcsh csh xonsh elvish ion murex": {"-c": "code"},
+    "nu nushell": {"-c": "code", "--commands": "code", "-e": "code", "--execute": "code"},
+    "swipl": {"-g": "code", "-t": "code", "-f": "read", "-s": "read", "-l": "read"},
+    "bb babashka": {"-e": "code", "--eval": "code", "-f": "read", "--file": "read", "-m": "text", "--main": "text"},
+    "ocaml utop": {"-e": "code", "-I": "text"},
+    "gforth": {"-e": "code", "--evaluate": "code"},
+    "pwsh-never": {},
     "ts-node tsx": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
                     "--require": "read"},
     "awk-never": {},
@@ -459,6 +468,9 @@ _SHELL_CALL = LazyPattern(
 #: Perl, Ruby and PHP run a backquoted string (and Perl's ``qx{…}``, Ruby's ``%x(…)``) as a shell command
 _BACKTICKS = LazyPattern(r"""`([^`\\$]*)`|\bqx\s*([{(\[<|/!])|%x([({\[])""")
 _CLOSING = {"{": "}", "(": ")", "[": "]", "<": ">"}
+#: Perl's and Ruby's quote operators as the command line of a call that runs a shell
+#: (``system q(cat ~/.netrc)``, ``exec qq{…}``, Ruby ``system %q(…)``): the opening delimiter
+_QUOTED_CALL = LazyPattern(r"""(?<![\w$])(?:system|exec)\s*\(?\s*(?:qq?|%[qQ]?)\s*([{(\[<|/!])""")
 #: calls that delete or write the file named by a string literal (``shutil.rmtree("/x")``,
 #: ``fs.writeFileSync("/x", …)``, ``shutil.copy("a", "/x")``; not ``open(…, "w")``, which code
 #: often holds as text): (group 1: delete or write, group 3:
@@ -483,6 +495,12 @@ def shell_strings(name: str, code: str) -> list[str]:
                 continue
             end = code.find(_CLOSING.get(opener, opener), match.end())
             if end != -1:
+                commands.append(code[match.end():end])
+    if name.startswith(("perl", "ruby")) and ("q" in code or "%" in code):
+        for match in _QUOTED_CALL.finditer(code):
+            opener = match.group(1)
+            end = code.find(_CLOSING.get(opener, opener), match.end())
+            if end != -1 and "$" not in code[match.end():end] and "#{" not in code[match.end():end]:
                 commands.append(code[match.end():end])
     return commands[:16]
 

@@ -522,13 +522,15 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
             command, end = _awk_concat(inv, program, match.end(), strings)
             if command is not None and program[end:].lstrip(" \t")[:1] in (";", "}", "\n", ")", ""):
                 commands.append((command, True))
-                printed.append(_awk_printed(inv, program, match.start(), strings))
+                printed.append(_awk_printed(inv, program, match.start(), strings)
+                               if not _AWK_ECHO_RE.fullmatch(program) else _awk_records(inv, operands))
         if len(commands) < pipes:
             inv.unknown("awk pipes to or from a command", index)
         fed_texts = iter(printed)
         for command, fed in commands:
             text = next(fed_texts, None) if fed else None
-            if text is not None and command.split()[:1] and command.split()[0].rpartition("/")[2] in _AWK_FED_SHELLS:
+            if text is not None and command.split()[:1] and command.split()[0].rpartition("/")[2] in _AWK_FED_SHELLS \
+                    and not _AWK_ECHO_RE.fullmatch(program):
                 # (the code it prints is walked; what else the program prints into the shell is not seen)
                 inv.unknown(f"awk prints shell code into `{show(command)[:40]}`", index)
             inv.script(command, index, stdin=Stdin(text, "what the awk program prints") if fed else None,
@@ -550,6 +552,22 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
 
 #: shells that run what an awk pipe prints into them
 _AWK_FED_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+
+
+#: a program that prints every record of its input unchanged into one command (``{ print | "sh" }``,
+#: ``{print $0 | "bash"}``)
+_AWK_ECHO_RE = LazyPattern(r"""\s*\{\s*print(?:\s+\$0|\s*\(\s*\$0\s*\))?\s*\|\s*"[^"\\]*"\s*;?\s*\}\s*""")
+
+
+def _awk_records(inv: Invocation, operands: list[str] | None) -> str | None:
+    """The records a program reads from its standard input, printed one a line, when that input
+    is known and no file operand replaces it (None otherwise)."""
+    if operands and any("=" not in word or word.startswith("/") for word in operands[1:]):
+        return None
+    text = inv.stdin.text
+    if text is None or UNKNOWN in text:
+        return None
+    return text if text.endswith("\n") or not text else text + "\n"
 
 
 def _awk_printed(inv: Invocation, program: str, pipe: int, strings: dict[str, str]) -> str | None:

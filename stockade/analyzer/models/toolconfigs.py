@@ -81,6 +81,62 @@ for _names, _configs in CODE_CONFIGS.items():
         register(_name, _with_configs(_name, MODELS.get(_name, default_model), _configs))
 
 
+#: program names → options whose value is a configuration file that is code (or names programs) it
+#: loads: judged as a foreign file (a read; code not seen into when it lies outside the workspace where
+#: the agent can write, or this text wrote it: see :func:`~.devtools.foreign_file`)
+CODE_CONFIG_OPTIONS: dict[str, tuple[str, ...]] = {
+    "eslint eslint_d": ("-c", "--config", "--rulesdir", "--resolve-plugins-relative-to"),
+    "prettier": ("--config", "--plugin"),
+    "stylelint": ("-c", "--config", "--custom-syntax"),
+    "jest": ("-c", "--config", "--setupFiles", "--setupFilesAfterEnv", "--globalSetup", "--globalTeardown",
+             "--testRunner", "--testEnvironment", "--resolver", "--transform"),
+    "vitest vite": ("-c", "--config"),
+    "webpack webpack-cli webpack-dev-server": ("-c", "--config"),
+    "rollup": ("-c", "--config"),
+    "babel": ("--config-file",),
+    "mocha": ("--config", "-r", "--require", "--file", "--ui", "-u"),
+    "playwright": ("-c", "--config"),
+    "cypress": ("-C", "--config-file"),
+    "nodemon": ("--config",),
+    "commitlint": ("-g", "--config"),
+    "gulp": ("-f", "--gulpfile"),
+    "grunt": ("--gruntfile",),
+    "mypy dmypy": ("--config-file",),
+    "scons": ("-f", "--file", "--makefile", "--sconstruct", "--site-dir"),
+    "bazel bazelisk": ("--bazelrc",),
+    "meson": ("--cross-file", "--native-file"),
+    "tox": ("-c", "--conf", "--workdir"),
+    "nox": ("-f", "--noxfile"),
+    "rake": ("-f", "--rakefile", "-r", "--require"),
+}
+
+
+def _config_options(name: str, inner: Model, options: tuple[str, ...]) -> Model:
+    from stockade.analyzer.models.devtools import foreign_file
+
+    wanted = frozenset(options)
+
+    def model(inv: Invocation) -> None:
+        inner(inv)
+        argv = inv.argv
+        for index, word in enumerate(argv[1:], start=1):
+            option, eq, attached = word.partition("=")
+            if option in wanted:
+                value = attached if eq else (argv[index + 1] if index + 1 < len(argv) else "")
+                if value and UNKNOWN not in value and not value.startswith("-") and (
+                        "/" in value or "." in value or option not in ("--plugin", "--ui", "-u", "--testEnvironment",
+                                                                        "--testRunner")):
+                    foreign_file(inv, value, index + (0 if eq else 1), f"`{name} {option}`")
+
+    model.__doc__ = f"`{name}` as before, and the code configuration its {', '.join(options[:3])} … options name"
+    return model
+
+
+for _names, _options in CODE_CONFIG_OPTIONS.items():
+    for _name in _names.split():
+        register(_name, _config_options(_name, MODELS.get(_name, default_model), _options))
+
+
 # -- start-up files whose known content runs nothing ---------------------------------------------
 
 #: pre-commit configuration keys that name no code (``repo: meta`` hooks are pre-commit's own)

@@ -45,6 +45,10 @@ _CODE_KEYS = LazyPattern(
 #: config keys that load configuration, hooks or programs from elsewhere (cannot be seen into)
 _ELSEWHERE_KEYS = LazyPattern(r"^(include\.path|includeif\..*\.path|core\.worktree|init\.templatedir|"
                               r"protocol\.(ext|fd)\.allow|protocol\.allow)$", re.I)
+#: config keys whose value is a file git reads (pathnames: ``~`` is the home directory)
+_FILE_KEYS = LazyPattern(r"^(core\.excludesfile|core\.attributesfile|commit\.template|blame\.ignorerevsfile|"
+                         r"mailmap\.file|http\.(.*\.)?(sslcert|sslkey|sslcainfo|cookiefile)|"
+                         r"gpg\.ssh\.allowedsignersfile|user\.signingkey|core\.sshkeyfile)$", re.I | re.S)
 #: config keys whose value is (or holds) a host git talks to; ``url.<base>.insteadOf``'s base
 _NET_KEYS = LazyPattern(r"^(https?\.(.*\.)?proxy|remote\..*\.(url|pushurl|proxy)|core\.gitproxy)$", re.I)
 _INSTEAD_OF = LazyPattern(r"^url\.(.*)\.(insteadof|pushinsteadof)$", re.I | re.S)
@@ -161,6 +165,8 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "instaweb": ({"-d": _S, "--httpd": _S, "-b": _S, "--browser": _S, "-p": "text", "--port": "text"}, "text", ""),
     "web--browse": ({"-b": _S, "--browser": _S, "-c": "text", "--config": "text"}, "text", ""),
     "daemon": ({}, "unknown", ""),
+    "p4": ({}, "unknown", "tree"), "svn": ({}, "unknown", "tree"), "cvsimport": ({}, "unknown", "tree"),
+    "cvsexportcommit": ({}, "unknown", ""), "cvsserver": ({}, "unknown", ""), "archimport": ({}, "unknown", "tree"),
     "request-pull": ({}, "text", ""),  # (runs `git ls-remote URL`)
     "upload-pack": ({}, "text", ""), "receive-pack": ({}, "text", "git"),
     "hook": ({}, "hook", ""),
@@ -168,6 +174,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
 }
 #: subcommands whose operands may be URLs contacted
 _NETWORK = frozenset({"clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive", "send-pack",
+                      "subtree",
                       "fetch-pack", "request-pull"})
 #: push options that let it overwrite or delete remote history
 _FORCING = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete", "--prune"})
@@ -382,6 +389,7 @@ def _config_file(inv: Invocation, git: _Git, path: str, index: int | None, what:
     """Git reads configuration from ``path``: known when written earlier in the text."""
     if path in ("/dev/null", ""):
         return
+    inv.read(path, index)  # (git reads the file: a denied one is a read of a secret)
     resolved = inv.path(path)
     written = _known_configs(inv).get(resolved)
     if written is None:
@@ -531,6 +539,10 @@ def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index
         return
     if lower == "core.worktree" and UNKNOWN not in value and value:
         return  # (a known work tree: the subcommands' writes land there, judged where they do)
+    if _FILE_KEYS.match(key):
+        if value and value[:1] in ("/", "~", ".") and UNKNOWN not in value:
+            inv.read(value, index)  # (a pathname setting: git reads that file)
+        return
     if _ELSEWHERE_KEYS.match(key):
         inv.unknown(f"git config `{key}` loads configuration or code from elsewhere", index)
         return
@@ -1095,7 +1107,16 @@ def _op_push(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
 
 def _op_unknown(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
                 positionals: list[tuple[str, int]]) -> None:
+    if sub in _BRIDGES:
+        inv.unknown(f"`git {sub}` talks to the {_BRIDGES[sub]} server its configuration names, which the command "
+                    "does not show", sub_index)
+        return
     inv.unknown(f"`git {sub}` runs services and hooks that cannot be seen into", sub_index)
+
+
+#: git's bridges to other version-control systems: the kind of server each talks to
+_BRIDGES = {"p4": "Perforce", "svn": "Subversion", "cvsimport": "CVS", "cvsexportcommit": "CVS",
+            "cvsserver": "CVS", "archimport": "GNU Arch"}
 
 
 def _op_send_email(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
