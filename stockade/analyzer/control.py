@@ -388,6 +388,9 @@ class ControlFlow:
             items = [UNKNOWN] if self.state.positional is None else self.state.positional[1:]
         if body is None:
             return
+        joined = "".join(items)
+        turns = len(items) if has_values and UNKNOWN not in joined and not any(c in joined for c in "*?[") \
+            else None  # (None: not known — a glob is as many turns as it matches names)
         if len(items) > 8:
             items = [UNKNOWN]
         before = self.state
@@ -402,9 +405,26 @@ class ControlFlow:
                 self.state.variables[name] = item
             self.walk(body, stdin)
             results.append(self.state)
+        if results:
+            self._doubling(node, before, results[0], turns)
         if not has_values or not items or UNKNOWN in "".join(items):
             results.append(before.copy())  # the body may not run at all
         self.state = self._merge(before, results)
+
+    def _doubling(self, node: Any, before: State, after: State, turns: int | None) -> None:
+        """A loop whose turn repeats a variable's value (``x=$x$x``, ``x+=$x``) grows it
+        geometrically: over many turns (or a number not known) it exhausts the shell's memory
+        — unknown effects, as filling the disk is."""
+        for name, value in after.variables.items():
+            old = before.variables.get(name)
+            if not old or UNKNOWN in old or len(value) < 2 * len(old) or value != old * (len(value) // len(old)):
+                continue
+            factor = len(value) // len(old)
+            if turns is None or turns * factor.bit_length() > 40 or len(old) * factor ** turns > 1 << 30:
+                self.unknown(f"each turn of the loop repeats `${name}` {factor} times over: over "
+                             f"{'a number not known of' if turns is None else turns} turns it exhausts the memory",
+                             (node.start_byte, node.end_byte))
+                return
 
     def visit_c_style_for_statement(self, node: Any, stdin: Stdin) -> None:
         if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \

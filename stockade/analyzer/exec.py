@@ -173,6 +173,8 @@ DOTGLOB_KEY = "\ue007dotglob"
 #: the key in a state's variables that ``shopt -s lastpipe`` sets: a pipeline's last command runs
 #: in the shell itself (job control is off in scripts and ``bash -c``), not in a subshell
 LASTPIPE_KEY = "\ue009lastpipe"
+#: the key in a state's variables that ``shopt -s nocaseglob`` sets (not a shell name)
+NOCASEGLOB_KEY = "\ue007nocaseglob"
 #: the key set once ``hash -p FILE NAME`` has filled bash's table; each entry is under
 #: ``HASHED_PREFIX + NAME`` (not shell names)
 HASHED_KEY = "\ue008hashed"
@@ -187,6 +189,31 @@ def _hashed(walker: Walker, argv: list[str], spans: list[SpanT]) -> list[str]:
     if target is None or "/" in name or name in walker.state.functions or name in _SHELL_BUILTINS:
         return argv
     return [target, *argv[1:]]
+
+
+def _any_case(word: str) -> str:
+    """``shopt -s nocaseglob``: a glob word's components that hold a pattern match names in any
+    case — each letter spelt ``[xX]``, a bracket expression given both cases of its letters."""
+    if UNKNOWN in word or not any(char in word for char in "*?["):
+        return word
+    parts = word.split("/")
+    for number, part in enumerate(parts):
+        if not any(char in part for char in "*?["):
+            continue
+        out, inside = [], False
+        for char in part:
+            if char == "[" and not inside:
+                inside = True
+                out.append(char)
+            elif char == "]" and inside and out[-1] != "[":
+                inside = False
+                out.append(char)
+            elif char.isascii() and char.isalpha():
+                out.append(char.lower() + char.upper() if inside else f"[{char.lower()}{char.upper()}]")
+            else:
+                out.append(char)
+        parts[number] = "".join(out)
+    return "/".join(parts)
 
 
 def _dotglob(argv: list[str], spans: list[SpanT]) -> tuple[list[str], list[SpanT]]:
@@ -218,6 +245,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     variables = walker.state.variables
     if DOTGLOB_KEY in variables or variables.get("GLOBIGNORE"):
         argv, spans = _dotglob(argv, spans)
+    if NOCASEGLOB_KEY in variables:
+        argv = [argv[0], *(_any_case(word) for word in argv[1:])]
     if HASHED_KEY in variables:
         argv = _hashed(walker, argv, spans)
         name = argv[0]

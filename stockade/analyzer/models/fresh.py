@@ -148,9 +148,35 @@ def written_by(walker: Walker, path: str) -> str | None:
             owner = None
         program = owner.argv[0].rpartition("/")[2] if owner is not None and owner.argv else ""
         if program in BUILDERS:
+            source = _fresh_source(walker, owner, path) if owner is not None else None
+            if source is None:
+                continue
+            found = f"`{show(program)}` (from {source})"
             continue
         found = f"`{show(program)}`" if program else "a redirection"
     return found
+
+
+def _fresh_source(walker: Walker, builder: Execute, built: str) -> str | None:
+    """A source file a builder's command names (``gcc a.c -o t``) that this text wrote before
+    (``echo CODE > a.c``, a download): what the builder makes of it is code just written, not
+    the project's own ("`a.c`, which … wrote"); None when it names none."""
+    if getattr(walker, "_in_fresh_source", False):
+        return None
+    walker._in_fresh_source = True  # type: ignore[attr-defined]  # (a builder's inputs are asked about once)
+    try:
+        for word in builder.argv[1:64]:
+            if word[:1] == "-" or UNKNOWN in word or "." not in word.rpartition("/")[2]:
+                continue
+            source = walker.resolve(word)
+            if source == built:
+                continue
+            producer = written_by(walker, source)
+            if producer is not None:
+                return f"`{show(word)}`, which {producer} wrote"
+        return None
+    finally:
+        walker._in_fresh_source = False  # type: ignore[attr-defined]
 
 
 #: programs that change a file's mode, owner or times, not its content

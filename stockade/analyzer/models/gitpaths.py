@@ -48,8 +48,8 @@ def model_git(inv: Invocation) -> None:
     if sub == "init" and not words:
         path = inv.path(_below(repo, ".git"))
         workspace = inv.walker.context.workspace.rstrip("/") + "/"
-        if not (path + "/").startswith(workspace):
-            inv.write(path, sub_index, recursive=True)
+        if path != workspace + ".git":  # (the project's own repository is git's to re-initialise)
+            inv.write(path, sub_index, recursive=True)  # (`git -C .git/hooks init` writes into the hooks)
     elif sub == "checkout-index":
         for index, word in enumerate(rest, start=sub_index + 1):
             option, eq, value = word.partition("=")

@@ -9,11 +9,11 @@ Two kinds, by where the secret comes from:
   listing the entries reads the store's names only.
 - **Daemons and vaults** — the desktop keyring (``secret-tool``, ``kwallet-query``), macOS's
   keychain (``security find-*-password``, ``dump-keychain``), the kernel keyring (``keyctl``),
-  and the clients of 1Password, Bitwarden and LastPass ask a process or a service for the
-  secret (HashiCorp Vault's client is judged with the cluster clients, in :mod:`.buildtools`):
-  no file the policy names is read, and what is handed back cannot be seen.  Those
-  subcommands are unknown effects; the others (``op --version``, ``bw status``, ``keyctl
-  show``) are judged as a program without a model.
+  and the clients of 1Password, Bitwarden, LastPass and aws-vault ask a process or a service
+  for the secret (HashiCorp Vault's client is judged with the cluster clients, in
+  :mod:`.buildtools`): no file the policy names is read, and what is handed back cannot be
+  seen.  Those subcommands are unknown effects; the others (``op --version``, ``bw status``,
+  ``keyctl show``) are judged as a program without a model.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ _VAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "op": ("1Password", frozenset({"read", "inject", "run", "item", "document", "signin"})),
     "bw": ("Bitwarden", frozenset({"get", "list", "export", "serve", "unlock"})),
     "lpass": ("LastPass", frozenset({"show", "export", "ls"})),
+    "aws-vault": ("aws-vault's keyring", frozenset({"exec", "export", "login"})),
 }
 
 
@@ -56,8 +57,9 @@ def model_gpg_store(inv: Invocation) -> None:
 
 def model_vault(inv: Invocation) -> None:
     """A keyring, keychain or vault client: a subcommand that reads a secret asks a daemon or
-    a service for it, which cannot be seen into (``op run -- CMD``: CMD runs, modelled, with
-    the secrets in its environment); others as a program without a model."""
+    a service for it, which cannot be seen into (``op run -- CMD``, ``aws-vault exec PROFILE
+    [--] CMD``: CMD runs, modelled, with the secrets in its environment); others as a program
+    without a model."""
     holder, reading = _VAULTS[inv.name]
     for index, word in enumerate(inv.argv[1:], start=1):
         if word in reading:
@@ -65,6 +67,10 @@ def model_vault(inv: Invocation) -> None:
                         "names: what it reveals cannot be seen", index)
             if "--" in inv.argv[index:] and inv.argv[-1] != "--":  # `op run -- CMD`: CMD runs with them
                 inv.run(inv.argv.index("--", index) + 1)
+            elif inv.name == "aws-vault" and word == "exec":  # `aws-vault exec PROFILE CMD`
+                operands = [at for at in range(index + 1, len(inv.argv)) if inv.argv[at][:1] != "-"]
+                if len(operands) > 1:
+                    inv.run(operands[1])
             return
         if word[:1] != "-" and inv.name not in ("kwallet-query", "op", "bw"):
             break  # (the first word names the subcommand)

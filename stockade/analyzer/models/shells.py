@@ -257,6 +257,7 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "php": {"-r": "code", "-B": "code", "-R": "code", "-E": "code", "-f": "read", "-d": "text", "-c": "read"},
     "lua luajit": {"-e": "code", "-l": "text"},
     "Rscript": {"-e": "code"},
+    "R": {"-e": "code", "-f": "read", "--file": "read"},
     "osascript": {"-e": "code"},
     "tclsh wish": {},
     "jshell irb ghci runghc iex": {},

@@ -551,9 +551,9 @@ def model_unset(inv: Invocation) -> None:
 
 def model_shopt(inv: Invocation) -> None:
     """``shopt -s dotglob`` makes a glob's leading wildcard match dot-files (see
-    :func:`exec._dotglob`); ``shopt -s lastpipe`` runs a pipeline's last command in the shell
+    :func:`exec._dotglob`), ``nocaseglob`` globs match in any case; ``shopt -s lastpipe`` runs a pipeline's last command in the shell
     itself; ``-u`` turns them off. An option name not known is taken as on."""
-    from stockade.analyzer.exec import DOTGLOB_KEY, LASTPIPE_KEY
+    from stockade.analyzer.exec import DOTGLOB_KEY, LASTPIPE_KEY, NOCASEGLOB_KEY
 
     argv = inv.argv
     mode = ""
@@ -566,6 +566,11 @@ def model_shopt(inv: Invocation) -> None:
                 inv.walker.state.variables[DOTGLOB_KEY] = "on"
             elif mode == "u" and UNKNOWN not in word:
                 inv.walker.state.variables.pop(DOTGLOB_KEY, None)
+        if word == "nocaseglob" or UNKNOWN in word:  # (globs match names in any case)
+            if mode == "s" or (mode == "" and UNKNOWN in word):
+                inv.walker.state.variables[NOCASEGLOB_KEY] = "on"
+            elif mode == "u" and UNKNOWN not in word:
+                inv.walker.state.variables.pop(NOCASEGLOB_KEY, None)
         if word == "lastpipe" or UNKNOWN in word:  # (the last command of a pipe runs in this shell)
             if mode == "s" or (mode == "" and UNKNOWN in word):
                 inv.walker.state.variables[LASTPIPE_KEY] = "on"
