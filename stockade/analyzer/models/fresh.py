@@ -166,6 +166,8 @@ def _fresh_source(walker: Walker, builder: Execute, built: str) -> str | None:
     walker._in_fresh_source = True  # type: ignore[attr-defined]  # (a builder's inputs are asked about once)
     try:
         for word in builder.argv[1:64]:
+            if word == "-":  # (`gcc -x c - <<< CODE`: the source is what this text feeds it)
+                return "the source on its standard input"
             if word[:1] == "-" or UNKNOWN in word or "." not in word.rpartition("/")[2]:
                 continue
             source = walker.resolve(word)

@@ -63,6 +63,9 @@ def model_git(inv: Invocation) -> None:
         if producer is not None:
             inv.unknown(f"`git submodule {words[0]}` fetches the URLs `.gitmodules` lists, which {producer} wrote "
                         "earlier in this command: they are not visible", sub_index)
+    elif sub == "filter-repo" and not any(word.startswith(("--target", "--dry-run", "--analyze")) for word in rest):
+        # (it rewrites every ref and removes the `origin` remote: the repository's config changes)
+        inv.write(_below(repo, ".git/config"), sub_index)
     elif sub == "clone" and any(word.startswith(("--recurse-submodules", "--recursive")) for word in rest):
         inv.unknown("`git clone --recurse-submodules` fetches the submodules the cloned `.gitmodules` lists, which "
                     "are not visible", sub_index)
@@ -71,7 +74,7 @@ def model_git(inv: Invocation) -> None:
 
 
 #: the subcommands :func:`model_git` handles whatever the work tree
-_OWN = frozenset({"init", "checkout-index", "submodule", "clone"})
+_OWN = frozenset({"init", "checkout-index", "submodule", "clone", "filter-repo"})
 
 
 def _tree_possible(inv: Invocation) -> bool:
