@@ -23,8 +23,10 @@ against the baseline.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -74,6 +76,7 @@ def _worker() -> None:
     from stockade.compiler.pipeline import compile_policy
 
     base = tempfile.mkdtemp(prefix="stockade-bench-")
+    atexit.register(shutil.rmtree, base, True)  # (leave the machine as found)
     workspace, tmpdir = os.path.join(base, "ws"), os.path.join(base, "tmp")
     os.makedirs(workspace), os.makedirs(tmpdir)
     ir = compile_policy(str(ROOT / "examples" / "coding-agent.policy"), workspace=workspace,
@@ -175,6 +178,7 @@ def main() -> None:
     from stockade.compiler.pipeline import compile_policy
 
     base = tempfile.mkdtemp(prefix="stockade-bench-")
+    atexit.register(shutil.rmtree, base, True)  # (leave the machine as found)
     workspace, tmpdir = os.path.join(base, "ws"), os.path.join(base, "tmp")
     os.makedirs(workspace), os.makedirs(tmpdir)
     home = "/home/bench-user"
