@@ -27,8 +27,13 @@ if TYPE_CHECKING:  # pragma: no cover
 #: a ``while`` condition that reads a line (``read x``, ``IFS= read -r line``): fed by an endless
 #: stream (``yes |``), the loop never ends
 _READ_CONDITION_RE = re.compile(r"(?:\w+=\S*\s+)*read\b")
-#: the mark an endless stream's description starts with (:data:`.models.pipefill.ENDLESS`)
-_ENDLESS = "the endless output of "
+def _endless_stream(stdin: Stdin) -> bool:
+    """Whether ``stdin`` never ends (the output of ``yes``, ``cat /dev/zero``: see :mod:`.models.pipefill`)."""
+    from stockade.analyzer.models.pipefill import ENDLESS
+
+    return stdin.what.startswith(ENDLESS)
+
+
 _LOOP_EXIT_RE = re.compile(r"(?:^|[\s;&|({])(?:break|exit|return)(?:$|[\s;&|)}])")
 #: a command put in the background (``&`` not part of ``&&``, ``&>`` or ``>&``)
 _BACKGROUND_RE = re.compile(r"(?<![&>])&(?![&>])")
@@ -299,8 +304,8 @@ class ControlFlow:
         keyword = node.children[0].type if node.children else ""
         if (keyword == "while" and condition in forever) or (keyword == "until" and condition in ("false",
                                                                                                  "/bin/false")) or \
-                (keyword == "while" and stdin.what[:len(_ENDLESS)] == _ENDLESS and
-                 _READ_CONDITION_RE.match(condition) is not None):  # (`yes | while read x; do …; done`)
+                (keyword == "while" and _READ_CONDITION_RE.match(condition) is not None and
+                 _endless_stream(stdin)):  # (`yes | while read x; do …; done`)
             endless = self._endless(node, body, stdin)
         else:
             endless = False
