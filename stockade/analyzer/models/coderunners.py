@@ -265,6 +265,39 @@ _LISP_SHELL = re.compile(r'\((?:(?:async-)?shell-command(?:-to-string)?|call-pro
                          r'start-process-shell-command\s+"[^"]*"\s+(?:nil|"[^"]*"))\s+"((?:[^"\\]|\\.)*)"')
 
 
+#: lisp calls that delete, or write, the file their first string argument names (``copy-file``,
+#: ``rename-file``, ``make-symbolic-link``: the second, the destination; ``rename-file`` also
+#: deletes the first); group 1 the function, 2 the first name, 3 the second
+_LISP_FILES = re.compile(r'\((delete-file|delete-directory|with-temp-file|copy-file|copy-directory|rename-file|'
+                         r'make-symbolic-link|set-file-modes)\s+"((?:[^"\\]|\\.)*)"(?:\s+"((?:[^"\\]|\\.)*)")?')
+#: ``(write-region START END "FILE" …)``, ``(append-to-file START END "FILE")``: the call's text
+_LISP_WRITE_REGION = re.compile(r'\((?:write-region|append-to-file)\s')
+
+
+def _lisp_files(inv: Invocation, code: str, index: int) -> None:
+    """The files lisp deletes or writes by a literal name: ``(delete-file "~/.bashrc")``,
+    ``(delete-directory "D" t)`` (recursive), ``(with-temp-file "F" …)``, ``(copy-file "A" "B")``
+    (writes B), ``(rename-file "A" "B")`` (deletes A, writes B), ``(write-region … "F")``
+    (every absolute or home literal in the call is taken for the file written: the strict side)."""
+    for match in _LISP_FILES.finditer(code):
+        function, first, second = match.group(1), match.group(2), match.group(3)
+        if function in ("delete-file", "delete-directory"):
+            inv.delete(first, index, recursive=function == "delete-directory")
+        elif function in ("with-temp-file", "set-file-modes"):
+            inv.write(first, index)
+        elif second:
+            if function == "rename-file":
+                inv.delete(first, index)
+            inv.write(second, index, recursive=function == "copy-directory")
+    for match in _LISP_WRITE_REGION.finditer(code):
+        depth, end = 1, match.end()
+        while end < len(code) and depth:  # (the call's text, to its closing parenthesis)
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        for literal in re.findall(r'"([~/][^"\\]*)"', code[match.end():end]):
+            inv.write(literal, index)
+
+
 def _lisp_names(inv: Invocation, code: str, index: int) -> None:
     """What lisp given to emacs names: the literal command line of ``(shell-command "CMD")``,
     ``(shell-command-to-string "CMD")``, ``(call-process-shell-command "CMD")`` … is walked as
@@ -277,6 +310,7 @@ def _lisp_names(inv: Invocation, code: str, index: int) -> None:
         if text:
             inv.script(text, index, what="the shell command of an emacs lisp call")
     if UNKNOWN not in code:
+        _lisp_files(inv, code, index)
         named_paths(inv, code, index)
 
 

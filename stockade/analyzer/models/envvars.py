@@ -81,6 +81,21 @@ def _rust_linkers(walker: Walker, name: str, value: str, span: SpanT) -> None:
             judge_program(walker, program, span, f"`{name}` (`-C {key}=`)")
 
 
+def _known_startup(walker: Walker, name: str, value: str, span: SpanT) -> bool:
+    """``BASH_ENV=f`` (``ENV=f``): the shells started with it source ``f`` first.  When this
+    command text wrote ``f`` with a known content (``echo CODE > f; BASH_ENV=f bash -c …``),
+    that content is walked as the shell code it is (True); else (False) it cannot be seen into."""
+    from stockade.analyzer.models.fresh import known_content
+
+    path = walker.resolve(value)
+    text = known_content(walker, path)
+    if text is None or "\x00" in text:
+        return False
+    walker.effects.append(Read(path, span))
+    walker.nested_script(text, span, exact=False, subshell=True)
+    return True
+
+
 def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Walk the code an environment variable will make some program run."""
     name = ALIAS_VARS.get(name, name)
@@ -129,6 +144,8 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     elif name in OPTION_VARS and "\x00" not in value and harmless_options(name, value):
         return  # `NODE_OPTIONS=--max-old-space-size=4096`: tuning only (see .optionvars)
     elif name in SOURCED_VARS and value and "\x00" not in value:
+        if name in ("BASH_ENV", "ENV") and _known_startup(walker, name, value, span):
+            return
         for entry in value.replace(":", " ").split() if name.startswith("LD_") else [value]:
             walker.effects.append(Read(walker.resolve(entry), span))  # (the file is read to be run or loaded)
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))
@@ -137,5 +154,10 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     elif name == "PYTHONWARNINGS" and warning_imports(value):
         walker.effects.append(Unknown(f"`{name}` makes Python import the module of a warning category "
                                       f"(`{show(value)}`), which cannot be seen into", span))
+    elif name == "PERL5OPT" and "\x00" not in value and ("-M" in value or "-m" in value):
+        import shlex  # (perl reads its switches from it, split at white space: `-Mwarnings;system(…)` runs code)
+
+        walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))
+        walker.nested_script(shlex.join(["perl", *value.split(), "-e", "0"]), span, exact=False, subshell=True)
     elif name in CODE_VARS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))

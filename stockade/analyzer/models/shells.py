@@ -304,6 +304,10 @@ def _node_fallback_written(inv: Invocation, path: str, index: int | None) -> Non
             return
 
 
+#: what perl's ``-M``/``-m`` take: a module, its import list (``-MList::Util=sum,max``), ``-`` for ``no``
+_PERL_MODULE = re.compile(r"-?[A-Za-z_][\w:]*(?:=[\w:,$@%&-]*)?")
+
+
 def interpreter_model(options: dict[str, str]):
     """A model for a language interpreter: inline code is unknown, a script file is read,
     code on stdin is unknown."""
@@ -346,6 +350,10 @@ def interpreter_model(options: dict[str, str]):
                 elif index is not None:  # an installed module: its arguments as an unmodelled program's
                     visible_operands(inv, index + 1)
                 return
+            if option in ("-M", "-m") and value and inv.name.startswith("perl") and \
+                    not _PERL_MODULE.fullmatch(value):  # (`-Mstrict;system("…")`: `use strict;system("…");`)
+                inv.unknown(f"`{inv.name} {option}{show(value)[:60]}` runs the code after the module's name", index)
+                named_paths(inv, value, index)
             if option == "-X" and value is not None and value.startswith("pycache_prefix="):
                 inv.write(value.partition("=")[2] or ".", index, recursive=True)  # (compiled modules written there)
             if option == "-W" and value is not None and inv.name.startswith(("python", "pypy")):
@@ -484,6 +492,14 @@ _FILE_CALL = LazyPattern(
     r"""\s*\(\s*(?:['"][^'"\n]*['"]|[\w.]+)\s*,))\s*\(?\s*(['"])((?:~|/)[^'"\n$`{}]*)\3""")
 
 
+#: Tcl's ``exec PROGRAM ARG…`` (at a command's start: the text's, a line's, after ``;``, ``[`` or
+#: ``{``), its words a command line with ``|`` pipes and ``<``/``>`` redirections, as a shell's
+_TCL_EXEC = LazyPattern(r"""(?:^|[\[;\n{])[ \t]*exec[ \t]+(?:-ignorestderr[ \t]+|-keepnewline[ \t]+|--[ \t]+)*"""
+                        r"""([^\]\n;}]+)""")
+#: Tcl's ``file delete ?-force? ?--? NAME…`` (group 1 the names, bare or quoted words)
+_TCL_DELETE = LazyPattern(r"""\bfile[ \t]+delete(?:[ \t]+-force|[ \t]+--)*((?:[ \t]+(?:"[^"\n]*"|[^\s\];}]+))+)""")
+
+
 def shell_strings(name: str, code: str) -> list[str]:
     """The shell command lines written as string literals in inline code of the language
     ``name`` runs (``os.system("rm -rf ~")``, perl's `` `cat ~/.netrc` ``), at most 16."""
@@ -503,6 +519,8 @@ def shell_strings(name: str, code: str) -> list[str]:
             end = code.find(_CLOSING.get(opener, opener), match.end())
             if end != -1 and "$" not in code[match.end():end] and "#{" not in code[match.end():end]:
                 commands.append(code[match.end():end])
+    if name in ("tclsh", "wish", "expect") and "exec" in code:
+        commands += [match.group(1).strip() for match in _TCL_EXEC.finditer(code)]
     return commands[:16]
 
 
@@ -519,6 +537,10 @@ def named_commands(inv: Invocation, code: str, index: int | None) -> None:
         code = _BARE_HOME.sub('"~"', _home_spelled(code))
     if "expanduser" in code:  # (`os.remove(os.path.expanduser('~/.bashrc'))`: the literal)
         code = _EXPANDUSER.sub(r"\1\2\1", code)
+    if inv.name in ("tclsh", "wish", "expect") and "delete" in code:  # (`file delete -force ~/.ssh`)
+        for match in _TCL_DELETE.finditer(code):
+            for word in match.group(1).split():
+                inv.delete(word.strip('"'), index, recursive=True)
     for match in _FILE_CALL.finditer(code):
         if match.group(1):
             inv.delete(match.group(4), index, recursive=True)
