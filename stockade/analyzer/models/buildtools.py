@@ -62,6 +62,23 @@ _MVN_PUBLISH = frozenset({"deploy", "deploy:deploy", "deploy:deploy-file", "rele
                           "site:deploy", "wagon:upload", "wagon:upload-single"})
 
 
+#: build properties whose value is options for a JVM the build starts (gradle's daemon, the
+#: test JVMs of maven's surefire and failsafe)
+_JVM_OPTION_PROPERTIES = frozenset({"org.gradle.jvmargs", "argLine", "maven.surefire.argLine", "jvm",
+                                    "failsafe.argLine", "surefire.argLine"})
+
+
+def jvm_options(inv: Invocation, options: str, index: int | None, what: str) -> None:
+    """JVM options given through a build property (``-Dorg.gradle.jvmargs=-javaagent:A.jar``,
+    ``-DargLine=-agentpath:L.so``): an agent or a boot class path is code loaded into the JVM
+    (see :func:`injected`)."""
+    for word in options.split():
+        if word.startswith(("-javaagent:", "-agentpath:")):
+            injected(inv, word.partition(":")[2].partition("=")[0], index, f"{what} (`{word.partition(':')[0]}`)")
+        elif word.startswith(("-Xbootclasspath/a:", "-Xbootclasspath/p:", "-Xbootclasspath:")):
+            injected(inv, word.partition(":")[2], index, f"{what} (`-Xbootclasspath`)", separator=":")
+
+
 def _option_value(argv: list[str], index: int, name: str, eq: str, attached: str) -> tuple[str, int] | None:
     """The value of the option ``name`` at ``index`` and where it stands: attached to a long
     option (``--opt=v``) or the next word; None when the words end first."""
@@ -102,7 +119,9 @@ def model_maven(inv: Invocation) -> None:
         index += 1
     for key, (value, at) in properties.items():
         prop_role = _MVN_PROPERTIES.get(key)
-        if prop_role is not None and prop_role != T:
+        if key in _JVM_OPTION_PROPERTIES:
+            jvm_options(inv, value, at, f"`{inv.name} -D{key}`")
+        elif prop_role is not None and prop_role != T:
             apply(inv, prop_role, value, at, f"`{inv.name} -D{key}`")
         elif "://" in value:  # (a repository: altDeploymentRepository=id::URL, remoteRepositories=URL …)
             for url in re.findall(r"[a-z][a-z0-9+.-]*://[^\s,;\"']+", value, re.I):
@@ -164,6 +183,8 @@ def model_gradle(inv: Invocation) -> None:
             key, _, setting = value.partition("=")
             if key == "gradle.user.home":
                 inv.write(setting, at, recursive=True)
+            elif key in _JVM_OPTION_PROPERTIES:
+                jvm_options(inv, setting, at, f"`{inv.name} -D{key}`")
         elif role != T:
             apply(inv, role, value, at, f"`{inv.name} {name if name in _GRADLE_VALUES else short}`")
         index += 1
