@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.effects import UNKNOWN, Write
-from stockade.analyzer.words import NAMEREF
+from stockade.analyzer.words import LISTED_KEY, NAMEREF
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -408,6 +408,8 @@ class ControlFlow:
             self.state = before.copy()
             if item is not None:
                 self.state.variables[name] = item
+                if UNKNOWN not in item and ("*" in item or "?" in item or "[" in item):
+                    self.state.variables[LISTED_KEY + name] = item  # (one name it matches: words.resolve_listed)
             self.walk(body, stdin)
             results.append(self.state)
         if results:

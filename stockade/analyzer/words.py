@@ -35,6 +35,16 @@ ASSOC_KEY, ASSOC_SEP, ASSOC_MARK = "\ue007", "\ue008", "\x00\ue007"
 #: a nameref (``declare -n r=X``): the variable holds NAMEREF + the name it refers to (``X``,
 #: ``a[1]``; empty: not bound yet), resolved each time it is used (see models.shellstate)
 NAMEREF = "\x00\ue009"
+#: a loop variable over a glob (``for f in *.txt``) holds one of the names the glob matches,
+#: and a file name can hold code: LISTED_KEY + name keeps the glob it was set to, and a plain
+#: ``$f``/``${f}`` of that value expands between LISTED_OPEN and LISTED_CLOSE until the word
+#: it lands in is known (see :func:`resolve_listed`).  LISTED_CLOSE holds UNKNOWN: a mark left
+#: anywhere makes the value unknown, never a name
+LISTED_KEY, LISTED_OPEN, LISTED_CLOSE = "\ue00alisted:", "\ue00a", "\x00\ue00b"
+_LISTED_RE = re.compile("\ue00a([^\ue00a\ue00b]*)\x00\ue00b")
+#: characters that make a word code rather than a name (``sh -c "wc -l $f"``; quotes alone do
+#: not: ``gzip \\"$f\\"`` names a file)
+_CODE_CHARS = frozenset(" \t\n;|&$`()<>")
 _UNPROTECT = str.maketrans({_Q_OPEN: "{", _Q_COMMA: ",", _Q_CLOSE: "}", _Q_TILDE: "~"})
 _PROTECT = str.maketrans({"{": _Q_OPEN, ",": _Q_COMMA, "}": _Q_CLOSE, "~": _Q_TILDE})
 _MAX_BRACE_WORDS = 256
@@ -265,6 +275,20 @@ def _sequence(inner: str) -> list[str] | None:
     return None
 
 
+def resolve_listed(word: str) -> str:
+    """``word`` with each name a glob matched (between the LISTED marks) put in: the glob,
+    where the rest of the word is a name or path (``"$f"``, ``"out/$f"``); UNKNOWN where the
+    word is code (``"wc -l $f"`` for ``sh -c``, ``eval``): the name is pasted there as text,
+    and a name can hold code (``$(rm -rf ~).txt``)."""
+    if _CODE_CHARS.isdisjoint(_LISTED_RE.sub("", word)):
+        return _LISTED_RE.sub(_glob_of, word)
+    return _LISTED_RE.sub(UNKNOWN, word)
+
+
+def _glob_of(match: re.Match[str]) -> str:
+    return match.group(1)
+
+
 def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
     """The argv words a word's parts become: IFS splitting of unquoted expansions, brace
     expansion, tilde expansion, quote removal.  Shared by the tree walk and the fast path."""
@@ -325,7 +349,11 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
         for piece in pieces:
             if piece or (len(pieces) == 1 and not only_unquoted_empty):
                 # the private marks are not ASCII: an ASCII piece holds none
-                out.append(piece if piece.isascii() else piece.translate(_UNPROTECT))
+                if not piece.isascii():
+                    if LISTED_OPEN in piece:
+                        piece = resolve_listed(piece)
+                    piece = piece.translate(_UNPROTECT)
+                out.append(piece)
     return out
 
 
@@ -370,6 +398,8 @@ class WordExpander:
         value = "".join(text for text, _ in parts)
         if _SPLIT in value:  # (`x="${a[@]}"`: the words joined with spaces)
             value = value.replace(_SPLIT, " ")
+        if LISTED_OPEN in value:
+            value = resolve_listed(value)
         if parts and parts[0][1] == "lit" and value.startswith("~"):
             value = self._tilde(value)
         return value
@@ -583,7 +613,11 @@ class WordExpander:
         children = node.named_children
         name = self.source.node_text(children[0]) if children else ""
         value = self.scope.lookup(name)
-        return [(UNKNOWN if value is None else value, "q" if quoted else "exp")]
+        if value is None:
+            return [(UNKNOWN, "q" if quoted else "exp")]
+        if ("*" in value or "?" in value or "[" in value) and self.scope.lookup(LISTED_KEY + name) == value:
+            value = LISTED_OPEN + value + LISTED_CLOSE  # (a name the glob matched: see resolve_listed)
+        return [(value, "q" if quoted else "exp")]
 
     def visit_command_substitution(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return self._value(self.scope.substitute(node), quoted)
@@ -683,6 +717,9 @@ class WordExpander:
         if length:
             return self._value(str(len(value)) if value is not None and UNKNOWN not in value else None, quoted)
         if operator is None:
+            if value and ("*" in value or "?" in value or "[" in value) and \
+                    self.scope.lookup(LISTED_KEY + name) == value:
+                value = LISTED_OPEN + value + LISTED_CLOSE  # (as visit_simple_expansion)
             return self._value(value, quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
             if (value is None or (value == UNKNOWN and operator[0] == ":")) and operator[-1] != "?":

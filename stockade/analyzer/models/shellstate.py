@@ -12,7 +12,7 @@ from __future__ import annotations
 from stockade.analyzer.effects import UNKNOWN, UNKNOWN_NUMBER, Unknown, show
 from stockade.analyzer.exec import HASHED_KEY, HASHED_PREFIX, Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
-from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, NAMEREF, array_elements
+from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, LISTED_KEY, NAMEREF, array_elements
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -349,6 +349,11 @@ def read_fields(text: str | None, names: list[str], ifs: str | None) -> dict[str
     return values
 
 
+def _listed(value: str | None) -> bool:
+    """Whether a value read is a glob: names a listing printed (``ls``, ``find``), as known."""
+    return value is not None and UNKNOWN not in value and ("*" in value or "?" in value or "[" in value)
+
+
 def model_read(inv: Invocation) -> None:
     """``read [-r] [-a ARRAY] NAMES``: assigns the first line of stdin (known or not)."""
     parsed = parse_options(inv.argv, {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
@@ -395,14 +400,21 @@ def model_read(inv: Invocation) -> None:
             mark = "".join([UNKNOWN, UNKNOWN])  # a new object, held until the variable is reassigned
             if state.alternatives is None:
                 state.alternatives = {}
-            state.alternatives[name] = (mark, tuple(values[name] for values in per_line))
+            values = tuple(values[name] for values in per_line)
+            state.alternatives[name] = (mark, values)
             state.variables[name] = mark
+            if any(_listed(value) for value in values):  # (as below, per line)
+                listed_mark = "".join([UNKNOWN, UNKNOWN])
+                state.alternatives[LISTED_KEY + name] = (listed_mark, values)
+                state.variables[LISTED_KEY + name] = listed_mark
         return
     for name, value in read_fields(text, names, ifs).items():
         if "[" in name:
             forget_array(walker, name)
         else:
             set_variable(walker, name, value, inv.span, f"`{inv.name}`")
+            if _listed(value):  # a name a listing printed (`ls | while read f`): see words.resolve_listed
+                walker.state.variables[LISTED_KEY + name] = value
             if text is None:  # data from a file or a pipe: arithmetic on it evaluates it (see Walker.arithmetic)
                 walker.read_data = walker.read_data | {name}
                 if is_integer(walker, name):
