@@ -1150,8 +1150,10 @@ class Walker(ControlFlow):
                     for field in fields:
                         last += 1
                         slots[last] = field
-            values = [slots[i] for i in range(len(slots))] if slots is not None and \
-                all(i in slots for i in range(len(slots))) else None  # (holes: not followed)
+            # holes (`([3]=x)`): unknown elements, the set ones known (bash skips holes in
+            # `${a[@]}` and reads one as empty: the analysis knows neither way)
+            values = [slots.get(i, UNKNOWN) for i in range(max(slots) + 1)] if slots and \
+                max(slots) < _MAX_ARRAY else [] if slots is not None and not slots else None
             if self.src.node_text(node)[len(self.src.node_text(name_node or node)):].startswith("+="):
                 before = array_elements(self, name)  # `a+=(x y)`: appended
                 values = None if before is None or values is None else before + values
