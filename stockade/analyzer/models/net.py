@@ -112,10 +112,92 @@ def proxies_of(inv: Invocation, host: str, index: int | None) -> None:
 _ENGINE_SOCKET = LazyPattern(r"(docker|podman|containerd|crio|buildkit|kubelet|lxd)[^/]*\.sock$|/run/.*docker")
 
 
+_CURL_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "v": "\v"}
+
+
+def curl_config_words(text: str) -> list[str] | None:
+    """The command-line words a curl config file (``-K FILE``) stands for: one option a line,
+    ``name = value``, ``name: value`` or ``name value`` (a name without dashes is the long
+    option ``--name``), the value double-quoted (with ``\\`` escapes) or up to a blank; ``#``
+    starts a comment.  None when a line cannot be read so (or it names another config)."""
+    words: list[str] = []
+    for raw in text.splitlines()[:512]:
+        line = raw.strip()
+        if not line or line[0] == "#":
+            continue
+        end = 0
+        while end < len(line) and line[end] not in " \t=:":
+            end += 1
+        name, rest = line[:end], line[end:].lstrip(" \t")
+        if rest[:1] in ("=", ":"):
+            rest = rest[1:].lstrip(" \t")
+        option = name if name.startswith("-") else "--" + name
+        if option in ("-K", "--config"):
+            return None
+        if not rest:
+            words.append(option)
+            continue
+        if rest[0] == '"':
+            value, position = [], 1
+            while position < len(rest) and rest[position] != '"':
+                char = rest[position]
+                if char == "\\" and position + 1 < len(rest):
+                    position += 1
+                    char = _CURL_ESCAPES.get(rest[position], rest[position])
+                value.append(char)
+                position += 1
+            if position >= len(rest):
+                return None  # (an unterminated quote: curl refuses the file)
+            words += [option, "".join(value)]
+        else:
+            words += [option, rest.split()[0]]
+    return words
+
+
+def _curl_config(inv: Invocation, parsed: Parsed) -> bool:
+    """``curl -K FILE`` with FILE's text known (a here-string on ``-``, a file this text wrote):
+    curl as if its options were on the command line (True); False when none is known."""
+    from stockade.analyzer.models.text import program_text
+
+    configs = [(option, value, index) for option, value, index in parsed.options
+               if option in ("-K", "--config") and value is not None]
+    if not configs:
+        return False
+    words: list[str] = []
+    for _, value, _ in configs:
+        text = program_text(inv, value)
+        config = None if text is None else curl_config_words(text)
+        if config is None:
+            return False
+        words += config
+    drop = set()
+    argv = list(inv.argv)
+    for _, value, index in configs:  # (the index of the value's word: after the option, or joined to it)
+        drop.add(index)
+        before = argv[index - 1] if index > 1 else ""
+        if argv[index] == value and (before == "--config" or (before[:1] == "-" and before[1:2] != "-" and
+                                                               before[-1:] == "K")):
+            if before in ("-K", "--config"):
+                drop.add(index - 1)
+            else:
+                argv[index - 1] = before[:-1]  # (`-sK -`: the flags before it stay)
+    argv = [word for position, word in enumerate(argv) if position not in drop]
+    spans = [span for position, span in enumerate(inv.spans) if position not in drop]
+    at = inv.at(configs[0][2])
+    inv.run(0, argv=argv[:1] + words + argv[1:], spans=spans[:1] + [at] * len(words) + spans[1:])
+    return True
+
+
 def model_curl(inv: Invocation) -> None:
     """curl: URLs are contacted; ``-o`` writes, ``-O`` writes into the cwd; ``@file`` data,
-    ``-T``, ``-K`` and ``--netrc-file`` read; ``-x`` contacts the proxy."""
+    ``-T``, ``-K`` and ``--netrc-file`` read; ``-x`` contacts the proxy; a config (``-K``)
+    whose text is known is read as the options it holds."""
     parsed = parse_options(inv.argv, _CURL_VALUES)
+    if _curl_config(inv, parsed):
+        for option, value, index in parsed.options:
+            if option in ("-K", "--config") and value is not None:
+                inv.read(value, index)
+        return
     for option, value, index in parsed.options:
         if value is None:
             if option in ("-J", "--remote-header-name"):
