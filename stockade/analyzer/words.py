@@ -275,14 +275,28 @@ def _sequence(inner: str) -> list[str] | None:
     return None
 
 
-def resolve_listed(word: str) -> str:
+def resolve_listed(word: str, lines: bool = False) -> str:
     """``word`` with each name a glob matched (between the LISTED marks) put in: the glob,
     where the rest of the word is a name or path (``"$f"``, ``"out/$f"``); UNKNOWN where the
     word is code (``"wc -l $f"`` for ``sh -c``, ``eval``): the name is pasted there as text,
-    and a name can hold code (``$(rm -rf ~).txt``)."""
-    if _CODE_CHARS.isdisjoint(_LISTED_RE.sub("", word)):
-        return _LISTED_RE.sub(_glob_of, word)
-    return _LISTED_RE.sub(UNKNOWN, word)
+    and a name can hold code (``$(rm -rf ~).txt``); with ``lines``, text printed one name a
+    line is names."""
+    rest = set(_LISTED_RE.sub("", word))
+    if lines:  # (a printed list: one name a line)
+        rest.discard("\n")
+    word = _LISTED_RE.sub(_glob_of if _CODE_CHARS.isdisjoint(rest) else UNKNOWN, word)
+    # (a mark split from its pair, `x='a *'; cat $x`: that piece is not known)
+    return word.replace(LISTED_OPEN, UNKNOWN) if LISTED_OPEN in word else word
+
+
+def listed(value: str) -> str:
+    """``value`` of an expansion marked as names a glob matches (see :func:`resolve_listed`)
+    when it holds a ``*``: a glob a variable holds came from a listing (``files=(*.txt)``,
+    ``set -- *``, ``$(ls)``, ``g=$f``) or was written as a pattern, and the analysis cannot
+    tell which."""
+    if "*" in value and UNKNOWN not in value:
+        return LISTED_OPEN + value + LISTED_CLOSE
+    return value
 
 
 def _glob_of(match: re.Match[str]) -> str:
@@ -332,6 +346,8 @@ def expand_fields(parts: list[tuple[str, str]], scope: Scope) -> list[str]:
                 if ifs is None or UNKNOWN in ifs:
                     ifs = " \t\n" if ifs is None else ifs.replace(UNKNOWN, "")
             if ifs and any(ch in text for ch in ifs):
+                if LISTED_OPEN in text:  # (split into several arguments: each is a name, not code)
+                    text = _LISTED_RE.sub(_glob_of, text)
                 text = "".join(_SPLIT if ch in ifs else ch for ch in text)
             marked.append(_protect(text))
         else:
@@ -607,6 +623,8 @@ class WordExpander:
     def _value(self, value: str | None, quoted: bool) -> list[tuple[str, str]]:
         if value is None:
             value = UNKNOWN
+        elif "*" in value:
+            value = listed(value)
         return [(value, "q" if quoted else "exp")]
 
     def visit_simple_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
@@ -615,7 +633,9 @@ class WordExpander:
         value = self.scope.lookup(name)
         if value is None:
             return [(UNKNOWN, "q" if quoted else "exp")]
-        if ("*" in value or "?" in value or "[" in value) and self.scope.lookup(LISTED_KEY + name) == value:
+        if "*" in value:
+            value = listed(value)
+        elif ("?" in value or "[" in value) and self.scope.lookup(LISTED_KEY + name) == value:
             value = LISTED_OPEN + value + LISTED_CLOSE  # (a name the glob matched: see resolve_listed)
         return [(value, "q" if quoted else "exp")]
 
@@ -717,9 +737,9 @@ class WordExpander:
         if length:
             return self._value(str(len(value)) if value is not None and UNKNOWN not in value else None, quoted)
         if operator is None:
-            if value and ("*" in value or "?" in value or "[" in value) and \
+            if value and ("?" in value or "[" in value) and "*" not in value and \
                     self.scope.lookup(LISTED_KEY + name) == value:
-                value = LISTED_OPEN + value + LISTED_CLOSE  # (as visit_simple_expansion)
+                return [(LISTED_OPEN + value + LISTED_CLOSE, "q" if quoted else "exp")]  # (as visit_simple_expansion)
             return self._value(value, quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
             if (value is None or (value == UNKNOWN and operator[0] == ":")) and operator[-1] != "?":

@@ -8,7 +8,7 @@ from stockade.analyzer.effects import UNKNOWN, LinkTarget, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.judge import plain_names_glob
 from stockade.analyzer.models import Spec, parse_options, register, spec_model
-from stockade.analyzer.words import decode_ansi_c
+from stockade.analyzer.words import LISTED_OPEN, decode_ansi_c, listed, resolve_listed
 
 R = frozenset({"-r", "-R", "--recursive", "-a", "--archive"})
 
@@ -413,7 +413,7 @@ def model_printf(inv: Invocation) -> None:
         for arg in rest:
             for spec in ("%s", "%b", "%d"):
                 if spec in out:
-                    out = out.replace(spec, known_nul(arg) if spec == "%b" else arg, 1)
+                    out = out.replace(spec, listed(known_nul(arg) if spec == "%b" else arg), 1)
                     used += 1
                     break
             else:
@@ -423,6 +423,8 @@ def model_printf(inv: Invocation) -> None:
         if not rest or not used or len(pieces) > 64:
             break
     out = "".join(pieces)
+    if LISTED_OPEN in out:  # (a glob's names printed into code, `printf 'cat %s' *.txt | sh`: not known)
+        out = resolve_listed(out, lines=True)
     if "%" in out.replace("%%", ""):
         out = UNKNOWN
     if variable is not None:
