@@ -471,7 +471,7 @@ def _base64(words: list[str], text: str) -> str | None:
 
 
 #: filters whose output is known only where it becomes a word (``$(… | base64 -d)``)
-_DECODERS = frozenset({"base64", "base32"})
+_DECODERS = frozenset({"base64", "base32", "xxd", "basenc", "openssl"})
 
 
 def _base32(words: list[str], text: str) -> str | None:
@@ -487,6 +487,71 @@ def _base32(words: list[str], text: str) -> str | None:
         return None
 
 
+def _xxd(words: list[str], text: str) -> str | None:
+    """``xxd -r -p`` (``-ps``, ``-plain``, ``-postscript``; the flags in any order) of known
+    hex: the decoded text (when it is UTF-8); other modes are not followed."""
+    import binascii
+
+    reverse = plain = False
+    for word in words:
+        if word in ("-r", "-revert"):
+            reverse = True
+        elif word in ("-p", "-ps", "-plain", "-postscript"):
+            plain = True
+        elif word in ("-rp", "-pr"):
+            reverse = plain = True
+        else:
+            return None
+    if not (reverse and plain):
+        return None
+    digits = "".join(ch for ch in text if ch in "0123456789abcdefABCDEF")
+    try:
+        return binascii.unhexlify(digits[:len(digits) // 2 * 2]).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _basenc(words: list[str], text: str) -> str | None:
+    """``basenc --base64|--base64url|--base32|--base16 -d`` of known text: the decoded text."""
+    import base64
+    import binascii
+
+    decoders = {"--base64": base64.b64decode, "--base64url": base64.urlsafe_b64decode,
+                "--base32": base64.b32decode, "--base16": lambda data: base64.b16decode(data, casefold=True)}
+    chosen = [decoders[word] for word in words if word in decoders]
+    if len(chosen) != 1 or not any(word in ("-d", "--decode") for word in words) or \
+            any(word not in decoders and word not in ("-d", "--decode", "-i", "--ignore-garbage") for word in words):
+        return None
+    try:
+        return chosen[0]("".join(text.split())).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _openssl(words: list[str], text: str) -> str | None:
+    """``openssl base64 -d`` / ``openssl enc -base64 -d`` (``-a``, ``-A``) of known text: the
+    decoded text; any other command, cipher or option is not followed."""
+    import base64
+    import binascii
+
+    if not words or words[0] not in ("base64", "enc"):
+        return None
+    decode, armored = False, words[0] == "base64"
+    for word in words[1:]:
+        if word == "-d":
+            decode = True
+        elif word in ("-a", "-base64"):
+            armored = True
+        elif word not in ("-A", "-e"):
+            return None
+    if not (decode and armored):
+        return None
+    try:
+        return base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
 #: filter → the function computing what it prints from its arguments and its known input
 FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "head": lambda words, text: _head_tail("head", words, text),
@@ -495,6 +560,7 @@ FILTERS: dict[str, Callable[[list[str], str], str | None]] = {
     "gawk": _awk, "mawk": _awk, "grep": _grep, "xargs": _xargs, "rev": _rev, "tac": _tac, "fold": _fold,
     "expand": _same(_no_tabs), "iconv": _same(_iconv_ascii), "dd": _same(_dd_plain),
     "strings": _same(_strings_all), "fmt": _same(_fmt_one), "column": _same(_column_one), "base64": _base64, "base32": _base32,
+    "xxd": _xxd, "basenc": _basenc, "openssl": _openssl,
 }
 
 
