@@ -289,12 +289,12 @@ def resolve_listed(word: str, lines: bool = False) -> str:
     return word.replace(LISTED_OPEN, UNKNOWN) if LISTED_OPEN in word else word
 
 
-def listed(value: str) -> str:
+def listed(value: str, any_glob: bool = False) -> str:
     """``value`` of an expansion marked as names a glob matches (see :func:`resolve_listed`)
     when it holds a ``*``: a glob a variable holds came from a listing (``files=(*.txt)``,
     ``set -- *``, ``$(ls)``, ``g=$f``) or was written as a pattern, and the analysis cannot
-    tell which."""
-    if "*" in value and UNKNOWN not in value:
+    tell which; with ``any_glob``, also for ``?`` and ``[…]`` (a loop variable's own glob)."""
+    if ("*" in value or (any_glob and ("?" in value or "[" in value))) and UNKNOWN not in value:
         return LISTED_OPEN + value + LISTED_CLOSE
     return value
 
@@ -636,7 +636,7 @@ class WordExpander:
         if "*" in value:
             value = listed(value)
         elif ("?" in value or "[" in value) and self.scope.lookup(LISTED_KEY + name) == value:
-            value = LISTED_OPEN + value + LISTED_CLOSE  # (a name the glob matched: see resolve_listed)
+            value = listed(value, any_glob=True)  # (a name the loop's glob matched)
         return [(value, "q" if quoted else "exp")]
 
     def visit_command_substitution(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
@@ -739,7 +739,7 @@ class WordExpander:
         if operator is None:
             if value and ("?" in value or "[" in value) and "*" not in value and \
                     self.scope.lookup(LISTED_KEY + name) == value:
-                return [(LISTED_OPEN + value + LISTED_CLOSE, "q" if quoted else "exp")]  # (as visit_simple_expansion)
+                return [(listed(value, any_glob=True), "q" if quoted else "exp")]  # (as visit_simple_expansion)
             return self._value(value, quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
             if (value is None or (value == UNKNOWN and operator[0] == ":")) and operator[-1] != "?":
