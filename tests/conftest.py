@@ -13,6 +13,7 @@ that created or changed something there fails the run, naming the paths
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -29,6 +30,7 @@ EXAMPLES = ROOT / "examples"
 WATCHED = (Path("/home"), Path("/etc/stockade"))
 
 _PRIVATE = tempfile.mkdtemp(prefix="stockade-tests-")
+atexit.register(shutil.rmtree, _PRIVATE, True)
 for _name, _sub in (("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state")):
     os.environ[_name] = os.path.join(_PRIVATE, _sub)
 
