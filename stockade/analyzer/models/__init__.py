@@ -525,3 +525,7 @@ from stockade.analyzer.models import attach  # noqa: E402,F401
 # isort: split
 # (after every other: adds what date, id, nproc, uname, git rev-parse print to their final models)
 from stockade.analyzer.models import plainvalues  # noqa: E402,F401
+
+# isort: split
+# (after runners, whose Runner rows and model they extend: sandbox, container and queue runners)
+from stockade.analyzer.models import sandboxes  # noqa: E402,F401

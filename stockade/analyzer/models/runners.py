@@ -152,8 +152,6 @@ RUNNERS: dict[str, Runner] = {
     "chroot": Runner(_t("--userspec", "--groups"), operands=1, privilege="`chroot` needs root"),
     "schroot": Runner(_t("-c", "--chroot", "-u", "--user", "-d", "--directory", "-r", "--run-session"),
                       privilege="`schroot` enters a chroot as another user"),
-    "capsh": Runner({"--user": "privilege", "--uid": "privilege", "--gid": "privilege", "--caps": "privilege",
-                     "--addamb": "privilege", "--groups": "privilege", "--chroot": "privilege"}),
     "sg newgrp": Runner(operands=1, privilege="`sg` runs a command with another group"),
     "lxc-attach machinectl": Runner(_t("-n", "--name"), privilege="enters a container as root"),
 }
@@ -223,6 +221,34 @@ def value_role(inv: Invocation, role: str, option: str, value: str, index: int) 
             judge_env_var(inv.walker, name, text, inv.at(index))
     else:
         apply_role(inv, role, value, index)
+
+
+#: ``capsh`` options (always ``--name=value``) that change user, groups, capabilities or root
+_CAPSH_PRIVILEGE = frozenset({"--user", "--uid", "--gid", "--caps", "--addamb", "--groups", "--chroot", "--drop",
+                              "--inh", "--keep", "--secbits", "--mode", "--iab", "--delamb", "--noamb"})
+#: ``capsh`` words after which the rest of argv goes to the shell (``--shell=``, /bin/bash)
+_CAPSH_SHELL = frozenset({"--", "-+", "=+"})
+
+
+def model_capsh(inv: Invocation) -> None:
+    """``capsh [--OPTION=VALUE]… -- ARGS``: after ``--`` (or ``-+``/``=+``) the rest of argv is
+    given to the shell (``--shell=PATH``, by default ``/bin/bash``: ``capsh -- -c CODE`` runs
+    CODE); after ``==`` it is capsh's own argv again; options that set user, groups,
+    capabilities or root are a privilege change."""
+    shell = "/bin/bash"
+    for index in range(1, len(inv.argv)):
+        word = inv.argv[index]
+        if word in _CAPSH_SHELL:
+            inv.run(index + 1, argv=[shell, *inv.argv[index + 1:]], spans=[inv.at(index), *inv.spans[index + 1:]])
+            return
+        if word == "==":
+            inv.run(index + 1, argv=["capsh", *inv.argv[index + 1:]], spans=[inv.at(index), *inv.spans[index + 1:]])
+            return
+        name, eq, value = word.partition("=")
+        if name == "--shell" and eq:
+            shell = value
+        elif name in _CAPSH_PRIVILEGE:
+            inv.privilege(f"`capsh {name}` changes user, groups or capabilities", index)
 
 
 def model_busybox(inv: Invocation) -> None:
@@ -835,6 +861,7 @@ for _names, _runner in RUNNERS.items():
         register(_name, model_runner)
 RUNNERS_BY_NAME: dict[str, Runner] = {name: runner for names, runner in RUNNERS.items() for name in names.split()}
 register("busybox toybox", model_busybox)
+register("capsh", model_capsh)
 register("script", model_script)
 register("systemd-run", model_systemd_run)
 register("sudoedit", model_sudoedit)
