@@ -734,6 +734,8 @@ class WordExpander:
                 return self._possible_default(name, operator, operand, rest, quoted)
             return self._value(UNKNOWN, quoted)
         value = self.scope.lookup(name)
+        if operator == "@" and rest and rest[0].type == "P":
+            self._prompt_expansion(name, value, node)
         if length:
             return self._value(str(len(value)) if value is not None and UNKNOWN not in value else None, quoted)
         if operator is None:
@@ -768,11 +770,29 @@ class WordExpander:
 
         return self._value(apply_operator(self, value, operator, rest), quoted)
 
+    def _prompt_expansion(self, name: str, value: str | None, node: Any) -> None:
+        """``${x@P}`` expands the value as a prompt string: its command substitutions run
+        (``x='$(rm -rf ~)'; echo "${x@P}"``).  A known value is walked as a double-quoted word
+        (backslashes dropped: a prompt escape such as ``\\$`` may become a ``$``); a value
+        not known is code that cannot be seen into."""
+        if value is None or UNKNOWN in value:
+            self.scope.unknown(f"`${{{name}@P}}` runs the command substitutions in the value of `{name}`, "
+                               "which is not known", self.source.span(node))
+        elif "$" in value or "`" in value:
+            self.scope.nested_fragment('"' + value.replace("\\", "").replace('"', '\\"') + '"', node)
+
     def _array_expansion(self, name: str, subscript: str, indirect: bool, length: bool, operator: str | None,
                          rest: list[Any], quoted: bool) -> list[tuple[str, str]]:
         """``${a[@]}``, ``${a[*]}``, ``${#a[@]}``, ``${a[i]}`` of an indexed array (unknown
         when the script does not determine its elements)."""
         elements = array_elements(self.scope, name)
+        if operator == "@" and rest and rest[0].type == "P":  # `${a[@]@P}`: each element as a prompt
+            chosen: list[str | None] = [None] if elements is None or indirect else list(elements[:_MAX_EACH])
+            if elements is not None and not indirect and subscript not in ("@", "*"):
+                index = int(subscript)
+                chosen = [elements[index] if -len(elements) <= index < len(elements) else ""]
+            for element in chosen:
+                self._prompt_expansion(f"{name}[{subscript}]", element, rest[0].parent)
         if elements is None or (indirect and (subscript not in ("@", "*") or operator is not None or length)):
             return self._value(None, quoted)
         if indirect:  # `${!a[@]}`: the indices
