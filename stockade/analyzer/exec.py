@@ -290,7 +290,7 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
             walker.state.positional = [name, *argv[1:]]
             walker.function_depth += 1
             try:
-                walker.walk_in(source, body, stdin)
+                walker.walk_function(source, body, stdin)
             finally:
                 walker.function_depth -= 1
                 walker.state.positional = saved

@@ -371,6 +371,24 @@ class Walker(ControlFlow):
         finally:
             self.src, self.words = saved_source, saved_words
 
+    def walk_function(self, source: Source, body: Any, stdin: Stdin) -> None:
+        """Walk a function's body at a call: a redirection written after the definition
+        (``f() { echo x; } > ~/.bashrc``) opens its file at every call, as bash does."""
+        definition = body.parent
+        if definition is None or definition.type != "function_definition" or \
+                definition.child_by_field_name("redirect") is None:
+            self.walk_in(source, body, stdin)
+            return
+        saved_source, saved_words = self.src, self.words
+        words = _new_object(WordExpander)
+        words.scope = self
+        words.source = source
+        self.src, self.words = source, words
+        try:
+            self.redirected(definition, body, body, stdin)
+        finally:
+            self.src, self.words = saved_source, saved_words
+
     # -- Scope protocol for words.py ------------------------------------------------------
 
     def positional_words(self) -> list[str] | None:
@@ -786,8 +804,8 @@ class Walker(ControlFlow):
         self.stdout_file = self.stdin_file = None
         previous_end = whole.end_byte if whole is not None else node.start_byte
         for child in node.children:
-            if child == whole or not child.is_named:
-                continue
+            if child == whole or not child.is_named or (child.type == "word" and node.type == "function_definition"):
+                continue  # (a function's name)
             if child.type == "heredoc_redirect":
                 if body is not None and body.type == "command" and \
                         self.src.data[previous_end:child.start_byte].strip() == b"-":
