@@ -60,11 +60,11 @@ from __future__ import annotations
 import re
 
 from stockade.analyzer.control import CWD_KEY, settle_cwd
-from stockade.analyzer.effects import UNKNOWN, EnvChange, SpanT, Write, clip
+from stockade.analyzer.effects import EnvChange, SpanT, Write, clip
 from stockade.analyzer.exec import LASTPIPE_KEY, Stdin, run_command
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.fresh import record_written  # (the walker loads the models anyway)
-from stockade.analyzer.words import expand_fields, tilde
+from stockade.analyzer.words import expand_fields, named_value, tilde
 
 _new_tuple = tuple.__new__  # a record without its Python-level __new__ (as in exec.py)
 
@@ -651,8 +651,7 @@ def _run_words(walker: Walker, words: list[Word], base: int, collapse: SpanT | N
                 continue
         for _, kind in parts:
             if kind == "v":  # `"$NAME"`: its value, quoted (as WordExpander.visit_string)
-                parts = [((UNKNOWN if (found := walker.lookup(value)) is None else found), "q") if kind == "v"
-                         else (value, kind) for value, kind in parts]
+                parts = [(named_value(walker, value), "q") if kind == "v" else (value, kind) for value, kind in parts]
                 break
         for value in expand_fields(parts, walker):
             argv.append(value)

@@ -299,6 +299,20 @@ def listed(value: str, any_glob: bool = False) -> str:
     return value
 
 
+def named_value(scope: Scope, name: str) -> str:
+    """What ``$NAME`` expands to (shared by the tree walk and the fast path): its value,
+    UNKNOWN when not known, marked by :func:`listed` when it holds a ``*`` or is a name a
+    loop's glob matched."""
+    value = scope.lookup(name)
+    if value is None:
+        return UNKNOWN
+    if "*" in value:
+        return listed(value)
+    if ("?" in value or "[" in value) and scope.lookup(LISTED_KEY + name) == value:
+        return listed(value, any_glob=True)  # (a name the loop's glob matched)
+    return value
+
+
 def _glob_of(match: re.Match[str]) -> str:
     return match.group(1)
 
@@ -629,15 +643,8 @@ class WordExpander:
 
     def visit_simple_expansion(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         children = node.named_children
-        name = self.source.node_text(children[0]) if children else ""
-        value = self.scope.lookup(name)
-        if value is None:
-            return [(UNKNOWN, "q" if quoted else "exp")]
-        if "*" in value:
-            value = listed(value)
-        elif ("?" in value or "[" in value) and self.scope.lookup(LISTED_KEY + name) == value:
-            value = listed(value, any_glob=True)  # (a name the loop's glob matched)
-        return [(value, "q" if quoted else "exp")]
+        return [(named_value(self.scope, self.source.node_text(children[0]) if children else ""),
+                 "q" if quoted else "exp")]
 
     def visit_command_substitution(self, node: Any, quoted: bool) -> list[tuple[str, str]]:
         return self._value(self.scope.substitute(node), quoted)
@@ -733,6 +740,8 @@ class WordExpander:
             if value is None and operator in (":-", "-", ":+", "+"):  # `${!ref:-word}`: word is possible
                 return self._possible_default(name, operator, operand, rest, quoted)
             return self._value(UNKNOWN, quoted)
+        if name in ("@", "*"):
+            return self._positional_expansion(name, length, operator, rest, quoted)
         value = self.scope.lookup(name)
         if operator == "@" and rest and rest[0].type == "P":
             self._prompt_expansion(name, value, node)
@@ -812,6 +821,32 @@ class WordExpander:
             return self._value(value if operator is None else None, quoted)
         if length:
             return self._value(str(len(elements)), quoted)
+        return self._each_element(elements, subscript == "*", operator, rest, quoted)
+
+    def _positional_expansion(self, name: str, length: bool, operator: str | None, rest: list[Any],
+                              quoted: bool) -> list[tuple[str, str]]:
+        """``${@:offset:count}``, ``${*:offset}``, ``${@%.txt}``, ``${#@}``: the operator applies to
+        each positional parameter, as to an array's elements (a slice counts ``$0`` as the
+        first: ``${@:0}`` starts with it, ``${@: -1}`` is the last parameter)."""
+        words = getattr(self.scope, "positional_words", lambda: None)()
+        if words is None:
+            return self._value(None, quoted)
+        if length:
+            return self._value(str(len(words)), quoted)
+        elements = list(words)
+        if operator == ":":
+            zero = self.scope.lookup("0")
+            sliced = _slice_elements(self, [UNKNOWN if zero is None else zero, *elements], rest)
+            if sliced is None:
+                return self._value(None, quoted)
+            elements, operator = sliced, None
+        return self._each_element(elements, name == "*", operator, rest, quoted)
+
+    def _each_element(self, elements: list[str], star: bool, operator: str | None, rest: list[Any],
+                      quoted: bool) -> list[tuple[str, str]]:
+        """Known elements (of an array or the positional parameters) after ``operator``, as
+        ``"${a[@]}"`` (one word each; unquoted, each is split) or ``"${a[*]}"`` (``star``: one
+        word, joined with the first character of ``$IFS``) gives them."""
         if operator is not None:
             from stockade.analyzer.paramexp import apply_operator
 
@@ -824,7 +859,7 @@ class WordExpander:
             if len(elements) > _MAX_EACH or any(result is None for result in results):
                 return self._value(None, quoted)
             elements = results  # type: ignore[assignment]
-        if subscript == "*" and quoted:  # "${a[*]}": one word, joined with $IFS's first character
+        if star and quoted:  # "${a[*]}": one word, joined with $IFS's first character
             ifs = self.scope.lookup("IFS")
             if ifs is not None and UNKNOWN in ifs:
                 return self._value(None, quoted)

@@ -52,5 +52,6 @@ def test_double_quoted_expansions_take_the_fast_path(ir, monkeypatch) -> None:
 @example("cd /tmp || cd ~; ", 'rm -rf "$PWD"/*', "", "bash -c '{}'")
 @example("x=${P:-~/.ssh}; ", 'cat "$x/id_rsa"', "", "bash -c '{}'")
 @example("unset HOME; ", 'cat "$HOME/.ssh/id_rsa"', "", "bash -c '{}'")
+@example("x='*'; ", 'rm "a $x b"', "", "bash -c '{}'")  # (a `*` value in a quoted word: marked on both paths)
 def test_generated_expansions_same_verdicts(ir, setup: str, command: str, tail: str, frame: str) -> None:
     _same(ir, setup + frame.replace("{}", command + tail))
