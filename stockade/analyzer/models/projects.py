@@ -282,7 +282,10 @@ def model_manager(inv: Invocation) -> None:
                 inv.unknown(f"`{inv.name}` installs `{show(word)}` from outside its channels (its scripts run)",
                             index)
         return
-    _python_specs(inv, words[1:])
+    # (`pipenv install -e git+https://…`, `pdm add -e URL`: an editable install's value is a spec)
+    editable = [(value, index) for option, value, index in parsed.options
+                if option in ("-e", "--editable") and value is not None]
+    _python_specs(inv, words[1:] + editable)
 
 
 def _conda_channels(inv: Invocation, parsed: Parsed, index: int) -> None:
