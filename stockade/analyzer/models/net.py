@@ -253,6 +253,8 @@ def model_curl(inv: Invocation) -> None:
         elif option in ("--unix-socket", "--abstract-unix-socket"):
             if _ENGINE_SOCKET.search(value):
                 inv.privilege(f"`curl {option} {value}` talks to a daemon that acts as root", index)
+            elif option == "--abstract-unix-socket":  # (a name no file rule covers: any local daemon)
+                inv.unknown(f"`curl {option} {value}` talks to the process listening on that abstract socket", index)
             else:
                 inv.write(value, index)  # connecting to a socket is writing to it
         elif option == "--url":
@@ -471,8 +473,8 @@ def model_scp(inv: Invocation) -> None:
             from stockade.analyzer.models.devtools import sftp_batch
 
             sftp_batch(inv, value, index)
-        elif option == "-S" and inv.name == "scp":
-            inv.unknown(f"scp runs the program `{value}` as its transport", index)
+        elif option == "-S" and inv.name in ("scp", "sftp"):
+            inv.unknown(f"{inv.name} runs the program `{value}` as its transport", index)
         elif option in ("-i", "-F", "--exclude-from", "--include-from", "--files-from", "--password-file",
                         "--read-batch") or (option == "-b" and inv.name == "sftp"):
             inv.read(value, index)

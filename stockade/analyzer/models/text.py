@@ -586,14 +586,19 @@ def _awk_printed(inv: Invocation, program: str, pipe: int, strings: dict[str, st
     return value + "\n"
 
 
+#: awk options whose value is a program file (gawk's ``-E``/``--exec``: the last option, for scripts)
+_PROGRAM_FILE = ("-f", "--file", "-E", "--exec")
+
+
 def model_awk(inv: Invocation) -> None:
-    """awk PROGRAM FILES: the program is scanned; files are read; ``-f`` reads a program."""
-    parsed = parse_options(inv.argv, {"-F", "-v", "-f", "--file", "-e", "--source", "-i", "--include", "-W", "-l",
-                                      "--load"})
+    """awk PROGRAM FILES: the program is scanned; files are read; ``-f`` (gawk's ``-E``/``--exec``
+    too) reads a program."""
+    parsed = parse_options(inv.argv, {"-F", "-v", "-f", "--file", "-E", "--exec", "-e", "--source", "-i", "--include",
+                                      "-W", "-l", "--load"})
     programs = parsed.values_of("-e", "--source")
     in_place = False
     for option, path, index in parsed.options:
-        if path is None or option not in ("-f", "--file", "-i", "--include", "-l", "--load"):
+        if path is None or option not in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"):
             continue
         library = option in ("-i", "--include", "-l", "--load") and "/" not in path
         name = path.rpartition(".")[0] if library and path.endswith((".awk", ".so")) else path
@@ -602,7 +607,7 @@ def model_awk(inv: Invocation) -> None:
         elif library and name in (_GAWK_LIBRARIES if option in ("-i", "--include") else _GAWK_EXTENSIONS):
             continue  # (a library of gawk's own that adds functions only)
         else:
-            known = program_text(inv, path) if option in ("-f", "--file") else None
+            known = program_text(inv, path) if option in _PROGRAM_FILE else None
             if known is not None:  # (`awk -f - <<< PROGRAM`, a file this text wrote)
                 programs = [*programs, (known, index)]
                 if path not in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
@@ -612,14 +617,14 @@ def model_awk(inv: Invocation) -> None:
                 inv.read(path, index)
             from stockade.analyzer.models.fresh import known_content
 
-            text = known_content(inv.walker, inv.path(path)) if option in ("-f", "--file") else None
+            text = known_content(inv.walker, inv.path(path)) if option in _PROGRAM_FILE else None
             if text is not None and UNKNOWN not in text:  # (a program file this text made: scanned)
                 programs = [*programs, (text, index)]
                 continue
-            inv.unknown("the awk program file is not visible" if option in ("-f", "--file") else
+            inv.unknown("the awk program file is not visible" if option in _PROGRAM_FILE else
                         f"`awk {option} {show(path)}` loads code that is not visible", index)
     words = list(parsed.positionals)
-    if not programs and not parsed.values_of("-f", "--file") and words:
+    if not programs and not parsed.values_of(*_PROGRAM_FILE) and words:
         programs = [words.pop(0)]
     given = {}  # -v NAME=VALUE (and NAME=VALUE operands, set before the files after them are read)
     for assignment, _ in parsed.values_of("-v") + [(word, index) for word, index in words if "=" in word]:
