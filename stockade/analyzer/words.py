@@ -139,6 +139,9 @@ class Scope(Protocol):
     def arithmetic(self, node: Any) -> None:
         """Walk an arithmetic node: substitutions and subscripts in variable values."""
 
+    def arith_value(self, value: str | None, node: Any) -> None:
+        """A variable's value evaluated as an expression (``i='a[$(cmd)]'; ${x[i]}`` runs cmd)."""
+
     def spend(self, size: int) -> None:
         """Count ``size`` expanded characters against the analysis's budget (may raise)."""
 
@@ -297,6 +300,10 @@ def listed(value: str, any_glob: bool = False) -> str:
     if ("*" in value or (any_glob and ("?" in value or "[" in value))) and UNKNOWN not in value:
         return LISTED_OPEN + value + LISTED_CLOSE
     return value
+
+
+#: a shell name (in an arithmetic operand: a variable whose value is evaluated)
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def named_value(scope: Scope, name: str) -> str:
@@ -693,6 +700,10 @@ class WordExpander:
                 array = child.named_children[0] if child.named_children else None
                 index_node = child.child_by_field_name("index")
                 index_text = self.source.node_text(index_node) if index_node is not None else ""
+                if array is not None and index_node is not None and _NAME_RE.fullmatch(index_text) and \
+                        assoc_entries(self.scope, self.source.node_text(array)) is None:
+                    # (`${a[i]}` of an indexed array: i's value is evaluated as arithmetic)
+                    self.scope.arith_value(self.scope.lookup(index_text), index_node)
                 if array is not None and self.source.node_text(array) == "BASH_SOURCE":
                     name = "BASH_SOURCE"  # (a command line has none: see Walker.lookup)
                 elif array is not None and assoc_entries(self.scope, self.source.node_text(array)) is not None:
@@ -725,6 +736,10 @@ class WordExpander:
         operand: list[tuple[str, str]] = []
         for child in rest:
             operand.extend(self.parts(child, True))
+        if operator == ":":  # `${x:i:n}`: the offset and length are arithmetic (names' values evaluated)
+            for child in rest:
+                for word in _NAME_RE.findall(self.source.node_text(child)):
+                    self.scope.arith_value(self.scope.lookup(word), child)
         if name is None or name == UNKNOWN:
             return self._value(UNKNOWN, quoted)
         if subscript is not None and subscript != "0":

@@ -79,8 +79,8 @@ def declared_attributes(walker: Walker, node: Any, attributes: str) -> None:
         value = variables.get(name)
         if not name or value is None or value.startswith(NAMEREF):
             continue
-        if "i" in attributes:
-            subscript_code(walker, value, walker.src.span(child))
+        if "i" in attributes:  # (`declare -i j=i`: the value of i is evaluated too)
+            integer_assignment(walker, value, walker.src.span(child))
             if not value.lstrip("-").isdigit():
                 variables[name] = UNKNOWN  # (the value of the expression: not followed)
             continue
