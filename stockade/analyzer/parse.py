@@ -498,7 +498,7 @@ def parse_tree(text: str, data: bytes) -> Any:
         if not tree.root_node.has_error:
             return tree
     tree = tree_of(data)
-    if tree.root_node.has_error and ("[ " in text or "#$" in text):
+    if tree.root_node.has_error and ("[ " in text or "#$" in text or "<>" in text):
         return error_repaired_tree(text, data) or tree
     return tree
 
@@ -516,12 +516,17 @@ def heredoc_repaired_tree(data: bytes) -> Any | None:
 
 def error_repaired_tree(text: str, data: bytes) -> Any | None:
     """For a text whose tree has an error: the tree of ``data`` with :func:`hide_test_brackets`
-    and :func:`hide_arithmetic_bases` applied, when that has none; else None."""
+    and :func:`hide_arithmetic_bases` applied, and each ``<>`` read as ``>>``, when that has
+    none; else None.  The grammar does not know the read-write redirection ``[N]<>FILE``
+    (``exec 9<>lock``), which is a redirection wherever ``>>`` is one; the walker reads the
+    operator's text from the source as written, so it judges ``<>`` (a read and a write)."""
     hidden = data
     if "[ " in text:
         hidden = hide_test_brackets(hidden)
     if "#$" in text and "((" in text:
         hidden = hide_arithmetic_bases(hidden)
+    if "<>" in text:
+        hidden = hidden.replace(b"<>", b">>")
     if hidden != data:
         retried = tree_of(hidden)
         if not retried.root_node.has_error:
@@ -608,6 +613,10 @@ def _parse(text: str, base: int = 0, collapse: tuple[int, int] | None = None) ->
         tree = _checked_tree(text, data, byte_map)
         if "((" in text and tree.root_node.has_error:  # (`((cd x); y)`, `(( ))`: as bash reads them)
             repaired = _double_paren_repaired(text, base, collapse)
+            if repaired is not None:
+                return repaired
+        if "<<<" in text and ascii and tree.root_node.has_error:  # (`cat > f <<< x`: as bash reads it)
+            repaired = _herestring_repaired(text, tree, base, collapse)
             if repaired is not None:
                 return repaired
         return _source(text, data, tree, base, collapse, byte_map)
@@ -725,6 +734,61 @@ def _closing_paren(text: str, index: int) -> int | None:
                 return index
         index += 1
     return None
+
+
+def herestring_moves(tree: Any, data: bytes) -> list[tuple[int, int, int]]:
+    """Here-strings the grammar cannot read after output redirections (``cat > f <<< x``,
+    ``jq . 2>/dev/null <<< '{}'``: an ERROR ``<<`` and a ``< x`` redirection): for each, the end
+    of the command, and the start and end of the here-string.  Moved right after the command
+    (``cat <<< x > f``), it parses, and means the same to bash: the redirections before it
+    only touch other descriptors (none holds ``<`` or names descriptor 0)."""
+    moves: list[tuple[int, int, int]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if not node.has_error:
+            continue
+        if node.type != "redirected_statement":
+            stack.extend(node.children)
+            continue
+        children = node.children
+        for index, child in enumerate(children):
+            if not child.is_error or data[child.start_byte:child.end_byte] != b"<<" or index + 1 >= len(children):
+                continue
+            string = children[index + 1]
+            body = children[0]
+            between = children[1:index]
+            if string.type != "file_redirect" or data[child.end_byte:child.end_byte + 1] != b"<" or \
+                    string.children[0].type != "<" or body.type not in ("command", "subshell", "compound_statement") \
+                    or not between or any(other.type != "file_redirect" or b"<" in data[other.start_byte:other.end_byte]
+                                          or b"&0" in data[other.start_byte:other.end_byte] for other in between):
+                continue
+            moves.append((body.end_byte, child.start_byte, string.end_byte))
+        stack.extend(child for child in children if child.type != "ERROR")
+    return sorted(moves)
+
+
+def _herestring_repaired(text: str, tree: Any, base: int, collapse: tuple[int, int] | None) -> Source | None:
+    """The source of ``text`` (ASCII) with :func:`herestring_moves` applied (offsets mapped back
+    to ``text``), when that parses without an error; else None."""
+    moves = herestring_moves(tree, text.encode())
+    if not moves:
+        return None
+    edits: list[tuple[int, int, str]] = []
+    last = -1
+    for body_end, start, end in moves:
+        if body_end <= last:
+            return None
+        edits += [(body_end, 0, " " + text[start:end]), (start, end - start, "")]
+        last = end
+    repaired, repaired_data, new_map = _edited(text, edits)
+    try:
+        repaired_tree = parse_tree(repaired, repaired_data)
+    except UnsafeText:
+        return None
+    if repaired_tree.root_node.has_error:
+        return None
+    return _source(repaired, repaired_data, repaired_tree, base, collapse, new_map)
 
 
 def _double_paren_repaired(text: str, base: int, collapse: tuple[int, int] | None) -> Source | None:

@@ -965,6 +965,8 @@ class Walker(ControlFlow):
             if name == "descriptor":
                 descriptor = self.src.node_text(child)
             if not child.is_named and child.type not in ("(", ")"):
+                if not operator and child.type == ">>" and self.src.node_text(child) == "<>":
+                    operator = "<>"  # (parsed as `>>`: see parse.error_repaired_tree)
                 operator = operator or child.type
             elif name == "destination" and dest is None:
                 dest = child

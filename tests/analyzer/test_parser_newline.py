@@ -66,9 +66,9 @@ def _same_tree(text: str) -> None:
     plain_tree = parser().parse(data)
     plain = _signature(plain_tree.root_node)
     # (the repairs parse_tree makes of what the grammar misreads: here-document lines that
-    # start with the delimiter, and, for a text with an error, `[` words and arithmetic bases)
+    # start with the delimiter, and, for a text with an error, `[` words, arithmetic bases and `<>`)
     repaired = heredoc_repaired_tree(data) if "<<" in text else None
-    if repaired is None and plain_tree.root_node.has_error and ("[ " in text or "#$" in text):
+    if repaired is None and plain_tree.root_node.has_error and ("[ " in text or "#$" in text or "<>" in text):
         repaired = error_repaired_tree(text, data)
     expected = plain if repaired is None else _signature(repaired.root_node)
     assert _signature(parse_tree(text, data).root_node) == expected, text
