@@ -334,7 +334,21 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
 
 def _walk_known(inv: Invocation | None, walker: Walker, word: str, text: str, span: tuple[int, int],
                 positional: list[str] | None) -> None:
-    """Walk the known content of a file this command wrote, as the shell code it is."""
+    """Walk the known content of a file this command wrote, as the shell code it is: in a
+    child shell, or — ``source``/``.`` — in this shell, whose functions, variables and working
+    directory it changes (``echo 'f(){ rm -rf ~; }' > lib.sh; . ./lib.sh; f``), with the
+    arguments after the file as positional parameters while it runs."""
+    if inv is not None and inv.name in ("source", "."):
+        state = walker.state
+        saved = state.positional
+        if len(inv.argv) > 2:
+            state.positional = [saved[0] if saved else "bash", *inv.argv[2:]]
+        try:
+            walker.nested_script(text, span, exact=False, subshell=False, env=inv.env)
+        finally:
+            if len(inv.argv) > 2:
+                walker.state.positional = saved
+        return
     walker.nested_script(text, span, exact=False, subshell=True, positional=positional,
                          env=None if inv is None else inv.env)
 
