@@ -70,7 +70,8 @@ def gdb_command(inv: Invocation, text: str, index: int) -> None:
 
 def model_gdb(inv: Invocation) -> None:
     """gdb: ``-ex CMD`` runs a gdb command (:func:`gdb_command`); ``-x FILE`` runs a command
-    file; ``--args PROG ARGS`` and ``PROG`` name the program debugged (read)."""
+    file; ``--args PROG ARGS`` and ``PROG`` name the program debugged (read); with ``--args``
+    the program is judged as the command ``PROG ARGS`` it runs as."""
     argv = single_dash_long(inv.argv)
     stop = len(argv)
     if "--args" in argv:
@@ -91,6 +92,8 @@ def model_gdb(inv: Invocation) -> None:
         program = [(argv[stop + 1], stop + 1)]
     for word, index in program:
         inv.read(word, index)
+    if stop < len(argv) - 1:  # (`gdb -batch -ex run --args rm -rf ~`: the program runs as that command)
+        inv.run(stop + 1, argv=argv[stop + 1:], spans=inv.spans[stop + 1:])
 
 
 # -- sqlite3 --------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import shlex
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, parse_options, register
+from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.models.coderunners import _GDB_VALUES, single_dash_long
 from stockade.analyzer.models.fresh import known_content, written_by
 from stockade.analyzer.models.net import contact_url
@@ -108,13 +108,51 @@ _LAUNCHERS = ("xdg-open gio kde-open kde-open5 kde-open6 gnome-open exo-open wsl
               "sensible-browser x-www-browser www-browser gvfs-open mimeopen handlr kioclient kioclient5")
 
 
+#: gio subcommands → what they do to their operands (the last of ``copy``/``move`` is the destination)
+_GIO = {"cat": "read", "info": "read", "list": "read", "tree": "read", "monitor": "read", "tree-view": "read",
+        "remove": "delete", "rm": "delete", "trash": "delete", "mkdir": "write", "save": "write", "set": "write",
+        "rename": "write", "copy": "copy", "cp": "copy", "move": "move", "mv": "move"}
+#: gio options that take a value
+_GIO_VALUES = frozenset({"-a", "--attributes", "-t", "--attribute-type", "--etag", "-e"})
+
+
+def _gio_files(inv: Invocation) -> None:
+    """``gio cat|info|list FILE`` read, ``remove|trash`` delete, ``mkdir|save|set|rename`` write,
+    ``copy|move SRC… DEST`` read (move: delete) the sources and write the destination; a URI
+    (``https://…``) is a contact, ``file://`` its path.  Other subcommands: as a program
+    without a model."""
+    if len(inv.argv) < 2 or inv.argv[1] not in _GIO:
+        default_model(inv)
+        return
+    role = _GIO[inv.argv[1]]
+    words = list(parse_options(inv.argv, _GIO_VALUES, start=2).positionals)
+    if inv.argv[1] in ("set", "rename"):
+        words = words[:1]  # (`gio set FILE ATTR VALUE`, `gio rename FILE NAME`: the file)
+    for position, (word, index) in enumerate(words):
+        last = position == len(words) - 1 and len(words) > 1
+        effect = role if role not in ("copy", "move") else "write" if last else "read"
+        if "://" in word and not word.startswith("file://"):
+            contact_url(inv, word, index)
+            continue
+        path = word[7:] if word.startswith("file://") else word
+        if effect == "read":
+            inv.read(path, index, recursive=inv.argv[1] == "tree")
+            if role == "move":
+                inv.delete(path, index, recursive=True)
+        elif effect == "delete":
+            inv.delete(path, index, recursive=True)
+        else:
+            inv.write(path, index, recursive=role in ("copy", "move"))
+
+
 def model_launcher(inv: Invocation) -> None:
     """``xdg-open TARGET`` and the like: the handler the desktop picks runs with the target."""
     argv = inv.argv
     start = 1
     if inv.name == "gio":
         if len(argv) < 2 or argv[1] not in ("open", "launch"):
-            return  # gio info, gio list, … (judged like any unmodelled program's words)
+            _gio_files(inv)
+            return
         start = 2
     if inv.name in ("kioclient", "kioclient5") and len(argv) > 1 and argv[1] in ("exec", "openURL"):
         start = 2
@@ -231,7 +269,8 @@ def lldb_command(inv: Invocation, text: str, index: int) -> None:
 
 def model_lldb(inv: Invocation) -> None:
     """lldb: ``-o CMD`` (:func:`lldb_command`), ``-s FILE`` (a command file: unknown), the
-    program debugged (read)."""
+    program debugged (read), judged too as the command it runs as with its arguments after
+    ``--`` (``lldb -- PROG ARGS``, ``lldb PROG -- ARGS``)."""
     argv = inv.argv
     stop = argv.index("--") if "--" in argv else len(argv)
     parsed = parse_options(argv[:stop], _LLDB_VALUES)
@@ -249,10 +288,16 @@ def model_lldb(inv: Invocation) -> None:
         elif role == "read":
             inv.read(value, index)
     program = parsed.positionals[:1]
-    if stop < len(argv) - 1:
+    if stop < len(argv) - 1 and not program:
         program = ((argv[stop + 1], stop + 1),)
     for word, index in program:
         inv.read(word, index)
+    if program and stop < len(argv) - 1:  # the command the program runs as
+        first, at = program[0]
+        if at > stop:  # `lldb -- PROG ARGS`
+            inv.run(at)
+        else:  # `lldb PROG -- ARGS`
+            inv.run(at, argv=[first, *argv[stop + 1:]], spans=[inv.at(at), *inv.spans[stop + 1:]])
 
 
 # -- command files of debuggers and editors ------------------------------------------------------

@@ -319,15 +319,26 @@ def _npm_install_model(inv: Invocation) -> None:
 
 def model_bun(inv: Invocation) -> None:
     """bun: its own model (``x``, ``run``, builds), and ``add``/``install``/``update`` as npm's
-    (registry, URL and VCS specs)."""
+    (registry, URL and VCS specs); ``-e``/``-p CODE`` is inline JavaScript, judged as node's;
+    ``--env-file``/``--preload`` files are read."""
     if _BUN_OWN is not None:
         _BUN_OWN(inv)
-    parsed = parse_options(inv.argv, {"--registry", "--cwd", "-c", "--config", "--filter"},
+    parsed = parse_options(inv.argv, {"--registry", "--cwd", "-c", "--config", "--filter", "-e", "--eval", "-p",
+                                      "--print", "--env-file", "--preload", "-r"},
                            stop_at_first_positional=True)
+    if parsed.has("-e", "--eval", "-p", "--print"):  # (`bun -e CODE`: inline JavaScript, judged as node's)
+        inv.run(0, argv=["node", *inv.argv[1:]], spans=[inv.at(0), *inv.spans[1:]])
+        return
+    for value, index in parsed.values_of("--env-file", "--preload", "-r"):
+        inv.read(value, index)
     from stockade.analyzer.models.net import inspect_options
 
     inspect_options(inv, 1, parsed.positionals[0][1] if parsed.positionals else len(inv.argv), 6499)
-    if parsed.positionals and parsed.positionals[0][0] in ("add", "a", "install", "i", "update", "upgrade"):
+    if parsed.positionals and parsed.positionals[0][0] in ("create", "c") and len(parsed.positionals) > 1:
+        # `bun create NAME`: runs the package `create-NAME` (or a template), as `npm create NAME`
+        at = parsed.positionals[0][1]
+        inv.run(at, argv=["npm", "create", *inv.argv[at + 1:]], spans=[inv.at(0), *inv.spans[at:]])
+    elif parsed.positionals and parsed.positionals[0][0] in ("add", "a", "install", "i", "update", "upgrade"):
         _npm_install_model(inv)
     elif parsed.positionals and parsed.positionals[0][0] == "run":
         # `bun run [flags] NAME ARGS`: a package script (the project's own), a file, or a program

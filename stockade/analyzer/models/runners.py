@@ -17,6 +17,7 @@ from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import MODELS, apply_role, default_model, parse_options, register, visible_operands
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.words import shlex_split
 
 _NONE: frozenset[str] = frozenset()
 _NO_ROLES: dict[str, str] = {}
@@ -338,6 +339,19 @@ def model_entr(inv: Invocation) -> None:
         return
     argv = [UNKNOWN if word == "/_" else word for word in inv.argv[start:]]
     inv.run(start, argv=argv, spans=inv.spans[start:], stdin=Stdin(None, "the terminal"))
+
+
+def model_pee(inv: Invocation) -> None:
+    """``pee CMD…`` (moreutils): each argument is shell code (``popen``), fed a copy of the input."""
+    for index, word in enumerate(inv.argv[1:], start=1):
+        if not word.startswith("--"):
+            inv.script(word, index, stdin=inv.stdin, what="a command given to `pee`")
+
+
+def model_mispipe(inv: Invocation) -> None:
+    """``mispipe CMD1 CMD2`` (moreutils): the shell runs ``CMD1 | CMD2``."""
+    if len(inv.argv) >= 3:
+        inv.script(f"{inv.argv[1]} | {inv.argv[2]}", 1, stdin=inv.stdin, what="the commands given to `mispipe`")
 
 
 _PARALLEL_VALUES = {"-j": T, "--jobs": T, "-N": T, "-n": T, "--max-args": T, "-L": T, "--max-lines": T,
@@ -792,7 +806,8 @@ def model_hyperfine(inv: Invocation) -> None:
 
 def model_tmux(inv: Invocation) -> None:
     """tmux/screen: a command given to a new session or window, or sent as keys, runs as shell
-    code (walked); ``run-shell`` likewise."""
+    code (walked); ``run-shell``, ``pipe-pane``, ``tmux -c CMD`` and ``if-shell``'s condition
+    likewise, for each command of a ``\\;``-separated list (``if-shell``'s own commands too)."""
     words = inv.argv[1:]
     if inv.name == "screen":
         parsed = parse_options(inv.argv, {"-S", "-c", "-e", "-h", "-L", "-Logfile", "-p", "-t", "-X", "-s"},
@@ -806,16 +821,55 @@ def model_tmux(inv: Invocation) -> None:
         return
     if not words:
         return
-    sub = words[0]
-    if sub in ("new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "run-shell",
-               "run", "send-keys", "send", "display-popup", "popup"):
-        parsed = parse_options(inv.argv, {"-s", "-n", "-t", "-c", "-x", "-y", "-F", "-e", "-l", "-p", "-w", "-h",
-                                          "-E", "-T"}, start=2)
+    argv = inv.argv
+    index = 1
+    while index < len(argv) and argv[index][:1] == "-" and argv[index] != "--":  # tmux's own options
+        option = argv[index]
+        if option == "-c" and index + 1 < len(argv):  # `tmux -c CMD`: runs CMD with the shell, as a login shell
+            inv.script(argv[index + 1], index + 1, what="the command given to `tmux -c`")
+            return
+        index += 2 if option in ("-L", "-S", "-f", "-T") else 1
+    index += index < len(argv) and argv[index] == "--"
+    start = index
+    for end in [*(i for i in range(start, len(argv)) if argv[i] == ";"), len(argv)]:  # (`\;` separates commands)
+        if end > start:
+            _tmux_command(inv, start, end)
+        start = end + 1
+
+
+#: tmux commands whose positionals are a shell command (joined), and the options that take a value
+_TMUX_SHELL = frozenset({"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane",
+                         "respawnp", "respawn-window", "respawnw", "run-shell", "run", "send-keys", "send",
+                         "display-popup", "popup", "pipe-pane", "pipep"})
+_TMUX_VALUES = frozenset({"-s", "-n", "-t", "-c", "-x", "-y", "-F", "-e", "-l", "-p", "-w", "-h", "-E", "-T", "-S",
+                          "-N"})
+
+
+def _tmux_command(inv: Invocation, start: int, end: int) -> None:
+    """One tmux command, ``argv[start:end]``: a shell command it runs is walked; ``if-shell``
+    runs its first argument with the shell (unless ``-F``) and its others are tmux commands."""
+    argv = inv.argv[:end]
+    sub = argv[start]
+    if sub in _TMUX_SHELL:
+        parsed = parse_options(argv, _TMUX_VALUES, start=start + 1)
         if parsed.positionals:
-            code = " ".join(word for word, _ in parsed.positionals)
+            words = [word for word, _ in parsed.positionals]
             if sub in ("send-keys", "send"):
-                code = " ".join(word for word, _ in parsed.positionals if word not in ("Enter", "C-m", "C-c"))
-            inv.script(code, parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
+                words = [word for word in words if word not in ("Enter", "C-m", "C-c")]
+            inv.script(" ".join(words), parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
+    elif sub in ("if-shell", "if"):
+        parsed = parse_options(argv, {"-t"}, start=start + 1)
+        positionals = list(parsed.positionals)
+        if positionals and not parsed.has("-F"):
+            inv.script(positionals[0][0], positionals[0][1], what="the condition `tmux if-shell` runs")
+        for text, index in positionals[1:3]:
+            try:
+                words = shlex_split(text)
+            except ValueError:
+                inv.unknown(f"the tmux command `{show(text)}` cannot be read", index)
+                continue
+            if words:
+                inv.run(index, argv=[inv.argv[0], *words], spans=[inv.at(index)] * (len(words) + 1))
 
 
 # -- terminal emulators ---------------------------------------------------------------------------
@@ -867,6 +921,8 @@ register("systemd-run", model_systemd_run)
 register("sudoedit", model_sudoedit)
 register("unshare", model_unshare)
 register("entr", model_entr)
+register("pee", model_pee)
+register("mispipe", model_mispipe)
 register("npx bunx pnpx", model_npx)
 register("npm pnpm yarn bun", model_js_pm)
 register("uv", model_uv)
