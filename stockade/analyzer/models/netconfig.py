@@ -92,6 +92,8 @@ def config_tool(path: str) -> str | None:
         for tail, owner in CONFIG_TAILS.items():
             if path.endswith(tail):
                 return owner
+    if name in ("config", "config.worktree") and "/.git/" in path:  # (a submodule's or a worktree's:
+        return "git"  # `.git/modules/NAME/config`, `.git/worktrees/NAME/config.worktree`)
     return None
 
 

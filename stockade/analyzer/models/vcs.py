@@ -75,9 +75,9 @@ _FETCH = {"--upload-pack": _S, "--depth": "text", "--shallow-since": "text", "--
 _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "status": ({}, "text", ""),
     "diff": (_DIFF, "no-index", ""),
-    "log": (_DIFF, "text", ""),
-    "show": (_DIFF, "text", ""),
-    "whatchanged": (_DIFF, "text", ""),
+    "log": (_DIFF, "revpaths", ""),
+    "show": (_DIFF, "revpaths", ""),
+    "whatchanged": (_DIFF, "revpaths", ""),
     "format-patch": ({**_DIFF, "-o": "writer", "--output-directory": "writer", "--in-reply-to": "text",
                       "--subject-prefix": "text", "--to": "text", "--cc": "text", "--from": "text",
                       "--cover-letter": "text", "--signature-file": "read"}, "text", ""),
@@ -456,11 +456,22 @@ def _trusted(inv: Invocation, git: _Git) -> None:
 
 def _planted(inv: Invocation, git: _Git) -> None:
     """A repository outside the workspace whose ``.git`` this text wrote (``echo … >
-    DIR/.git/config``) has configuration or hooks that run code the analyzer did not see."""
-    if _top(inv, git) is not None:
-        return
+    DIR/.git/config``) has configuration or hooks that run code the analyzer did not see; and a
+    ``.git`` file this text wrote anywhere (``gitdir: /tmp/e``) sends git to another repository.
+    (A repository an earlier, separate command left in ``/tmp`` is judged as an existing file is.)"""
     here = inv.path(git.repo)
     if UNKNOWN in here:
+        return
+    from stockade.analyzer.models.fresh import written_by, wrote_anything
+
+    walker = inv.walker
+    if wrote_anything(walker) and git.tree is None:
+        producer = written_by(walker, here.rstrip("/") + "/.git")
+        if producer is not None and producer not in ("`mkdir`", "`git`"):  # (not `git init`, `mkdir -p x/.git`)
+            inv.unknown(f"git runs in `{show(here)}`, whose `.git` {producer} wrote in this command: it can point "
+                        "git at another repository, whose configuration and hooks run code")
+            return
+    if _top(inv, git) is not None:
         return
     inside = here.rstrip("/") + "/.git/"
     known = _known_configs(inv)  # (written by `git config`: judged when written)
@@ -553,6 +564,10 @@ def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index
     if _NET_KEYS.match(key) and not lower.endswith("gitproxy"):
         _contact(inv, value, index)
         return
+    if lower.startswith("submodule.") and lower.endswith(".update"):
+        if value.startswith("!"):  # (`submodule.NAME.update=!CMD`: `git submodule update` runs CMD)
+            judge_program(inv.walker, value[1:], inv.at(index), f"git config `{key}`")
+        return
     if not _CODE_KEYS.match(key):
         return
     code = value[1:] if value.startswith("!") else value
@@ -616,6 +631,12 @@ def _transport(inv: Invocation, url: str, index: int | None) -> bool:
         inv.unknown(f"`{show(url)}` makes git talk over a file descriptor set up by the caller", index)
         return True
     return False
+
+
+#: git's scp-like repository address ``host:path`` (a colon before any slash; not ``C:``, not ``::``)
+_SCP_LIKE = LazyPattern(r"^[A-Za-z0-9_.-]{2,}:(?!:|//)")
+#: subcommands whose first operand is the repository (the others: refspecs, paths, a directory)
+_REPOSITORY_FIRST = frozenset({"clone", "fetch", "pull", "push", "ls-remote", "send-pack"})
 
 
 def _contact(inv: Invocation, url: str, index: int | None) -> None:
@@ -733,6 +754,8 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         elif role == "remote":  # a URL is contacted (a remote's name is not a host)
             if "://" in value or "@" in value:
                 _contact(inv, value, index)
+            elif _SCP_LIKE.match(value):  # (`--remote=host:repo`: ssh to host)
+                contact_url(inv, "ssh://" + value.split(":", 1)[0], index, 22)
         elif role == "tree-dir":  # a directory of the work tree that the subcommand writes below
             inv.write(_below(git.tree if git.tree is not None else repo, value), index, recursive=True)
     positionals = list(parsed.positionals)
@@ -740,6 +763,10 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         for word, index in positionals:
             if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word) or word.startswith(("ext::", "fd::")):
                 _contact(inv, word, index)
+        if sub in _REPOSITORY_FIRST and positionals and _SCP_LIKE.match(positionals[0][0]):
+            # (`git clone host:repo`, `git fetch host:repo main`: the repository is reached over ssh;
+            # later words are refspecs, whose `a:b` is no host)
+            contact_url(inv, "ssh://" + positionals[0][0].split(":", 1)[0], positionals[0][1], 22)
         proxies_of(inv, "the remote", sub_index)  # (a configured remote is contacted through them too)
     handler = _OPERANDS.get(operands)
     if handler is not None:
@@ -935,11 +962,30 @@ def _grep_pathspecs(inv: Invocation, git: _Git, parsed: Parsed, positionals: lis
             inv.read(_below(git.repo, "**/" + word.lstrip("*") if word.lstrip("*") else word), index)
 
 
+def _op_revpaths(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
+                 positionals: list[tuple[str, int]]) -> None:
+    """``diff/log/show [REV…] [--] PATH…``: the paths are read — the work tree's file (``git diff
+    .env`` prints it) or the history of it (``git log -p -- .env``, ``git show HEAD:.env``), which
+    a policy that denies the path also means to keep out of the agent's reach.  A word may be a
+    revision (``main``), which is then a read of a name in the repository: the same verdict
+    under a policy that lets the agent read its workspace."""
+    for word, index in positionals:
+        if word[:2] == ":/" or not word or UNKNOWN in word:
+            continue  # (`:/message`: a commit found by its message; a value not known: a revision, as a rule)
+        path = word.partition(":")[2] if ":" in word else word  # (`HEAD:.env`, `:0:.env`, `:.env`)
+        if path[:1] == ":" or (path[:1].isdigit() and path[1:2] == ":"):
+            path = path.partition(":")[2] if path[:1] != ":" else path[1:]
+        if path:
+            inv.read(_below(git.repo, path), index)
+
+
 def _op_no_index(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed,
                  positionals: list[tuple[str, int]]) -> None:
     """``diff --no-index A B`` reads two files or trees; so does ``diff A B`` when one of the
-    two is outside the repository (or git runs outside one)."""
+    two is outside the repository (or git runs outside one); the paths of any other diff are
+    read too (:func:`_op_revpaths`)."""
     if "--no-index" not in inv.argv[sub_index + 1:]:
+        _op_revpaths(inv, git, sub, sub_index, parsed, positionals)
         if len(positionals) != 2:
             return
         top = _top(inv, git)
@@ -1098,7 +1144,7 @@ def _op_push(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
         forced = any(option.startswith("--force") or (option[:2] == "--" and len(option) > 2 and any(
             name.startswith(option) for name in _FORCING if name[:2] == "--")) for option, _, _ in options)
     words = inv.argv[sub_index + 1:]
-    if forced and not any(option in ("-f", "--force") for option, _, _ in options):
+    if forced and not any(word in ("-f", "--force") for word in words):  # (`-4f`, `-qf`: bundled)
         words = ["--force", *words]
     normalised = ("git", "push", *words)  # (send-pack, push's plumbing, is judged as push)
     if normalised != tuple(inv.argv):
@@ -1148,7 +1194,8 @@ def _op_hook(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parse
 
 
 _OPERANDS = {
-    "after-dashdash": _op_after_dashdash, "paths": _op_paths, "no-index": _op_no_index, "foreach": _op_foreach,
+    "after-dashdash": _op_after_dashdash, "paths": _op_paths, "no-index": _op_no_index, "revpaths": _op_revpaths,
+    "foreach": _op_foreach,
     "run": _op_run, "init": _op_init, "worktree": _op_worktree, "bundle": _op_bundle, "clean": _op_clean, "push": _op_push,
     "unknown": _op_unknown, "hook": _op_hook, "send-email": _op_send_email, "grep": _op_grep, "lfs": _op_lfs,
 }
@@ -1212,6 +1259,8 @@ def _git_clone(inv: Invocation, git: _Git, sub_index: int) -> None:
         _contact(inv, url, url_index)
     elif url.startswith(("ext::", "fd::")):
         _transport(inv, url, url_index)
+    elif _SCP_LIKE.match(url):  # `host:repo`: over ssh
+        contact_url(inv, "ssh://" + url.split(":", 1)[0], url_index, 22)
     elif not re.match(r"^[\w.-]+:", url):
         inv.read(_below(repo, url), url_index, recursive=True)  # a local repository is copied
     if len(positionals) >= 2:
