@@ -38,6 +38,7 @@ from stockade.analyzer.models.fresh import record_written  # (loaded with the mo
 from stockade.analyzer.models.netconfig import tool_configs
 from stockade.analyzer.models.shellstate import (
     assign_through,
+    bash_tables,
     coproc_descriptors,
     coproc_name,
     declare_nameref,
@@ -1211,6 +1212,9 @@ class Walker(ControlFlow):
         return True
 
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
+        name_node = node.child_by_field_name("name")
+        if name_node is not None and self.src.data[name_node.start_byte:name_node.start_byte + 5] == b"BASH_":
+            bash_tables(self, node, name_node)  # (`BASH_CMDS[ls]=/bin/rm`, `BASH_ALIASES[x]=CODE`)
         saw, self.saw_default = self.saw_default, False
         name, value, value_node = self.assignment_value(node)
         if value_node is not None and name != UNKNOWN and is_integer(self, name) and (

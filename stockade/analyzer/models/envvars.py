@@ -42,7 +42,8 @@ CODE_VARS = frozenset({
 SOURCED_VARS = frozenset({"BASH_ENV", "ENV", "PYTHONSTARTUP", "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"})
 #: variables that make an interpreter import code from the directories they list: code from
 #: the workspace is the project's own (``PYTHONPATH=src``), from elsewhere it cannot be seen into
-PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH"})
+PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH", "FPATH",
+                            "GEM_PATH", "GUILE_LOAD_PATH", "TCLLIBPATH"})
 #: variables naming a lesskey file: its ``#env`` section can set ``LESSOPEN`` (a program less runs)
 LESSKEY_VARS = frozenset({"LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM", "LESSKEY_CONTENT"})
 #: prompt strings: bash expands them (substitutions run) when it prints them (``PS4`` under ``set -x``)

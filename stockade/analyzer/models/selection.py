@@ -466,11 +466,16 @@ def model_locate(inv: Invocation) -> None:
 def model_compgen(inv: Invocation) -> None:
     """``compgen -c [PREFIX]`` (``-A command``) prints the names of commands starting with PREFIX: the glob
     ``PREFIX*`` (in command position, the programs it could be); other lists are not known;
-    ``-C CMD`` runs CMD (walked)."""
+    ``-C CMD`` runs CMD and ``-F FUNC`` calls FUNC (walked); ``-W LIST`` expands LIST as words
+    (its substitutions run)."""
     argv = inv.argv
     for index in range(1, len(argv) - 1):
         if argv[index] == "-C":  # (`compgen -C CMD WORD` runs CMD now, for the words it prints)
             inv.script(argv[index + 1], index + 1, what="the command `compgen -C` runs")
+        elif argv[index] == "-W":  # (`compgen -W LIST`: LIST is expanded, substitutions and all)
+            inv.walker.nested_script(": " + argv[index + 1], inv.at(index + 1), exact=False)
+        elif argv[index] == "-F":  # (`compgen -F FUNC WORD` calls the function now)
+            inv.run(index + 1, argv=[argv[index + 1]], spans=[inv.at(index + 1)])
     if argv[1:3] == ["-A", "command"]:  # (`compgen -A command` is `compgen -c`)
         argv = [argv[0], "-c", *argv[3:]]
     if len(argv) in (2, 3) and argv[1] == "-c" and (len(argv) == 2 or not argv[2].startswith("-")):

@@ -9,6 +9,8 @@ see into; ``set -a`` exports later assignments; names with an array subscript
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, UNKNOWN_NUMBER, Unknown, show
 from stockade.analyzer.exec import HASHED_KEY, HASHED_PREFIX, Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
@@ -442,6 +444,44 @@ def model_hash(inv: Invocation) -> None:
                 if "/" not in word and UNKNOWN not in word:
                     variables[HASHED_KEY] = "1"
                     variables[HASHED_PREFIX + word] = path
+
+
+_TABLE_ENTRY = re.compile(r"\[([^\]]*)\]=(.*)", re.S)
+
+
+def bash_tables(walker: Walker, node: Any, name_node: Any) -> None:
+    """``BASH_CMDS[NAME]=FILE`` (or ``BASH_CMDS=([NAME]=FILE …)``) fills the command hash table,
+    as ``hash -p FILE NAME`` does; ``BASH_ALIASES[NAME]=CODE`` defines an alias, whose code runs
+    where it is used (walked now, as ``alias`` is)."""
+    text = walker.src.node_text(name_node)
+    base = text.partition("[")[0]
+    if base not in ("BASH_CMDS", "BASH_ALIASES"):
+        return
+    value_node = node.child_by_field_name("value")
+    entries: list[tuple[str, str]] = []
+    if name_node.type == "subscript":
+        index = name_node.child_by_field_name("index")
+        key = walker.words.text(index) if index is not None else UNKNOWN
+        entries.append((key, walker.words.text(value_node) if value_node is not None else ""))
+    elif value_node is not None and value_node.type == "array":
+        for element in value_node.named_children:
+            match = _TABLE_ENTRY.fullmatch(walker.words.text(element))
+            entries.append((match.group(1), match.group(2)) if match else (UNKNOWN, UNKNOWN))
+    span = walker.src.span(node)
+    variables = walker.state.variables
+    for key, value in entries:
+        if base == "BASH_ALIASES":
+            if UNKNOWN in value:
+                walker.unknown(f"the alias `{show(key)}` set through `BASH_ALIASES` is not known before it runs", span)
+            elif value:
+                walker.nested_script(value, span, exact=False)
+            continue
+        path = walker.resolve(value) if value and UNKNOWN not in value else UNKNOWN
+        if UNKNOWN in path or not path.startswith(SYSTEM_BIN_DIRS):
+            walker.unknown(f"`BASH_CMDS` makes `{show(key)}` run `{show(path)}`, which cannot be seen into", span)
+        if UNKNOWN not in key and "/" not in key:  # (later `NAME` runs that file: see exec._hashed)
+            variables[HASHED_KEY] = "1"
+            variables[HASHED_PREFIX + key] = path
 
 
 def model_history(inv: Invocation) -> None:

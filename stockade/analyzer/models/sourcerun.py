@@ -134,7 +134,7 @@ def _imported(inv: Invocation, script: str | None, rest: str) -> bool:
     import sys
 
     top = rest.split("/")[0].partition(".")[0]
-    if top in sys.stdlib_module_names:
+    if top in sys.stdlib_module_names or top in ("sitecustomize", "usercustomize"):  # (site imports these first)
         return True
     if script is not None:
         code = known_content(inv.walker, script)
@@ -188,13 +188,22 @@ def _script(inv: Invocation) -> tuple[str | None, int | None]:
 
 
 def interpreter_imports(inv: Invocation) -> None:
-    """After python's or node's model: :func:`shadowed_imports` for the script's directory."""
+    """After python's or node's model: :func:`shadowed_imports` for the script's directory (and
+    python's ``PYTHONPATH`` directories)."""
     if not wrote_anything(inv.walker):
         return
     script, index = _script(inv)
     path = inv.path(script) if script is not None else None
     directory = path.rpartition("/")[0] or "/" if path is not None else inv.cwd
     shadowed_imports(inv, directory, path, index)
+    if not inv.name.startswith("node"):  # (PYTHONPATH's directories come before the standard library too)
+        state = inv.walker.state
+        value = inv.env.get("PYTHONPATH")
+        if value is None and "PYTHONPATH" in state.exported:
+            value = state.variables.get("PYTHONPATH")
+        for entry in (value or "").split(":"):
+            if entry and UNKNOWN not in entry and inv.path(entry) != directory:
+                shadowed_imports(inv, inv.path(entry), path, index)
 
 
 def node_modules(inv: Invocation) -> None:
