@@ -15,6 +15,7 @@ from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
+from stockade.analyzer.models.text import REMOTE_ARCHIVE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -227,6 +228,9 @@ def model_cpio(inv: Invocation) -> None:
             continue
         if option == "--rsh-command":
             inv.unknown(f"`cpio --rsh-command` runs `{value}`", index)
+        elif option in ("-F", "--file", "-O", "-I") and REMOTE_ARCHIVE.match(value) and \
+                not parsed.has("--force-local"):  # (`-F host:file`: an archive on another machine, by rsh/ssh)
+            contact_url(inv, "ssh://" + value.split(":", 1)[0].rpartition("@")[2], index, 22)
         elif option in ("-E", "--pattern-file", "-I") or (option in ("-F", "--file") and not create):
             inv.read(value, index)
         elif option == "-O" or (option in ("-F", "--file") and create):

@@ -152,12 +152,26 @@ def _csv_fields(value: str) -> list[str]:
     return rows[0] if rows else []
 
 
+def _volume_create(inv: Invocation, start: int) -> None:
+    """``docker volume create -o device=PATH -o o=bind …``: the local driver's volume is the host
+    directory PATH (written by whatever mounts it)."""
+    parsed = parse_options(inv.argv, {"-o", "--opt", "-d", "--driver", "--label", "--name"}, start=start)
+    for value, index in parsed.values_of("-o", "--opt"):
+        key, _, setting = value.partition("=")
+        if key.strip().lower() == "device" and setting.strip().startswith(("/", "~", ".")):
+            inv.write(setting.strip(), index, recursive=True)
+
+
 def _mount(inv: Invocation, value: str, index: int) -> None:
-    """``--mount type=bind,source=…,target=…[,readonly]``."""
+    """``--mount type=bind,source=…,target=…[,readonly]``; a volume whose ``volume-opt=device=PATH``
+    makes the local driver bind a host directory is that directory."""
     fields: dict[str, str] = {}
     for item in _csv_fields(value) if '"' in value else value.split(","):
         key, _, setting = item.partition("=")
         fields[key.strip().lower()] = setting.strip() if _ else "true"
+        if key.strip().lower() == "volume-opt" and setting.strip().lower().startswith("device="):
+            fields["source"] = setting.strip()[7:]
+            fields["type"] = "bind"
     if fields.get("type", "volume") != "bind":
         return
     source = fields.get("source") or fields.get("src")
@@ -272,6 +286,10 @@ def model_container(inv: Invocation) -> None:
             inv.unknown(f"`{inv.name} {option} {show(value or '')}` talks to the daemon that context names, which "
                         "can be on another machine", index)
             daemon_given = True
+        elif option == "--config" and value is not None and inv.name == "docker":  # (as DOCKER_CONFIG)
+            from stockade.analyzer.models.netconfig import judge_config_var
+
+            judge_config_var(inv.walker, "DOCKER_CONFIG", value, inv.at(index))
     variables = _NERDCTL_HOST_VARS if inv.name == "nerdctl" else _HOST_VARS
     env_host = next((inv.env[var] for var in variables if inv.env.get(var)), None)
     if env_host is None:
@@ -290,6 +308,8 @@ def model_container(inv: Invocation) -> None:
         command, at = parsed.positionals[1]
     if command in ("run", "create", "exec"):
         _run_options(inv, at + 1)
+    elif command == "volume" and len(parsed.positionals) > 1 and parsed.positionals[1][0] == "create":
+        _volume_create(inv, parsed.positionals[1][1] + 1)
     elif command == "unshare" and inv.name == "podman":
         _podman_unshare(inv, at)
     elif command == "cp":

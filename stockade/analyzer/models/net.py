@@ -234,7 +234,10 @@ def model_curl(inv: Invocation) -> None:
                         "--netrc-file", "-b", "--cookie", "--proxy-cacert", "--crlfile", "--etag-compare",
                         "--proxy-key", "--proxy-cert", "--proxy-crlfile", "--random-file", "--egd-file",
                         "--proxy-capath", "--capath"):
-            if option not in ("-b", "--cookie") or "=" not in value:
+            if option in ("-T", "--upload-file") and "{" in value and not parsed.has("-g", "--globoff"):
+                for name in curl_braces(value):  # (`-T "{a,b}"`, `-T "{~/.netrc}"`: curl's own globbing)
+                    inv.read(name, index)
+            elif option not in ("-b", "--cookie") or "=" not in value:
                 inv.read(value, index)
         elif option in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",
                         "--proxy1.0") and value != "":  # (an empty proxy: none)
@@ -371,6 +374,21 @@ def _ssh_command(inv: Invocation, key: str, command: str, index: int) -> None:
     inv.script(command, index, what=f"ssh `{key}`")
 
 
+def curl_braces(value: str, limit: int = 64) -> list[str]:
+    """The names curl's globbing makes of ``{a,b}`` sets in ``value`` (one element too:
+    ``{x}`` is ``x``); ``[a-z]`` ranges are left as they are (a glob of the same names); past
+    ``limit`` names, the value as written."""
+    names = [""]
+    position = 0
+    for match in re.finditer(r"\{([^{}]*)\}", value):
+        choices = match.group(1).split(",")
+        names = [name + value[position:match.start()] + choice for name in names for choice in choices]
+        position = match.end()
+        if len(names) > limit:
+            return [value]
+    return [name + value[position:] for name in names]
+
+
 def _ssh_options(inv: Invocation, value: str, index: int) -> None:
     key, _, setting = value.partition("=")
     if not setting:
@@ -394,6 +412,20 @@ def _ssh_options(inv: Invocation, value: str, index: int) -> None:
         inv.read(setting.strip(), index)
     elif key in ("controlpath", "userknownhostsfile-write"):
         inv.write(setting.strip(), index)
+    elif key in ("pkcs11provider", "securitykeyprovider") and setting.strip().lower() not in ("none", "internal", ""):
+        _loaded_library(inv, f"ssh -o {key}", setting.strip(), index)
+
+
+def _loaded_library(inv: Invocation, what: str, path: str, index: int | None) -> None:
+    """ssh loads the shared library ``path`` (``-I``, ``PKCS11Provider``): its code runs in
+    ssh; one where the agent can write (or a bare name, looked up) cannot be seen into."""
+    from stockade.analyzer.models.programs import agent_writable
+
+    inv.read(path, index)
+    resolved = inv.path(path)
+    if UNKNOWN in resolved or agent_writable(inv.walker, resolved):
+        inv.unknown(f"`{what} {show(path)}` loads a shared library where the agent can write: its code cannot be "
+                    "seen into", index)
 
 
 _SSH_VALUES = {"-o", "-i", "-F", "-p", "-l", "-J", "-L", "-R", "-D", "-W", "-b", "-c", "-E", "-e", "-I", "-m",
@@ -422,6 +454,8 @@ def model_ssh(inv: Invocation) -> None:
                 inv.unknown(f"`ssh -F {show(value)}` reads a configuration file, whose `ProxyCommand`/"
                             "`LocalCommand`/`Match exec` can run commands and whose `HostName` can name "
                             "any host", index)
+        elif option == "-I" and inv.name == "ssh":  # (a PKCS#11 library)
+            _loaded_library(inv, "ssh -I", value, index)
         elif option == "-p" and value.isdigit():
             port = int(value)
         elif option == "-J":

@@ -9,6 +9,7 @@ from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.judge import MATCHED_BELOW
 from stockade.analyzer.models import MODELS, Parsed, parse_options, register
 from stockade.analyzer.models import shells as _shells  # noqa: F401  (perl/ruby's interpreter model, wrapped below)
+from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import judge_program
 from stockade.analyzer.regex import LazyPattern
 
@@ -463,6 +464,10 @@ def _awk_file_name(inv: Invocation, program: str, start: int, strings: dict[str,
     return value
 
 
+#: gawk's special network files ``/inet[46]/tcp|udp/LPORT/HOST/RPORT`` (a host of 0: a server)
+_AWK_INET = re.compile(r"/inet[46]?/(?:tcp|udp)/[^/\"]*/([^/\"]*)/([^/\"]*)")
+
+
 def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str] | None = None,
                 operands: list[str] | None = None) -> None:
     """Scan an awk program: ``system("…")`` with literal code is walked (also through a
@@ -471,6 +476,14 @@ def awk_program(inv: Invocation, program: str, index: int, given: dict[str, str]
     if UNKNOWN in program:
         inv.unknown("the awk program is not known before it runs", index)
         return
+    if "/inet" in program:  # gawk's network files: `print |& "/inet/tcp/0/HOST/PORT"`
+        for match in _AWK_INET.finditer(program):
+            host, port = match.group(1), match.group(2)
+            if host and host != "0":
+                inv.network(host.lower(), int(port) if port.isdigit() else None, index)
+            else:
+                inv.unknown(f"the awk program opens the network file `{show(match.group(0))}` (a server or a host "
+                            "not known)", index)
     strings = _awk_strings(program, given or {}, inv) if "=" in program or given else _NO_STRINGS
     if operands and "ARGV" in program and not re.search(r"\bARGV\s*\[[^\]]*\]\s*=(?!=)|\b(?:split|delete)\b[^;]*ARGV",
                                                        program):  # (`system(ARGV[1])`: the operand)
@@ -735,6 +748,10 @@ def _tar_options(argv: list[str], values: set[str]) -> Parsed:
                   tuple((word, where[index]) for word, index in parsed.positionals))
 
 
+#: an archive name tar (and cpio) reads as ``[user@]host:file`` (a colon before any slash)
+REMOTE_ARCHIVE = re.compile(r"^(?:[^/:@]+@)?[A-Za-z0-9_.-]+:(?!//)[^:]*$")
+
+
 def model_tar(inv: Invocation) -> None:
     """tar: create reads members and writes the archive; extract reads the archive and
     writes below ``-C`` (or the cwd; ``--one-top-level=DIR``: below DIR); ``--to-command``, ``--checkpoint-action=exec``,
@@ -742,7 +759,8 @@ def model_tar(inv: Invocation) -> None:
     values = {"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I",
               "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command", "-F",
               "--info-script", "--new-volume-script", "--exclude", "-b", "-N", "--newer", "--transform",
-              "--xform", "--owner", "--group", "--mode", "-H", "--format", "-K", "-V", "--label"}
+              "--xform", "--owner", "--group", "--mode", "-H", "--format", "-K", "-V", "--label", "-g",
+              "--listed-incremental", "--index-file", "--volno-file", "--rmt-command"}
     parsed = _tar_options(inv.argv, values)
     mode = "list"
     for option, _, _ in parsed.options:
@@ -758,6 +776,10 @@ def model_tar(inv: Invocation) -> None:
             continue
         if option in ("-f", "--file"):
             archive = (value, index)
+        elif option in ("-g", "--listed-incremental", "--index-file", "--volno-file"):
+            inv.write(value, index)  # (the snapshot file is read and rewritten; the listing or volume number written)
+        elif option == "--rmt-command":
+            judge_program(inv.walker, value, inv.at(index), "the remote tape program of `tar`")
         elif option in ("-C", "--directory"):
             directory = value
         elif option == "--one-top-level":
@@ -785,7 +807,10 @@ def model_tar(inv: Invocation) -> None:
                 judge_program(inv.walker, command, inv.at(index), "the `tar --checkpoint-action=exec` command")
     if top_level is not None:
         directory = top_level if top_level[:1] in "/~" else directory.rstrip("/") + "/" + top_level
-    if archive is not None and archive[0] != "-":
+    if archive is not None and REMOTE_ARCHIVE.match(archive[0]) and not parsed.has("--force-local"):
+        # (`tar xf host:a.tar`, `-f user@host:f`: the archive is on another machine, reached by rsh/ssh)
+        contact_url(inv, "ssh://" + archive[0].split(":", 1)[0].rpartition("@")[2], archive[1], 22)
+    elif archive is not None and archive[0] != "-":
         if mode == "create":
             inv.write(archive[0], archive[1])
         else:
@@ -960,8 +985,9 @@ def _ex_command(inv: Invocation, text: str, index: int) -> None:
         return
     _vim_system_literal(inv, text, index)
     forced = re.sub(r"^(w|wq|x|sav|saveas|wa|q|qa|wqa|xa|up|update)!", r"\1", text)  # (`w!` forces, runs nothing)
-    if re.search(r"\b(system|systemlist|jobstart|termopen|py3?|lua|perl|ruby|terminal|term|r\s*!|w\s*!)\b|!\s*\S",
-                 forced):
+    if re.search(r"\b(system|systemlist|jobstart|job_start|term_start|termopen|libcall|libcallnr|ch_open|py3?|lua|"
+                 r"perl|ruby|terminal|term|r\s*!|w\s*!|writefile|delete|rename|mkdir|setfperm|filecopy)\b|!\s*\S",
+                 forced):  # (vim script functions that run programs, load libraries, connect, or change files)
         inv.unknown(f"the editor command `{show(text)[:40]}` runs code", index)
         _editor_code_names(inv, forced, index)
         return
