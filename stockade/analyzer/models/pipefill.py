@@ -74,6 +74,23 @@ def _file_operands(inv: Invocation) -> list[str]:
     return [word for word in inv.argv[1:] if word[:1] != "-" and "=" not in word]
 
 
+#: filters that read an endless file operand to its end, copying it on without a bound
+#: (``gzip -c /dev/zero > z.gz``, ``grep -a . /dev/urandom > f``, ``zstd /dev/zero -o z``)
+OPERAND_FILTERS = frozenset({"gzip", "bzip2", "xz", "zstd", "lz4", "base32", "rev", "nl", "fold", "expand",
+                             "unexpand", "iconv", "grep", "egrep", "fgrep", "strings"})
+
+
+def _endless_operand(inv: Invocation) -> None:
+    """An :data:`OPERAND_FILTERS` filter given an endless device as a file: into a file (its
+    standard output or ``-o FILE``) it fills the disk, else its output is endless too."""
+    if not any(word in _ENDLESS for word in _file_operands(inv)):
+        return
+    if stdout_to_file(inv) or any(word in ("-o", "--output") or word.startswith("--output=") for word in inv.argv):
+        _fills(inv, f"`{inv.name}` copies an endless file to a file")
+    else:
+        inv.output(None, ENDLESS + f"`{inv.name}`")
+
+
 def _wrap(name: str, inner: Model) -> Model:
     def model(inv: Invocation) -> None:
         inner(inv)
@@ -81,6 +98,8 @@ def _wrap(name: str, inner: Model) -> Model:
             # not fed an endless input: only a source starts one (`yes`, `cat /dev/zero`)
             if name in SOURCES and _endless_source(inv) and not stdout_to_file(inv):
                 inv.output(None, ENDLESS + f"`{inv.name}`")
+            elif name in OPERAND_FILTERS:
+                _endless_operand(inv)
             return
         files = _file_operands(inv)
         if name == "dd":
@@ -110,4 +129,7 @@ for _name in FILTERS:
         register(_name, _wrap(_name, _model))
 for _name in SOURCES:
     if _name not in FILTERS and _name in MODELS:
+        register(_name, _wrap(_name, MODELS[_name]))
+for _name in OPERAND_FILTERS:
+    if _name not in FILTERS and _name not in SOURCES and _name in MODELS:
         register(_name, _wrap(_name, MODELS[_name]))

@@ -207,6 +207,25 @@ def model_kill(inv: Invocation) -> None:
         inv.unknown("`kill` signals every process or init", 0)
 
 
+#: loginctl subcommands that end or signal whole sessions (every process of a user or seat)
+_LOGINCTL_KILLS = frozenset({"terminate-user", "kill-user", "terminate-session", "kill-session", "terminate-seat",
+                             "flush-devices"})
+
+
+def model_loginctl(inv: Invocation) -> None:
+    """``loginctl terminate-user|kill-user|terminate-session …``: every process of that user or
+    session is signalled (as ``kill -1``): which ones cannot be seen; ``enable-linger`` keeps a
+    user's services running after logout (persistence)."""
+    words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if not word.startswith("-")]
+    if not words:
+        return
+    sub, at = words[0]
+    if sub in _LOGINCTL_KILLS:
+        inv.unknown(f"`loginctl {sub}` signals every process of the sessions it names", at)
+    elif sub == "enable-linger":
+        inv.persistence("`loginctl enable-linger` keeps the user's services running after logout", at)
+
+
 def model_crontab(inv: Invocation) -> None:
     """crontab: listing reads; installing or editing a table is persistence."""
     if "-l" in inv.argv[1:]:
@@ -311,6 +330,7 @@ register("systemctl service launchctl update-rc.d chkconfig", model_systemctl)
 register("chmod", model_chmod)
 register("chown chgrp", model_chown)
 register("kill pkill killall killall5", model_kill)
+register("loginctl", model_loginctl)
 register("update-alternatives alternatives", model_update_alternatives)
 register("chsh chfn ldconfig", model_account_cache)
 register("logrotate", model_logrotate)
