@@ -608,6 +608,8 @@ def model_cmake(inv: Invocation) -> None:
         fresh_project(inv, value, ("CMakeLists.txt",), index)
     if not parsed.values_of("-S", "--build", "--install", "-P") and parsed.positionals:
         fresh_project(inv, parsed.positionals[-1][0], ("CMakeLists.txt",), parsed.positionals[-1][1])
+    elif not parsed.values_of("-S", "--build", "--install", "-P", "-E") and parsed.values_of("-B"):
+        fresh_project(inv, ".", ("CMakeLists.txt",), None)  # (`cmake -B build`: the source is the cwd)
     if parsed.has("--install") and not parsed.has("--prefix"):
         inv.write("/usr/local", None, recursive=True)
 

@@ -530,6 +530,11 @@ def model_pytest(inv: Invocation) -> None:
             inv.read(word, index)
             fresh_project(inv, word if not word.endswith(".py") else word.rpartition("/")[0] or ".",
                           ("conftest.py",), index)
+            target = word.partition("::")[0]  # (`tests/test_x.py::test_y`)
+            producer = written_by(inv.walker, inv.path(target)) if target.endswith(".py") else None
+            if producer is not None:
+                inv.unknown(f"`pytest` runs the tests in `{show(target)}`, which {producer} wrote earlier in this "
+                            "command: their code cannot be seen into", index)
             continue
         name, eq, value = word.partition("=")
         if name[:2] != "--" and len(name) > 2 and name[:2] in ("-p", "-c", "-o", "-k", "-m", "-n", "-W", "-r"):

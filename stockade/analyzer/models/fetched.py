@@ -239,6 +239,12 @@ def _property_files(inv: Invocation) -> list[tuple[str, int | None]]:
             line = line.strip()
             if line.startswith("systemProp."):
                 found.append(("-D" + line[len("systemProp."):].replace(" = ", "=").replace(": ", "="), None))
+            elif line.startswith("org.gradle.jvmargs"):  # (the daemon's JVM options: an agent loads code)
+                key, _, value = line.partition("=") if "=" in line else line.partition(":")
+                if key.strip() == "org.gradle.jvmargs":
+                    from stockade.analyzer.models.buildtools import jvm_options
+
+                    jvm_options(inv, value.strip(), None, f"`org.gradle.jvmargs` in `{name}`")
             else:
                 found += [(word, None) for word in line.split() if word.startswith("-D")]
     return found

@@ -64,6 +64,9 @@ CODE_CONFIGS: dict[str, tuple[str, ...]] = {
     "sbt": ("build.sbt", "project/plugins.sbt"),
     "ant": ("build.xml",),
     "deno": ("deno.json", "deno.jsonc"),
+    "meson": ("meson.build", "meson_options.txt", "meson.options"),
+    "doit": ("dodo.py",),
+    "pytest py.test": ("conftest.py",),
 }
 
 
@@ -71,9 +74,32 @@ def _with_configs(name: str, inner: Model, names: tuple[str, ...]) -> Model:
     def model(inv: Invocation) -> None:
         inner(inv)
         fresh_project(inv, ".", names, None)
+        if name in ("pytest", "py.test"):
+            _conftests(inv)
 
     model.__doc__ = f"`{name}` as before, and the code configuration files it loads at start ({', '.join(names[:3])} …)"
     return model
+
+
+def _conftests(inv: Invocation) -> None:
+    """pytest loads every ``conftest.py`` below its directory (a plugin: code run at start): one
+    this command wrote cannot be seen into."""
+    from stockade.analyzer.effects import Write
+    from stockade.analyzer.models.fresh import written_by, wrote_anything
+
+    walker = inv.walker
+    if not wrote_anything(walker):
+        return
+    base = inv.path(".").rstrip("/") + "/"
+    for effect in walker.effects:
+        path = getattr(effect, "path", None)
+        if effect.__class__ is Write and isinstance(path, str) and path.startswith(base) and \
+                path.endswith("/conftest.py") and path != base + "conftest.py":
+            producer = written_by(walker, path)
+            if producer is not None:
+                inv.unknown(f"`{inv.name}` loads `{path[len(base):]}`, which {producer} wrote earlier in this "
+                            "command: its code cannot be seen into")
+                return
 
 
 for _names, _configs in CODE_CONFIGS.items():
