@@ -663,6 +663,8 @@ class Walker(ControlFlow):
         return
 
     def visit_program(self, node: Any, stdin: Stdin) -> None:
+        if b"&" in self.src.data[node.start_byte:node.end_byte] and self.background_walk(node, stdin):
+            return
         kinds = KIND_NAMES
         for child in node.named_children:
             kind = kinds.get(child.kind_id)
@@ -671,6 +673,28 @@ class Walker(ControlFlow):
             # a comment runs nothing: walk it only where walking reports the nesting limit
             if kind != "comment" or self.depth >= MAX_DEPTH:
                 self.walk(child, stdin)
+
+    def background_walk(self, node: Any, stdin: Stdin) -> bool:
+        """The statements of ``node`` when one of them ends in ``&``: that one runs in the
+        background, in a subshell, so its ``cd``, assignments and functions do not hold for
+        what follows (``cd ~ & rm -rf .ssh`` removes the working directory's ``.ssh``); its
+        effects are judged as any others.  False (nothing walked) when none does."""
+        children = node.children
+        if not any(child.type == "&" for child in children):
+            return False
+        for index, child in enumerate(children):
+            if not child.is_named or (child.type == "comment" and self.depth < MAX_DEPTH):
+                continue
+            if index + 1 < len(children) and children[index + 1].type == "&":
+                saved = self.state
+                self.state = saved.copy()
+                try:
+                    self.walk(child, stdin)
+                finally:
+                    self.state = saved
+            else:
+                self.walk(child, stdin)
+        return True
 
     def visit_do_group(self, node: Any, stdin: Stdin) -> None:
         self.no_empty_body(node)
@@ -711,6 +735,9 @@ class Walker(ControlFlow):
                 self.coprocess(node, stdin, Walker.visit_compound_statement):
             return
         self.no_empty_body(node)
+        if b"&" in self.src.data[node.start_byte:node.end_byte] and node.children[:1] and \
+                node.children[0].type == "{" and self.background_walk(node, stdin):
+            return
         for child in node.named_children:
             if child.type in WORD_TYPES or child.type in ("binary_expression", "unary_expression",
                                                           "postfix_expression", "parenthesized_expression",
