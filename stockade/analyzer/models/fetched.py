@@ -273,11 +273,20 @@ def _uvx(inv: Invocation) -> None:
 def _npm_exec_code(inv: Invocation) -> None:
     """``npm exec -c CODE`` / ``npx -c CODE``: CODE runs with the packages' programs first on PATH."""
     words = inv.argv
+    start = 1
     if inv.name in ("npm", "pnpm", "yarn", "bun"):
-        sub = next((w for w in words[1:] if not w.startswith("-")), None)
-        if sub not in ("exec", "x"):
+        sub = next(((i, w) for i, w in enumerate(words[1:], start=1) if not w.startswith("-")), None)
+        if sub is None or sub[1] not in ("exec", "x"):
             return
-    for index, word in enumerate(words[1:], start=1):
+        start = sub[0] + 1
+    index = start
+    while index < len(words):  # (the package's own options, after its name, are not npx's: `npx prettier -c .`)
+        word = words[index]
+        if word in ("-p", "--package", "-w", "--workspace") and index + 1 < len(words):
+            index += 2
+            continue
+        if not word.startswith("-"):
+            return
         if word in ("-c", "--call") or word.startswith("--call="):
             inv.unknown(f"`{inv.name} {'exec ' if inv.name != 'npx' else ''}-c` runs shell code with the programs "
                         "of the packages (`node_modules/.bin`) first on `PATH`: what a name runs cannot be seen into",
@@ -285,6 +294,7 @@ def _npm_exec_code(inv: Invocation) -> None:
             return
         if word == "--":
             return
+        index += 1
 
 
 _wrap("go", _go)

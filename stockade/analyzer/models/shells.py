@@ -254,10 +254,10 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
                     "--test": "tests"},
     "perl": {"-e": "code", "-E": "code", "-M": "text", "-m": "text", "-I": "text", "-x": "text"},
     "ruby": {"-e": "code", "-r": "text", "-I": "text", "-E": "text"},
-    "php": {"-r": "code", "-B": "code", "-R": "code", "-E": "code", "-f": "read", "-d": "text", "-c": "read"},
+    "php": {"-r": "code", "-B": "code", "-R": "code", "-E": "code", "-f": "script", "-d": "text", "-c": "read"},
     "lua luajit": {"-e": "code", "-l": "text"},
     "Rscript": {"-e": "code"},
-    "R": {"-e": "code", "-f": "read", "--file": "read"},
+    "R": {"-e": "code", "-f": "script", "--file": "script"},
     "osascript": {"-e": "code"},
     "tclsh wish": {},
     "jshell irb ghci runghc iex": {},
@@ -270,7 +270,7 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "tcsh csh xonsh elvish ion murex": {"-c": "code"},
     "nu nushell": {"-c": "code", "--commands": "code", "-e": "code", "--execute": "code"},
     "swipl": {"-g": "code", "-t": "code", "-f": "read", "-s": "read", "-l": "read"},
-    "bb babashka": {"-e": "code", "--eval": "code", "-f": "read", "--file": "read", "-m": "text", "--main": "text"},
+    "bb babashka": {"-e": "code", "--eval": "code", "-f": "script", "--file": "script", "-m": "text", "--main": "text"},
     "ocaml utop": {"-e": "code", "-I": "text"},
     "gforth": {"-e": "code", "--evaluate": "code"},
     "pwsh-never": {},
@@ -320,6 +320,7 @@ def interpreter_model(options: dict[str, str]):
             return  # `python3 --version`, `node -v`: prints a version, runs no code
         if _node_test_runner(inv, parsed):
             return
+        script_option: tuple[str, int] | None = None
         for option, value, index in parsed.options:
             role = options.get(option)
             if role == "code":
@@ -363,11 +364,16 @@ def interpreter_model(options: dict[str, str]):
                     inv.unknown(f"`{inv.name} -W {show(value)}` imports the module of a warning category", index)
             if role == "read" and value:  # (code it loads: `node -r F`, `php -c F`: unknown when this text wrote F)
                 run_file(inv, value, index)
+            elif role == "script" and value:  # (`php -f FILE`, `R -f FILE`: the script, as an operand would be)
+                script_option = (value, index)
         if any(options.get(option) == "tests" for option, _, _ in parsed.options):
             # `node --test [FILES]`: runs the project's test files (the named ones, or those it
             # finds below the working directory), as a test runner does
             for word, index in parsed.positionals:
                 run_file(inv, word, index)
+            return
+        if script_option is not None:
+            run_file(inv, *script_option)
             return
         if parsed.positionals:
             script, index = parsed.positionals[0]

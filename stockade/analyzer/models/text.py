@@ -56,18 +56,18 @@ def model_find(inv: Invocation) -> None:
             sub = [w.replace("{}", root_word) for w in argv[index + 1:end]]
             if sub:
                 for root, _ in roots:
-                    # {} is each matched entry: ROOT/…/NAME when one -name test selects them
-                    found = root.rstrip("/") + MATCHED_BELOW + named if named is not None else root
-                    argv_for_root = [orig.replace("{}", found) if "{}" in orig else w
-                                     for w, orig in zip(sub, argv[index + 1:end], strict=True)]
-                    _run_on_tree(inv, argv_for_root, index + 1, end, argv[index + 1:end])
+                    # {} is each matched entry: ROOT/…/NAME when -name tests select them
+                    for found in ([root.rstrip("/") + MATCHED_BELOW + name for name in named] if named else [root]):
+                        argv_for_root = [orig.replace("{}", found) if "{}" in orig else w
+                                         for w, orig in zip(sub, argv[index + 1:end], strict=True)]
+                        _run_on_tree(inv, argv_for_root, index + 1, end, argv[index + 1:end])
             index = end + 1
             continue
         if word == "-delete":
             for root, _ in roots:
-                if named is not None:
-                    # only entries whose name matches are deleted, at any depth below the root
-                    inv.delete(root.rstrip("/") + MATCHED_BELOW + named, index)
+                if named:
+                    for name in named:  # only entries whose name matches are deleted, at any depth below the root
+                        inv.delete(root.rstrip("/") + MATCHED_BELOW + name, index)
                 else:
                     inv.delete(root, index, recursive=True)
         elif word in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(argv):
@@ -85,13 +85,15 @@ def model_find(inv: Invocation) -> None:
         index += 1
 
 
-def _find_branches(argv: list[str], start: int) -> list[tuple[int, int]]:
+def _find_branches(argv: list[str], start: int, stop: int | None = None) -> list[tuple[int, int]]:
     """The top-level alternatives of a find expression (split at ``-o``/``-or``/``,`` outside
-    parentheses and ``-exec`` commands): (first index, end index) of each."""
+    parentheses and ``-exec`` commands), from ``start`` to ``stop`` (the end): (first index,
+    end index) of each."""
+    stop = len(argv) if stop is None else stop
     branches: list[tuple[int, int]] = []
     depth = 0
     begin = index = start
-    while index < len(argv):
+    while index < stop:
         word = argv[index]
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
             while index < len(argv) and argv[index] not in (";", "+"):
@@ -106,42 +108,68 @@ def _find_branches(argv: list[str], start: int) -> list[tuple[int, int]]:
         elif word in _FIND_VALUE_TESTS:
             index += 1
         index += 1
-    branches.append((begin, len(argv)))
+    branches.append((begin, stop))
     return branches
 
 
-def _find_matched_name(argv: list[str], start: int, at: int | None = None) -> str | None:
-    """The name glob every entry a find action acts on must match: the one ``-name``
-    (``-iname``: lowercased) of the alternative the action at ``at`` is in (``-path ./x -prune
-    -o -name '*.log' -delete``: the second), not negated and with no parentheses; with ``at``
-    None, of the whole expression when it has no alternation."""
+def _find_matched_name(argv: list[str], start: int, at: int | None = None) -> list[str] | None:
+    """The name globs every entry a find action acts on matches one of: those of the
+    alternative the action at ``at`` is in (``-path ./x -prune -o -name '*.log' -delete``: the
+    second), from a ``-name`` test (``-iname``: lowercased) or a group of alternatives that each
+    name one (``\\( -name '*.orig' -o -name '*.rej' \\)``), not negated; with ``at`` None, of the
+    whole expression when it has no alternation.  None: any name."""
     branches = _find_branches(argv, start)
     if at is None and len(branches) != 1:
         return None
     chosen = [(lo, hi) for lo, hi in branches if at is None or lo <= at < hi]
     if not chosen:
         return None
-    low, high = chosen[0]
-    names: list[str] = []
+    names = _conjunct_names(argv, *chosen[0])
+    if names is None or any("/" in name or UNKNOWN in name for name in names):
+        return None
+    return names
+
+
+def _conjunct_names(argv: list[str], low: int, high: int, depth: int = 0) -> list[str] | None:
+    """The names a conjunction of find tests (``argv[low:high]``, no top-level ``-o``) limits
+    entries to: its first non-negated ``-name`` test or group whose every alternative has one
+    (an entry passes all the tests, so any one of them bounds the names); None: not limited."""
     index = low
     while index < high:
         word = argv[index]
-        if word in ("(", ")"):
+        negated = index > low and argv[index - 1] in ("!", "-not")
+        if word == "(":
+            close, level = index + 1, 1
+            while close < high and level:
+                level += {"(": 1, ")": -1}.get(argv[close], 0)
+                close += 1
+            if level or depth > 8:
+                return None
+            if not negated:
+                names: list[str] = []
+                for lo, hi in _find_branches(argv, index + 1, close - 1):
+                    found = _conjunct_names(argv, lo, hi, depth + 1)
+                    if found is None:
+                        break
+                    names += found
+                else:
+                    if names:
+                        return names
+            index = close
+            continue
+        if word == ")":
             return None
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
             while index < high and argv[index] not in (";", "+"):
                 index += 1
         elif word in ("-name", "-iname") and index + 1 < high:
-            negated = index > low and argv[index - 1] in ("!", "-not")
             if not negated:  # (`! -name x` only narrows what another test selected)
-                names.append(argv[index + 1].lower() if word == "-iname" else argv[index + 1])
+                return [argv[index + 1].lower() if word == "-iname" else argv[index + 1]]
             index += 1
         elif word in _FIND_VALUE_TESTS:
             index += 1
         index += 1
-    if len(names) != 1 or "/" in names[0] or UNKNOWN in names[0]:
-        return None
-    return names[0]
+    return None
 
 
 def _run_on_tree(inv: Invocation, argv: list[str], start: int, end: int, original: list[str]) -> None:
@@ -236,6 +264,19 @@ def model_sd(inv: Invocation) -> None:
         (inv.read if preview else inv.write)(word, index)
 
 
+def project_file(inv: Invocation, path: str) -> bool:
+    """Whether the script file ``path`` (``sed -f``, ``awk -f``) is the project's own: a file in
+    the workspace this text did not write — run as ``bash scripts/x.sh`` is (see
+    docs/limitations.md: one command text at a time); elsewhere, or written here with content
+    not known, it cannot be seen into."""
+    from stockade.analyzer.models.fresh import written_by
+
+    resolved = inv.path(path)
+    workspace = inv.walker.context.workspace.rstrip("/")
+    return UNKNOWN not in resolved and resolved.startswith(workspace + "/") and \
+        written_by(inv.walker, resolved) is None
+
+
 def program_text(inv: Invocation, path: str) -> str | None:
     """The known text of a program file a tool reads (``-f FILE``): its standard input when
     ``-``/``/dev/stdin`` is a here-string or known output, or a file this text wrote with known
@@ -265,7 +306,8 @@ def model_sed(inv: Invocation) -> None:
                 inv.read(path, index)
             continue
         inv.read(path, index)
-        inv.unknown("the sed script file is not visible", index)
+        if not project_file(inv, path):
+            inv.unknown("the sed script file is not visible", index)
     words = list(parsed.positionals)
     if not scripts and not parsed.values_of("-f", "--file") and words:
         scripts = [words.pop(0)]
@@ -633,6 +675,8 @@ def model_awk(inv: Invocation) -> None:
             text = known_content(inv.walker, inv.path(path)) if option in _PROGRAM_FILE else None
             if text is not None and UNKNOWN not in text:  # (a program file this text made: scanned)
                 programs = [*programs, (text, index)]
+                continue
+            if option in _PROGRAM_FILE and project_file(inv, path):
                 continue
             inv.unknown("the awk program file is not visible" if option in _PROGRAM_FILE else
                         f"`awk {option} {show(path)}` loads code that is not visible", index)
