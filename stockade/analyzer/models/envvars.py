@@ -21,14 +21,16 @@ COMMAND_VARS = frozenset({
     "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "SUDO_EDITOR",
     "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND",
     "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER", "FCEDIT", "RSYNC_RSH",
-    "CVS_RSH", "PERL5DB", "GIT_EXEC_PATH-cmd",
+    "CVS_RSH", "PERL5DB", "GIT_EXEC_PATH-cmd", "SYSTEMD_EDITOR", "BUNDLER_EDITOR", "HGEDITOR", "SVN_EDITOR",
+    "PSQL_PAGER", "PSQL_EDITOR", "KUBE_EDITOR",
+    "P4EDITOR", "TIG_EDITOR", "LESSEDIT",
     # programs build tools run in place of (or wrapped around) their compilers
     "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC_WRAPPER", "CC", "CXX",
     "CCACHE_PREFIX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
 })
 #: variables that load code the analyzer cannot see
 CODE_VARS = frozenset({
-    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "BASH_ENV", "ENV",
+    "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV",
     "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "GIT_EXEC_PATH",
     "GIT_TEMPLATE_DIR", "GIT_CONFIG_PARAMETERS", "SHELLOPTS", "BASHOPTS",
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GCONV_PATH", "PYTHONHOME",
@@ -37,15 +39,24 @@ CODE_VARS = frozenset({
     # (a module Python imports by its name from `sys.path`, the working directory first; OpenSSL's
     # configuration loads engines and providers, shared objects, for Python, curl, git …)
     "_PYTHON_SYSCONFIGDATA_NAME", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
+    # (options or start-up code of man, vim, ex, the BEAM, Lua versions)
+    "MANOPT", "VIMINIT", "EXINIT", "GVIMINIT", "MYVIMRC", "ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS",
+    "ELIXIR_ERL_OPTIONS", "LUA_INIT_5_4", "LUA_INIT_5_3", "LUA_INIT_5_2", "LUA_PATH_5_4", "LUA_CPATH_5_4",
+    "PHPRC", "PHP_INI_SCAN_DIR", "CORECLR_PROFILER_PATH", "CORECLR_ENABLE_PROFILING", "JULIA_LOAD_PATH",
 })
 #: variables naming one file (or, for the loader's, a list) that programs read and run or load
 SOURCED_VARS = frozenset({"BASH_ENV", "ENV", "PYTHONSTARTUP", "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"})
 #: variables that make an interpreter import code from the directories they list: code from
 #: the workspace is the project's own (``PYTHONPATH=src``), from elsewhere it cannot be seen into
 PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH", "FPATH",
-                            "GEM_PATH", "GUILE_LOAD_PATH", "TCLLIBPATH"})
+                            "GEM_PATH", "GUILE_LOAD_PATH", "TCLLIBPATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"})
 #: variables naming a lesskey file: its ``#env`` section can set ``LESSOPEN`` (a program less runs)
 LESSKEY_VARS = frozenset({"LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM", "LESSKEY_CONTENT"})
+#: variables naming a file (False) or a directory (True) that programs write: ``SSLKEYLOGFILE``
+#: (TLS keys appended by curl, python, browsers), git's object store, build and cache directories
+WRITTEN_VARS = {"SSLKEYLOGFILE": False, "GIT_OBJECT_DIRECTORY": True, "CARGO_TARGET_DIR": True,
+                "GOCACHE": True, "GOMODCACHE": True, "PIP_CACHE_DIR": True, "npm_config_cache": True,
+                "NPM_CONFIG_CACHE": True, "CCACHE_DIR": True}
 #: prompt strings: bash expands them (substitutions run) when it prints them (``PS4`` under ``set -x``)
 PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS4"})
 
@@ -152,6 +163,14 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
         walker.effects.append(Unknown(f"`{name}` makes programs load code that cannot be seen into", span))
     elif name == "PYTHONPYCACHEPREFIX" and value:  # (Python writes the modules it compiles below it)
         walker.effects.append(Write(walker.resolve(value), span, recursive=True))
+    elif name in WRITTEN_VARS and value and "\x00" not in value:  # (a file or directory programs write)
+        walker.effects.append(Write(walker.resolve(value), span, recursive=WRITTEN_VARS[name]))
+    elif name in ("PGHOST", "MYSQL_HOST") and value and "\x00" not in value and \
+            not value.startswith("/"):  # (the database server the client connects to; a path: a socket)
+        from stockade.analyzer.effects import Network
+
+        for host in value.split(","):
+            walker.effects.append(Network(host.strip().lower(), None, span))
     elif name == "PYTHONWARNINGS" and warning_imports(value):
         walker.effects.append(Unknown(f"`{name}` makes Python import the module of a warning category "
                                       f"(`{show(value)}`), which cannot be seen into", span))

@@ -36,6 +36,7 @@ _PY_MODULES = frozenset({
     "random", "secrets", "statistics", "keyword", "calendar", "unicodedata", "zlib", "binascii", "html", "shlex",
     "collections", "importlib.metadata", "certifi", "ssl", "locale", "sysconfig", "pprint",
     "os", "os.path", "shutil", "multiprocessing", "site", "struct", "tomllib", "getpass", "pathlib",
+    "re", "urllib.parse",
 })
 #: the functions and classes of those modules a one-liner may call (each only computes, or reads
 #: what it describes of the interpreter and the machine: no host contacted, no file named by a
@@ -86,6 +87,9 @@ _PY_CALLS = _names(
     "pathlib: Path PurePath PurePosixPath", "pathlib.Path: home cwd",  # (a path's methods that open, list or
     # change files are not listed: `Path.home().unlink()` is refused)
     "importlib.metadata: entry_points distributions packages_distributions", "getpass: getuser",
+    "re: search match fullmatch findall split sub subn escape",
+    "urllib.parse: quote quote_plus unquote unquote_plus urlparse urlsplit urlunparse urlunsplit urljoin "
+    "urlencode parse_qs parse_qsl",
 )
 #: the values of those modules a one-liner may read
 _PY_VALUES = _names(
@@ -134,13 +138,16 @@ _PY_VALUE_ATTRS = frozenset({
     "openssl_cafile", "openssl_capath", "read", "readline", "readlines", "real", "imag", "bit_length",
     "is_integer", "as_integer_ratio", "conjugate", "encoding",
     "system", "node", "release", "version", "machine", "processor", "used", "free",
+    "group", "groups", "groupdict", "span", "start", "end",  # (a regular expression's match)
+    "scheme", "netloc", "path", "query", "fragment", "hostname", "port", "username", "params",  # (a parsed URL)
 })
 #: of those, the attributes that are data, not methods (a method only where it is called)
 _PY_DATA_ATTRS = frozenset({
     "year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo", "days", "seconds", "major",
     "minor", "micro", "releaselevel", "serial", "name", "cache_tag", "urn", "cafile", "capath", "openssl_cafile",
     "openssl_capath", "real", "imag", "encoding", "hex", "system", "node", "release", "version", "machine",
-    "processor", "used", "free", "total",
+    "processor", "used", "free", "total", "scheme", "netloc", "path", "query", "fragment", "hostname", "port",
+    "username", "params",
 })
 #: methods whose result can be longer than their receiver and arguments together
 _PY_GROWING = {"replace": "product", "join": "product", "expandtabs": "magnitude", "zfill": "width",
@@ -300,6 +307,12 @@ class _PythonCheck:
                     self.names[name] = bound if other is None else _Value(
                         max(bound.size, other.size), max(bound.magnitude, other.magnitude),
                         bound.sequence or other.sequence)
+        elif isinstance(node, ast.With):  # (`with open("F") as f: …`: the file opened, bound, the body run)
+            for item in node.items:
+                value = self.value(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, value, loop)
+            self.statements(node.body, loop)
         elif not isinstance(node, ast.Pass):
             raise _Refused
 
@@ -527,6 +540,13 @@ class _PythonCheck:
             return _Value(sizes + _DATA)  # (what it reads)
         if dotted == "time.strftime":
             sizes += sum(_widths(argument) for argument in node.args)
+        if dotted in ("re.sub", "re.subn"):  # (each match of the text replaced: their product bounds it)
+            product = 1
+            for value in positional:
+                product *= value.size + 1
+            if product > _MAX_SIZE:
+                raise _Refused
+            return _Value(self.measure(product))
         return _Value(4 * sizes)  # (an encoding, an escape, a digest: a bounded multiple)
 
     def method(self, name: str, receiver: _Value, node: object) -> _Value:

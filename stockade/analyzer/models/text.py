@@ -271,6 +271,8 @@ def project_file(inv: Invocation, path: str) -> bool:
     not known, it cannot be seen into."""
     from stockade.analyzer.models.fresh import written_by
 
+    if path in ("-", "") or path.startswith(("/dev/", "/proc/")):
+        return False  # (standard input, a pipe: not a file of the project)
     resolved = inv.path(path)
     workspace = inv.walker.context.workspace.rstrip("/")
     return UNKNOWN not in resolved and resolved.startswith(workspace + "/") and \
@@ -837,7 +839,11 @@ def model_tar(inv: Invocation) -> None:
                             "runs", index)
             for name in (listed or "").splitlines()[:256]:  # (the names it archives, when known: read)
                 if name.strip() and not name.startswith("-"):
-                    inv.read(name.strip(), index, recursive=True)
+                    name = name.strip()  # (relative to the -C directory given before it)
+                    before = [v for o, v, at in parsed.options if o in ("-C", "--directory") and v and at < index]
+                    if before and name[:1] not in "/~":
+                        name = before[-1].rstrip("/") + "/" + name
+                    inv.read(name, index, recursive=True)
                     if mode == "create":
                         _removes_member(inv, parsed, name.strip(), index)
         # (programs tar runs: walked, unless the program is a file where the agent can write)
@@ -956,6 +962,9 @@ def model_editor(inv: Invocation) -> None:
             files.append((word, index))
     for path, index in parsed.values_of("-S", "-u"):
         inv.read(path, index)
+    for path, index in parsed.values_of("-i"):  # (the viminfo/shada file: read, and rewritten on exit)
+        if path != "NONE":
+            inv.write(path, index)
     for command, index in commands:
         text = command.lstrip(": ")
         text = re.sub(r"^(silent!?|exe(cute)?|sil!?)\s+", "", text)
@@ -1103,4 +1112,4 @@ register("rg ripgrep", model_rg)
 register("ag", model_ag)
 register("tar gtar bsdtar-x", model_tar)
 register("zip", model_zip)
-register("vim vi nvim ex view gvim", model_editor)
+register("vim vi nvim ex view gvim vimdiff nvimdiff gvimdiff rview rvim evim", model_editor)
