@@ -123,7 +123,7 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
             name, eq, value = word.partition("=")
             if name not in takes_value and name not in optional and len(name) > 3 and \
                     argv[0].rpartition("/")[2] in ABBREVIATING:
-                name = _long_option(name, takes_value, optional)
+                name = _long_option(name, takes_value, optional, argv[0].rpartition("/")[2] == "git")
             if eq:
                 options.append((name, value, index))
             elif name in takes_value and name not in optional and index + 1 < count:
@@ -166,11 +166,11 @@ ABBREVIATING = frozenset(
     "join paste comm shuf base64 base32 basenc du df ls dir vdir stat truncate shred wc date env nice nohup "
     "timeout stdbuf realpath readlink mktemp od fold fmt nl pr expand unexpand sum md5sum sha1sum sha224sum "
     "sha256sum sha384sum sha512sum b2sum cksum numfmt ptx tsort dircolors sed gsed grep egrep fgrep tar gtar "
-    "gzip gunzip zcat wget diff diff3 sdiff cmp patch xargs gawk make gmake".split())
+    "gzip gunzip zcat wget diff diff3 sdiff cmp patch xargs gawk make gmake git".split())
 
 
 def _long_option(name: str, takes_value: set[str] | frozenset[str] | dict[str, str],
-                 optional: frozenset[str] | set[str]) -> str:
+                 optional: frozenset[str] | set[str], any_prefix: bool = False) -> str:
     """The long option ``name`` abbreviates when it is a prefix of exactly one option that
     takes a value (the program's other options are not listed: where one of them shares the
     prefix, the program refuses the word as ambiguous and runs nothing), else ``name``.  A
@@ -181,7 +181,8 @@ def _long_option(name: str, takes_value: set[str] | frozenset[str] | dict[str, s
     if len(found) != 1:
         return name
     option = found.pop()
-    return name if option[len(name):len(name) + 1] == "-" else option
+    # (git's parse-options takes any unique prefix: `--open` is `--open-files-in-pager`)
+    return name if option[len(name):len(name) + 1] == "-" and not any_prefix else option
 
 
 def apply_role(inv: Invocation, role: str, word: str, index: int | None) -> None:
@@ -529,3 +530,11 @@ from stockade.analyzer.models import plainvalues  # noqa: E402,F401
 # isort: split
 # (after runners, whose Runner rows and model they extend: sandbox, container and queue runners)
 from stockade.analyzer.models import sandboxes  # noqa: E402,F401
+
+# isort: split
+# (last: wraps the final models of gnuplot, mix, nim, bazel, gcc … with the code their options carry)
+from stockade.analyzer.models import oneliners  # noqa: E402,F401
+
+# isort: split
+# (last: wraps the final models of kitty, vim, nvim and systemctl: commands sent into running programs)
+from stockade.analyzer.models import injection  # noqa: E402,F401

@@ -130,7 +130,9 @@ SPECS: dict[str, Spec] = {
                                          values=_GREP_VALUES, first_given_by=frozenset({"-e", "--regexp", "-f",
                                                                                         "--file"}),
                                          optional=frozenset({"--color", "--colour"}), default="."),
-    "echo printf true false : pwd date whoami id uname hostname which type sleep seq yes basename dirname "
+    "date": Spec(args="text", values={"-f": "read", "--file": "read", "-r": "read", "--reference": "read",
+                                      "-d": "text", "--date": "text"}),
+    "echo printf true false : pwd whoami id uname hostname which type sleep seq yes basename dirname "
     "test [ [[ env-print printenv nproc arch groups tty clear reset wait hash help history jobs fg bg "
     "getopts shift return exit break continue set shopt umask ulimit logout times read mapfile readarray "
     "dirs popd-print true-cmd cal uptime free df locale tput stty expr bc dc factor numfmt": Spec(args="text"),

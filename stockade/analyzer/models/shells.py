@@ -258,9 +258,10 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "lua luajit": {"-e": "code", "-l": "text"},
     "Rscript": {"-e": "code"},
     "R": {"-e": "code", "-f": "script", "--file": "script"},
-    "osascript": {"-e": "code"},
+    "osascript": {"-e": "code", "-l": "text", "-s": "text"},
     "tclsh wish": {},
-    "jshell irb ghci runghc iex": {},
+    "jshell irb runghc": {},
+    "ghci": {"-e": "code"}, "iex": {"-e": "code", "--eval": "code", "-r": "read", "-S": "text"},
     "groovy scala clojure racket": {"-e": "code"},
     "julia": {"-e": "code", "-E": "code", "--eval": "code", "--print": "code"},
     "elixir": {"-e": "code", "--eval": "code", "-r": "read", "--require": "read"},
@@ -276,6 +277,13 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "pwsh-never": {},
     "ts-node tsx": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
                     "--require": "read"},
+    # (more languages' one-liners: code that cannot be seen into)
+    "ghc": {"-e": "code"}, "clisp": {"-x": "code"}, "ecl": {"-eval": "code", "--eval": "code"},
+    "raku perl6 rakudo": {"-e": "code", "-M": "text", "-I": "text"}, "pike": {"-e": "code"},
+    "scala-cli": {"-e": "code", "--execute-script": "code", "--execute-scala": "code"},
+    "amm": {"-c": "code", "--code": "code"}, "clj clojure": {"-e": "code", "--eval": "code"},
+    "chez chezscheme scheme petite": {"--script": "script"}, "gawk-never": {},
+    "ysh oil osh es rc": {"-c": "code"},
     "awk-never": {},
 }
 
@@ -284,7 +292,13 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
 _INFO_FLAGS = frozenset({"--version", "-V", "-v", "--help", "-h", "-VV"})
 _PYTHON_INFO_FLAGS = _INFO_FLAGS - {"-v"}  # (python -v is verbose mode: it reads code from stdin)
 #: modules run with ``python -m`` that are tools with a model of their own
-_MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-never": ""}
+_MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-never": "", "IPython": "ipython",
+                 "twine": "twine", "pipx": "pipx", "awscli": "aws", "pre_commit": "pre-commit", "jupyter": "jupyter",
+                 "pytest": "pytest", "poetry": "poetry", "uv": "uv", "tox": "tox", "nox": "nox"}
+#: modules run with ``python -m`` that read code from standard input (a REPL, a debugger) or run
+#: the script given to them
+_MODULE_REPLS = frozenset({"code", "asyncio", "pdb", "idlelib"})
+_MODULE_SCRIPT_RUNNERS = frozenset({"pdb"})  # (cProfile, profile, trace: writers.model_py_profile)
 
 
 def _node_fallback_written(inv: Invocation, path: str, index: int | None) -> None:
@@ -345,9 +359,21 @@ def interpreter_model(options: dict[str, str]):
                 named_paths(inv, value or "", index)
                 return
             if role == "module":
-                if value in _MODULE_TOOLS and index is not None:  # python -m pip …: the tool's own model
+                rest = [w for w in inv.argv[index + 1:] if not w.startswith("-")] if index is not None else []
+                if value in _MODULE_TOOLS and index is not None and inv.name.startswith(("python", "pypy")):
+                    # python -m pip …, -m IPython …, -m twine …: the tool's own model
                     inv.run(index, argv=[_MODULE_TOOLS[value], *inv.argv[index + 1:]],
                             spans=inv.spans[index:])
+                elif value in _MODULE_SCRIPT_RUNNERS and rest and index is not None:  # (`-m trace --trace f.py`)
+                    if rest[0] in ("/dev/stdin",) or rest[0].startswith("/dev/fd/"):
+                        inv.unknown(f"`{inv.name} -m {value}` runs code from {inv.stdin.what}", index)
+                    else:
+                        run_file(inv, rest[0], inv.argv.index(rest[0], index + 1))
+                elif value in _MODULE_REPLS and index is not None:  # (`echo CODE | python3 -m code`)
+                    inv.unknown(f"`{inv.name} -m {value}` runs code from {inv.stdin.what}, which cannot be seen into",
+                                index)
+                    if inv.stdin.text is not None and UNKNOWN not in inv.stdin.text:
+                        named_paths(inv, inv.stdin.text, index)
                 elif index is not None:  # an installed module: its arguments as an unmodelled program's
                     visible_operands(inv, index + 1)
                 return
@@ -373,7 +399,10 @@ def interpreter_model(options: dict[str, str]):
                 run_file(inv, word, index)
             return
         if script_option is not None:
-            run_file(inv, *script_option)
+            if script_option[0] in ("-", "/dev/stdin") or script_option[0].startswith("/dev/fd/"):
+                inv.unknown(f"`{inv.name}` runs code from {inv.stdin.what}", script_option[1])
+            else:
+                run_file(inv, *script_option)
             return
         if parsed.positionals:
             script, index = parsed.positionals[0]

@@ -505,7 +505,11 @@ def model_py_profile(inv: Invocation) -> None:
     if parsed.positionals:
         from stockade.analyzer.models.fresh import run_file
 
-        run_file(inv, parsed.positionals[0][0], parsed.positionals[0][1])
+        script, at = parsed.positionals[0]
+        if script in ("-", "/dev/stdin") or script.startswith("/dev/fd/"):
+            inv.unknown(f"the profiled script is code from {inv.stdin.what}, which cannot be seen into", at)
+        else:
+            run_file(inv, script, at)
 
 
 def model_py_timeit(inv: Invocation) -> None:
