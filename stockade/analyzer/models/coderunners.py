@@ -15,7 +15,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, Rename, Unknown, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import MODELS, apply_role, parse_options, register
+from stockade.analyzer.models import MODELS, Parsed, apply_role, parse_options, register
 from stockade.analyzer.models.fresh import fresh_project, run_file
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import judge_program
@@ -512,6 +512,19 @@ def model_make(inv: Invocation) -> None:
     ``SHELL=…``) changes what every recipe runs (unknown)."""
     parsed = parse_options(inv.argv, _MAKE_VALUES, optional=frozenset({"-j", "--jobs", "-l", "--load-average",
                                                                        "-O", "--output-sync", "--debug"}))
+    moved = parsed.values_of("-C", "--directory")
+    saved = inv.walker.state.cwd
+    if moved:  # (`make -C DIR -f F`: make moves to DIR first; F and the recipes are there)
+        inv.walker.state.cwd = inv.path(moved[-1][0])
+    try:
+        _make_options(inv, parsed)
+    finally:
+        inv.walker.state.cwd = saved
+    _make_directory(inv, parsed)
+
+
+def _make_options(inv: Invocation, parsed: Parsed) -> None:
+    """:func:`model_make`'s options: ``--eval`` code, ``-f`` makefiles."""
     for option, value, index in parsed.options:
         role = _MAKE_VALUES.get(option)
         if role is None or value is None:
@@ -533,6 +546,11 @@ def model_make(inv: Invocation) -> None:
             else:  # a makefile this text wrote: judged by its recipes
                 inv.read(value, index)
                 _makefile_text(inv, text, index, f"`make {option} {show(value)}` runs a makefile this command wrote")
+
+
+def _make_directory(inv: Invocation, parsed: Parsed) -> None:
+    """:func:`model_make`'s makefile and variables: the one found below ``-C DIR``, and
+    ``NAME=VALUE`` words."""
     if not parsed.values_of("-f", "--file", "--makefile"):
         directories = parsed.values_of("-C", "--directory")
         directory, at = directories[-1] if directories else (".", None)
@@ -625,7 +643,9 @@ def _cmake_e(inv: Invocation, command: str, start: int) -> None:
             while rest and (rest[0][0].startswith("--") or "=" in rest[0][0]):
                 rest = rest[1:]
         if rest:
-            inv.run(rest[0][1])
+            from stockade.analyzer.models.runners import run_in
+
+            run_in(inv, words[0][0] if command == "chdir" and words else None, rest[0][1])  # (chdir: in that dir)
         return
     if command == "rename" and len(words) == 2:
         inv.walker.effects.append(Rename(inv.path(words[0][0]), inv.path(words[1][0]), inv.at(words[0][1])))

@@ -491,7 +491,7 @@ register(_LAUNCHERS, model_launcher)
 register("expect", model_expect)
 register("lldb lldb-15 lldb-16 lldb-17 lldb-18 lldb-19", model_lldb)
 register("gdb cgdb", model_gdb)
-register("vim vi nvim ex view gvim", model_editor)
+register("vim vi nvim ex view gvim vimdiff nvimdiff gvimdiff rview rvim evim", model_editor)
 register("emacs", model_emacs)
 for _name in _JS_MODELS:
     register(_name, model_js_scripts)

@@ -192,11 +192,20 @@ def model_runner(inv: Invocation) -> None:
     if not runs:
         return
     words = parsed.positionals[spec.operands:]
+    directory = next((value for option, value, _ in parsed.options if values.get(option) == "cwd" and value), None)
+    if words and directory is not None:  # (`daemonize -c DIR CMD`: the command runs in DIR)
+        run_in(inv, directory, words[0][1])
+        return
     if words:
         if inv.name in _SHELL_JOINED and not parsed.has("-n", "--no-shell") and \
                 all(value != "none" for value, _ in parsed.values_of("--shell")):
-            # the words are joined and run by the shell (`watchexec -- 'cat f | sh'`)
-            inv.script(" ".join(inv.argv[words[0][1]:]), words[0][1], what=f"the command `{inv.name}` runs")
+            # the words are joined and run by the shell (`watchexec -- 'cat f | sh'`); several words
+            # are judged as the command they spell, each kept one word (`-- sh -c 'rm -rf ~'`)
+            rest = inv.argv[words[0][1]:]
+            import shlex
+
+            inv.script(rest[0] if len(rest) == 1 else shlex.join(rest), words[0][1],
+                       what=f"the command `{inv.name}` runs")
             return
         inv.run(words[0][1])
 
@@ -220,7 +229,7 @@ def value_role(inv: Invocation, role: str, option: str, value: str, index: int) 
         name, eq, text = value.partition("=")
         if eq:
             judge_env_var(inv.walker, name, text, inv.at(index))
-    else:
+    elif role != "cwd":  # (`cwd`: the directory the command runs in, see model_runner)
         apply_role(inv, role, value, index)
 
 
@@ -291,12 +300,17 @@ def model_systemd_run(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, _SYSTEMD_RUN, stop_at_first_positional=True)
     if not parsed.has("--user"):
         inv.privilege("`systemd-run` runs a command as a system service (as root)", 0)
+    directory: str | None = None
     for option, value, index in parsed.options:
         role = _SYSTEMD_RUN.get(option)
         if role is not None and value is not None:
             value_role(inv, role, option, value, index)
+        if option == "--working-directory" and value is not None:
+            directory = value
+        elif option in ("-p", "--property") and value is not None and value.startswith("WorkingDirectory="):
+            directory = value.partition("=")[2].lstrip("-")  # (a leading `-`: the directory may be missing)
     if parsed.positionals:
-        inv.run(parsed.positionals[0][1])
+        run_in(inv, directory, parsed.positionals[0][1])
 
 
 def model_sudoedit(inv: Invocation) -> None:
@@ -319,11 +333,14 @@ def model_unshare(inv: Invocation) -> None:
     names = {option for option, _, _ in parsed.options}
     if names & _UNSHARE_NS and not names & _UNSHARE_USER:
         inv.privilege("`unshare` makes namespaces that need root", 0)
+    directory: str | None = None
     for option, value, index in parsed.options:
         if option in ("-R", "--root") and value is not None:
             inv.privilege("`unshare --root` changes the root directory", index)
+        elif option in ("-w", "--wd") and value is not None:
+            directory = value
     if parsed.positionals:
-        inv.run(parsed.positionals[0][1])
+        run_in(inv, directory, parsed.positionals[0][1])
 
 
 def model_entr(inv: Invocation) -> None:
@@ -474,7 +491,8 @@ def model_js_pm(inv: Invocation) -> None:
             command = parse_options(inv.argv, {"--filter", "-F", "-C", "--dir", "--workspace-concurrency"}, start=index + 1,
                                     stop_at_first_positional=True)
             if command.positionals:
-                inv.run(command.positionals[0][1])
+                run_in(inv, cwd_of(inv, _CWD_OPTIONS.get(inv.name, ()), command.positionals[0][1]),
+                       command.positionals[0][1])
             return
         if sub in ("exec", "dlx", "x"):
             if sub == "dlx":
@@ -505,6 +523,40 @@ _UVX_VALUES = {**_UV_RUN_VALUES, "--from": "package", "--index": "url", "--defau
                "--extra-index-url": "url", "-i": "url"}
 
 
+#: options that change the directory a tool (and the command it runs) works in
+_CWD_OPTIONS = {"poetry": ("-C", "--directory"), "uv": ("--directory",), "conda": ("--cwd",), "mamba": ("--cwd",),
+                "micromamba": ("--cwd",), "pnpm": ("-C", "--dir"), "yarn": ("--cwd",)}
+
+
+def cwd_of(inv: Invocation, names: tuple[str, ...], stop: int) -> str | None:
+    """The value of the last option of ``names`` (``-C DIR``, ``--cwd=DIR``) before argv word ``stop``."""
+    found: str | None = None
+    argv = inv.argv
+    for index in range(1, min(stop, len(argv))):
+        word = argv[index]
+        option, eq, value = word.partition("=")
+        if option in names:
+            found = value if eq else (argv[index + 1] if index + 1 < len(argv) else None)
+    return found
+
+
+def run_in(inv: Invocation, directory: str | None, start: int, argv: list[str] | None = None,
+           spans: list[SpanT] | None = None) -> None:
+    """Run ``argv[start:]`` as :meth:`Invocation.run` does, in ``directory`` when one is given
+    (``poetry -C DIR run CMD``, ``systemd-run --working-directory=DIR CMD``): its relative paths
+    are below DIR."""
+    if directory is None:
+        inv.run(start, argv=argv, spans=spans)
+        return
+    walker = inv.walker
+    saved = walker.state.cwd
+    walker.state.cwd = inv.path(directory)
+    try:
+        inv.run(start, argv=argv, spans=spans)
+    finally:
+        walker.state.cwd = saved
+
+
 def project_run(inv: Invocation, start: int, values: dict[str, str], what: str) -> None:
     """``uv run`` / ``poetry run`` / ``pdm run`` … from argv word ``start``: runs a command of
     the project's environment (a ``.py`` file is run by python, a URL is unseen code)."""
@@ -530,10 +582,11 @@ def project_run(inv: Invocation, start: int, values: dict[str, str], what: str) 
         contact_url(inv, word, index, 443)
         inv.unknown(f"`{what}` runs code from `{show(word)}`, which cannot be seen into", index)
         return
+    directory = cwd_of(inv, _CWD_OPTIONS.get(inv.name, ()), index)
     if word.endswith((".py", ".pyw")) or parsed.has("--script", "-s"):
-        inv.run(index, argv=["python3", *inv.argv[index:]], spans=[inv.at(index), *inv.spans[index:]])
+        run_in(inv, directory, index, argv=["python3", *inv.argv[index:]], spans=[inv.at(index), *inv.spans[index:]])
         return
-    inv.run(index)
+    run_in(inv, directory, index)
 
 
 def _subcommand(inv: Invocation, values: set[str]) -> tuple[str, int] | None:
@@ -813,6 +866,19 @@ def model_tmux(inv: Invocation) -> None:
         parsed = parse_options(inv.argv, {"-S", "-c", "-e", "-h", "-L", "-Logfile", "-p", "-t", "-X", "-s"},
                                stop_at_first_positional=True)
         sent = parsed.values_of("-X")
+        if sent and sent[-1][0] == "eval" and parsed.positionals:  # `-X eval 'stuff TEXT' …`: screen commands
+            for text, index in parsed.positionals:
+                if text.startswith("stuff "):
+                    keys = text[6:].strip()
+                    if len(keys) > 1 and keys[0] == keys[-1] and keys[0] in "\"'":
+                        keys = keys[1:-1]
+                    for escape in ("\\n", "\\r", "\\015", "\\012", "^M"):
+                        keys = keys.replace(escape, "\n")
+                    inv.script(keys, index, what="the keys `screen -X eval stuff` types into a session")
+                elif text.split()[:1] in (["exec"], ["screen"]):
+                    inv.script(text.split(None, 1)[1] if " " in text else "", index,
+                               what="the command `screen -X eval` runs")
+            return
         if sent and sent[-1][0] == "stuff" and parsed.positionals:  # `-X stuff TEXT`: typed into the session
             text = " ".join(word for word, _ in parsed.positionals).replace("\\n", "\n").replace("\\r", "\n")
             inv.script(text, parsed.positionals[0][1], what="the keys `screen -X stuff` types into a session")
@@ -850,13 +916,61 @@ def _tmux_command(inv: Invocation, start: int, end: int) -> None:
     runs its first argument with the shell (unless ``-F``) and its others are tmux commands."""
     argv = inv.argv[:end]
     sub = argv[start]
+    for index in range(start + 1, end):  # `#(CMD)` in a format runs CMD (display -p, status lines, titles)
+        word = argv[index]
+        position = word.find("#(")
+        while position != -1:
+            close = word.find(")", position)
+            inv.script(word[position + 2:close if close != -1 else len(word)], index,
+                       what="the command a tmux format `#(…)` runs")
+            position = word.find("#(", position + 2)
     if sub in _TMUX_SHELL:
-        parsed = parse_options(argv, _TMUX_VALUES, start=start + 1)
+        parsed = parse_options(argv, {"-t", "-N"} if sub in ("send-keys", "send") else _TMUX_VALUES, start=start + 1)
+        directory = next((value for option, value, _ in parsed.options if option == "-c" and value), None)
         if parsed.positionals:
             words = [word for word, _ in parsed.positionals]
             if sub in ("send-keys", "send"):
                 words = [word for word in words if word not in ("Enter", "C-m", "C-c")]
-            inv.script(" ".join(words), parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
+            walker, saved = inv.walker, inv.walker.state.cwd
+            if directory is not None and sub not in ("send-keys", "send"):  # (`new -c DIR CMD`: CMD runs in DIR)
+                walker.state.cwd = inv.path(directory)
+            try:
+                inv.script(" ".join(words), parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
+            finally:
+                walker.state.cwd = saved
+    elif sub in ("set-buffer", "setb"):  # (pasted later as typed keys)
+        parsed = parse_options(argv, {"-b", "-t", "-n"}, start=start + 1)
+        for text, index in parsed.positionals[:1]:
+            inv.script(text, index, what="the text `tmux set-buffer` pastes")
+    elif sub in ("set-hook", "bind-key", "bind", "set-option", "set", "setw", "set-window-option"):
+        parsed = parse_options(argv, {"-t", "-T", "-N"}, start=start + 1)
+        positionals = list(parsed.positionals)
+        if sub.startswith("set") and sub != "set-hook" and positionals:
+            option = positionals[0][0]
+            if option in ("default-command", "default-shell") and len(positionals) > 1:
+                if option == "default-command":
+                    inv.script(positionals[1][0], positionals[1][1], what="tmux's `default-command`")
+                else:
+                    from stockade.analyzer.models.programs import judge_program
+
+                    judge_program(inv.walker, positionals[1][0], inv.at(positionals[1][1]), "tmux's `default-shell`")
+            return
+        rest = positionals[1:]  # (the tmux command a hook or a key binding runs: one string, or its words)
+        if len(rest) == 1:
+            try:
+                words = shlex_split(rest[0][0])
+            except ValueError:
+                inv.unknown(f"the tmux command `{show(rest[0][0])}` cannot be read", rest[0][1])
+                return
+        else:
+            words = [word for word, _ in rest]
+        if words:
+            inv.run(rest[0][1], argv=[inv.argv[0], *words], spans=[inv.at(rest[0][1])] * (len(words) + 1))
+    elif sub in ("source-file", "source"):
+        parsed = parse_options(argv, {"-t"}, start=start + 1)
+        for path, index in parsed.positionals:
+            inv.read(path, index)
+            inv.unknown(f"`tmux {sub}` runs the tmux commands in `{show(path)}`, which cannot be seen into", index)
     elif sub in ("if-shell", "if"):
         parsed = parse_options(argv, {"-t"}, start=start + 1)
         positionals = list(parsed.positionals)
@@ -882,8 +996,16 @@ _TERMINALS: dict[str, frozenset[str]] = {
     **{name: frozenset({"-e", "--command", "-x", "--execute", "--"})
        for name in ("gnome-terminal", "xfce4-terminal", "terminator", "tilix", "konsole", "alacritty",
                     "kgx", "ptyxis", "terminology", "cool-retro-term")},
-    **{name: frozenset({"--"}) for name in ("kitty", "foot", "wezterm", "ghostty")},
+    **{name: frozenset({"--"}) for name in ("kitty", "foot", "wezterm")},
+    "ghostty": frozenset({"-e", "--"}),
 }
+#: terminals whose first operand (after their options) is the command they run (``kitty sh -c …``)
+_POSITIONAL_TERMINALS = {"kitty": frozenset({"-o", "--override", "-c", "--config", "-T", "--title", "--class",
+                                              "--name", "-d", "--directory", "--session", "--listen-on",
+                                              "--watcher", "--start-as", "--instance-group", "--app-id"}),
+                         "foot": frozenset({"-o", "--override", "-c", "--config", "-T", "--title", "-a", "--app-id",
+                                            "-D", "--working-directory", "-f", "--font", "-w", "--window-size-pixels",
+                                            "-W", "--window-size-chars", "-s", "--server", "-L", "--login-shell"})}
 
 
 def model_terminal(inv: Invocation) -> None:
@@ -906,6 +1028,13 @@ def model_terminal(inv: Invocation) -> None:
             else:
                 inv.run(index + 1)
             return
+    values = _POSITIONAL_TERMINALS.get(inv.name)
+    if values is not None:  # (`kitty sh -c CODE`, `foot CMD ARGS`)
+        index = 1
+        while index < len(argv) and argv[index].startswith("-"):
+            index += 2 if argv[index] in values else 1
+        if index < len(argv):
+            inv.run(index)
 
 
 if None in (_NPM_MODEL, _PIP_MODEL):  # pragma: no cover

@@ -24,7 +24,7 @@ RUNNERS: dict[str, Runner] = {
                           "--environment": T, "-c": "read", "--config-dir": "read", "-b": "read", "--bindir": "read"}),
     "timelimit": Runner(dict.fromkeys(("-t", "-T", "-s", "-S"), T)),
     "lckdo with-lock-ex": Runner(operands=1),  # LOCKFILE CMD
-    "daemonize": Runner({"-c": T, "-e": "write", "-o": "write", "-p": "write", "-l": "write", "-u": "privilege",
+    "daemonize": Runner({"-c": "cwd", "-e": "write", "-o": "write", "-p": "write", "-l": "write", "-u": "privilege",
                          "-E": "env"}),
     "trickle": Runner(dict.fromkeys(("-d", "-u", "-w", "-t", "-l", "-n"), T)),
     "cgexec": Runner({"-g": T}),
