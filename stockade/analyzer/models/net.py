@@ -35,9 +35,17 @@ def split_url(word: str, default_port: int | None = None) -> tuple[str, int | No
 
 def contact_url(inv: Invocation, word: str, index: int | None, default_port: int | None = None) -> None:
     """The command contacts the host of a URL (an unknown host is an unknown effect)."""
-    if word.startswith("file://"):
-        inv.read(word[7:], index)
+    if word.startswith("file://"):  # (`file:///etc/x`, `file://localhost/etc/x`: the path)
+        rest = word[7:]
+        inv.read(rest if rest.startswith("/") else "/" + rest.partition("/")[2], index)
         return
+    if word[:6].lower() in ("scp://", "sftp:/") or (word[:6].lower() == "ssh://" and word.count("/") > 3):
+        local = _loopback_path(word)
+        if local is not None and local not in ("/", "~"):  # (a file of this machine, reached through sshd)
+            inv.read(local, index, recursive=True)
+            if inv.name == "curl" and any(w in ("-T", "--upload-file") or w.startswith("--upload-file=")
+                                          for w in inv.argv):
+                inv.write(local, index)
     host, port = split_url(word, default_port)
     if not host or UNKNOWN in host:
         inv.unknown(f"contacts a host that is not known before it runs (`{show(word)}`)", index)
@@ -219,6 +227,9 @@ def model_curl(inv: Invocation) -> None:
             name, at, path = value.partition("@")
             if at and "=" not in name and (option in ("--url-query", "--variable") or not name) and path != "-":
                 inv.read(path, index)
+            if option in ("-w", "--write-out"):  # (`%output{FILE}`, `%output{>>FILE}`: the rest goes to FILE)
+                for target in re.findall(r"%output\{(?:>>)?([^}]*)\}", value):
+                    inv.write(target, index)
         elif option == "--dns-servers":  # the name lookups go to these servers
             for server in value.split(","):
                 server = server.strip()
@@ -473,7 +484,68 @@ def model_ssh(inv: Invocation) -> None:
     if parsed.positionals and not renamed:
         host, index = parsed.positionals[0]
         contact_url(inv, "ssh://" + host.rpartition("@")[2] + (f":{port}" if ":" not in host else ""), index, port)
+    if parsed.positionals and inv.name in ("ssh", "autossh", "mosh"):
+        host, index = parsed.positionals[0]
+        name = host.rpartition("@")[2]
+        for option, value, _ in options:
+            if option == "-o" and value is not None and value.strip().lower().startswith("hostname"):
+                name = value.strip()[8:].lstrip(" =")
+        if is_loopback(name):
+            user = host.rpartition("@")[0]
+            if user and user == "root":
+                inv.privilege(f"`{inv.name} {show(host)}` logs in to this machine as root", index)
+            _on_this_machine(inv, index)
     inv.output(None, "the output of `ssh`")
+
+
+#: names and addresses of this machine (ssh to one runs the command here, as the user)
+_LOOPBACK = re.compile(r"^(?:localhost(?:\.localdomain)?|ip6-localhost|127(?:\.\d{1,3}){1,3}|\[?::1\]?|0\.0\.0\.0|0)$",
+                       re.I)
+
+
+def _loopback_path(word: str) -> str | None:
+    """The local path of ``[user@]host:path`` or ``scp://host/path`` when host is this machine
+    (a relative path: below the home directory), else None."""
+    if "://" in word:
+        rest = word.split("://", 1)[1]
+        host, _, path = rest.partition("/")
+        host = host.rpartition("@")[2].rpartition(":")[0] or host.rpartition("@")[2]
+        path = "/" + path
+        if path.startswith("/~/"):
+            path = "~" + path[2:]
+    else:
+        host, _, path = word.partition(":")
+        host = host.rpartition("@")[2]
+    if not is_loopback(host):
+        return None
+    return path if path.startswith(("/", "~")) else "~/" + path if path else "~"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine (``localhost``, ``127.0.0.1``, ``::1``)."""
+    return bool(_LOOPBACK.match(host.strip().rstrip(".")))
+
+
+def _on_this_machine(inv: Invocation, index: int) -> None:
+    """``ssh localhost CMD``: CMD runs on this machine, as the user, in the home directory — the
+    words after the host joined, as sshd gives them to the login shell; without one, the
+    commands on its input (a known here-string or pipe: walked), or a shell for a person."""
+    words = parse_options(inv.argv, _SSH_VALUES, start=index + 1, stop_at_first_positional=True).positionals
+    walker = inv.walker
+    if words:
+        code, at = " ".join(word for word, _ in words), words[0][1]
+    elif inv.stdin.text is not None:
+        code, at = inv.stdin.text, index
+    else:
+        if inv.stdin.what != "the terminal":
+            inv.unknown(f"`{inv.name}` to this machine runs the commands of {inv.stdin.what}", index)
+        return
+    saved = walker.state.cwd
+    walker.state.cwd = walker.context.home
+    try:
+        inv.script(code, at, what=f"the command `{inv.name}` runs on this machine")
+    finally:
+        walker.state.cwd = saved
 
 
 #: scp/sftp options that take a value (ssh-like: ``-o``, ``-i``, ``-F``, ``-P`` port, ``-S`` program)
@@ -523,6 +595,9 @@ def model_scp(inv: Invocation) -> None:
     if inv.name == "sftp" and words:  # sftp [user@]host[:path]: the first operand is the host
         host, index = words.pop(0)
         contact_url(inv, "ssh://" + host.split(":", 1)[0].rpartition("@")[2], index, 22)
+        local = _loopback_path(host) if ":" in host else None
+        if local is not None:
+            inv.read(local, index, recursive=True)
         return
     remote = re.compile(r"^(?:[a-z]+://|[^/]*[^/\\]:)")
     for position, (word, index) in enumerate(words):
@@ -532,6 +607,9 @@ def model_scp(inv: Invocation) -> None:
                 contact_url(inv, word, index, 22)
             else:
                 contact_url(inv, "ssh://" + word.split(":", 1)[0].rpartition("@")[2], index, 22)
+            local = _loopback_path(word)
+            if local is not None:  # (`scp localhost:.ssh/id_rsa x`: a file of this machine's home)
+                (inv.write if is_dest else inv.read)(local, index, recursive=True)
         elif is_dest:
             inv.write(word, index, recursive=True)
         else:
@@ -654,7 +732,33 @@ def model_nc(inv: Invocation) -> None:
 register("curl", model_curl)
 register("wget", model_wget)
 register("ssh", model_ssh)
+def model_sshfs(inv: Invocation) -> None:
+    """``sshfs [user@]host:[dir] MOUNTPOINT [-o OPTS]``: contacts host; ``-o ssh_command=CMD``
+    runs CMD; on this machine (``localhost:``) the mount point shows the directory (home when
+    none is given), and paths below it are that directory's."""
+    parsed = parse_options(inv.argv, {"-o", "-p", "-F"})
+    for value, index in parsed.values_of("-o"):
+        for item in value.split(","):
+            key, _, setting = item.partition("=")
+            if key.strip() in ("ssh_command", "sshfs_command") and setting:
+                inv.script(setting, index, what=f"the command given to `sshfs -o {key.strip()}`")
+    words = list(parsed.positionals)
+    if len(words) < 2:
+        return
+    (source, at), (mount, mount_at) = words[0], words[1]
+    contact_url(inv, "ssh://" + source.split(":", 1)[0].rpartition("@")[2], at, 22)
+    local = _loopback_path(source)
+    if local is not None:
+        target, link = inv.path(local), inv.path(mount)
+        if UNKNOWN in target or UNKNOWN in link:
+            inv.unknown(f"`sshfs` shows a directory of this machine at a place not known (`{show(mount)}`)", mount_at)
+            return
+        inv.walker.state.links[link] = target  # (as a link: later paths below the mount point are the target's)
+        inv.read(local, at, recursive=True)
+
+
 register("scp rsync sftp", model_scp)
+register("sshfs", model_sshfs)
 register("nc ncat netcat telnet socat", model_nc)
 
 

@@ -91,7 +91,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "ls-files": ({"-X": "read", "--exclude-from": "read", "-x": "text", "--exclude": "text"}, "text", ""),
     "hash-object": ({"-t": "text", "--path": "text"}, "read", "git"),
     "rev-parse": ({}, "text", ""), "describe": ({}, "text", ""), "shortlog": ({}, "text", ""),
-    "fsck": ({}, "text", ""), "reflog": ({}, "text", "git"), "cat-file": ({}, "text", ""),
+    "fsck": ({}, "text", ""), "reflog": ({}, "text", "git"), "cat-file": ({}, "revpaths", ""),
     "for-each-ref": ({}, "text", ""), "ls-tree": ({}, "text", ""), "show-ref": ({}, "text", ""),
     "branch": ({}, "text", "git"), "tag": ({"-F": "read", "--file": "read", "-m": "text", "-u": "text"}, "text", "git"),
     "add": ({"--pathspec-from-file": "read"}, "read", "git"),
@@ -151,7 +151,7 @@ _SUBCOMMANDS: dict[str, tuple[dict[str, str], str, str]] = {
     "send-pack": ({"--receive-pack": _S, "--exec": _S, "--signed": "text"}, "push", ""),
     "archive": ({"--exec": _S, "-o": "write", "--output": "write", "--remote": "remote", "--prefix": "text",
                  "--add-file": "read", "--format": "text", "--add-virtual-file": "text", "--mtime": "text"},
-                "text", ""),
+                "revpaths", ""),
     "bundle": ({"--version": "text"}, "bundle", "git"),
     "send-email": ({"--smtp-server": "text", "--to-cmd": _S, "--cc-cmd": _S, "--header-cmd": _S, "--to": "text",
                     "--cc": "text", "--bcc": "text", "--from": "text", "--subject": "text", "--smtp-server-port": "text",
@@ -553,6 +553,17 @@ def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index
     if _FILE_KEYS.match(key):
         if value and value[:1] in ("/", "~", ".") and UNKNOWN not in value:
             inv.read(value, index)  # (a pathname setting: git reads that file)
+            if lower.endswith("cookiefile"):  # (with `http.saveCookies` git writes it back)
+                inv.write(value, index)
+        return
+    if lower.endswith("curloptresolve"):  # (`http.curloptResolve=HOST:PORT:ADDR`: HOST is reached at ADDR)
+        parts = value.lstrip("+").split(":", 2)
+        if len(parts) == 3:
+            for address in parts[2].split(","):
+                inv.network(address.strip("[] ").lower(), int(parts[1]) if parts[1].isdigit() else None, index)
+        return
+    if lower.startswith("trace2.") and lower.endswith("target") and value[:1] in ("/", "~", "."):
+        inv.write(value, index, recursive=value.endswith("/"))  # (trace2.eventTarget=FILE: git appends to it)
         return
     if _ELSEWHERE_KEYS.match(key):
         inv.unknown(f"git config `{key}` loads configuration or code from elsewhere", index)
