@@ -221,7 +221,10 @@ def model_curl(inv: Invocation) -> None:
             if option == "--data-urlencode" and "@" in value and "=" not in value.partition("@")[0]:
                 payload = "@" + value.partition("@")[2]  # name@FILE: the content of FILE, encoded
             if payload.startswith(("@", "<")):
-                inv.read(payload[1:], index)
+                path = payload[1:]
+                if option in ("-F", "--form"):  # (`@FILE;type=…`, `@"FILE";type=…`: the name ends at `;`)
+                    path = path[1:].partition('"')[0] if path.startswith('"') else path.partition(";")[0]
+                inv.read(path, index)
         elif option in ("--url-query", "--variable", "-w", "--write-out", "-H", "--header"):
             # `name@FILE`/`@FILE` (the part before a `=` is a name): the content of FILE
             name, at, path = value.partition("@")

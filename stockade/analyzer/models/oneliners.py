@@ -39,6 +39,8 @@ CODE_OPTIONS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "jupyter": (("run", "", "stdin"),),
     "ant": (("", "-f", "stdin"), ("", "-buildfile", "stdin"), ("", "-file", "stdin")),
     "ninja": (("", "-f", "stdin"),),
+    "deno": (("run", "", "stdin"),), "bun": (("run", "", "stdin"),),
+    "java": (("", "--source", "java-source"),),
     "gcc g++ cc c++ clang clang++": (("", "-wrapper", "wrapper"),),
 }
 #: programs whose first operand is a Perl expression run on each name (``rename 's/a/b/' F…``)
@@ -61,6 +63,12 @@ def _judge(inv: Invocation, kind: str, value: str, index: int, what: str) -> Non
         inv.run(index, argv=["cargo", *words], spans=[inv.at(index)] * (len(words) + 1))
     elif kind == "wrapper":  # (`gcc -wrapper PROG,ARGS`: every tool of the driver runs through PROG)
         inv.run(index, argv=[part for part in value.split(",") if part], spans=[inv.at(index)] * len(value.split(",")))
+    elif kind == "java-source":  # (`java --source 21 FILE`: the file after the version is the program)
+        argv = inv.argv
+        position = index + 2
+        if position < len(argv) and (argv[position] in ("-", "/dev/stdin") or argv[position].startswith("/dev/fd/")):
+            _judge(inv, "stdin", argv[position], position, what)
+        return
     elif kind == "stdin" and value not in ("-", "/dev/stdin", "/dev/fd/0") and not value.startswith("/dev/fd/"):
         return
     else:
@@ -76,6 +84,9 @@ def _with_code_options(name: str, inner: Model, rows: tuple[tuple[str, str, str]
     def model(inv: Invocation) -> None:
         inner(inv)
         argv = inv.argv
+        if name == "gnuplot" and inv.stdin.what != "the terminal" and \
+                not any(not word.startswith("-") for word in argv[1:] if word not in ("-e",)) and "-e" not in argv:
+            _judge(inv, "stdin", "-", 0, "`gnuplot`")  # (no script file: it reads its commands from the input)
         sub = next((word for word in argv[1:] if not word.startswith("-")), "")
         for wanted_sub, option, kind in rows:
             if wanted_sub and sub != wanted_sub:
@@ -206,7 +217,7 @@ def _with_subcommand_effects(name: str, inner: Model) -> Model:
 FILE_OPTIONS: dict[str, dict[str, str]] = {
     "pip pip3": {"--log": "write", "--log-file": "write", "--cache-dir": "writer", "--report": "write"},
     "cargo": {"--target-dir": "writer"},
-    "deno": {"-o": "write", "--output": "write"},
+    "deno": {"-o": "write", "--output": "write", "--env-file": "env-file"},
     "wget": {"--hsts-file": "write"},
     "git": {"--export-marks": "write", "--import-marks": "read", "--import-marks-if-exists": "read"},
 }
@@ -222,6 +233,9 @@ def _with_file_options(name: str, inner: Model, roles: dict[str, str]) -> Model:
             option, eq, value = word.partition("=")
             role = roles.get(option)
             if role is None or (option == "-o" and name == "deno" and "compile" not in argv):
+                continue
+            if role == "env-file":  # (`--env-file[=FILE]`: only ever attached; alone, `.env`)
+                inv.read(value if eq else ".env", index)
                 continue
             if not eq:
                 if index + 1 >= len(argv):
@@ -304,6 +318,79 @@ def _with_sources(name: str, inner: Model) -> Model:
     return model
 
 
+#: (program, words that must follow it) whose operands (or ``-connect``'s value) are hosts or
+#: URLs contacted: a profile or a build context fetched, a database, a TLS or ssh server
+URL_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "go": (("tool", "pprof"),), "docker": (("build",), ("import",), ("buildx", "build")),
+    "podman": (("build",), ("import",)), "yarn": (("plugin", "import"),), "psql": ((),), "pgcli": ((),),
+    "mysql": ((),), "pixi": (("add",),), "openssl": (("s_client",),), "ssh-keyscan": ((),),
+}
+
+
+def _with_url_operands(name: str, inner: Model, heads: tuple[tuple[str, ...], ...]) -> Model:
+    def model(inv: Invocation) -> None:
+        inner(inv)
+        from stockade.analyzer.models.net import contact_url
+
+        argv = inv.argv
+        words = [(index, word) for index, word in enumerate(argv[1:], start=1) if not word.startswith("-")]
+        for head in heads:
+            if tuple(word for _, word in words[:len(head)]) != head:
+                continue
+            for index, word in words[len(head):]:
+                if "://" in word:  # (`psql postgresql://u@host/db`, `pixi add --pypi 'x @ https://…'`)
+                    contact_url(inv, word.rpartition(" ")[2] if " @ " in word else word, index, 443)
+                elif name == "ssh-keyscan" or (name == "openssl" and ":" in word and "/" not in word):
+                    host, _, port = word.rpartition(":") if name == "openssl" else (word, "", "22")
+                    inv.network(host.strip("[]").lower(), int(port) if port.isdigit() else None, index)
+            for index, word in enumerate(argv[:-1]):
+                if name == "openssl" and word == "-connect":  # (`s_client -connect HOST:PORT`)
+                    host, _, port = argv[index + 1].rpartition(":")
+                    inv.network((host or argv[index + 1]).strip("[]").lower(), int(port) if port.isdigit() else 443,
+                                index + 1)
+
+    model.__doc__ = f"`{name}` as before, and the hosts and URLs its operands name"
+    return model
+
+
+def model_npm_explore(inv: Invocation) -> None:
+    """npm as before; ``npm explore PKG -- CMD``: CMD runs with the shell in the package's directory."""
+    if _NPM is not None:
+        _NPM(inv)
+    argv = inv.argv
+    if "explore" in argv[1:2] and "--" in argv:
+        import shlex
+
+        rest = argv[argv.index("--") + 1:]
+        if rest:
+            inv.script(rest[0] if len(rest) == 1 else shlex.join(rest), argv.index("--") + 1,
+                       what="the command `npm explore` runs")
+
+
+_NPM = MODELS.get("npm")
+
+
+def model_curlie(inv: Invocation) -> None:
+    """``curlie [CURL OPTIONS] URL [ITEMS]``: curl's options, judged as curl's."""
+    inv.run(0, argv=["curl", *inv.argv[1:]], spans=list(inv.spans))
+
+
+_SQL_OUTPUT = re.compile(r"\\(?:o|out|w|write|g)\s+(?!\|)(\S+)|\btee\s+([^\s;]+)|\\T\s*(\S+)", re.I)
+
+
+def _with_sql_output(name: str, inner: Model) -> Model:
+    def model(inv: Invocation) -> None:
+        inner(inv)
+        argv = inv.argv
+        for index, word in enumerate(argv[:-1]):
+            if word in ("-c", "--command", "-e", "--execute"):
+                for match in _SQL_OUTPUT.finditer(argv[index + 1]):
+                    inv.write(next(group for group in match.groups() if group), index + 1)
+
+    model.__doc__ = f"`{name}` as before; `\\o FILE`, `\\w FILE`, `tee FILE` in its commands write FILE"
+    return model
+
+
 def model_hub(inv: Invocation) -> None:
     """``hub ARGS`` (GitHub's git wrapper): judged as ``git ARGS`` (its own subcommands talk to
     GitHub's API)."""
@@ -371,3 +458,9 @@ for _names, _roles in FILE_OPTIONS.items():
         register(_name, _with_file_options(_name, MODELS.get(_name, default_model), _roles))
 for _name in ("gcc", "g++", "cc", "c++", "clang", "clang++", "cpp", "tcc"):
     register(_name, _with_sources(_name, MODELS.get(_name, default_model)))
+for _name, _heads in URL_OPERANDS.items():
+    register(_name, _with_url_operands(_name, MODELS.get(_name, default_model), _heads))
+register("npm", model_npm_explore)
+register("curlie", model_curlie)
+for _name in ("psql", "mysql", "mariadb"):
+    register(_name, _with_sql_output(_name, MODELS.get(_name, default_model)))

@@ -292,6 +292,12 @@ def model_script(inv: Invocation) -> None:
         inv.write(parsed.positionals[0][0], parsed.positionals[0][1])
     else:
         inv.write("typescript", None)
+    if not parsed.values_of("-c", "--command") and inv.stdin.what != "the terminal":
+        # (no command: the shell it starts reads its commands from the input)
+        if inv.stdin.text is not None:
+            inv.script(inv.stdin.text, None, what="the commands `script`'s shell reads")
+        else:
+            inv.unknown(f"the shell `script` starts runs the commands of {inv.stdin.what}", 0)
 
 
 def model_systemd_run(inv: Invocation) -> None:
@@ -938,6 +944,11 @@ def _tmux_command(inv: Invocation, start: int, end: int) -> None:
                 inv.script(" ".join(words), parsed.positionals[0][1], what=f"the command given to `tmux {sub}`")
             finally:
                 walker.state.cwd = saved
+    elif sub in ("load-buffer", "loadb") and "-" in argv[start + 1:]:  # (the buffer from stdin, pasted as keys)
+        if inv.stdin.text is not None:
+            inv.script(inv.stdin.text, start, what="the text `tmux load-buffer -` pastes")
+        else:
+            inv.unknown(f"`tmux {sub} -` pastes {inv.stdin.what} as typed keys", start)
     elif sub in ("set-buffer", "setb"):  # (pasted later as typed keys)
         parsed = parse_options(argv, {"-b", "-t", "-n"}, start=start + 1)
         for text, index in parsed.positionals[:1]:

@@ -28,9 +28,17 @@ def model_shell(inv: Invocation) -> None:
     parsed = parse_options(argv, _SHELL_VALUES, stop_at_first_positional=True)
     command_mode = any(option == "-c" or (option.startswith("-") and not option.startswith("--") and "c" in option
                                           and len(option) == 2) for option, _, _ in parsed.options)
+    interactive = any(option == "-i" or (option[:1] == "-" and option[1:2] != "-" and "i" in option)
+                      for option, _, _ in parsed.options)
     for option, value, index in parsed.options:
         if option in ("--rcfile", "--init-file") and value:
             inv.read(value, index)
+            if interactive and not command_mode:  # (an interactive shell sources it first)
+                text = process_text(inv.walker, value) if value.startswith("/dev/fd/") else None
+                if text is not None:
+                    inv.walker.nested_script(text, inv.at(index), exact=False, subshell=True, env=inv.env)
+                else:
+                    run_file(inv, value, index)
     words = list(parsed.positionals)
     if words and words[0][0] == "-":  # (`sh - ARGS`: a lone `-` ends the options, as `--` does)
         words = words[1:]
