@@ -6,7 +6,7 @@ program) that some tool will run: it is parsed and walked like ``sh -c``.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import Read, SpanT, Unknown, Write, show
+from stockade.analyzer.effects import UNKNOWN, Read, SpanT, Unknown, Write, show
 from stockade.analyzer.models.netconfig import CONFIG_VARS, judge_config_var
 from stockade.analyzer.models.netenv import ENDPOINT_SUFFIXES, NET_VARS, java_proxies, judge_net_var
 from stockade.analyzer.models.optionvars import OPTION_VARS, harmless_options
@@ -147,7 +147,13 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
             walker.nested_script(f"{function}{value}\n{function}", span, exact=False, subshell=True)
     elif name in PATH_LIST_VARS:
         workspace = walker.context.workspace.rstrip("/") + "/"
+        written = walker.command[span[0]:span[1]]
+        inherited = f"${name}" in written or "${" + name in written  # (`P="$PWD/src:$P"`: P's own value)
         for entry in value.split(":"):
+            if inherited and (entry == UNKNOWN or not entry):
+                continue  # (what the variable held when the command started: loaded anyway, without it)
+            if inherited and entry.endswith(UNKNOWN) and UNKNOWN not in entry[:-1]:
+                entry = entry[:-1]  # (`src${P:+:$P}`: the entry, then maybe P's own value)
             path = walker.resolve(entry) if entry else walker.state.cwd
             if "\x00" in path or not (path + "/").startswith(workspace):
                 walker.effects.append(Unknown(f"`{name}` makes programs load code from `{show(path)}`, "

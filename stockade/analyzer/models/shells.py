@@ -196,21 +196,38 @@ def _set_stack(walker: object, stack: list[str]) -> None:
     state.dirstack = list(reversed(stack[1:]))
 
 
+def _trap_code(inv: Invocation, code: str, index: int) -> str:
+    """The code a trap runs: ``code`` as expanded when the trap is set, or — when that holds a
+    value not known, from a plain double-quoted word (``trap "kill $pid" EXIT``) — the word as
+    written, whose variables the walk expands (they still hold the values they had)."""
+    if UNKNOWN not in code:
+        return code
+    start, end = inv.at(index)
+    raw = inv.walker.command[start:end]
+    if len(raw) >= 2 and raw[0] == raw[-1] == '"' and not any(char in raw[1:-1] for char in '"`\\') and \
+            "$(" not in raw:
+        return raw[1:-1]
+    return code
+
+
 def model_trap(inv: Invocation) -> None:
     """``trap CODE SIGNALS``: the code runs later, in this shell."""
     args = [a for a in inv.argv[1:] if a not in ("-p", "-l", "--")]
     walker = inv.walker
+    if len(args) >= 2 and args[0] not in ("-", ""):
+        at = inv.argv.index(args[0])
+        args = [_trap_code(inv, args[0], at), *args[1:]]
     if len(args) >= 2 and all(signal.upper() in ("EXIT", "0", "SIGEXIT") for signal in args[1:]):
         # the code runs when the shell exits: walked then, with the variables it will see (a
         # later `trap … EXIT` replaces it, `trap - EXIT` removes it)
         if args[0] in ("-", ""):
             walker.exit_trap = None
         else:
-            code, index = args[0], inv.argv.index(args[0])
+            code, index = args[0], at
             walker.exit_trap = lambda: inv.script(code, index, what="the code given to `trap`")
         return
     if len(args) >= 2 and args[0] not in ("-", ""):
-        inv.script(args[0], inv.argv.index(args[0]), what="the code given to `trap`")
+        inv.script(args[0], at, what="the code given to `trap`")
 
 
 def model_alias(inv: Invocation) -> None:
