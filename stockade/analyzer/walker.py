@@ -49,6 +49,7 @@ from stockade.analyzer.models.shellstate import (
     is_integer,
     nameref_target,
     subscript_code,
+    subscript_values,
 )
 from stockade.analyzer.parse import (
     KIND_NAMES,
@@ -578,6 +579,8 @@ class Walker(ControlFlow):
 
     def arith_value(self, value: str | None, node: Any) -> None:
         """Bash evaluates a variable's value as an expression: subscripts in it run code."""
+        if value and "[" in value and UNKNOWN not in value:  # (`[[ a[x] -eq 1 ]]`: x's value too)
+            subscript_values(self, value, self.src.span(node))
         seen = 0
         while value and seen < 8 and UNKNOWN not in value:
             if _CODE_IN_VALUE_RE.search(value):
@@ -1238,10 +1241,25 @@ class Walker(ControlFlow):
         self.state.variables[ARRAY_KEY + name] = "".join([ARRAY_SEP + element for element in elements])
         return True
 
+    def element_keys(self, node: Any, name_node: Any) -> None:
+        """``b=([x]=1)``, ``a+=([x]=1)``: an indexed array's keys are arithmetic (see
+        :func:`subscript_values`); an associative array's are strings."""
+        value = node.child_by_field_name("value")
+        if value is None or value.type != "array" or name_node is None or self.declaring_assoc or \
+                assoc_entries(self, self.src.node_text(name_node)) is not None:
+            return
+        for element in value.named_children:
+            text = self.src.node_text(element)
+            if text[:1] == "[" and "]=" in text:
+                subscript_values(self, "a" + text.partition("]=")[0] + "]", self.src.span(element))
+
     def visit_variable_assignment(self, node: Any, stdin: Stdin) -> None:
         name_node = node.child_by_field_name("name")
         if name_node is not None and self.src.data[name_node.start_byte:name_node.start_byte + 5] == b"BASH_":
             bash_tables(self, node, name_node)  # (`BASH_CMDS[ls]=/bin/rm`, `BASH_ALIASES[x]=CODE`)
+        if name_node is not None and name_node.type == "subscript":  # (`b[x]=1`: x's value is arithmetic)
+            subscript_values(self, self.src.node_text(name_node), self.src.span(name_node))
+        self.element_keys(node, name_node)
         saw, self.saw_default = self.saw_default, False
         name, value, value_node = self.assignment_value(node)
         if value_node is not None and name != UNKNOWN and is_integer(self, name) and (
@@ -1327,6 +1345,11 @@ class Walker(ControlFlow):
                     self.state.variables[name] = self._set_assoc(name, [])
             if child.type == "variable_assignment":
                 saw, self.saw_default = self.saw_default, False
+                target = child.child_by_field_name("name")
+                if target is not None and target.type == "subscript" and not assoc:  # (`declare b[x]=1`)
+                    subscript_values(self, self.src.node_text(target), self.src.span(target))
+                if not assoc:
+                    self.element_keys(child, target)
                 name, value, _ = self.assignment_value(child)
                 if nameref and name != UNKNOWN:  # bound to the name: its value is looked up when used
                     subscript_code(self, value, self.src.span(child))  # (`declare -n r='a[$(cmd)]'`: run on use)

@@ -700,6 +700,10 @@ class WordExpander:
                 array = child.named_children[0] if child.named_children else None
                 index_node = child.child_by_field_name("index")
                 index_text = self.source.node_text(index_node) if index_node is not None else ""
+                if "'" in index_text and "$(" in index_text and array is not None and \
+                        assoc_entries(self.scope, self.source.node_text(array)) is None:
+                    # (`${a['$(cmd)']}`: an indexed array's subscript is expanded as in double quotes)
+                    self.scope.nested_fragment(index_text.replace("'", ""), node)
                 if array is not None and index_node is not None and _NAME_RE.fullmatch(index_text) and \
                         assoc_entries(self.scope, self.source.node_text(array)) is None:
                     # (`${a[i]}` of an indexed array: i's value is evaluated as arithmetic)

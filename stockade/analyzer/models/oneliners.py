@@ -161,6 +161,13 @@ HOME_WRITERS: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {
     ("home-manager", ("switch",)): ("~", "`home-manager switch` writes the dotfiles of home"),
     ("rustup", ("self", "uninstall")): ("~/.rustup", "`rustup self uninstall` deletes the toolchains in home"),
     ("cargo", ("login",)): ("~/.cargo/credentials.toml", "`cargo login` stores a registry token in home"),
+    ("gh", ("alias", "set")): ("~/.config/gh/config.yml", "`gh alias set` writes gh's configuration (a `!` alias "
+                                                          "is shell code gh runs later)"),
+    ("docker", ("login",)): ("~/.docker/config.json", "`docker login` stores credentials in home"),
+    ("lefthook", ("install",)): (".git/hooks", "`lefthook install` writes the repository's git hooks"),
+    ("husky", ("install",)): (".git/hooks", "`husky install` points the repository's hooks at `.husky`"),
+    ("xdg-mime", ("default",)): ("~/.config/mimeapps.list", "`xdg-mime default` changes which program opens a "
+                                                           "kind of file"),
 }
 _HOME_WRITER_NAMES = frozenset(name for name, _ in HOME_WRITERS)
 
@@ -183,6 +190,12 @@ SUBCOMMAND_EFFECTS: dict[tuple[str, tuple[str, ...]], str] = {
     ("nmcli", ("connection", "modify")): "privilege:`nmcli connection modify` changes the system's network settings",
     ("resolvectl", ("dns",)): "privilege:`resolvectl dns` changes the system's name servers",
     ("resolvectl", ("domain",)): "privilege:`resolvectl domain` changes the system's name resolution",
+    ("croc", ("send",)): "croc.schollz.com",
+    ("s3cmd", ("put",)): "s3.amazonaws.com", ("s3cmd", ("sync",)): "s3.amazonaws.com",
+    ("sendmail", ()): "unknown:`sendmail` sends mail to the addresses it is given, through the configured server",
+    ("swaks", ()): "unknown:`swaks` sends mail through the server it finds or is given",
+    ("docker", ("system", "prune")): "unknown:`docker system prune` deletes the engine's stopped containers, "
+                                     "images and build cache",
 }
 _SUBCOMMAND_NAMES = frozenset(name for name, _ in SUBCOMMAND_EFFECTS)
 #: options of these programs that take a value (skipped before the subcommand's words)
@@ -199,6 +212,9 @@ def _with_subcommand_effects(name: str, inner: Model) -> Model:
                 continue
             if effect.startswith("privilege:"):
                 inv.privilege(effect[10:], 0)
+                continue
+            if effect.startswith("unknown:"):
+                inv.unknown(effect[8:], 0)
                 continue
             url = next((word.partition("=")[2] or "" for word in inv.argv if word.startswith("--publish-url=")), "")
             if url:
@@ -324,6 +340,7 @@ URL_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "go": (("tool", "pprof"),), "docker": (("build",), ("import",), ("buildx", "build")),
     "podman": (("build",), ("import",)), "yarn": (("plugin", "import"),), "psql": ((),), "pgcli": ((),),
     "mysql": ((),), "pixi": (("add",),), "openssl": (("s_client",),), "ssh-keyscan": ((),),
+    "resolvectl": (("query",),),
 }
 
 
@@ -340,7 +357,7 @@ def _with_url_operands(name: str, inner: Model, heads: tuple[tuple[str, ...], ..
             for index, word in words[len(head):]:
                 if "://" in word:  # (`psql postgresql://u@host/db`, `pixi add --pypi 'x @ https://…'`)
                     contact_url(inv, word.rpartition(" ")[2] if " @ " in word else word, index, 443)
-                elif name == "ssh-keyscan" or (name == "openssl" and ":" in word and "/" not in word):
+                elif name in ("ssh-keyscan", "resolvectl") or (name == "openssl" and ":" in word and "/" not in word):
                     host, _, port = word.rpartition(":") if name == "openssl" else (word, "", "22")
                     inv.network(host.strip("[]").lower(), int(port) if port.isdigit() else None, index)
             for index, word in enumerate(argv[:-1]):
@@ -464,3 +481,6 @@ register("npm", model_npm_explore)
 register("curlie", model_curlie)
 for _name in ("psql", "mysql", "mariadb"):
     register(_name, _with_sql_output(_name, MODELS.get(_name, default_model)))
+for _alias in ("nc.openbsd", "nc.traditional", "netcat.openbsd", "netcat-openbsd"):
+    if "nc" in MODELS:
+        register(_alias, MODELS["nc"])

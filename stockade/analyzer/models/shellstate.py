@@ -36,6 +36,28 @@ def subscript_code(walker: Walker, name: str, span: tuple[int, int]) -> None:
     arithmetic when the name is assigned or tested, running its substitutions."""
     if "[" in name and ("$(" in name or "`" in name or "$" in name):
         walker.nested_script(": " + name[name.index("["):], span, exact=False, subshell=True)
+    subscript_values(walker, name, span)
+
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PARAMETER_RE = re.compile(r"\$\{?([0-9])")  # (`b[$1]`: a positional parameter's value)
+
+
+def subscript_values(walker: Walker, name: str, span: tuple[int, int]) -> None:
+    """An indexed array's subscript (``a[x]``, ``b[x+1]``) is arithmetic: the values of the
+    variables it names are evaluated in turn, and a subscript in one of them runs its
+    substitutions (``x='a[$(cmd)]'; b[x]=1`` runs cmd); single quotes in a subscript do not
+    quote (``a['$(cmd)']=1`` runs cmd: bash expands it as in double quotes)."""
+    start = name.find("[")
+    if start == -1:
+        return
+    subscript = name[start + 1:name.rfind("]") if name.rfind("]") > start else len(name)]
+    if "'" in subscript and ("$(" in subscript or "`" in subscript):
+        walker.nested_script(": " + subscript.replace("'", ""), span, exact=False, subshell=True)
+    for identifier in [*_NAME_RE.findall(subscript), *_PARAMETER_RE.findall(subscript)][:8]:
+        value = walker.lookup(identifier)
+        if value and UNKNOWN not in value and "[" in value:
+            integer_assignment(walker, value, span)
 
 
 #: the key prefix under which a variable's integer attribute (``declare -i NAME``) is kept

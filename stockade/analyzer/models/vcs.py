@@ -675,7 +675,9 @@ _CONFIG_CHANGES = frozenset({"--unset", "--unset-all", "--remove-section", "--re
 def _git_config(inv: Invocation, start: int, repo: str) -> None:
     """``git config [scope] key value``: a write to that file (``.git/config``, ``~/.gitconfig``,
     ``/etc/gitconfig``, ``--file F``), remembered for later git commands; reading is a read."""
-    scope_file = _below(repo, ".git/config")
+    here, workspace = inv.path(repo), inv.walker.context.workspace.rstrip("/")
+    inside = UNKNOWN not in here and (here == workspace or here.startswith(workspace + "/"))
+    scope_file = workspace + "/.git/config" if inside else _below(repo, ".git/config")  # (found walking up)
     words: list[tuple[str, int]] = []
     reading = False
     argv = inv.argv
@@ -832,6 +834,16 @@ _CONFIG_WRITERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
+def _repo_config(inv: Invocation, git: _Git) -> str:
+    """The repository's ``.git/config``: at the workspace's top when git runs anywhere in it (git
+    finds the repository by walking up: `cd src && git remote add …` writes the top's), else
+    below ``-C``/the working directory."""
+    top = _top(inv, git)
+    if top is not None and git.tree is None:
+        return top + "/.git/config"
+    return _below(git.repo, ".git/config")
+
+
 def _config_writes(inv: Invocation, git: _Git, sub: str, sub_index: int) -> None:
     """A subcommand that records settings in the repository's ``.git/config`` writes it (the
     policy may make it read-only: the write then fails in the sandbox and is judged so here)."""
@@ -848,12 +860,12 @@ def _config_writes(inv: Invocation, git: _Git, sub: str, sub_index: int) -> None
             name = word.partition("=")[0]
             # a short cluster (`-fu`) sets each flag
             if name in options or (name[1:2] != "-" and any("-" + flag in options for flag in name[1:])):
-                inv.write(_below(git.repo, ".git/config"), index)
+                inv.write(_repo_config(inv, git), index)
                 return
         elif first_operand:
             first_operand = False
             if word in actions:
-                inv.write(_below(git.repo, ".git/config"), index)
+                inv.write(_repo_config(inv, git), index)
                 return
 #: options whose value is only ever attached (``grep -O[pager]``)
 _OPTIONAL_VALUES = {"grep": frozenset({"-O", "--open-files-in-pager"})}
@@ -1036,7 +1048,7 @@ def _op_lfs(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed
             if "--system" in flags:
                 inv.write("/etc/gitconfig", index)
             elif flags & {"--local", "--worktree"}:
-                inv.write(_below(git.repo, ".git/config"), index)
+                inv.write(_repo_config(inv, git), index)
             else:
                 inv.write(_user_configs(inv)[0], index)
         if "--skip-repo" not in flags and git.repo is not None:
