@@ -781,14 +781,7 @@ def _herestring_repaired(text: str, tree: Any, base: int, collapse: tuple[int, i
             return None
         edits += [(body_end, 0, " " + text[start:end]), (start, end - start, "")]
         last = end
-    repaired, repaired_data, new_map = _edited(text, edits)
-    try:
-        repaired_tree = parse_tree(repaired, repaired_data)
-    except UnsafeText:
-        return None
-    if repaired_tree.root_node.has_error:
-        return None
-    return _source(repaired, repaired_data, repaired_tree, base, collapse, new_map)
+    return _edited_source(text, edits, base, collapse)
 
 
 def _double_paren_repaired(text: str, base: int, collapse: tuple[int, int] | None) -> Source | None:
@@ -797,7 +790,14 @@ def _double_paren_repaired(text: str, base: int, collapse: tuple[int, int] | Non
     insertions = double_paren_insertions(text)
     if not insertions:
         return None
-    repaired, repaired_data, new_map = _edited(text, [(position, 0, inserted) for position, inserted in insertions])
+    return _edited_source(text, [(position, 0, inserted) for position, inserted in insertions], base, collapse)
+
+
+def _edited_source(text: str, edits: list[tuple[int, int, str]], base: int,
+                   collapse: tuple[int, int] | None) -> Source | None:
+    """The source of ``text`` with ``edits`` applied (see :func:`_edited`; offsets mapped back to
+    ``text``), when that parses without an error; else None."""
+    repaired, repaired_data, new_map = _edited(text, edits)
     try:
         tree = parse_tree(repaired, repaired_data)
     except UnsafeText:

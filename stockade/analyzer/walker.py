@@ -1866,6 +1866,9 @@ class Walker(ControlFlow):
         if len(word) > MAX_PATH_CHARS:
             return word  # not judged (the judge refuses it): not worth normalising either
         if UNKNOWN not in word or ("\x02" in word and plain_names_glob(word) is not None):
+            links = self.state.links
+            if links and "/.." in word:  # (`c/..` through a link is the link target's parent, as the kernel goes)
+                word = _physical(word, links)
             word = _magic_path(word, base) if ("/proc/" in word or "/dev/fd" in word) else _normalize(word)
             links = self.state.links
             if links:
@@ -1967,6 +1970,25 @@ def _magic_path(path: str, cwd: str) -> str:
     if stack[:3] == ["proc", "self", "fd"] and path.startswith("/dev/fd"):
         return "/dev/fd/" + "/".join(stack[3:]) if len(stack) > 3 else "/dev/fd"  # (named as written)
     return "/" + "/".join(stack)
+
+
+def _physical(word: str, links: dict[str, str]) -> str:
+    """``word`` (absolute) with each link this text made followed where it stands, before a
+    ``..`` after it is taken: ``/w/c/../x`` with ``/w/c`` a link to ``/h/.config`` is ``/h/x``."""
+    current = ""
+    for part in word.split("/")[1:]:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.rsplit("/", 1)[0]
+            continue
+        current = current + "/" + part
+        for _ in range(8):
+            target = links.get(current)
+            if target is None:
+                break
+            current = _normalize(target).rstrip("/")
+    return current or "/"
 
 
 def _normalize(path: str) -> str:

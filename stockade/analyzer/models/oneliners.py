@@ -408,6 +408,39 @@ def _with_sql_output(name: str, inner: Model) -> Model:
     return model
 
 
+_CP = MODELS.get("cp")
+
+
+def model_cp_links(inv: Invocation) -> None:
+    """cp as before; ``cp -s``/``--symbolic-link`` and ``cp -l``/``--link`` make links, judged as
+    ``ln -s``/``ln`` (later paths through them are their targets'); ``cp -P``/``-d``/``-a`` of a
+    symlink this text made copies the link itself."""
+    if _CP is not None:
+        _CP(inv)
+    argv = inv.argv
+    flags = "".join(word[1:] for word in argv[1:] if word[:1] == "-" and word[1:2] != "-")
+    longs = {word for word in argv[1:] if word.startswith("--")}
+    operands = [word for word in argv[1:] if not word.startswith("-")]
+    if len(operands) < 2:
+        return
+    symbolic = "s" in flags or "--symbolic-link" in longs
+    hard = "l" in flags or "--link" in longs
+    if symbolic or hard:
+        inv.run(0, argv=["ln", *(["-s"] if symbolic else []), *operands],
+                spans=[inv.at(0)] * (len(operands) + 1 + symbolic))
+        return
+    if "P" in flags or "d" in flags or "a" in flags or "--no-dereference" in longs or "--archive" in longs:
+        links = inv.walker.state.links
+
+        def unfollowed(word: str) -> str:  # (the path of the link itself: its last name not followed)
+            head, _, name = word.rstrip("/").rpartition("/")
+            return (inv.path(head or "/") if word.startswith("/") or head else inv.path(".")).rstrip("/") + "/" + name
+
+        source = unfollowed(operands[0])
+        if source in links:  # (the link is copied, not what it points to)
+            links[unfollowed(operands[-1])] = links[source]
+
+
 def model_hub(inv: Invocation) -> None:
     """``hub ARGS`` (GitHub's git wrapper): judged as ``git ARGS`` (its own subcommands talk to
     GitHub's API)."""
@@ -484,3 +517,4 @@ for _name in ("psql", "mysql", "mariadb"):
 for _alias in ("nc.openbsd", "nc.traditional", "netcat.openbsd", "netcat-openbsd"):
     if "nc" in MODELS:
         register(_alias, MODELS["nc"])
+register("cp", model_cp_links)

@@ -10,7 +10,7 @@ from stockade.analyzer.models import Parsed, parse_options, register, visible_op
 from stockade.analyzer.regex import LazyPattern
 from stockade.analyzer.words import process_text
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish", "rbash", "yash", "posh",
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "hush", "busybox-sh", "fish", "rbash", "yash", "posh",
                     "loksh", "oksh", "pdksh", "lksh", "ksh93", "osh", "bash5"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
@@ -22,9 +22,13 @@ def model_shell(inv: Invocation) -> None:
     # `+o NAME` / `+O NAME` turn options off: they are options, not the script operand
     argv = list(inv.argv)
     index = 1
-    while index < len(argv) and argv[index] in ("+o", "+O"):
-        argv[index] = "-" + argv[index][1]
-        index += 2
+    while index < len(argv) and (argv[index] in ("+o", "+O") or (argv[index][:1] == "+" and argv[index][1:].isalpha())):
+        if argv[index] in ("+o", "+O"):
+            argv[index] = "-" + argv[index][1]
+            index += 2
+        else:  # (`sh +e FILE`: a flag turned off, not the script)
+            argv[index] = "-" + argv[index][1:]
+            index += 1
     parsed = parse_options(argv, _SHELL_VALUES, stop_at_first_positional=True)
     command_mode = any(option == "-c" or (option.startswith("-") and not option.startswith("--") and "c" in option
                                           and len(option) == 2) for option, _, _ in parsed.options)
@@ -88,6 +92,11 @@ def model_eval(inv: Invocation) -> None:
 def model_source(inv: Invocation) -> None:
     """``source FILE`` / ``. FILE``: runs a file in this shell — its content is not visible."""
     if len(inv.argv) > 1:
+        if inv.argv[1] == "--":  # (`source -- FILE`: the options end; FILE is the next word)
+            inv.argv = [inv.argv[0], *inv.argv[2:]]
+            inv.spans = [inv.spans[0], *inv.spans[2:]]
+            if len(inv.argv) < 2:
+                return
         word = inv.argv[1]
         text = inv.stdin.text
         produced = process_text(inv.walker, word) if word.startswith("/dev/fd/") else None
