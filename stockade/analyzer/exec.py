@@ -116,6 +116,11 @@ class Invocation:
         span = spans[index] if index is not None and 0 <= index < len(spans) else self.span
         walker = self.walker
         walker.effects.append(_new_tuple(Delete, (walker.resolve(word), span, recursive)))
+        links = walker.state.links
+        if links:  # (`rm LINK` removes the link itself: later paths through its name are the name's)
+            head, slash, name = word.rstrip("/").rpartition("/")
+            own = (walker.resolve(head or "/") if slash else walker.state.cwd).rstrip("/") + "/" + name
+            links.pop(own, None)
 
     def network(self, host: str, port: int | None, index: int | None) -> None:
         """The command contacts ``host`` (and the proxy that its proxy variables name)."""

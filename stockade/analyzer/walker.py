@@ -198,7 +198,7 @@ class State:
         state.variables = self.variables.copy()  # (.copy() is cheaper than dict(…))
         state.cwd = self.cwd
         state.functions = self.functions.copy() if self.functions else {}  # ({} is cheaper still)
-        state.links = self.links.copy() if self.links else {}
+        state.links = self.links  # (shared: a link a subshell makes is on disk for the parent too)
         state.positional = None if self.positional is None else list(self.positional)
         state.dirstack = list(self.dirstack) if self.dirstack else []
         state.exported = set(self.exported) if self.exported else _NO_NAMES

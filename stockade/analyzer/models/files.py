@@ -221,7 +221,8 @@ def model_ln(inv: Invocation) -> None:
         pairs = [(w, i, _basename(w), i)]
     elif len(words) >= 2:
         link, link_index = words[-1]
-        no_target = parsed.has("-T", "--no-target-directory")
+        no_target = parsed.has("-T", "--no-target-directory") or \
+            (parsed.has("-n", "--no-dereference") and _unfollowed(inv, link) in inv.walker.state.links)
         if len(words) > 2 or (not no_target and _is_directory(inv, link)):
             pairs = [(w, i, link.rstrip("/") + "/" + _basename(w), link_index) for w, i in words[:-1]]
         else:
@@ -240,13 +241,21 @@ def model_ln(inv: Invocation) -> None:
             resolved_target = inv.walker.resolve(target, cwd=link_dir)
         else:
             resolved_target = inv.path(target)
-        resolved_link = inv.path(link)
+        resolved_link = _unfollowed(inv, link)  # (`ln -sfn ~ x` replaces the link x, not what x points to)
         if not _known_path(resolved_link) or not _known_path(resolved_target):
             inv.unknown(f"a link to `{show(target)}` whose path is not known", target_index)
             continue
         inv.walker.state.links[resolved_link] = resolved_target
         # the judge decides whether the target may be read: a link is a way to read it later
         inv.walker.effects.append(LinkTarget(resolved_target, inv.at(target_index)))
+
+
+def _unfollowed(inv: Invocation, word: str) -> str:
+    """The path of ``word`` itself: its directories resolved (links followed), its last name not."""
+    head, slash, name = word.rstrip("/").rpartition("/")
+    if not slash:
+        return inv.path(".").rstrip("/") + "/" + name
+    return inv.path(head or "/").rstrip("/") + "/" + name
 
 
 def _known_path(word: str) -> bool:
