@@ -666,7 +666,7 @@ class Walker(ControlFlow):
         return
 
     def visit_program(self, node: Any, stdin: Stdin) -> None:
-        if b"&" in self.src.data[node.start_byte:node.end_byte] and self.background_walk(node, stdin):
+        if self.src.data.find(b"&", node.start_byte, node.end_byte) != -1 and self.background_walk(node, stdin):
             return
         kinds = KIND_NAMES
         for child in node.named_children:
@@ -738,7 +738,7 @@ class Walker(ControlFlow):
                 self.coprocess(node, stdin, Walker.visit_compound_statement):
             return
         self.no_empty_body(node)
-        if b"&" in self.src.data[node.start_byte:node.end_byte] and node.children[:1] and \
+        if self.src.data.find(b"&", node.start_byte, node.end_byte) != -1 and node.children[:1] and \
                 node.children[0].type == "{" and self.background_walk(node, stdin):
             return
         for child in node.named_children:

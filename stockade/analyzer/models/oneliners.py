@@ -62,7 +62,8 @@ def _judge(inv: Invocation, kind: str, value: str, index: int, what: str) -> Non
             words = [UNKNOWN]
         inv.run(index, argv=["cargo", *words], spans=[inv.at(index)] * (len(words) + 1))
     elif kind == "wrapper":  # (`gcc -wrapper PROG,ARGS`: every tool of the driver runs through PROG)
-        inv.run(index, argv=[part for part in value.split(",") if part], spans=[inv.at(index)] * len(value.split(",")))
+        parts = [part for part in value.split(",") if part]
+        inv.run(index, argv=parts, spans=[inv.at(index)] * len(parts))
     elif kind == "java-source":  # (`java --source 21 FILE`: the file after the version is the program)
         argv = inv.argv
         position = index + 2
