@@ -43,6 +43,11 @@ UNKNOWN_NAME_OR_EMPTY = UNKNOWN + PLAIN_MARK + "e" + _TOKEN + PLAIN_MARK
 #: An unknown part known to be a decimal number (``$(nproc)``, ``$(id -u)``, a coprocess's
 #: descriptors ``${COPROC[1]}``): a plain name to the judge, a descriptor after ``>&``.
 UNKNOWN_NUMBER = UNKNOWN + PLAIN_MARK + "d" + _TOKEN + PLAIN_MARK
+#: The process id of a job this command put in the background (``$!`` after ``cmd &``, a
+#: coprocess's ``NAME_PID``): a number to the judge, and to the tracers that attach to a process
+#: (:mod:`~stockade.analyzer.models.attach`) and ``kill`` the command's own child, whose code is
+#: judged where it was started.
+CHILD_PID = UNKNOWN + PLAIN_MARK + "j" + _TOKEN + PLAIN_MARK
 
 SpanT = tuple[int, int]
 
@@ -95,7 +100,8 @@ def is_known(text: str) -> bool:
 
 def plain_unknown(text: str) -> str:
     """``text`` with each plain-value marker as a bare :data:`UNKNOWN`."""
-    return text.replace(UNKNOWN_NAME, UNKNOWN).replace(UNKNOWN_NUMBER, UNKNOWN).replace(UNKNOWN_NAME_OR_EMPTY, UNKNOWN)
+    return text.replace(UNKNOWN_NAME, UNKNOWN).replace(UNKNOWN_NUMBER, UNKNOWN).replace(
+        UNKNOWN_NAME_OR_EMPTY, UNKNOWN).replace(CHILD_PID, UNKNOWN)
 
 
 def show(text: str) -> str:

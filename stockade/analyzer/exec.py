@@ -301,6 +301,9 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
                 walker.state.positional = saved
             calls[key] = walker.state.copy()
             return
+    if walker.aliases is not None and name in walker.aliases:
+        _run_alias(walker, argv, spans, stdin, env, first_span)
+        return
     if plain or "/" not in name:
         if env or variables.get("PATH") is not None:
             _path_lookup(walker, name, env, first_span)
@@ -319,6 +322,50 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     if not plain and "/" in name:  # (a program run by its path is read to run it: `~/.ssh/x.sh`)
         invocation.read(name, 0)
     model(invocation)
+
+
+#: characters that make an alias's code more than words (walked as shell code then)
+_ALIAS_CODE = frozenset(";&|<>()$`'\"\\\n*?[{~#=")
+
+
+def _run_alias(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin, env: dict[str, str],
+               span: SpanT) -> None:
+    """A command whose name is an alias this text defined (``alias ll='ls -la'``): bash runs the
+    alias's code with the command's other words after it — and, when that code ends in a
+    blank, expands an alias in the next word too (``alias a='rm -rf ' b='~'``; ``a b`` is
+    ``rm -rf ~``).  (Bash expands aliases only where ``expand_aliases`` is on and on lines after
+    the definition; judged as if it always did.)  An alias is not expanded again inside its
+    own code."""
+    aliases = walker.aliases
+    assert aliases is not None
+    saved = aliases
+    text = ""
+    rest = list(argv)
+    rest_spans = list(spans)
+    while rest and rest[0] in aliases:  # (the alias, then each next word its code's blank makes one)
+        code = aliases[rest[0]]
+        aliases = {name: value for name, value in aliases.items() if name != rest[0]}
+        text += code
+        rest, rest_spans = rest[1:], rest_spans[1:]
+        if code[-1:] not in (" ", "\t"):
+            break
+    walker.aliases = aliases or None
+    try:
+        if UNKNOWN in text:
+            walker.effects.append(Unknown(f"the alias `{show(argv[0])}` runs code not known before it runs", span))
+        elif UNKNOWN not in "".join(rest):
+            import shlex
+
+            walker.nested_script(text + " " + " ".join(shlex.quote(word) for word in rest), span, exact=False,
+                                 subshell=False, stdin=stdin, env=env or None)
+        elif _ALIAS_CODE.isdisjoint(text) and text.split():
+            words = text.split()
+            run_command(walker, [*words, *rest], [span] * len(words) + rest_spans, stdin, env, span)
+        else:
+            walker.effects.append(Unknown(f"the alias `{show(argv[0])}` runs code with words not known before it "
+                                          "runs", span))
+    finally:
+        walker.aliases = saved
 
 
 def state_key(state: Any) -> tuple[Any, ...]:

@@ -21,6 +21,7 @@ from bisect import bisect_left
 
 from stockade import catalogue as codes
 from stockade.analyzer.effects import (
+    CHILD_PID,
     PLAIN_MARK,
     UNKNOWN,
     UNKNOWN_NAME,
@@ -560,7 +561,8 @@ def plain_names_glob(path: str) -> str | None:
     :data:`UNKNOWN_NUMBER`, :data:`UNKNOWN_NAME_OR_EMPTY`: no ``/``, no leading dot) as the glob
     of the names it could be: ``*`` for each name, ``[0-9]*`` for each number
     (``/ws/backup-*.tgz``); None when another part is unknown, or none is plain."""
-    plain = path.replace(UNKNOWN_NAME, "*").replace(UNKNOWN_NUMBER, "[0-9]*").replace(UNKNOWN_NAME_OR_EMPTY, "*")
+    plain = path.replace(UNKNOWN_NAME, "*").replace(UNKNOWN_NUMBER, "[0-9]*").replace(
+        UNKNOWN_NAME_OR_EMPTY, "*").replace(CHILD_PID, "[0-9]*")
     return None if UNKNOWN in plain or plain == path else plain
 
 

@@ -29,7 +29,19 @@ from time import perf_counter as _wall_clock
 from time import process_time as _cpu_time
 
 from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
-from stockade.analyzer.effects import UNKNOWN, Effect, EnvChange, Network, Read, SpanT, Unknown, Unparsable, Write, clip
+from stockade.analyzer.effects import (
+    CHILD_PID,
+    UNKNOWN,
+    Effect,
+    EnvChange,
+    Network,
+    Read,
+    SpanT,
+    Unknown,
+    Unparsable,
+    Write,
+    clip,
+)
 from stockade.analyzer.exec import LASTPIPE_KEY, TERMINAL, Stdin, run_command
 from stockade.analyzer.fast import run_simple
 from stockade.analyzer.judge import MAX_PATH_CHARS, plain_names_glob
@@ -282,6 +294,8 @@ class Walker(ControlFlow):
     recursive: frozenset[str] = frozenset()
     #: configuration files ``git config`` wrote in this text (see :mod:`.models.vcs`; None: none yet)
     git_configs: dict[str, dict[str, str]] | None = None
+    #: aliases this text defined, name → code (see :func:`~stockade.analyzer.exec.run_command`; None: none)
+    aliases: dict[str, str] | None = None
     #: (function, arguments, input, state before) → state after: see exec.run_command (None: no call yet)
     calls: dict[tuple[Any, ...], State] | None = None
     #: ``${P:-word}`` of an unknown ``P`` was met in the command being walked; the command is
@@ -695,6 +709,7 @@ class Walker(ControlFlow):
                     self.walk(child, stdin)
                 finally:
                     self.state = saved
+                saved.variables["!"] = CHILD_PID  # (`$!`: the job's pid, see attach.py and kill)
             else:
                 self.walk(child, stdin)
         return True

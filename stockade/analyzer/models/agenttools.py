@@ -69,8 +69,35 @@ def model_runner(inv: Invocation) -> None:
             given_file = given_file or role == FOREIGN
             apply(inv, role, value, value_index, f"`{inv.name} {name}`")
         index += 1
-    if not given_file:
+    if not given_file and not (inv.name == "just" and _known_justfile(inv, names)):
         fresh_project(inv, ".", names, None)
+
+
+#: justfile syntax that computes what runs or how: interpolation, backticks, settings,
+#: variables and exports, imports and modules, shebang or script recipes
+_JUST_COMPUTED = re.compile(r"\{\{|`|^\s*(?:set|export|import|mod|unexport)\b|:=|^\s*#!|\[\s*(?:script|extension)",
+                            re.M)
+
+
+def _known_justfile(inv: Invocation, names: tuple[str, ...]) -> bool:
+    """The justfile ``just`` reads was written by this command with content known here and plain
+    (recipes of shell lines, no interpolation, backticks, settings or imports): its recipe lines
+    are walked as the shell code they are (``sh -cu`` runs each); True when so."""
+    from stockade.analyzer.models.fresh import wrote_anything
+
+    if not wrote_anything(inv.walker):
+        return False
+    for name in names:
+        text = known_content(inv.walker, inv.path(name))
+        if text is None:
+            continue
+        if UNKNOWN in text or _JUST_COMPUTED.search(text):
+            return False
+        for line in text.split("\n"):
+            if line[:1] in (" ", "\t") and line.strip() and not line.lstrip().startswith("#"):
+                inv.script(line.strip().lstrip("@-").lstrip(), None, what="a recipe of the justfile")
+        return True
+    return False
 
 
 # -- gh ----------------------------------------------------------------------------------------

@@ -161,8 +161,13 @@ def model_7z(inv: Invocation) -> None:
             out_dir = (switch[2:], index)
         elif switch.startswith("-w") and len(switch) > 2:
             inv.write(switch[2:], index)
-        elif switch.startswith(("-i@", "-x@", "-ai@", "-ax@")):
+        elif re.match(r"-a?[ix](?:r[-0]?)?@", switch):  # (`-i@LIST`, `-xr@LIST`: a list file, read)
             inv.read(switch.partition("@")[2], index)
+            if switch.lstrip("-a")[:1] == "i":  # (the files it lists are added: not known here)
+                inv.read(UNKNOWN, index)
+        elif re.match(r"-a?i(?:r[-0]?)?!", switch) and command.lower() in ("a", "u"):
+            # `-i!PATTERN`, `-ir!PATTERN` (recursive): files added besides the operands, absolute ones too
+            inv.read(switch.partition("!")[2], index, recursive=switch.partition("!")[0].rstrip("-0")[-1:] == "r")
         elif switch == "-so":
             to_stdout = True
     if not words:

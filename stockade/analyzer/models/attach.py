@@ -5,8 +5,10 @@ the JVM options JDK tools pass on to the JVM they start.
 attaching to a process (by ptrace) lets the tool read its memory — secrets the process holds —
 and make it run anything, as that process, outside what the command shows: unknown effects,
 whatever the process is.  A debugger run in batch (``gdb -batch -ex bt -p N``, ``lldb -p N -o
-bt -o detach``) runs only the commands its model judges.  The tool's own model still judges
-the rest of the command.
+bt -o detach``) runs only the commands its model judges, and a tracer or profiler that only
+observes (strace, perf, py-spy…) a job the same command started (``./server & perf record -p
+$!``) adds nothing to what that job was judged to do.  The tool's own model still judges the rest
+of the command.
 
 ``jshell -R-javaagent:x.jar``, ``jdb -J-Dx=1``: ``-J``/``-R`` pass an option to the JVM that
 runs the tool (or jshell's execution engine); such options are judged as the same options in
@@ -18,7 +20,7 @@ engine the spec names (a remote JVM): not known.
 
 from __future__ import annotations
 
-from stockade.analyzer.effects import UNKNOWN, show
+from stockade.analyzer.effects import CHILD_PID, UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
 from stockade.analyzer.models.optionvars import harmless_options
@@ -49,6 +51,11 @@ ATTACHERS: dict[str, frozenset[str]] = {
     "bpftrace": frozenset({"-p"}),
     "reptyr": frozenset({""}),
 }
+
+
+#: tracers and profilers that only observe the process they attach to (they run no code in it):
+#: attaching to a job the command itself started (``./server & strace -p $!``) adds nothing
+OBSERVERS = frozenset({"strace", "ltrace", "perf", "eu-stack", "py-spy", "rbspy", "pstack", "gcore", "jstack"})
 
 
 def _attached(inv: Invocation) -> tuple[str, int] | None:
@@ -101,6 +108,8 @@ def _attacher(name: str, previous: Model) -> Model:
     def model(inv: Invocation) -> None:
         previous(inv)
         found = _attached(inv)
+        if found is not None and found[0] == CHILD_PID and inv.name in OBSERVERS:
+            return  # (a job this command started, whose code is judged where it started)
         if found is not None and not _visible_session(inv):
             inv.unknown(f"`{inv.name}` attaches to the running process `{show(found[0])}`: it can read its memory "
                         "and make it run anything, which the command does not show", found[1])

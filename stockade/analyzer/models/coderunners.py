@@ -16,6 +16,7 @@ import re
 from stockade.analyzer.effects import UNKNOWN, Rename, Unknown, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, Parsed, apply_role, parse_options, register
+from stockade.analyzer.models.envvars import CFLAG_VARS, judge_cflags
 from stockade.analyzer.models.fresh import fresh_project, run_file
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import judge_program
@@ -571,6 +572,8 @@ def _make_directory(inv: Invocation, parsed: Parsed) -> None:
             inv.unknown(f"`make {name}=…` makes the recipes run `{show(value)[:60]}`", index)
         elif name.rstrip("+:?") in ("DESTDIR", "PREFIX", "prefix"):
             inv.write(value, index, recursive=True)
+        elif name.rstrip("+:?") in CFLAG_VARS:  # (`make CFLAGS='-wrapper PROG'`: the compiler's options)
+            judge_cflags(inv.walker, name.rstrip("+:?"), value, inv.at(index))
 
 
 _CMAKE_E_ROLES: dict[str, tuple[str, str | None]] = {

@@ -102,7 +102,7 @@ def foreign_file(inv: Invocation, word: str, index: int | None, what: str) -> No
         return
     workspace = inv.walker.context.workspace.rstrip("/")
     inside = path.startswith(workspace + "/")
-    producer = written_by(inv.walker, path)
+    producer = written_by(inv.walker, path, False)
     if producer is not None or (not inside and agent_writable(inv.walker, path)):
         why = f"{producer} wrote it earlier in this command" if producer else "it lies where the agent can write"
         inv.unknown(f"{what} runs the code or configuration in `{show(word)}`, and {why}: it cannot be seen into",
@@ -412,6 +412,22 @@ _LESS_VALUES: dict[str, str] = {
 }
 
 
+def _less_env_words(text: str) -> list[str] | None:
+    """The options in ``$LESS``: blank-separated, but a ``+`` command takes the rest of the
+    text, blanks included, up to a ``$`` (``LESS='+!rm -rf ~'`` starts with ``!rm -rf ~``)."""
+    out: list[str] = []
+    while True:
+        match = re.search(r"(?:^|\s)\+", text)
+        split = split_words(text if match is None else text[:match.start()])
+        if split is None:
+            return None
+        out.extend(split)
+        if match is None:
+            return out
+        command, _, text = text[match.end():].partition("$")
+        out.append("+" + command)
+
+
 def model_less(inv: Invocation) -> None:
     """less [OPTIONS] [+CMD] FILES: files are read; ``+CMD`` (and ``+`` options in ``$LESS``)
     are commands less runs at start — ``!cmd`` and ``|Xcmd`` run shell commands, ``v`` runs the
@@ -422,7 +438,7 @@ def model_less(inv: Invocation) -> None:
     words: list[tuple[str, int | None]] = []
     less_env = env_value(inv, "LESS")
     if less_env is not None:
-        split = split_words(less_env)
+        split = _less_env_words(less_env)
         if split is None:
             inv.unknown("`LESS` is not known: it holds options and start commands of less", None)
         else:
@@ -531,7 +547,7 @@ def model_pytest(inv: Invocation) -> None:
             fresh_project(inv, word if not word.endswith(".py") else word.rpartition("/")[0] or ".",
                           ("conftest.py",), index)
             target = word.partition("::")[0]  # (`tests/test_x.py::test_y`)
-            producer = written_by(inv.walker, inv.path(target)) if target.endswith(".py") else None
+            producer = written_by(inv.walker, inv.path(target), False) if target.endswith(".py") else None
             if producer is not None:
                 inv.unknown(f"`pytest` runs the tests in `{show(target)}`, which {producer} wrote earlier in this "
                             "command: their code cannot be seen into", index)
@@ -574,7 +590,7 @@ def _plugin(inv: Invocation, name: str, index: int | None, what: str) -> None:
         return
     stem = name.replace(".", "/")
     for candidate in (stem + ".py", stem + "/__init__.py", stem):
-        producer = written_by(inv.walker, inv.path(candidate))
+        producer = written_by(inv.walker, inv.path(candidate), False)
         if producer is not None:
             inv.unknown(f"{what} loads the plugin `{show(name)}`, which {producer} wrote earlier in this command: "
                         "its code cannot be seen into", index)

@@ -70,6 +70,32 @@ RUSTFLAG_VARS = frozenset({"RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_
                            "CARGO_BUILD_RUSTDOCFLAGS"})
 
 
+#: compiler and linker flag variables (make's implicit rules, configure, cgo, CMake's first run
+#: pass them to the compiler): ``-wrapper PROG``, ``-B DIR``, ``-fplugin=``, ``-fuse-ld=PATH`` in
+#: them run programs, as on the compiler's command line
+CFLAG_VARS = frozenset({"CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "FFLAGS", "OBJCFLAGS", "CGO_CFLAGS",
+                        "CGO_CXXFLAGS", "CGO_CPPFLAGS", "CGO_FFLAGS", "CGO_LDFLAGS", "EXTRA_CFLAGS", "KCFLAGS",
+                        "HOSTCFLAGS", "HOSTLDFLAGS", "CCFLAGS", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"})
+
+
+def judge_cflags(walker: Walker, name: str, value: str, span: SpanT) -> None:
+    """``CFLAGS='-wrapper /tmp/x'``: the flags are judged as the compiler's own options would be
+    (``cc FLAGS``, see :func:`~stockade.analyzer.models.buildtools.model_cc`)."""
+    import shlex
+
+    if "\x00" in value:
+        if "-" in value.replace("\x00", ""):
+            walker.effects.append(Unknown(f"`{name}` holds compiler flags not known before it runs "
+                                          f"(`{show(value)}`)", span))
+        return
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    if any(word[:2] in ("-B", "-f", "-w", "-s", "--", "-W", "-X", "-i") or word[:1] == "@" for word in words):
+        walker.nested_script(shlex.join(["cc", *words]), span, exact=False, subshell=True)
+
+
 def warning_imports(filters: str) -> bool:
     """Python warning filters (``-W``, ``PYTHONWARNINGS``: ``action:message:category:module:line``,
     comma-separated) name a category by a dotted name that Python imports (``ignore::evil.X``),
@@ -116,6 +142,9 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
         return
     if name[:13] == "CARGO_TARGET_" and name.endswith(("_LINKER", "_RUNNER")):
         judge_program(walker, value, span, f"`{name}`")
+        return
+    if name in CFLAG_VARS:
+        judge_cflags(walker, name, value, span)
         return
     if name in NET_VARS or name.endswith(ENDPOINT_SUFFIXES):  # (proxies, servers, CA bundles, TLS: see .netenv)
         judge_net_var(walker, name, value, span)

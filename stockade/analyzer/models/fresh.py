@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 
-from stockade.analyzer.effects import UNKNOWN, Delete, Execute, Harmless, Read, Rename, Write, show
+from stockade.analyzer.effects import CHILD_PID, UNKNOWN, Delete, Execute, Harmless, Network, Read, Rename, Write, show
 from stockade.analyzer.exec import Invocation
+from stockade.analyzer.globs import has_glob
 from stockade.analyzer.models import MODELS, parse_options, register
 
 TYPE_CHECKING = False
@@ -108,10 +110,23 @@ def unseen_members(walker: Walker, effect: object) -> None:
     ids.add(id(effect))
 
 
-def written_by(walker: Walker, path: str) -> str | None:
+def written_by(walker: Walker, path: str, copies: bool = True) -> str | None:
     """The program (or ``a redirection``) that wrote ``path`` (a resolved path) earlier in this
-    command text, or None; writes by :data:`BUILDERS` do not count."""
-    if UNKNOWN in path or not may_have_written(walker, path):
+    command text, or None; writes by :data:`BUILDERS` do not count, nor — without ``copies``,
+    for code about to run — those of :data:`COPIERS` (and git from its own objects) whose
+    sources were there before (``cp scripts/t.sh /tmp/t.sh && bash /tmp/t.sh`` runs a file of
+    the project's; a configuration file copied into place still counts)."""
+    if UNKNOWN in path:
+        return None
+    if not may_have_written(walker, path):
+        if not has_glob(path):
+            return None
+        # (`sh x*`: a glob names whichever written files it matches)
+        for target in sorted(_write_targets(walker)):
+            if fnmatchcase(target, path):
+                matched = written_by(walker, target, copies)
+                if matched is not None:
+                    return matched
         return None
     effects = walker.effects
     found: str | None = None
@@ -147,8 +162,9 @@ def written_by(walker: Walker, path: str) -> str | None:
         else:
             owner = None
         program = owner.argv[0].rpartition("/")[2] if owner is not None and owner.argv else ""
-        if program in BUILDERS:
-            source = _fresh_source(walker, owner, path) if owner is not None else None
+        if program in BUILDERS or (not copies and owner is not None and _copies_local(walker, owner, position)):
+            source = _fresh_source(walker, owner, path, every=program not in BUILDERS) \
+                if owner is not None else None
             if source is None:
                 continue
             found = f"`{show(program)}` (from {source})"
@@ -157,28 +173,79 @@ def written_by(walker: Walker, path: str) -> str | None:
     return found
 
 
-def _fresh_source(walker: Walker, builder: Execute, built: str) -> str | None:
-    """A source file a builder's command names (``gcc a.c -o t``) that this text wrote before
-    (``echo CODE > a.c``, a download): what the builder makes of it is code just written, not
-    the project's own ("`a.c`, which … wrote"); None when it names none."""
-    if getattr(walker, "_in_fresh_source", False):
+#: programs that copy or move files they are given: what they write is the content of their
+#: sources (``cp scripts/test.sh /tmp/t.sh && bash /tmp/t.sh`` runs a file that was there)
+COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "ditto", "gcp", "gmv"})
+#: git subcommands that write the working tree from the repository's own objects
+_GIT_LOCAL = frozenset({"checkout", "restore", "switch", "reset", "stash", "cherry-pick", "revert"})
+
+
+def _copies_local(walker: Walker, owner: Execute, position: int) -> bool:
+    """Whether the command that made the write at ``position`` copies what was already on disk:
+    a :data:`COPIERS` program (its sources are asked about by :func:`_fresh_source`), or git
+    writing files from its own objects when nothing earlier in this text fetched any
+    (``git checkout HEAD~1 -- Makefile``; after ``git fetch URL`` the objects may be new)."""
+    argv = owner.argv
+    program = argv[0].rpartition("/")[2]
+    if program in COPIERS:
+        return not (program == "rsync" and any(":" in word for word in argv[1:] if word[:1] != "-"))
+    if program != "git" or not any(word in _GIT_LOCAL for word in argv[1:3]):
+        return False
+    effects = walker.effects
+    return not any(effects[index].__class__ is Network for index in range(position))
+
+
+def _fresh_source(walker: Walker, builder: Execute, built: str, every: bool = False) -> str | None:
+    """A source file a builder's command names (``gcc a.c -o t``; with ``every``, any operand:
+    ``cp a b``) that this text wrote before (``echo CODE > a.c``, a download): what the builder
+    makes of it is code just written, not the project's own ("`a.c`, which … wrote"); None when
+    it names none.  A builder's inputs are asked about once (a builder met while asking is the
+    project's own); copies are followed a few deep (``cp a b; cp b c``), and deeper count as
+    written."""
+    depth: int = getattr(walker, "_fresh_depth", 0)
+    if depth and not every:
         return None
-    walker._in_fresh_source = True  # type: ignore[attr-defined]  # (a builder's inputs are asked about once)
+    if depth >= 4:
+        return "a file copied from copies, too deep to follow"
+    walker._fresh_depth = depth + 1  # type: ignore[attr-defined]
     try:
         for word in builder.argv[1:64]:
             if word == "-":  # (`gcc -x c - <<< CODE`: the source is what this text feeds it)
                 return "the source on its standard input"
-            if word[:1] == "-" or UNKNOWN in word or "." not in word.rpartition("/")[2]:
+            if every and UNKNOWN in word and word[:1] != "-":  # (`cp "$X" f`, `cp <(…) f`: not known)
+                return f"`{show(word)}`, which is not known before it runs"
+            if word[:1] == "-" or UNKNOWN in word or ("." not in word.rpartition("/")[2] and not every):
                 continue
             source = walker.resolve(word)
             if source == built:
                 continue
-            producer = written_by(walker, source)
+            producer = written_by(walker, source, False) if not every else _written_at_or_below(walker, source)
+            if producer is None and every and foreign_input(walker, source):
+                return f"`{show(word)}`, which the agent may have put there"
             if producer is not None:
                 return f"`{show(word)}`, which {producer} wrote"
         return None
     finally:
-        walker._in_fresh_source = False  # type: ignore[attr-defined]
+        walker._fresh_depth = depth  # type: ignore[attr-defined]
+
+
+def _written_at_or_below(walker: Walker, source: str) -> str | None:
+    """What wrote a file a copier's operand ``source`` names or holds — the file, a file below
+    it (``cp -r d e``), one its glob matches (``cp a.s? b.sh``) — or a device or descriptor whose
+    content is another command's (``cp /dev/stdin x``, ``cp <(curl …) x``); None when none is."""
+    if source.startswith(("/dev/", "/proc/")):
+        return "another command or a device"
+    producer = written_by(walker, source, False)
+    if producer is not None:
+        return producer
+    prefix = source.rstrip("/") + "/"
+    glob = has_glob(source)
+    for target in sorted(_write_targets(walker)):
+        if target.startswith(prefix) or (glob and fnmatchcase(target, source)):
+            producer = written_by(walker, target, False)
+            if producer is not None:
+                return producer
+    return None
 
 
 #: programs that change a file's mode, owner or times, not its content
@@ -363,7 +430,7 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
     if not wrote_anything(inv.walker):
         return
     path = inv.path(word)
-    producer = written_by(inv.walker, path)
+    producer = written_by(inv.walker, path, False)
     if producer is not None:
         if inv.name in SHELL_RUNNERS:
             text = known_content(inv.walker, path, partial=True)
@@ -406,7 +473,7 @@ def foreign_input(walker: Walker, path: str) -> bool:
         return False  # (a path not known is judged as such where it is read; `< <(cmd)` is the command's output)
     workspace = walker.context.workspace.rstrip("/")
     if path.startswith(workspace + "/"):
-        return wrote_anything(walker) and written_by(walker, path) is not None
+        return wrote_anything(walker) and written_by(walker, path, False) is not None
     from stockade.analyzer.models.programs import agent_writable
 
     return agent_writable(walker, path)
@@ -421,7 +488,7 @@ def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index
     base = directory.rstrip("/") or "/"
     for name in names:
         path = inv.path(base + "/" + name)
-        producer = written_by(inv.walker, path)
+        producer = written_by(inv.walker, path, False)
         if producer is not None:
             inv.unknown(f"`{inv.name}` runs the code of `{show(base)}/{name}`, which {producer} wrote earlier in this "
                         "command: it cannot be seen into", index)
@@ -435,7 +502,7 @@ def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
     if not wrote_anything(walker):
         return
     path = walker.resolve(name)
-    producer = written_by(walker, path)
+    producer = written_by(walker, path, False)
     if producer is not None:
         text = known_content(walker, path, partial=True)
         if text is not None and text[:1] == UNKNOWN:  # appended to: the known part is code too
@@ -490,6 +557,8 @@ def model_kill(inv: Invocation) -> None:
     for word, position in targets:
         if word.startswith("%"):
             continue  # a job of this shell
+        if word == CHILD_PID:
+            continue  # a job this command started (`$!`)
         if UNKNOWN in word:
             start, stop = inv.at(position)
             source = text[start:stop].strip('"')

@@ -1,7 +1,7 @@
 """Programs that print a plain value: a date, a number, a commit id, a machine name.
 
 What they print is not known before they run, but its shape is: ``date +%F`` prints digits
-and dashes, ``nproc`` and ``id -u`` a number, ``git rev-parse --short HEAD`` hexadecimal
+and dashes, ``nproc`` and ``id -u`` a number, ``whoami`` a user name, ``git rev-parse --short HEAD`` hexadecimal
 digits.  None of it holds a ``/``, a glob character, or starts with ``.`` or ``-``, so
 ``tar -czf "backup-$(date +%F).tgz" data/`` writes one file in the working directory and
 ``mkdir -p "logs/$(date +%Y%m%d)"`` one directory in ``logs``.  Such output is the marker
@@ -97,6 +97,26 @@ def id_output(inv: Invocation) -> None:
         inv.output(UNKNOWN_NUMBER + "\n", "the number `id` prints")
 
 
+#: ``id`` options that print one name (``-un``: the user's, ``-gn``: the group's)
+_ID_NAMES = frozenset({"-u", "-g", "-n", "-un", "-nu", "-gn", "-ng", "--user", "--group", "--name"})
+
+
+def user_output(inv: Invocation) -> None:
+    """``whoami``, ``logname``, ``id -un`` (``-gn``), ``hostname [-s|-f]``: the user's, group's or
+    machine's name (set by the machine's administrator: letters, digits, ``.``, ``_``, ``-``,
+    not first)."""
+    words = inv.argv[1:]
+    if inv.name in ("whoami", "logname"):
+        plain = not words
+    elif inv.name == "hostname":
+        plain = all(word in ("-s", "--short", "-f", "--fqdn", "--long") for word in words)
+    else:  # id
+        plain = all(word in _ID_NAMES for word in words) and any("n" in word for word in words) and \
+            any("n" not in word or len(word) == 3 for word in words)
+    if plain:
+        inv.output(UNKNOWN_NAME + "\n", f"the name `{inv.name}` prints")
+
+
 def nproc_output(inv: Invocation) -> None:
     """``nproc [--all] [--ignore=N]``: the number of processors."""
     if all(word == "--all" or word.startswith("--ignore=") for word in inv.argv[1:]):
@@ -178,6 +198,10 @@ def _after(name: str, extra: Model) -> None:
 
 _after("date", date_output)
 _after("id", id_output)
+_after("id", user_output)
+_after("whoami", user_output)
+_after("logname", user_output)
+_after("hostname", user_output)
 _after("nproc", nproc_output)
 _after("getconf", getconf_output)
 _after("uname", uname_output)

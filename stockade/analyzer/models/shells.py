@@ -240,11 +240,28 @@ def model_trap(inv: Invocation) -> None:
 
 
 def model_alias(inv: Invocation) -> None:
-    """``alias name=CODE``: the code runs whenever the alias is used; walked now."""
+    """``alias name=CODE``: the code runs whenever the alias is used; walked now, and kept for
+    the commands that use it (see :func:`~stockade.analyzer.exec.run_command`)."""
+    walker = inv.walker
     for index, word in enumerate(inv.argv[1:], start=1):
-        _, eq, value = word.partition("=")
+        name, eq, value = word.partition("=")
         if eq:
             inv.script(value, index, what="the code of an alias")
+            if UNKNOWN not in name:
+                walker.aliases = {**(walker.aliases or {}), name: value}
+            else:
+                walker.aliases = None
+
+
+def model_unalias(inv: Invocation) -> None:
+    """``unalias [-a] NAME…``: the aliases are gone (``-a``: all of them)."""
+    walker = inv.walker
+    if walker.aliases is None:
+        return
+    if "-a" in inv.argv[1:]:
+        walker.aliases = None
+        return
+    walker.aliases = {name: value for name, value in walker.aliases.items() if name not in inv.argv[1:]} or None
 
 
 def model_let(inv: Invocation) -> None:
@@ -333,6 +350,32 @@ _MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-nev
 #: the script given to them
 _MODULE_REPLS = frozenset({"code", "asyncio", "pdb", "idlelib"})
 _MODULE_SCRIPT_RUNNERS = frozenset({"pdb"})  # (cProfile, profile, trace: writers.model_py_profile)
+#: modules run with ``python -m`` that import or run the files or modules their operands name
+#: (``-m doctest f.py``, ``-m unittest tests.test_x``, ``-m pydoc ./m.py``, ``-m runpy m``)
+_MODULE_FILE_RUNNERS = frozenset({"doctest", "unittest", "pydoc", "runpy"})
+
+
+def module_operands(inv: Invocation, module: str, start: int) -> None:
+    """The operands of a :data:`_MODULE_FILE_RUNNERS` module: a path is a file it runs (a read;
+    unknown code when this command wrote it), a dotted name the module file it imports (unknown
+    code when this command wrote ``name.py`` or ``name/__init__.py``)."""
+    from stockade.analyzer.models.fresh import written_by, wrote_anything
+
+    argv = inv.argv
+    for at in range(start, len(argv)):
+        word = argv[at]
+        if word[:1] == "-" or UNKNOWN in word or (module == "unittest" and word == "discover"):
+            continue
+        if "/" in word or word.endswith((".py", ".txt", ".rst", ".md")):
+            run_file(inv, word, at)
+        elif wrote_anything(inv.walker) and re.fullmatch(r"[A-Za-z_][\w.]*", word):
+            base = word.replace(".", "/")
+            for candidate in (base + ".py", base + "/__init__.py", base.rpartition("/")[0] + ".py"):
+                producer = written_by(inv.walker, inv.path(candidate), False) if candidate != ".py" else None
+                if producer is not None:
+                    inv.unknown(f"`{module}` imports `{show(word)}` from `{show(candidate)}`, which "
+                                f"{producer} wrote earlier in this command: code that cannot be seen into", at)
+                    break
 
 
 def _node_fallback_written(inv: Invocation, path: str, index: int | None) -> None:
@@ -403,6 +446,8 @@ def interpreter_model(options: dict[str, str]):
                         inv.unknown(f"`{inv.name} -m {value}` runs code from {inv.stdin.what}", index)
                     else:
                         run_file(inv, rest[0], inv.argv.index(rest[0], index + 1))
+                elif value in _MODULE_FILE_RUNNERS and index is not None:
+                    module_operands(inv, value, index + 1)
                 elif value in _MODULE_REPLS and index is not None:  # (`echo CODE | python3 -m code`)
                     inv.unknown(f"`{inv.name} -m {value}` runs code from {inv.stdin.what}, which cannot be seen into",
                                 index)
@@ -714,6 +759,7 @@ register("source .", model_source, builtin=True)
 register("cd pushd popd", model_cd, builtin=True)
 register("trap", model_trap, builtin=True)
 register("alias", model_alias, builtin=True)
+register("unalias", model_unalias, builtin=True)
 register("let", model_let, builtin=True)
 for _names, _options in _INTERPRETERS.items():
     register(_names, interpreter_model(_options))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, UNKNOWN_NUMBER, Unknown, show
+from stockade.analyzer.effects import CHILD_PID, UNKNOWN, UNKNOWN_NUMBER, Unknown, show
 from stockade.analyzer.exec import HASHED_KEY, HASHED_PREFIX, Invocation
 from stockade.analyzer.models import MODELS, default_model, parse_options, register
 from stockade.analyzer.words import ARRAY_KEY, ARRAY_SEP, INDEX_RE, LISTED_KEY, NAMEREF, array_elements
@@ -324,7 +324,7 @@ def coproc_descriptors(walker: Walker, name: str) -> None:
     if not name.isidentifier():
         return
     set_array(walker, name, [UNKNOWN_NUMBER, UNKNOWN_NUMBER])
-    walker.state.variables[name + "_PID"] = UNKNOWN_NUMBER
+    walker.state.variables[name + "_PID"] = walker.state.variables["!"] = CHILD_PID
 
 
 def model_mapfile(inv: Invocation) -> None:

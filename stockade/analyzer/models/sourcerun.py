@@ -79,7 +79,7 @@ def fresh_sources(inv: Invocation) -> None:
     first = True
     for word, index in parsed.positionals[:32]:
         if (word.endswith(extensions) or (first and inv.name in SCRIPT_FIRST)) and \
-                written_by(inv.walker, inv.path(word)) is not None:
+                written_by(inv.walker, inv.path(word), False) is not None:
             run_file(inv, word, index)
             return
         first = False
@@ -112,7 +112,7 @@ def shadowed_imports(inv: Invocation, directory: str, script: str | None, index:
             continue
         rest = path[len(base):]
         if (node and rest.startswith("node_modules/")) or (not node and _python_module_file(rest)):
-            producer = written_by(walker, path)
+            producer = written_by(walker, path, False)
             if producer is None:
                 continue
             content = known_content(walker, path)
@@ -254,7 +254,7 @@ def python_module(inv: Invocation) -> None:
             at = index if word[2:] else index + 1
             base = module.replace(".", "/")
             for candidate in (base + ".py", base + "/__main__.py", base + "/__init__.py"):
-                if module and written_by(inv.walker, inv.path(candidate)) is not None:
+                if module and written_by(inv.walker, inv.path(candidate), False) is not None:
                     run_file(inv, candidate, at)
                     return
             return

@@ -128,6 +128,19 @@ def model_systemctl(inv: Invocation) -> None:
         inv.persistence(f"`{inv.name} {verb}` installs a service that starts automatically", 1)
     elif not user:
         inv.privilege(f"`{inv.name} {verb}` changes system services", 1)
+    elif verb in _USER_UNIT_WRITES:  # (`--user mask`: a link in the user's unit directory)
+        inv.write(inv.walker.context.home.rstrip("/") + "/.config/systemd/user", 1, recursive=True)
+    elif verb in _USER_UNIT_PROCESSES:
+        inv.unknown(f"`{inv.name} --user {verb}` starts or signals the user's services, processes this command "
+                    "does not show", 1)
+
+
+#: ``systemctl --user`` verbs that write the user's unit directory (``~/.config/systemd/user``)
+_USER_UNIT_WRITES = frozenset({"mask", "unmask", "disable", "revert", "set-property", "add-requires", "edit"})
+#: ``systemctl --user`` verbs that start, stop or signal the user's services
+_USER_UNIT_PROCESSES = frozenset({"start", "stop", "restart", "try-restart", "reload", "reload-or-restart",
+                                  "try-reload-or-restart", "kill", "isolate", "daemon-reexec", "freeze", "thaw",
+                                  "clean", "condrestart", "force-reload"})
 
 
 def model_chmod(inv: Invocation) -> None:

@@ -938,10 +938,18 @@ def model_zip(inv: Invocation) -> None:
     words = list(parsed.positionals)
     if words:
         inv.write(words[0][0], words[0][1])
-        recursive = parsed.has("-r", "--recurse-paths")
+        recursive = parsed.has("-r", "--recurse-paths", "-R", "--recurse-patterns")
+        includes = parsed.values_of("-i", "--include")
         for word, index in words[1:]:
             inv.read(word, index, recursive=recursive)
             _removes_member(inv, parsed, word, index)
+            if recursive and UNKNOWN not in word:
+                # (`-r . -i '.env*'`: the names below it the patterns select — a `*` crosses `/`)
+                root = "" if word in (".", "./") else word.rstrip("/") + "/"
+                for pattern, at in includes:
+                    inv.read(root + pattern, at)
+                    if pattern[:1] == "*":
+                        inv.read(root + "**/" + pattern.lstrip("*") if pattern.strip("*") else root + "**", at)
         _stdin_names(inv, parsed, words[0][1])
 
 

@@ -95,7 +95,7 @@ def _conftests(inv: Invocation) -> None:
         path = getattr(effect, "path", None)
         if effect.__class__ is Write and isinstance(path, str) and path.startswith(base) and \
                 path.endswith("/conftest.py") and path != base + "conftest.py":
-            producer = written_by(walker, path)
+            producer = written_by(walker, path, False)
             if producer is not None:
                 inv.unknown(f"`{inv.name}` loads `{path[len(base):]}`, which {producer} wrote earlier in this "
                             "command: its code cannot be seen into")
@@ -244,3 +244,29 @@ def harmless_startup(path: str, text: str | None) -> bool:
         if path.endswith(ending):
             return harmless(text)
     return False
+
+
+#: sphinx-build options that take a value (``-c DIR``: where ``conf.py`` is)
+_SPHINX_VALUES = frozenset({"-b", "--builder", "-c", "--conf-dir", "-d", "--doctree-dir", "-j", "--jobs", "-D",
+                            "--define", "-A", "--html-define", "-t", "--tag", "-w", "--warning-file", "-M"})
+
+
+def _sphinx(name: str, inner: Model) -> Model:
+    def model(inv: Invocation) -> None:
+        """sphinx-build [OPTIONS] SOURCEDIR OUTPUTDIR: runs ``conf.py`` (Python) from the source
+        directory or ``-c DIR``: unknown code when this command wrote it."""
+        inner(inv)
+        from stockade.analyzer.models import parse_options
+
+        parsed = parse_options(inv.argv, _SPHINX_VALUES)
+        confs = parsed.values_of("-c", "--conf-dir")
+        sources = [word for word, _ in parsed.positionals if UNKNOWN not in word]
+        directory = confs[-1][0] if confs else sources[0] if sources else None
+        if directory is not None and UNKNOWN not in directory:
+            fresh_project(inv, directory, ("conf.py",), confs[-1][1] if confs else None)
+
+    return model
+
+
+for _name in ("sphinx-build", "sphinx-autobuild"):
+    register(_name, _sphinx(_name, MODELS.get(_name, default_model)))

@@ -472,10 +472,15 @@ def model_py_compile(inv: Invocation) -> None:
 
 
 def model_py_pydoc(inv: Invocation) -> None:
-    """python -m pydoc: ``-w NAME`` writes ``NAME.html`` in the working directory; ``-p PORT``
+    """python -m pydoc: imports the files and modules it documents (see
+    :func:`~stockade.analyzer.models.shells.module_operands`); ``-w NAME`` writes ``NAME.html`` in the working directory; ``-p PORT``
     (``-b``) serves documentation on ``-n HOST`` (default localhost)."""
     parsed = parse_options(inv.argv, {"-p", "-n"})
     words = parsed.positionals
+    if not parsed.has("-k", "-p", "-b"):  # (it imports what it documents: a file, a module)
+        from stockade.analyzer.models.shells import module_operands
+
+        module_operands(inv, "pydoc", 1)
     if parsed.has("-w"):
         for word, index in words:
             inv.write(word.rpartition("/")[2].removesuffix(".py") + ".html", index)
