@@ -268,6 +268,8 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
         if ("*" in name or "?" in name or "]" in name.partition("[")[2]) and \
                 _globbed_command(walker, argv, spans, stdin, env, span):  # (a `[` with no `]` is itself: `[ … ]`)
             return
+        if "/" in name and len(effects) > 1 and _copied_program(walker, argv, spans, stdin, env, span):
+            return
     functions = walker.state.functions
     if functions:
         function = functions.get(name)
@@ -321,7 +323,56 @@ def run_command(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdi
     invocation.name = basename
     if not plain and "/" in name:  # (a program run by its path is read to run it: `~/.ssh/x.sh`)
         invocation.read(name, 0)
+        if model is not _MODELS[2] and len(argv) > 1:  # type: ignore[index]
+            _planted_name(invocation, model)
+            return
     model(invocation)
+
+
+def _copied_program(walker: Walker, argv: list[str], spans: list[SpanT], stdin: Stdin, env: dict[str, str],
+                    span: SpanT) -> bool:
+    """A program run by a path that is a link or copy this text made of another program
+    (``cp /bin/rm /tmp/ls; /tmp/ls -rf ~``): run as that program (True); a copy of a program
+    not known is unknown code.  False when the path is none."""
+    from stockade.analyzer.models.fresh import program_origin
+
+    name = argv[0]
+    if not walker.state.links and not _write_seen(walker):
+        return False
+    origin = program_origin(walker, name)
+    if origin == walker.resolve(name) and not walker.state.links:
+        return False
+    if UNKNOWN in origin:
+        walker.effects.append(Unknown(f"runs `{show(name)}`, a copy of a program not known before it runs", spans[0]))
+        return True
+    if origin.rpartition("/")[2] == name.rpartition("/")[2] or origin == name:
+        return False
+    from stockade.analyzer.models.programs import agent_writable
+
+    if agent_writable(walker, origin):  # (a copy of a file the agent may have made: judged as run where it is)
+        return False
+    run_command(walker, [origin, *argv[1:]], spans, stdin, env, span)
+    return True
+
+
+def _write_seen(walker: Walker) -> bool:
+    """Whether this text wrote any file so far (see :func:`.fresh.wrote_anything`)."""
+    from stockade.analyzer.models.fresh import wrote_anything
+
+    return wrote_anything(walker)
+
+
+def _planted_name(inv: Invocation, model: Callable[[Invocation], None]) -> None:
+    """A program run by a path where the agent may have put it (``./cat``, ``/tmp/bin/ls``,
+    ``.venv/bin/python``) is judged by the model of its name — and, since its name says nothing
+    of what the file is, as a program with no model as well: a path it is given that the policy
+    does not let it write gets the ``unknown-effects`` verdict (``./cat -rf ~``)."""
+    from stockade.analyzer.models import visible_operands
+    from stockade.analyzer.models.programs import agent_writable
+
+    model(inv)
+    if agent_writable(inv.walker, inv.walker.resolve(inv.argv[0])):
+        visible_operands(inv, 1)
 
 
 #: characters that make an alias's code more than words (walked as shell code then)

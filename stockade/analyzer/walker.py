@@ -899,6 +899,10 @@ class Walker(ControlFlow):
             output = self._last_output
             if output is None:
                 self._last_output = before
+            elif output.what.startswith("the endless output of ") and captured[0].path not in _NULL_FILES:
+                # (`{ yes; } > f`, `(yes) > f`, `< /dev/zero cat > z`: an endless output into a file)
+                self.effects.append(Unknown(f"{output.what} goes to `{clip(captured[0].path)}`: it fills the disk",
+                                            captured[0].span))
             record_written(self, captured[0], None if output is None else output.text, captured[1])
         else:
             self.walk(body, stdin)
@@ -1916,6 +1920,10 @@ def _fed_command(node: Any) -> bool:
     return node.type == "redirected_statement" and node.named_children[0].type == "command" and all(
         child.type in ("heredoc_redirect", "herestring_redirect") or child == node.named_children[0]
         or (child.type == "file_redirect" and _input_or_quiet(child)) for child in node.named_children)
+
+
+#: files that take any amount of output without filling a disk
+_NULL_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/full"})
 
 
 def _input_or_quiet(node: Any) -> bool:

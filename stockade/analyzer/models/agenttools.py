@@ -270,7 +270,8 @@ def model_pass(inv: Invocation) -> None:
 def model_ssh_keys(inv: Invocation) -> None:
     """ssh-keygen writes the key ``-f`` names (default ``~/.ssh/id_<type>``) unless it only reads
     (``-l``, ``-y``, ``-F``, ``-R`` rewrites known_hosts); ssh-add reads the keys it is given (or
-    ``~/.ssh/id_*``); ssh-copy-id reads the public key and contacts the host."""
+    ``~/.ssh/id_*``); ssh-copy-id reads the public key and contacts the host (this machine's:
+    it appends to ``~/.ssh/authorized_keys``)."""
     argv = inv.argv
     home = (env_value(inv, "HOME") or "~").rstrip("/")
     if inv.name == "ssh-keygen":
@@ -300,7 +301,11 @@ def model_ssh_keys(inv: Invocation) -> None:
     if not parsed.values_of("-i"):
         inv.read(home + "/.ssh", None, recursive=True)
     for word, index in parsed.positionals[:1]:
-        contact_url(inv, "ssh://" + word.rpartition("@")[2], index, 22)
+        host = word.rpartition("@")[2]
+        contact_url(inv, "ssh://" + host, index, 22)
+        if host.lower().strip("[]") in ("localhost", "127.0.0.1", "::1", "localhost.localdomain") and "@" not in word:
+            # (this machine, as this user: the key is appended to this user's authorized keys)
+            inv.write(home + "/.ssh/authorized_keys", index)
 
 
 # -- network clients -----------------------------------------------------------------------------

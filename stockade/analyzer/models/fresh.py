@@ -13,11 +13,10 @@
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 
 from stockade.analyzer.effects import CHILD_PID, UNKNOWN, Delete, Execute, Harmless, Network, Read, Rename, Write, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.globs import has_glob
+from stockade.analyzer.globs import glob_regex, has_glob
 from stockade.analyzer.models import MODELS, parse_options, register
 
 TYPE_CHECKING = False
@@ -88,6 +87,12 @@ def may_have_written(walker: Walker, path: str, below: bool = True) -> bool:
     return False
 
 
+def may_have_written_below(walker: Walker, path: str) -> bool:
+    """Whether a write or move of this text named a path below the directory ``path``."""
+    prefix = path.rstrip("/") + "/"
+    return any(target.startswith(prefix) for target in _write_targets(walker))
+
+
 _NO_IDS: set[int] = set()
 
 
@@ -122,8 +127,9 @@ def written_by(walker: Walker, path: str, copies: bool = True) -> str | None:
         if not has_glob(path):
             return None
         # (`sh x*`: a glob names whichever written files it matches)
+        pattern = glob_regex([part for part in path.split("/") if part], dots=True)
         for target in sorted(_write_targets(walker)):
-            if fnmatchcase(target, path):
+            if pattern.match(target):
                 matched = written_by(walker, target, copies)
                 if matched is not None:
                     return matched
@@ -176,6 +182,65 @@ def written_by(walker: Walker, path: str, copies: bool = True) -> str | None:
 #: programs that copy or move files they are given: what they write is the content of their
 #: sources (``cp scripts/test.sh /tmp/t.sh && bash /tmp/t.sh`` runs a file that was there)
 COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "ditto", "gcp", "gmv"})
+#: copier options that take a value (not a source or a destination)
+_COPIER_VALUES = frozenset({"-m", "-o", "-g", "-t", "-S", "-T", "--mode", "--owner", "--group", "--target-directory",
+                            "--suffix", "-C", "-e", "--rsh", "--exclude", "--include", "-f", "--filter"})
+
+
+def program_origin(walker: Walker, name: str) -> str:
+    """The file a program run by path really is: through the links this text made and the
+    copies it made (``cp /bin/rm /tmp/ls``, ``install -m755 /usr/bin/curl bin/x``, ``ln -s
+    /usr/bin/rm ./clean``), the program copied — UNKNOWN when a copy's source is not known."""
+    path = walker.resolve(name)
+    for _ in range(8):
+        source = _copied_from(walker, path)
+        if source is None or source == path:
+            return path
+        path = source
+    return UNKNOWN  # (copies of copies, or in a circle: not followed)
+
+
+def _copied_from(walker: Walker, path: str) -> str | None:
+    """The source of the last copy this text made to ``path`` (a :data:`COPIERS` program with one
+    source: ``cp SRC DEST``, ``cp SRC DIR``), resolved; None when no copy wrote it last."""
+    if not may_have_written(walker, path, below=False):
+        return None
+    found: str | None = None
+    producer: Execute | None = None
+    for effect in walker.effects:
+        cls = effect.__class__
+        if cls is Execute:
+            producer = effect  # type: ignore[assignment]
+            continue
+        target = effect.path if cls is Write else effect.dest if cls is Rename else None  # type: ignore[union-attr]
+        if target is None or target.rstrip("/") != path:
+            continue
+        found = None
+        argv = producer.argv if producer is not None else ()
+        if not argv or argv[0].rpartition("/")[2] not in COPIERS:
+            continue
+        operands: list[str] = []
+        skip = False
+        for word in argv[1:]:
+            if skip:
+                skip = False
+            elif word[:1] == "-" and UNKNOWN not in word:
+                skip = word in _COPIER_VALUES
+            else:
+                operands.append(word)
+        if len(operands) != 2:
+            continue
+        source, dest = operands
+        if UNKNOWN in source:
+            found = UNKNOWN
+            continue
+        source_path = walker.resolve(source)
+        dest_path = walker.resolve(dest).rstrip("/")
+        if dest_path == path or dest_path + "/" + source_path.rpartition("/")[2] == path:
+            found = source_path
+    return found
+
+
 #: git subcommands that write the working tree from the repository's own objects
 _GIT_LOCAL = frozenset({"checkout", "restore", "switch", "reset", "stash", "cherry-pick", "revert"})
 
@@ -239,9 +304,9 @@ def _written_at_or_below(walker: Walker, source: str) -> str | None:
     if producer is not None:
         return producer
     prefix = source.rstrip("/") + "/"
-    glob = has_glob(source)
+    glob = glob_regex([part for part in source.split("/") if part], dots=True) if has_glob(source) else None
     for target in sorted(_write_targets(walker)):
-        if target.startswith(prefix) or (glob and fnmatchcase(target, source)):
+        if target.startswith(prefix) or (glob is not None and glob.match(target)):
             producer = written_by(walker, target, False)
             if producer is not None:
                 return producer
@@ -431,6 +496,20 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
         return
     path = inv.path(word)
     producer = written_by(inv.walker, path, False)
+    glob = has_glob(path) and UNKNOWN not in path and path.rstrip("/") not in _write_targets(inv.walker)
+    if (producer is not None and glob) or (producer is None and UNKNOWN not in path and may_have_written_below(
+            inv.walker, path)):
+        # (`find . -name c -exec sh {} \;`, `sh *.sh`: each written file the glob matches is run; `find . -exec
+        # sh {} \;` runs each file below the root, and a directory is no script)
+        pattern = glob_regex([part for part in path.split("/") if part], dots=True) if glob else None
+        prefix = path.rstrip("/") + "/"
+        matched = [target for target in sorted(_write_targets(inv.walker)) if not has_glob(target) and (
+            pattern.match(target) if pattern is not None else target.startswith(prefix))]
+        for target in matched[:16]:
+            run_file(inv, target, index)
+        if len(matched) > 16:
+            inv.unknown(f"`{inv.name}` runs the files `{show(word)}` matches, more than this command wrote to follow", index)
+        return
     if producer is not None:
         if inv.name in SHELL_RUNNERS:
             text = known_content(inv.walker, path, partial=True)
@@ -555,8 +634,8 @@ def model_kill(inv: Invocation) -> None:
     targets = [(word, at + 1) for at, word in enumerate(words) if at >= position]
     text = inv.walker.command
     for word, position in targets:
-        if word.startswith("%"):
-            continue  # a job of this shell
+        if word.startswith("%") or word == "self":
+            continue  # a job of this shell, the shell itself (`$$`)
         if word == CHILD_PID:
             continue  # a job this command started (`$!`)
         if UNKNOWN in word:
@@ -567,6 +646,8 @@ def model_kill(inv: Invocation) -> None:
             inv.unknown(f"`kill` signals processes that are not known before it runs (`{show(word)}`)", position)
         elif word in ("-1", "0", "1") or (word.startswith("-") and word[1:].isdigit()):
             inv.unknown(f"`kill {word}` signals every process, a whole process group or init", position)
+        elif has_glob(word):  # (`[0-9]*`, from a loop over `/proc/[0-9]*`: any process; a name is an error)
+            inv.unknown(f"`kill` signals the processes `{show(word)}` stands for, which cannot be identified", position)
 
 
 #: `$(jobs -p)`: the pids of this shell's own jobs
@@ -628,6 +709,13 @@ def model_dd(inv: Invocation) -> None:
         _DD_MODEL(inv)
     operands = dict(word.partition("=")[::2] for word in inv.argv[1:] if "=" in word)
     source = operands.get("if")
+    if "of" in operands and ("seek" in operands or "oseek" in operands):
+        # (`seek=N` makes the file N output blocks long before a byte is copied, as `truncate -s`)
+        seek = size_of(operands.get("seek", operands.get("oseek", "")))
+        block = size_of(operands.get("obs", operands.get("bs", "512"))) or 512
+        if seek is None or seek * block > DISK_LIMIT:
+            _fills(inv, f"`dd seek={show(operands.get('seek', operands.get('oseek', '')))}` makes a huge file")
+            return
     if source not in _ENDLESS or ("of" not in operands and not stdout_to_file(inv)):
         return
     count = size_of(operands.get("count", "")) if "count" in operands else None

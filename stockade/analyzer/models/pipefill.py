@@ -70,6 +70,13 @@ def _endless_source(inv: Invocation) -> bool:
     return any(word.lower() in operands for word in inv.argv[1:])
 
 
+def _endless_dd(inv: Invocation) -> bool:
+    """``dd if=/dev/zero`` with no ``count=`` and no ``of=``: an endless output (into a pipe)."""
+    operands = dict(word.partition("=")[::2] for word in inv.argv[1:] if "=" in word)
+    return operands.get("if") in _ENDLESS and "count" not in operands and "of" not in operands and \
+        "iflag" not in operands
+
+
 def _file_operands(inv: Invocation) -> list[str]:
     return [word for word in inv.argv[1:] if word[:1] != "-" and "=" not in word]
 
@@ -98,6 +105,8 @@ def _wrap(name: str, inner: Model) -> Model:
             # not fed an endless input: only a source starts one (`yes`, `cat /dev/zero`)
             if name in SOURCES and _endless_source(inv) and not stdout_to_file(inv):
                 inv.output(None, ENDLESS + f"`{inv.name}`")
+            elif name == "dd" and _endless_dd(inv):
+                inv.output(None, ENDLESS + "`dd`")
             elif name in OPERAND_FILTERS:
                 _endless_operand(inv)
             return

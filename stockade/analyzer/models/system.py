@@ -237,6 +237,9 @@ def model_loginctl(inv: Invocation) -> None:
         inv.unknown(f"`loginctl {sub}` signals every process of the sessions it names", at)
     elif sub == "enable-linger":
         inv.persistence("`loginctl enable-linger` keeps the user's services running after logout", at)
+    elif sub in ("poweroff", "reboot", "halt", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate",
+                 "kexec", "soft-reboot"):  # (logind's power actions, as `systemctl poweroff`)
+        inv.privilege(f"`loginctl {sub}` stops or restarts the machine", at)
 
 
 def model_crontab(inv: Invocation) -> None:
@@ -354,4 +357,4 @@ register("mkfs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.vfat mkfs.btrfs mke2fs fdisk sf
 register("sysctl", model_sysctl)
 register("dpkg-deb", model_dpkg_deb)
 register("mount umount modprobe insmod rmmod setcap iptables nft ufw useradd usermod userdel "
-         "groupadd passwd visudo chpasswd reboot shutdown halt poweroff init", model_mount)
+         "groupadd passwd visudo chpasswd reboot shutdown halt poweroff init telinit runlevel-never", model_mount)
