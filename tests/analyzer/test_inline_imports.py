@@ -34,7 +34,12 @@ def test_precheck_refuses_only_what_the_walk_refuses(statements: list[str], sepa
 
 
 def test_precheck_cases() -> None:
-    assert inline._unlisted_import("import subprocess,os;subprocess.run(['x'])")
+    # (`import X` of a module not listed is checked as X is used: only its version or location)
+    assert not inline._unlisted_import("import subprocess,os;subprocess.run(['x'])")
+    assert inline.harmless_python("import subprocess,os;subprocess.run(['x'])") is None
+    assert inline.harmless_python("import django; print(django.__version__)") == []
+    assert inline.harmless_python("import evil") is None
+    assert inline.harmless_python("import evil as e; print(e.__dict__)") is None
     assert inline._unlisted_import("import sys\nfrom subprocess import run")
     assert not inline._unlisted_import("import sys, json; print(sys.version)")
     assert not inline._unlisted_import("import importlib.metadata as m; print(m.version('x'))")

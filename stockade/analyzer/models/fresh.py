@@ -636,8 +636,8 @@ def model_kill(inv: Invocation) -> None:
     for word, position in targets:
         if word.startswith("%") or word == "self":
             continue  # a job of this shell, the shell itself (`$$`)
-        if word == CHILD_PID:
-            continue  # a job this command started (`$!`)
+        if word == CHILD_PID or word == "-" + CHILD_PID:
+            continue  # a job this command started (`$!`), its process group (`-$!` under `set -m`)
         if UNKNOWN in word:
             start, stop = inv.at(position)
             source = text[start:stop].strip('"')

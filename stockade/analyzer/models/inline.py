@@ -36,7 +36,7 @@ _PY_MODULES = frozenset({
     "random", "secrets", "statistics", "keyword", "calendar", "unicodedata", "zlib", "binascii", "html", "shlex",
     "collections", "importlib.metadata", "certifi", "ssl", "locale", "sysconfig", "pprint",
     "os", "os.path", "shutil", "multiprocessing", "site", "struct", "tomllib", "getpass", "pathlib",
-    "re", "urllib.parse",
+    "re", "urllib.parse", "ast", "glob",
 })
 #: the functions and classes of those modules a one-liner may call (each only computes, or reads
 #: what it describes of the interpreter and the machine: no host contacted, no file named by a
@@ -79,7 +79,7 @@ _PY_CALLS = _names(
     "get_scheme_names get_default_scheme",
     "pprint: pprint pformat pp",
     "platform: platform uname processor libc_ver",
-    "os: cpu_count getcwd getpid getppid getuid geteuid getgid getegid getlogin uname getenv getloadavg "
+    "os: listdir cpu_count getcwd getpid getppid getuid geteuid getgid getegid getlogin uname getenv getloadavg "
     "get_terminal_size",
     "os.path: join basename dirname splitext split normpath isabs expanduser commonpath commonprefix",
     "shutil: which disk_usage get_terminal_size", "multiprocessing: cpu_count",
@@ -87,7 +87,7 @@ _PY_CALLS = _names(
     "pathlib: Path PurePath PurePosixPath", "pathlib.Path: home cwd",  # (a path's methods that open, list or
     # change files are not listed: `Path.home().unlink()` is refused)
     "importlib.metadata: entry_points distributions packages_distributions", "getpass: getuser",
-    "re: search match fullmatch findall split sub subn escape",
+    "re: search match fullmatch findall split sub subn escape", "ast: parse dump literal_eval unparse",
     "urllib.parse: quote quote_plus unquote unquote_plus urlparse urlsplit urlunparse urlunsplit urljoin "
     "urlencode parse_qs parse_qsl",
 )
@@ -200,8 +200,8 @@ def harmless_python(code: str, endless_input: bool = False) -> list[str] | None:
         check.statements(tree.body, loop=False)
     except (_Refused, SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
-    if endless_input and check.stdin:
-        return None
+    if (endless_input and check.stdin) or check.foreign:
+        return None  # (a module imported only to run it, `import evil`, runs code that cannot be seen)
     return check.opened
 
 
@@ -210,23 +210,21 @@ def harmless_python(code: str, endless_input: bool = False) -> list[str] | None:
 _IMPORT_RE = re.compile(r"(?:^|[;\n:])[ \t]*(?:import[ \t]+([\w. \t,]+)|from[ \t]+([\w.]+)[ \t]+import\b)")
 
 
+#: the mark of a name bound to a module not in :data:`_PY_MODULES` (``import django``)
+_FOREIGN = "\x00module:"
+#: what a one-liner may read of such a module: its version and where it is
+_FOREIGN_ATTRS = frozenset({"__version__", "__file__", "__path__", "__name__", "VERSION", "version", "__version_info__",
+                            "version_info"})
+
+
 def _unlisted_import(code: str) -> bool:
-    """Whether ``code`` plainly imports a module not in :data:`_PY_MODULES` — which the check
-    refuses wherever the statement is — found without parsing (a statement in a string
+    """Whether ``code`` plainly imports names from a module not in :data:`_PY_MODULES` — which the
+    check refuses wherever the statement is — found without parsing (a statement in a string
     literal is taken for one too: the strict side)."""
     if "import" not in code:
         return False
-    for match in _IMPORT_RE.finditer(code):
-        names = match.group(1)
-        if names is None:
-            if match.group(2) not in _PY_MODULES:
-                return True
-            continue
-        for part in names.split(","):
-            words = part.split()
-            if words and words[0] not in _PY_MODULES:
-                return True
-    return False
+    # (`from X import y`: names of a module not listed; `import X` is checked as it is used)
+    return any(match.group(1) is None and match.group(2) not in _PY_MODULES for match in _IMPORT_RE.finditer(code))
 
 
 class _PythonCheck:
@@ -244,6 +242,7 @@ class _PythonCheck:
         self.held = 0
         self.parts = 0  # loops around it whose elements are parts of an iterable
         self.stdin = False  # whether it reads its standard input
+        self.foreign: set[str] = set()  # modules not listed imported and not yet asked their version
 
     def measure(self, size: int) -> int:
         """A length measured of ``size``: inside a loop over an iterable's parts (whose sizes
@@ -261,7 +260,11 @@ class _PythonCheck:
         if isinstance(node, ast.Import) and not loop:
             for alias in node.names:
                 if alias.name not in _PY_MODULES:
-                    raise _Refused
+                    # an installed (or the project's own) package: its code runs as an installed
+                    # program's does; only its version and location are read (_FOREIGN_ATTRS)
+                    self.names[alias.asname or alias.name.partition(".")[0]] = _FOREIGN + alias.name
+                    self.foreign.add(_FOREIGN + alias.name)
+                    continue
                 self.names[alias.asname or alias.name.partition(".")[0]] = \
                     alias.name if alias.asname else alias.name.partition(".")[0]
         elif isinstance(node, ast.ImportFrom) and not loop:
@@ -428,6 +431,11 @@ class _PythonCheck:
 
         assert isinstance(node, ast.Attribute)
         receiver = self._value(node.value)
+        if isinstance(receiver, str) and receiver.startswith(_FOREIGN):
+            if node.attr not in _FOREIGN_ATTRS:
+                raise _Refused
+            self.foreign.discard(receiver)
+            return _Value(_DATA)
         if isinstance(receiver, str):  # (a module, class or function: its listed names only)
             dotted = f"{receiver}.{node.attr}"
             self.stdin = self.stdin or dotted == "sys.stdin"
@@ -469,6 +477,8 @@ class _PythonCheck:
         receiver = self._value(function.value)
         if isinstance(receiver, str):
             dotted = f"{receiver}.{function.attr}"
+            if dotted in ("os.listdir", "glob.glob", "glob.iglob"):
+                return self.listdir_call(node)
             if dotted in _PY_CALLS:
                 return self.api_call(dotted, node)
             if receiver not in _PY_VALUES:
@@ -508,6 +518,19 @@ class _PythonCheck:
             sizes += sum(_widths(argument) for argument in node.args)
         grows = name in ("str", "repr", "ascii", "hex", "oct", "bin", "format")  # (escapes, digits)
         return _Value(4 * sizes if grows else sizes, _HUGE, name not in _PY_NUMERIC)
+
+    def listdir_call(self, node: object) -> _Value:
+        """``os.listdir()``, ``os.listdir("DIR")``: a read of the literal directory's names;
+        ``glob.glob("PATTERN"[, recursive=True])``: of the names the literal glob matches."""
+        import ast
+
+        assert isinstance(node, ast.Call)
+        if any(keyword.arg != "recursive" or not isinstance(keyword.value, ast.Constant) for keyword in node.keywords) \
+                or len(node.args) > 1 or (node.args and not (
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str))):
+            raise _Refused
+        self.opened.append(node.args[0].value if node.args else ".")  # type: ignore[attr-defined]
+        return _Value(_DATA)
 
     def open_call(self, node: object) -> _Value:
         """``open("NAME"[, "r"])``: a read of the literal file (not a device: ``/dev/zero`` never ends)."""

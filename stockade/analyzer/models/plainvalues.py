@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN_NAME, UNKNOWN_NAME_OR_EMPTY, UNKNOWN_NUMBER
+from stockade.analyzer.effects import CHILD_PID, UNKNOWN_NAME, UNKNOWN_NAME_OR_EMPTY, UNKNOWN_NUMBER
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
 
@@ -117,6 +117,15 @@ def user_output(inv: Invocation) -> None:
         inv.output(UNKNOWN_NAME + "\n", f"the name `{inv.name}` prints")
 
 
+def pgrep_output(inv: Invocation) -> None:
+    """``pgrep -P $$`` (``-P $!``): the pids of the command's own processes, one per line."""
+    from stockade.analyzer.models.system import own_children
+
+    if own_children(inv) and not any(word in ("-l", "-a", "--list-name", "--list-full", "-c", "--count")
+                                     for word in inv.argv[1:]):
+        inv.output(CHILD_PID + "\n", "the pids of this command's own processes `pgrep -P` prints")
+
+
 def nproc_output(inv: Invocation) -> None:
     """``nproc [--all] [--ignore=N]``: the number of processors."""
     if all(word == "--all" or word.startswith("--ignore=") for word in inv.argv[1:]):
@@ -203,6 +212,7 @@ _after("whoami", user_output)
 _after("logname", user_output)
 _after("hostname", user_output)
 _after("nproc", nproc_output)
+_after("pgrep", pgrep_output)
 _after("getconf", getconf_output)
 _after("uname", uname_output)
 _after("git", git_value_output)

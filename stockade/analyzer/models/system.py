@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from stockade.analyzer.effects import CHILD_PID
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 
@@ -212,12 +213,35 @@ def model_logrotate(inv: Invocation) -> None:
 def model_kill(inv: Invocation) -> None:
     """kill: signalling every process (``-1``) or init (``1``) is out of the command's reach;
     pkill/killall match processes by name (not visible which)."""
+    if inv.name == "pkill" and own_children(inv):
+        return  # (`pkill -P $$`, `pkill -P "$pid"` of a job it started: the command's own descendants)
     if inv.name in ("pkill", "killall", "killall5"):
         inv.unknown(f"`{inv.name}` signals every process whose name matches", 0)
         return
     targets = [w for w in inv.argv[1:] if (w.lstrip("-").isdigit() and not w.startswith("-")) or w == "-1"]
     if any(t in ("1", "-1") for t in targets[-len(targets):] if targets):
         inv.unknown("`kill` signals every process or init", 0)
+
+
+def own_children(inv: Invocation) -> bool:
+    """Whether a pkill/pgrep selects only children (``-P PPID``, ``--parent``) of this shell
+    (``$$``) or of jobs it started (``$!``): the command's own processes."""
+    argv = inv.argv
+    parents: list[str] = []
+    for index, word in enumerate(argv[1:], start=1):
+        if word in ("-P", "--parent") and index + 1 < len(argv):
+            parents.extend(argv[index + 1].split(","))
+        elif word.startswith("--parent="):
+            parents.extend(word.partition("=")[2].split(","))
+        elif word.startswith("-P") and len(word) > 2:
+            parents.extend(word[2:].split(","))
+    return bool(parents) and all(parent in ("self", CHILD_PID) for parent in parents)
+
+
+def model_jobs(inv: Invocation) -> None:
+    """``jobs -p``: the pids of this shell's jobs (one per line)."""
+    if any(word[:1] == "-" and "p" in word for word in inv.argv[1:]):
+        inv.output(CHILD_PID + "\n", "the pids of this shell's jobs `jobs -p` prints")
 
 
 #: loginctl subcommands that end or signal whole sessions (every process of a user or seat)
@@ -346,6 +370,7 @@ register("systemctl service launchctl update-rc.d chkconfig", model_systemctl)
 register("chmod", model_chmod)
 register("chown chgrp", model_chown)
 register("kill pkill killall killall5", model_kill)
+register("jobs", model_jobs, builtin=True)
 register("loginctl", model_loginctl)
 register("update-alternatives alternatives", model_update_alternatives)
 register("chsh chfn ldconfig", model_account_cache)
