@@ -625,11 +625,30 @@ _SEQ_MODEL = MODELS.get("seq")
 _SEQ_MAX = 64
 
 
+#: a ``seq -f`` format: text around one ``%`` conversion of a floating-point number (C's printf)
+_SEQ_FORMAT = re.compile(r"[^%]*(?:%%[^%]*)*%[-+ #0']*[0-9]{0,3}(?:\.[0-9]{1,3})?[gGfeE](?:[^%]|%%)*")
+
+
 def model_seq_output(inv: Invocation) -> None:
-    """``seq [FIRST [INCREMENT]] LAST`` of small integers prints known lines (``y=$(seq 1 1)``)."""
+    """``seq [-w] [-f FORMAT] [-s SEP] [FIRST [INCREMENT]] LAST`` of small integers prints known
+    lines (``y=$(seq 1 1)``, ``seq -w 1 10``: zero-padded, ``seq -f 'part-%02g' 1 4``)."""
     if _SEQ_MODEL is not None:
         _SEQ_MODEL(inv)
     words = inv.argv[1:]
+    pad = False
+    fmt: str | None = None
+    while words and words[0][:1] == "-" and not words[0][1:].isdigit():
+        if words[0] in ("-w", "--equal-width"):
+            pad = True
+            words = words[1:]
+        elif words[0] in ("-f", "--format") and len(words) > 1:
+            fmt, words = words[1], words[2:]
+        elif words[0].startswith("--format="):
+            fmt, words = words[0].partition("=")[2], words[1:]
+        else:
+            return
+    if fmt is not None and (UNKNOWN in fmt or len(fmt) > 256 or not _SEQ_FORMAT.fullmatch(fmt)):
+        return
     if not 1 <= len(words) <= 3 or not all(word.lstrip("-").isdigit() and len(word) < 10 for word in words):
         return
     numbers = [int(word) for word in words]
@@ -638,7 +657,17 @@ def model_seq_output(inv: Invocation) -> None:
     if step == 0 or (last - first) // step + 1 > _SEQ_MAX:
         return
     values = range(first, last + (1 if step > 0 else -1), step)
-    inv.output(_joined([str(value) for value in values]), "the numbers `seq` prints")
+    if fmt is not None:
+        try:
+            texts = [fmt.replace("'", "") % float(value) for value in values]
+        except (TypeError, ValueError, OverflowError):
+            return
+    elif pad:
+        width = max((len(str(value)) for value in values), default=0)
+        texts = [("-" + str(-value).zfill(width - 1)) if value < 0 else str(value).zfill(width) for value in values]
+    else:
+        texts = [str(value) for value in values]
+    inv.output(_joined(texts), "the numbers `seq` prints")
 
 
 register("seq", model_seq_output)

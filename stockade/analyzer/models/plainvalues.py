@@ -118,12 +118,17 @@ def user_output(inv: Invocation) -> None:
 
 
 def pgrep_output(inv: Invocation) -> None:
-    """``pgrep -P $$`` (``-P $!``): the pids of the command's own processes, one per line."""
+    """``pgrep PATTERN``: pids, numbers one per line (``/proc/$(pgrep -n node)/status``); ``pgrep -P
+    $$`` (``-P $!``): the pids of the command's own processes."""
     from stockade.analyzer.models.system import own_children
 
-    if own_children(inv) and not any(word in ("-l", "-a", "--list-name", "--list-full", "-c", "--count")
-                                     for word in inv.argv[1:]):
+    if any(word in ("-l", "-a", "--list-name", "--list-full", "-d", "--delimiter", "-w", "--lightweight")
+           or word.startswith(("--delimiter=", "-d")) for word in inv.argv[1:]):
+        return  # (names, whole command lines, other separators)
+    if own_children(inv):
         inv.output(CHILD_PID + "\n", "the pids of this command's own processes `pgrep -P` prints")
+    else:  # (pids or a count: numbers, one per line)
+        inv.output(UNKNOWN_NUMBER + "\n", "the pids `pgrep` prints")
 
 
 def nproc_output(inv: Invocation) -> None:
