@@ -162,8 +162,8 @@ def written_by(walker: Walker, path: str, copies: bool = True) -> str | None:
             for later in range(position + 1, count):
                 nxt = effects[later]
                 if nxt.__class__ is Execute:
-                    if nxt.span[0] <= span[0]:
-                        owner = None
+                    if nxt.span[0] <= span[0] and nxt.span != owner.span:  # (the same span: the command
+                        owner = None  # walked again, for another value of a word: `${B:-main}`)
                     break
         else:
             owner = None

@@ -6,8 +6,9 @@ git runs code and changes where it works in many ways, all modelled here:
 * global options (``-c key=value``, ``--config-env``, ``-C``, ``--git-dir``, ``--work-tree``,
   ``--exec-path=``) and the variables that do the same (``GIT_CONFIG_COUNT`` with
   ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``,
-  ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM``, ``GIT_DIR``, ``GIT_WORK_TREE``), as prefix
-  assignments or exported earlier in the text;
+  ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM``, ``GIT_DIR``, ``GIT_COMMON_DIR``, ``GIT_WORK_TREE``,
+  and ``HOME``/``XDG_CONFIG_HOME`` moving the per-user configuration to a place the agent can
+  write), as prefix assignments or exported earlier in the text;
 * configuration keys whose value is a command (:data:`_CODE_KEYS`), that redirect the network
   (:data:`_NET_KEYS`) or load configuration from elsewhere; configuration written by
   ``git config`` earlier in the same text is remembered (per file) and applies to later git
@@ -30,7 +31,7 @@ from stockade.analyzer.effects import UNKNOWN, Execute, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import Parsed, parse_options, register
 from stockade.analyzer.models.net import contact_url, proxies_of
-from stockade.analyzer.models.programs import first_word, judge_program
+from stockade.analyzer.models.programs import first_word, judge_program, writable_program
 from stockade.analyzer.regex import LazyPattern
 
 #: config keys whose value is a command git runs (``!`` aliases are shell code)
@@ -41,7 +42,7 @@ _CODE_KEYS = LazyPattern(
     r"uploadpack\.packobjectshook|sendemail\.(smtpserver|tocmd|cccmd)|web\.browser|browser\..*\.(cmd|path)|"
     r"remote\..*\.(receivepack|uploadpack|vcs)|(diff|merge)tool\..*\.(cmd|path)|man\..*\.(cmd|path)|"
     r"core\.alternaterefscommand|sendemail\.sendmailcmd|instaweb\.httpd|interactive\.difffilter|"
-    r"tar\..*\.command)$", re.I)
+    r"tar\..*\.command|lfs\.customtransfer\..*\.path|lfs\.extension\..*\.(clean|smudge))$", re.I)
 #: config keys that load configuration, hooks or programs from elsewhere (cannot be seen into)
 _ELSEWHERE_KEYS = LazyPattern(r"^(include\.path|includeif\..*\.path|core\.worktree|init\.templatedir|"
                               r"protocol\.(ext|fd)\.allow|protocol\.allow)$", re.I)
@@ -50,7 +51,8 @@ _FILE_KEYS = LazyPattern(r"^(core\.excludesfile|core\.attributesfile|commit\.tem
                          r"mailmap\.file|http\.(.*\.)?(sslcert|sslkey|sslcainfo|cookiefile)|"
                          r"gpg\.ssh\.allowedsignersfile|user\.signingkey|core\.sshkeyfile)$", re.I | re.S)
 #: config keys whose value is (or holds) a host git talks to; ``url.<base>.insteadOf``'s base
-_NET_KEYS = LazyPattern(r"^(https?\.(.*\.)?proxy|remote\..*\.(url|pushurl|proxy)|core\.gitproxy)$", re.I)
+_NET_KEYS = LazyPattern(r"^(https?\.(.*\.)?proxy|remote\..*\.(url|pushurl|proxy|lfsurl|lfspushurl)|core\.gitproxy|"
+                        r"lfs\.(.*\.)?(url|pushurl))$", re.I)
 _INSTEAD_OF = LazyPattern(r"^url\.(.*)\.(insteadof|pushinsteadof)$", re.I | re.S)
 #: commands a pager/editor key may name without running anything of note
 _PLAIN_PROGRAMS = frozenset({"cat", "less", "more", "false", "true", "", "vi", "vim", "nano", "less -r", "less -frx",
@@ -185,7 +187,7 @@ _MAX_ALIAS_DEPTH = 8
 class _Git:
     """What one git invocation sees: its configuration, repository and work tree."""
 
-    __slots__ = ("aliases", "config_tree", "forced_push", "repo", "tree", "trusts")
+    __slots__ = ("aliases", "config_tree", "editors", "forced_push", "repo", "tree", "trusts")
 
     def __init__(self) -> None:
         self.aliases: dict[str, tuple[str, int | None]] = {}
@@ -194,6 +196,7 @@ class _Git:
         self.tree: str | None = None  # --work-tree / GIT_WORK_TREE
         self.config_tree: str | None = None  # core.worktree (the weakest of the three)
         self.trusts: str | None = None  # safe.directory from the command line or variables
+        self.editors: dict[str, str] = {}  # `sequence.editor`, `core.editor` → the command
 
 
 def _new_git() -> _Git:
@@ -206,6 +209,7 @@ def _new_git() -> _Git:
     git.tree = None
     git.config_tree = None
     git.trusts = None
+    git.editors = {}
     return git
 
 
@@ -270,6 +274,10 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
             git_dir = (dir_variable, None)
     if git_dir is not None:
         _repository(inv, git, *git_dir)
+    if variables:  # (`GIT_COMMON_DIR`: the configuration, hooks, refs and objects are taken from there)
+        common = _env(inv, "GIT_COMMON_DIR")
+        if common:
+            _repository(inv, git, common, None)
     if git.tree is None and variables:
         git.tree = _env(inv, "GIT_WORK_TREE")
     if git.tree is None and git.config_tree is not None:  # (`-c core.worktree=DIR`, `git config core.worktree`)
@@ -289,12 +297,34 @@ def model_git(inv: Invocation, depth: int = 0) -> None:
         return
     _planted(inv, git)
     sub, sub_index = parsed.positionals[0]
+    if (sub in _SUBCOMMANDS or sub == "clone") and _help_only(inv, sub, sub_index):
+        return
     if sub not in _SUBCOMMANDS and sub != "clone":
         alias = git.aliases.get(sub.lower())
         if alias is not None:
             _expand_alias(inv, sub_index, alias, depth)
             return
     _subcommand(inv, git, sub, sub_index, bool(parsed.options))
+
+
+def _help_only(inv: Invocation, sub: str, sub_index: int) -> bool:
+    """``git SUB --help`` (``--help`` among SUB's options) is ``git help SUB``, and ``git SUB -h``
+    (alone) prints SUB's usage: SUB does nothing else.  The command rules then see
+    ``git help SUB`` (a rule on ``git push`` is about pushing)."""
+    rest = inv.argv[sub_index + 1:]
+    if rest != ["-h"]:
+        values = _CLONE_VALUES if sub == "clone" else _SUBCOMMANDS[sub][0]
+        parsed = parse_options(inv.argv, values, start=sub_index + 1)
+        if not any(option == "--help" for option, _, _ in parsed.options):
+            return False
+    effects = inv.walker.effects
+    wanted = tuple(inv.argv)
+    for position in range(len(effects) - 1, -1, -1):
+        effect = effects[position]
+        if effect.__class__ is Execute and getattr(effect, "argv", None) == wanted:
+            effects[position] = Execute(("git", "help", sub), inv.at(sub_index))
+            break
+    return True
 
 
 def _trace_files(inv: Invocation) -> None:
@@ -352,11 +382,14 @@ def _environment(inv: Invocation, git: _Git) -> None:
         path = _env(inv, name)
         if path is not None:
             _config_file(inv, git, path, None, f"`{name}`")
+    moved = _moved_configs(inv)
     for path in _user_configs(inv):
         written = configs.get(inv.path(path))
         if written is not None:
             for key, value in written.items():
                 _remember(git, key, value, None)
+        elif path in moved:  # (judged as GIT_CONFIG_GLOBAL's file is: known content, or unknown)
+            _config_file(inv, git, path, None, moved[path])
         elif path[:1] != "~" and _wrote(inv, path):  # HOME/XDG_CONFIG_HOME moved to where this text wrote
             inv.unknown(f"git reads configuration (which can run commands) from `{show(path)}`, which this command"
                         " wrote")
@@ -368,6 +401,27 @@ def _user_configs(inv: Invocation) -> list[str]:
     home = _env(inv, "HOME") or "~"
     xdg = _env(inv, "XDG_CONFIG_HOME") or home.rstrip("/") + "/.config"
     return [home.rstrip("/") + "/.gitconfig", xdg.rstrip("/") + "/git/config", ".git/config"]
+
+
+def _moved_configs(inv: Invocation) -> dict[str, str]:
+    """The per-user configuration files git reads from a place the agent can write because
+    ``HOME`` or ``XDG_CONFIG_HOME`` points there (``HOME=/tmp git log``: ``/tmp/.gitconfig``,
+    which can set a pager or an alias): path → the variable that moved it."""
+    from stockade.analyzer.models.programs import agent_writable
+
+    home = _env(inv, "HOME")
+    xdg = _env(inv, "XDG_CONFIG_HOME")
+    if home is None and xdg is None:
+        return {}
+    user_home, user_xdg, _ = _user_configs(inv)
+    moved: dict[str, str] = {}
+    if home is not None and inv.path(home) != inv.path("~"):
+        moved[user_home] = "`HOME`"
+        if xdg is None:
+            moved[user_xdg] = "`HOME`"
+    if xdg is not None:
+        moved[user_xdg] = "`XDG_CONFIG_HOME`"
+    return {path: what for path, what in moved.items() if agent_writable(inv.walker, inv.path(path))}
 
 
 def _wrote(inv: Invocation, path: str) -> bool:
@@ -489,8 +543,10 @@ def _expand_alias(inv: Invocation, sub_index: int, alias: tuple[str, int | None]
     value, index = alias
     where = sub_index if index is None else index
     if value.startswith("!"):
-        inv.script(value[1:] + "".join(" " + shlex.quote(w) for w in inv.argv[sub_index + 1:]), where,
-                   what=f"the shell alias `{inv.argv[sub_index]}`")
+        what = f"the shell alias `{inv.argv[sub_index]}`"
+        code = value[1:] + "".join(" " + shlex.quote(w) for w in inv.argv[sub_index + 1:])
+        if UNKNOWN in code or not writable_program(inv.walker, code, inv.at(where), what):
+            inv.script(code, where, what=what)  # (a program in a file the agent can write: unknown)
         return
     if depth >= _MAX_ALIAS_DEPTH:
         return
@@ -526,6 +582,8 @@ def _remember(git: _Git, key: str, value: str, index: int | None) -> None:
         git.forced_push = f"config `{key}` is a forced refspec"
     elif lower == "safe.directory":
         git.trusts = value
+    elif lower in ("sequence.editor", "core.editor"):
+        git.editors[lower] = value
     elif lower == "core.worktree" and UNKNOWN not in value and value:
         # the work tree git checks files out into; a relative one is below the repository's .git
         git.config_tree = value if value.startswith(("/", "~")) else _below(git.repo, ".git/" + value)
@@ -533,17 +591,24 @@ def _remember(git: _Git, key: str, value: str, index: int | None) -> None:
         git.forced_push = f"config `{key}` makes pushes mirror"
 
 
-def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index: int | None) -> None:
-    """Judge one configuration setting (from ``-c``, a variable or ``git config``)."""
+def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index: int | None,
+                  lasting: bool = False) -> None:
+    """Judge one configuration setting (from ``-c``, a variable or ``git config``; ``lasting``:
+    written to a repository's configuration, as ``git clone -c`` does, though ``git`` is given)."""
     if git is not None:
         _remember(git, key, value, index)
     lower = key.lower()
     if lower.startswith("alias."):
         if value.startswith("!"):
-            inv.script(value[1:], index, what=f"the shell alias in git config `{key}`")
+            what = f"the shell alias in git config `{key}`"
+            if UNKNOWN in value or not writable_program(inv.walker, value[1:], inv.at(index), what):
+                inv.script(value[1:], index, what=what)
         return
     if lower == "core.hookspath":
-        inv.persistence("`core.hooksPath` makes git run hooks from another directory", index)
+        if git is None or lasting:  # (`git config core.hooksPath DIR`: every later git command runs DIR's hooks)
+            inv.persistence("`core.hooksPath` makes git run hooks from another directory", index)
+        else:  # (`git -c`, a variable: this command only)
+            _hooks_directory(inv, value, index)
         return
     if lower.startswith(("include.", "includeif.")) and git is not None:
         _config_file(inv, git, value, index, f"git config `{key}`")
@@ -589,6 +654,29 @@ def _config_value(inv: Invocation, git: _Git | None, key: str, value: str, index
     if lower.endswith("helper") and not value.startswith("!") and "/" not in value:  # `git credential-NAME`
         return
     judge_program(inv.walker, code, inv.at(index), f"git config `{key}`")
+
+
+def _hooks_directory(inv: Invocation, value: str, index: int | None) -> None:
+    """``git -c core.hooksPath=DIR``: this git command runs its hooks from DIR.  ``/dev/null``
+    (or a directory that does not exist) runs none; the project's own hooks directory
+    (``.githooks`` of the workspace) runs the project's code, as ``make`` runs its Makefile —
+    unless this command wrote there; a directory elsewhere that the agent can write holds
+    hooks that cannot be seen into."""
+    from stockade.analyzer.models.fresh import may_have_written
+    from stockade.analyzer.models.programs import agent_writable
+
+    if value in ("", "/dev/null"):
+        return
+    path = inv.path(value)
+    inv.read(path, index, recursive=True)  # (git runs the files below it)
+    workspace = inv.walker.context.workspace.rstrip("/")
+    inside = UNKNOWN not in path and (path + "/").startswith(workspace + "/") and \
+        not (path + "/").startswith(workspace + "/.git/")
+    if inside and not may_have_written(inv.walker, path):
+        return
+    if inside or agent_writable(inv.walker, path):
+        inv.unknown(f"`core.hooksPath` makes git run the hooks in `{show(value)}`, which this command or the agent "
+                    "could have written: they cannot be seen into", index)
 
 
 def _ext_argv(command: str) -> list[str]:
@@ -741,8 +829,8 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         inv.write(_below(repo, ".git"), sub_index)
     if writes == "tree":
         _tree_write(inv, git, sub_index)
-        if sub in _PATCHERS:  # the files the patch names: unknown, below the work tree
-            from stockade.analyzer.models.fresh import unseen_members
+        if sub in _PATCHERS or _foreign_tree(inv, sub, parsed):  # the files the patch names (or the fetched
+            from stockade.analyzer.models.fresh import unseen_members  # commits hold): below the work tree
 
             unseen_members(inv.walker, inv.walker.effects[-1])
     for option, value, index in parsed.options:
@@ -781,6 +869,8 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
             # later words are refspecs, whose `a:b` is no host)
             contact_url(inv, "ssh://" + positionals[0][0].split(":", 1)[0], positionals[0][1], 22)
         proxies_of(inv, "the remote", sub_index)  # (a configured remote is contacted through them too)
+        if sub in _REPOSITORY_FIRST and positionals:
+            _local_repository(inv, git, sub, *positionals[0])
     handler = _OPERANDS.get(operands)
     if handler is not None:
         handler(inv, git, sub, sub_index, parsed, positionals)
@@ -801,6 +891,88 @@ def _subcommand(inv: Invocation, git: _Git, sub: str, sub_index: int, had_global
         inv.walker.effects.append(Execute(("git", *inv.argv[sub_index:]), inv.at(sub_index)))
     if sub == "rev-parse":
         _rev_parse(inv, git, parsed)
+    elif sub == "rebase" and parsed.has("-i", "--interactive", "--edit-todo"):
+        _rebase_todo(inv, git, sub_index)
+
+
+#: sequence editors that leave git's todo list as git wrote it
+_KEEPING_EDITORS = frozenset({":", "true", "cat", "false"})
+#: a todo line that runs a command (git-rebase(1): ``exec``/``x`` and the rest of the line)
+_TODO_EXEC = LazyPattern(r"(?:^|[0-9$/]\s*[iac]\\?\s*)x[ \t]+(\S.*)$|\bexec[ \t]+(\S.*)$", re.M)
+
+
+def _rebase_todo(inv: Invocation, git: _Git, sub_index: int) -> None:
+    """``git rebase -i``: git writes its todo list and runs the sequence editor on it
+    (``GIT_SEQUENCE_EDITOR``, ``sequence.editor``, else the editor: ``GIT_EDITOR``,
+    ``core.editor``, ``VISUAL``, ``EDITOR``), then carries the list out — and an ``exec CMD``
+    line of it runs CMD in a shell.  A non-interactive editor (``sed -i …``) writes the lines
+    its arguments hold (``1i exec rm -rf ~``): those commands are walked; one that fills the
+    list from a file the agent can write (``cp /tmp/todo``) puts there what cannot be seen into."""
+    editor = _env(inv, "GIT_SEQUENCE_EDITOR") or git.editors.get("sequence.editor") or \
+        _env(inv, "GIT_EDITOR") or git.editors.get("core.editor") or _env(inv, "VISUAL") or _env(inv, "EDITOR")
+    if not editor or UNKNOWN in editor or editor.strip() in _KEEPING_EDITORS:
+        return  # (a program not known is judged where it is set)
+    try:
+        words = shlex.split(editor)
+    except ValueError:
+        words = editor.split()
+    what = f"the sequence editor `{show(editor)}`"
+    for word in words[1:]:  # (the text it inserts: `\n` is a line break for sed, printf, echo -e)
+        text = word.replace("\\n", "\n")
+        for found in _TODO_EXEC.finditer(text):
+            command = (found.group(1) or found.group(2) or "").strip()
+            if command:
+                inv.script(command, sub_index, what=f"an `exec` line {what} adds to the rebase's todo list")
+    from stockade.analyzer.effects import Read
+    from stockade.analyzer.models.programs import agent_writable
+
+    todo = inv.path(_below(git.repo, ".git/rebase-merge/git-rebase-todo"))
+    effects = inv.walker.effects
+    start = len(effects)
+    inv.walker.nested_script(f"{editor} {shlex.quote(todo)}", inv.at(sub_index), exact=False, subshell=True)
+    sources = [effect.path for effect in effects[start:] if effect.__class__ is Read and effect.path != todo and
+               agent_writable(inv.walker, effect.path)]
+    del effects[start:]  # (the editor itself is judged where it is set)
+    if sources:
+        inv.unknown(f"{what} fills the rebase's todo list, whose `exec` lines git runs, from `{show(sources[0])}`: "
+                    "what it runs cannot be seen into", sub_index)
+
+
+#: subcommands that write the work tree from commits of the repository (one fetched earlier
+#: from a URL, when this text did: see :func:`~stockade.analyzer.models.fresh.written_by`)
+_FROM_COMMITS = frozenset({"checkout", "switch", "reset", "restore", "cherry-pick", "revert", "stash", "merge",
+                           "rebase"})
+
+
+def _foreign_tree(inv: Invocation, sub: str, parsed: Parsed) -> bool:
+    """Whether the work-tree files ``sub`` writes may come from another repository: ``git pull
+    URL`` (a stranger's fork, not the configured remote) merges that repository's commits; a
+    checkout, merge or reset may take commits this text fetched (``git fetch URL && git checkout
+    FETCH_HEAD``; :mod:`.fresh` tells them apart by what the text contacted before)."""
+    if sub == "pull":
+        first = parsed.positionals[0][0] if parsed.positionals else ""
+        return "://" in first or "@" in first or bool(_SCP_LIKE.match(first)) or first.startswith(("/", ".", "~"))
+    if sub not in _FROM_COMMITS:
+        return False
+    from stockade.analyzer.effects import Network
+
+    return any(effect.__class__ is Network for effect in inv.walker.effects)
+
+
+def _local_repository(inv: Invocation, git: _Git, sub: str, word: str, index: int) -> None:
+    """``git push /srv/backup.git`` (``file://…``, ``~/r.git``, ``../r``): the repository is a
+    directory of this machine, and push writes its objects and refs there; ``fetch``/``pull``/
+    ``ls-remote`` read it (``git fetch ~/.ssh`` reads that directory)."""
+    path = word[7:] if word.startswith("file://") else word
+    if word.startswith("file://") and not path.startswith("/"):
+        path = "/" + path.partition("/")[2]  # (`file://localhost/srv/r.git`)
+    if not path.startswith(("/", "./", "../", "~")) and path not in (".", ".."):
+        return  # (a remote's name, or a URL)
+    path = _below(git.repo, path)
+    if sub in ("push", "send-pack"):
+        inv.write(path, index, recursive=True)
+    else:
+        inv.read(path, index, recursive=True)
 
 
 def _option_program(inv: Invocation, command: str, index: int | None, what: str) -> None:
@@ -1056,6 +1228,11 @@ def _op_lfs(inv: Invocation, git: _Git, sub: str, sub_index: int, parsed: Parsed
     elif action in ("track", "untrack"):
         inv.write(_below(git.repo, ".gitattributes"), index)
     elif action in ("fetch", "pull", "push", "clone", "migrate"):
+        for number, (word, at) in enumerate(positionals[1:]):  # (`git lfs push URL`: the remote is a URL)
+            if "://" in word or re.match(r"^[\w.-]+@[\w.-]+:", word):
+                _contact(inv, word, at)
+            elif number == 0 and _SCP_LIKE.match(word):  # (`host:repo`: over ssh)
+                contact_url(inv, "ssh://" + word.split(":", 1)[0], at, 22)
         proxies_of(inv, "the remote", index)
         if action in ("pull", "clone", "migrate"):
             inv.write(_below(git.repo, ".git"), index)
@@ -1260,9 +1437,9 @@ def _git_clone(inv: Invocation, git: _Git, sub_index: int) -> None:
         role = _CLONE_VALUES.get(option)
         if value is None or role is None:
             continue
-        if role == "config":
+        if role == "config":  # (written to the new repository's configuration)
             key, eq, setting = value.partition("=")
-            _config_value(inv, git, key, setting if eq else "true", index)
+            _config_value(inv, git, key, setting if eq else "true", index, lasting=True)
         elif role == "writer":
             inv.write(_below(repo, value), index, recursive=True)
         elif role == "read":
