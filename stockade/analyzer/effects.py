@@ -48,6 +48,11 @@ UNKNOWN_NUMBER = UNKNOWN + PLAIN_MARK + "d" + _TOKEN + PLAIN_MARK
 #: (:mod:`~stockade.analyzer.models.attach`) and ``kill`` the command's own child, whose code is
 #: judged where it was started.
 CHILD_PID = UNKNOWN + PLAIN_MARK + "j" + _TOKEN + PLAIN_MARK
+#: A git ref name (``$(git branch --show-current)``, ``$(git describe)``): components joined by
+#: ``/``, none empty, none starting with ``.``, no ``..``, no glob character (git's rules for ref
+#: names) — or nothing; judged as the names below a directory it could be (``**/*``, or the
+#: directory itself).
+REF_NAME = UNKNOWN + PLAIN_MARK + "r" + _TOKEN + PLAIN_MARK
 
 SpanT = tuple[int, int]
 
@@ -101,7 +106,7 @@ def is_known(text: str) -> bool:
 def plain_unknown(text: str) -> str:
     """``text`` with each plain-value marker as a bare :data:`UNKNOWN`."""
     return text.replace(UNKNOWN_NAME, UNKNOWN).replace(UNKNOWN_NUMBER, UNKNOWN).replace(
-        UNKNOWN_NAME_OR_EMPTY, UNKNOWN).replace(CHILD_PID, UNKNOWN)
+        UNKNOWN_NAME_OR_EMPTY, UNKNOWN).replace(CHILD_PID, UNKNOWN).replace(REF_NAME, UNKNOWN)
 
 
 def show(text: str) -> str:

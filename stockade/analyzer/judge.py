@@ -22,6 +22,7 @@ from bisect import bisect_left
 from stockade import catalogue as codes
 from stockade.analyzer.effects import (
     CHILD_PID,
+    REF_NAME,
     PLAIN_MARK,
     UNKNOWN,
     UNKNOWN_NAME,
@@ -560,9 +561,10 @@ def plain_names_glob(path: str) -> str | None:
     """A path whose only unknown parts are plain names or numbers (:data:`UNKNOWN_NAME`,
     :data:`UNKNOWN_NUMBER`, :data:`UNKNOWN_NAME_OR_EMPTY`: no ``/``, no leading dot) as the glob
     of the names it could be: ``*`` for each name, ``[0-9]*`` for each number
-    (``/ws/backup-*.tgz``); None when another part is unknown, or none is plain."""
+    (``/ws/backup-*.tgz``), ``*`` for a ref name's first form (see :func:`plain_names_globs`); None
+    when another part is unknown, or none is plain."""
     plain = path.replace(UNKNOWN_NAME, "*").replace(UNKNOWN_NUMBER, "[0-9]*").replace(
-        UNKNOWN_NAME_OR_EMPTY, "*").replace(CHILD_PID, "[0-9]*")
+        UNKNOWN_NAME_OR_EMPTY, "*").replace(CHILD_PID, "[0-9]*").replace(REF_NAME, "*")
     return None if UNKNOWN in plain or plain == path else plain
 
 
@@ -573,6 +575,14 @@ def plain_names_globs(path: str) -> list[str]:
     if plain is None:
         return []
     out = [plain]
+    if REF_NAME in path and path.count(REF_NAME) == 1:
+        # a ref name holds `/` (`feature/x`: `*/**/*`, no hidden component) or is empty
+        for ref in ("*/**/*", ""):
+            other = plain_names_glob(path.replace(REF_NAME, ref)) or path.replace(REF_NAME, ref)
+            if UNKNOWN not in other and other not in out:
+                out.append(other.replace("//", "/") if len(other) > 1 else other)
+    elif REF_NAME in path:
+        return []  # (more than one: not followed)
     if UNKNOWN_NAME_OR_EMPTY in path:
         parts = path.split("/")
         shorter = [part for part in parts if part != UNKNOWN_NAME_OR_EMPTY]

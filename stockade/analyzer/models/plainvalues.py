@@ -8,15 +8,16 @@ digits.  None of it holds a ``/``, a glob character, or starts with ``.`` or ``-
 :data:`~stockade.analyzer.effects.UNKNOWN_NAME` (or :data:`~stockade.analyzer.effects.UNKNOWN_NUMBER`):
 unknown to every test, condition and command name, and judged as the names it could be
 (``*``) where it is part of a path.  A form not listed here (``date -f``, ``%x``, ``%z``,
-``git rev-parse --abbrev-ref``: names with ``/`` or a leading ``-``) prints what is unknown,
-as before.  Each model only adds what the program prints to the program's own model.
+names with ``/`` or a leading ``-``) prints what is unknown, as before — but a git ref name
+(``git branch --show-current``, ``git describe``) is :data:`~stockade.analyzer.effects.REF_NAME`:
+components without ``..`` or a leading dot, judged as the names below a directory.  Each model only adds what the program prints to the program's own model.
 """
 
 from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import CHILD_PID, UNKNOWN_NAME, UNKNOWN_NAME_OR_EMPTY, UNKNOWN_NUMBER
+from stockade.analyzer.effects import CHILD_PID, REF_NAME, UNKNOWN_NAME, UNKNOWN_NAME_OR_EMPTY, UNKNOWN_NUMBER
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
 
@@ -173,6 +174,9 @@ def git_value_output(inv: Invocation) -> None:
     if not words:
         return
     sub, rest = words[0], words[1:]
+    if _prints_ref_name(sub, rest):
+        inv.output(REF_NAME + "\n", f"the ref name `git {sub}` prints")
+        return
     if sub == "rev-parse":
         revisions = [word for word in rest if word[:1] != "-"]
         options = [word for word in rest if word[:1] == "-"]
@@ -188,6 +192,31 @@ def git_value_output(inv: Invocation) -> None:
                 word in ("--count", "--all", "--no-merges", "--merges", "--first-parent") for word in rest
                 if word[:1] == "-"):
             inv.output(UNKNOWN_NAME_OR_EMPTY + "\n", "the number `git rev-list --count` prints")
+
+
+#: ``git describe`` options that keep its output a ref name (a tag, ``-N-gHASH``, ``-dirty``)
+_DESCRIBE_OPTIONS = re.compile(r"--(?:tags|all|always|long|first-parent|contains|exact-match|dirty(?:=[\w.-]+)?|"
+                               r"abbrev=[0-9]+|candidates=[0-9]+|match=\S+|exclude=\S+)")
+
+
+def _prints_ref_name(sub: str, rest: list[str]) -> bool:
+    """Whether ``git SUB REST`` prints one ref name (git's rules: no ``..``, no component starting
+    with ``.``, no glob character): ``rev-parse --abbrev-ref HEAD``, ``branch --show-current``,
+    ``symbolic-ref --short HEAD``, ``describe [--tags|--always|…]``."""
+    options = [word for word in rest if word[:1] == "-"]
+    revisions = [word for word in rest if word[:1] != "-"]
+    if sub == "rev-parse":
+        return bool(options) and any(word in ("--abbrev-ref", "--symbolic-full-name") for word in options) and \
+            all(word in ("--abbrev-ref", "--symbolic-full-name", "--verify", "-q", "--quiet") for word in options) and \
+            len(revisions) == 1 and _PLAIN_REVISION.fullmatch(revisions[0]) is not None
+    if sub == "branch":
+        return rest == ["--show-current"]
+    if sub == "symbolic-ref":
+        return revisions == ["HEAD"] and all(word in ("--short", "-q", "--quiet") for word in options)
+    if sub == "describe":
+        return len(revisions) <= 1 and all(_PLAIN_REVISION.fullmatch(word) for word in revisions) and \
+            all(_DESCRIBE_OPTIONS.fullmatch(word) for word in options)
+    return False
 
 
 def wc_output(inv: Invocation) -> None:
