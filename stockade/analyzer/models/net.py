@@ -468,6 +468,8 @@ def model_ssh(inv: Invocation) -> None:
                 inv.unknown(f"`ssh -F {show(value)}` reads a configuration file, whose `ProxyCommand`/"
                             "`LocalCommand`/`Match exec` can run commands and whose `HostName` can name "
                             "any host", index)
+        elif option == "-S" and inv.name in ("ssh", "autossh") and value.lower() != "none":
+            inv.write(value, index)  # (the control socket, as `-o ControlPath=`: made there with -M)
         elif option == "-I" and inv.name == "ssh":  # (a PKCS#11 library)
             _loaded_library(inv, "ssh -I", value, index)
         elif option == "-p" and value.isdigit():
