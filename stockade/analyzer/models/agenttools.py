@@ -13,7 +13,7 @@ import re
 
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
-from stockade.analyzer.models import parse_options, register
+from stockade.analyzer.models import Parsed, parse_options, register
 from stockade.analyzer.models.devtools import FOREIGN, P, apply, env_value, foreign_file
 from stockade.analyzer.models.fresh import fresh_project, known_content
 from stockade.analyzer.models.net import contact_url
@@ -310,6 +310,120 @@ def model_ssh_keys(inv: Invocation) -> None:
 
 # -- network clients -----------------------------------------------------------------------------
 
+#: libpq connection keywords whose value is a file the client reads (a password file, TLS keys)
+_LIBPQ_FILES = frozenset({"passfile", "sslkey", "sslcert", "sslrootcert", "sslcrl", "sslcrldir"})
+#: libpq's variables naming a file it reads
+_LIBPQ_FILE_VARS = ("PGPASSFILE", "PGSERVICEFILE", "PGSSLKEY", "PGSSLCERT", "PGSSLROOTCERT", "PGSSLCRL")
+
+
+def _conninfo_pairs(text: str) -> list[tuple[str, str]] | None:
+    """The ``keyword = value`` pairs of a libpq connection string (values bare or in single
+    quotes, with backslash escapes), or None when ``text`` is not one."""
+    pairs: list[tuple[str, str]] = []
+    position, size = 0, len(text)
+    while True:
+        while position < size and text[position].isspace():
+            position += 1
+        if position >= size:
+            return pairs
+        equals = text.find("=", position)
+        if equals < 0:
+            return None
+        key = text[position:equals].strip()
+        if not key or any(c.isspace() for c in key):
+            return None
+        position = equals + 1
+        while position < size and text[position].isspace():
+            position += 1
+        value: list[str] = []
+        quoted = position < size and text[position] == "'"
+        position += quoted
+        while position < size and (quoted or not text[position].isspace()):
+            char = text[position]
+            if char == "\\" and position + 1 < size:
+                position += 1
+                char = text[position]
+            elif quoted and char == "'":
+                break
+            value.append(char)
+            position += 1
+        position += quoted
+        pairs.append((key.lower(), "".join(value)))
+
+
+def _libpq_hosts(inv: Invocation, hosts: str, index: int | None) -> None:
+    """The servers of a ``host=``/``hostaddr=`` list (``a,b:5433`` in a URI): a path is a local
+    socket, anything else is contacted."""
+    from urllib.parse import unquote
+
+    for host in hosts.split(","):
+        host = unquote(host.strip())
+        if host.startswith("["):
+            host = host[1:].partition("]")[0]
+        elif host.count(":") == 1:
+            host = host.partition(":")[0]
+        if not host or host.startswith(("/", "@")):
+            continue
+        if UNKNOWN in host:
+            inv.unknown(f"`{inv.name}` connects to a server not known before it runs (`{show(host)}`)", index)
+        else:
+            inv.network(host.lower(), None, index)
+
+
+def libpq_target(inv: Invocation, word: str, index: int | None) -> bool:
+    """A libpq database name that is a connection string (``host=H dbname=D``) or a URI
+    (``postgresql://[user@]host[:port][,host…]/db?host=…``), as ``-d``/``--dbname`` or the
+    database operand of psql and the PostgreSQL tools: the servers it names are contacted,
+    the files its keywords name are read, a ``service=`` is the entry of a service file whose
+    server the command does not show.  Whether ``word`` was one (else a plain name)."""
+    from urllib.parse import parse_qsl, unquote
+
+    if word.startswith(("postgresql://", "postgres://")):
+        rest = word.partition("://")[2]
+        authority, _, tail = rest.partition("/") if "/" in rest.partition("?")[0] else rest.partition("?")
+        query = tail.partition("?")[2] if "/" in rest.partition("?")[0] else tail
+        _libpq_hosts(inv, authority.rpartition("@")[2], index)
+        pairs = [(key.lower(), unquote(value)) for key, value in parse_qsl(query, keep_blank_values=True)]
+    elif "=" in word:
+        found = _conninfo_pairs(word)
+        if found is None:
+            return False
+        pairs = found
+    else:
+        return False
+    for key, value in pairs:
+        if key in ("host", "hostaddr"):
+            _libpq_hosts(inv, value, index)
+        elif key in _LIBPQ_FILES and value:
+            inv.read(value, index, recursive=key == "sslcrldir")
+        elif key == "service" and value:
+            inv.unknown(f"`{inv.name}` connects to the server the service `{show(value)}` names in a service file, "
+                        "which the command does not show", index)
+    return True
+
+
+def libpq_environment(inv: Invocation) -> None:
+    """The files libpq's variables name (``PGPASSFILE``, ``PGSERVICEFILE``, ``PGSSLKEY`` …): read
+    by every PostgreSQL client it starts; ``PGSERVICE``: a server the command does not show."""
+    for var in _LIBPQ_FILE_VARS:
+        value = env_value(inv, var)
+        if value:
+            inv.read(value, None)
+    service = env_value(inv, "PGSERVICE")
+    if service:
+        inv.unknown(f"`{inv.name}` connects to the server the service `{show(service)}` (`PGSERVICE`) names in a "
+                    "service file, which the command does not show", None)
+
+
+def _libpq_operands(inv: Invocation, parsed: Parsed, options: tuple[str, ...], operands: int) -> None:
+    """The ``-d``/``--dbname`` values and the first ``operands`` operands, judged as libpq
+    database names (:func:`libpq_target`), and libpq's variables."""
+    for value, index in parsed.values_of(*options):
+        libpq_target(inv, value, index)
+    for word, index in parsed.positionals[:operands]:
+        libpq_target(inv, word, index)
+    libpq_environment(inv)
+
 
 def model_db_client(inv: Invocation) -> None:
     """psql/mysql: the server in ``-h``/``--host`` (a local socket by default), ``-f`` files run
@@ -321,6 +435,8 @@ def model_db_client(inv: Invocation) -> None:
               "-L", "--log-file", "--tee", "-v", "--set", "--variable", "-S", "--socket", "--init-command",
               "--defaults-file", "--defaults-extra-file"}
     parsed = parse_options(inv.argv, values)
+    if not mysql:  # (`-d`/the first operand: a database name, a connection string or a URI)
+        _libpq_operands(inv, parsed, ("-d", "--dbname"), 1)
     host = "localhost"
     for option, value, index in parsed.options:
         if value is None:
@@ -335,8 +451,10 @@ def model_db_client(inv: Invocation) -> None:
             inv.write(value.lstrip("|"), index)
         elif option in ("-c", "--command", "-e", "--execute", "--init-command"):
             _db_shell_lines(inv, value.replace(";", "\n"), index, f"`{inv.name} {option}`")
-    if not host.startswith("/"):
+    if mysql and not host.startswith("/"):
         inv.network(host, None, None)
+    elif not mysql:
+        _libpq_hosts(inv, host, None)
     if inv.name == "psql" and not parsed.has("-X", "--no-psqlrc"):  # (psql runs its rc file's commands)
         rc = env_value(inv, "PSQLRC")
         if rc is not None:
@@ -479,8 +597,9 @@ def model_http_client(inv: Invocation) -> None:
         for word, index in words:
             contact_url(inv, _url(word), index, 80)
         return
-    if words and words[0][0] in _HTTP_METHODS:
-        words.pop(0)
+    if words and (words[0][0] in _HTTP_METHODS or (len(words) > 1 and words[0][0].isascii() and
+                                                   words[0][0].isalpha())):
+        words.pop(0)  # (HTTPie and xh take a first word of letters alone, in any case, as the method)
     if not words:
         return
     url, url_index = words.pop(0)
@@ -561,6 +680,8 @@ def model_db_dump(inv: Invocation) -> None:
     database names (``mongorestore DIR``, ``pg_restore FILE``: the dump read)."""
     hosts, writes, reads, others = _DB_DUMP_BY_NAME[inv.name]
     parsed = parse_options(inv.argv, hosts | writes | reads | others)
+    if inv.name.startswith("pg_"):  # (pg_dump's operand, `-d`/`--dbname`: a name, a connection string or a URI)
+        _libpq_operands(inv, parsed, ("-d", "--dbname"), 1 if inv.name == "pg_dump" else 0)
     host = "localhost"
     for option, value, index in parsed.options:
         if value is None:
@@ -576,14 +697,69 @@ def model_db_dump(inv: Invocation) -> None:
             inv.write(value, index, recursive=inv.name == "mongodump" and option in ("-o", "--out"))
         elif option in reads:
             inv.read(value, index, recursive=option == "--dir")
-    if host and not host.startswith("/"):
+    if host and inv.name.startswith("pg_"):
+        _libpq_hosts(inv, host, None)
+    elif host and not host.startswith("/"):
         inv.network(host.rpartition("@")[2].partition(":")[0] or host, None, None)
     if inv.name in ("pg_restore", "mongorestore", "mongoimport"):
         for word, index in parsed.positionals[-1:]:
             inv.read(word, index, recursive=inv.name == "mongorestore")
 
 
+#: PostgreSQL's server utilities: option → role (``host``: the server, ``conn``: a database name
+#: that may be a connection string, ``write``: a directory written) — every other option they
+#: take a value of is text
+_PG_UTILITY_VALUES = {
+    "-h": "host", "--host": "host", "-d": "conn", "--dbname": "conn", "--maintenance-db": "conn",
+    **dict.fromkeys(("-p", "--port", "-U", "--username", "-t", "--timeout", "-T", "--template", "-O", "--owner",
+                     "-E", "--encoding", "-l", "--locale", "--lc-collate", "--lc-ctype", "--icu-locale",
+                     "--icu-rules", "--locale-provider", "--builtin-locale", "-S", "--strategy", "-j", "--jobs",
+                     "--table", "-n", "--schema", "-N", "--exclude-schema", "-i", "--index", "-g", "--role",
+                     "-c", "--connection-limit", "--min-xid-age", "--min-mxid-age", "-P", "--parallel",
+                     "--buffer-usage-limit", "--tablespace", "-F", "--format", "-X", "--wal-method", "-Z",
+                     "--compress", "-r", "--max-rate", "-s", "--status-interval", "-C", "--create-slot-never",
+                     "--slot", "-L", "--label", "-M", "--max-concurrent", "--checkpoint", "--target",
+                     "--manifest-checksums", "--manifest-force-encode-never", "-E", "--endpos", "-o", "--option",
+                     "--plugin", "--startpos", "-I", "--incremental"), "text"),
+}
+
+
+def model_pg_utility(inv: Invocation) -> None:
+    """pg_isready, createdb/dropdb, createuser/dropuser, vacuumdb/reindexdb/clusterdb,
+    pg_basebackup/pg_receivewal/pg_recvlogical: the server of ``-h`` (a local socket by default;
+    a path is a socket directory), ``-d``/``--maintenance-db`` (and the database operand of the
+    maintenance tools) as libpq reads them (:func:`libpq_target`); pg_basebackup and
+    pg_receivewal write the directory of ``-D``, pg_recvlogical the file of ``-f``."""
+    values = dict(_PG_UTILITY_VALUES)
+    if inv.name in ("pg_basebackup", "pg_receivewal", "pg_recvlogical"):
+        values.update({"-D": "write", "--pgdata": "write", "--directory": "write", "-f": "file", "--file": "file",
+                       "-t": "write", "--target": "text"})
+    else:
+        values.update({"-D": "text", "-t": "text"})
+    parsed = parse_options(inv.argv, values)
+    host = "localhost"
+    for option, value, index in parsed.options:
+        role = values.get(option)
+        if value is None or role is None:
+            continue
+        if role == "host":
+            host = value
+        elif role == "conn":
+            libpq_target(inv, value, index)
+        elif role == "write":
+            inv.write(value, index, recursive=True)
+        elif role == "file" and value != "-":
+            inv.write(value, index)
+    if inv.name in ("vacuumdb", "reindexdb", "clusterdb"):
+        for word, index in parsed.positionals[:1]:
+            libpq_target(inv, word, index)
+    libpq_environment(inv)
+    _libpq_hosts(inv, host, None)
+
+
 register("psql mysql mariadb", model_db_client)
+register("pg_isready createdb dropdb createuser dropuser vacuumdb reindexdb clusterdb pg_basebackup "
+         "pg_receivewal pg_recvlogical", model_pg_utility)
 register(" ".join(_DB_DUMPS), model_db_dump)
 register("http https xh xhs aria2c", model_http_client)
 register("twine", model_twine)

@@ -409,6 +409,7 @@ def model_javac(inv: Invocation) -> None:
 
 def model_interpreter(inv: Invocation) -> None:
     """Interpreters' preloading options (``node -r/--require/--import/--loader``, ``ruby -r/-I``,
+    node's output files and directories (``--cpu-prof-dir``, ``--redirect-warnings`` …),
     ``perl -I``, ``php -d auto_prepend_file=``/``extension=``, ``java -javaagent:``/``-cp``):
     injected code (see above); then the interpreter's own model."""
     argv = inv.argv
@@ -424,6 +425,16 @@ def model_interpreter(inv: Invocation) -> None:
             takes_next = option in ("--inspect-port", "--debug-port") and not eq
             inspector(inv, option, attached if eq else following if takes_next else "", index)
             index += 1 if takes_next else 0
+        elif name.startswith(("node", "ts-node", "tsx")) and option in _NODE_FILES:
+            value = attached if eq else following
+            role = _NODE_FILES[option]
+            if option == "--snapshot-blob" and "--build-snapshot" in argv[1:index]:
+                role = "file"  # (`--build-snapshot --snapshot-blob F`: the snapshot is written to F)
+            if value and role == "code":
+                injected(inv, value, index, f"`{name} {option}`")
+            elif value:
+                inv.write(value, index, recursive=role == "directory")
+            index += 0 if eq else 1
         elif name.startswith(("node", "ts-node", "tsx")) and option in _NODE_PRELOAD:
             value = attached if eq else following
             if value and (value.startswith((".", "/", "~", "file:")) or "/" in value):
@@ -453,6 +464,13 @@ def model_interpreter(inv: Invocation) -> None:
 
 
 _NODE_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
+#: node's options naming a file or directory it writes (profiles, reports, warnings, V8's log),
+#: or code and configuration it loads (``code``: a snapshot's heap, a configuration file that sets
+#: options such as ``--require``; ``--build-snapshot --snapshot-blob F`` writes F instead)
+_NODE_FILES = {"--cpu-prof-dir": "directory", "--heap-prof-dir": "directory", "--diagnostic-dir": "directory",
+               "--report-directory": "directory", "--report-dir": "directory", "--redirect-warnings": "file",
+               "--logfile": "file", "--trace-event-file-pattern": "file", "--snapshot-blob": "code",
+               "--experimental-config-file": "code", "--env-file-never": "code"}
 #: node's inspector options: ``--inspect[=[HOST:]PORT]`` (and ``-brk``/``-wait``), ``--inspect-port``
 _NODE_INSPECT = frozenset({"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-port", "--debug-port"})
 _CC_MODEL = MODELS["gcc"]

@@ -23,11 +23,22 @@ _KUBECTL_LOCAL = frozenset({"config-view", "completion", "kustomize", "explain-n
                             "help", "api-resources-never"})
 
 
+def _kubeconfig_variable(inv: Invocation) -> None:
+    """``KUBECONFIG=A:B``: the kubeconfig files the client reads (and merges)."""
+    from stockade.analyzer.models.devtools import env_value
+
+    for path in (env_value(inv, "KUBECONFIG") or "").split(":"):
+        if path.strip():
+            inv.read(path.strip(), None)
+
+
 def model_kubectl(inv: Invocation) -> None:
     """kubectl/oc COMMAND: contacts the cluster (``--server``, else the kubeconfig's: unknown);
     ``-f FILE``/``--kubeconfig``/``--from-file`` read; ``cp`` copies a local operand;
     ``exec``/``run``/``debug``/``port-forward``/``proxy`` run code in or open the cluster."""
     parsed = parse_options(inv.argv, _KUBECTL_VALUES)
+    if not parsed.values_of("--kubeconfig"):
+        _kubeconfig_variable(inv)
     words = [w for w, _ in parsed.positionals]
     command = words[0] if words else ""
     at = parsed.positionals[0][1] if words else 0
@@ -83,9 +94,11 @@ def model_helm(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, {"-n", "--namespace", "--kube-context", "--kubeconfig", "-f", "--values",
                                       "--set", "--set-file", "--set-string", "--version", "--repo",
                                       "--post-renderer", "-o", "--output", "--timeout", "--kube-apiserver",
-                                      "-d", "--destination", "--untardir"})
+                                      "-d", "--destination", "--untardir", "--output-dir"})
     words = list(parsed.positionals)
     command, at = words[0] if words else ("", 0)
+    if not parsed.values_of("--kubeconfig"):
+        _kubeconfig_variable(inv)
     for option, value, index in parsed.options:
         if value is None:
             continue
@@ -97,8 +110,8 @@ def model_helm(inv: Invocation) -> None:
             inv.unknown(f"`helm --post-renderer` runs `{value}`", index)
         elif option == "--repo":
             contact_url(inv, value, index, 443)
-        elif option in ("-d", "--destination", "--untardir"):
-            inv.write(value, index)
+        elif option in ("-d", "--destination", "--untardir", "--output-dir"):  # (`template --output-dir`: a tree)
+            inv.write(value, index, recursive=option == "--output-dir")
     if command == "registry" and len(words) >= 3 and words[1][0] in ("login", "logout"):
         contact_url(inv, "https://" + words[2][0], words[2][1], 443)  # (an OCI registry, by host)
         return
@@ -158,19 +171,50 @@ _TERRAFORM_LOCAL = frozenset({"fmt", "validate", "version", "-version", "--versi
                               "providers", "workspace", "-help", "--help", "help", "console-never", "state-list"})
 
 
+#: terraform's options naming a file read or written (``-name=F`` or ``-name F``, Go's flags)
+_TERRAFORM_FILES = {"-var-file": "read", "-state": "read", "-out": "write", "-state-out": "write",
+                    "-backup": "write", "-plugin-dir": "read"}
+
+
+def _terraform_files(inv: Invocation, at: int, chdir: str) -> None:
+    """The files of the command's ``-var-file``/``-state`` (read) and ``-out``/``-state-out``/
+    ``-backup`` (written) options, after the command word at ``at``; ``-name=VALUE`` or
+    ``-name VALUE`` (one or two dashes, as Go's flag package reads them); relative to the
+    ``-chdir`` directory."""
+    import posixpath
+
+    argv = inv.argv
+    index = at + 1
+    while index < len(argv):
+        word = argv[index]
+        name, eq, value = word.lstrip("-").partition("=")
+        role = _TERRAFORM_FILES.get("-" + name) if word.startswith("-") else None
+        if role is not None and not eq and index + 1 < len(argv):
+            index += 1
+            value = argv[index]
+        if role is not None and value and value != "-":
+            recursive = name == "plugin-dir"
+            if chdir and not value.startswith(("/", "~")):
+                value = posixpath.join(chdir, value)
+            (inv.read if role == "read" else inv.write)(value, index, recursive=recursive)
+        index += 1
+
+
 def model_terraform(inv: Invocation) -> None:
     """terraform/tofu [-chdir=DIR] COMMAND: plan/apply/destroy/import/refresh/console run the
     providers, whose effects cannot be seen (unknown); init downloads providers and modules
     from their registry; fmt/validate/show/output only work locally."""
     words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1)]
-    command, at = "", 0
+    command, at, chdir = "", 0, ""
     for word, index in words:
         if word.startswith("-chdir="):
-            inv.read(word.partition("=")[2], index)
+            chdir = word.partition("=")[2]
+            inv.read(chdir, index)
             continue
         command, at = word, index
         break
     rest = [word for word, _ in words if not word.startswith("-") and word != command]
+    _terraform_files(inv, at, chdir)
     if command == "providers" and rest[:1] in (["lock"], ["mirror"]):  # (they fetch the providers' packages)
         inv.network("registry.terraform.io", 443, at)
         if rest[0] == "mirror" and len(rest) > 1:

@@ -183,9 +183,10 @@ def _mount(inv: Invocation, value: str, index: int) -> None:
     _engine_socket(inv, source, index)
 
 
-def _run_options(inv: Invocation, start: int) -> None:
-    """The options of ``run``/``create``/``exec`` (up to the image)."""
-    parsed = parse_options(inv.argv, _RUN_VALUES, start=start, stop_at_first_positional=True)
+def _run_options(inv: Invocation, start: int, more_values: frozenset[str] = frozenset()) -> None:
+    """The options of ``run``/``create``/``exec`` (up to the image); ``more_values``: the
+    subcommand's own options that take a value."""
+    parsed = parse_options(inv.argv, _RUN_VALUES | more_values, start=start, stop_at_first_positional=True)
     name = inv.name
     for option, value, index in parsed.options:
         if value is not None and value[:1] == "=" and option[1:2] != "-":
@@ -247,8 +248,12 @@ def _container_network(inv: Invocation, start: int) -> None:
 #: compose's global options that take a value
 _COMPOSE_VALUES = {"-f", "--file", "-p", "--project-name", "--env-file", "--profile", "--project-directory",
                    "--ansi", "--parallel", "--progress"}
-#: compose subcommands that start or change containers
-_COMPOSE_STARTS = frozenset({"up", "run", "create", "start", "restart", "exec", "build", "watch", "cp", "scale"})
+#: compose subcommands that create containers (or images) as the compose file configures them;
+#: ``exec``, ``cp``, ``restart``, ``start``, ``stop``, ``logs`` act on the containers that already
+#: exist (created by an ``up`` or ``run`` judged when it ran), as ``docker exec``/``cp``/``restart``
+_COMPOSE_STARTS = frozenset({"up", "run", "create", "build", "watch", "scale"})
+#: compose exec's own options that take a value (beyond ``docker exec``'s)
+_COMPOSE_EXEC_VALUES = frozenset({"--index"})
 
 
 def _compose(inv: Invocation, start: int) -> None:
@@ -258,12 +263,30 @@ def _compose(inv: Invocation, start: int) -> None:
     for option, value, index in parsed.options:
         if option in ("-f", "--file", "--env-file") and value:
             inv.read(value, index)
-    if parsed.positionals and parsed.positionals[0][0] in _COMPOSE_STARTS:
-        word, index = parsed.positionals[0]
+    if not parsed.positionals:
+        return
+    word, index = parsed.positionals[0]
+    if word in _COMPOSE_STARTS:
         inv.unknown(f"`compose {word}` starts containers as the compose file configures them (mounts, "
                     "privileges, host network), which the command does not show", index)
         if word in ("run", "create"):  # (its own -v/--volume, --cap-add … as `docker run`'s)
             _run_options(inv, index + 1)
+    elif word == "exec":  # `compose exec [-T] SERVICE CMD…`: as `docker exec CONTAINER CMD…`
+        _run_options(inv, index + 1, _COMPOSE_EXEC_VALUES)
+    elif word == "cp":  # `compose cp SERVICE:SRC DEST`, `compose cp SRC SERVICE:DEST`
+        _copy(inv, index)
+
+
+def _copy(inv: Invocation, at: int) -> None:
+    """``cp [OPTIONS] SRC DEST`` (after the subcommand at ``at``): the operand that is not
+    ``CONTAINER:PATH`` is this machine's, read (the source) or written (the destination)."""
+    words = [(w, i) for i, w in enumerate(inv.argv[at + 1:], start=at + 1) if not w.startswith("-")]
+    if len(words) == 2:
+        (source, source_index), (dest, dest_index) = words
+        if ":" not in source.split("/", 1)[0] or source.startswith(("/", ".", "~")):
+            inv.read(source, source_index, recursive=True)
+        if ":" not in dest.split("/", 1)[0] or dest.startswith(("/", ".", "~")):
+            inv.write(dest, dest_index, recursive=True)
 
 
 #: the variables that name the daemon (nerdctl: containerd's address)
@@ -301,9 +324,15 @@ def model_container(inv: Invocation) -> None:
         _daemon(inv, env_host, 0)
     elif not daemon_given:
         _env_context(inv)
+    if inv.name.endswith("-compose"):  # (docker-compose, podman-compose: `docker compose`'s subcommands)
+        _compose(inv, 1)
+        return
     if not parsed.positionals:
         return
     command, at = parsed.positionals[0]
+    if command == "compose":
+        _compose(inv, at + 1)
+        return
     if command in ("container", "image") and len(parsed.positionals) > 1:
         command, at = parsed.positionals[1]
     if command in ("run", "create", "exec"):
@@ -313,13 +342,7 @@ def model_container(inv: Invocation) -> None:
     elif command == "unshare" and inv.name == "podman":
         _podman_unshare(inv, at)
     elif command == "cp":
-        words = [(w, i) for i, w in enumerate(inv.argv[at + 1:], start=at + 1) if not w.startswith("-")]
-        if len(words) == 2:
-            (source, source_index), (dest, dest_index) = words
-            if ":" not in source.split("/", 1)[0] or source.startswith(("/", ".", "~")):
-                inv.read(source, source_index, recursive=True)
-            if ":" not in dest.split("/", 1)[0] or dest.startswith(("/", ".", "~")):
-                inv.write(dest, dest_index, recursive=True)
+        _copy(inv, at)
     elif command in ("service", "stack", "swarm", "node", "secret", "config", "plugin") and \
             len(parsed.positionals) > 1 and parsed.positionals[1][0] not in ("ls", "ps", "inspect", "logs", "list",
                                                                              "services", "--help"):
@@ -343,8 +366,6 @@ def model_container(inv: Invocation) -> None:
                     key, _, host = item.partition("=")
                     if key == "host" and host:
                         _daemon(inv, host, index)
-    elif command == "compose" or inv.name.endswith("-compose"):
-        _compose(inv, at + 1 if command == "compose" else 1)
     elif command in ("build", "buildx"):
         build = parse_options(inv.argv, {"-f", "--file", "-t", "--tag", "--build-arg", "--secret", "--target",
                                          "--platform", "-o", "--output", "--build-context", "--iidfile",
@@ -374,6 +395,8 @@ def model_container(inv: Invocation) -> None:
                 inv.write(value, index)
             elif option in ("-o", "--output") and "dest=" in value:
                 inv.write(value.split("dest=", 1)[1].split(",", 1)[0], index, recursive=True)
+            elif option in ("-o", "--output") and "=" not in value and value != "-":
+                inv.write(value, index, recursive=True)  # (`--output=PATH`: `type=local,dest=PATH`)
             elif option == "--network" and value == "host":
                 inv.privilege("`build --network=host` runs build steps in the host network", index)
             elif option == "--allow" and "insecure" in value:

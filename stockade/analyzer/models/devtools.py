@@ -573,6 +573,10 @@ def model_pytest(inv: Invocation) -> None:
             key, _, setting = value.partition("=")
             if key.strip() == "cache_dir":
                 inv.write(setting, index, recursive=True)
+            elif key.strip() == "addopts" and split_words(setting) is not None:
+                words = split_words(setting) or []  # (`-o addopts=`: none; else options as on the command line)
+                if words:
+                    inv.script(shlex.join(["pytest", *words]), index, what=f"the options of `pytest {name} addopts`")
             elif key.strip() in ("addopts", "plugins", "required_plugins"):
                 inv.unknown(f"`pytest {name} {show(key)}` changes the options or plugins pytest loads", index)
         elif role != T:
@@ -921,6 +925,77 @@ register("nox", _runner_model("nox", _NOX_VALUES, ("noxfile.py",)))
 register("pre-commit", model_pre_commit)
 register("ansible ansible-playbook ansible-pull ansible-galaxy", model_ansible)
 register("yq", model_yq)
+
+
+#: xmlstarlet's subcommands (and their long names) → how many words each of its options takes
+#: (XPath expressions, names, values: text); every other word not an option is a file read
+_XMLSTARLET: dict[str, dict[str, int]] = {
+    "sel": {"-t": 0, "--template": 0, "-c": 1, "--copy-of": 1, "-v": 1, "--value-of": 1, "-o": 1, "--output": 1,
+            "-m": 1, "--match": 1, "-i": 1, "--if": 1, "--elif": 1, "-e": 1, "--elem": 1, "-a": 1, "--attr": 1,
+            "-s": 2, "--sort": 2, "-N": 1, "--var": 1, "-E": 1, "--encode": 1},
+    "ed": {"-d": 1, "--delete": 1, "-u": 1, "--update": 1, "-v": 1, "--value": 1, "-x": 1, "--expr": 1,
+           "-i": 1, "--insert": 1, "-a": 1, "--append": 1, "-s": 1, "--subnode": 1, "-t": 1, "--type": 1,
+           "-n": 1, "--name": 1, "-r": 1, "--rename": 1, "-m": 2, "--move": 2, "--var": 2, "-N": 1},
+    "val": {"-d": 1, "--dtd": 1, "-s": 1, "--xsd": 1, "-r": 1, "--relaxng": 1},
+    "fo": {"-s": 1, "--indent-spaces": 1, "-e": 1, "--encode": 1},
+    "el": {}, "c14n": {}, "pyx": {}, "p2x": {}, "depyx": {}, "esc": {}, "unesc": {},
+}
+_XMLSTARLET_NAMES = {"select": "sel", "edit": "ed", "validate": "val", "format": "fo", "elements": "el",
+                     "canonic": "c14n", "transform": "tr", "list": "ls"}
+
+
+def model_xmlstarlet(inv: Invocation) -> None:
+    """xmlstarlet COMMAND …: ``sel``/``ed``/``val``/``fo``/``el``… read their files (the values
+    of their options are XPath expressions, names and values, not paths; ``val -d/-s/-r`` read
+    the schema); ``ed -L`` writes the files back; ``tr XSL`` runs the stylesheet (which can write
+    files with ``exsl:document``: unknown unless the text knows none); ``ls DIR`` lists DIR."""
+    argv = inv.argv
+    at = 1
+    while at < len(argv) and argv[at].startswith("-"):  # (global options: -q, --no-doc-namespace …)
+        at += 1
+    if at >= len(argv):
+        return
+    command = _XMLSTARLET_NAMES.get(argv[at], argv[at])
+    if command == "ls":
+        for index, word in enumerate(argv[at + 1:], start=at + 1):
+            inv.read(word, index)
+        if at + 1 >= len(argv):
+            inv.read(".", at)
+        return
+    if command == "tr":
+        for index, word in enumerate(argv[at + 1:], start=at + 1):  # (the stylesheet, then the files)
+            if not word.startswith("-") and "=" not in word:  # (`-s NAME=VALUE`: a parameter)
+                inv.read(word, index)
+        inv.unknown("`xmlstarlet tr` runs an XSLT stylesheet, which can write files (`exsl:document`) and "
+                    "read any", at)
+        return
+    takes = _XMLSTARLET.get(command)
+    if takes is None:
+        inv.unknown(f"`xmlstarlet {show(argv[at])}` is not modelled", at)
+        return
+    in_place = False
+    index = at + 1
+    while index < len(argv):
+        word = argv[index]
+        if word in ("-L", "--inplace") and command == "ed":
+            in_place = True
+        elif word in takes:
+            count = takes[word]
+            if word in ("--var", "-N") and "=" in (argv[index + 1] if index + 1 < len(argv) else ""):
+                count = 1  # (`--var NAME=VALUE`)
+            if command == "val" and index + 1 < len(argv):
+                inv.read(argv[index + 1], index + 1)
+            index += count
+        elif word == "-":
+            pass
+        elif not word.startswith("-"):
+            (inv.write if in_place else inv.read)(word, index)
+            if in_place:
+                inv.read(word, index)
+        index += 1
+
+
+register("xmlstarlet xml", model_xmlstarlet)
 register("flock", model_flock)
 # `python -m pytest …` and the like: the tool's own model
 _MODULE_TOOLS.update({"pytest": "pytest", "tox": "tox", "nox": "nox", "pre_commit": "pre-commit"})

@@ -7,8 +7,12 @@ import re
 from stockade.analyzer.effects import UNKNOWN, LinkTarget, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.judge import plain_names_glob
-from stockade.analyzer.models import Spec, parse_options, register, spec_model
+from stockade.analyzer.models import MODELS, Spec, parse_options, register, spec_model
 from stockade.analyzer.words import LISTED_OPEN, decode_ansi_c, listed, resolve_listed
+
+TYPE_CHECKING = False  # (`typing` is imported only by type checkers)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
 
 R = frozenset({"-r", "-R", "--recursive", "-a", "--archive"})
 
@@ -70,7 +74,7 @@ SPECS: dict[str, Spec] = {
                                       "--timefmt": T, "--sort": T, "--fromfile": "read"}),
     "sort": Spec(values={"-o": "write", "--output": "write", "-t": T, "--field-separator": T, "-k": T, "--key": T,
                          "-S": T, "--buffer-size": T, "-T": "writer", "--temporary-directory": "writer",
-                         "--files0-from": "read", "--parallel": T, "--batch-size": T, "--compress-program": "script",
+                         "--files0-from": "read", "--parallel": T, "--batch-size": T, "--compress-program": T,
                          "--random-source": "read", "--sort": T}),
     "shuf": Spec(values={"-o": "write", "--output": "write", "--random-source": "read", "-n": T, "--head-count": T,
                          "-i": T, "--input-range": T}),
@@ -516,3 +520,23 @@ def _files0_model(name: str) -> None:
 
 for _name in ("wc", "du", "sort"):
     _files0_model(_name)
+
+
+def _sort_compressor(inner: Callable[[Invocation], None]) -> Callable[[Invocation], None]:
+    """sort's model, and the program ``--compress-program`` names."""
+    def model(inv: Invocation) -> None:
+        """sort as before; ``--compress-program=PROG``: a program sort starts for its temporary
+        files (judged by ``programs.judge_program``: a file the agent can write is unknown code;
+        else walked as a command line, the wider reading of what sort executes)."""
+        from stockade.analyzer.models.programs import judge_program
+
+        inner(inv)
+        for option, value, index in parse_options(inv.argv, _SORT_VALUES).options:
+            if option == "--compress-program" and value:
+                judge_program(inv.walker, value, inv.at(index), "`sort --compress-program`")
+
+    return model
+
+
+_SORT_VALUES = frozenset(SPECS["sort"].values)
+register("sort", _sort_compressor(MODELS["sort"]))

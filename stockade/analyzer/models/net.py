@@ -359,6 +359,13 @@ def model_wget(inv: Invocation) -> None:
                 contact_url(inv, setting.group(2), index, 3128)
             elif key in ("use_proxy", "robots", "tries", "timeout", "quiet", "verbose", "check_certificate"):
                 pass
+            elif key in _WGETRC_FILES and setting and setting.group(2):  # (a file option, as a wgetrc command)
+                role = _WGETRC_FILES[key]
+                if role == "read":
+                    inv.read(setting.group(2), index)
+                else:
+                    inv.write(setting.group(2), index, recursive=role == "directory")
+                wrote = wrote or key in ("output_document", "dir_prefix")
             else:
                 inv.unknown(f"wget runs the command `{value}`", index)
     recursive = parsed.has("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites")
@@ -373,6 +380,12 @@ def model_wget(inv: Invocation) -> None:
     for word, index in parsed.positionals:
         contact_url(inv, word, index, 80)
     inv.output(None, "data downloaded by `wget`")
+
+
+#: wgetrc commands (``-e CMD``) naming a file it writes or reads, as the option of the same name
+_WGETRC_FILES = {"output_document": "write", "logfile": "write", "dir_prefix": "directory", "save_cookies": "write",
+                 "post_file": "read", "body_file": "read", "load_cookies": "read",
+                 "ca_certificate": "read", "certificate": "read", "private_key": "read", "hsts_file": "write"}
 
 
 def _ssh_command(inv: Invocation, key: str, command: str, index: int) -> None:
@@ -468,6 +481,8 @@ def model_ssh(inv: Invocation) -> None:
                 inv.unknown(f"`ssh -F {show(value)}` reads a configuration file, whose `ProxyCommand`/"
                             "`LocalCommand`/`Match exec` can run commands and whose `HostName` can name "
                             "any host", index)
+        elif option == "-S" and inv.name in ("ssh", "autossh") and value.lower() != "none":
+            inv.write(value, index)  # (the control socket, as `-o ControlPath=`: made there with -M)
         elif option == "-I" and inv.name == "ssh":  # (a PKCS#11 library)
             _loaded_library(inv, "ssh -I", value, index)
         elif option == "-p" and value.isdigit():
@@ -695,6 +710,8 @@ def model_nc(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") and value is not None:
             inv.unknown(f"`{inv.name}` runs `{value}` on a network connection", index)
+            if option != "--lua-exec" and UNKNOWN not in value:  # (`-c`/`--sh-exec`: `sh -c`; `-e`: a program)
+                inv.script(value, index, what=f"the command `{inv.name} {option}` runs on the connection")
         if option == "-l":
             inv.network("0.0.0.0", None, index)
     words = [(w, i) for w, i in parsed.positionals]

@@ -336,10 +336,11 @@ def _with_sources(name: str, inner: Model) -> Model:
 
 
 #: (program, words that must follow it) whose operands (or ``-connect``'s value) are hosts or
-#: URLs contacted: a profile or a build context fetched, a database, a TLS or ssh server
+#: URLs contacted: a profile or a build context fetched, a database, a TLS or ssh server (psql:
+#: see agenttools.libpq_target)
 URL_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "go": (("tool", "pprof"),), "docker": (("build",), ("import",), ("buildx", "build")),
-    "podman": (("build",), ("import",)), "yarn": (("plugin", "import"),), "psql": ((),), "pgcli": ((),),
+    "podman": (("build",), ("import",)), "yarn": (("plugin", "import"),), "pgcli": ((),),
     "mysql": ((),), "pixi": (("add",),), "openssl": (("s_client",),), "ssh-keyscan": ((),),
     "resolvectl": (("query",),),
 }

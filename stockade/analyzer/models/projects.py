@@ -153,6 +153,37 @@ def _python_specs(inv: Invocation, words: list[tuple[str, int]]) -> None:
 
 
 _UV_MODEL = MODELS.get("uv")
+#: uv's options naming a directory it creates or fills (beyond :data:`_UV_VALUES`)
+_UV_DIRECTORY_VALUES = frozenset({"--install-dir", "--prompt"})
+
+
+def _uv_directories(inv: Invocation, parsed: Parsed, sub: str, sub_index: int) -> None:
+    """The directories uv writes: its cache (``--cache-dir``/``UV_CACHE_DIR``, explicit: the
+    default ``~/.cache/uv`` is uv's own), deleted whole by ``cache clean``/``prune`` (the default
+    one too); ``venv [PATH]`` creates PATH (``.venv``); ``python install`` fills the interpreter
+    directory (``--install-dir``/``UV_PYTHON_INSTALL_DIR``, else ``~/.local/share/uv/python``)
+    and links the interpreters into ``~/.local/bin`` (``UV_PYTHON_BIN_DIR``; not with ``--no-bin``)."""
+    operands = parsed.positionals[1:]
+    option = parsed.values_of("--cache-dir")
+    found = env_value(inv, "UV_CACHE_DIR")
+    cache = (option[-1] if option else (found[1], sub_index) if found else None)
+    if sub == "cache" and operands and operands[0][0] in ("clean", "prune"):
+        where, at = cache or ("~/.cache/uv", operands[0][1])
+        inv.delete(where, at, recursive=True)  # (`clean PKG`: that package's entries, below it)
+    elif cache is not None and sub not in ("cache", "help", "version", "self"):
+        inv.write(cache[0], cache[1], recursive=True)
+    if sub == "venv":
+        where, at = operands[0] if operands else (".venv", sub_index)
+        inv.write(where, at, recursive=True)
+    elif sub == "python" and operands and operands[0][0] in ("install", "uninstall", "upgrade"):
+        directory = parsed.values_of("--install-dir")
+        found = env_value(inv, "UV_PYTHON_INSTALL_DIR")
+        where, at = directory[-1] if directory else (found[1], sub_index) if found else \
+            ("~/.local/share/uv/python", operands[0][1])
+        (inv.delete if operands[0][0] == "uninstall" else inv.write)(where, at, recursive=True)
+        if operands[0][0] != "uninstall" and not parsed.has("--no-bin"):
+            found = env_value(inv, "UV_PYTHON_BIN_DIR")
+            inv.write(found[1] if found else "~/.local/bin", operands[0][1], recursive=True)
 
 
 def model_uv(inv: Invocation) -> None:
@@ -160,10 +191,11 @@ def model_uv(inv: Invocation) -> None:
     ``lock``/``run`` resolve against; ``add`` specs like pip's."""
     if _UV_MODEL is not None:
         _UV_MODEL(inv)
-    parsed = parse_options(inv.argv, _UV_VALUES)
+    parsed = parse_options(inv.argv, _UV_VALUES | _UV_DIRECTORY_VALUES)
     if not parsed.positionals:
         return
     sub, sub_index = parsed.positionals[0]
+    _uv_directories(inv, parsed, sub, sub_index)
     if sub == "python":  # `uv python install --mirror URL`: the interpreters are downloaded from URL
         for at, word in enumerate(inv.argv):
             key, eq, attached = word.partition("=")

@@ -292,6 +292,19 @@ def model_script(inv: Invocation) -> None:
         inv.write(parsed.positionals[0][0], parsed.positionals[0][1])
     else:
         inv.write("typescript", None)
+    from stockade.analyzer.models.devtools import env_value
+
+    shell = env_value(inv, "SHELL")  # (the shell script starts, for `-c` too: `$SHELL -c CMD`)
+    if shell and shell.rpartition("/")[2] not in ("sh", "bash", "dash", "zsh", "ksh", "fish", "mksh", "ash"):
+        from stockade.analyzer.models.programs import judge_program
+
+        judge_program(inv.walker, shell, inv.at(0), "`SHELL` (the shell `script` starts)", shell=False)
+    elif shell and "/" in shell:
+        from stockade.analyzer.models.programs import agent_writable
+
+        if agent_writable(inv.walker, inv.path(shell)):
+            inv.unknown(f"`script` starts the shell `{show(shell)}` (`SHELL`), a file in a place the agent can "
+                        "write: its code cannot be seen into", 0)
     if not parsed.values_of("-c", "--command") and inv.stdin.what != "the terminal":
         # (no command: the shell it starts reads its commands from the input)
         if inv.stdin.text is not None:

@@ -302,7 +302,14 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "node nodejs": {"-e": "code", "--eval": "code", "-p": "code", "--print": "code", "-r": "read",
                     "--require": "read", "--import": "read", "--input-type": "text", "--loader": "read",
                     "--experimental-loader": "read", "--env-file": "read", "--env-file-if-exists": "read",
-                    "--test": "tests"},
+                    "--test": "tests",
+                    # (files and directories it writes or loads: judged in buildtools.model_interpreter)
+                    **dict.fromkeys(("--cpu-prof-dir", "--heap-prof-dir", "--diagnostic-dir", "--report-directory",
+                                     "--report-dir", "--redirect-warnings", "--trace-event-file-pattern",
+                                     "--snapshot-blob", "--experimental-config-file", "--cpu-prof-name",
+                                     "--heap-prof-name", "--report-filename", "--title", "--conditions", "-C",
+                                     "--trace-event-categories", "--unhandled-rejections", "--dns-result-order",
+                                     "--watch-path"), "text")},
     "perl": {"-e": "code", "-E": "code", "-M": "text", "-m": "text", "-I": "text", "-x": "text"},
     "ruby": {"-e": "code", "-r": "text", "-I": "text", "-E": "text"},
     "php": {"-r": "code", "-B": "code", "-R": "code", "-E": "code", "-f": "script", "-d": "text", "-c": "read"},
@@ -318,7 +325,8 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "elixir": {"-e": "code", "--eval": "code", "-r": "read", "--require": "read"},
     "guile": {"-c": "code", "-l": "read", "-e": "text"},
     "sbcl": {"--eval": "code", "--load": "read", "--script": "read"},
-    # (shells of other languages than sh's: their code is not walked as shell code)
+    # (shells of other languages than sh's: their code is not walked as shell code — csh's,
+    # when it parses as sh, is also walked as sh's: see _csh_as_sh)
     "tcsh csh xonsh elvish ion murex": {"-c": "code"},
     "nu nushell": {"-c": "code", "--commands": "code", "-e": "code", "--execute": "code"},
     "swipl": {"-g": "code", "-t": "code", "-f": "read", "-s": "read", "-l": "read"},
@@ -399,6 +407,22 @@ def _node_fallback_written(inv: Invocation, path: str, index: int | None) -> Non
 _PERL_MODULE = re.compile(r"-?[A-Za-z_][\w:]*(?:=[\w:,$@%&-]*)?")
 
 
+def _csh_as_sh(inv: Invocation, code: str, index: int | None) -> None:
+    """``csh -c CODE``: csh's simple commands, pipes, lists, quotes, ``~`` and ``>``/``>>``
+    redirections are read as sh reads them, so code that parses as sh is also walked as sh
+    code (what it visibly runs and touches; csh's own syntax stays unknown)."""
+    from stockade.analyzer.parse import UnsafeText, first_error, parse
+
+    if UNKNOWN in code:
+        return
+    try:
+        if first_error(parse(code).tree) is not None:
+            return
+    except UnsafeText:
+        return
+    inv.script(code, index, what=f"the `{inv.name} -c` code, read as sh's")
+
+
 def interpreter_model(options: dict[str, str]):
     """A model for a language interpreter: inline code is unknown, a script file is read,
     code on stdin is unknown."""
@@ -434,6 +458,8 @@ def interpreter_model(options: dict[str, str]):
                     return
                 inv.unknown(f"inline `{inv.name}` code (`{show(value or '')[:60]}`) cannot be seen into", index)
                 named_paths(inv, value or "", index)
+                if inv.name in ("csh", "tcsh") and value:
+                    _csh_as_sh(inv, value, index)
                 return
             if role == "module":
                 rest = [w for w in inv.argv[index + 1:] if not w.startswith("-")] if index is not None else []

@@ -955,7 +955,7 @@ def model_zip(inv: Invocation) -> None:
 
 def model_editor(inv: Invocation) -> None:
     """vim/vi/nvim/ex: ``-c CMD``/``+CMD``/``--cmd CMD`` run ex commands (``!`` runs shell
-    code); files given are edited (written)."""
+    code); files given are edited (written), or read in read-only mode (``view``, ``-R``, ``-M``)."""
     values = {"-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-w", "-W", "-s"}
     if inv.name == "ex" or any(w[:1] == "-" and w[1:2] != "-" and ("e" in w or "E" in w) for w in inv.argv[1:]
                                if w not in ("-c", "--cmd")):
@@ -981,8 +981,27 @@ def model_editor(inv: Invocation) -> None:
             continue
         for part in _ex_commands(text):
             _ex_command(inv, part, index)
+    # `-R`/`view` (read-only: writing takes `:w!`), `-M` (no changes, no writes): the files are
+    # read; what `-c` commands write is judged above
+    read_only = inv.name in ("view", "rview") or parsed.has("-R", "-M")
     for word, index in files:
-        inv.write(word, index)
+        if _NETRW_URL.match(word):  # (netrw fetches it — scp, curl, ftp … — and `:w` sends it back)
+            from stockade.analyzer.models.net import contact_url, is_loopback
+
+            scheme, _, rest = word.partition("://")
+            host, _, path = rest.partition("/")
+            if scheme.lower() in ("scp", "sftp") and is_loopback(host.rpartition("@")[2].partition(":")[0]):
+                # (this machine's file, through sshd: netrw's path is below the home, `//P` absolute)
+                (inv.read if read_only else inv.write)(path if path.startswith("/") else "~/" + path, index)
+            contact_url(inv, word, index, _NETRW_PORTS.get(scheme.lower()))
+            continue
+        (inv.read if read_only else inv.write)(word, index)
+
+
+#: the URLs vim's netrw opens as files (``vim scp://host/f``, ``vim https://host/f``)
+_NETRW_URL = re.compile(r"(?i)(scp|sftp|http|https|ftp|rcp|rsync|dav|davs|fetch)://")
+_NETRW_PORTS = {"scp": 22, "sftp": 22, "http": 80, "https": 443, "ftp": 21, "rcp": 514, "rsync": 873, "dav": 80,
+                "davs": 443, "fetch": 80}
 
 
 #: ex commands that read a file into the editor (``:r FILE``, ``:e FILE``, ``:sp FILE``…)
