@@ -949,8 +949,11 @@ class Walker(ControlFlow):
                         self.nested_script(_reread_heredoc(text), self.src.span(child), exact=False)
                         body_text = None
                         continue
-                    # (`…` in the body: bash runs it, the grammar keeps it as text)
-                    parts = self.words.parts(child, True) if child.named_children or "`" in text else [(text, "q")]
+                    # (`…` in the body: bash runs it, the grammar keeps it as text; `\$`, `\``,
+                    # `\\` and backslash-newline lose their backslash: `\$HOME` is `$HOME` to the
+                    # shell that reads the body)
+                    parts = self.words.parts(child, True) if child.named_children or "`" in text or "\\" in text \
+                        else [(text, "q")]
                     body_text = "".join(text for text, _ in parts)
                     if UNKNOWN in body_text:
                         body_text = None

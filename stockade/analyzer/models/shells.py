@@ -60,6 +60,10 @@ def model_shell(inv: Invocation) -> None:
         if text is not None:  # `bash <(echo CODE)`: the code is the producer's known output
             inv.walker.nested_script(text, inv.at(index), exact=False, subshell=True,
                                      positional=[w for w, _ in words], env=inv.env)
+        elif script in ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0") and inv.stdin.text is not None \
+                and UNKNOWN not in inv.stdin.text:  # `sh /dev/stdin <<EOF`: the known text is the script
+            inv.walker.nested_script(inv.stdin.text, inv.at(index), exact=False, subshell=True,
+                                     positional=[w for w, _ in words], env=inv.env)
         elif script.startswith("/dev/fd/") or script in ("/dev/stdin", "-"):
             inv.unknown(f"`{inv.name}` runs a script produced by another command", index)
         else:
