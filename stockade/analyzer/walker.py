@@ -600,7 +600,8 @@ class Walker(ControlFlow):
             if _CODE_IN_VALUE_RE.search(value):
                 self.nested_script(": " + value, self.src.span(node), exact=False, subshell=True)
                 return
-            if not _IDENT_RE.match(value.strip()):
+            if not _IDENT_RE.match(value.strip()):  # (`x+1`: the names it mentions are evaluated)
+                integer_assignment(self, value, self.src.span(node))
                 return
             value = self.lookup(value.strip())
             seen += 1
@@ -759,7 +760,7 @@ class Walker(ControlFlow):
         for child in node.named_children:
             if child.type in WORD_TYPES or child.type in ("binary_expression", "unary_expression",
                                                           "postfix_expression", "parenthesized_expression",
-                                                          "variable_name", "ternary_expression"):
+                                                          "variable_name", "ternary_expression", "subscript"):
                 self.arithmetic(child)
             else:
                 self.walk(child, stdin)

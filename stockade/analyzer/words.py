@@ -704,10 +704,13 @@ class WordExpander:
                         assoc_entries(self.scope, self.source.node_text(array)) is None:
                     # (`${a['$(cmd)']}`: an indexed array's subscript is expanded as in double quotes)
                     self.scope.nested_fragment(index_text.replace("'", ""), node)
-                if array is not None and index_node is not None and _NAME_RE.fullmatch(index_text) and \
+                if array is not None and index_node is not None and index_text not in ("@", "*") and \
+                        "$" not in index_text and "`" not in index_text and \
                         assoc_entries(self.scope, self.source.node_text(array)) is None:
-                    # (`${a[i]}` of an indexed array: i's value is evaluated as arithmetic)
-                    self.scope.arith_value(self.scope.lookup(index_text), index_node)
+                    # (`${a[i]}`, `${a[i+1]}` of an indexed array: the subscript is arithmetic, the
+                    # value of each name in it evaluated)
+                    self.scope.arith_value(self.scope.lookup(index_text) if _NAME_RE.fullmatch(index_text)
+                                           else index_text, index_node)
                 if array is not None and self.source.node_text(array) == "BASH_SOURCE":
                     name = "BASH_SOURCE"  # (a command line has none: see Walker.lookup)
                 elif array is not None and assoc_entries(self.scope, self.source.node_text(array)) is not None:

@@ -271,9 +271,13 @@ def model_unalias(inv: Invocation) -> None:
 def model_let(inv: Invocation) -> None:
     """``let EXPR``: arithmetic; variable values with subscripts run code; ``let x=EXPR`` assigns
     (see :func:`_let_assigns`)."""
+    from stockade.analyzer.models.shellstate import integer_assignment
+
     for index, word in enumerate(inv.argv[1:], start=1):
         if "$(" in word or "`" in word:
             inv.walker.nested_script(": " + word, inv.at(index), exact=False)
+        else:  # (`let y=x+1`: the value of each name is evaluated, a subscript in it runs code)
+            integer_assignment(inv.walker, word, inv.at(index))
         _let_assigns(inv, word)
 
 

@@ -64,20 +64,28 @@ def subscript_values(walker: Walker, name: str, span: tuple[int, int]) -> None:
 INTEGER_PREFIX = "\ue009int:"
 
 
+#: a name in an arithmetic expression (not a digit of a number, ``0x1f``, nor one after a base, ``16#ff``)
+_ARITH_NAME_RE = re.compile(r"(?<![0-9A-Za-z_#@])[A-Za-z_][A-Za-z0-9_]*")
+
+
 def integer_assignment(walker: Walker, value: str, span: tuple[int, int]) -> None:
-    """A value assigned to a variable with the integer attribute (``declare -i n; n=VALUE``):
-    bash evaluates it as arithmetic, so an array subscript in it — or in the value of a
-    variable it names — runs its substitutions (``n='a[$(cmd)]'``)."""
-    for _ in range(8):
+    """A text bash evaluates as arithmetic (a value assigned with the integer attribute,
+    ``declare -i n; n=VALUE``, a ``let`` argument, an operand of ``[[ A -eq B ]]``, a
+    subscript): an array subscript in it runs its substitutions (``n='a[$(cmd)]'``), and so
+    does one in the value of any name it mentions, evaluated in turn
+    (``x='a[$(cmd)]'; let y=x+1`` runs cmd)."""
+    pending = [value]
+    seen = 0
+    while pending and seen < 16:
+        value = pending.pop()
+        seen += 1
         if not value or UNKNOWN in value:
-            return
+            continue
         if "[" in value and ("$" in value or "`" in value):
             walker.nested_script(": " + value[value.index("["):], span, exact=False, subshell=True)
             return
-        stripped = value.strip()
-        if not stripped.isidentifier():
-            return
-        value = walker.lookup(stripped) or ""
+        for name in _ARITH_NAME_RE.findall(value)[:8]:
+            pending.append(walker.lookup(name) or "")
 
 
 def is_integer(walker: Walker, name: str) -> bool:
