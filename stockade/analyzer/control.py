@@ -131,6 +131,9 @@ class ControlFlow:
 
         def unknown(self, why: str, span: tuple[int, int]) -> None: ...
 
+        aliases: dict[str, str] | None
+        function_depth: int
+
     def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
         """Walk alternative branches from the same state; merge: disagreeing facts become
         unknown."""
@@ -148,7 +151,10 @@ class ControlFlow:
         runs when the one before succeeded (``&&``) or failed (``||``), assumed to succeed
         itself.  Both ways are walked and a working directory or variable they leave different
         holds both values afterwards (strictest wins: ``[ -n "$CI" ] && cd / || cd /tmp;
-        rm -rf etc`` is in / or in /tmp)."""
+        rm -rf etc`` is in / or in /tmp).  A way that ends in ``exit`` (``return`` in a
+        function) leaves nothing for what follows (``t=$(mktemp -d) || exit 1``); a first
+        command that only assigns from a substitution assigns even when it fails, what the
+        substitution printed or nothing (see :meth:`_failed_assignment`)."""
         items: list[Any] = []
         operators: list[str] = []
         _list_parts(node, items, operators)
@@ -158,39 +164,102 @@ class ControlFlow:
             return
         failed = self.state.copy()  # the state when the first command fails
         self.walk(items[0], stdin)
+        failed = self._failed_assignment(items[0]) or failed
         walked: set[int] = set()
-        self._chain(items[1:], operators, True, stdin, walked, None)
-        results = [self.state]
+        exited = self._chain(items[1:], operators, True, stdin, walked, None)
+        succeeded = self.state
+        results = [] if exited else [succeeded]
         if "||" in operators:
-            succeeded = self.state
             self.state = failed
-            self._chain(items[1:], operators, False, stdin, walked, results)
-            results.append(self.state)
+            if not self._chain(items[1:], operators, False, stdin, walked, results):
+                results.append(self.state)
             self.state = succeeded
         else:
             results.append(failed)
+        if not results:  # (every way exits: what follows never runs)
+            return
         first = results[0]
         if any(r.cwd != first.cwd or r.variables != first.variables for r in results[1:]):
             self.state = self._merge(first, results)
+        elif first is not succeeded:
+            self.state = self._merge(first, results)
+
+    def _failed_assignment(self, node: Any) -> State | None:
+        """The state after ``node`` when it is only assignments (``t=$(mktemp -d)``) and its
+        last substitution fails: each variable it assigned holds what the substitution
+        printed (the value known on success, when it prints it and then fails) or nothing;
+        None for any other command (its failure leaves the state before it)."""
+        if node.type == "variable_assignment":
+            assignments = [node]
+        elif node.type == "variable_assignments":
+            assignments = node.named_children
+        else:
+            return None
+        names: list[str] = []
+        substituted = False
+        for child in assignments:
+            if child.type != "variable_assignment":
+                return None
+            target = child.child_by_field_name("name")
+            value = child.child_by_field_name("value")
+            if target is None or target.type != "variable_name":
+                return None
+            names.append(self.src.node_text(target))
+            stack = [value] if value is not None else []
+            while stack:
+                current = stack.pop()
+                if current.type == "command_substitution":
+                    substituted = True
+                    break
+                stack.extend(current.named_children)
+        if not substituted:
+            return None
+        empty = self.state.copy()
+        for name in names:
+            if name in empty.variables and not empty.variables[name].startswith(NAMEREF):
+                empty.variables[name] = ""
+        return self._merge(self.state, [self.state, empty])
+
+    def _exits(self, node: Any) -> bool:
+        """Whether ``node`` ends the shell whatever it does: ``exit``, ``return`` in a
+        function, or a ``{ …; }`` group whose last command is one."""
+        while node.type == "compound_statement" and node.children[:1] and node.children[0].type == "{":
+            named = [child for child in node.named_children if child.type != "comment"]
+            if not named:
+                return False
+            node = named[-1]
+        if node.type != "command":
+            return False
+        name_node = node.child_by_field_name("name")
+        name = self.src.node_text(name_node) if name_node is not None else ""
+        if name not in ("exit", "return") or name in self.state.functions or \
+                (self.aliases is not None and name in self.aliases):
+            return False
+        return name == "exit" or self.function_depth > 0
 
     def _chain(self, items: list[Any], operators: list[str], ok: bool, stdin: Stdin, walked: set[int],
-               side: list[State] | None) -> None:
+               side: list[State] | None) -> bool:
         """Walk the commands of a list that run after a first one that succeeded (``ok``) or not
         (each assumed to succeed).  On the second way (``side`` given), a command neither way
         ran (``a || b || c``: ``c`` runs when ``b`` fails) is walked from a copy of the state
-        there, its result added to ``side``: every command of the list is judged."""
+        there, its result added to ``side`` unless it exits: every command of the list is
+        judged.  Whether the way walked ends in an ``exit`` (see :meth:`_exits`)."""
+        exited = False
         for operator, item in zip(operators, items, strict=True):
             if (operator == "&&") == ok:
                 self.walk(item, stdin)
                 walked.add(id(item))
                 ok = True
+                exited = exited or self._exits(item)
             elif side is not None and id(item) not in walked:
                 saved = self.state
                 self.state = saved.copy()
                 self.walk(item, stdin)
                 walked.add(id(item))
-                side.append(self.state)
+                if not self._exits(item):
+                    side.append(self.state)
                 self.state = saved
+        return exited
 
     @staticmethod
     def _merge(before: State, results: list[State]) -> State:
