@@ -119,7 +119,30 @@ def model_source(inv: Invocation) -> None:
         elif word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
             inv.unknown("sources code produced by another command", 1)
         else:
-            run_file(inv, word, 1)
+            for path in _source_candidates(inv, word):
+                run_file(inv, path, 1)
+
+
+def _source_candidates(inv: Invocation, word: str) -> list[str]:
+    """The files ``source WORD`` may read: a name without ``/`` is looked up in ``$PATH``
+    first (bash's ``sourcepath``), then in the working directory — each entry this command
+    put in ``PATH`` (``PATH=~/.ssh:$PATH; source id_rsa`` reads ``~/.ssh/id_rsa``), up to the
+    inherited part, whose directories hold the system's files; else ``WORD`` itself."""
+    path = inv.env.get("PATH") if inv.env else None
+    if path is None:
+        path = inv.walker.state.variables.get("PATH")
+    if "/" in word or path is None:
+        return [word]
+    found: list[str] = []
+    for entry in path.split(":")[:16]:
+        if UNKNOWN in entry:
+            if entry != UNKNOWN:  # (an entry not known: the file could be anywhere)
+                found.append(UNKNOWN + "/" + word)
+            break  # (the inherited search path: from here on, the system's directories)
+        found.append(entry.rstrip("/") + "/" + word if entry else word)
+    if word not in found:
+        found.append(word)
+    return list(dict.fromkeys(found))
 
 
 def model_cd(inv: Invocation) -> None:
