@@ -179,9 +179,7 @@ class ControlFlow:
         if not results:  # (every way exits: what follows never runs)
             return
         first = results[0]
-        if any(r.cwd != first.cwd or r.variables != first.variables for r in results[1:]):
-            self.state = self._merge(first, results)
-        elif first is not succeeded:
+        if first is not succeeded or any(r.cwd != first.cwd or r.variables != first.variables for r in results[1:]):
             self.state = self._merge(first, results)
 
     def _failed_assignment(self, node: Any) -> State | None:

@@ -97,12 +97,12 @@ def model_wrapper(inv: Invocation) -> None:
         if inv.name == "env" and option in ("-S", "--split-string") and value is not None:
             # env splits the string into words that replace it and reads its options again
             # from the first (`env -S '-C /etc A=1 cat shadow'`): the same model, on that argv
-            words = split_string(value, lambda name: inv.env.get(name, inv.walker.lookup(name)))
-            if words is None:
+            split = split_string(value, lambda name: inv.env.get(name, inv.walker.lookup(name)))
+            if split is None:
                 inv.unknown(f"what `env -S` runs is not known (`{value}`)", index)
                 return
-            inv.run(0, argv=[inv.argv[0], *words, *inv.argv[index + 1:]],
-                    spans=[inv.spans[0], *[inv.at(index)] * len(words), *inv.spans[index + 1:]])
+            inv.run(0, argv=[inv.argv[0], *split, *inv.argv[index + 1:]],
+                    spans=[inv.spans[0], *[inv.at(index)] * len(split), *inv.spans[index + 1:]])
             return
         if inv.name == "env" and option in ("-C", "--chdir") and value is not None:
             inv.walker.state.cwd = inv.path(value)
