@@ -32,6 +32,7 @@ from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
 from stockade.analyzer.effects import (
     CHILD_PID,
     UNKNOWN,
+    UNKNOWN_NUMBER,
     Effect,
     EnvChange,
     Network,
@@ -441,6 +442,8 @@ class Walker(ControlFlow):
             return deref(self, value[2:])
         if value is None and name == "BASH_SOURCE":
             return ""  # no script file is being run: a command line has no source
+        if value is None and name in _BASH_NUMBERS:
+            return UNKNOWN_NUMBER  # (`$RANDOM`, `$BASHPID`: bash's own, a decimal number; unset: empty)
         if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
             if name not in self.too_long:
                 self.too_long = self.too_long | {name}
@@ -1927,6 +1930,10 @@ def _input_or_quiet(node: Any) -> bool:
     text = node.text
     return (text[:1] == b"<" and text[1:2] not in (b"<", b">", b"&")) or \
         text.replace(b" ", b"") == b"2>/dev/null"
+
+
+#: variables bash itself sets to a decimal number (until they are unset)
+_BASH_NUMBERS = frozenset({"RANDOM", "SRANDOM", "BASHPID", "PPID", "UID", "EUID", "SECONDS", "EPOCHSECONDS"})
 
 
 def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:

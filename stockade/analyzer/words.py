@@ -774,6 +774,12 @@ class WordExpander:
                     self.scope.lookup(LISTED_KEY + name) == value:
                 return [(listed(value, any_glob=True), "q" if quoted else "exp")]  # (as visit_simple_expansion)
             return self._value(value, quoted)
+        if value is None and operator in (":-", "-", ":+", "+") and name.isdigit() and name != "0" and \
+                getattr(self.scope, "positional_words", lambda: [])() is None:
+            # a command line has no positional parameters (see Walker.lookup): `${1:-build}` is the word
+            if operator in (":+", "+"):
+                return [("", "q")] if quoted else []
+            return self._value(self._operand_text(operand, rest), quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
             if (value is None or (value == UNKNOWN and operator[0] == ":")) and operator[-1] != "?":
                 # not known, so possibly unset (or empty): the default is one of its values
