@@ -775,7 +775,7 @@ class WordExpander:
                 return [(listed(value, any_glob=True), "q" if quoted else "exp")]  # (as visit_simple_expansion)
             return self._value(value, quoted)
         if value is None and operator in (":-", "-", ":+", "+") and name.isdigit() and name != "0" and \
-                getattr(self.scope, "positional_words", lambda: [])() is None:
+                getattr(self.scope, "positional_words", list)() is None:
             # a command line has no positional parameters (see Walker.lookup): `${1:-build}` is the word
             if operator in (":+", "+"):
                 return [("", "q")] if quoted else []
