@@ -341,19 +341,67 @@ class ControlFlow:
                 self.coprocess(node, stdin, ControlFlow.visit_case_statement):  # type: ignore[attr-defined]
             return
         value = node.child_by_field_name("value")
-        if value is not None:
-            self.words.parts(value)
-        branches: list[list[Any]] = [[]]
+        subject = self.words.text(value) if value is not None else None
+        if subject is not None and UNKNOWN in subject:
+            subject = None
+        items: list[tuple[list[Any], bool | None]] = []
+        falls_through = False
         for child in node.named_children:
             if child.type == "case_item":
                 body = []
+                patterns = []
                 for index, sub in enumerate(child.children):
                     if child.field_name_for_child(index) == "value":
                         self.words.parts(sub)
+                        patterns.append(sub)
                     elif sub.is_named:
                         body.append(sub)
-                branches.append(body)
+                    elif sub.type in (";&", ";;&"):
+                        falls_through = True
+                items.append((body, self._case_match(subject, patterns)))
+        # the items that may run, in order: none past one that surely matches (`;;` ends the
+        # case there), none that surely does not (unless a `;&`/`;;&` may run it anyway)
+        branches: list[list[Any]] = []
+        matched = False
+        for body, status in items:
+            if status is False and not falls_through:
+                continue
+            branches.append(body)
+            if status is True and not falls_through:
+                matched = True
+                break
+        if not matched:
+            branches.insert(0, [])  # (no item matches)
         self._branches(branches, stdin)
+
+    def _case_match(self, subject: str | None, patterns: list[Any]) -> bool | None:
+        """Whether one of a case item's ``patterns`` matches the known ``subject``: True or
+        False when every pattern is known text (no tilde, no extended glob), else None —
+        also when only a match ignoring case (``shopt -s nocasematch``) tells them apart."""
+        if subject is None:
+            return None
+        from stockade.analyzer.paramexp import glob_regex, operand_tokens
+
+        known = True
+        for pattern in patterns:
+            text = self.src.node_text(pattern)
+            if "~" in text:
+                known = False
+                continue
+            if pattern.type == "extglob_pattern":
+                tokens = None if any(char in text for char in "()$`") else [(text, False)]
+            else:
+                groups = operand_tokens(self.words, [pattern])
+                tokens = groups[0] if groups is not None and len(groups) == 1 else None
+            regex = glob_regex(tokens) if tokens is not None else None
+            if regex is None:
+                known = False
+                continue
+            if regex.fullmatch(subject):
+                return True
+            if re.compile(regex.pattern, re.S | re.I).fullmatch(subject):
+                known = False
+        return False if known else None
 
     def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
         if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \
