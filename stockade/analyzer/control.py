@@ -131,6 +131,9 @@ class ControlFlow:
 
         def unknown(self, why: str, span: tuple[int, int]) -> None: ...
 
+        aliases: dict[str, str] | None
+        function_depth: int
+
     def _branches(self, branches: list[list[Any]], stdin: Stdin) -> None:
         """Walk alternative branches from the same state; merge: disagreeing facts become
         unknown."""
@@ -148,7 +151,10 @@ class ControlFlow:
         runs when the one before succeeded (``&&``) or failed (``||``), assumed to succeed
         itself.  Both ways are walked and a working directory or variable they leave different
         holds both values afterwards (strictest wins: ``[ -n "$CI" ] && cd / || cd /tmp;
-        rm -rf etc`` is in / or in /tmp)."""
+        rm -rf etc`` is in / or in /tmp).  A way that ends in ``exit`` (``return`` in a
+        function) leaves nothing for what follows (``t=$(mktemp -d) || exit 1``); a first
+        command that only assigns from a substitution assigns even when it fails, what the
+        substitution printed or nothing (see :meth:`_failed_assignment`)."""
         items: list[Any] = []
         operators: list[str] = []
         _list_parts(node, items, operators)
@@ -158,39 +164,100 @@ class ControlFlow:
             return
         failed = self.state.copy()  # the state when the first command fails
         self.walk(items[0], stdin)
+        failed = self._failed_assignment(items[0]) or failed
         walked: set[int] = set()
-        self._chain(items[1:], operators, True, stdin, walked, None)
-        results = [self.state]
+        exited = self._chain(items[1:], operators, True, stdin, walked, None)
+        succeeded = self.state
+        results = [] if exited else [succeeded]
         if "||" in operators:
-            succeeded = self.state
             self.state = failed
-            self._chain(items[1:], operators, False, stdin, walked, results)
-            results.append(self.state)
+            if not self._chain(items[1:], operators, False, stdin, walked, results):
+                results.append(self.state)
             self.state = succeeded
         else:
             results.append(failed)
+        if not results:  # (every way exits: what follows never runs)
+            return
         first = results[0]
-        if any(r.cwd != first.cwd or r.variables != first.variables for r in results[1:]):
+        if first is not succeeded or any(r.cwd != first.cwd or r.variables != first.variables for r in results[1:]):
             self.state = self._merge(first, results)
 
+    def _failed_assignment(self, node: Any) -> State | None:
+        """The state after ``node`` when it is only assignments (``t=$(mktemp -d)``) and its
+        last substitution fails: each variable it assigned holds what the substitution
+        printed (the value known on success, when it prints it and then fails) or nothing;
+        None for any other command (its failure leaves the state before it)."""
+        if node.type == "variable_assignment":
+            assignments = [node]
+        elif node.type == "variable_assignments":
+            assignments = node.named_children
+        else:
+            return None
+        names: list[str] = []
+        substituted = False
+        for child in assignments:
+            if child.type != "variable_assignment":
+                return None
+            target = child.child_by_field_name("name")
+            value = child.child_by_field_name("value")
+            if target is None or target.type != "variable_name":
+                return None
+            names.append(self.src.node_text(target))
+            stack = [value] if value is not None else []
+            while stack:
+                current = stack.pop()
+                if current.type == "command_substitution":
+                    substituted = True
+                    break
+                stack.extend(current.named_children)
+        if not substituted:
+            return None
+        empty = self.state.copy()
+        for name in names:
+            if name in empty.variables and not empty.variables[name].startswith(NAMEREF):
+                empty.variables[name] = ""
+        return self._merge(self.state, [self.state, empty])
+
+    def _exits(self, node: Any) -> bool:
+        """Whether ``node`` ends the shell whatever it does: ``exit``, ``return`` in a
+        function, or a ``{ …; }`` group whose last command is one."""
+        while node.type == "compound_statement" and node.children[:1] and node.children[0].type == "{":
+            named = [child for child in node.named_children if child.type != "comment"]
+            if not named:
+                return False
+            node = named[-1]
+        if node.type != "command":
+            return False
+        name_node = node.child_by_field_name("name")
+        name = self.src.node_text(name_node) if name_node is not None else ""
+        if name not in ("exit", "return") or name in self.state.functions or \
+                (self.aliases is not None and name in self.aliases):
+            return False
+        return name == "exit" or self.function_depth > 0
+
     def _chain(self, items: list[Any], operators: list[str], ok: bool, stdin: Stdin, walked: set[int],
-               side: list[State] | None) -> None:
+               side: list[State] | None) -> bool:
         """Walk the commands of a list that run after a first one that succeeded (``ok``) or not
         (each assumed to succeed).  On the second way (``side`` given), a command neither way
         ran (``a || b || c``: ``c`` runs when ``b`` fails) is walked from a copy of the state
-        there, its result added to ``side``: every command of the list is judged."""
+        there, its result added to ``side`` unless it exits: every command of the list is
+        judged.  Whether the way walked ends in an ``exit`` (see :meth:`_exits`)."""
+        exited = False
         for operator, item in zip(operators, items, strict=True):
             if (operator == "&&") == ok:
                 self.walk(item, stdin)
                 walked.add(id(item))
                 ok = True
+                exited = exited or self._exits(item)
             elif side is not None and id(item) not in walked:
                 saved = self.state
                 self.state = saved.copy()
                 self.walk(item, stdin)
                 walked.add(id(item))
-                side.append(self.state)
+                if not self._exits(item):
+                    side.append(self.state)
                 self.state = saved
+        return exited
 
     @staticmethod
     def _merge(before: State, results: list[State]) -> State:
@@ -274,19 +341,67 @@ class ControlFlow:
                 self.coprocess(node, stdin, ControlFlow.visit_case_statement):  # type: ignore[attr-defined]
             return
         value = node.child_by_field_name("value")
-        if value is not None:
-            self.words.parts(value)
-        branches: list[list[Any]] = [[]]
+        subject = self.words.text(value) if value is not None else None
+        if subject is not None and UNKNOWN in subject:
+            subject = None
+        items: list[tuple[list[Any], bool | None]] = []
+        falls_through = False
         for child in node.named_children:
             if child.type == "case_item":
                 body = []
+                patterns = []
                 for index, sub in enumerate(child.children):
                     if child.field_name_for_child(index) == "value":
                         self.words.parts(sub)
+                        patterns.append(sub)
                     elif sub.is_named:
                         body.append(sub)
-                branches.append(body)
+                    elif sub.type in (";&", ";;&"):
+                        falls_through = True
+                items.append((body, self._case_match(subject, patterns)))
+        # the items that may run, in order: none past one that surely matches (`;;` ends the
+        # case there), none that surely does not (unless a `;&`/`;;&` may run it anyway)
+        branches: list[list[Any]] = []
+        matched = False
+        for body, status in items:
+            if status is False and not falls_through:
+                continue
+            branches.append(body)
+            if status is True and not falls_through:
+                matched = True
+                break
+        if not matched:
+            branches.insert(0, [])  # (no item matches)
         self._branches(branches, stdin)
+
+    def _case_match(self, subject: str | None, patterns: list[Any]) -> bool | None:
+        """Whether one of a case item's ``patterns`` matches the known ``subject``: True or
+        False when every pattern is known text (no tilde, no extended glob), else None —
+        also when only a match ignoring case (``shopt -s nocasematch``) tells them apart."""
+        if subject is None:
+            return None
+        from stockade.analyzer.paramexp import glob_regex, operand_tokens
+
+        known = True
+        for pattern in patterns:
+            text = self.src.node_text(pattern)
+            if "~" in text:
+                known = False
+                continue
+            if pattern.type == "extglob_pattern":
+                tokens = None if any(char in text for char in "()$`") else [(text, False)]
+            else:
+                groups = operand_tokens(self.words, [pattern])
+                tokens = groups[0] if groups is not None and len(groups) == 1 else None
+            regex = glob_regex(tokens) if tokens is not None else None
+            if regex is None:
+                known = False
+                continue
+            if regex.fullmatch(subject):
+                return True
+            if re.compile(regex.pattern, re.S | re.I).fullmatch(subject):
+                known = False
+        return False if known else None
 
     def visit_while_statement(self, node: Any, stdin: Stdin) -> None:
         if node.start_byte > 6 and self.src.data[node.start_byte - 1] in b" \t" and \

@@ -475,6 +475,8 @@ def _run_list(walker: Walker, text: str, base: int, collapse: SpanT | None, stdi
     is not one."""
     if walker.depth + 4 > depth_limit:
         return False
+    if "getopts" in text and "$" in text:
+        return False  # (getopts may leave values with alternatives, which the tree walk follows)
     plain = _plain_list(text, base, collapse)
     if plain is not None:
         if ("&&" in text or "||" in text) and _stateful_and_or(plain, False):

@@ -293,9 +293,9 @@ def _substring(expander: WordExpander, value: str, nodes: list[Any]) -> str | No
             pieces[-1].append((expander.source.node_text(node), False))
         else:
             return None
-    if len(pieces) > 2 or not pieces[0]:
+    if len(pieces) > 2 or (not pieces[0] and len(pieces) == 1):
         return None
-    offset = _integer(expander, pieces[0])
+    offset = _integer(expander, pieces[0]) if pieces[0] else 0  # (`${x::2}`: an empty offset is 0)
     if offset is None:
         return None
     length = len(value)

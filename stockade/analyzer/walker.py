@@ -32,6 +32,7 @@ from stockade.analyzer.control import CWD_KEY, ControlFlow, settle_cwd
 from stockade.analyzer.effects import (
     CHILD_PID,
     UNKNOWN,
+    UNKNOWN_NUMBER,
     Effect,
     EnvChange,
     Network,
@@ -441,6 +442,8 @@ class Walker(ControlFlow):
             return deref(self, value[2:])
         if value is None and name == "BASH_SOURCE":
             return ""  # no script file is being run: a command line has no source
+        if value is None and name in _BASH_NUMBERS:
+            return UNKNOWN_NUMBER  # (`$RANDOM`, `$BASHPID`: bash's own, a decimal number; unset: empty)
         if value is not None and len(value) > MAX_VALUE_CHARS:  # not followed: unknown where used
             if name not in self.too_long:
                 self.too_long = self.too_long | {name}
@@ -600,7 +603,8 @@ class Walker(ControlFlow):
             if _CODE_IN_VALUE_RE.search(value):
                 self.nested_script(": " + value, self.src.span(node), exact=False, subshell=True)
                 return
-            if not _IDENT_RE.match(value.strip()):
+            if not _IDENT_RE.match(value.strip()):  # (`x+1`: the names it mentions are evaluated)
+                integer_assignment(self, value, self.src.span(node))
                 return
             value = self.lookup(value.strip())
             seen += 1
@@ -759,7 +763,7 @@ class Walker(ControlFlow):
         for child in node.named_children:
             if child.type in WORD_TYPES or child.type in ("binary_expression", "unary_expression",
                                                           "postfix_expression", "parenthesized_expression",
-                                                          "variable_name", "ternary_expression"):
+                                                          "variable_name", "ternary_expression", "subscript"):
                 self.arithmetic(child)
             else:
                 self.walk(child, stdin)
@@ -953,8 +957,11 @@ class Walker(ControlFlow):
                         self.nested_script(_reread_heredoc(text), self.src.span(child), exact=False)
                         body_text = None
                         continue
-                    # (`…` in the body: bash runs it, the grammar keeps it as text)
-                    parts = self.words.parts(child, True) if child.named_children or "`" in text else [(text, "q")]
+                    # (`…` in the body: bash runs it, the grammar keeps it as text; `\$`, `\``,
+                    # `\\` and backslash-newline lose their backslash: `\$HOME` is `$HOME` to the
+                    # shell that reads the body)
+                    parts = self.words.parts(child, True) if child.named_children or "`" in text or "\\" in text \
+                        else [(text, "q")]
                     body_text = "".join(text for text, _ in parts)
                     if UNKNOWN in body_text:
                         body_text = None
@@ -1931,6 +1938,10 @@ def _input_or_quiet(node: Any) -> bool:
     text = node.text
     return (text[:1] == b"<" and text[1:2] not in (b"<", b">", b"&")) or \
         text.replace(b" ", b"") == b"2>/dev/null"
+
+
+#: variables bash itself sets to a decimal number (until they are unset)
+_BASH_NUMBERS = frozenset({"RANDOM", "SRANDOM", "BASHPID", "PPID", "UID", "EUID", "SECONDS", "EPOCHSECONDS"})
 
 
 def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:

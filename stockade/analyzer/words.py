@@ -704,10 +704,13 @@ class WordExpander:
                         assoc_entries(self.scope, self.source.node_text(array)) is None:
                     # (`${a['$(cmd)']}`: an indexed array's subscript is expanded as in double quotes)
                     self.scope.nested_fragment(index_text.replace("'", ""), node)
-                if array is not None and index_node is not None and _NAME_RE.fullmatch(index_text) and \
+                if array is not None and index_node is not None and index_text not in ("@", "*") and \
+                        "$" not in index_text and "`" not in index_text and \
                         assoc_entries(self.scope, self.source.node_text(array)) is None:
-                    # (`${a[i]}` of an indexed array: i's value is evaluated as arithmetic)
-                    self.scope.arith_value(self.scope.lookup(index_text), index_node)
+                    # (`${a[i]}`, `${a[i+1]}` of an indexed array: the subscript is arithmetic, the
+                    # value of each name in it evaluated)
+                    self.scope.arith_value(self.scope.lookup(index_text) if _NAME_RE.fullmatch(index_text)
+                                           else index_text, index_node)
                 if array is not None and self.source.node_text(array) == "BASH_SOURCE":
                     name = "BASH_SOURCE"  # (a command line has none: see Walker.lookup)
                 elif array is not None and assoc_entries(self.scope, self.source.node_text(array)) is not None:
@@ -771,6 +774,12 @@ class WordExpander:
                     self.scope.lookup(LISTED_KEY + name) == value:
                 return [(listed(value, any_glob=True), "q" if quoted else "exp")]  # (as visit_simple_expansion)
             return self._value(value, quoted)
+        if value is None and operator in (":-", "-", ":+", "+") and name.isdigit() and name != "0" and \
+                getattr(self.scope, "positional_words", list)() is None:
+            # a command line has no positional parameters (see Walker.lookup): `${1:-build}` is the word
+            if operator in (":+", "+"):
+                return [("", "q")] if quoted else []
+            return self._value(self._operand_text(operand, rest), quoted)
         if operator in (":-", "-", ":=", "=", ":?", "?"):
             if (value is None or (value == UNKNOWN and operator[0] == ":")) and operator[-1] != "?":
                 # not known, so possibly unset (or empty): the default is one of its values

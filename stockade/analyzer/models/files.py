@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import UNKNOWN, LinkTarget, show
+from stockade.analyzer.effects import (
+    CHILD_PID,
+    UNKNOWN,
+    UNKNOWN_NAME,
+    UNKNOWN_NAME_OR_EMPTY,
+    UNKNOWN_NUMBER,
+    LinkTarget,
+    show,
+)
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.judge import plain_names_glob
 from stockade.analyzer.models import MODELS, Spec, parse_options, register, spec_model
@@ -421,6 +429,8 @@ def model_printf(inv: Invocation) -> None:
         return
     fmt, rest = args[0], args[1:]
     template = known_nul(fmt)
+    if "%(" in template:  # `%(%Y%m%d)T`: the time, as date's format says (digits for %Y%m%d)
+        template, rest = _strftime_conversions(template, rest)
     pieces: list[str] = []
     while True:  # the format is reused while arguments are left (`printf '%s\n' a b`)
         out = template
@@ -450,11 +460,45 @@ def model_printf(inv: Invocation) -> None:
         else:
             from stockade.analyzer.models.shellstate import set_variable
 
-            set_variable(inv.walker, variable, out.replace("%%", "%") if UNKNOWN not in out else UNKNOWN, inv.span,
+            set_variable(inv.walker, variable, out.replace("%%", "%") if _plain_known(out) else UNKNOWN, inv.span,
                          "`printf -v`")
         return
     out = secret_placeholders(out)
-    inv.output(None if UNKNOWN in out else out.replace("%%", "%"), "the output of `printf`")
+    inv.output(out.replace("%%", "%") if _plain_known(out) else None, "the output of `printf`")
+
+
+def _plain_known(text: str) -> bool:
+    """Whether ``text`` is known but for plain-value markers (``%(%Y)T``: digits)."""
+    return UNKNOWN not in text or UNKNOWN not in text.replace(UNKNOWN_NUMBER, "").replace(UNKNOWN_NAME, "").replace(
+        UNKNOWN_NAME_OR_EMPTY, "").replace(CHILD_PID, "")
+
+
+_STRFTIME_RE = re.compile(r"%\(([^)]*)\)T|%%|%")
+
+
+def _strftime_conversions(template: str, args: list[str]) -> tuple[str, list[str]]:
+    """``printf``'s ``%(FMT)T`` conversions filled in (each takes one argument: the time, now
+    when absent or ``-1``/``-2``), when they are the format's only conversions and the times
+    are not before 1970; else the format as it is."""
+    from stockade.analyzer.models.plainvalues import _date_text
+
+    out: list[str] = []
+    last = 0
+    rest = list(args)
+    for match in _STRFTIME_RE.finditer(template):
+        if match.group(0) == "%%":
+            continue
+        if match.group(1) is None:
+            return template, args
+        time = rest.pop(0) if rest else "-1"
+        text = _date_text(match.group(1))
+        if text is None or not (time in ("-1", "-2") or time.isdigit()):
+            return template, args
+        out.append(template[last:match.start()])
+        out.append(text)
+        last = match.end()
+    out.append(template[last:])
+    return "".join(out), rest
 
 
 def model_dd(inv: Invocation) -> None:

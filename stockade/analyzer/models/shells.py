@@ -60,6 +60,10 @@ def model_shell(inv: Invocation) -> None:
         if text is not None:  # `bash <(echo CODE)`: the code is the producer's known output
             inv.walker.nested_script(text, inv.at(index), exact=False, subshell=True,
                                      positional=[w for w, _ in words], env=inv.env)
+        elif script in ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0") and inv.stdin.text is not None \
+                and UNKNOWN not in inv.stdin.text:  # `sh /dev/stdin <<EOF`: the known text is the script
+            inv.walker.nested_script(inv.stdin.text, inv.at(index), exact=False, subshell=True,
+                                     positional=[w for w, _ in words], env=inv.env)
         elif script.startswith("/dev/fd/") or script in ("/dev/stdin", "-"):
             inv.unknown(f"`{inv.name}` runs a script produced by another command", index)
         else:
@@ -115,7 +119,30 @@ def model_source(inv: Invocation) -> None:
         elif word.startswith("/dev/fd/") or word in ("/dev/stdin", "-"):
             inv.unknown("sources code produced by another command", 1)
         else:
-            run_file(inv, word, 1)
+            for path in _source_candidates(inv, word):
+                run_file(inv, path, 1)
+
+
+def _source_candidates(inv: Invocation, word: str) -> list[str]:
+    """The files ``source WORD`` may read: a name without ``/`` is looked up in ``$PATH``
+    first (bash's ``sourcepath``), then in the working directory — each entry this command
+    put in ``PATH`` (``PATH=~/.ssh:$PATH; source id_rsa`` reads ``~/.ssh/id_rsa``), up to the
+    inherited part, whose directories hold the system's files; else ``WORD`` itself."""
+    path = inv.env.get("PATH") if inv.env else None
+    if path is None:
+        path = inv.walker.state.variables.get("PATH")
+    if "/" in word or path is None:
+        return [word]
+    found: list[str] = []
+    for entry in path.split(":")[:16]:
+        if UNKNOWN in entry:
+            if entry != UNKNOWN:  # (an entry not known: the file could be anywhere)
+                found.append(UNKNOWN + "/" + word)
+            break  # (the inherited search path: from here on, the system's directories)
+        found.append(entry.rstrip("/") + "/" + word if entry else word)
+    if word not in found:
+        found.append(word)
+    return list(dict.fromkeys(found))
 
 
 def model_cd(inv: Invocation) -> None:
@@ -267,9 +294,13 @@ def model_unalias(inv: Invocation) -> None:
 def model_let(inv: Invocation) -> None:
     """``let EXPR``: arithmetic; variable values with subscripts run code; ``let x=EXPR`` assigns
     (see :func:`_let_assigns`)."""
+    from stockade.analyzer.models.shellstate import integer_assignment
+
     for index, word in enumerate(inv.argv[1:], start=1):
         if "$(" in word or "`" in word:
             inv.walker.nested_script(": " + word, inv.at(index), exact=False)
+        else:  # (`let y=x+1`: the value of each name is evaluated, a subscript in it runs code)
+            integer_assignment(inv.walker, word, inv.at(index))
         _let_assigns(inv, word)
 
 

@@ -64,20 +64,28 @@ def subscript_values(walker: Walker, name: str, span: tuple[int, int]) -> None:
 INTEGER_PREFIX = "\ue009int:"
 
 
+#: a name in an arithmetic expression (not a digit of a number, ``0x1f``, nor one after a base, ``16#ff``)
+_ARITH_NAME_RE = re.compile(r"(?<![0-9A-Za-z_#@])[A-Za-z_][A-Za-z0-9_]*")
+
+
 def integer_assignment(walker: Walker, value: str, span: tuple[int, int]) -> None:
-    """A value assigned to a variable with the integer attribute (``declare -i n; n=VALUE``):
-    bash evaluates it as arithmetic, so an array subscript in it — or in the value of a
-    variable it names — runs its substitutions (``n='a[$(cmd)]'``)."""
-    for _ in range(8):
+    """A text bash evaluates as arithmetic (a value assigned with the integer attribute,
+    ``declare -i n; n=VALUE``, a ``let`` argument, an operand of ``[[ A -eq B ]]``, a
+    subscript): an array subscript in it runs its substitutions (``n='a[$(cmd)]'``), and so
+    does one in the value of any name it mentions, evaluated in turn
+    (``x='a[$(cmd)]'; let y=x+1`` runs cmd)."""
+    pending = [value]
+    seen = 0
+    while pending and seen < 16:
+        value = pending.pop()
+        seen += 1
         if not value or UNKNOWN in value:
-            return
+            continue
         if "[" in value and ("$" in value or "`" in value):
             walker.nested_script(": " + value[value.index("["):], span, exact=False, subshell=True)
             return
-        stripped = value.strip()
-        if not stripped.isidentifier():
-            return
-        value = walker.lookup(stripped) or ""
+        for name in _ARITH_NAME_RE.findall(value)[:8]:
+            pending.append(walker.lookup(name) or "")
 
 
 def is_integer(walker: Walker, name: str) -> bool:
@@ -267,15 +275,77 @@ def set_variable(walker: Walker, name: str, value: str, span: tuple[int, int], w
 
 def model_getopts(inv: Invocation) -> None:
     """``getopts OPTSTRING NAME [ARGS]``: NAME (through a nameref too) gets the next option's
-    letter and ``OPTARG`` its value — values not known here (:func:`set_variable`)."""
+    letter and ``OPTARG`` its value.  When the words it parses are known (ARGS, or the
+    positional parameters: a command line has none) each value is one of those the whole
+    parse gives, or the end's (NAME ``?``, OPTARG unset); else not known (:func:`set_variable`)."""
     if len(inv.argv) < 3:
         return
-    subscript_code(inv.walker, inv.argv[2], inv.at(2))
+    walker = inv.walker
+    args = inv.argv[3:] if len(inv.argv) > 3 else walker.positional_words()
+    if args is not None and any(UNKNOWN in word for word in args):
+        args = None
+    pairs = None if args is None or UNKNOWN in inv.argv[1] else _getopts_parse(inv.argv[1], args)
+    subscript_code(walker, inv.argv[2], inv.at(2))
     if "[" in inv.argv[2]:
-        forget_array(inv.walker, inv.argv[2])
+        forget_array(walker, inv.argv[2])
     else:
-        set_variable(inv.walker, inv.argv[2], UNKNOWN, inv.span, "`getopts`")
-    set_variable(inv.walker, "OPTARG", UNKNOWN, inv.span, "`getopts`")
+        _set_values(walker, inv.argv[2], None if pairs is None else {"?", *(letter for letter, _ in pairs)}, inv.span)
+    _set_values(walker, "OPTARG", None if pairs is None else {"", *(value for _, value in pairs)}, inv.span)
+
+
+def _getopts_parse(optstring: str, args: list[str]) -> list[tuple[str, str]]:
+    """Every (NAME, OPTARG) bash's ``getopts OPTSTRING`` gives over ``args`` before the end
+    (OPTARG empty where bash unsets it; a leading ``:`` in OPTSTRING: silent reporting)."""
+    silent = optstring[:1] == ":"
+    letters = optstring.lstrip(":")
+    pairs: list[tuple[str, str]] = []
+    index = 0
+    while index < len(args) and len(pairs) < 64:
+        word = args[index]
+        if word == "--" or word[:1] != "-" or word == "-":
+            break
+        position = 1
+        while position < len(word):
+            letter = word[position]
+            found = letters.find(letter) if letter != ":" else -1
+            if found == -1:  # (an invalid option: `?`, OPTARG the letter when silent)
+                pairs.append(("?", letter if silent else ""))
+            elif letters[found + 1:found + 2] == ":":
+                if position + 1 < len(word):
+                    pairs.append((letter, word[position + 1:]))
+                elif index + 1 < len(args):
+                    index += 1
+                    pairs.append((letter, args[index]))
+                else:  # (its value missing)
+                    pairs.append((":" if silent else "?", letter if silent else ""))
+                break
+            else:
+                pairs.append((letter, ""))
+            position += 1
+        index += 1
+    return pairs
+
+
+#: at most this many values of a variable a builtin sets are remembered (else: not known)
+_MAX_VALUES = 4
+
+
+def _set_values(walker: Walker, name: str, values: set[str] | None, span: tuple[int, int]) -> None:
+    """``name`` gets one of ``values`` (None: a value not known): a later command that uses
+    it is judged with each (see ``State.alternatives``)."""
+    current = walker.state.variables.get(name)
+    if values is None or len(values) > _MAX_VALUES or not name.isidentifier() or \
+            (current is not None and current.startswith(NAMEREF)):
+        set_variable(walker, name, UNKNOWN, span, "`getopts`")
+        return
+    if len(values) == 1:
+        set_variable(walker, name, next(iter(values)), span, "`getopts`")
+        return
+    mark = "".join([UNKNOWN, UNKNOWN])  # a new object: the variable holds it until reassigned
+    set_variable(walker, name, mark, span, "`getopts`")
+    state = walker.state
+    state.alternatives = dict(state.alternatives) if state.alternatives else {}
+    state.alternatives[name] = (mark, tuple(sorted(values)))
 
 
 def model_coproc(inv: Invocation) -> None:

@@ -7,11 +7,17 @@ The wrapped command is modelled in turn (``env -i nice -n 19 timeout 9 rm -rf ~`
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, UNKNOWN_NAME, TupleRecord
 from stockade.analyzer.exec import Invocation, Stdin
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.envvars import judge_env_var
 from stockade.analyzer.words import decode_ansi_c, shlex_split
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
 
 _NONE: frozenset[str] = frozenset()
 
@@ -89,8 +95,14 @@ def model_wrapper(inv: Invocation) -> None:
         if option in spec.code_flags and value is not None:
             inv.script(value, index, what=f"the code given to `{inv.name} {option}`")
         if inv.name == "env" and option in ("-S", "--split-string") and value is not None:
-            inv.run(0, argv=value.split() + [w for w, _ in parsed.positionals],
-                    spans=[inv.at(index)] * len(value.split()) + [inv.at(i) for _, i in parsed.positionals])
+            # env splits the string into words that replace it and reads its options again
+            # from the first (`env -S '-C /etc A=1 cat shadow'`): the same model, on that argv
+            split = split_string(value, lambda name: inv.env.get(name, inv.walker.lookup(name)))
+            if split is None:
+                inv.unknown(f"what `env -S` runs is not known (`{value}`)", index)
+                return
+            inv.run(0, argv=[inv.argv[0], *split, *inv.argv[index + 1:]],
+                    spans=[inv.spans[0], *[inv.at(index)] * len(split), *inv.spans[index + 1:]])
             return
         if inv.name == "env" and option in ("-C", "--chdir") and value is not None:
             inv.walker.state.cwd = inv.path(value)
@@ -124,6 +136,82 @@ def model_wrapper(inv: Invocation) -> None:
     finally:
         if inv.walker.state is state:
             state.cwd = before
+
+
+_SPLIT_ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", '"': '"', "#": "#", "$": "$",
+                  "'": "'", "\\": "\\"}
+_SPLIT_VARIABLE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def split_string(text: str, lookup: Callable[[str], str | None]) -> list[str] | None:
+    """The words GNU ``env -S``/``--split-string`` makes of ``text``: split at blanks outside
+    quotes; ``'…'`` literal but for ``\\\\`` and ``\\'``; ``"…"`` and bare text with the escapes
+    ``\\n \\t \\" \\$ \\# …``; ``\\_`` a separator outside double quotes and a space inside;
+    ``\\c`` and a ``#`` starting a word end the string; ``${NAME}`` expanded (``lookup``, UNKNOWN
+    when not known) except in single quotes.  None where env refuses the string (an unknown
+    escape, ``$NAME`` without braces, an unterminated quote)."""
+    words: list[str] = []
+    current: list[str] = []
+    started = False  # (a word begun: an empty quoted word is a word)
+    single = double = False
+    index = 0
+    size = len(text)
+    while index < size:
+        char = text[index]
+        if char == "'" and not double:
+            single = not single
+            started = True
+            index += 1
+            continue
+        if char == '"' and not single:
+            double = not double
+            started = True
+            index += 1
+            continue
+        if char in " \t\n\v\f\r" and not single and not double:
+            if started:
+                words.append("".join(current))
+                current, started = [], False
+            index += 1
+            continue
+        if char == "#" and not started:
+            break
+        if char == "\\" and (not single or text[index + 1:index + 2] in ("\\", "'")):
+            escaped = text[index + 1:index + 2]
+            index += 2
+            if escaped == "_":
+                if double:
+                    current.append(" ")
+                    started = True
+                elif started:
+                    words.append("".join(current))
+                    current, started = [], False
+                continue
+            if escaped == "c" and not double:
+                break
+            if escaped not in _SPLIT_ESCAPES:
+                return None
+            current.append(_SPLIT_ESCAPES[escaped])
+            started = True
+            continue
+        if char == "$" and not single:
+            match = _SPLIT_VARIABLE_RE.match(text, index)
+            if match is None:
+                return None
+            value = lookup(match.group(1))
+            current.append(UNKNOWN if value is None else value)
+            started = started or bool(value) or value is None
+            index = match.end()
+            continue
+        current.append(char)
+        started = True
+        index += 1
+    else:
+        if single or double:
+            return None
+    if started:
+        words.append("".join(current))
+    return words
 
 
 def _arg_file_text(inv: Invocation, word: str) -> str | None:
