@@ -82,6 +82,8 @@ def writable_program(walker: Walker, command: str, span: SpanT, what: str, shell
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", ";;", "{", "}", "!"})
 #: how deep ``sh -c 'sh -c …'`` is followed
 _MAX_DEPTH = 4
+#: characters that make a command line more than blank-separated words (shlex reads those)
+_LEXED = frozenset("'\"\\;&|<>()\n#`$")
 
 
 def code_files(command: str, depth: int = 0) -> list[tuple[str, bool]]:
@@ -89,14 +91,17 @@ def code_files(command: str, depth: int = 0) -> list[tuple[str, bool]]:
     it is a script operand (a file an interpreter opens, so a path even without a ``/``): the
     program of each command, the program a wrapper runs (``nice /tmp/e``), and the file an
     interpreter runs (``sh /tmp/e.sh``, ``python3 ed.py``), also inside ``sh -c CODE``."""
-    import shlex
-
-    try:
-        lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
+    if _LEXED.isdisjoint(command):  # (plain words, the common case: no need for the lexer)
         tokens = command.split()
+    else:
+        import shlex
+
+        try:
+            lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
+            lexer.whitespace_split = True
+            tokens = list(lexer)
+        except ValueError:
+            tokens = command.split()
     found: list[tuple[str, bool]] = []
     words: list[str] = []
     position = 0
