@@ -22,8 +22,8 @@ from bisect import bisect_left
 from stockade import catalogue as codes
 from stockade.analyzer.effects import (
     CHILD_PID,
-    REF_NAME,
     PLAIN_MARK,
+    REF_NAME,
     UNKNOWN,
     UNKNOWN_NAME,
     UNKNOWN_NAME_OR_EMPTY,
