@@ -21,6 +21,8 @@ from stockade.analyzer.models import MODELS, parse_options, register
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from stockade.analyzer.models import Model
     from stockade.analyzer.walker import Walker
 
@@ -572,6 +574,27 @@ def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index
             inv.unknown(f"`{inv.name}` runs the code of `{show(base)}/{name}`, which {producer} wrote earlier in this "
                         "command: it cannot be seen into", index)
             return
+
+
+def fresh_found(inv: Invocation, directory: str, matches: Callable[[str], bool], what: str,
+                index: int | None) -> bool:
+    """A tool finds files below ``directory`` by their names and runs them as code (test
+    discovery: ``pytest tests``, ``python -m unittest``; ``BUILD`` files below a bazel
+    workspace): one this command wrote whose name ``matches`` is unknown code.  ``what`` says
+    what the tool does with it (``runs the tests in``).  True when one was found."""
+    walker = inv.walker
+    if not wrote_anything(walker) or UNKNOWN in directory:
+        return False
+    base = inv.path(directory).rstrip("/")
+    prefix = base + "/"
+    for target in sorted(_write_targets(walker)):
+        if target.startswith(prefix) and not has_glob(target) and matches(target.rpartition("/")[2]):
+            producer = written_by(walker, target, False)
+            if producer is not None:
+                inv.unknown(f"`{inv.name}` {what} `{show(target)}`, which {producer} wrote earlier in this command: "
+                            "its code cannot be seen into", index)
+                return True
+    return False
 
 
 def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
