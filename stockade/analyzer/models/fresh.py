@@ -707,8 +707,14 @@ def size_of(text: str) -> int | None:
 
 
 def stdout_to_file(inv: Invocation) -> bool:
-    """Whether the command's standard output is redirected to a file (``yes > f``)."""
-    text = inv.walker.command
+    """Whether the command's standard output is redirected to a file (``yes > f``, ``>f yes``),
+    or goes to the file ``exec > FILE`` made this shell's standard output (when it is not piped
+    on: ``exec > f; yes | head``)."""
+    walker = inv.walker
+    own = walker.command_stdout
+    if own is not None:
+        return own not in _NULL_STDOUT
+    text = walker.command
     end = inv.span[1]
     if inv.spans:
         end = min(end, inv.spans[-1][1])
@@ -716,7 +722,14 @@ def stdout_to_file(inv: Invocation) -> bool:
     if match is None:
         after = text[inv.span[1]:inv.span[1] + 2]
         match = _STDOUT_FILE_RE.match(text, inv.span[1]) if after.strip()[:1] == ">" else None
-    return match is not None and match.group(1) not in ("/dev/null", "/dev/stdout", "/dev/stderr", "&2", "&1")
+    if match is None:
+        following = text[end:].lstrip(" \t")
+        return walker.exec_stdout is not None and not (
+            following[:1] == "|" and following[:2] != "||")
+    return match.group(1) not in _NULL_STDOUT
+
+
+_NULL_STDOUT = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "&2", "&1"})
 
 
 def _fills(inv: Invocation, what: str) -> None:
@@ -776,7 +789,8 @@ def model_cat(inv: Invocation) -> None:
     if _CAT_MODEL is not None:
         _CAT_MODEL(inv)
     for word in inv.argv[1:]:
-        if word in _ENDLESS and stdout_to_file(inv):
+        if (word in _ENDLESS or (word[:1] != "-" and inv.path(word) in _ENDLESS)) and stdout_to_file(inv):
+            # (`ln -s /dev/zero z; cat z > big`: a link to the device is the device)
             _fills(inv, f"`{inv.name} {word}` writes without end to a file")
             return
     if (getattr(inv.walker, "written_text", None) or getattr(inv.walker, "fd_texts", None)) and inv.name == "cat" \
@@ -895,6 +909,49 @@ def model_tee(inv: Invocation) -> None:
         inv.output(text)
 
 
+#: an awk loop with no condition that ends it (``while (1)``, ``for (;;)``)
+_AWK_FOREVER = re.compile(r"\b(?:while\s*\(\s*(?:[1-9][0-9]*|\"[^\"]+\")\s*\)|for\s*\(\s*;\s*;\s*\))")
+_AWK_ENDS = re.compile(r"\b(?:exit|break|return|getline|nextfile|next)\b")
+_AWK_MODELS = {name: MODELS.get(name) for name in ("awk", "gawk", "mawk", "nawk", "busybox-awk")}
+
+
+def model_awk(inv: Invocation) -> None:
+    """awk: as text.py's model; a program that loops forever printing (``BEGIN { while (1)
+    print }``: no ``exit``, ``break`` or input that ends it) has endless output, which into a
+    file fills the disk."""
+    inner = _AWK_MODELS.get(inv.name)
+    if inner is not None:
+        inner(inv)
+    parsed = parse_options(inv.argv, {"-F", "-v", "-f", "--field-separator", "--assign", "--file", "-e", "--source",
+                                      "-i", "--include", "-l", "--load", "-E", "--exec"}, stop_at_first_positional=True)
+    program = parsed.positionals[0][0] if parsed.positionals and not parsed.has(
+        "-f", "--file", "-E", "--exec") else None
+    if program is None or UNKNOWN in program or "print" not in program:
+        return
+    code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', program)  # (the strings' text is no code)
+    if not _AWK_FOREVER.search(program) or _AWK_ENDS.search(code):
+        return
+    if stdout_to_file(inv):
+        _fills(inv, f"`{inv.name}` loops forever printing to a file")
+    else:
+        from stockade.analyzer.models.pipefill import ENDLESS
+
+        inv.output(None, ENDLESS + f"`{inv.name}`")
+
+
+def model_jot(inv: Invocation) -> None:
+    """jot [OPTIONS] [REPS [BEGIN [END [STEP]]]]: BSD's number printer; ``0`` repetitions print
+    without end, which into a file fills the disk."""
+    parsed = parse_options(inv.argv, {"-b", "-w", "-s", "-p"})
+    if parsed.positionals and parsed.positionals[0][0] == "0":
+        if stdout_to_file(inv):
+            _fills(inv, "`jot 0` prints without end to a file")
+        else:
+            from stockade.analyzer.models.pipefill import ENDLESS
+
+            inv.output(None, ENDLESS + "`jot`")
+
+
 _COPIERS = ("cp", "base64", "xxd", "od", "hexdump", "strings", "seq", "tail")
 if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL, _TEE_MODEL) or any(
         name not in MODELS for name in _COPIERS):  # pragma: no cover
@@ -906,6 +963,10 @@ register("yes", model_yes)
 register("cat", model_cat)
 register("head", model_head)
 register("tee", model_tee)
+register("jot", model_jot)
+for _name, _model in _AWK_MODELS.items():
+    if _model is not None:
+        register(_name, model_awk)
 for _name in _COPIERS:
     register(_name, _endless_copier(_name))
 register("cp", _into_directory("cp"))
