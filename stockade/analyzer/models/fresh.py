@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import CHILD_PID, UNKNOWN, Delete, Execute, Harmless, Network, Read, Rename, Write, show
+from stockade.analyzer.effects import CHILD_PID, PLAIN_MARK, UNKNOWN, Delete, Execute, Harmless, Network, Read, Rename, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.globs import glob_regex, has_glob
 from stockade.analyzer.models import MODELS, parse_options, register
@@ -461,9 +461,16 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
             moved = contents.pop(effect.source, None)  # type: ignore[union-attr]
             contents[effect.dest] = moved  # type: ignore[union-attr]
     text = contents.get(path)
-    if text is not None and not partial and text[:1] == UNKNOWN:
+    if text is not None and not partial and appended_to_unknown(text):
         return None
     return text
+
+
+def appended_to_unknown(text: str) -> bool:
+    """Whether a file's known content ``text`` (see :func:`known_content`) was appended to
+    content not known: it starts with a bare UNKNOWN, not a plain value's marker (a ``$!``
+    written to a pid file, ``echo $! > app.pid``, is the whole content)."""
+    return text[:1] == UNKNOWN and text[1:2] != PLAIN_MARK
 
 
 def _walk_known(inv: Invocation | None, walker: Walker, word: str, text: str, span: tuple[int, int],
@@ -515,7 +522,7 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
     if producer is not None:
         if inv.name in SHELL_RUNNERS:
             text = known_content(inv.walker, path, partial=True)
-            if text is not None and text[:1] == UNKNOWN:  # appended to: the known part is code too
+            if text is not None and appended_to_unknown(text):  # appended to: the known part is code too
                 inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} appended to earlier in this "
                             "command: what it held before cannot be seen into", index)
                 text = text.lstrip(UNKNOWN)
@@ -607,7 +614,7 @@ def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
     producer = written_by(walker, path, False)
     if producer is not None:
         text = known_content(walker, path, partial=True)
-        if text is not None and text[:1] == UNKNOWN:  # appended to: the known part is code too
+        if text is not None and appended_to_unknown(text):  # appended to: the known part is code too
             walker.effects.append(Unknown(f"runs `{show(name)}`, which {producer} appended to earlier in this "
                                           "command: what it held before cannot be seen into", span))
             text = text.lstrip(UNKNOWN)
