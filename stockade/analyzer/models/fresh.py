@@ -14,7 +14,19 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import CHILD_PID, PLAIN_MARK, UNKNOWN, Delete, Execute, Harmless, Network, Read, Rename, Write, show
+from stockade.analyzer.effects import (
+    CHILD_PID,
+    PLAIN_MARK,
+    UNKNOWN,
+    Delete,
+    Execute,
+    Harmless,
+    Network,
+    Read,
+    Rename,
+    Write,
+    show,
+)
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.globs import glob_regex, has_glob
 from stockade.analyzer.models import MODELS, parse_options, register
