@@ -1971,6 +1971,7 @@ def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:
     global _INITIAL_VARIABLES
     _INITIAL_VARIABLES = (context, {"HOME": context.home, "WORKSPACE": context.workspace,
                                     "TMPDIR": context.tmpdir, "IFS": " \t\n", "SHELL": "/bin/sh",
+                                    "BASH": "/bin/bash",  # (bash sets it to its own path: `$BASH -c CODE`)
                                     "$": "self"})  # (the shell's pid: `/proc/$$/root` is `/proc/self/root`)
     return _INITIAL_VARIABLES
 
