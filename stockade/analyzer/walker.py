@@ -285,6 +285,11 @@ class Walker(ControlFlow):
     stdout_file: tuple[Any, bool] | None = None
     #: likewise the file a redirection of standard input reads (its Read effect, the word)
     stdin_file: tuple[Any, str] | None = None
+    #: the file a simple command's own redirection (``>z cat /dev/zero``) sends its standard
+    #: output to while its model runs, and the one ``exec > FILE`` sent this shell's standard
+    #: output to (for :func:`~stockade.analyzer.models.fresh.stdout_to_file`)
+    command_stdout: str | None = None
+    exec_stdout: str | None = None
     #: how many command substitutions are being walked (a decoded value is known only as a word there)
     substituting = 0
     #: the texts ``base64 -d`` decoded in substitutions (see :func:`decoded_code`)
@@ -898,6 +903,9 @@ class Walker(ControlFlow):
             if captured is not None:
                 record_written(self, captured[0], out.text, captured[1])
         elif captured is not None:  # what the file holds afterwards: the body's output, when known
+            if body.type == "command" and self.src.node_text(body).strip() == "exec":
+                # (`exec > f`: the standard output of every later command of this shell)
+                self.exec_stdout = None if captured[0].path in _NULL_FILES else captured[0].path
             before, self._last_output = self._last_output, None
             self.walk(body, stdin)
             output = self._last_output
@@ -1598,9 +1606,12 @@ class Walker(ControlFlow):
                 self.walk(child, stdin)
         if argv and (argv[0] in _NOT_A_COMMAND or argv[0] in _KEYWORD_PREFIXES or argv[0][:2] == "} "):
             self.reserved_word(node, argv)
+        command_stdout = None
         if redirects:
             if words is None:
                 words = []
+            outer = self.stdout_file, self.stdin_file
+            self.stdout_file = self.stdin_file = None
             for child in redirects:
                 if child.type == "herestring_redirect":
                     stdin = self.herestring(child)
@@ -1608,6 +1619,11 @@ class Walker(ControlFlow):
                     stdin = self.heredoc(child, stdin, [], words)
                 else:
                     self.redirect(child, words)
+            if self.stdin_file is not None:  # (`< /dev/zero cat`: the device's endless output, a known file)
+                stdin = self.stdin_from(self.stdin_file[0], stdin)
+            if self.stdout_file is not None:
+                command_stdout = self.stdout_file[0].path
+            self.stdout_file, self.stdin_file = outer
         if self.dash_word is not None and self.dash_word[0] == node:  # (see redirected)
             argv.append("-")
             spans.append(self.dash_word[1])
@@ -1631,7 +1647,13 @@ class Walker(ControlFlow):
                 self.effects.append(EnvChange(name, self.src.span(node)))
                 self.env_assignment(name, value, value_node if value_node is not None else node, in_shell=False)
             self.env_program = saved_program
-        run_command(self, argv, spans, stdin, env, self.src.span(node))
+        if argv == ["exec"] and command_stdout is not None:  # (`exec > f`: every later command's output)
+            self.exec_stdout = None if command_stdout in _NULL_FILES else command_stdout
+        saved_stdout, self.command_stdout = self.command_stdout, command_stdout
+        try:
+            run_command(self, argv, spans, stdin, env, self.src.span(node))
+        finally:
+            self.command_stdout = saved_stdout
         if rest is not None:
             self.glued_rest(node, rest)
 
@@ -1949,6 +1971,7 @@ def _initial_variables(context: Context) -> tuple[Any, dict[str, str]]:
     global _INITIAL_VARIABLES
     _INITIAL_VARIABLES = (context, {"HOME": context.home, "WORKSPACE": context.workspace,
                                     "TMPDIR": context.tmpdir, "IFS": " \t\n", "SHELL": "/bin/sh",
+                                    "BASH": "/bin/bash",  # (bash sets it to its own path: `$BASH -c CODE`)
                                     "$": "self"})  # (the shell's pid: `/proc/$$/root` is `/proc/self/root`)
     return _INITIAL_VARIABLES
 

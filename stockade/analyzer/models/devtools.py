@@ -32,7 +32,7 @@ import shlex
 from stockade.analyzer.effects import UNKNOWN, Write, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, Spec, apply_role, parse_options, register, spec_model
-from stockade.analyzer.models.fresh import fresh_project, run_file, written_by
+from stockade.analyzer.models.fresh import fresh_found, fresh_project, run_file, written_by
 from stockade.analyzer.models.net import contact_url
 from stockade.analyzer.models.programs import agent_writable, judge_program
 from stockade.analyzer.models.shells import _MODULE_TOOLS
@@ -539,10 +539,13 @@ def model_pytest(inv: Invocation) -> None:
         for name in plugins.split(","):
             _plugin(inv, name.strip(), None, "`PYTEST_PLUGINS`")
     position = 0
+    found: list[tuple[str, int | None]] = []  # (the directories it collects test files from)
     while position < len(words):
         word, index = words[position], indices[position]
         position += 1
         if word[:1] != "-" or word == "-":
+            if not word.partition("::")[0].endswith(".py"):
+                found.append((word, index))
             inv.read(word, index)
             fresh_project(inv, word if not word.endswith(".py") else word.rpartition("/")[0] or ".",
                           ("conftest.py",), index)
@@ -582,6 +585,14 @@ def model_pytest(inv: Invocation) -> None:
         elif role != T:
             apply(inv, role, value, index, f"`pytest {name}`")
     fresh_project(inv, ".", ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"), None)
+    for directory, index in found or [(".", None)]:  # (test discovery: `test_*.py`, `*_test.py` below each)
+        if fresh_found(inv, directory, _pytest_file, "runs the tests in", index):
+            break
+
+
+def _pytest_file(name: str) -> bool:
+    """Whether pytest collects a file of this name as tests (its default ``python_files``)."""
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def _plugin(inv: Invocation, name: str, index: int | None, what: str) -> None:

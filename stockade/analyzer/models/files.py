@@ -402,7 +402,9 @@ def model_echo(inv: Invocation) -> None:
     text = secret_placeholders(" ".join(args))
     if interpret:
         text = known_nul(text)
-    inv.output(None if UNKNOWN in text else text + ("\n" if newline else ""), "the output of `echo`")
+    # (a job's pid, `echo $! > app.pid`, is known as such: `kill "$(cat app.pid)"` signals the job)
+    inv.output(None if UNKNOWN in text.replace(CHILD_PID, "") else text + ("\n" if newline else ""),
+               "the output of `echo`")
 
 
 def model_printf(inv: Invocation) -> None:

@@ -14,13 +14,27 @@ from __future__ import annotations
 
 import re
 
-from stockade.analyzer.effects import CHILD_PID, UNKNOWN, Delete, Execute, Harmless, Network, Read, Rename, Write, show
+from stockade.analyzer.effects import (
+    CHILD_PID,
+    PLAIN_MARK,
+    UNKNOWN,
+    Delete,
+    Execute,
+    Harmless,
+    Network,
+    Read,
+    Rename,
+    Write,
+    show,
+)
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.globs import glob_regex, has_glob
 from stockade.analyzer.models import MODELS, parse_options, register
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from stockade.analyzer.models import Model
     from stockade.analyzer.walker import Walker
 
@@ -459,9 +473,16 @@ def known_content(walker: Walker, path: str, before: object = None, partial: boo
             moved = contents.pop(effect.source, None)  # type: ignore[union-attr]
             contents[effect.dest] = moved  # type: ignore[union-attr]
     text = contents.get(path)
-    if text is not None and not partial and text[:1] == UNKNOWN:
+    if text is not None and not partial and appended_to_unknown(text):
         return None
     return text
+
+
+def appended_to_unknown(text: str) -> bool:
+    """Whether a file's known content ``text`` (see :func:`known_content`) was appended to
+    content not known: it starts with a bare UNKNOWN, not a plain value's marker (a ``$!``
+    written to a pid file, ``echo $! > app.pid``, is the whole content)."""
+    return text[:1] == UNKNOWN and text[1:2] != PLAIN_MARK
 
 
 def _walk_known(inv: Invocation | None, walker: Walker, word: str, text: str, span: tuple[int, int],
@@ -513,7 +534,7 @@ def run_file(inv: Invocation, word: str, index: int | None) -> None:
     if producer is not None:
         if inv.name in SHELL_RUNNERS:
             text = known_content(inv.walker, path, partial=True)
-            if text is not None and text[:1] == UNKNOWN:  # appended to: the known part is code too
+            if text is not None and appended_to_unknown(text):  # appended to: the known part is code too
                 inv.unknown(f"`{inv.name}` runs `{show(word)}`, which {producer} appended to earlier in this "
                             "command: what it held before cannot be seen into", index)
                 text = text.lstrip(UNKNOWN)
@@ -574,6 +595,27 @@ def fresh_project(inv: Invocation, directory: str, names: tuple[str, ...], index
             return
 
 
+def fresh_found(inv: Invocation, directory: str, matches: Callable[[str], bool], what: str,
+                index: int | None) -> bool:
+    """A tool finds files below ``directory`` by their names and runs them as code (test
+    discovery: ``pytest tests``, ``python -m unittest``; ``BUILD`` files below a bazel
+    workspace): one this command wrote whose name ``matches`` is unknown code.  ``what`` says
+    what the tool does with it (``runs the tests in``).  True when one was found."""
+    walker = inv.walker
+    if not wrote_anything(walker) or UNKNOWN in directory:
+        return False
+    base = inv.path(directory).rstrip("/")
+    prefix = base + "/"
+    for target in sorted(_write_targets(walker)):
+        if target.startswith(prefix) and not has_glob(target) and matches(target.rpartition("/")[2]):
+            producer = written_by(walker, target, False)
+            if producer is not None:
+                inv.unknown(f"`{inv.name}` {what} `{show(target)}`, which {producer} wrote earlier in this command: "
+                            "its code cannot be seen into", index)
+                return True
+    return False
+
+
 def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
     """A command run by path (``./f``) that this command wrote: unknown code."""
     from stockade.analyzer.effects import Unknown
@@ -584,7 +626,7 @@ def check_executed(walker: Walker, name: str, span: tuple[int, int]) -> None:
     producer = written_by(walker, path, False)
     if producer is not None:
         text = known_content(walker, path, partial=True)
-        if text is not None and text[:1] == UNKNOWN:  # appended to: the known part is code too
+        if text is not None and appended_to_unknown(text):  # appended to: the known part is code too
             walker.effects.append(Unknown(f"runs `{show(name)}`, which {producer} appended to earlier in this "
                                           "command: what it held before cannot be seen into", span))
             text = text.lstrip(UNKNOWN)
@@ -684,8 +726,14 @@ def size_of(text: str) -> int | None:
 
 
 def stdout_to_file(inv: Invocation) -> bool:
-    """Whether the command's standard output is redirected to a file (``yes > f``)."""
-    text = inv.walker.command
+    """Whether the command's standard output is redirected to a file (``yes > f``, ``>f yes``),
+    or goes to the file ``exec > FILE`` made this shell's standard output (when it is not piped
+    on: ``exec > f; yes | head``)."""
+    walker = inv.walker
+    own = walker.command_stdout
+    if own is not None:
+        return own not in _NULL_STDOUT
+    text = walker.command
     end = inv.span[1]
     if inv.spans:
         end = min(end, inv.spans[-1][1])
@@ -693,7 +741,14 @@ def stdout_to_file(inv: Invocation) -> bool:
     if match is None:
         after = text[inv.span[1]:inv.span[1] + 2]
         match = _STDOUT_FILE_RE.match(text, inv.span[1]) if after.strip()[:1] == ">" else None
-    return match is not None and match.group(1) not in ("/dev/null", "/dev/stdout", "/dev/stderr", "&2", "&1")
+    if match is None:
+        following = text[end:].lstrip(" \t")
+        return walker.exec_stdout is not None and not (
+            following[:1] == "|" and following[:2] != "||")
+    return match.group(1) not in _NULL_STDOUT
+
+
+_NULL_STDOUT = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "&2", "&1"})
 
 
 def _fills(inv: Invocation, what: str) -> None:
@@ -753,7 +808,8 @@ def model_cat(inv: Invocation) -> None:
     if _CAT_MODEL is not None:
         _CAT_MODEL(inv)
     for word in inv.argv[1:]:
-        if word in _ENDLESS and stdout_to_file(inv):
+        if (word in _ENDLESS or (word[:1] != "-" and inv.path(word) in _ENDLESS)) and stdout_to_file(inv):
+            # (`ln -s /dev/zero z; cat z > big`: a link to the device is the device)
             _fills(inv, f"`{inv.name} {word}` writes without end to a file")
             return
     if (getattr(inv.walker, "written_text", None) or getattr(inv.walker, "fd_texts", None)) and inv.name == "cat" \
@@ -872,6 +928,49 @@ def model_tee(inv: Invocation) -> None:
         inv.output(text)
 
 
+#: an awk loop with no condition that ends it (``while (1)``, ``for (;;)``)
+_AWK_FOREVER = re.compile(r"\b(?:while\s*\(\s*(?:[1-9][0-9]*|\"[^\"]+\")\s*\)|for\s*\(\s*;\s*;\s*\))")
+_AWK_ENDS = re.compile(r"\b(?:exit|break|return|getline|nextfile|next)\b")
+_AWK_MODELS = {name: MODELS.get(name) for name in ("awk", "gawk", "mawk", "nawk", "busybox-awk")}
+
+
+def model_awk(inv: Invocation) -> None:
+    """awk: as text.py's model; a program that loops forever printing (``BEGIN { while (1)
+    print }``: no ``exit``, ``break`` or input that ends it) has endless output, which into a
+    file fills the disk."""
+    inner = _AWK_MODELS.get(inv.name)
+    if inner is not None:
+        inner(inv)
+    parsed = parse_options(inv.argv, {"-F", "-v", "-f", "--field-separator", "--assign", "--file", "-e", "--source",
+                                      "-i", "--include", "-l", "--load", "-E", "--exec"}, stop_at_first_positional=True)
+    program = parsed.positionals[0][0] if parsed.positionals and not parsed.has(
+        "-f", "--file", "-E", "--exec") else None
+    if program is None or UNKNOWN in program or "print" not in program:
+        return
+    code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', program)  # (the strings' text is no code)
+    if not _AWK_FOREVER.search(program) or _AWK_ENDS.search(code):
+        return
+    if stdout_to_file(inv):
+        _fills(inv, f"`{inv.name}` loops forever printing to a file")
+    else:
+        from stockade.analyzer.models.pipefill import ENDLESS
+
+        inv.output(None, ENDLESS + f"`{inv.name}`")
+
+
+def model_jot(inv: Invocation) -> None:
+    """jot [OPTIONS] [REPS [BEGIN [END [STEP]]]]: BSD's number printer; ``0`` repetitions print
+    without end, which into a file fills the disk."""
+    parsed = parse_options(inv.argv, {"-b", "-w", "-s", "-p"})
+    if parsed.positionals and parsed.positionals[0][0] == "0":
+        if stdout_to_file(inv):
+            _fills(inv, "`jot 0` prints without end to a file")
+        else:
+            from stockade.analyzer.models.pipefill import ENDLESS
+
+            inv.output(None, ENDLESS + "`jot`")
+
+
 _COPIERS = ("cp", "base64", "xxd", "od", "hexdump", "strings", "seq", "tail")
 if None in (_KILL_MODEL, _DD_MODEL, _YES_MODEL, _CAT_MODEL, _HEAD_MODEL, _TEE_MODEL) or any(
         name not in MODELS for name in _COPIERS):  # pragma: no cover
@@ -883,6 +982,10 @@ register("yes", model_yes)
 register("cat", model_cat)
 register("head", model_head)
 register("tee", model_tee)
+register("jot", model_jot)
+for _name, _model in _AWK_MODELS.items():
+    if _model is not None:
+        register(_name, model_awk)
 for _name in _COPIERS:
     register(_name, _endless_copier(_name))
 register("cp", _into_directory("cp"))

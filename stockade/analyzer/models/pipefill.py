@@ -1,8 +1,8 @@
 """Filling a disk through a pipe: an endless source (``yes``, ``cat /dev/urandom``, ``seq inf``)
 piped through filters that pass it on without a bound (``tr``, ``gzip``, ``base64``, ``sed``…)
-into a file or into ``tee FILE``.  The source's output is marked endless; a filter that reads
-it passes the mark on, and writing it to a file fills the disk (the ``unknown-effects``
-verdict, as :mod:`.fresh` judges ``yes > f``).  A filter that bounds it (``head``, ``dd
+into a file, into ``tee FILE`` or into ``split``'s part files.  The source's output is marked
+endless; a filter that reads it passes the mark on, and writing it to a file fills the disk
+(the ``unknown-effects`` verdict, as :mod:`.fresh` judges ``yes > f``).  A filter that bounds it (``head``, ``dd
 count=``) ends the mark.
 """
 
@@ -132,6 +132,24 @@ def _wrap(name: str, inner: Model) -> Model:
     return model
 
 
+def _split(inner: Model) -> Model:
+    def model(inv: Invocation) -> None:
+        """split: as before; an endless input (``cat /dev/zero | split -b 1G -``, or an endless
+        device as its INPUT) is written to ever more part files: it fills the disk."""
+        inner(inv)
+        parsed = parse_options(inv.argv, {"-a", "--suffix-length", "--additional-suffix", "-b", "--bytes", "-C",
+                                          "--line-bytes", "-l", "--lines", "-n", "--number", "-t", "--separator",
+                                          "--filter"}, optional=frozenset({"-d", "-x", "--numeric-suffixes",
+                                                                           "--hex-suffixes"}))
+        if parsed.values_of("--filter") or parsed.values_of("-n", "--number"):
+            return  # (piped to a command, or a fixed number of parts of a file whose size it reads)
+        source = parsed.positionals[0][0] if parsed.positionals else "-"
+        if (source == "-" and inv.stdin.what.startswith(ENDLESS)) or inv.path(source) in _ENDLESS:
+            _fills(inv, "`split` writes an endless input to part files without end")
+
+    return model
+
+
 for _name in FILTERS:
     _model = MODELS.get(_name)
     if _model is not None:
@@ -142,3 +160,5 @@ for _name in SOURCES:
 for _name in OPERAND_FILTERS:
     if _name not in FILTERS and _name not in SOURCES and _name in MODELS:
         register(_name, _wrap(_name, MODELS[_name]))
+if "split" in MODELS:
+    register("split", _split(MODELS["split"]))

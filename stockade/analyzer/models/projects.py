@@ -196,6 +196,10 @@ def model_uv(inv: Invocation) -> None:
         return
     sub, sub_index = parsed.positionals[0]
     _uv_directories(inv, parsed, sub, sub_index)
+    if sub == "build":  # (`uv build [SRC]`: the build backend runs the project's setup code)
+        source = parsed.positionals[1] if len(parsed.positionals) > 1 else (".", sub_index)
+        fresh_project(inv, source[0], _PYTHON_PROJECT, source[1])
+        return
     if sub == "python":  # `uv python install --mirror URL`: the interpreters are downloaded from URL
         for at, word in enumerate(inv.argv):
             key, eq, attached = word.partition("=")
@@ -336,6 +340,30 @@ def _conda_channels(inv: Invocation, parsed: Parsed, index: int) -> None:
 
 register("uv", model_uv)
 register(" ".join(_MANAGERS), model_manager)
+
+#: the files a Python build backend runs or reads for its build code (``setup.py``, the backend
+#: that ``pyproject.toml`` names)
+_PYTHON_PROJECT = ("setup.py", "pyproject.toml", "setup.cfg")
+#: ``python -m build`` options that take a value
+_BUILD_VALUES = frozenset({"-o", "--outdir", "-C", "--config-setting", "--installer", "--config-json"})
+
+
+def model_py_build(inv: Invocation) -> None:
+    """``python -m build [SRCDIR]`` / ``pyproject-build``: builds the project in SRCDIR (the
+    working directory by default) into ``dist/`` (``-o DIR``), running its setup code (unknown
+    when this command wrote it) after installing the build requirements from the index."""
+    parsed = parse_options(inv.argv, _BUILD_VALUES)
+    source = parsed.positionals[0] if parsed.positionals else (".", None)
+    outdir = parsed.values_of("-o", "--outdir")
+    inv.read(source[0], source[1])
+    inv.write(outdir[-1][0] if outdir else source[0].rstrip("/") + "/dist", outdir[-1][1] if outdir else source[1],
+              recursive=True)
+    if not parsed.has("-n", "--no-isolation", "-x", "--skip-dependency-check"):
+        inv.network("pypi.org", 443, None)
+    fresh_project(inv, source[0], _PYTHON_PROJECT, source[1])
+
+
+register("py:build pyproject-build", model_py_build)
 
 # -- JavaScript: bun as npm, npm's script shell, npm init PKG ---------------------------------
 

@@ -37,7 +37,7 @@ def model_shell(inv: Invocation) -> None:
     for option, value, index in parsed.options:
         if option in ("--rcfile", "--init-file") and value:
             inv.read(value, index)
-            if interactive and not command_mode:  # (an interactive shell sources it first)
+            if interactive:  # (an interactive shell sources it first, `-c CODE` or not)
                 text = process_text(inv.walker, value) if value.startswith("/dev/fd/") else None
                 if text is not None:
                     inv.walker.nested_script(text, inv.at(index), exact=False, subshell=True, env=inv.env)
@@ -384,7 +384,7 @@ _PYTHON_INFO_FLAGS = _INFO_FLAGS - {"-v"}  # (python -v is verbose mode: it read
 #: modules run with ``python -m`` that are tools with a model of their own
 _MODULE_TOOLS = {"pip": "pip", "pip3": "pip", "venv-never": "", "http.server-never": "", "IPython": "ipython",
                  "twine": "twine", "pipx": "pipx", "awscli": "aws", "pre_commit": "pre-commit", "jupyter": "jupyter",
-                 "pytest": "pytest", "poetry": "poetry", "uv": "uv", "tox": "tox", "nox": "nox"}
+                 "pytest": "pytest", "poetry": "poetry", "uv": "uv", "tox": "tox", "nox": "nox", "build": "py:build"}
 #: modules run with ``python -m`` that read code from standard input (a REPL, a debugger) or run
 #: the script given to them
 _MODULE_REPLS = frozenset({"code", "asyncio", "pdb", "idlelib"})
@@ -401,6 +401,8 @@ def module_operands(inv: Invocation, module: str, start: int) -> None:
     from stockade.analyzer.models.fresh import written_by, wrote_anything
 
     argv = inv.argv
+    if module == "unittest":
+        _unittest_discovery(inv, start)
     for at in range(start, len(argv)):
         word = argv[at]
         if word[:1] == "-" or UNKNOWN in word or (module == "unittest" and word == "discover"):
@@ -415,6 +417,31 @@ def module_operands(inv: Invocation, module: str, start: int) -> None:
                     inv.unknown(f"`{module}` imports `{show(word)}` from `{show(candidate)}`, which "
                                 f"{producer} wrote earlier in this command: code that cannot be seen into", at)
                     break
+
+
+def _unittest_discovery(inv: Invocation, start: int) -> None:
+    """``python -m unittest`` without operands, or ``… discover [-s DIR] [-p PATTERN] [DIR
+    [PATTERN]]``: it imports the test modules it finds below the start directory (``test*.py``
+    by default): one this command wrote is code that cannot be seen into."""
+    from fnmatch import fnmatchcase
+
+    from stockade.analyzer.models.fresh import fresh_found
+
+    words = inv.argv[start:]
+    operands = [word for word in words if word[:1] != "-"]
+    if operands and operands[0] != "discover":
+        return
+    rest = [word for word in words if word != "discover"] if operands else words
+    parsed = parse_options(["discover", *rest],  # (the first word stands for the program)
+                           {"-s", "--start-directory", "-p", "--pattern", "-t", "--top-level-directory", "-k"})
+    places = [word for word, _ in parsed.positionals]
+    starts = parsed.values_of("-s", "--start-directory")
+    patterns = parsed.values_of("-p", "--pattern")
+    directory = starts[-1][0] if starts else places[0] if places else "."
+    pattern = patterns[-1][0] if patterns else places[1] if len(places) > 1 else "test*.py"
+    if UNKNOWN in pattern:
+        pattern = "*.py"
+    fresh_found(inv, directory, lambda name: fnmatchcase(name, pattern), "imports the tests in", start - 1)
 
 
 def _node_fallback_written(inv: Invocation, path: str, index: int | None) -> None:

@@ -14,7 +14,7 @@ import re
 from stockade.analyzer.effects import UNKNOWN
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
-from stockade.analyzer.models.fresh import fresh_project
+from stockade.analyzer.models.fresh import fresh_found, fresh_project
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,15 +67,33 @@ CODE_CONFIGS: dict[str, tuple[str, ...]] = {
     "meson": ("meson.build", "meson_options.txt", "meson.options"),
     "doit": ("dodo.py",),
     "pytest py.test": ("conftest.py",),
+    "scons": ("SConstruct", "Sconstruct", "sconstruct", "SConstruct.py", "site_scons/site_init.py"),
+    "bazel bazelisk": ("BUILD", "BUILD.bazel", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", ".bazelrc"),
+    "autoreconf autoconf autoheader autom4te automake aclocal": ("configure.ac", "configure.in", "aclocal.m4",
+                                                                 "acinclude.m4"),
+    "swift": ("Package.swift",),
+    "mix": ("mix.exs",),
+}
+#: program names → file names it finds anywhere below its working directory and runs as code
+#: (bazel's packages and their ``.bzl`` extensions, scons's ``SConscript`` files); an entry that
+#: starts with a dot is a name ending
+CODE_FILES_BELOW: dict[str, tuple[str, ...]] = {
+    "bazel bazelisk": ("BUILD", "BUILD.bazel", ".bzl"),
+    "scons": ("SConscript",),
 }
 
 
 def _with_configs(name: str, inner: Model, names: tuple[str, ...]) -> Model:
+    below = next((files for names_, files in CODE_FILES_BELOW.items() if name in names_.split()), ())
+    endings = tuple(file for file in below if file.startswith("."))  # (`.bzl`: a name ending)
+
     def model(inv: Invocation) -> None:
         inner(inv)
         fresh_project(inv, ".", names, None)
         if name in ("pytest", "py.test"):
             _conftests(inv)
+        if below:
+            fresh_found(inv, ".", lambda file: file in below or file.endswith(endings), "runs the code of", None)
 
     model.__doc__ = f"`{name}` as before, and the code configuration files it loads at start ({', '.join(names[:3])} …)"
     return model
