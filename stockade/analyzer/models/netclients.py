@@ -269,6 +269,8 @@ def client_model(client: Client):
             elif option in client.unknown:
                 inv.unknown(f"`{inv.name} {option}` runs commands or code that cannot be seen into "
                             f"(`{show(value)[:60]}`)", index)
+                if inv.name == "lftp" and option in ("-c", "-e"):
+                    lftp_commands(inv, value, index)
         words = list(parsed.positionals)
         for word, index in words:
             if word.lower().startswith(("exec:", "sh-c:", "cmd:")):  # websocat's address types that run programs
@@ -432,6 +434,65 @@ def model_clickhouse(inv: Invocation) -> None:
         inv.run(1, argv=["clickhouse-" + tool, *inv.argv[2:]], spans=[inv.at(1), *inv.spans[2:]])
     else:
         inv.unknown(f"`clickhouse {show(tool)}` is not modelled", 1)
+
+
+#: cluster and secret-store CLIs: the Go flags naming the server they talk to, and its default port (the
+#: variables, `VAULT_ADDR` …, are judged where they are set: netenv.py)
+SERVER_FLAGS: dict[str, tuple[frozenset[str], int]] = {
+    "vault": (frozenset({"address", "agent-address"}), 8200),
+    "consul": (frozenset({"http-addr", "grpc-addr"}), 8500),
+    "nomad": (frozenset({"address"}), 4646),
+    "boundary": (frozenset({"addr"}), 9200),
+}
+
+
+def server_flags(inv: Invocation) -> None:
+    """``vault -address=URL``, ``consul -http-addr HOST:PORT`` …: the server the command talks to
+    (one or two dashes, ``=VALUE`` or the next word, as Go's flag package reads them)."""
+    row = SERVER_FLAGS.get(inv.name)
+    if row is None:
+        return
+    names, port = row
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            break
+        name, eq, value = word.lstrip("-").partition("=")
+        if not word.startswith("-") or name not in names:
+            continue
+        if not eq:
+            if index + 1 >= len(argv):
+                continue
+            value = argv[index + 1]
+        if value:
+            contact_url(inv, value, index + (not eq), port)
+
+
+_LFTP_OPEN = re.compile(r"^\s*(?:open|connect)\s+(.*)$")
+
+
+def lftp_commands(inv: Invocation, text: str, index: int | None) -> None:
+    """lftp's commands (``-c``/``-e``, ``;``-separated): ``open [-u U] [-p P] HOST|URL`` contacts
+    the host, ``put``/``mput``/``reput`` send local files, ``mirror -R`` a local tree; the rest
+    stays unknown (the caller says so)."""
+    for command in re.split(r"[;\n]|&&|\|\|", text):
+        words = command.split()
+        if not words:
+            continue
+        verb = words[0]
+        if verb in ("open", "connect"):
+            rest = parse_options(["open", *words[1:]], {"-u", "--user", "-p", "--port", "-e", "-s", "-S",
+                                                        "--env-password"}).positionals
+            if rest:
+                contact_url(inv, rest[0][0] if "://" in rest[0][0] else _bare_host(rest[0][0]), index, 21)
+        elif verb in ("put", "mput", "reput"):
+            for word, _ in parse_options([verb, *words[1:]], {"-o", "-O"}).positionals:
+                inv.read(word, index)
+        elif verb == "mirror" and ("-R" in words or "--reverse" in words):
+            operands = parse_options(["mirror", *words[1:]], {"-x", "-X", "-i", "-I", "-P", "--parallel",
+                                                              "--exclude", "--include", "-N", "--newer-than"})
+            local = operands.positionals[0][0] if operands.positionals else "."
+            inv.read(local, index, recursive=True)
 
 
 register("getent", model_getent)

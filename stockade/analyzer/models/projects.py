@@ -473,9 +473,12 @@ def model_deno(inv: Invocation) -> None:
         root, index = named[-1] if named else (found[1], 0) if found else ("~/.deno", at)
         inv.write(root.rstrip("/") + "/bin", index, recursive=True)
     elif sub == "fmt" and not parsed.has("--check"):
+        from stockade.analyzer.models.formatters import _WEB, _source_globs
+
         for word, index in operands or [(".", None)]:
-            if word != "-":
-                inv.write(word, index, recursive=True)
+            if word != "-":  # (a file, or the source files below a directory: as the other formatters)
+                for path in _source_globs(word, _WEB):
+                    inv.write(path, index)
     elif sub == "upgrade" and "--help" not in inv.argv:
         inv.write("~/.deno/bin/deno", at)
         inv.network("dl.deno.land", 443, at)
@@ -582,6 +585,12 @@ def model_cargo(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, {"--git", "--branch", "--tag", "--rev", "--path", "--registry", "-F",
                                       "--features", "--rename", "--manifest-path", "-p", "--package", "--target",
                                       "--config", "-C", "-Z"})
+    for value, index in parsed.values_of("--config"):
+        # (`--config http.proxy=HOST`, `--config registries.x.index=URL`: where cargo's traffic goes)
+        key, eq, setting = value.partition("=")
+        key, setting = key.strip(), setting.strip().strip("'\"")
+        if eq and setting and (key in ("http.proxy", "registry.index") or key.endswith((".index", ".registry"))):
+            contact_url(inv, setting, index, 3128 if key == "http.proxy" else 443)
     if not parsed.positionals or parsed.positionals[0][0] != "add":
         return
     for option, value, index in parsed.options:
