@@ -731,8 +731,8 @@ def model_nc(inv: Invocation) -> None:
                 # `SOCKS4A:PROXY:HOST:PORT[,socksport=N]`, `PROXY:PROXY:HOST:PORT[,proxyport=N]`: both the
                 # proxy and, through it, the host are contacted
                 fields = rest.split(",")[0].split(":")
-                options = dict(o.partition("=")[::2] for o in rest.split(",")[1:])
-                proxy_port = options.get("socksport" if kind.startswith("socks") else "proxyport", "")
+                settings = dict(o.partition("=")[::2] for o in rest.split(",")[1:])
+                proxy_port = settings.get("socksport" if kind.startswith("socks") else "proxyport", "")
                 if fields and fields[0]:
                     inv.network(fields[0], int(proxy_port) if proxy_port.isdigit()
                                 else 1080 if kind.startswith("socks") else 8080, index)

@@ -475,10 +475,11 @@ def model_deno(inv: Invocation) -> None:
     elif sub == "fmt" and not parsed.has("--check"):
         from stockade.analyzer.models.formatters import _WEB, _source_globs
 
-        for word, index in operands or [(".", None)]:
+        targets: list[tuple[str, int | None]] = list(operands) or [(".", None)]
+        for word, place in targets:
             if word != "-":  # (a file, or the source files below a directory: as the other formatters)
                 for path in _source_globs(word, _WEB):
-                    inv.write(path, index)
+                    inv.write(path, place)
     elif sub == "upgrade" and "--help" not in inv.argv:
         inv.write("~/.deno/bin/deno", at)
         inv.network("dl.deno.land", 443, at)
@@ -585,9 +586,9 @@ def model_cargo(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, {"--git", "--branch", "--tag", "--rev", "--path", "--registry", "-F",
                                       "--features", "--rename", "--manifest-path", "-p", "--package", "--target",
                                       "--config", "-C", "-Z"})
-    for value, index in parsed.values_of("--config"):
+    for text, index in parsed.values_of("--config"):
         # (`--config http.proxy=HOST`, `--config registries.x.index=URL`: where cargo's traffic goes)
-        key, eq, setting = value.partition("=")
+        key, eq, setting = text.partition("=")
         key, setting = key.strip(), setting.strip().strip("'\"")
         if eq and setting and (key in ("http.proxy", "registry.index") or key.endswith((".index", ".registry"))):
             contact_url(inv, setting, index, 3128 if key == "http.proxy" else 443)
