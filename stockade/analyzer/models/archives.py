@@ -652,3 +652,159 @@ register("sponge", model_sponge)
 register("split csplit", model_split)
 register("iconv", model_iconv)
 register("openssl", model_openssl)
+
+
+# -- backup repositories: restic, borg ------------------------------------------------------------
+
+#: restic's repository types whose server is a fixed service (the bucket or container names no host)
+_RESTIC_SERVICES = {"b2": "api.backblazeb2.com", "azure": "blob.core.windows.net", "gs": "storage.googleapis.com"}
+_RESTIC_VALUES = frozenset({"-r", "--repo", "--repository-file", "-p", "--password-file", "--password-command",
+                            "--cacert", "--tls-client-cert", "--cache-dir", "-o", "--option", "--limit-upload",
+                            "--limit-download", "--pack-size", "--compression", "--key-hint", "--target", "-t",
+                            "--host", "-H", "--tag", "--path", "--exclude", "-e", "--iexclude", "--exclude-file",
+                            "--iexclude-file", "--files-from", "--files-from-raw", "--files-from-verbatim",
+                            "--include", "-i", "--iinclude", "--keep-last", "--keep-daily", "--keep-weekly",
+                            "--keep-monthly", "--keep-yearly", "--keep-within", "--keep-tag", "--max-unused",
+                            "--read-data-subset", "--parent", "--time", "--stdin-filename", "--exclude-larger-than",
+                            "--exclude-if-present", "--group-by", "-g", "--from-repo", "--from-password-file",
+                            "--retry-lock", "--mode"})
+#: restic/borg subcommands that change nothing in the repository
+_BACKUP_READS = frozenset({"snapshots", "ls", "list", "cat", "dump", "find", "stats", "check", "diff", "info",
+                           "restore", "extract", "mount", "version", "help", "key", "export-tar"})
+
+
+def backup_repository(inv: Invocation, repo: str, index: int | None, changes: bool) -> None:
+    """A restic or borg repository: a remote one (``sftp:[user@]host:/path``, ``rest:URL``,
+    ``s3:HOST/bucket``, ``[user@]host:path``, ``ssh://…``) is contacted; ``rclone:``/``swift:``
+    reach storage named elsewhere (unknown); a local one is read, and written when the
+    subcommand changes it."""
+    kind, colon, rest = repo.partition(":")
+    lower = kind.lower()
+    if UNKNOWN in kind:
+        inv.unknown(f"`{inv.name}` uses a repository that is not known before it runs (`{show(repo)}`)", index)
+    elif "://" in repo and lower in ("ssh", "sftp", "http", "https"):
+        contact_url(inv, repo, index, 22)
+    elif colon and lower == "sftp":
+        host = rest.partition("//")[2].partition("/")[0] if rest.startswith("//") else rest.partition(":")[0]
+        contact_url(inv, "ssh://" + host.rpartition("@")[2], index, 22)
+    elif colon and lower in ("rest", "s3"):
+        contact_url(inv, rest if "://" in rest else "https://" + rest, index, 443)
+    elif colon and lower in _RESTIC_SERVICES:
+        inv.network(_RESTIC_SERVICES[lower], 443, index)
+    elif colon and lower in ("rclone", "swift"):
+        inv.unknown(f"`{inv.name}` reaches storage named in its configuration (`{show(repo)}`)", index)
+    elif colon and lower != "local" and "/" not in kind and len(kind) > 1:  # borg's `[user@]host:path`
+        contact_url(inv, "ssh://" + kind.rpartition("@")[2], index, 22)
+    else:
+        path = rest if lower == "local" and colon else repo
+        inv.read(path, index, recursive=True)
+        if changes:
+            inv.write(path, index, recursive=True)
+
+
+def model_restic(inv: Invocation) -> None:
+    """``restic [-r REPO] COMMAND …``: the repository (``-r``, ``RESTIC_REPOSITORY``; a
+    ``--repository-file``: not known) is judged by :func:`backup_repository`; ``backup`` reads
+    its operands, ``restore --target`` writes; ``--password-file``/``--cacert`` are read,
+    ``--password-command`` is run."""
+    from stockade.analyzer.models.packages import env_value
+
+    parsed = parse_options(inv.argv, _RESTIC_VALUES)
+    words = list(parsed.positionals)
+    sub, at = words[0] if words else ("", None)
+    changes = sub not in _BACKUP_READS
+    repos = parsed.values_of("-r", "--repo")
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("--repository-file", "-p", "--password-file", "--cacert", "--tls-client-cert",
+                      "--exclude-file", "--iexclude-file", "--files-from", "--files-from-raw",
+                      "--files-from-verbatim", "--from-password-file"):
+            inv.read(value, index)
+            if option == "--repository-file":
+                inv.unknown(f"`restic` uses the repository named in `{show(value)}`", index)
+        elif option == "--password-command":
+            inv.script(value, index, what="the command given to `restic --password-command`")
+        elif option == "--cache-dir" or (option in ("--target", "-t") and sub == "restore"):
+            inv.write(value, index, recursive=True)
+        elif option == "--from-repo":
+            backup_repository(inv, value, index, False)
+    for name in ("RESTIC_PASSWORD_FILE", "RESTIC_PASSWORD_COMMAND", "RESTIC_REPOSITORY_FILE"):
+        found = env_value(inv, name)
+        if found is not None and name == "RESTIC_PASSWORD_COMMAND":
+            inv.script(found[1], 0, what="the command of `RESTIC_PASSWORD_COMMAND`")
+        elif found is not None:
+            inv.read(found[1], 0)
+    named = env_value(inv, "RESTIC_REPOSITORY")
+    if repos:
+        backup_repository(inv, repos[-1][0], repos[-1][1], changes)
+    elif named is not None:
+        backup_repository(inv, named[1], 0, changes)
+    elif sub not in ("", "version", "help", "generate", "self-update", "cache"):
+        inv.unknown("`restic` uses the repository of its environment, which the command does not show", at)
+    if sub == "backup":
+        for word, index in words[1:]:
+            inv.read(word, index, recursive=True)
+    elif sub == "self-update":
+        inv.network("github.com", 443, at)
+        inv.unknown("`restic self-update` replaces its own executable", at)
+
+
+_BORG_VALUES = frozenset({"-r", "--repo", "--rsh", "--remote-path", "--lock-wait", "--umask", "-e", "--exclude",
+                          "--exclude-from", "--pattern", "--patterns-from", "-C", "--compression", "--comment",
+                          "--timestamp", "-c", "--checkpoint-interval", "--chunker-params", "--encryption",
+                          "--keep-last", "--keep-daily", "--keep-weekly", "--keep-monthly", "--keep-yearly",
+                          "--keep-within", "-a", "--glob-archives", "--match-archives", "--sort-by", "--first",
+                          "--last", "--format", "--strip-components", "--upload-ratelimit", "--debug-topic",
+                          "--files-cache", "--stdin-name", "--paths-from-command", "--content-from-command",
+                          "--other-repo", "--prefix"})
+
+
+def model_borg(inv: Invocation) -> None:
+    """``borg [--rsh CMD] COMMAND REPO[::ARCHIVE] [PATH…]`` (borg 2: ``-r REPO``; else
+    ``BORG_REPO``): the repository is judged by :func:`backup_repository`; ``create`` reads its
+    paths, ``extract`` writes the current directory, ``mount`` shows the archive at its mount
+    point; ``--rsh``/``BORG_RSH`` and ``--paths-from-command`` are commands it runs."""
+    from stockade.analyzer.models.packages import env_value
+
+    parsed = parse_options(inv.argv, _BORG_VALUES)
+    words = list(parsed.positionals)
+    sub, at = words[0] if words else ("", None)
+    operands = words[1:]
+    changes = sub not in _BACKUP_READS
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("--rsh", "--remote-path"):
+            inv.script(value, index, what=f"the command given to `borg {option}`")
+        elif option in ("--exclude-from", "--patterns-from"):
+            inv.read(value, index)
+        elif option in ("--paths-from-command", "--content-from-command"):
+            inv.script(value, index, what=f"the command given to `borg {option}`")
+    found = env_value(inv, "BORG_RSH")
+    if found is not None:
+        inv.script(found[1], 0, what="the command of `BORG_RSH`")
+    repos = parsed.values_of("-r", "--repo")
+    named = env_value(inv, "BORG_REPO")
+    if repos:
+        backup_repository(inv, repos[-1][0].partition("::")[0], repos[-1][1], changes)
+    elif operands and not operands[0][0].startswith("::") and sub not in ("help", "version", "benchmark"):
+        repo, index = operands.pop(0)
+        backup_repository(inv, repo.partition("::")[0], index, changes)
+    elif named is not None:
+        backup_repository(inv, named[1], 0, changes)
+        if operands and operands[0][0].startswith("::"):
+            operands.pop(0)
+    elif sub not in ("", "help", "version"):
+        inv.unknown("`borg` uses the repository of its environment, which the command does not show", at)
+    if sub == "create":
+        for word, index in operands:
+            inv.read(word, index, recursive=True)
+    elif sub == "extract":
+        inv.write(".", at)
+    elif sub == "mount" and operands:
+        inv.write(operands[-1][0], operands[-1][1])
+
+
+register("restic", model_restic)
+register("borg borg2 borgbackup", model_borg)

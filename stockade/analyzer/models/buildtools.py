@@ -568,6 +568,9 @@ _HOST_LIST_TOOLS = frozenset({"pssh", "parallel-ssh", "pdsh", "clush", "mussh", 
 def model_elsewhere(inv: Invocation) -> None:
     """A program of :data:`ELSEWHERE`: unknown effects for the subcommands that run code there."""
     subcommands, what = ELSEWHERE_BY_NAME[inv.name]
+    from stockade.analyzer.models.netclients import server_flags
+
+    server_flags(inv)  # (`vault -address=URL`, `consul -http-addr H:P`: the server it talks to)
     words = [(w, i) for i, w in enumerate(inv.argv[1:], start=1) if not w.startswith("-")]
     listing = _LISTING if inv.name not in _HOST_LIST_TOOLS else _LISTING - {"-h"}  # (`pssh -h HOSTS`)
     if any(w in listing for w in inv.argv[1:2]) or (words and words[0][0] in listing):

@@ -9,6 +9,8 @@ their service's API and read their credentials; their copy commands read or writ
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import parse_options, register
 from stockade.analyzer.models.net import contact_url
@@ -227,6 +229,14 @@ def model_terraform(inv: Invocation) -> None:
         inv.write(".terraform", at)
         return
     inv.unknown(f"`{inv.name} {command}` runs providers whose effects cannot be seen into", at)
+    if command == "console" and inv.stdin.text is not None:
+        for path in _TERRAFORM_FILE_FUNCTIONS.findall(inv.stdin.text):  # (`file("~/.ssh/id_rsa")` is read here)
+            inv.read(path, at)
+
+
+#: terraform's functions that read a file of this machine, with a literal path
+_TERRAFORM_FILE_FUNCTIONS = re.compile(r"\b(?:file|filebase64|filemd5|filesha1|filesha256|filesha512|"
+                                       r"filebase64sha256|filebase64sha512|templatefile|fileexists)\s*\(\s*\"([^\"]+)\"")
 
 
 _CLOUD_APIS = {"aws": ("amazonaws.com", "~/.aws"), "gcloud": ("googleapis.com", "~/.config/gcloud"),
@@ -304,14 +314,29 @@ def model_cloud(inv: Invocation) -> None:
             inv.read(value[7:], index)
 
 
+_RCLONE_SERVER_SUFFIXES = ("-url", "-host", "-endpoint")
+_RCLONE_PARAMETER = re.compile(r"[,:]([A-Za-z_]+)=('[^']*'|\"[^\"]*\"|[^,:]+(?::\d+)?)")
+
+
 def model_rclone(inv: Invocation) -> None:
     """rclone COMMAND SRC [DST]: ``remote:path`` operands are storage whose host is in the rclone
     config (unknown); local sources are read, a local destination written; move deletes the
     sources; ``config`` writes its config file."""
+    # (a backend's own options — `--http-url`, `--sftp-host`, `--s3-endpoint`, `--webdav-url` … — name its server)
+    servers = {w.partition("=")[0] for w in inv.argv[1:] if w.startswith("--") and
+               w.partition("=")[0].endswith(_RCLONE_SERVER_SUFFIXES)}
     parsed = parse_options(inv.argv, {"--config", "--exclude", "--include", "--filter", "--filter-from",
                                       "--exclude-from", "--include-from", "--files-from", "--log-file",
-                                      "--transfers", "--checkers", "--bwlimit", "--backup-dir", "-o"})
+                                      "--transfers", "--checkers", "--bwlimit", "--backup-dir", "-o"} | servers)
+    for option, value, index in parsed.options:
+        if option in servers and value:
+            contact_url(inv, value, index, 443)
     words = list(parsed.positionals)
+    for word, index in words:
+        if word.startswith(":") and "," in word.split(":", 2)[1]:  # `:sftp,host=H:path`, `:http,url='U':`
+            for item in _RCLONE_PARAMETER.finditer(word):
+                if item.group(1).lower().endswith(("url", "host", "endpoint")):
+                    contact_url(inv, item.group(2).strip("'\""), index, 443)
     if not words:
         return
     command, at = words.pop(0)
@@ -331,7 +356,7 @@ def model_rclone(inv: Invocation) -> None:
 
     def remote(word: str) -> bool:
         head = word.split("/", 1)[0]
-        return ":" in head and not word.startswith(("/", "."))
+        return ":" in head and not word.startswith(("/", ".")) and "://" not in word
 
     if any(remote(w) for w, _ in words):
         inv.unknown(f"`rclone {command}` contacts storage named in the rclone config", at)

@@ -385,7 +385,7 @@ def model_ed(inv: Invocation) -> None:
 
 def model_man(inv: Invocation) -> None:
     """man: ``-P``/``--pager`` and ``-H``/``--html`` name a program run as shell code;
-    ``-l FILE`` reads a file; page names are text."""
+    ``-l FILE`` reads a file, as does a name with a slash; page names are text."""
     parsed = parse_options(inv.argv, {"-P", "--pager", "-C", "--config-file", "-M", "--manpath", "-S", "-s",
                                       "--sections", "-m", "--systems", "-L", "--locale", "-e", "--extension",
                                       "-p", "--preprocessor", "-r", "--prompt", "-E", "--encoding", "-R",
@@ -400,8 +400,8 @@ def model_man(inv: Invocation) -> None:
                 inv.script(value, index, what=f"the pager given to `man {option}`")
         elif option in ("-C", "--config-file"):
             inv.read(value, index)
-    if local:
-        for word, index in parsed.positionals:
+    for word, index in parsed.positionals:
+        if local or "/" in word:  # (man-db: a name with a slash is a file to format, as with -l)
             inv.read(word, index)
 
 

@@ -204,13 +204,17 @@ def model_go(inv: Invocation) -> None:
             inv.unknown(f"`go {sub} -ldflags` names an external linker that go runs (`{show(value)}`)", index)
         elif role != T:
             apply(inv, role, value, index, f"`go {sub} {option}`")
+    if sub == "mod" and start - 1 < len(argv) and argv[start - 1] == "download":
+        # (`go mod download [MODULE@VERSION…]`: the modules named, or the main module's requirements, come
+        # through the proxy)
+        for package, index in packages or [("", start - 1)]:
+            _go_fetch(inv, index, package)
     if sub in _GO_FETCHING:
         for package, index in packages:
             remote = "@" in package or (sub == "get" and not package.startswith((".", "/")))
             if not remote:
-                # (the project's own commands go to GOBIN too: judged where the command names it)
-                named = env_value(inv, "GOBIN") or env_value(inv, "GOPATH")
-                if sub == "install" and named:
+                # (the project's own commands go to GOBIN too: `$GOPATH/bin`, `~/go/bin` by default)
+                if sub == "install":
                     gobin = env_value(inv, "GOBIN") or (env_value(inv, "GOPATH") or "~/go").split(":")[0] + "/bin"
                     inv.write(gobin, index)
                 continue

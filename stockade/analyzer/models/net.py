@@ -716,11 +716,30 @@ def model_nc(inv: Invocation) -> None:
             inv.network("0.0.0.0", None, index)
     words = [(w, i) for w, i in parsed.positionals]
     if inv.name == "socat":
-        for word, index in words:
+        one_way = "-u" in inv.argv[1:] or "-U" in inv.argv[1:]
+        for position, (word, index) in enumerate(words):
             lower = word.lower()
             kind, _, rest = word.partition(":")
             kind = kind.lower()
-            if lower.startswith(("exec:", "system:")):
+            if "/" in kind or kind.startswith("."):  # a bare file name is a GOPEN address (`./x`, `/dev/tcp/…`)
+                path = word.split(",")[0]
+                reading = not one_way or (position == 0) == ("-u" in inv.argv[1:])
+                (inv.read if reading else inv.write)(path, index)
+                if not one_way:
+                    inv.write(path, index)
+            elif kind in ("socks4", "socks4a", "socks5", "proxy", "proxy-connect", "socks"):
+                # `SOCKS4A:PROXY:HOST:PORT[,socksport=N]`, `PROXY:PROXY:HOST:PORT[,proxyport=N]`: both the
+                # proxy and, through it, the host are contacted
+                fields = rest.split(",")[0].split(":")
+                settings = dict(o.partition("=")[::2] for o in rest.split(",")[1:])
+                proxy_port = settings.get("socksport" if kind.startswith("socks") else "proxyport", "")
+                if fields and fields[0]:
+                    inv.network(fields[0], int(proxy_port) if proxy_port.isdigit()
+                                else 1080 if kind.startswith("socks") else 8080, index)
+                if len(fields) >= 2 and fields[1]:
+                    target_port = fields[2] if len(fields) > 2 else ""
+                    inv.network(fields[1], int(target_port) if target_port.isdigit() else None, index)
+            elif lower.startswith(("exec:", "system:")):
                 command = word.split(":", 1)[1]
                 inv.unknown(f"socat runs `{command}`", index)
                 if UNKNOWN not in command:  # (address options after a comma are socat's: `,pty,stderr`)

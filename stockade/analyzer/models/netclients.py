@@ -11,10 +11,12 @@ contacts its registry.
 
 from __future__ import annotations
 
+import re
+
 from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, Parsed, parse_options, register
-from stockade.analyzer.models.net import contact_url, model_ssh, model_wget
+from stockade.analyzer.models.net import contact_url, model_scp, model_ssh, model_wget
 
 #: DNS record types and classes (operands of dig/host/drill that are not names)
 _RR_WORDS = frozenset({"a", "aaaa", "any", "axfr", "caa", "cname", "dnskey", "ds", "hinfo", "https", "ixfr", "mx",
@@ -151,10 +153,13 @@ CLIENTS: dict[str, Client] = {
                                                   reads="-f", unknown="-c -e --ssh --server", operands="first",
                                                   port_options="-p --port -P"),
     # message queues and databases: the host is an option (or a URL operand)
-    "redis-cli valkey-cli keydb-cli": Client("-n -a --user --pass -r -i -x --rdb --pipe-timeout --pattern "
-                                             "--count --cacert --cert --key --sni", host_options="-h -u",
+    # (`--eval FILE` sends the Lua script in FILE; `--rdb`/`--functions-rdb FILE` save the server's data there)
+    "redis-cli valkey-cli keydb-cli": Client("-n -a --user --pass -r -i --rdb --pipe-timeout --pattern "
+                                             "--count --cacert --cacertdir --cert --key --sni -s --askpass "
+                                             "--memkeys-samples --quoted-pattern", host_options="-h -u",
                                              port_options="-p", default_port=6379, operands="none",
-                                             reads="--cacert --cert --key", writes="--rdb"),
+                                             reads="--cacert --cert --key --eval --cacertdir",
+                                             writes="--rdb --functions-rdb"),
     "mosquitto_pub mosquitto_sub mosquitto_rr": Client("-t -m -i -I -q -u -P -k --will-topic --will-payload "
                                                        "--cafile --cert --key -W -C -T -V -x -e -D",
                                                        host_options="-h --host", port_options="-p --port",
@@ -175,6 +180,39 @@ CLIENTS: dict[str, Client] = {
                                        "-e --execute -l --logfile --myclirc --pgclirc --liteclirc -W",
                                        host_options="-h --host", default_port=None, operands="url",
                                        writes="-l --logfile", reads="--myclirc --pgclirc --liteclirc"),
+    "mysqlsh": Client("-u --user --dbuser -p --password -S --socket -D --schema --database -e --execute -f --file "
+                      "--log-file --ssl-ca --ssl-cert --ssl-key --ssl-mode --name-cache --result-format -C "
+                      "--import --dbpassword --connect-timeout", host_options="--uri -h --host",
+                      port_options="-P --port", default_port=3306, operands="url",
+                      reads="--ssl-ca --ssl-cert --ssl-key", writes="--log-file", unknown="-e --execute -f --file"),
+    # (the Apache distribution's `*.sh` names are left out: a globbed command name such as `./scripts/*.sh` would
+    # be taken for one of them, see globs.command_candidates)
+    "kafka-console-producer kafka-console-consumer kafka-topics kafka-consumer-groups kafka-configs": Client(
+        "--topic --property --producer-property --consumer-property --group --partition --offset --max-messages "
+        "--timeout-ms --formatter --partitions --replication-factor --config --compression-codec --key-serializer "
+        "--value-serializer --reader-config --request-required-acks --message-send-max-retries --line-reader "
+        "--entity-type --entity-name --add-config --delete-config --include --isolation-level --describe",
+        host_options="--bootstrap-server --broker-list --zookeeper", default_port=9092, operands="none",
+        reads="--command-config --producer.config --consumer.config --consumer-config --admin.config"),
+    "memcached-tool": Client(default_port=11211, operands="first"),
+    "curlftpfs": Client("-o", default_port=21, operands="first"),
+    "ntpdate sntp": Client("-a -e -k -o -p -t -c -K -M -r -S -g -l -U", default_port=123, operands="all",
+                           reads="-k"),
+    "iperf iperf3": Client("-i --interval -t --time -n --bytes -k --blockcount -l --length -P --parallel -w --window "
+                           "-M --set-mss -B --bind -O --omit -T --title -C --congestion -b --bitrate -A --affinity "
+                           "-S --tos --cport -L --flowlabel --username --connect-timeout -F --file "
+                           "--rsa-public-key-path --logfile --pidfile", host_options="-c --client",
+                           port_options="-p --port", default_port=5201, operands="none",
+                           reads="-F --file --rsa-public-key-path", writes="--logfile --pidfile"),
+    # r-commands and PuTTY's plink: the first operand is the host
+    "rsh rlogin remsh": Client("-l -p -e", port_options="-p", default_port=514, operands="first"),
+    "plink": Client("-l -P -pw -pwfile -i -m -L -R -D -proxycmd -hostkey -sshlog -sshrawlog -serial -sercfg "
+                    "-loghost -load", port_options="-P", default_port=22, reads="-i -m -pwfile",
+                    writes="-sshlog -sshrawlog", unknown="-proxycmd", operands="first"),
+    # Firebird's isql: `[host[/port]:]database` (a local path has no host part)
+    "isql-fb isql-firebird": Client("-u -user -p -password -r -role -i -input -o -output -c -cache -ch -charset "
+                                    "-t -terminator -m -merge -q -x -e -z -now", reads="-i -input",
+                                    writes="-o -output", default_port=3050, operands="database"),
     "smbclient smbget rpcclient": Client("-U --user -W --workgroup -p --port -c --command -A "
                                          "--authentication-file -I --ip-address -n -m -s -l -d -O -t -T -D "
                                          "--directory", host_options="-L --list -I --ip-address",
@@ -222,8 +260,9 @@ def client_model(client: Client):
                 continue
             if option in client.host_options:
                 hosts_given = True
-                value = value.replace("\\", "/").lstrip("/") if "://" not in value else value  # (//host: SMB)
-                contact_url(inv, value if "://" in value else _bare_host(value.split("/", 1)[0]), index, port)
+                for part in value.split(",") if "," in value and "://" not in value else [value]:  # (broker lists)
+                    part = part.replace("\\", "/").lstrip("/") if "://" not in part else part  # (//host: SMB)
+                    contact_url(inv, part if "://" in part else _bare_host(part.split("/", 1)[0]), index, port)
             elif option in client.reads:
                 inv.read(value, index)
             elif option in client.writes:
@@ -231,6 +270,8 @@ def client_model(client: Client):
             elif option in client.unknown:
                 inv.unknown(f"`{inv.name} {option}` runs commands or code that cannot be seen into "
                             f"(`{show(value)[:60]}`)", index)
+                if inv.name == "lftp" and option in ("-c", "-e"):
+                    lftp_commands(inv, value, index)
         words = list(parsed.positionals)
         for word, index in words:
             if word.lower().startswith(("exec:", "sh-c:", "cmd:")):  # websocat's address types that run programs
@@ -251,6 +292,16 @@ def client_model(client: Client):
                 urls = words[:1]  # a bare host (`lynx example.org`)
             for word, index in urls:
                 contact_url(inv, word, index, port or 80)
+        elif client.operands == "database" and words:
+            word, index = words[0]
+            host, colon, _ = word.partition(":")
+            if "://" in word:
+                contact_url(inv, word, index, port)
+            elif colon and len(host) > 1 and not host.startswith((".", "~")) and "/" not in host.rstrip("/0123456789"):
+                contact_url(inv, _bare_host(host.partition("/")[0]), index, port)
+            else:
+                inv.read(word, index)  # (a local database file, opened for reading and writing)
+                inv.write(word, index)
         elif client.operands == "unc":
             for word, index in words:
                 if word.startswith(("//", "\\\\")):
@@ -296,7 +347,160 @@ def model_autossh(inv: Invocation) -> None:
     model_ssh(inv)
 
 
+#: ClickHouse table functions whose first argument is a file (read), an address or URL (contacted), or a
+#: script (run); ``INTO OUTFILE``/``FROM INFILE`` are files of the client's machine
+_CH_FUNCTION = re.compile(r"\b(file|url|s3|s3Cluster|gcs|hdfs|remote|remoteSecure|cluster|mysql|postgresql|mongodb|"
+                          r"redis|azureBlobStorage|executable|executablePool)\s*\(\s*'([^']*)'", re.I)
+_CH_INTO = re.compile(r"\b(?:into\s+outfile|from\s+infile)\s+'([^']*)'", re.I)
+_CH_WRITES_FUNCTION = re.compile(r"\binsert\s+into\s+(?:table\s+)?function\s+file\s*\(\s*'([^']*)'", re.I)
+
+
+def clickhouse_sql(inv: Invocation, sql: str, index: int | None) -> None:
+    """What a ClickHouse query touches outside the server: ``file('PATH')`` reads (``INSERT INTO
+    FUNCTION file(…)`` writes), ``url``/``s3``/``remote``/``mysql``… contact their address,
+    ``executable`` runs a script, ``INTO OUTFILE``/``FROM INFILE`` write or read a local file."""
+    for name, argument in _CH_FUNCTION.findall(sql):
+        kind = name.lower()
+        if kind == "file":
+            inv.read(argument, index)
+        elif kind.startswith("executable"):
+            inv.unknown(f"the query runs the script `{show(argument)}`", index)
+        elif "://" in argument:
+            contact_url(inv, argument, index, 443)
+        elif argument:
+            contact_url(inv, _bare_host(argument.split(",")[0].split("/", 1)[0]), index, None)
+    for argument in _CH_WRITES_FUNCTION.findall(sql):
+        inv.write(argument, index)
+    for match in _CH_INTO.finditer(sql):
+        (inv.write if match.group(0).lower().startswith("into") else inv.read)(match.group(1), index)
+
+
+_CH_CLIENT = MODELS.get("clickhouse-client")
+_CH_QUERY = frozenset({"-q", "--query"})
+_CH_LOCAL_VALUES = frozenset({"-q", "--query", "--queries-file", "-S", "--structure", "--input-format",
+                              "--output-format", "-N", "--table", "-f", "--file", "--database", "-d",
+                              "--config-file", "-C", "--logger.log", "--logger.level", "--format", "--path"})
+
+
+def _queries(inv: Invocation, parsed: Parsed) -> bool:
+    """Judge the queries given with ``-q``/``--query``; whether any was given."""
+    given = False
+    for option, value, index in parsed.options:
+        if option in _CH_QUERY and value is not None:
+            given = True
+            clickhouse_sql(inv, value, index)
+    return given
+
+
+def model_clickhouse_client(inv: Invocation) -> None:
+    """clickhouse-client: the server it contacts (a :class:`Client`), and what its queries touch
+    on this machine (:func:`clickhouse_sql`)."""
+    if _CH_CLIENT is not None:
+        _CH_CLIENT(inv)
+    _queries(inv, parse_options(inv.argv, CLIENTS["clickhouse-client cqlsh influx nats kcat kafkacat"].values))
+
+
+def model_clickhouse_local(inv: Invocation) -> None:
+    """clickhouse-local: queries over local files (``--file``, ``file('PATH')``) with no server;
+    ``--queries-file`` is read; with no query, the queries come from stdin (when known, judged)."""
+    parsed = parse_options(inv.argv, _CH_LOCAL_VALUES)
+    for option, value, index in parsed.options:
+        if value is None:
+            continue
+        if option in ("--queries-file", "-f", "--file", "--config-file", "-C"):
+            inv.read(value, index)
+            if option == "--queries-file":
+                inv.unknown(f"`{inv.name}` runs the queries of `{show(value)}`", index)
+        elif option == "--path":
+            inv.write(value, index, recursive=True)
+        elif option == "--logger.log":
+            inv.write(value, index)
+    if not _queries(inv, parsed) and not parsed.values_of("--queries-file"):
+        if inv.stdin.text is not None:
+            clickhouse_sql(inv, inv.stdin.text, None)
+        elif inv.stdin.what != "the terminal":
+            inv.unknown(f"`{inv.name}` runs the queries of {inv.stdin.what}", None)
+    inv.output(None, f"the output of `{inv.name}`")
+
+
+def model_clickhouse(inv: Invocation) -> None:
+    """``clickhouse client|local|SUBCOMMAND …``: the one binary's tools, each as its own program
+    (``clickhouse client`` is ``clickhouse-client``); other tools (server, keeper …) are not
+    modelled."""
+    if len(inv.argv) < 2 or inv.argv[1].startswith("-"):
+        inv.unknown("`clickhouse` runs a tool chosen by its options", 1 if len(inv.argv) > 1 else None)
+        return
+    tool = inv.argv[1]
+    if tool in ("client", "local"):
+        inv.run(1, argv=["clickhouse-" + tool, *inv.argv[2:]], spans=[inv.at(1), *inv.spans[2:]])
+    else:
+        inv.unknown(f"`clickhouse {show(tool)}` is not modelled", 1)
+
+
+#: cluster and secret-store CLIs: the Go flags naming the server they talk to, and its default port (the
+#: variables, `VAULT_ADDR` …, are judged where they are set: netenv.py)
+SERVER_FLAGS: dict[str, tuple[frozenset[str], int]] = {
+    "vault": (frozenset({"address", "agent-address"}), 8200),
+    "consul": (frozenset({"http-addr", "grpc-addr"}), 8500),
+    "nomad": (frozenset({"address"}), 4646),
+    "boundary": (frozenset({"addr"}), 9200),
+}
+
+
+def server_flags(inv: Invocation) -> None:
+    """``vault -address=URL``, ``consul -http-addr HOST:PORT`` …: the server the command talks to
+    (one or two dashes, ``=VALUE`` or the next word, as Go's flag package reads them)."""
+    row = SERVER_FLAGS.get(inv.name)
+    if row is None:
+        return
+    names, port = row
+    argv = inv.argv
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            break
+        name, eq, value = word.lstrip("-").partition("=")
+        if not word.startswith("-") or name not in names:
+            continue
+        if not eq:
+            if index + 1 >= len(argv):
+                continue
+            value = argv[index + 1]
+        if value:
+            contact_url(inv, value, index + (not eq), port)
+
+
+_LFTP_OPEN = re.compile(r"^\s*(?:open|connect)\s+(.*)$")
+
+
+def lftp_commands(inv: Invocation, text: str, index: int | None) -> None:
+    """lftp's commands (``-c``/``-e``, ``;``-separated): ``open [-u U] [-p P] HOST|URL`` contacts
+    the host, ``put``/``mput``/``reput`` send local files, ``mirror -R`` a local tree; the rest
+    stays unknown (the caller says so)."""
+    for command in re.split(r"[;\n]|&&|\|\|", text):
+        words = command.split()
+        if not words:
+            continue
+        verb = words[0]
+        if verb in ("open", "connect"):
+            rest = parse_options(["open", *words[1:]], {"-u", "--user", "-p", "--port", "-e", "-s", "-S",
+                                                        "--env-password"}).positionals
+            if rest:
+                contact_url(inv, rest[0][0] if "://" in rest[0][0] else _bare_host(rest[0][0]), index, 21)
+        elif verb in ("put", "mput", "reput"):
+            for word, _ in parse_options([verb, *words[1:]], {"-o", "-O"}).positionals:
+                inv.read(word, index)
+        elif verb == "mirror" and ("-R" in words or "--reverse" in words):
+            operands = parse_options(["mirror", *words[1:]], {"-x", "-X", "-i", "-I", "-P", "--parallel",
+                                                              "--exclude", "--include", "-N", "--newer-than"})
+            local = operands.positionals[0][0] if operands.positionals else "."
+            inv.read(local, index, recursive=True)
+
+
 register("getent", model_getent)
+register("clickhouse-client", model_clickhouse_client)
+register("clickhouse-local", model_clickhouse_local)
+register("clickhouse", model_clickhouse)
+register("rcp", model_scp)
 register("dig drill kdig delv", model_dig)
 register("host nslookup", model_host)
 register("whois", model_whois)

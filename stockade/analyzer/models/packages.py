@@ -319,6 +319,14 @@ def model_npm(inv: Invocation) -> None:
             inv.unknown("`npm explore` opens a shell, whose commands cannot be seen", sub_index)
         return
     registry = parsed.values_of("--registry")
+    if sub in ("login", "adduser", "add-user", "logout") and inv.name in _RC_FILES:
+        # (the token the registry gives is stored in the user config: `--userconfig`, else `~/.npmrc`)
+        configs = parsed.values_of("--userconfig") if inv.name != "yarn" else []
+        named = env_value(inv, "npm_config_userconfig", "NPM_CONFIG_USERCONFIG") if inv.name != "yarn" else None
+        target = configs[-1][0] if configs else named[1] if named is not None else _RC_FILES[inv.name]
+        inv.write(target, configs[-1][1] if configs else sub_index)
+        if not registry:
+            inv.network("registry.npmjs.org" if inv.name != "yarn" else "registry.yarnpkg.com", 443, sub_index)
     if sub not in _NPM_INSTALLS:
         if registry:  # (login, whoami, view, search, audit …: the registry is what they talk to)
             contact_url(inv, registry[-1][0], registry[-1][1], 443)

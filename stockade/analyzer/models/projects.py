@@ -414,6 +414,106 @@ def model_bun(inv: Invocation) -> None:
                 inv.run(at)
     for value, index in parsed.values_of("-c", "--config"):
         inv.read(value, index)
+    if parsed.positionals:
+        _bun_home(inv, parsed.positionals[0])
+
+
+#: bun build's options that take a value (``--outdir``/``--outfile`` are where it writes)
+_BUN_BUILD_VALUES = frozenset({"--outdir", "--outfile", "--target", "--format", "--root", "--entry-naming",
+                               "--chunk-naming", "--asset-naming", "--public-path", "--external", "-e", "--define",
+                               "--loader", "--sourcemap", "--env", "--banner", "--footer", "--conditions",
+                               "--packages", "--jsx-factory", "--jsx-fragment", "--jsx-import-source",
+                               "--jsx-runtime", "--tsconfig-override", "--compile-exec-argv", "--windows-icon",
+                               "--windows-title", "--drop"})
+
+
+def _bun_home(inv: Invocation, first: tuple[str, int]) -> None:
+    """What bun writes beyond the project: ``build --outdir DIR``/``--outfile FILE``; ``pm cache
+    rm`` deletes the package cache (``BUN_INSTALL_CACHE_DIR``, else ``~/.bun/install/cache``);
+    ``upgrade`` replaces bun's own executable (under ``BUN_INSTALL``, else ``~/.bun``) with one
+    downloaded from GitHub."""
+    sub, at = first
+    if sub == "build":
+        build = parse_options(inv.argv, _BUN_BUILD_VALUES, start=at + 1)
+        for value, index in build.values_of("--outdir"):
+            inv.write(value, index, recursive=True)
+        for value, index in build.values_of("--outfile"):
+            inv.write(value, index)
+    elif sub == "pm" and inv.argv[at + 1:at + 3] in (["cache", "rm"], ["cache", "clean"]):
+        cache = env_value(inv, "BUN_INSTALL_CACHE_DIR")
+        root = env_value(inv, "BUN_INSTALL")
+        inv.delete(cache[1] if cache else (root[1] if root else "~/.bun") + "/install/cache", at + 2, recursive=True)
+    elif sub == "upgrade" and "--help" not in inv.argv:
+        root = env_value(inv, "BUN_INSTALL")
+        inv.write((root[1] if root else "~/.bun") + "/bin/bun", at)
+        inv.network("github.com", 443, at)
+
+
+# -- deno: the files its options name, its install root and cache, fmt and upgrade -------------
+
+_DENO_OWN = MODELS.get("deno")
+#: deno's options (of every subcommand) that take a value
+_DENO_VALUES = frozenset({"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "-L",
+                          "--log-level", "--ext", "--watch-exclude", "--root", "-n", "--name", "-o", "--output",
+                          "--env-file", "--reload", "-r", "--v8-flags", "--inspect", "--inspect-brk",
+                          "--inspect-wait", "--allow-read", "--allow-write", "--allow-net", "--allow-env",
+                          "--allow-run", "--allow-ffi", "--allow-sys", "--deny-read", "--deny-write", "--deny-net",
+                          "--deny-env", "--deny-run", "--deny-ffi", "--deny-sys", "--target", "--include",
+                          "--exclude", "--indent-width", "--line-width", "--prose-wrap", "--version", "--icon",
+                          "--frozen", "--preload", "--conditions", "--permission-set"})
+#: deno's options whose value is optional, and so only ever attached (``--allow-read=/x``)
+_DENO_OPTIONAL = frozenset(v for v in _DENO_VALUES if v.startswith(("--allow-", "--deny-", "--inspect"))) | {
+    "--reload", "-r", "--frozen", "--lock", "--env-file", "--watch-exclude"}
+
+
+def model_deno(inv: Invocation) -> None:
+    """deno: its own model (what it runs), then the files its options name — ``--config``,
+    ``--cert``, ``--import-map`` (a file read, or a URL fetched) and ``--lock`` (written) —, the
+    module cache ``DENO_DIR`` (written, when named), ``install --root``/``DENO_INSTALL_ROOT``
+    (``-g``: ``~/.deno``), ``fmt`` (rewrites its operands in place unless ``--check``) and
+    ``upgrade`` (replaces deno's own executable with one from ``dl.deno.land``)."""
+    if _DENO_OWN is not None:
+        _DENO_OWN(inv)
+    parsed = parse_options(inv.argv, _DENO_VALUES, optional=_DENO_OPTIONAL)
+    for option, value, index in parsed.options:
+        if value is None or value == "":
+            continue
+        if option in ("-c", "--config", "--cert"):
+            inv.read(value, index)
+        elif option == "--import-map":
+            if "://" in value:
+                contact_url(inv, value, index, 443)
+            else:
+                inv.read(value, index)
+        elif option == "--lock":
+            inv.write(value, index)
+    cache = env_value(inv, "DENO_DIR")
+    if cache is not None:
+        inv.write(cache[1], 0, recursive=True)
+    if not parsed.positionals:
+        return
+    sub, at = parsed.positionals[0]
+    operands = parsed.positionals[1:]
+    if sub == "install" and (parsed.has("-g", "--global") or parsed.values_of("--root")
+                             or env_value(inv, "DENO_INSTALL_ROOT") is not None):
+        named = parsed.values_of("--root")
+        found = env_value(inv, "DENO_INSTALL_ROOT")
+        root, index = named[-1] if named else (found[1], 0) if found else ("~/.deno", at)
+        inv.write(root.rstrip("/") + "/bin", index, recursive=True)
+    elif sub == "fmt" and not parsed.has("--check"):
+        from stockade.analyzer.models.formatters import _WEB, _source_globs
+
+        targets: list[tuple[str, int | None]] = list(operands) or [(".", None)]
+        for word, place in targets:
+            if word != "-":  # (a file, or the source files below a directory: as the other formatters)
+                for path in _source_globs(word, _WEB):
+                    inv.write(path, place)
+    elif sub == "upgrade" and "--help" not in inv.argv:
+        inv.write("~/.deno/bin/deno", at)
+        inv.network("dl.deno.land", 443, at)
+
+
+register("deno", model_deno)
 
 
 def _script_shell(inv: Invocation, value: str, index: int | None, what: str) -> None:
@@ -514,6 +614,12 @@ def model_cargo(inv: Invocation) -> None:
     parsed = parse_options(inv.argv, {"--git", "--branch", "--tag", "--rev", "--path", "--registry", "-F",
                                       "--features", "--rename", "--manifest-path", "-p", "--package", "--target",
                                       "--config", "-C", "-Z"})
+    for text, index in parsed.values_of("--config"):
+        # (`--config http.proxy=HOST`, `--config registries.x.index=URL`: where cargo's traffic goes)
+        key, eq, setting = text.partition("=")
+        key, setting = key.strip(), setting.strip().strip("'\"")
+        if eq and setting and (key in ("http.proxy", "registry.index") or key.endswith((".index", ".registry"))):
+            contact_url(inv, setting, index, 3128 if key == "http.proxy" else 443)
     if not parsed.positionals or parsed.positionals[0][0] != "add":
         return
     for option, value, index in parsed.options:

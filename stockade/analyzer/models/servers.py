@@ -91,7 +91,8 @@ TUNNELS: dict[str, tuple[frozenset[str], str, int]] = {
     "bore": (frozenset({"local"}), "bore.pub", 7835),
     "localtunnel lt": (frozenset(), "localtunnel.me", 443),
     # (`tailscale funnel` serves a local port on the internet, `serve` on the tailnet)
-    "tailscale": (frozenset({"funnel", "serve"}), "controlplane.tailscale.com", 443),
+    # (`up`/`login` join the tailnet through the vendor's control server)
+    "tailscale": (frozenset({"funnel", "serve", "up", "login"}), "controlplane.tailscale.com", 443),
 }
 
 
