@@ -98,7 +98,8 @@ _new_tuple = tuple.__new__  # a record without its Python-level __new__ (parse_o
 def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict[str, str],
                   start: int = 1, stop_at_first_positional: bool = False,
                   optional: frozenset[str] | set[str] = frozenset()) -> Parsed:
-    """Split argv: ``--x=v``, ``--x v``, ``-abc`` clusters, ``-ov``/``-o v`` for value options.
+    """Split argv: ``--x=v``, ``--x v``, ``-abc`` clusters, ``-ov``/``-o v`` for value options, and
+    ``-long v`` for a value option named with one dash (``-eval``: as ``takes_value`` lists it).
 
     ``optional`` names options whose value is optional and therefore only ever attached
     (``-i.bak``, ``--color=auto``): the next word is never their value."""
@@ -133,10 +134,15 @@ def parse_options(argv: list[str], takes_value: set[str] | frozenset[str] | dict
                 options.append((name, None, index))
             index += 1
             continue
+        length = len(word)
+        if length > 2 and word in takes_value and word not in optional:
+            # a single-dash long option the tool names so (`-eval CODE`, `-cmd SQL`)
+            options.append((word, argv[index + 1], index + 1) if index + 1 < count else (word, None, index))
+            index += 2
+            continue
         # short cluster
         position = 1
         consumed_next = False
-        length = len(word)
         while position < length:
             flag = "-" + word[position]
             if flag in optional:

@@ -183,8 +183,9 @@ def written_by(walker: Walker, path: str, copies: bool = True) -> str | None:
             owner = None
         program = owner.argv[0].rpartition("/")[2] if owner is not None and owner.argv else ""
         if program in BUILDERS or (not copies and owner is not None and _copies_local(walker, owner, position)):
+            # (git writes from its own objects: no operand is a source)
             source = _fresh_source(walker, owner, path, every=program not in BUILDERS) \
-                if owner is not None else None
+                if owner is not None and program != "git" else None
             if source is None:
                 continue
             found = f"`{show(program)}` (from {source})"
@@ -256,7 +257,7 @@ def _copied_from(walker: Walker, path: str) -> str | None:
 
 
 #: git subcommands that write the working tree from the repository's own objects
-_GIT_LOCAL = frozenset({"checkout", "restore", "switch", "reset", "stash", "cherry-pick", "revert"})
+_GIT_LOCAL = frozenset({"checkout", "restore", "switch", "reset", "stash", "cherry-pick", "revert", "worktree"})
 
 
 def _copies_local(walker: Walker, owner: Execute, position: int) -> bool:

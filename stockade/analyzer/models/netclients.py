@@ -561,3 +561,20 @@ def model_engine(inv: Invocation) -> None:
 
 
 register("docker podman nerdctl", model_engine)
+
+
+def model_py_netlib(inv: Invocation) -> None:
+    """``python -m ftplib [-d] [-r[FILE]] HOST …`` and ``python -m telnetlib [-d] HOST [PORT]``: the
+    standard library's test clients contact HOST (port 21, or PORT / 23)."""
+    words = [(word, index) for index, word in enumerate(inv.argv[1:], start=1) if word[:1] != "-"]
+    if not words:
+        return
+    host, at = words[0]
+    if inv.name == "py:telnetlib":
+        port = words[1][0] if len(words) > 1 else "23"
+        inv.network(host, int(port) if port.isdigit() else None, at)
+    else:
+        inv.network(host, 21, at)
+
+
+register("py:ftplib py:telnetlib", model_py_netlib)

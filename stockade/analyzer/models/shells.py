@@ -376,6 +376,13 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "ysh oil osh es rc": {"-c": "code"},
     "awk-never": {},
 }
+# (Lisp and Scheme systems, the JDK's script shell and swift: inline code too)
+_INTERPRETERS.update({
+    "csi": {"-e": "code", "-eval": "code", "-p": "code", "-print": "code", "-s": "script", "-script": "script"},
+    "chibi-scheme": {"-e": "code", "-p": "code"}, "gsi": {"-e": "code"}, "gxi": {"-e": "code"},
+    "jrunscript": {"-e": "code", "-f": "script", "-l": "text"}, "swift": {"-e": "code"},
+    "ccl ccl64": {"-e": "code", "--eval": "code", "-l": "script", "--load": "script"},
+})
 
 
 #: interpreter flags that print information and run no code

@@ -579,7 +579,8 @@ _MODULE_TOOLS.update({"venv": "py:venv", "virtualenv": "virtualenv", "zipfile": 
                       "tarfile": "py:tarfile", "json.tool": "py:json.tool", "http.server": "py:http.server",
                       **{name: "py:" + name for name in ("gzip", "zipapp", "py_compile", "compileall", "pydoc",
                                                          "cProfile", "profile", "trace", "timeit", "webbrowser",
-                                                         "antigravity", "ensurepip", "debugpy")}})
+                                                         "antigravity", "ensurepip", "debugpy", "ftplib",
+                                                         "telnetlib")}})
 
 
 # -- bazel: target labels, not paths --------------------------------------------------------
