@@ -473,44 +473,17 @@ def hide_arithmetic_bases(data: bytes) -> bytes:
     return bytes(out)
 
 
-def parse_tree(text: str, data: bytes) -> Any:
+def parse_tree(text: str, data: bytes, _repair: bool = True) -> Any:
     """The tree-sitter tree of ``data`` (``text`` encoded, brace words hidden: see
     :func:`hide_brace_words`); a text with two ``|`` or more is parsed with a newline after
     it when :func:`newline_safe` allows and that parse has no error — much faster when the
     text ends in a pipeline, and the same tree but for the root's end (see the module
-    docstring).  Descriptor ``0`` before a redirection is repaired (:func:`zero_descriptor_repaired`)."""
-    tree = _parse_tree(text, data)
-    if "0<" in text or "0>" in text:
-        return zero_descriptor_repaired(data, tree)
-    return tree
-
-
-#: a ``0`` that starts a word and is followed by a redirection operator: bash's descriptor 0
-_ZERO_FD_RE = re.compile(rb"(?<![^\s;&|()])0(?=[<>])")
-
-
-def zero_descriptor_repaired(data: bytes, tree: Any) -> Any:
-    """``tree``, or — when the grammar read a descriptor ``0`` before a redirection as an argument
-    (``sh 0< f``, ``exec 0</dev/null``, ``echo x 0>f``: it does for no other digit) — the tree of
-    ``data`` with that ``0`` as a blank before ``<`` (standard input, the operator's default) and
-    as ``9`` before ``>`` (a descriptor other than standard output, as 0 is).  The walker reads a
-    redirection's descriptor from the text as written."""
-    out: bytearray | None = None
-    root = tree.root_node
-    for match in _ZERO_FD_RE.finditer(data):
-        at = match.start()
-        node = root.descendant_for_byte_range(at, at + 1)
-        if node is None or node.type != "number" or node.start_byte != at or node.end_byte != at + 1 or \
-                node.parent is None or node.parent.type != "command":
-            continue
-        if out is None:
-            out = bytearray(data)
-        out[at] = 0x20 if data[at + 1:at + 2] == b"<" else 0x39
-    return tree if out is None else tree_of(bytes(out))
-
-
-def _parse_tree(text: str, data: bytes) -> Any:
-    """:func:`parse_tree` but for the descriptor repair."""
+    docstring).  Descriptor ``0`` before a redirection is repaired (:func:`zero_descriptor_repaired`;
+    ``_repair`` False: not)."""
+    if _repair and ("0<" in text or "0>" in text):
+        tree = parse_tree(text, data, False)
+        fixed = zero_descriptor_repaired(data, tree)
+        return tree if fixed is None else parse_tree(text, fixed, False)
     # (the tests on ``text``: its ASCII characters are exactly the ASCII bytes of ``data``, and
     # `in` on a str costs a fraction of `bytes.find`, ~700 instructions a call)
     if "{" in text:
@@ -533,6 +506,30 @@ def _parse_tree(text: str, data: bytes) -> Any:
     if tree.root_node.has_error and ("[ " in text or "#$" in text or "<>" in text):
         return error_repaired_tree(text, data) or tree
     return tree
+
+
+#: a ``0`` that starts a word and is followed by a redirection operator: bash's descriptor 0
+_ZERO_FD_RE = re.compile(rb"(?<![^\s;&|()])0(?=[<>])")
+
+
+def zero_descriptor_repaired(data: bytes, tree: Any) -> bytes | None:
+    """None, or — when the grammar read a descriptor ``0`` before a redirection as an argument in
+    ``tree`` (``sh 0< f``, ``exec 0</dev/null``, ``echo x 0>f``: it does for no other digit) —
+    ``data`` with that ``0`` as a blank before ``<`` (standard input, the operator's default) and
+    as ``9`` before ``>`` (a descriptor other than standard output, as 0 is), to parse again.  The walker reads a
+    redirection's descriptor from the text as written."""
+    out: bytearray | None = None
+    root = tree.root_node
+    for match in _ZERO_FD_RE.finditer(data):
+        at = match.start()
+        node = root.descendant_for_byte_range(at, at + 1)
+        if node is None or node.type != "number" or node.start_byte != at or node.end_byte != at + 1 or \
+                node.parent is None or node.parent.type != "command":
+            continue
+        if out is None:
+            out = bytearray(data)
+        out[at] = 0x20 if data[at + 1:at + 2] == b"<" else 0x39
+    return None if out is None else bytes(out)
 
 
 def heredoc_repaired_tree(data: bytes) -> Any | None:

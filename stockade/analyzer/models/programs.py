@@ -18,6 +18,8 @@ is looked at so.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from stockade.analyzer.effects import UNKNOWN, Read, Unknown, show
 
 TYPE_CHECKING = False  # `typing` is imported only by type checkers (it costs ~7 ms of a cold start)
@@ -86,7 +88,8 @@ _MAX_DEPTH = 4
 _LEXED = frozenset("'\"\\;&|<>()\n#`$")
 
 
-def code_files(command: str, depth: int = 0) -> list[tuple[str, bool]]:
+@lru_cache(maxsize=512)
+def code_files(command: str, depth: int = 0) -> tuple[tuple[str, bool], ...]:
     """The words of a shell command line that name a file whose code runs, each with whether
     it is a script operand (a file an interpreter opens, so a path even without a ``/``): the
     program of each command, the program a wrapper runs (``nice /tmp/e``), and the file an
@@ -118,7 +121,7 @@ def code_files(command: str, depth: int = 0) -> list[tuple[str, bool]]:
                 words.pop()  # (`2>/dev/null`: the descriptor of the redirection)
         else:
             words.append(token)
-    return found
+    return tuple(found)
 
 
 def _command_files(words: list[str], depth: int) -> list[tuple[str, bool]]:
