@@ -203,6 +203,8 @@ def _prints_ref_name(sub: str, rest: list[str]) -> bool:
     """Whether ``git SUB REST`` prints one ref name (git's rules: no ``..``, no component starting
     with ``.``, no glob character): ``rev-parse --abbrev-ref HEAD``, ``branch --show-current``,
     ``symbolic-ref --short HEAD``, ``describe [--tags|--always|…]``."""
+    if sub not in ("rev-parse", "branch", "symbolic-ref", "describe"):
+        return False
     options = [word for word in rest if word[:1] == "-"]
     revisions = [word for word in rest if word[:1] != "-"]
     if sub == "rev-parse":

@@ -312,6 +312,8 @@ def _help_only(inv: Invocation, sub: str, sub_index: int) -> bool:
     (alone) prints SUB's usage: SUB does nothing else.  The command rules then see
     ``git help SUB`` (a rule on ``git push`` is about pushing)."""
     rest = inv.argv[sub_index + 1:]
+    if rest != ["-h"] and not any(word[:3] == "--h" for word in rest):
+        return False  # (the common case, no `--help` or a prefix of it: no parse)
     if rest != ["-h"]:
         values = _CLONE_VALUES if sub == "clone" else _SUBCOMMANDS[sub][0]
         parsed = parse_options(inv.argv, values, start=sub_index + 1)
