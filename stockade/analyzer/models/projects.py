@@ -352,7 +352,8 @@ def _npm_install_model(inv: Invocation) -> None:
 def model_bun(inv: Invocation) -> None:
     """bun: its own model (``x``, ``run``, builds), and ``add``/``install``/``update`` as npm's
     (registry, URL and VCS specs); ``-e``/``-p CODE`` is inline JavaScript, judged as node's;
-    ``--env-file``/``--preload`` files are read."""
+    ``--env-file`` files are read; ``--preload``/``-r`` modules and a ``-c`` bunfig (which can
+    preload more) are code it loads (:func:`~.devtools.foreign_file`)."""
     if _BUN_OWN is not None:
         _BUN_OWN(inv)
     parsed = parse_options(inv.argv, {"--registry", "--cwd", "-c", "--config", "--filter", "-e", "--eval", "-p",
@@ -361,8 +362,13 @@ def model_bun(inv: Invocation) -> None:
     if parsed.has("-e", "--eval", "-p", "--print"):  # (`bun -e CODE`: inline JavaScript, judged as node's)
         inv.run(0, argv=["node", *inv.argv[1:]], spans=[inv.at(0), *inv.spans[1:]])
         return
-    for value, index in parsed.values_of("--env-file", "--preload", "-r"):
+    from stockade.analyzer.models.devtools import foreign_file
+
+    for value, index in parsed.values_of("--env-file"):
         inv.read(value, index)
+    for option in ("--preload", "-r", "-c", "--config"):  # (code bun loads first; a bunfig can name more)
+        for value, index in parsed.values_of(option):
+            foreign_file(inv, value, index, f"`bun {option}`")
     from stockade.analyzer.models.net import inspect_options
 
     inspect_options(inv, 1, parsed.positionals[0][1] if parsed.positionals else len(inv.argv), 6499)
@@ -376,6 +382,9 @@ def model_bun(inv: Invocation) -> None:
         # `bun run [flags] NAME ARGS`: a package script (the project's own), a file, or a program
         run = parse_options(inv.argv, {"--cwd", "--filter", "-F", "--env-file", "--preload", "-r", "--elide-lines"},
                             start=parsed.positionals[0][1] + 1, stop_at_first_positional=True)
+        for option in ("--preload", "-r"):
+            for value, index in run.values_of(option):
+                foreign_file(inv, value, index, f"`bun run {option}`")
         if run.positionals:
             name, at = run.positionals[0]
             if name.endswith((".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts")):
@@ -384,8 +393,6 @@ def model_bun(inv: Invocation) -> None:
                 run_file(inv, name, at)
             else:
                 inv.run(at)
-    for value, index in parsed.values_of("-c", "--config"):
-        inv.read(value, index)
 
 
 def _script_shell(inv: Invocation, value: str, index: int | None, what: str) -> None:
