@@ -728,7 +728,7 @@ def model_dotnet(inv: Invocation) -> None:
     """dotnet: ``new install|-i PKG`` and ``tool install|update PKG`` (global or local) download
     and install packages from NuGet (templates run their post-actions; tools are programs):
     unknown code, from api.nuget.org (or ``--add-source``/``--nuget-source``); ``workload
-    install`` likewise; else dotnet's model."""
+    install`` likewise; MSBuild switches (:func:`_msbuild_switch`); else dotnet's model."""
     argv = inv.argv
     words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
     sub = words[0][0] if words else ""
@@ -748,7 +748,60 @@ def model_dotnet(inv: Invocation) -> None:
                 contact_url(inv, source, None, 443)
         if sub == "tool" and any(w in ("-g", "--global") for w in argv):
             inv.write("~/.dotnet/tools", at, recursive=True)
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            break
+        _msbuild_switch(inv, word, argv[index + 1] if index + 1 < len(argv) else "", index)
     _DOTNET_MODEL(inv)
+
+
+#: MSBuild properties whose value is a command line the build runs (build events, ``dotnet run``'s
+#: program), and those naming a file of MSBuild code it imports or a compiler it runs
+_MSBUILD_COMMANDS = frozenset({"prebuildevent", "postbuildevent", "runcommand", "prelinkevent"})
+_MSBUILD_IMPORTS = frozenset({
+    "custombeforemicrosoftcommontargets", "customaftermicrosoftcommontargets", "custombeforemicrosoftcommonprops",
+    "customaftermicrosoftcommonprops", "custombeforemicrosoftcsharptargets", "customaftermicrosoftcsharptargets",
+    "directorybuildpropspath", "directorybuildtargetspath", "directorypackagespropspath", "msbuildextensionspath",
+    "msbuildextensionspath32", "msbuildextensionspath64", "msbuilduserextensionspath", "roslyntargetspath",
+    "csctoolpath", "vbctoolpath", "fsctoolpath", "dotnethostpath", "forceimportbeforecpptargets",
+    "forceimportaftercpptargets", "nugetrestoretargets", "restoreconfigfile",
+})
+
+
+def _msbuild_switch(inv: Invocation, word: str, following: str, index: int) -> None:
+    """One MSBuild switch of ``dotnet build|msbuild|run|test|publish|pack``: ``-p:NAME=VALUE``
+    (``/p:``, ``--property:``; ``;`` between properties) setting a build event or ``RunCommand``
+    runs that command line; one naming an imported targets or props file, an extensions
+    directory or a compiler loads code (:func:`~.devtools.foreign_file`); ``-logger:``/``-dl:``
+    with an assembly path and an ``@`` response file (more switches) likewise."""
+    if word[:1] == "@" and len(word) > 1:
+        foreign_file(inv, word[1:], index, "`dotnet @file` (switches read from a file)")
+        return
+    if word[:1] not in "-/" or ":" not in word:
+        if word in ("-p", "--property") and "=" in following:  # (`dotnet run -p:` needs `:`; `-p K=V` as well)
+            word = "-p:" + following
+            index += 1
+        else:
+            return
+    switch, _, rest = word.lstrip("-/").partition(":")
+    switch = switch.lower()
+    if switch in ("p", "property"):
+        for setting in rest.split(";"):
+            key, eq, value = setting.partition("=")
+            key, value = key.strip().lower(), value.strip().strip('"')
+            if not eq or not value:
+                continue
+            what = f"`dotnet -p:{key}`"
+            if UNKNOWN in key:
+                inv.unknown(f"`dotnet -p:` sets a build property that is not known (`{show(setting)}`)", index)
+            elif key in _MSBUILD_COMMANDS:
+                judge_program(inv.walker, value, inv.at(index), what)
+            elif key in _MSBUILD_IMPORTS:
+                foreign_file(inv, value, index, what)
+    elif switch in ("logger", "l", "distributedlogger", "dl"):
+        assembly = rest.split(";")[0].split("*")[0].rpartition(",")[2].strip().strip('"')
+        if "/" in assembly or assembly.lower().endswith(".dll"):
+            foreign_file(inv, assembly, index, f"`dotnet -{switch}:`")
 
 
 _DOTNET_MODEL = MODELS["dotnet"]

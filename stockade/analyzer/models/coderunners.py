@@ -875,7 +875,7 @@ _CARGO_RUNNER = re.compile(r"""\s*target\.[\w.\-()'",= ]+?\.runner\s*=\s*"([^"]*
 def model_cargo(inv: Invocation) -> None:
     """cargo: ``install`` builds a crate (``--git URL``: from a repository; ``--path``: a local
     tree) and writes its binaries to ``--root`` or ``~/.cargo``; ``--config`` can set a runner or
-    linker (unknown); other subcommands build and run the project's own code."""
+    linker (unknown), as ``cargo rustc -- -C linker=PROG`` can (PROG judged as a program); other subcommands build and run the project's own code."""
     argv = inv.argv
     for index, word in enumerate(argv[1:], start=1):
         if word == "--config" or word.startswith("--config="):
@@ -887,6 +887,12 @@ def model_cargo(inv: Invocation) -> None:
                     inv.script(runner.group(1), index, what="the runner `cargo --config` sets")
                 else:
                     inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
+    if "--" in argv and any(word in ("rustc", "rustdoc") for word in argv[1:argv.index("--")]):
+        from stockade.analyzer.models.envvars import _rust_linkers  # (`cargo rustc -- -C linker=PROG`)
+
+        at = argv.index("--")
+        _rust_linkers(inv.walker, f"cargo {'rustdoc' if 'rustdoc' in argv[1:at] else 'rustc'} --",
+                      " ".join(argv[at + 1:]), inv.at(at))
     if _CARGO_MODEL is not None:
         _CARGO_MODEL(inv)
     if len(argv) > 1 and argv[1] in ("build", "b", "run", "r", "test", "t", "bench", "check", "c", "install"):

@@ -444,19 +444,40 @@ _JS_VALUES = {"--prefix", "-C", "--cwd", "--dir", "--registry", "-w", "--workspa
               "--otp", "--cache", "--scope"}
 
 
+#: configuration keys given as options (``--KEY=VALUE``) that name code every script runs in or loads
+_JS_CODE_CONFIG = frozenset({"script-shell", "node-options", "use-yarnrc"})
+
+
 def js_wrapper(model: Model) -> Model:
-    """npm/pnpm/yarn: the model, then ``--script-shell`` (or ``npm_config_script_shell``), the
-    program package scripts run in, and ``npm init PKG``, which runs the package ``create-PKG``."""
+    """npm/pnpm/yarn: the model, then ``--script-shell`` (or ``npm_config_script_shell``, pnpm's
+    ``--config.script-shell``), the program package scripts run in, ``--node-options`` (their
+    ``NODE_OPTIONS``), ``yarn --use-yarnrc FILE``, and ``npm init PKG``, which runs the package ``create-PKG``."""
 
     def js(inv: Invocation) -> None:
         argv = inv.argv
         _project_scripts(inv, list(parse_options(argv, _JS_VALUES).positionals))
         model(inv)
         for index, word in enumerate(argv[1:], start=1):
-            if word == "--script-shell" and index + 1 < len(argv):
-                _script_shell(inv, argv[index + 1], index + 1, f"`{inv.name} --script-shell`")
-            elif word.startswith("--script-shell="):
-                _script_shell(inv, word.partition("=")[2], index, f"`{inv.name} --script-shell`")
+            # (`--KEY=VALUE`, `--KEY VALUE` set npm's configuration KEY; pnpm's `--config.KEY=VALUE`)
+            key, eq, value = word.removeprefix("--config.").removeprefix("--").partition("=")
+            if word[:2] != "--" or key not in _JS_CODE_CONFIG:
+                continue
+            at = index
+            if not eq and index + 1 < len(argv):
+                value, at = argv[index + 1], index + 1
+            if not value:
+                continue
+            what = f"`{inv.name} {word.partition('=')[0]}`"
+            if key == "script-shell":
+                _script_shell(inv, value, at, what)
+            elif key == "node-options":  # (the NODE_OPTIONS of every script it runs)
+                from stockade.analyzer.models.envvars import judge_env_var
+
+                judge_env_var(inv.walker, "NODE_OPTIONS", value, inv.at(at))
+            else:  # (`yarn --use-yarnrc FILE`: a yarnrc, which can name the yarn that runs: `yarn-path`)
+                from stockade.analyzer.models.devtools import foreign_file
+
+                foreign_file(inv, value, at, what)
         found = env_value(inv, "npm_config_script_shell", "NPM_CONFIG_SCRIPT_SHELL")
         if found is not None:
             _script_shell(inv, found[1], 0, f"`{found[0]}`")
