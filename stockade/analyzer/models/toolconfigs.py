@@ -134,6 +134,24 @@ CODE_CONFIG_OPTIONS: dict[str, tuple[str, ...]] = {
     "tox": ("-c", "--conf", "--workdir"),
     "nox": ("-f", "--noxfile"),
     "rake": ("-f", "--rakefile", "-r", "--require"),
+    # (build files, their libraries and the launcher's directories of JVM builds)
+    "ant": ("-f", "-file", "-buildfile", "-lib", "-propertyfile"),
+    "sbt": ("-Dsbt.global.base", "-Dsbt.boot.directory", "-Dsbt.ivy.home",
+            "--sbt-dir", "-sbt-dir", "--sbt-boot", "-sbt-boot", "--sbt-jar", "-sbt-jar", "--java-home", "-java-home",
+            "--ivy", "-ivy"),
+    # (CMake's scripts and configuration, zig's build script and runner, other build runners)
+    "ctest": ("-S", "-SP", "-SR", "--script", "--script-new-process"),
+    "cpack": ("--config",),
+    "zig": ("--build-file", "--build-runner", "--zig-lib-dir"),
+    "invoke inv": ("-r", "--search-root", "-f", "--config"),
+    "doit": ("-f", "--file", "--dir"),
+    "air": ("-c",),
+    "latexmk": ("-r",),
+    # (plugins, scripts and configuration of editors, viewers and players)
+    "code code-insiders codium": ("--extensions-dir", "--user-data-dir"),
+    "emacs": ("--init-directory", "--init-dir"),
+    "bat batcat": ("--config-file",),
+    "mpv": ("--script", "--scripts", "--include", "--config-dir", "--input-conf", "--scripts-append"),
 }
 
 
@@ -143,8 +161,7 @@ def _config_options(name: str, inner: Model, options: tuple[str, ...]) -> Model:
     wanted = frozenset(options)
 
     def model(inv: Invocation) -> None:
-        inner(inv)
-        argv = inv.argv
+        argv = inv.argv  # (the files are judged first: what the tool itself writes later is not "earlier")
         for index, word in enumerate(argv[1:], start=1):
             option, eq, attached = word.partition("=")
             if option in wanted:
@@ -153,6 +170,7 @@ def _config_options(name: str, inner: Model, options: tuple[str, ...]) -> Model:
                         "/" in value or "." in value or option not in ("--plugin", "--ui", "-u", "--testEnvironment",
                                                                         "--testRunner")):
                     foreign_file(inv, value, index + (0 if eq else 1), f"`{name} {option}`")
+        inner(inv)
 
     model.__doc__ = f"`{name}` as before, and the code configuration its {', '.join(options[:3])} … options name"
     return model
