@@ -530,11 +530,11 @@ def _java_option(inv: Invocation, word: str, following: str, index: int) -> int:
     return 0
 
 
-#: interpreters' options whose value is a file of code (or configuration naming code) they
-#: load before the script: julia's start-up file and system image, php's ini (``auto_prepend_file``, extensions)
-#: and zend extension, irb's required library, jshell's start-up snippets
-_PRELOADS: dict[str, tuple[str, ...]] = {"julia": ("-L", "--load", "-J", "--sysimage"), "php": ("-c", "-z"), "irb": ("-r",),
-                                         "jshell": ("--startup",)}
+#: interpreters' options whose value is a file of code (or configuration naming code) they load
+#: before the script: julia's start-up file and system image, php's ini (``auto_prepend_file``,
+#: extensions) and zend extension, irb's required library
+_PRELOADS: dict[str, tuple[str, ...]] = {"julia": ("-L", "--load", "-J", "--sysimage"), "php": ("-c", "-z"),
+                                         "irb": ("-r",)}
 _NODE_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
 #: node's options naming a file or directory it writes (profiles, reports, warnings, V8's log),
 #: or code and configuration it loads (``code``: a snapshot's heap, a configuration file that sets
@@ -548,7 +548,7 @@ _NODE_INSPECT = frozenset({"--inspect", "--inspect-brk", "--inspect-wait", "--in
 _CC_MODEL = MODELS["gcc"]
 _JAVAC_MODEL = MODELS["javac"]
 _INTERPRETER_MODELS = {name: MODELS[name] for name in ("node", "nodejs", "ts-node", "tsx", "ruby", "perl", "php",
-                                                        "java", "julia", "irb", "jshell")}
+                                                        "java", "julia", "irb")}
 
 
 # -- machines, containers and CI jobs the command line does not show --------------------------------

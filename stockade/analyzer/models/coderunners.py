@@ -384,8 +384,8 @@ def model_ed(inv: Invocation) -> None:
 
 
 def model_man(inv: Invocation) -> None:
-    """man: ``-P``/``--pager`` and ``-H``/``--html`` name a program run as shell code;
-    ``-l FILE`` reads a file; page names are text."""
+    """man: ``-P``/``--pager`` and ``-H``/``--html`` name a program it runs (:func:`judge_program`);
+    ``-l FILE`` and a name with a ``/`` read a file; page names are text."""
     parsed = parse_options(inv.argv, {"-P", "--pager", "-C", "--config-file", "-M", "--manpath", "-S", "-s",
                                       "--sections", "-m", "--systems", "-L", "--locale", "-e", "--extension",
                                       "-p", "--preprocessor", "-r", "--prompt", "-E", "--encoding", "-R",
@@ -396,12 +396,12 @@ def model_man(inv: Invocation) -> None:
         if value is None:
             continue
         if option in ("-P", "--pager", "-H", "--html"):
-            if value.strip() not in ("cat", "less", "more", "less -R", "most"):
-                inv.script(value, index, what=f"the pager given to `man {option}`")
+            if value.strip() not in ("cat", "less", "more", "less -R", "most"):  # (a program where the agent
+                judge_program(inv.walker, value, inv.at(index), f"the pager given to `man {option}`")  # can write)
         elif option in ("-C", "--config-file"):
             inv.read(value, index)
-    if local:
-        for word, index in parsed.positionals:
+    for word, index in parsed.positionals:  # (a page name with a `/` is a file man formats, as with `-l`)
+        if local or "/" in word:
             inv.read(word, index)
 
 
@@ -498,8 +498,10 @@ def model_ninja(inv: Invocation) -> None:
             continue
         if option == "-C":
             directory = value
-        elif option == "-f":
-            run_file(inv, value, index)
+        elif option == "-f":  # (its rules are commands: outside the project where the agent can write, unknown)
+            from stockade.analyzer.models.devtools import foreign_file
+
+            foreign_file(inv, value, index, "`ninja -f`")
     if not parsed.values_of("-f"):
         if directory != ".":
             inv.read(directory.rstrip("/") + "/build.ninja", None)  # (the build file there: read)

@@ -53,19 +53,19 @@ SOURCED_VARS = frozenset({"BASH_ENV", "ENV", "PYTHONSTARTUP", "LD_PRELOAD", "LD_
 #: variables that make an interpreter import code from the directories they list: code from
 #: the workspace is the project's own (``PYTHONPATH=src``), from elsewhere it cannot be seen into
 PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH", "FPATH",
-                            "GEM_PATH", "GUILE_LOAD_PATH", "TCLLIBPATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH",
-                            # (Python's user site directory, whose `.pth` files run at start; Julia's
-                            # depots, with `config/startup.jl` and packages; R's libraries; gawk's
-                            # `-f`/`@include` search path and extensions; vim's runtime directory; the
-                            # configuration directories of every XDG tool: nvim's `init.lua`, git's config)
-                            "PYTHONUSERBASE", "JULIA_DEPOT_PATH", "R_LIBS", "R_LIBS_USER", "R_LIBS_SITE",
-                            "AWKPATH", "AWKLIBPATH", "VIMRUNTIME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS"})
-#: variables naming a file (or, for ``MAKEFILES``, files separated by blanks) of code or
-#: configuration that a tool loads: judged as :func:`~.devtools.foreign_file` judges an option's
-#: (the project's own below the workspace; unknown elsewhere where the agent can write, or when
-#: this text wrote it)
+                            "GEM_PATH", "GUILE_LOAD_PATH", "TCLLIBPATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"})
+#: variables naming a file (``MAKEFILES``: files separated by blanks) or directories (separated by
+#: ``:``) of code or configuration that a tool loads: judged as :func:`~.devtools.foreign_file`
+#: judges an option's (the project's own below the workspace, and the user's real ones, are read;
+#: one elsewhere where the agent can write, or that this text wrote, is unknown code)
 FOREIGN_VARS = frozenset({"CMAKE_TOOLCHAIN_FILE", "MAKEFILES", "BAT_CONFIG_PATH", "YARN_YARN_PATH",
                           "CMAKE_PROJECT_INCLUDE", "CMAKE_PROJECT_INCLUDE_BEFORE"})
+#: (Python's user site directory, whose ``.pth`` files run at start; Julia's depots, with
+#: ``config/startup.jl`` and packages; R's libraries; gawk's ``-f``/``@include`` search path and
+#: extensions; vim's runtime directory; the configuration directories of every XDG tool: nvim's
+#: ``init.lua``, git's config)
+FOREIGN_DIR_VARS = frozenset({"PYTHONUSERBASE", "JULIA_DEPOT_PATH", "R_LIBS", "R_LIBS_USER", "R_LIBS_SITE",
+                              "AWKPATH", "AWKLIBPATH", "VIMRUNTIME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS"})
 #: variables naming a lesskey file: its ``#env`` section can set ``LESSOPEN`` (a program less runs)
 LESSKEY_VARS = frozenset({"LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM", "LESSKEY_CONTENT"})
 #: variables naming a file (False) or a directory (True) that programs write: ``SSLKEYLOGFILE``
@@ -157,7 +157,12 @@ def _foreign_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     from stockade.analyzer.models.programs import agent_writable
 
     workspace = walker.context.workspace.rstrip("/") + "/"
-    for entry in value.split() if name == "MAKEFILES" else [value]:
+    written = walker.command[span[0]:span[1]]
+    inherited = f"${name}" in written or "${" + name in written  # (`R_LIBS=lib:$R_LIBS`: its own value)
+    entries = value.split() if name == "MAKEFILES" else value.split(":") if name in FOREIGN_DIR_VARS else [value]
+    for entry in entries:
+        if not entry or (inherited and entry == UNKNOWN):
+            continue
         if "\x00" in entry:
             walker.effects.append(Unknown(f"`{name}` makes a tool load code from a file that is not known "
                                           f"(`{show(entry)}`)", span))
@@ -197,7 +202,7 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
         if name in ("LESSOPEN", "LESSCLOSE"):  # `|cmd %s`, `||cmd %s`, `-cmd`: a pipe or a file preprocessor
             value = value.lstrip("|-").replace("%s", "file")
         judge_program(walker, value, span, f"`{name}`")
-    elif name in FOREIGN_VARS:
+    elif name in FOREIGN_VARS or name in FOREIGN_DIR_VARS:
         if value:
             _foreign_var(walker, name, value, span)
     elif name in LESSKEY_VARS:
