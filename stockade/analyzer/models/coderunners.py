@@ -498,10 +498,8 @@ def model_ninja(inv: Invocation) -> None:
             continue
         if option == "-C":
             directory = value
-        elif option == "-f":  # (its rules are commands: outside the project where the agent can write, unknown)
-            from stockade.analyzer.models.devtools import foreign_file
-
-            foreign_file(inv, value, index, "`ninja -f`")
+        elif option == "-f":
+            run_file(inv, value, index)
     if not parsed.values_of("-f"):
         if directory != ".":
             inv.read(directory.rstrip("/") + "/build.ninja", None)  # (the build file there: read)
