@@ -33,7 +33,7 @@ from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, parse_options, register
 from stockade.analyzer.models.coderunners import sqlite_text
-from stockade.analyzer.models.devtools import FOREIGN, apply
+from stockade.analyzer.models.devtools import FOREIGN, apply, foreign_file
 from stockade.analyzer.models.fresh import run_file
 from stockade.analyzer.models.net import contact_url, inspector
 from stockade.analyzer.models.programs import judge_program
@@ -149,12 +149,19 @@ def model_maven(inv: Invocation) -> None:
 
 _GRADLE_VALUES: dict[str, str] = {
     "-I": FOREIGN, "--init-script": FOREIGN, "-c": FOREIGN, "--settings-file": FOREIGN, "-b": FOREIGN,
-    "--build-file": FOREIGN, "-p": T, "--project-dir": T, "-g": "writer", "--gradle-user-home": "writer",
+    "--build-file": FOREIGN, "-p": FOREIGN, "--project-dir": FOREIGN, "-g": "userhome", "--gradle-user-home": "userhome",
     "--project-cache-dir": "writer", "-D": PROP, "--system-prop": PROP, "-P": T, "--project-prop": T, "-x": T,
     "--exclude-task": T, "--include-build": T, "-M": T, "--write-verification-metadata": T, "--console": T,
     "--warning-mode": T, "--max-workers": T, "--priority": T, "-F": T, "--dependency-verification": T,
     "--update-locks": T, "--tests": T, "--configuration": T, "--dependency": T, "--task": T,
 }
+
+
+def _gradle_home(inv: Invocation, value: str, index: int, what: str) -> None:
+    """Gradle's user home (``-g DIR``): written (caches, daemons), and its ``init.d`` scripts and
+    ``gradle.properties`` (JVM options: agents) are code the build loads."""
+    foreign_file(inv, value, index, what)
+    inv.write(value, index, recursive=True)
 
 
 def model_gradle(inv: Invocation) -> None:
@@ -181,10 +188,14 @@ def model_gradle(inv: Invocation) -> None:
             continue
         if role == PROP:
             key, _, setting = value.partition("=")
-            if key == "gradle.user.home":
-                inv.write(setting, at, recursive=True)
+            if key == "gradle.user.home" and setting:
+                _gradle_home(inv, setting, at, f"`{inv.name} -D{key}`")
+            elif key == "org.gradle.java.home" and setting:  # (the JDK whose java runs the build)
+                foreign_file(inv, setting, at, f"`{inv.name} -D{key}`")
             elif key in _JVM_OPTION_PROPERTIES:
                 jvm_options(inv, setting, at, f"`{inv.name} -D{key}`")
+        elif role == "userhome":
+            _gradle_home(inv, value, at, f"`{inv.name} {name if name in _GRADLE_VALUES else short}`")
         elif role != T:
             apply(inv, role, value, at, f"`{inv.name} {name if name in _GRADLE_VALUES else short}`")
         index += 1
@@ -417,6 +428,10 @@ def model_interpreter(inv: Invocation) -> None:
     index = 1
     while index < len(argv):
         word = argv[index]
+        if name == "java" and word[:1] == "@" and len(word) > 1:
+            _java_option(inv, word, "", index)  # (`java @argfile`: options read from a file)
+            index += 1
+            continue
         if not word.startswith("-") or word == "--":
             break  # (the script: what follows is its arguments)
         option, eq, attached = word.partition("=")
@@ -454,15 +469,72 @@ def model_interpreter(inv: Invocation) -> None:
                                "extension_dir") and setting:
                 injected(inv, setting.strip("'\""), index, f"`php -d {key.strip()}=`")
             index += 0 if word[2:] else 1
-        elif name == "java" and word.startswith(("-javaagent:", "-agentpath:")):
-            injected(inv, word.partition(":")[2].partition("=")[0], index, f"`java {word.partition(':')[0]}`")
-        elif name == "java" and word in ("-cp", "-classpath", "--class-path") and following:
-            injected(inv, following, index + 1, f"`java {word}`", separator=":")
-            index += 1
+        elif name == "java":
+            index += _java_option(inv, word, following, index)
+        elif name in _PRELOADS and (option in _PRELOADS[name] or word[:2] in _PRELOADS[name]):
+            if option not in _PRELOADS[name]:  # (`-LFILE`: the value attached)
+                value, option, taken = word[2:], word[:2], 0
+            elif eq and option.startswith("--"):  # (`--load=FILE`)
+                value, taken = attached, 0
+            else:
+                value, taken = following, 1
+            if value and (name != "irb" or "/" in value):  # (`irb -r json`: a library of the load path)
+                injected(inv, value, index + taken, f"`{name} {option}`")
+            index += taken
         index += 1
     _INTERPRETER_MODELS[name](inv)
 
 
+#: java options whose value is a list of class or module directories and jars (code it loads)
+_JAVA_PATHS = frozenset({"-cp", "-classpath", "--class-path", "-p", "--module-path", "--upgrade-module-path"})
+#: java ``-XX:`` options naming a file the JVM writes, or a file of options it reads
+_JAVA_XX_FILES = {"HeapDumpPath": "write", "ErrorFile": "write", "LogFile": "write", "Flags": FOREIGN,
+                  "VMOptionsFile": FOREIGN, "CompileCommandFile": FOREIGN, "ReplayDataFile": "write"}
+
+
+def _java_option(inv: Invocation, word: str, following: str, index: int) -> int:
+    """One option of ``java`` before its main class or ``-jar``: ``-javaagent:``/``-agentpath:``,
+    class and module paths (``-cp``, ``--class-path=``, ``--module-path``, ``-Xbootclasspath/a:``)
+    and ``@argfile`` (more options, read from the file) are injected code; ``-XX:OnError=CMD``,
+    ``-XX:OnOutOfMemoryError=CMD`` are command lines the JVM runs (``;`` between commands,
+    ``%p`` its pid); ``-Xlog:…:file=F``, ``-Xloggc:F``, ``-XX:HeapDumpPath=F`` … write F.
+    Returns how many following words it took."""
+    option, eq, attached = word.partition("=")
+    if word.startswith(("-javaagent:", "-agentpath:")):
+        injected(inv, word.partition(":")[2].partition("=")[0], index, f"`java {word.partition(':')[0]}`")
+    elif option in _JAVA_PATHS and (eq or following):
+        if eq and option.startswith("--"):
+            injected(inv, attached, index, f"`java {option}`", separator=":")
+            return 0
+        injected(inv, following, index + 1, f"`java {word}`", separator=":")
+        return 1
+    elif word.startswith(("-Xbootclasspath/a:", "-Xbootclasspath/p:", "-Xbootclasspath:")):
+        injected(inv, word.partition(":")[2], index, f"`java {word.partition(':')[0]}`", separator=":")
+    elif word[:1] == "@" and len(word) > 1:
+        foreign_file(inv, word[1:], index, "`java @argfile` (options read from a file)")
+    elif word.startswith("-XX:"):
+        key, eq, value = word[4:].partition("=")
+        if key in ("OnError", "OnOutOfMemoryError") and value:
+            for command in value.split(";"):
+                if command.strip():
+                    judge_program(inv.walker, command.replace("%p", "4242").strip(), inv.at(index), f"`java -XX:{key}`")
+        elif key in _JAVA_XX_FILES and value:
+            apply(inv, _JAVA_XX_FILES[key], value, index, f"`java -XX:{key}`")
+    elif word.startswith("-Xloggc:") and len(word) > 8:
+        inv.write(word[8:], index)
+    elif word.startswith("-Xlog:") and ":file=" in word:
+        target = word.partition(":file=")[2]
+        target = target[1:].partition('"')[0] if target[:1] == '"' else target.partition(":")[0]
+        if target:
+            inv.write(target.replace("%p", "1").replace("%t", "0"), index)
+    return 0
+
+
+#: interpreters' options whose value is a file of code (or configuration naming code) they load
+#: before the script: julia's start-up file and system image, php's ini (``auto_prepend_file``,
+#: extensions) and zend extension, irb's required library
+_PRELOADS: dict[str, tuple[str, ...]] = {"julia": ("-L", "--load", "-J", "--sysimage"), "php": ("-c", "-z"),
+                                         "irb": ("-r",)}
 _NODE_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
 #: node's options naming a file or directory it writes (profiles, reports, warnings, V8's log),
 #: or code and configuration it loads (``code``: a snapshot's heap, a configuration file that sets
@@ -476,7 +548,7 @@ _NODE_INSPECT = frozenset({"--inspect", "--inspect-brk", "--inspect-wait", "--in
 _CC_MODEL = MODELS["gcc"]
 _JAVAC_MODEL = MODELS["javac"]
 _INTERPRETER_MODELS = {name: MODELS[name] for name in ("node", "nodejs", "ts-node", "tsx", "ruby", "perl", "php",
-                                                        "java")}
+                                                        "java", "julia", "irb")}
 
 
 # -- machines, containers and CI jobs the command line does not show --------------------------------
@@ -659,7 +731,7 @@ def model_dotnet(inv: Invocation) -> None:
     """dotnet: ``new install|-i PKG`` and ``tool install|update PKG`` (global or local) download
     and install packages from NuGet (templates run their post-actions; tools are programs):
     unknown code, from api.nuget.org (or ``--add-source``/``--nuget-source``); ``workload
-    install`` likewise; else dotnet's model."""
+    install`` likewise; MSBuild switches (:func:`_msbuild_switch`); else dotnet's model."""
     argv = inv.argv
     words = [(w, i) for i, w in enumerate(argv[1:], start=1) if not w.startswith("-")]
     sub = words[0][0] if words else ""
@@ -679,7 +751,60 @@ def model_dotnet(inv: Invocation) -> None:
                 contact_url(inv, source, None, 443)
         if sub == "tool" and any(w in ("-g", "--global") for w in argv):
             inv.write("~/.dotnet/tools", at, recursive=True)
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            break
+        _msbuild_switch(inv, word, argv[index + 1] if index + 1 < len(argv) else "", index)
     _DOTNET_MODEL(inv)
+
+
+#: MSBuild properties whose value is a command line the build runs (build events, ``dotnet run``'s
+#: program), and those naming a file of MSBuild code it imports or a compiler it runs
+_MSBUILD_COMMANDS = frozenset({"prebuildevent", "postbuildevent", "runcommand", "prelinkevent"})
+_MSBUILD_IMPORTS = frozenset({
+    "custombeforemicrosoftcommontargets", "customaftermicrosoftcommontargets", "custombeforemicrosoftcommonprops",
+    "customaftermicrosoftcommonprops", "custombeforemicrosoftcsharptargets", "customaftermicrosoftcsharptargets",
+    "directorybuildpropspath", "directorybuildtargetspath", "directorypackagespropspath", "msbuildextensionspath",
+    "msbuildextensionspath32", "msbuildextensionspath64", "msbuilduserextensionspath", "roslyntargetspath",
+    "csctoolpath", "vbctoolpath", "fsctoolpath", "dotnethostpath", "forceimportbeforecpptargets",
+    "forceimportaftercpptargets", "nugetrestoretargets", "restoreconfigfile",
+})
+
+
+def _msbuild_switch(inv: Invocation, word: str, following: str, index: int) -> None:
+    """One MSBuild switch of ``dotnet build|msbuild|run|test|publish|pack``: ``-p:NAME=VALUE``
+    (``/p:``, ``--property:``; ``;`` between properties) setting a build event or ``RunCommand``
+    runs that command line; one naming an imported targets or props file, an extensions
+    directory or a compiler loads code (:func:`~.devtools.foreign_file`); ``-logger:``/``-dl:``
+    with an assembly path and an ``@`` response file (more switches) likewise."""
+    if word[:1] == "@" and len(word) > 1:
+        foreign_file(inv, word[1:], index, "`dotnet @file` (switches read from a file)")
+        return
+    if word[:1] not in "-/" or ":" not in word:
+        if word in ("-p", "--property") and "=" in following:  # (`dotnet run -p:` needs `:`; `-p K=V` as well)
+            word = "-p:" + following
+            index += 1
+        else:
+            return
+    switch, _, rest = word.lstrip("-/").partition(":")
+    switch = switch.lower()
+    if switch in ("p", "property"):
+        for setting in rest.split(";"):
+            key, eq, value = setting.partition("=")
+            key, value = key.strip().lower(), value.strip().strip('"')
+            if not eq or not value:
+                continue
+            what = f"`dotnet -p:{key}`"
+            if UNKNOWN in key:
+                inv.unknown(f"`dotnet -p:` sets a build property that is not known (`{show(setting)}`)", index)
+            elif key in _MSBUILD_COMMANDS:
+                judge_program(inv.walker, value, inv.at(index), what)
+            elif key in _MSBUILD_IMPORTS:
+                foreign_file(inv, value, index, what)
+    elif switch in ("logger", "l", "distributedlogger", "dl"):
+        assembly = rest.split(";")[0].split("*")[0].rpartition(",")[2].strip().strip('"')
+        if "/" in assembly or assembly.lower().endswith(".dll"):
+            foreign_file(inv, assembly, index, f"`dotnet -{switch}:`")
 
 
 _DOTNET_MODEL = MODELS["dotnet"]

@@ -384,8 +384,8 @@ def model_ed(inv: Invocation) -> None:
 
 
 def model_man(inv: Invocation) -> None:
-    """man: ``-P``/``--pager`` and ``-H``/``--html`` name a program run as shell code;
-    ``-l FILE`` reads a file, as does a name with a slash; page names are text."""
+    """man: ``-P``/``--pager`` and ``-H``/``--html`` name a program it runs (:func:`judge_program`);
+    ``-l FILE`` and a name with a ``/`` read a file; page names are text."""
     parsed = parse_options(inv.argv, {"-P", "--pager", "-C", "--config-file", "-M", "--manpath", "-S", "-s",
                                       "--sections", "-m", "--systems", "-L", "--locale", "-e", "--extension",
                                       "-p", "--preprocessor", "-r", "--prompt", "-E", "--encoding", "-R",
@@ -396,12 +396,12 @@ def model_man(inv: Invocation) -> None:
         if value is None:
             continue
         if option in ("-P", "--pager", "-H", "--html"):
-            if value.strip() not in ("cat", "less", "more", "less -R", "most"):
-                inv.script(value, index, what=f"the pager given to `man {option}`")
+            if value.strip() not in ("cat", "less", "more", "less -R", "most"):  # (a program where the agent
+                judge_program(inv.walker, value, inv.at(index), f"the pager given to `man {option}`")  # can write)
         elif option in ("-C", "--config-file"):
             inv.read(value, index)
-    for word, index in parsed.positionals:
-        if local or "/" in word:  # (man-db: a name with a slash is a file to format, as with -l)
+    for word, index in parsed.positionals:  # (a page name with a `/` is a file man formats, as with `-l`)
+        if local or "/" in word:
             inv.read(word, index)
 
 
@@ -875,7 +875,7 @@ _CARGO_RUNNER = re.compile(r"""\s*target\.[\w.\-()'",= ]+?\.runner\s*=\s*"([^"]*
 def model_cargo(inv: Invocation) -> None:
     """cargo: ``install`` builds a crate (``--git URL``: from a repository; ``--path``: a local
     tree) and writes its binaries to ``--root`` or ``~/.cargo``; ``--config`` can set a runner or
-    linker (unknown); other subcommands build and run the project's own code."""
+    linker (unknown), as ``cargo rustc -- -C linker=PROG`` can (PROG judged as a program); other subcommands build and run the project's own code."""
     argv = inv.argv
     for index, word in enumerate(argv[1:], start=1):
         if word == "--config" or word.startswith("--config="):
@@ -887,6 +887,12 @@ def model_cargo(inv: Invocation) -> None:
                     inv.script(runner.group(1), index, what="the runner `cargo --config` sets")
                 else:
                     inv.unknown(f"`cargo --config {show(value)[:50]}` changes the program cargo runs", index)
+    if "--" in argv and any(word in ("rustc", "rustdoc") for word in argv[1:argv.index("--")]):
+        from stockade.analyzer.models.envvars import _rust_linkers  # (`cargo rustc -- -C linker=PROG`)
+
+        at = argv.index("--")
+        _rust_linkers(inv.walker, f"cargo {'rustdoc' if 'rustdoc' in argv[1:at] else 'rustc'} --",
+                      " ".join(argv[at + 1:]), inv.at(at))
     if _CARGO_MODEL is not None:
         _CARGO_MODEL(inv)
     if len(argv) > 1 and argv[1] in ("build", "b", "run", "r", "test", "t", "bench", "check", "c", "install"):

@@ -369,7 +369,8 @@ def model_gem(inv: Invocation) -> None:
 
 
 def model_bundle(inv: Invocation) -> None:
-    """bundler: ``exec CMD`` runs CMD (with the Gemfile's gems); ``install``/``update``/``add``
+    """bundler: ``exec CMD`` runs CMD (with the Gemfile's gems); a Gemfile named by ``--gemfile``
+    or ``BUNDLE_GEMFILE`` is Ruby code every subcommand evaluates (:func:`foreign_file`); ``install``/``update``/``add``
     run the Gemfile (Ruby code of the project: unknown when this text wrote it) and download
     from its sources (rubygems.org unless ``--local``); ``config [set] KEY VALUE`` writes
     ``~/.bundle/config`` (``.bundle/config`` with ``--local``), a ``mirror.*`` URL is contacted."""
@@ -378,11 +379,17 @@ def model_bundle(inv: Invocation) -> None:
     if not words and any(w in ("--version", "-v", "--help", "-h") for w in argv[1:]):
         return  # (`bundle --version`: prints, installs nothing; a bare `bundle` is `bundle install`)
     sub, sub_index = words[0] if words else ("install", 0)
-    gemfile = env_value(inv, "BUNDLE_GEMFILE") or "Gemfile"
+    named = env_value(inv, "BUNDLE_GEMFILE")
+    gemfile, named_at, what = named or "Gemfile", None, "`BUNDLE_GEMFILE`"
     for index in range(sub_index + 1, len(argv)):
         name, eq, value = argv[index].partition("=")
         if name == "--gemfile":
-            gemfile = value if eq else (argv[index + 1] if index + 1 < len(argv) else gemfile)
+            named_at, what = (index if eq else index + 1), "`bundle --gemfile`"
+            gemfile = named = value if eq else (argv[index + 1] if index + 1 < len(argv) else gemfile)
+        elif sub in ("exec", "ex") and index == (words[1][1] if len(words) > 1 else 0):
+            break  # (the command `bundle exec` runs: its own options follow)
+    if named and UNKNOWN not in named:  # (every subcommand evaluates the Gemfile: Ruby code)
+        foreign_file(inv, named, named_at, what)
     if sub in ("exec", "ex"):
         if len(words) > 1:
             inv.run(words[1][1])

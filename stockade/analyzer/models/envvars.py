@@ -26,7 +26,10 @@ COMMAND_VARS = frozenset({
     "P4EDITOR", "TIG_EDITOR", "LESSEDIT",
     # programs build tools run in place of (or wrapped around) their compilers
     "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC_WRAPPER", "CC", "CXX",
-    "CCACHE_PREFIX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+    "CCACHE_PREFIX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CARGO_BUILD_RUSTC",
+    "CARGO_BUILD_RUSTDOC", "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+    # (the pagers of bat and delta)
+    "BAT_PAGER", "DELTA_PAGER",
 })
 #: variables that load code the analyzer cannot see
 CODE_VARS = frozenset({
@@ -43,6 +46,7 @@ CODE_VARS = frozenset({
     "MANOPT", "VIMINIT", "EXINIT", "GVIMINIT", "MYVIMRC", "ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS",
     "ELIXIR_ERL_OPTIONS", "LUA_INIT_5_4", "LUA_INIT_5_3", "LUA_INIT_5_2", "LUA_PATH_5_4", "LUA_CPATH_5_4",
     "PHPRC", "PHP_INI_SCAN_DIR", "CORECLR_PROFILER_PATH", "CORECLR_ENABLE_PROFILING", "JULIA_LOAD_PATH",
+    "R_PROFILE",
 })
 #: variables naming one file (or, for the loader's, a list) that programs read and run or load
 SOURCED_VARS = frozenset({"BASH_ENV", "ENV", "PYTHONSTARTUP", "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"})
@@ -50,6 +54,18 @@ SOURCED_VARS = frozenset({"BASH_ENV", "ENV", "PYTHONSTARTUP", "LD_PRELOAD", "LD_
 #: the workspace is the project's own (``PYTHONPATH=src``), from elsewhere it cannot be seen into
 PATH_LIST_VARS = frozenset({"PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH", "FPATH",
                             "GEM_PATH", "GUILE_LOAD_PATH", "TCLLIBPATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"})
+#: variables naming a file (``MAKEFILES``: files separated by blanks) or directories (separated by
+#: ``:``) of code or configuration that a tool loads: judged as :func:`~.devtools.foreign_file`
+#: judges an option's (the project's own below the workspace, and the user's real ones, are read;
+#: one elsewhere where the agent can write, or that this text wrote, is unknown code)
+FOREIGN_VARS = frozenset({"CMAKE_TOOLCHAIN_FILE", "MAKEFILES", "BAT_CONFIG_PATH", "YARN_YARN_PATH",
+                          "CMAKE_PROJECT_INCLUDE", "CMAKE_PROJECT_INCLUDE_BEFORE"})
+#: (Python's user site directory, whose ``.pth`` files run at start; Julia's depots, with
+#: ``config/startup.jl`` and packages; R's libraries; gawk's ``-f``/``@include`` search path and
+#: extensions; vim's runtime directory; the configuration directories of every XDG tool: nvim's
+#: ``init.lua``, git's config)
+FOREIGN_DIR_VARS = frozenset({"PYTHONUSERBASE", "JULIA_DEPOT_PATH", "R_LIBS", "R_LIBS_USER", "R_LIBS_SITE",
+                              "AWKPATH", "AWKLIBPATH", "VIMRUNTIME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS"})
 #: variables naming a lesskey file: its ``#env`` section can set ``LESSOPEN`` (a program less runs)
 LESSKEY_VARS = frozenset({"LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM", "LESSKEY_CONTENT"})
 #: variables naming a file (False) or a directory (True) that programs write: ``SSLKEYLOGFILE``
@@ -134,6 +150,33 @@ def _known_startup(walker: Walker, name: str, value: str, span: SpanT) -> bool:
     return True
 
 
+def _foreign_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
+    """``CMAKE_TOOLCHAIN_FILE=/tmp/t.cmake``: each file named is read, and is code that cannot be
+    seen into when it lies outside the workspace where the agent can write, or this text wrote it."""
+    from stockade.analyzer.models.fresh import written_by
+    from stockade.analyzer.models.programs import agent_writable
+
+    workspace = walker.context.workspace.rstrip("/") + "/"
+    written = walker.command[span[0]:span[1]]
+    inherited = f"${name}" in written or "${" + name in written  # (`R_LIBS=lib:$R_LIBS`: its own value)
+    entries = value.split() if name == "MAKEFILES" else value.split(":") if name in FOREIGN_DIR_VARS else [value]
+    for entry in entries:
+        if not entry or (inherited and entry == UNKNOWN):
+            continue
+        if "\x00" in entry:
+            walker.effects.append(Unknown(f"`{name}` makes a tool load code from a file that is not known "
+                                          f"(`{show(entry)}`)", span))
+            return
+        path = walker.resolve(entry)
+        walker.effects.append(Read(path, span))
+        producer = written_by(walker, path, False)
+        if producer is not None or (not path.startswith(workspace) and agent_writable(walker, path)):
+            why = f"{producer} wrote it earlier in this command" if producer else "it lies where the agent can write"
+            walker.effects.append(Unknown(f"`{name}` makes a tool load the code or configuration in `{show(entry)}`, "
+                                          f"and {why}: it cannot be seen into", span))
+            return
+
+
 def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
     """Walk the code an environment variable will make some program run."""
     name = ALIAS_VARS.get(name, name)
@@ -159,6 +202,9 @@ def judge_env_var(walker: Walker, name: str, value: str, span: SpanT) -> None:
         if name in ("LESSOPEN", "LESSCLOSE"):  # `|cmd %s`, `||cmd %s`, `-cmd`: a pipe or a file preprocessor
             value = value.lstrip("|-").replace("%s", "file")
         judge_program(walker, value, span, f"`{name}`")
+    elif name in FOREIGN_VARS or name in FOREIGN_DIR_VARS:
+        if value:
+            _foreign_var(walker, name, value, span)
     elif name in LESSKEY_VARS:
         if value not in ("", "/dev/null"):
             walker.effects.append(Unknown(f"`{name}` makes less load key bindings and variables (which can set an "

@@ -399,10 +399,67 @@ def model_editor(inv: Invocation) -> None:
         elif word in ("-w", "-W") and value:
             inv.write(value, index + 1)
             index += 2
-        elif word in ("-c", "--cmd", "-i", "-T", "-U", "-r", "-t", "-q", "--listen", "--remote", "--servername"):
+        elif word in ("-c", "--cmd") and value:
+            _vim_settings(inv, value, index + 1)
+            index += 2
+        elif word in ("-i", "-T", "-U", "-r", "-t", "-q", "--listen", "--remote", "--servername"):
             index += 2
         else:
+            if word[:1] == "+" and len(word) > 1:
+                _vim_settings(inv, word[1:], index)
             index += 1
+    if ex_mode and inv.stdin.what != "the terminal":
+        _ex_stdin(inv)
+
+
+#: vim options naming programs it runs (``:!``, ``:make``, ``:grep``, ``K``, ``=``, ``gq``) and
+#: directories whose plugins and scripts it loads
+_VIM_PROGRAM_OPTIONS = frozenset({"shell", "sh", "makeprg", "mp", "grepprg", "gp", "keywordprg", "kp", "equalprg",
+                                  "ep", "formatprg", "fp"})
+_VIM_PATH_OPTIONS = frozenset({"runtimepath", "rtp", "packpath", "pp"})
+_VIM_SET = re.compile(r"\s*(?:se|set|setl|setlocal|setg|setglobal)\s+(.*)", re.S)
+
+
+def _vim_settings(inv: Invocation, command: str, index: int | None) -> None:
+    """``:set shell=/tmp/sh``, ``:set makeprg=…`` name a program vim runs later (judged as one,
+    :func:`~.programs.judge_program`); ``:set rtp^=DIR`` (``packpath``) makes it load the plugins
+    and scripts of DIR (:func:`~.devtools.foreign_file`)."""
+    from stockade.analyzer.models.devtools import foreign_file
+    from stockade.analyzer.models.programs import judge_program
+
+    for part in command.split("|"):
+        match = _VIM_SET.match(part)
+        if match is None:
+            continue
+        for setting in re.split(r"(?<!\\)\s+", match.group(1).strip()):
+            pair = re.match(r"(\w+)([-+^]?=|:)(.*)", setting, re.S)
+            if pair is None:
+                continue
+            name, value = pair.group(1), pair.group(3).replace("\\ ", " ")
+            if not value or UNKNOWN in value:
+                continue
+            if name in _VIM_PROGRAM_OPTIONS:
+                judge_program(inv.walker, value, inv.at(index), f"vim's `{name}` option")
+            elif name in _VIM_PATH_OPTIONS:
+                for entry in value.split(","):
+                    if entry and entry not in ("$VIMRUNTIME", "$VIM"):
+                        foreign_file(inv, entry, index, f"vim's `{name}` option")
+
+
+def _ex_stdin(inv: Invocation) -> None:
+    """Ex mode (``ex``, ``vim -e``/``-es``) reads its commands from standard input: known text is
+    judged command by command (as ``-c`` commands are), text not known is unknown code."""
+    from stockade.analyzer.models.text import _ex_command, _ex_commands
+
+    text = inv.stdin.text
+    if text is None or UNKNOWN in text:
+        inv.unknown(f"`{inv.name}` runs editor commands from {inv.stdin.what}, which cannot be seen into")
+        return
+    for line in text.split("\n"):
+        if line.strip() and not line.lstrip().startswith('"'):
+            _vim_settings(inv, line, None)
+            for command in _ex_commands(line):
+                _ex_command(inv, command, 0)
 
 
 _EMACS_MODEL = MODELS.get("emacs")

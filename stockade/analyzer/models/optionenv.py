@@ -31,6 +31,8 @@ OPTION_ENV: dict[str, tuple[str, ...]] = {
     "grep egrep fgrep": ("GREP_OPTIONS",),
     "fzf": ("FZF_DEFAULT_OPTS",),
     "rg": ("RIPGREP_OPTIONS",),
+    "bun": ("BUN_OPTIONS",),
+    "mvn mvnw mvnd": ("MAVEN_ARGS",),
 }
 #: variables whose first word may be bare flag letters (``MAKEFLAGS=ks`` is ``-k -s``)
 _LETTER_FLAGS = frozenset({"MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS"})

@@ -380,7 +380,8 @@ def _npm_install_model(inv: Invocation) -> None:
 def model_bun(inv: Invocation) -> None:
     """bun: its own model (``x``, ``run``, builds), and ``add``/``install``/``update`` as npm's
     (registry, URL and VCS specs); ``-e``/``-p CODE`` is inline JavaScript, judged as node's;
-    ``--env-file``/``--preload`` files are read."""
+    ``--env-file`` files are read; ``--preload``/``-r`` modules and a ``-c`` bunfig (which can
+    preload more) are code it loads (:func:`~.devtools.foreign_file`)."""
     if _BUN_OWN is not None:
         _BUN_OWN(inv)
     parsed = parse_options(inv.argv, {"--registry", "--cwd", "-c", "--config", "--filter", "-e", "--eval", "-p",
@@ -389,8 +390,13 @@ def model_bun(inv: Invocation) -> None:
     if parsed.has("-e", "--eval", "-p", "--print"):  # (`bun -e CODE`: inline JavaScript, judged as node's)
         inv.run(0, argv=["node", *inv.argv[1:]], spans=[inv.at(0), *inv.spans[1:]])
         return
-    for value, index in parsed.values_of("--env-file", "--preload", "-r"):
+    from stockade.analyzer.models.devtools import foreign_file
+
+    for value, index in parsed.values_of("--env-file"):
         inv.read(value, index)
+    for option in ("--preload", "-r", "-c", "--config"):  # (code bun loads first; a bunfig can name more)
+        for value, index in parsed.values_of(option):
+            foreign_file(inv, value, index, f"`bun {option}`")
     from stockade.analyzer.models.net import inspect_options
 
     inspect_options(inv, 1, parsed.positionals[0][1] if parsed.positionals else len(inv.argv), 6499)
@@ -404,6 +410,9 @@ def model_bun(inv: Invocation) -> None:
         # `bun run [flags] NAME ARGS`: a package script (the project's own), a file, or a program
         run = parse_options(inv.argv, {"--cwd", "--filter", "-F", "--env-file", "--preload", "-r", "--elide-lines"},
                             start=parsed.positionals[0][1] + 1, stop_at_first_positional=True)
+        for option in ("--preload", "-r"):
+            for value, index in run.values_of(option):
+                foreign_file(inv, value, index, f"`bun run {option}`")
         if run.positionals:
             name, at = run.positionals[0]
             if name.endswith((".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts")):
@@ -412,8 +421,6 @@ def model_bun(inv: Invocation) -> None:
                 run_file(inv, name, at)
             else:
                 inv.run(at)
-    for value, index in parsed.values_of("-c", "--config"):
-        inv.read(value, index)
     if parsed.positionals:
         _bun_home(inv, parsed.positionals[0])
 
@@ -565,19 +572,40 @@ _JS_VALUES = {"--prefix", "-C", "--cwd", "--dir", "--registry", "-w", "--workspa
               "--otp", "--cache", "--scope"}
 
 
+#: configuration keys given as options (``--KEY=VALUE``) that name code every script runs in or loads
+_JS_CODE_CONFIG = frozenset({"script-shell", "node-options", "use-yarnrc"})
+
+
 def js_wrapper(model: Model) -> Model:
-    """npm/pnpm/yarn: the model, then ``--script-shell`` (or ``npm_config_script_shell``), the
-    program package scripts run in, and ``npm init PKG``, which runs the package ``create-PKG``."""
+    """npm/pnpm/yarn: the model, then ``--script-shell`` (or ``npm_config_script_shell``, pnpm's
+    ``--config.script-shell``), the program package scripts run in, ``--node-options`` (their
+    ``NODE_OPTIONS``), ``yarn --use-yarnrc FILE``, and ``npm init PKG``, which runs the package ``create-PKG``."""
 
     def js(inv: Invocation) -> None:
         argv = inv.argv
         _project_scripts(inv, list(parse_options(argv, _JS_VALUES).positionals))
         model(inv)
         for index, word in enumerate(argv[1:], start=1):
-            if word == "--script-shell" and index + 1 < len(argv):
-                _script_shell(inv, argv[index + 1], index + 1, f"`{inv.name} --script-shell`")
-            elif word.startswith("--script-shell="):
-                _script_shell(inv, word.partition("=")[2], index, f"`{inv.name} --script-shell`")
+            # (`--KEY=VALUE`, `--KEY VALUE` set npm's configuration KEY; pnpm's `--config.KEY=VALUE`)
+            key, eq, value = word.removeprefix("--config.").removeprefix("--").partition("=")
+            if word[:2] != "--" or key not in _JS_CODE_CONFIG:
+                continue
+            at = index
+            if not eq and index + 1 < len(argv):
+                value, at = argv[index + 1], index + 1
+            if not value:
+                continue
+            what = f"`{inv.name} {word.partition('=')[0]}`"
+            if key == "script-shell":
+                _script_shell(inv, value, at, what)
+            elif key == "node-options":  # (the NODE_OPTIONS of every script it runs)
+                from stockade.analyzer.models.envvars import judge_env_var
+
+                judge_env_var(inv.walker, "NODE_OPTIONS", value, inv.at(at))
+            else:  # (`yarn --use-yarnrc FILE`: a yarnrc, which can name the yarn that runs: `yarn-path`)
+                from stockade.analyzer.models.devtools import foreign_file
+
+                foreign_file(inv, value, at, what)
         found = env_value(inv, "npm_config_script_shell", "NPM_CONFIG_SCRIPT_SHELL")
         if found is not None:
             _script_shell(inv, found[1], 0, f"`{found[0]}`")

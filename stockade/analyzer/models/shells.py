@@ -13,6 +13,7 @@ from stockade.analyzer.words import process_text
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "hush", "busybox-sh", "fish", "rbash", "yash", "posh",
                     "loksh", "oksh", "pdksh", "lksh", "ksh93", "osh", "bash5"})
 _SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
+_FISH_VALUES = {*_SHELL_VALUES, "-C", "--init-command"}  # (fish's code run before the rest; bash's -C is a flag)
 
 
 def model_shell(inv: Invocation) -> None:
@@ -29,13 +30,15 @@ def model_shell(inv: Invocation) -> None:
         else:  # (`sh +e FILE`: a flag turned off, not the script)
             argv[index] = "-" + argv[index][1:]
             index += 1
-    parsed = parse_options(argv, _SHELL_VALUES, stop_at_first_positional=True)
+    parsed = parse_options(argv, _FISH_VALUES if inv.name == "fish" else _SHELL_VALUES, stop_at_first_positional=True)
     command_mode = any(option == "-c" or (option.startswith("-") and not option.startswith("--") and "c" in option
                                           and len(option) == 2) for option, _, _ in parsed.options)
     interactive = any(option == "-i" or (option[:1] == "-" and option[1:2] != "-" and "i" in option)
                       for option, _, _ in parsed.options)
     for option, value, index in parsed.options:
-        if option in ("--rcfile", "--init-file") and value:
+        if option in ("-C", "--init-command") and value and inv.name == "fish":  # (run before the rest)
+            inv.script(value, index, what=f"the code given to `fish {option}`")
+        elif option in ("--rcfile", "--init-file") and value:
             inv.read(value, index)
             if interactive:  # (an interactive shell sources it first, `-c CODE` or not)
                 text = process_text(inv.walker, value) if value.startswith("/dev/fd/") else None
@@ -349,10 +352,11 @@ _INTERPRETERS: dict[str, dict[str, str]] = {
     "R": {"-e": "code", "-f": "script", "--file": "script"},
     "osascript": {"-e": "code", "-l": "text", "-s": "text"},
     "tclsh wish": {},
-    "jshell irb runghc": {},
+    "jshell runghc": {}, "irb": {"-r": "read", "-I": "text"},
     "ghci": {"-e": "code"}, "iex": {"-e": "code", "--eval": "code", "-r": "read", "-S": "text"},
     "groovy scala clojure racket": {"-e": "code"},
-    "julia": {"-e": "code", "-E": "code", "--eval": "code", "--print": "code"},
+    "julia": {"-e": "code", "-E": "code", "--eval": "code", "--print": "code", "-L": "read", "--load": "read",
+              "--project": "text", "-t": "text", "--threads": "text", "-J": "read", "--sysimage": "read"},
     "elixir": {"-e": "code", "--eval": "code", "-r": "read", "--require": "read"},
     "guile": {"-c": "code", "-l": "read", "-e": "text"},
     "sbcl": {"--eval": "code", "--load": "read", "--script": "read"},

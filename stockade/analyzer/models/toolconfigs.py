@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from stockade.analyzer.effects import UNKNOWN
+from stockade.analyzer.effects import UNKNOWN, show
 from stockade.analyzer.exec import Invocation
 from stockade.analyzer.models import MODELS, default_model, register
 from stockade.analyzer.models.fresh import fresh_found, fresh_project
@@ -152,6 +152,24 @@ CODE_CONFIG_OPTIONS: dict[str, tuple[str, ...]] = {
     "tox": ("-c", "--conf", "--workdir"),
     "nox": ("-f", "--noxfile"),
     "rake": ("-f", "--rakefile", "-r", "--require"),
+    # (build files, their libraries and the launcher's directories of JVM builds)
+    "ant": ("-f", "-file", "-buildfile", "-lib", "-propertyfile"),
+    "sbt": ("-Dsbt.global.base", "-Dsbt.boot.directory", "-Dsbt.ivy.home",
+            "--sbt-dir", "-sbt-dir", "--sbt-boot", "-sbt-boot", "--sbt-jar", "-sbt-jar", "--java-home", "-java-home",
+            "--ivy", "-ivy"),
+    # (CMake's scripts and configuration, zig's build script and runner, other build runners)
+    "ctest": ("-S", "-SP", "-SR", "--script", "--script-new-process"),
+    "cpack": ("--config",),
+    "zig": ("--build-file", "--build-runner", "--zig-lib-dir"),
+    "invoke inv": ("-r", "--search-root", "-f", "--config"),
+    "doit": ("-f", "--file", "--dir"),
+    "air": ("-c",),
+    "latexmk": ("-r",),
+    # (plugins, scripts and configuration of editors, viewers and players)
+    "code code-insiders codium": ("--extensions-dir", "--user-data-dir"),
+    "emacs": ("--init-directory", "--init-dir"),
+    "bat batcat": ("--config-file",),
+    "mpv": ("--script", "--scripts", "--include", "--config-dir", "--input-conf", "--scripts-append"),
 }
 
 
@@ -161,8 +179,7 @@ def _config_options(name: str, inner: Model, options: tuple[str, ...]) -> Model:
     wanted = frozenset(options)
 
     def model(inv: Invocation) -> None:
-        inner(inv)
-        argv = inv.argv
+        argv = inv.argv  # (the files are judged first: what the tool itself writes later is not "earlier")
         for index, word in enumerate(argv[1:], start=1):
             option, eq, attached = word.partition("=")
             if option in wanted:
@@ -171,6 +188,7 @@ def _config_options(name: str, inner: Model, options: tuple[str, ...]) -> Model:
                         "/" in value or "." in value or option not in ("--plugin", "--ui", "-u", "--testEnvironment",
                                                                         "--testRunner")):
                     foreign_file(inv, value, index + (0 if eq else 1), f"`{name} {option}`")
+        inner(inv)
 
     model.__doc__ = f"`{name}` as before, and the code configuration its {', '.join(options[:3])} … options name"
     return model
@@ -179,6 +197,104 @@ def _config_options(name: str, inner: Model, options: tuple[str, ...]) -> Model:
 for _names, _options in CODE_CONFIG_OPTIONS.items():
     for _name in _names.split():
         register(_name, _config_options(_name, MODELS.get(_name, default_model), _options))
+
+
+# -- command lines and code given to options -----------------------------------------------------
+
+#: program names → options whose value is a command line the tool runs (through a shell or split as
+#: one): judged by :func:`~.programs.judge_program` (a program where the agent can write is unknown
+#: code, anything else is walked); ``script``: shell code (walked); ``code``: code of another
+#: language, which cannot be seen into (the paths and shell command lines written in it are judged)
+COMMAND_OPTIONS: dict[str, dict[str, str]] = {
+    "meson": dict.fromkeys(("--wrapper", "--wrap", "--gdb-path"), "program"),
+    "delta": {"--pager": "program"},
+    "latexmk": {**dict.fromkeys(("-latex", "-pdflatex", "-lualatex", "-xelatex", "-dvipdf", "-dvips", "-ps2pdf",
+                                 "-makeindex", "-bibtex", "-biber", "-pdflualatex", "-pdfxelatex"), "program"),
+                "-e": "code"},
+    "asciinema": dict.fromkeys(("-c", "--command"), "script"),
+    "termtosvg": dict.fromkeys(("-c", "--command"), "script"),
+    "ttyrec": {"-e": "script"},
+    "repo": dict.fromkeys(("-c", "--command"), "script"),
+    "git-filter-repo": dict.fromkeys(("--commit-callback", "--filename-callback", "--blob-callback",
+                                      "--name-callback", "--email-callback", "--message-callback",
+                                      "--refname-callback", "--tag-callback", "--reset-callback",
+                                      "--file-info-callback"), "code"),
+    "puppet": dict.fromkeys(("-e", "--execute"), "code"),
+    "chef-apply": dict.fromkeys(("-e", "--execute"), "code"),
+}
+
+
+def _command_options(name: str, inner: Model, options: dict[str, str]) -> Model:
+    from stockade.analyzer.models.programs import judge_program
+    from stockade.analyzer.models.shells import named_paths
+
+    def model(inv: Invocation) -> None:
+        argv = inv.argv
+        for index, word in enumerate(argv[1:], start=1):
+            if word == "--":
+                break
+            option, eq, attached = word.partition("=")
+            role = options.get(option)
+            if role is None:
+                continue
+            at = index if eq else index + 1
+            value = attached if eq else (argv[at] if at < len(argv) else "")
+            what = f"`{name} {option}`"
+            if not value:
+                continue
+            if role == "program":
+                judge_program(inv.walker, value.replace("%O", "").replace("%S", "x.tex"), inv.at(at), what)
+            elif role == "script":
+                inv.script(value, at, what=f"the command given to {what}")
+            else:
+                inv.unknown(f"{what} runs code (`{show(value)[:60]}`) that cannot be seen into", at)
+                named_paths(inv, value, at)
+        inner(inv)
+
+    model.__doc__ = f"`{name}` as before, and the commands or code its {', '.join(list(options)[:3])} … options give"
+    return model
+
+
+for _names, _roles in COMMAND_OPTIONS.items():
+    for _name in _names.split():
+        register(_name, _command_options(_name, MODELS.get(_name, default_model), _roles))
+
+
+#: bazel options whose value is ``NAME=VALUE``: a repository's directory (``--override_repository``),
+#: or a variable for repository rules, actions or tests (``--repo_env=CC=/tmp/cc``,
+#: ``--action_env=PATH=/tmp``): each path in VALUE is judged as a foreign file
+_BAZEL_PAIRS = frozenset({"--override_repository", "--override_module", "--repo_env", "--action_env",
+                          "--host_action_env", "--test_env"})
+
+
+def _bazel(inner: Model) -> Model:
+    from stockade.analyzer.models.devtools import foreign_file
+
+    def model(inv: Invocation) -> None:
+        """bazel: ``--override_repository=NAME=DIR`` builds with the code of DIR; ``--repo_env``,
+        ``--action_env``, ``--test_env`` ``NAME=VALUE`` set a variable (a compiler, ``PATH``) for what
+        it runs: each path in VALUE is code loaded (:func:`~.devtools.foreign_file`); then as before."""
+        argv = inv.argv
+        for index, word in enumerate(argv[1:], start=1):
+            if word == "--":
+                break
+            option, eq, pair = word.partition("=")
+            at = index
+            if not eq and option in _BAZEL_PAIRS and index + 1 < len(argv):
+                pair, at = argv[index + 1], index + 1
+            if option not in _BAZEL_PAIRS or "=" not in pair:
+                continue
+            name, _, value = pair.partition("=")
+            for entry in value.split(":") if name.endswith("PATH") or "_PATH" in name else [value]:
+                if entry and ("/" in entry or entry[:1] in ".~"):
+                    foreign_file(inv, entry, at, f"`bazel {option}={name}=`")
+        inner(inv)
+
+    return model
+
+
+for _name in ("bazel", "bazelisk"):
+    register(_name, _bazel(MODELS.get(_name, default_model)))
 
 
 # -- start-up files whose known content runs nothing ---------------------------------------------
